@@ -5,7 +5,6 @@
 package repository
 
 import (
-	"encoding/json"
 	"errors"
 	"time"
 )
@@ -68,37 +67,37 @@ const (
 // Event is a scheduled thing: a one-time moment or a recurrence, plus the
 // action to run at each occurrence.
 type Event struct {
-	ID          string          `db:"id"`
-	Name        string          `db:"name"`
-	Description string          `db:"description"`
-	StartTime   time.Time       `db:"start_time"`
-	Timezone    string          `db:"timezone"`
-	RRule       *string         `db:"rrule"`
-	Schedule    json.RawMessage `db:"schedule"` // the Qhronos schedule object as sent (interval filled in), or nil
-	Cron        *string         `db:"cron"`
-	ActionType  string          `db:"action_type"`
-	Action      json.RawMessage `db:"action"`  // {"type":…,"params":…}
-	Webhook     string          `db:"webhook"` // legacy field, echoed back
+	ID          string    `db:"id"`
+	Name        string    `db:"name"`
+	Description string    `db:"description"`
+	StartTime   time.Time `db:"start_time"`
+	Timezone    string    `db:"timezone"`
+	RRule       *string   `db:"rrule"`
+	Schedule    JSON      `db:"schedule"` // the Qhronos schedule object as sent (interval filled in), or nil
+	Cron        *string   `db:"cron"`
+	ActionType  string    `db:"action_type"`
+	Action      JSON      `db:"action"`  // {"type":…,"params":…}
+	Webhook     string    `db:"webhook"` // legacy field, echoed back
 	// HMACSecret and PreviousSecret hold AES-GCM ciphertext; never plaintext.
-	HMACSecret            []byte          `db:"hmac_secret"`
-	PreviousSecret        []byte          `db:"previous_secret"`
-	PreviousSecretExpires *time.Time      `db:"previous_secret_expires_at"`
-	Tags                  []string        `db:"-"` // stored in event_tags and events.tags_json
-	Metadata              json.RawMessage `db:"metadata"`
-	Retry                 json.RawMessage `db:"retry"`      // {max_attempts, initial_backoff, max_backoff, retry_4xx} or nil
-	CatchUp               string          `db:"catch_up"`   // all | latest | none
-	TimeoutMS             int64           `db:"timeout_ms"` // 0 = server default
-	Status                EventStatus     `db:"status"`
-	LastStatus            string          `db:"last_status"`
-	CreatedBy             string          `db:"created_by"`
-	CreatedVia            string          `db:"created_via"`
-	Version               int64           `db:"version"`
-	ExpandedUntil         *time.Time      `db:"expanded_until"` // expander cursor: instants before it are materialized
-	NextRunAt             *time.Time      `db:"next_run_at"`
-	LastRunAt             *time.Time      `db:"last_run_at"`
-	CreatedAt             time.Time       `db:"created_at"`
-	UpdatedAt             time.Time       `db:"updated_at"`
-	DeletedAt             *time.Time      `db:"deleted_at"`
+	HMACSecret            []byte      `db:"hmac_secret"`
+	PreviousSecret        []byte      `db:"previous_secret"`
+	PreviousSecretExpires *time.Time  `db:"previous_secret_expires_at"`
+	Tags                  []string    `db:"-"` // stored in event_tags and events.tags_json
+	Metadata              JSON        `db:"metadata"`
+	Retry                 JSON        `db:"retry"`      // {max_attempts, initial_backoff, max_backoff, retry_4xx} or nil
+	CatchUp               string      `db:"catch_up"`   // all | latest | none
+	TimeoutMS             int64       `db:"timeout_ms"` // 0 = server default
+	Status                EventStatus `db:"status"`
+	LastStatus            string      `db:"last_status"`
+	CreatedBy             string      `db:"created_by"`
+	CreatedVia            string      `db:"created_via"`
+	Version               int64       `db:"version"`
+	ExpandedUntil         *time.Time  `db:"expanded_until"` // expander cursor: instants before it are materialized
+	NextRunAt             *time.Time  `db:"next_run_at"`
+	LastRunAt             *time.Time  `db:"last_run_at"`
+	CreatedAt             time.Time   `db:"created_at"`
+	UpdatedAt             time.Time   `db:"updated_at"`
+	DeletedAt             *time.Time  `db:"deleted_at"`
 }
 
 // Occurrence is one instant of an event, materialized as a row before it can

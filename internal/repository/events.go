@@ -1,0 +1,285 @@
+package repository
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+const eventColumns = `id, name, description, start_time, timezone, rrule, schedule, cron, action_type,
+	action, webhook, hmac_secret, previous_secret, previous_secret_expires_at, tags_json, metadata, retry,
+	catch_up, timeout_ms, status, last_status, created_by, created_via, version, expanded_until, next_run_at,
+	last_run_at, created_at, updated_at, deleted_at`
+
+// eventRow is an Event as stored: tags travel as JSON beside the event_tags
+// index table.
+type eventRow struct {
+	Event
+	TagsJSON string `db:"tags_json"`
+}
+
+func (r *eventRow) event() (Event, error) {
+	e := r.Event
+	if err := json.Unmarshal([]byte(r.TagsJSON), &e.Tags); err != nil {
+		return Event{}, fmt.Errorf("decode tags of event %s: %w", e.ID, err)
+	}
+	if e.Tags == nil {
+		e.Tags = []string{}
+	}
+	e.StartTime = utc(e.StartTime)
+	e.CreatedAt, e.UpdatedAt = utc(e.CreatedAt), utc(e.UpdatedAt)
+	e.PreviousSecretExpires = utcp(e.PreviousSecretExpires)
+	e.ExpandedUntil, e.NextRunAt, e.LastRunAt = utcp(e.ExpandedUntil), utcp(e.NextRunAt), utcp(e.LastRunAt)
+	e.DeletedAt = utcp(e.DeletedAt)
+	return e, nil
+}
+
+func tagsJSON(tags []string) string {
+	if tags == nil {
+		tags = []string{}
+	}
+	b, _ := json.Marshal(tags)
+	return string(b)
+}
+
+// CreateEvent inserts e with its tags. e.ID, timestamps and version must be set
+// by the caller.
+func (s *Store) CreateEvent(ctx context.Context, e *Event) error {
+	return s.WithTx(ctx, func(tx *Store) error {
+		const q = `INSERT INTO events (` + eventColumns + `) VALUES
+			(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		_, err := tx.exec(ctx, q, e.ID, e.Name, e.Description, tx.ts(e.StartTime), e.Timezone, e.RRule,
+			e.Schedule, e.Cron, e.ActionType, e.Action, e.Webhook, e.HMACSecret,
+			e.PreviousSecret, tx.tsp(e.PreviousSecretExpires), tagsJSON(e.Tags), e.Metadata,
+			e.Retry, e.CatchUp, e.TimeoutMS, e.Status, e.LastStatus, e.CreatedBy, e.CreatedVia,
+			e.Version, tx.tsp(e.ExpandedUntil), tx.tsp(e.NextRunAt), tx.tsp(e.LastRunAt), tx.ts(e.CreatedAt),
+			tx.ts(e.UpdatedAt), tx.tsp(e.DeletedAt))
+		if err != nil {
+			return fmt.Errorf("insert event: %w", err)
+		}
+		return tx.replaceTags(ctx, e.ID, e.Tags)
+	})
+}
+
+func (s *Store) replaceTags(ctx context.Context, eventID string, tags []string) error {
+	if _, err := s.exec(ctx, `DELETE FROM event_tags WHERE event_id = ?`, eventID); err != nil {
+		return fmt.Errorf("clear event tags: %w", err)
+	}
+	seen := make(map[string]bool, len(tags))
+	for _, t := range tags {
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		if _, err := s.exec(ctx, `INSERT INTO event_tags (event_id, tag) VALUES (?, ?)`, eventID, t); err != nil {
+			return fmt.Errorf("insert event tag: %w", err)
+		}
+	}
+	return nil
+}
+
+// GetEvent returns a live (not deleted) event.
+func (s *Store) GetEvent(ctx context.Context, id string) (Event, error) {
+	var r eventRow
+	err := s.get(ctx, &r, `SELECT `+eventColumns+` FROM events WHERE id = ? AND deleted_at IS NULL`, id)
+	if err != nil {
+		return Event{}, fmt.Errorf("get event: %w", err)
+	}
+	return r.event()
+}
+
+// GetEventAny returns an event even when it is soft-deleted (the dispatcher
+// must see deletions to refuse stale occurrences).
+func (s *Store) GetEventAny(ctx context.Context, id string) (Event, error) {
+	var r eventRow
+	if err := s.get(ctx, &r, `SELECT `+eventColumns+` FROM events WHERE id = ?`, id); err != nil {
+		return Event{}, fmt.Errorf("get event: %w", err)
+	}
+	return r.event()
+}
+
+// UpdateEvent writes every mutable field of e when the stored version equals
+// expectedVersion, then bumps e.Version. ErrStaleVersion when it moved on,
+// ErrNotFound when the event is gone.
+func (s *Store) UpdateEvent(ctx context.Context, e *Event, expectedVersion int64) error {
+	return s.WithTx(ctx, func(tx *Store) error {
+		const q = `UPDATE events SET name = ?, description = ?, start_time = ?, timezone = ?, rrule = ?,
+			schedule = ?, cron = ?, action_type = ?, action = ?, webhook = ?, hmac_secret = ?,
+			previous_secret = ?, previous_secret_expires_at = ?, tags_json = ?, metadata = ?, retry = ?,
+			catch_up = ?, timeout_ms = ?, status = ?, last_status = ?, expanded_until = ?, next_run_at = ?,
+			last_run_at = ?, updated_at = ?, version = version + 1
+			WHERE id = ? AND version = ? AND deleted_at IS NULL`
+		res, err := tx.exec(ctx, q, e.Name, e.Description, tx.ts(e.StartTime), e.Timezone, e.RRule,
+			e.Schedule, e.Cron, e.ActionType, e.Action, e.Webhook, e.HMACSecret,
+			e.PreviousSecret, tx.tsp(e.PreviousSecretExpires), tagsJSON(e.Tags), e.Metadata,
+			e.Retry, e.CatchUp, e.TimeoutMS, e.Status, e.LastStatus, tx.tsp(e.ExpandedUntil),
+			tx.tsp(e.NextRunAt), tx.tsp(e.LastRunAt), tx.ts(e.UpdatedAt), e.ID, expectedVersion)
+		if err != nil {
+			return fmt.Errorf("update event: %w", err)
+		}
+		if err := tx.checkVersioned(ctx, res, e.ID); err != nil {
+			return err
+		}
+		e.Version = expectedVersion + 1
+		return tx.replaceTags(ctx, e.ID, e.Tags)
+	})
+}
+
+// checkVersioned turns "no row updated" into ErrNotFound or ErrStaleVersion.
+func (s *Store) checkVersioned(ctx context.Context, res interface{ RowsAffected() (int64, error) }, id string) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("rows affected: %w", err)
+	}
+	if n == 1 {
+		return nil
+	}
+	var exists int
+	err = s.get(ctx, &exists, `SELECT COUNT(*) FROM events WHERE id = ? AND deleted_at IS NULL`, id)
+	if err != nil {
+		return fmt.Errorf("check event version: %w", err)
+	}
+	if exists == 0 {
+		return ErrNotFound
+	}
+	return ErrStaleVersion
+}
+
+// DeleteEvent soft-deletes an event and cancels its pending occurrences;
+// history (fired, failed) is kept. expectedVersion 0 skips the version check.
+func (s *Store) DeleteEvent(ctx context.Context, id string, expectedVersion int64, now time.Time) error {
+	return s.WithTx(ctx, func(tx *Store) error {
+		q := `UPDATE events SET status = ?, deleted_at = ?, updated_at = ?, next_run_at = NULL,
+			version = version + 1 WHERE id = ? AND deleted_at IS NULL`
+		args := []any{EventDeleted, tx.ts(now), tx.ts(now), id}
+		if expectedVersion != 0 {
+			q += ` AND version = ?`
+			args = append(args, expectedVersion)
+		}
+		res, err := tx.exec(ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("delete event: %w", err)
+		}
+		if err := tx.checkVersioned(ctx, res, id); err != nil {
+			return err
+		}
+		_, err = tx.CancelPendingOccurrences(ctx, id, time.Time{}, false, now)
+		return err
+	})
+}
+
+// EventFilter selects events for listing.
+type EventFilter struct {
+	AnyTags []string // at least one of these tags
+	AllTags []string // every one of these tags
+	// Scope restricts to events sharing a tag with it unless Unrestricted.
+	Scope        []string
+	Unrestricted bool
+	Status       []EventStatus
+	CreatedFrom  *time.Time // inclusive
+	CreatedTo    *time.Time // exclusive
+	// After is the keyset cursor: rows strictly older than (CreatedAt, ID).
+	After *EventCursor
+	Limit int
+}
+
+// EventCursor is a keyset position in the newest-first listing.
+type EventCursor struct {
+	CreatedAt time.Time
+	ID        string
+}
+
+// ListEvents returns live events newest first.
+func (s *Store) ListEvents(ctx context.Context, f EventFilter) ([]Event, error) {
+	where := []string{"e.deleted_at IS NULL"}
+	var args []any
+	addTagAny := func(tags []string) {
+		where = append(where, `EXISTS (SELECT 1 FROM event_tags t WHERE t.event_id = e.id AND t.tag IN (`+
+			placeholders(len(tags))+`))`)
+		for _, t := range tags {
+			args = append(args, t)
+		}
+	}
+	if !f.Unrestricted {
+		if len(f.Scope) == 0 {
+			return []Event{}, nil
+		}
+		addTagAny(f.Scope)
+	}
+	if len(f.AnyTags) > 0 {
+		addTagAny(f.AnyTags)
+	}
+	if all := dedupe(f.AllTags); len(all) > 0 {
+		where = append(where, `(SELECT COUNT(*) FROM event_tags t WHERE t.event_id = e.id AND t.tag IN (`+
+			placeholders(len(all))+`)) = ?`)
+		for _, t := range all {
+			args = append(args, t)
+		}
+		args = append(args, len(all))
+	}
+	if len(f.Status) > 0 {
+		where = append(where, `e.status IN (`+placeholders(len(f.Status))+`)`)
+		for _, st := range f.Status {
+			args = append(args, st)
+		}
+	}
+	if f.CreatedFrom != nil {
+		where = append(where, `e.created_at >= ?`)
+		args = append(args, s.ts(*f.CreatedFrom))
+	}
+	if f.CreatedTo != nil {
+		where = append(where, `e.created_at < ?`)
+		args = append(args, s.ts(*f.CreatedTo))
+	}
+	if f.After != nil {
+		where = append(where, `(e.created_at < ? OR (e.created_at = ? AND e.id < ?))`)
+		args = append(args, s.ts(f.After.CreatedAt), s.ts(f.After.CreatedAt), f.After.ID)
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	q := `SELECT ` + prefixed("e.", eventColumns) + ` FROM events e WHERE ` + strings.Join(where, " AND ") +
+		` ORDER BY e.created_at DESC, e.id DESC LIMIT ?`
+	args = append(args, limit)
+	var rows []eventRow
+	if err := s.selectAll(ctx, &rows, q, args...); err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	out := make([]Event, 0, len(rows))
+	for i := range rows {
+		e, err := rows[i].event()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+func dedupe(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// prefixed qualifies a comma-separated column list with a table alias.
+func prefixed(alias, columns string) string {
+	parts := strings.Split(columns, ",")
+	for i, p := range parts {
+		parts[i] = alias + strings.TrimSpace(p)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,252 @@
+package repository
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+const occurrenceColumns = `id, event_id, scheduled_at, status, manual, attempt_count, next_attempt_at,
+	lease_token, lease_owner, lease_expires_at, status_code, response_body, error_message, started_at,
+	completed_at, created_at, updated_at`
+
+func (o *Occurrence) normalize() {
+	o.ScheduledAt, o.NextAttemptAt = utc(o.ScheduledAt), utc(o.NextAttemptAt)
+	o.CreatedAt, o.UpdatedAt = utc(o.CreatedAt), utc(o.UpdatedAt)
+	o.LeaseExpiresAt, o.StartedAt, o.CompletedAt = utcp(o.LeaseExpiresAt), utcp(o.StartedAt), utcp(o.CompletedAt)
+}
+
+func normalizeAll(os []Occurrence) []Occurrence {
+	for i := range os {
+		os[i].normalize()
+	}
+	if os == nil {
+		return []Occurrence{}
+	}
+	return os
+}
+
+// insertBatch bounds the rows of one multi-row INSERT.
+const insertBatch = 500
+
+// InsertOccurrences materializes instants of an event as pending rows. It is
+// idempotent: an instant that already has a row is left alone, except that a
+// cancelled row at or after now is reinstated (keeping its id) — that is how
+// resume and edits restore instants. It returns how many rows were inserted
+// or reinstated.
+func (s *Store) InsertOccurrences(ctx context.Context, eventID string, instants []time.Time, manual bool, now time.Time) (int, error) {
+	total := 0
+	for start := 0; start < len(instants); start += insertBatch {
+		end := min(start+insertBatch, len(instants))
+		n, err := s.insertOccurrenceBatch(ctx, eventID, instants[start:end], manual, now)
+		if err != nil {
+			return total, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
+func (s *Store) insertOccurrenceBatch(ctx context.Context, eventID string, instants []time.Time, manual bool, now time.Time) (int, error) {
+	var sb strings.Builder
+	sb.WriteString(`INSERT INTO occurrences (id, event_id, scheduled_at, status, manual, attempt_count,
+		next_attempt_at, created_at, updated_at) VALUES `)
+	args := make([]any, 0, len(instants)*8+1)
+	nowArg := s.ts(now)
+	for i, at := range instants {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString("(?, ?, ?, ?, ?, 0, ?, ?, ?)")
+		at = RoundUp(at)
+		args = append(args, uuid.NewString(), eventID, s.ts(at), OccurrencePending, manual, s.ts(at), nowArg, nowArg)
+	}
+	sb.WriteString(` ON CONFLICT (event_id, scheduled_at) DO UPDATE SET status = 'pending',
+		next_attempt_at = excluded.next_attempt_at, updated_at = excluded.updated_at, attempt_count = 0,
+		status_code = NULL, response_body = NULL, error_message = NULL, started_at = NULL, completed_at = NULL
+		WHERE occurrences.status = 'cancelled' AND occurrences.scheduled_at >= ?`)
+	args = append(args, nowArg)
+	res, err := s.exec(ctx, sb.String(), args...)
+	if err != nil {
+		return 0, fmt.Errorf("insert occurrences: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("insert occurrences: %w", err)
+	}
+	return int(n), nil
+}
+
+// GetOccurrence returns one occurrence by id.
+func (s *Store) GetOccurrence(ctx context.Context, id string) (Occurrence, error) {
+	var o Occurrence
+	if err := s.get(ctx, &o, `SELECT `+occurrenceColumns+` FROM occurrences WHERE id = ?`, id); err != nil {
+		return Occurrence{}, fmt.Errorf("get occurrence: %w", err)
+	}
+	o.normalize()
+	return o, nil
+}
+
+// CancelPendingOccurrences cancels an event's occurrences that have not fired
+// yet (pending or retrying) scheduled at or after from. keepManual spares
+// manual triggers, which may fire while an event is paused.
+func (s *Store) CancelPendingOccurrences(ctx context.Context, eventID string, from time.Time, keepManual bool, now time.Time) (int, error) {
+	q := `UPDATE occurrences SET status = 'cancelled', updated_at = ?, completed_at = ?
+		WHERE event_id = ? AND status IN ('pending', 'retrying') AND scheduled_at >= ?`
+	if keepManual {
+		q += ` AND manual = ?`
+	}
+	args := []any{s.ts(now), s.ts(now), eventID, s.ts(from)}
+	if keepManual {
+		args = append(args, false)
+	}
+	res, err := s.exec(ctx, q, args...)
+	if err != nil {
+		return 0, fmt.Errorf("cancel pending occurrences: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
+// OccurrenceFilter selects occurrences for listing; tag and scope filters
+// apply to the owning event's tags.
+type OccurrenceFilter struct {
+	EventID      string
+	Status       []OccurrenceStatus
+	From, To     *time.Time // scheduled_at in [From, To)
+	AnyTags      []string
+	AllTags      []string
+	Scope        []string
+	Unrestricted bool
+	After        *OccurrenceCursor // keyset position (newest first)
+	Offset       int               // page-based listing of the original API
+	Limit        int
+}
+
+// OccurrenceCursor is a keyset position in the newest-first listing.
+type OccurrenceCursor struct {
+	ScheduledAt time.Time
+	ID          string
+}
+
+// ListOccurrences returns occurrences newest first.
+func (s *Store) ListOccurrences(ctx context.Context, f OccurrenceFilter) ([]Occurrence, error) {
+	where, args, ok := s.occurrenceWhere(f)
+	if !ok {
+		return []Occurrence{}, nil
+	}
+	if f.After != nil {
+		where = append(where, `(o.scheduled_at < ? OR (o.scheduled_at = ? AND o.id < ?))`)
+		args = append(args, s.ts(f.After.ScheduledAt), s.ts(f.After.ScheduledAt), f.After.ID)
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	q := `SELECT ` + prefixed("o.", occurrenceColumns) + ` FROM occurrences o WHERE ` + strings.Join(where, " AND ") +
+		` ORDER BY o.scheduled_at DESC, o.id DESC LIMIT ? OFFSET ?`
+	args = append(args, limit, f.Offset)
+	var out []Occurrence
+	if err := s.selectAll(ctx, &out, q, args...); err != nil {
+		return nil, fmt.Errorf("list occurrences: %w", err)
+	}
+	return normalizeAll(out), nil
+}
+
+// CountOccurrences counts what ListOccurrences would return without paging.
+func (s *Store) CountOccurrences(ctx context.Context, f OccurrenceFilter) (int, error) {
+	where, args, ok := s.occurrenceWhere(f)
+	if !ok {
+		return 0, nil
+	}
+	var n int
+	if err := s.get(ctx, &n, `SELECT COUNT(*) FROM occurrences o WHERE `+strings.Join(where, " AND "), args...); err != nil {
+		return 0, fmt.Errorf("count occurrences: %w", err)
+	}
+	return n, nil
+}
+
+// occurrenceWhere builds the shared filter; ok is false when the scope can
+// match nothing.
+func (s *Store) occurrenceWhere(f OccurrenceFilter) (where []string, args []any, ok bool) {
+	where = []string{"1 = 1"}
+	tagAny := func(tags []string) {
+		where = append(where, `EXISTS (SELECT 1 FROM event_tags t WHERE t.event_id = o.event_id AND t.tag IN (`+
+			placeholders(len(tags))+`))`)
+		for _, t := range tags {
+			args = append(args, t)
+		}
+	}
+	if !f.Unrestricted {
+		if len(f.Scope) == 0 {
+			return nil, nil, false
+		}
+		tagAny(f.Scope)
+	}
+	if len(f.AnyTags) > 0 {
+		tagAny(f.AnyTags)
+	}
+	if all := dedupe(f.AllTags); len(all) > 0 {
+		where = append(where, `(SELECT COUNT(*) FROM event_tags t WHERE t.event_id = o.event_id AND t.tag IN (`+
+			placeholders(len(all))+`)) = ?`)
+		for _, t := range all {
+			args = append(args, t)
+		}
+		args = append(args, len(all))
+	}
+	if f.EventID != "" {
+		where = append(where, `o.event_id = ?`)
+		args = append(args, f.EventID)
+	}
+	if len(f.Status) > 0 {
+		where = append(where, `o.status IN (`+placeholders(len(f.Status))+`)`)
+		for _, st := range f.Status {
+			args = append(args, st)
+		}
+	}
+	if f.From != nil {
+		where = append(where, `o.scheduled_at >= ?`)
+		args = append(args, s.ts(*f.From))
+	}
+	if f.To != nil {
+		where = append(where, `o.scheduled_at < ?`)
+		args = append(args, s.ts(*f.To))
+	}
+	return where, args, true
+}
+
+// ListAttempts returns the attempts of one occurrence in order.
+func (s *Store) ListAttempts(ctx context.Context, occurrenceID string) ([]Attempt, error) {
+	var out []Attempt
+	err := s.selectAll(ctx, &out, `SELECT `+attemptColumns+` FROM attempts WHERE occurrence_id = ?
+		ORDER BY attempt, started_at`, occurrenceID)
+	if err != nil {
+		return nil, fmt.Errorf("list attempts: %w", err)
+	}
+	for i := range out {
+		out[i].StartedAt = utc(out[i].StartedAt)
+	}
+	if out == nil {
+		out = []Attempt{}
+	}
+	return out, nil
+}
+
+const attemptColumns = `id, occurrence_id, event_id, attempt, manual, started_at, duration_ms, status_code,
+	outcome, error, response_excerpt, truncated, lateness_ms`
+
+func (s *Store) insertAttempt(ctx context.Context, a *Attempt) error {
+	if a.ID == "" {
+		a.ID = uuid.NewString()
+	}
+	_, err := s.exec(ctx, `INSERT INTO attempts (`+attemptColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.ID, a.OccurrenceID, a.EventID, a.Attempt, a.Manual, s.ts(a.StartedAt), a.DurationMS, a.StatusCode,
+		a.Outcome, a.Error, a.ResponseExcerpt, a.Truncated, a.LatenessMS)
+	if err != nil {
+		return fmt.Errorf("insert attempt: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,124 @@
+// Package repositorytest gives tests isolated stores: a fresh SQLite file, or
+// a fresh PostgreSQL schema, migrated and dropped at cleanup.
+package repositorytest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/qhronos/qhronos/internal/repository"
+)
+
+// DefaultPostgresURL is the shared test server; QHRONOS_TEST_DATABASE_URL
+// overrides it.
+const DefaultPostgresURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+
+// PostgresURL returns the admin URL of the test server.
+func PostgresURL() string {
+	if u := os.Getenv("QHRONOS_TEST_DATABASE_URL"); u != "" {
+		return u
+	}
+	return DefaultPostgresURL
+}
+
+// SQLite returns a migrated store in a fresh temporary directory.
+func SQLite(t testing.TB) *repository.Store {
+	t.Helper()
+	ctx := context.Background()
+	s, err := repository.OpenSQLite(ctx, t.TempDir())
+	if err != nil {
+		t.Fatalf("open sqlite: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatalf("migrate sqlite: %v", err)
+	}
+	return s
+}
+
+// Postgres returns a migrated store on a fresh schema of the test server.
+// Outside CI a missing server skips the test; in CI it fails.
+func Postgres(t testing.TB) *repository.Store {
+	t.Helper()
+	schemaURL := PostgresSchema(t)
+	ctx := context.Background()
+	s, err := repository.OpenPostgres(ctx, schemaURL, repository.Options{MaxOpenConns: 8, ConnectTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("open postgres: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatalf("migrate postgres: %v", err)
+	}
+	return s
+}
+
+// PostgresSchema creates an empty schema and returns a URL whose connections
+// use it (search_path); the schema is dropped at cleanup.
+func PostgresSchema(t testing.TB) string {
+	t.Helper()
+	admin, err := sqlx.Open("pgx", PostgresURL())
+	if err != nil {
+		t.Fatalf("open postgres: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := admin.PingContext(ctx); err != nil {
+		_ = admin.Close()
+		Unavailable(t, "PostgreSQL", err)
+	}
+	schema := "qtest_" + randomHex(8)
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		_ = admin.Close()
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		_, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		_ = admin.Close()
+	})
+	u, err := url.Parse(PostgresURL())
+	if err != nil {
+		t.Fatalf("parse test database url: %v", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Unavailable fails the test in CI and skips it elsewhere, saying why.
+func Unavailable(t testing.TB, service string, err error) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s is required in CI but unavailable: %v", service, err)
+	}
+	t.Skipf("%s unavailable, skipping (set CI=1 to make this a failure): %v", service, err)
+}
+
+// Backend is a named store constructor for contract tests.
+type Backend struct {
+	Name string
+	Open func(t testing.TB) *repository.Store
+}
+
+// Backends lists every backend; contract tests run each subtest on all.
+func Backends() []Backend {
+	return []Backend{{Name: "sqlite", Open: SQLite}, {Name: "postgres", Open: Postgres}}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(fmt.Sprintf("random: %v", err))
+	}
+	return hex.EncodeToString(b)
+}

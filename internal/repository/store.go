@@ -1,0 +1,256 @@
+package repository
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	"github.com/jmoiron/sqlx"
+	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+)
+
+// Backend names a storage backend.
+type Backend string
+
+const (
+	SQLite   Backend = "sqlite"
+	Postgres Backend = "postgres"
+)
+
+// Store is the repository for both backends. A Store returned by WithTx runs
+// every method inside that transaction.
+type Store struct {
+	db      *sqlx.DB
+	q       sqlx.ExtContext // db or a transaction
+	backend Backend
+}
+
+// Options tunes the connection pool.
+type Options struct {
+	MaxOpenConns   int
+	ConnectTimeout time.Duration
+	// ApplicationName tags PostgreSQL connections (pg_stat_activity), which
+	// lets fault tests terminate exactly their own connections.
+	ApplicationName string
+}
+
+// OpenSQLite opens (creating if needed) the embedded database in dataDir.
+func OpenSQLite(ctx context.Context, dataDir string) (*Store, error) {
+	path := filepath.Join(dataDir, "qhronos.db")
+	// _txlock=immediate takes the write lock at BEGIN, so concurrent
+	// transactions wait on busy_timeout instead of failing to upgrade.
+	dsn := "file:" + path + "?_txlock=immediate" +
+		"&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)" +
+		"&_pragma=foreign_keys(on)&_pragma=synchronous(NORMAL)"
+	db, err := sqlx.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(4)
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	if err := checkWritable(dataDir); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return &Store{db: db, q: db, backend: SQLite}, nil
+}
+
+func checkWritable(dir string) error {
+	f, err := os.CreateTemp(dir, ".write-check-*")
+	if err != nil {
+		return fmt.Errorf("data directory %s is not writable: %w", dir, err)
+	}
+	name := f.Name()
+	_ = f.Close()
+	return os.Remove(name)
+}
+
+// OpenPostgres connects to PostgreSQL at rawURL and verifies the connection
+// within opts.ConnectTimeout.
+func OpenPostgres(ctx context.Context, rawURL string, opts Options) (*Store, error) {
+	dsn, err := postgresDSN(rawURL, opts)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sqlx.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	if opts.MaxOpenConns > 0 {
+		db.SetMaxOpenConns(opts.MaxOpenConns)
+		db.SetMaxIdleConns(opts.MaxOpenConns)
+	}
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	timeout := opts.ConnectTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("connect to postgres: %w", redactErr(err, rawURL))
+	}
+	return &Store{db: db, q: db, backend: Postgres}, nil
+}
+
+// postgresDSN adds the connect timeout and application name to the URL.
+func postgresDSN(rawURL string, opts Options) (string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
+		return "", errors.New("must be a postgres:// URL with a host")
+	}
+	q := u.Query()
+	if q.Get("connect_timeout") == "" {
+		secs := int(opts.ConnectTimeout.Seconds())
+		if secs <= 0 {
+			secs = 5
+		}
+		q.Set("connect_timeout", fmt.Sprint(secs))
+	}
+	if opts.ApplicationName != "" && q.Get("application_name") == "" {
+		q.Set("application_name", opts.ApplicationName)
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// redactErr keeps a password in the URL out of error messages.
+func redactErr(err error, rawURL string) error {
+	u, perr := url.Parse(rawURL)
+	if perr != nil || u.User == nil {
+		return err
+	}
+	pw, ok := u.User.Password()
+	if !ok || pw == "" || !strings.Contains(err.Error(), pw) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), pw, "xxxxx"))
+}
+
+// Backend reports which backend the store runs on.
+func (s *Store) Backend() Backend { return s.backend }
+
+// DB exposes the pool for health checks and tests.
+func (s *Store) DB() *sqlx.DB { return s.db }
+
+// Close closes the pool.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Ping checks the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// WithTx runs fn in one transaction, committed when fn returns nil.
+func (s *Store) WithTx(ctx context.Context, fn func(tx *Store) error) error {
+	if _, inTx := s.q.(*sqlx.Tx); inTx {
+		return fn(s)
+	}
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", mapErr(err))
+	}
+	if err := fn(&Store{db: s.db, q: tx, backend: s.backend}); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", mapErr(err))
+	}
+	return nil
+}
+
+// rebind turns ? placeholders into the backend's form.
+func (s *Store) rebind(query string) string {
+	if s.backend == Postgres {
+		return sqlx.Rebind(sqlx.DOLLAR, query)
+	}
+	return query
+}
+
+func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	res, err := s.q.ExecContext(ctx, s.rebind(query), args...)
+	return res, mapErr(err)
+}
+
+func (s *Store) get(ctx context.Context, dest any, query string, args ...any) error {
+	return mapErr(sqlx.GetContext(ctx, s.q, dest, s.rebind(query), args...))
+}
+
+func (s *Store) selectAll(ctx context.Context, dest any, query string, args ...any) error {
+	return mapErr(sqlx.SelectContext(ctx, s.q, dest, s.rebind(query), args...))
+}
+
+// instantLayout is fixed-width so that SQLite's text comparison orders
+// instants correctly; microsecond precision as stored by PostgreSQL.
+const instantLayout = "2006-01-02T15:04:05.000000Z"
+
+// ts encodes an instant for the backend.
+func (s *Store) ts(t time.Time) any {
+	t = t.UTC()
+	if s.backend == SQLite {
+		return t.Format(instantLayout)
+	}
+	return t
+}
+
+// tsp encodes an optional instant.
+func (s *Store) tsp(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return s.ts(*t)
+}
+
+// RoundUp truncates t to the stored precision, rounding up so that nothing is
+// ever scheduled earlier than asked.
+func RoundUp(t time.Time) time.Time {
+	r := t.Truncate(time.Microsecond)
+	if r.Before(t) {
+		r = r.Add(time.Microsecond)
+	}
+	return r.UTC()
+}
+
+func utc(t time.Time) time.Time { return t.UTC() }
+
+func utcp(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// mapErr turns driver errors into the package's sentinel errors.
+func mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "23505": // unique_violation
+			return fmt.Errorf("%w: %s", ErrConflict, pgErr.ConstraintName)
+		case "22P02": // invalid_text_representation, e.g. a malformed uuid
+			return ErrNotFound
+		}
+	}
+	if strings.Contains(err.Error(), "UNIQUE constraint failed") {
+		return fmt.Errorf("%w: %s", ErrConflict, err.Error())
+	}
+	return err
+}
