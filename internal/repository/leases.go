@@ -102,10 +102,10 @@ func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord) (lost error
 		completed = &r.Now
 	}
 	const q = `UPDATE occurrences SET status = ?, next_attempt_at = COALESCE(?, next_attempt_at),
-		lease_token = NULL, lease_owner = NULL, lease_expires_at = ?, status_code = ?, response_body = ?,
+		lease_token = NULL, lease_owner = NULL, lease_expires_at = ?, manual_retry = ?, status_code = ?, response_body = ?,
 		error_message = ?, completed_at = ?, updated_at = ?
 		WHERE id = ? AND lease_token = ? AND status = 'dispatching'`
-	res, err := s.exec(ctx, q, r.Status, s.tsp(next), s.tsp(r.AckDeadline), r.StatusCode, r.ResponseBody,
+	res, err := s.exec(ctx, q, r.Status, s.tsp(next), s.tsp(r.AckDeadline), false, r.StatusCode, r.ResponseBody,
 		r.ErrorMessage, s.tsp(completed), s.ts(r.Now), r.OccurrenceID, r.LeaseToken)
 	if err != nil {
 		return nil, fmt.Errorf("record outcome: %w", err)

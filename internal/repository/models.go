@@ -103,23 +103,26 @@ type Event struct {
 // Occurrence is one instant of an event, materialized as a row before it can
 // fire. (event_id, scheduled_at) is unique.
 type Occurrence struct {
-	ID             string           `db:"id"`
-	EventID        string           `db:"event_id"`
-	ScheduledAt    time.Time        `db:"scheduled_at"`
-	Status         OccurrenceStatus `db:"status"`
-	Manual         bool             `db:"manual"`
-	AttemptCount   int              `db:"attempt_count"`
-	NextAttemptAt  time.Time        `db:"next_attempt_at"`
-	LeaseToken     *string          `db:"lease_token"`
-	LeaseOwner     *string          `db:"lease_owner"`
-	LeaseExpiresAt *time.Time       `db:"lease_expires_at"`
-	StatusCode     *int             `db:"status_code"`
-	ResponseBody   *string          `db:"response_body"`
-	ErrorMessage   *string          `db:"error_message"`
-	StartedAt      *time.Time       `db:"started_at"`
-	CompletedAt    *time.Time       `db:"completed_at"`
-	CreatedAt      time.Time        `db:"created_at"`
-	UpdatedAt      time.Time        `db:"updated_at"`
+	ID          string           `db:"id"`
+	EventID     string           `db:"event_id"`
+	ScheduledAt time.Time        `db:"scheduled_at"`
+	Status      OccurrenceStatus `db:"status"`
+	Manual      bool             `db:"manual"`
+	// ManualRetry marks an operator's re-delivery request: the next attempt
+	// is recorded as manual and may exceed the retry limit.
+	ManualRetry    bool       `db:"manual_retry"`
+	AttemptCount   int        `db:"attempt_count"`
+	NextAttemptAt  time.Time  `db:"next_attempt_at"`
+	LeaseToken     *string    `db:"lease_token"`
+	LeaseOwner     *string    `db:"lease_owner"`
+	LeaseExpiresAt *time.Time `db:"lease_expires_at"`
+	StatusCode     *int       `db:"status_code"`
+	ResponseBody   *string    `db:"response_body"`
+	ErrorMessage   *string    `db:"error_message"`
+	StartedAt      *time.Time `db:"started_at"`
+	CompletedAt    *time.Time `db:"completed_at"`
+	CreatedAt      time.Time  `db:"created_at"`
+	UpdatedAt      time.Time  `db:"updated_at"`
 }
 
 // Attempt is one try at delivering an occurrence.

@@ -11,7 +11,7 @@ import (
 
 const occurrenceColumns = `id, event_id, scheduled_at, status, manual, attempt_count, next_attempt_at,
 	lease_token, lease_owner, lease_expires_at, status_code, response_body, error_message, started_at,
-	completed_at, created_at, updated_at`
+	completed_at, created_at, updated_at, manual_retry`
 
 func (o *Occurrence) normalize() {
 	o.ScheduledAt, o.NextAttemptAt = utc(o.ScheduledAt), utc(o.NextAttemptAt)
