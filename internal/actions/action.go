@@ -60,6 +60,9 @@ type Outcome struct {
 	// AwaitingAck is set when delivery succeeded but completion waits for a
 	// client acknowledgement (websocket with require_ack).
 	AwaitingAck bool
+	// AckTimeout overrides the default acknowledgement deadline (zero =
+	// the dispatcher's default).
+	AckTimeout time.Duration
 }
 
 // OK reports whether the attempt succeeded.

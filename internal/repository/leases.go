@@ -25,14 +25,13 @@ func (s *Store) ClaimDue(ctx context.Context, r ClaimRequest) ([]Occurrence, err
 		lock = " FOR UPDATE SKIP LOCKED"
 	}
 	q := `UPDATE occurrences SET status = 'dispatching', lease_token = ?, lease_owner = ?,
-		lease_expires_at = ?, attempt_count = attempt_count + 1, updated_at = ?,
-		started_at = COALESCE(started_at, ?)
+		lease_expires_at = ?, attempt_count = attempt_count + 1, updated_at = ?
 		WHERE id IN (SELECT id FROM occurrences WHERE status IN ('pending', 'retrying')
 			AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?` + lock + `)
 		RETURNING ` + occurrenceColumns
 	now := s.ts(r.Now)
 	var out []Occurrence
-	err := s.selectAll(ctx, &out, q, r.Token, r.Owner, s.ts(r.LeaseUntil), now, now,
+	err := s.selectAll(ctx, &out, q, r.Token, r.Owner, s.ts(r.LeaseUntil), now,
 		s.ts(r.Now.Add(r.Ahead)), r.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim due occurrences: %w", err)
@@ -97,16 +96,20 @@ func (s *Store) RecordOutcomes(ctx context.Context, recs []OutcomeRecord) ([]err
 
 func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord) (lost error, err error) {
 	next := r.NextAttemptAt
+	var started *time.Time
+	if r.Attempt != nil {
+		started = &r.Attempt.StartedAt
+	}
 	var completed *time.Time
 	if r.Status.Terminal() {
 		completed = &r.Now
 	}
 	const q = `UPDATE occurrences SET status = ?, next_attempt_at = COALESCE(?, next_attempt_at),
 		lease_token = NULL, lease_owner = NULL, lease_expires_at = ?, manual_retry = ?, status_code = ?, response_body = ?,
-		error_message = ?, completed_at = ?, updated_at = ?
+		error_message = ?, completed_at = ?, updated_at = ?, started_at = COALESCE(started_at, ?)
 		WHERE id = ? AND lease_token = ? AND status = 'dispatching'`
 	res, err := s.exec(ctx, q, r.Status, s.tsp(next), s.tsp(r.AckDeadline), false, r.StatusCode, r.ResponseBody,
-		r.ErrorMessage, s.tsp(completed), s.ts(r.Now), r.OccurrenceID, r.LeaseToken)
+		r.ErrorMessage, s.tsp(completed), s.ts(r.Now), s.tsp(started), r.OccurrenceID, r.LeaseToken)
 	if err != nil {
 		return nil, fmt.Errorf("record outcome: %w", err)
 	}

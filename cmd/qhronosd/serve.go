@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/qhronos/qhronos/internal/actions"
+	"github.com/qhronos/qhronos/internal/api"
+	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/config"
+	"github.com/qhronos/qhronos/internal/coordination"
+	"github.com/qhronos/qhronos/internal/hub"
+	"github.com/qhronos/qhronos/internal/outbound"
+	"github.com/qhronos/qhronos/internal/recurrence"
+	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/scheduler"
+	"github.com/qhronos/qhronos/internal/secrets"
+)
+
+// serve runs the server until ctx ends, then shuts down in order: stop
+// taking requests, drain the dispatcher, close the pools.
+func serve(ctx context.Context, args []string, stderr io.Writer) error {
+	b, err := boot(ctx, args, stderr)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	cfg, log := b.cfg, b.log
+	if _, err := b.store.Migrate(ctx); err != nil {
+		return fmt.Errorf("apply migrations: %w", err)
+	}
+
+	instanceID := newInstanceID()
+	coord, err := openCoordinator(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = coord.Close() }()
+
+	box, err := secrets.NewBox(cfg.Secrets.EncryptionKey)
+	if err != nil {
+		return fmt.Errorf("secrets.encryption_key: %w", err)
+	}
+	keys := auth.NewKeyring([]byte(cfg.Auth.JWTSecret), bytesList(cfg.Auth.JWTPreviousSecrets)...)
+	if err := keys.Validate(); err != nil {
+		return fmt.Errorf("auth.jwt_secret: %w", err)
+	}
+	authn := auth.NewAuthenticator(auth.Config{MasterToken: cfg.Auth.MasterToken, Keys: keys,
+		Issuer: cfg.Auth.Issuer, Audience: cfg.Auth.Audience, MaxTTL: cfg.Auth.TokenMaxTTL}, b.store, time.Now)
+
+	ln, err := net.Listen("tcp", cfg.Server.Addr)
+	if err != nil {
+		return fmt.Errorf("server.addr: %w", err)
+	}
+	loopbackOnly := isLoopback(ln.Addr())
+	out := outbound.Options{AllowCIDRs: cfg.Outbound.AllowCIDRs, AllowLoopback: loopbackOnly,
+		MaxIdleConnsPerHost: max(cfg.Outbound.MaxPerHost, 4)}
+	httpCfg := actions.HTTPConfig{Outbound: out, ExcerptLimit: int(cfg.Outbound.ResponseExcerptBytes),
+		Version: version}
+	wsHub := hub.New(coord, instanceID, log)
+	registry := actions.NewRegistry()
+	for _, a := range []actions.Action{actions.NewWebhook(httpCfg), actions.NewAPICall(httpCfg),
+		actions.NewWebSocket(wsHub, cfg.WebSocket.AckTimeout)} {
+		if err := registry.Register(a); err != nil {
+			return err
+		}
+	}
+
+	clock := deploymentClock(ctx, b.store, log)
+	limits := recurrence.Limits{MinInterval: cfg.Scheduler.MinInterval, MaxCount: cfg.Scheduler.MaxCount}
+	var locker coordination.Locker
+	if cfg.Redis.URL != "" || len(cfg.Redis.Sentinel.Addrs) > 0 || len(cfg.Redis.Cluster.Addrs) > 0 {
+		locker = coord
+	}
+	sched := scheduler.New(schedulerConfig(cfg, instanceID, limits), scheduler.ServiceDeps{
+		Store: b.store, Registry: registry, Clock: clock, Locker: locker,
+		Wakeups: coordination.NewWakeups(coord, log), Secrets: secretsResolver(box, cfg.HMAC.DefaultSecret, clock),
+		Logger: log, OnAttempt: tagListenerFeed(ctx, wsHub),
+	})
+
+	srv := api.New(api.Deps{
+		Store: b.store, Auth: authn, Actions: registry, Coord: coord, Scheduler: sched, Status: sched,
+		Secrets: box, Hub: wsHub, Logger: log, Now: clock.Now,
+		Info: api.Info{Version: version, InstanceID: instanceID, StartedAt: time.Now()},
+	}, api.Options{
+		MaxBodyBytes: cfg.Server.MaxBodyBytes, TrustedProxies: cfg.Server.TrustedProxies,
+		RateLimit:   coordination.Limit{Rate: cfg.RateLimit.Rate, Burst: cfg.RateLimit.Burst},
+		LimitMaster: cfg.RateLimit.LimitMaster, TokenMaxTTL: cfg.Auth.TokenMaxTTL, Recurrence: limits,
+		DefaultTimeout: cfg.Actions.AttemptTimeout, MaxTimeout: cfg.Actions.MaxAttemptTimeout,
+		WebSocket: api.WebSocketOptions{AllowedOrigins: cfg.Server.AllowedOrigins,
+			HandshakeTimeout: cfg.WebSocket.HandshakeTimeout},
+	})
+	httpSrv := srv.HTTPServer(cfg.Server.Addr)
+	httpSrv.ReadHeaderTimeout, httpSrv.ReadTimeout = cfg.Server.ReadHeaderTimeout, cfg.Server.ReadTimeout
+	httpSrv.WriteTimeout, httpSrv.IdleTimeout = cfg.Server.WriteTimeout, cfg.Server.IdleTimeout
+	httpSrv.MaxHeaderBytes = cfg.Server.MaxHeaderBytes
+
+	hubCtx, stopHub := context.WithCancel(context.Background())
+	defer stopHub()
+	go func() {
+		if err := wsHub.Run(hubCtx); err != nil {
+			log.Error("websocket hub stopped", zap.Error(err))
+		}
+	}()
+	sched.Start(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- httpSrv.Serve(ln) }()
+
+	url := "http://" + ln.Addr().String()
+	log.Info("qhronosd started", zap.String("version", version), zap.String("addr", url),
+		zap.String("instance_id", instanceID), zap.String("database", string(b.store.Backend())),
+		zap.String("coordination", coord.Name()), zap.Bool("outbound_loopback_allowed", loopbackOnly))
+	if !cfg.Production() {
+		printBanner(stderr, b, url, loopbackOnly)
+	}
+
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		if !errors.Is(err, http.ErrServerClosed) {
+			sched.Stop()
+			return fmt.Errorf("serve http: %w", err)
+		}
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout)
+	defer cancel()
+	if err := httpSrv.Shutdown(shutdownCtx); err != nil {
+		log.Warn("http shutdown", zap.Error(err))
+	}
+	sched.Stop()
+	stopHub()
+	log.Info("stopped")
+	return nil
+}
+
+func openCoordinator(ctx context.Context, cfg *config.Config, log *zap.Logger) (coordination.Coordinator, error) {
+	rc := coordination.RedisConfig{URL: cfg.Redis.URL,
+		Sentinel: coordination.SentinelConfig{MasterName: cfg.Redis.Sentinel.Master, Addrs: cfg.Redis.Sentinel.Addrs,
+			Password: cfg.Redis.Password},
+		Cluster: coordination.ClusterConfig{Addrs: cfg.Redis.Cluster.Addrs}}
+	if !rc.Enabled() {
+		return coordination.NewLocal(time.Now), nil
+	}
+	return coordination.Open(ctx, rc, cfg.Redis.Prefix, log)
+}
+
+// deploymentClock is the clock every due decision uses: the database's.
+func deploymentClock(ctx context.Context, store *repository.Store, log *zap.Logger) scheduler.Clock {
+	if store.Backend() != repository.Postgres {
+		return scheduler.SystemClock{}
+	}
+	c := scheduler.NewDBClock(store, log, time.Minute)
+	if err := c.Sync(ctx); err != nil {
+		log.Warn("measure database clock offset", zap.Error(err))
+	}
+	go c.Run(ctx)
+	return c
+}
+
+func schedulerConfig(cfg *config.Config, instanceID string, limits recurrence.Limits) scheduler.Config {
+	s := cfg.Scheduler
+	return scheduler.Config{
+		InstanceID: instanceID, Lookahead: s.Lookahead, ExpandInterval: s.ExpansionInterval,
+		MaxRowsPerEventWindow: s.MaxRowsPerEventWindow, Recurrence: limits, MaxSleep: s.MaxSleep,
+		ClaimBatch: s.ClaimBatch, ClaimAhead: s.ClaimAhead, Lease: s.Lease, Workers: s.Workers,
+		AttemptTimeout: cfg.Actions.AttemptTimeout, MaxTimeout: cfg.Actions.MaxAttemptTimeout,
+		AckTimeout: cfg.WebSocket.AckTimeout, DrainTimeout: s.DrainTimeout, RescueInterval: s.RescuerInterval,
+		Retry: scheduler.RetryDefaults{MaxAttempts: cfg.Retry.MaxAttempts, InitialBackoff: cfg.Retry.InitialBackoff,
+			MaxBackoff: cfg.Retry.MaxBackoff, RetryAfterCap: cfg.Retry.MaxRetryAfter},
+		CatchUp: scheduler.CatchUp{Window: s.CatchupWindow},
+	}
+}
+
+// secretsResolver decrypts an event's signing secrets, newest first; the
+// previous one signs too until its grace period ends. Events without a
+// secret of their own sign with hmac.default_secret.
+func secretsResolver(box *secrets.Box, defaultSecret string, clock scheduler.Clock) scheduler.SecretsResolver {
+	return func(ev *repository.Event) ([]string, error) {
+		if len(ev.HMACSecret) == 0 {
+			return []string{defaultSecret}, nil
+		}
+		current, err := box.Open(ev.HMACSecret)
+		if err != nil {
+			return nil, fmt.Errorf("decrypt signing secret of event %s: %w", ev.ID, err)
+		}
+		out := []string{string(current)}
+		if len(ev.PreviousSecret) > 0 && ev.PreviousSecretExpires != nil && clock.Now().Before(*ev.PreviousSecretExpires) {
+			prev, err := box.Open(ev.PreviousSecret)
+			if err != nil {
+				return nil, fmt.Errorf("decrypt previous signing secret of event %s: %w", ev.ID, err)
+			}
+			out = append(out, string(prev))
+		}
+		return out, nil
+	}
+}
+
+// tagListenerFeed pushes one frame per occurrence to tag-listeners after its
+// first attempt, whatever the action (best effort, at most once).
+func tagListenerFeed(ctx context.Context, h *hub.Hub) scheduler.AttemptHook {
+	return func(ev *repository.Event, occ *repository.Occurrence, _ actions.Outcome) {
+		if occ.AttemptCount != 1 || len(ev.Tags) == 0 {
+			return
+		}
+		frame := actions.EventFrame(actions.Request{EventID: ev.ID, OccurrenceID: occ.ID, Attempt: 1,
+			ScheduledAt: occ.ScheduledAt, Name: ev.Name, Description: ev.Description, Tags: ev.Tags,
+			Metadata: []byte(ev.Metadata)})
+		h.Broadcast(ctx, ev.Tags, frame)
+	}
+}
+
+func printBanner(w io.Writer, b *booted, url string, loopbackOnly bool) {
+	_, _ = fmt.Fprintf(w, "\nQhronos %s is running at %s (embedded SQLite in %s)\n", version, url, b.cfg.Server.DataDir)
+	if b.created {
+		_, _ = fmt.Fprintf(w, "Master token (shown once; kept in %s, mode 0600):\n  %s\n",
+			config.SecretsPath(b.cfg.Server.DataDir), b.secrets.MasterToken)
+		_, _ = fmt.Fprintf(w, "Try:\n  curl -H 'Authorization: Bearer %s' %s/events\n", b.secrets.MasterToken, url)
+	} else {
+		_, _ = fmt.Fprintf(w, "The master token is in %s\n", config.SecretsPath(b.cfg.Server.DataDir))
+	}
+	if loopbackOnly {
+		_, _ = fmt.Fprintln(w, "Outbound requests may target loopback receivers because the server listens only on loopback.")
+	}
+	_, _ = fmt.Fprintln(w)
+}
+
+func isLoopback(a net.Addr) bool {
+	tcp, ok := a.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
+}
+
+func bytesList(ss []string) [][]byte {
+	out := make([][]byte, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, []byte(s))
+	}
+	return out
+}
+
+func newInstanceID() string {
+	host, _ := os.Hostname()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	if host == "" {
+		host = "qhronosd"
+	}
+	return host + "-" + hex.EncodeToString(b)
+}

@@ -1,0 +1,208 @@
+package actions_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/qhronos/qhronos/internal/actions"
+)
+
+func TestOutcomeClassification(t *testing.T) {
+	t.Parallel()
+	clock := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var redirectTargetHits atomic.Int32
+	target := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { redirectTargetHits.Add(1) }))
+	t.Cleanup(target.Close)
+
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/hang":
+			<-r.Context().Done()
+			return
+		case "/429":
+			w.Header().Set("Retry-After", "120")
+		case "/503":
+			w.Header().Set("Retry-After", clock.Add(2*time.Minute).Format(http.TimeFormat))
+		case "/301":
+			w.Header().Set("Location", target.URL+"/moved")
+		}
+		code, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/"))
+		w.WriteHeader(code)
+		w.Write([]byte("answer " + r.URL.Path))
+	}))
+	t.Cleanup(srv.Close)
+
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	refusedURL := "http://" + closed.Addr().String() + "/"
+	closed.Close()
+
+	cfg := testConfig(t, func(c *actions.HTTPConfig) { c.Now = func() time.Time { return clock } })
+	wh := actions.NewWebhook(cfg)
+
+	tests := []struct {
+		name           string
+		url            string
+		wantOK         bool
+		wantStatus     int
+		wantRetryable  bool
+		wantGone       bool
+		wantRetryAfter time.Duration
+		wantErr        string
+	}{
+		{"200", srv.URL + "/200", true, 200, false, false, 0, ""},
+		{"204", srv.URL + "/204", true, 204, false, false, 0, ""},
+		{"301 not followed", srv.URL + "/301", false, 301, true, false, 0, "redirects are not followed"},
+		{"400", srv.URL + "/400", false, 400, false, false, 0, "400"},
+		{"404", srv.URL + "/404", false, 404, false, false, 0, "404"},
+		{"408", srv.URL + "/408", false, 408, true, false, 0, "408"},
+		{"410 gone", srv.URL + "/410", false, 410, false, true, 0, "gone"},
+		{"429 with Retry-After seconds", srv.URL + "/429", false, 429, true, false, 2 * time.Minute, "429"},
+		{"500", srv.URL + "/500", false, 500, true, false, 0, "500"},
+		{"503 with Retry-After date", srv.URL + "/503", false, 503, true, false, 2 * time.Minute, "503"},
+		{"refused connection", refusedURL, false, 0, true, false, 0, "refused"},
+		{"timeout", srv.URL + "/hang", false, 0, true, false, 0, "timed out"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			req := baseRequest(params(t, map[string]string{"url": tc.url}))
+			req.Timeout = 300 * time.Millisecond
+			out := wh.Execute(context.Background(), req)
+			if out.OK() != tc.wantOK {
+				t.Fatalf("OK = %v (err %v), want %v", out.OK(), out.Err, tc.wantOK)
+			}
+			if out.StatusCode != tc.wantStatus {
+				t.Errorf("StatusCode = %d, want %d", out.StatusCode, tc.wantStatus)
+			}
+			if !tc.wantOK {
+				if out.Retryable != tc.wantRetryable {
+					t.Errorf("Retryable = %v, want %v (err %v)", out.Retryable, tc.wantRetryable, out.Err)
+				}
+				if !strings.Contains(out.Err.Error(), tc.wantErr) {
+					t.Errorf("Err = %q, want it to mention %q", out.Err, tc.wantErr)
+				}
+			}
+			if out.Gone != tc.wantGone {
+				t.Errorf("Gone = %v, want %v", out.Gone, tc.wantGone)
+			}
+			if out.RetryAfter != tc.wantRetryAfter {
+				t.Errorf("RetryAfter = %s, want %s", out.RetryAfter, tc.wantRetryAfter)
+			}
+			if tc.wantStatus != 0 && out.Excerpt != "answer /"+strconv.Itoa(tc.wantStatus) && tc.wantStatus != 204 {
+				t.Errorf("Excerpt = %q, want the response body", out.Excerpt)
+			}
+		})
+	}
+	t.Cleanup(func() {
+		if got := redirectTargetHits.Load(); got != 0 {
+			t.Errorf("redirect target reached %d times, want 0", got)
+		}
+	})
+}
+
+func TestBlockedAtDialIsPermanent(t *testing.T) {
+	t.Parallel()
+	srv, got := recorder(t, http.StatusOK)
+	// Validation passes for a name; the name resolves to loopback, which this
+	// configuration does not allow.
+	wh := actions.NewWebhook(testConfig(t, func(c *actions.HTTPConfig) { c.Outbound.AllowCIDRs = nil }))
+	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	require.NoError(t, err)
+	req := baseRequest(params(t, map[string]string{"url": srv.URL}))
+	req.Params = params(t, map[string]string{"url": "http://localtest.me:" + port + "/"})
+	out := wh.Execute(context.Background(), req)
+	// Whatever localtest.me resolves to here (loopback, or nothing offline),
+	// the receiver must not be reached and the outcome must say why.
+	require.Error(t, out.Err)
+	select {
+	case r := <-got:
+		t.Fatalf("receiver reached: %s %s", r.Method, r.Path)
+	default:
+	}
+	if strings.Contains(out.Err.Error(), "blocked") && out.Retryable {
+		t.Errorf("blocked outcome Retryable = true, want false")
+	}
+}
+
+func TestRedirectToLoopbackIsRecordedNotFollowed(t *testing.T) {
+	t.Parallel()
+	var loopHits atomic.Int32
+	internal := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { loopHits.Add(1) }))
+	t.Cleanup(internal.Close)
+	redirector := httptest.NewServer(http.RedirectHandler(internal.URL+"/admin", http.StatusTemporaryRedirect))
+	t.Cleanup(redirector.Close)
+
+	out := actions.NewWebhook(testConfig(t, nil)).Execute(context.Background(), baseRequest(params(t, map[string]string{"url": redirector.URL})))
+	if out.OK() || out.StatusCode != http.StatusTemporaryRedirect || !out.Retryable {
+		t.Errorf("outcome = {status %d, err %v, retryable %v}, want failed 307, retryable", out.StatusCode, out.Err, out.Retryable)
+	}
+	if got := loopHits.Load(); got != 0 {
+		t.Errorf("loopback target reached %d times, want 0", got)
+	}
+}
+
+func TestTLSErrorIsRetryable(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	srv.Config.ErrorLog = nil
+	t.Cleanup(srv.Close)
+	// The client does not trust the test CA.
+	out := actions.NewWebhook(testConfig(t, nil)).Execute(context.Background(), baseRequest(params(t, map[string]string{"url": srv.URL})))
+	if out.OK() || !out.Retryable || out.StatusCode != 0 {
+		t.Errorf("outcome = {status %d, err %v, retryable %v}, want a retryable failure without status", out.StatusCode, out.Err, out.Retryable)
+	}
+	if !strings.Contains(out.Err.Error(), "certificate") {
+		t.Errorf("Err = %q, want it to mention the certificate", out.Err)
+	}
+}
+
+func TestTrustedTLSReceiverSucceeds(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(srv.Close)
+	cfg := testConfig(t, func(c *actions.HTTPConfig) {
+		c.Outbound.TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig
+	})
+	out := actions.NewWebhook(cfg).Execute(context.Background(), baseRequest(params(t, map[string]string{"url": srv.URL})))
+	require.NoError(t, out.Err)
+}
+
+func TestBlockedOutcomeFromDialGuard(t *testing.T) {
+	t.Parallel()
+	// A URL that passes create-time validation in one configuration and is
+	// refused at dial by the running one (e.g. allow_cidrs narrowed since).
+	srv, got := recorder(t, http.StatusOK)
+	permissive := actions.NewWebhook(testConfig(t, nil))
+	strict := actions.NewWebhook(testConfig(t, func(c *actions.HTTPConfig) { c.Outbound.AllowCIDRs = nil }))
+	p := params(t, map[string]string{"url": srv.URL})
+	require.NoError(t, permissive.Validate(p))
+
+	out := strict.Execute(context.Background(), baseRequest(p))
+	require.Error(t, out.Err)
+	if out.Retryable {
+		t.Errorf("Retryable = true, want false for a blocked destination")
+	}
+	if !strings.Contains(out.Err.Error(), "blocked") || !strings.Contains(out.Err.Error(), "outbound.allow_cidrs") {
+		t.Errorf("Err = %q, want it to say blocked and name outbound.allow_cidrs", out.Err)
+	}
+	select {
+	case r := <-got:
+		t.Fatalf("receiver reached: %s", r.Method)
+	default:
+	}
+	var pe *actions.ParamError
+	if !errors.As(out.Err, &pe) || pe.Param != "url" {
+		t.Errorf("Err = %v, want a ParamError on url (execute re-validates with the running policy)", out.Err)
+	}
+}

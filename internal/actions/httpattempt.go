@@ -1,0 +1,93 @@
+package actions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/qhronos/qhronos/internal/outbound"
+)
+
+// deliver sends one prepared request and turns what happened into an Outcome.
+// It is the one place where HTTP answers and transport errors are classified,
+// so webhook and apicall report failures the same way.
+func (c HTTPConfig) deliver(ctx context.Context, req Request, build func(ctx context.Context) (*http.Request, error)) Outcome {
+	timeout := req.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	start := c.Now()
+	httpReq, err := build(ctx)
+	if err != nil {
+		return Outcome{Err: err}
+	}
+	resp, err := c.Client.Do(httpReq)
+	if err != nil {
+		out := classifyTransportError(ctx, err, timeout)
+		out.Duration = c.Now().Sub(start)
+		return out
+	}
+	defer resp.Body.Close()
+
+	excerpt, truncated := readExcerpt(resp.Body, resp.Header.Get("Content-Encoding"), c.ExcerptLimit)
+	out := classifyStatus(resp.StatusCode)
+	out.Excerpt, out.Truncated = excerpt, truncated
+	if ra, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), c.Now()); ok {
+		out.RetryAfter = ra
+	}
+	out.Duration = c.Now().Sub(start)
+	return out
+}
+
+// classifyStatus maps a received HTTP status to an Outcome. 2xx succeeds.
+// Redirects are never followed, so a 3xx is a failure worth retrying (the
+// receiver may be moving); 408, 429 and 5xx are transient; 410 means the
+// receiver is gone for good; other 4xx are permanent, although the dispatcher
+// may still retry them when the event asks for retry_4xx.
+func classifyStatus(code int) Outcome {
+	out := Outcome{StatusCode: code}
+	switch {
+	case code >= 200 && code <= 299:
+		return out
+	case code >= 300 && code <= 399:
+		out.Err = fmt.Errorf("receiver answered %d (redirects are not followed)", code)
+		out.Retryable = true
+	case code == http.StatusGone:
+		out.Err = fmt.Errorf("receiver answered %d (gone)", code)
+		out.Gone = true
+	case code == http.StatusRequestTimeout || code == http.StatusTooManyRequests:
+		out.Err = fmt.Errorf("receiver answered %d", code)
+		out.Retryable = true
+	case code >= 400 && code <= 499:
+		out.Err = fmt.Errorf("receiver answered %d", code)
+	default:
+		out.Err = fmt.Errorf("receiver answered %d", code)
+		out.Retryable = true
+	}
+	return out
+}
+
+// classifyTransportError maps a failure before any HTTP answer. A policy
+// refusal is permanent; everything else (refused or reset connections, DNS,
+// TLS, timeouts) may pass later. The URL is left out of the message: it may
+// carry credentials.
+func classifyTransportError(ctx context.Context, err error, timeout time.Duration) Outcome {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var blocked *outbound.BlockedError
+	if errors.As(err, &blocked) {
+		return Outcome{Err: fmt.Errorf("send request: %w", blocked)}
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		return Outcome{Err: fmt.Errorf("send request: timed out after %s: %w", timeout, context.DeadlineExceeded), Retryable: true}
+	}
+	return Outcome{Err: fmt.Errorf("send request: %w", err), Retryable: true}
+}

@@ -1,0 +1,84 @@
+package actions_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/qhronos/qhronos/internal/actions"
+)
+
+// The expected values were computed independently with openssl:
+//
+//	printf '%s' '{"event_id":"e1","occurrence_id":"o1"}' | openssl dgst -sha256 -hmac 'qhronos-test-secret'
+//	printf '%s' 'o1.1700000000.{"a":1}' | openssl dgst -sha256 -hmac 'plain-secret' -binary | base64
+//	printf '%s' 'o1.1700000000.{"a":1}' | openssl dgst -sha256 -mac HMAC \
+//	  -macopt hexkey:$(printf '%s' MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw | base64 -d | xxd -p) -binary | base64
+func TestQhronosSignatureVector(t *testing.T) {
+	t.Parallel()
+	got := actions.QhronosSignature("qhronos-test-secret", []byte(`{"event_id":"e1","occurrence_id":"o1"}`))
+	want := "ed8d37858c5845ff643ac3d84213db4f043a72a04f0295e42d867d907a2180c9"
+	if got != want {
+		t.Errorf("QhronosSignature = %s, want %s", got, want)
+	}
+}
+
+func TestStandardSignatureVectors(t *testing.T) {
+	t.Parallel()
+	ts := time.Unix(1700000000, 0)
+	body := []byte(`{"a":1}`)
+	tests := []struct {
+		name    string
+		secrets []string
+		want    string
+	}{
+		{"plain secret is its UTF-8 bytes", []string{"plain-secret"}, "v1,atFilTtgTox6c9kNop+LmI64ai0SaOHQPEalm+/PFGk="},
+		{"whsec secret is base64-decoded", []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, "v1,rTidMCt3Xs9bvPERHLwGZCCEwr2DLSJDRsb3Sl1O6mg="},
+		{"rotation sends both, newest first",
+			[]string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "plain-secret"},
+			"v1,rTidMCt3Xs9bvPERHLwGZCCEwr2DLSJDRsb3Sl1O6mg= v1,atFilTtgTox6c9kNop+LmI64ai0SaOHQPEalm+/PFGk="},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := actions.StandardSignature(tc.secrets, "o1", ts, body); got != tc.want {
+				t.Errorf("StandardSignature = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSigningKey(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ secret, want string }{
+		{"plain", "plain"},
+		{"whsec_aGVsbG8=", "hello"},
+		{"whsec_not base64!", "whsec_not base64!"}, // not base64: its bytes, never an empty key
+	}
+	for _, tc := range tests {
+		if got := string(actions.SigningKey(tc.secret)); got != tc.want {
+			t.Errorf("SigningKey(%q) = %q, want %q", tc.secret, got, tc.want)
+		}
+	}
+}
+
+func TestSignHeadersWithoutSecretsSendsNoSignature(t *testing.T) {
+	t.Parallel()
+	h := http.Header{}
+	actions.SignHeaders(h, nil, "o1", time.Unix(1700000000, 0), []byte("{}"))
+	if got, want := h.Get("webhook-id"), "o1"; got != want {
+		t.Errorf("webhook-id = %q, want %q", got, want)
+	}
+	if got := h.Get("webhook-signature") + h.Get("X-Qhronos-Signature"); got != "" {
+		t.Errorf("signature headers = %q, want none without a secret", got)
+	}
+}
+
+func BenchmarkSignHeaders(b *testing.B) {
+	body := make([]byte, 1024)
+	secrets := []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "old-secret"}
+	ts := time.Unix(1700000000, 0)
+	for b.Loop() {
+		actions.SignHeaders(http.Header{}, secrets, "7c9e6679-7425-40de-944b-e07fc1f90ae7", ts, body)
+	}
+}

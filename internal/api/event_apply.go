@@ -1,0 +1,263 @@
+package api
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/qhronos/qhronos/internal/recurrence"
+	"github.com/qhronos/qhronos/internal/repository"
+)
+
+const (
+	maxNameLength        = 255
+	maxDescriptionLength = 4096
+	maxSecretLength      = 1024
+)
+
+// applyInput validates in and writes it onto ev. On create ev starts empty;
+// on update it holds the stored event and absent members keep their value.
+// It returns the compiled rule of the resulting event.
+func (s *Server) applyInput(in *eventInput, ev *repository.Event, creating bool, now time.Time) (*recurrence.Rule, error) {
+	if in.Name != nil {
+		name := strings.TrimSpace(*in.Name)
+		if name == "" {
+			return nil, badRequest("name", "must not be empty")
+		}
+		if utf8.RuneCountInString(name) > maxNameLength {
+			return nil, badRequestf("name", "must be at most %d characters", maxNameLength)
+		}
+		ev.Name = name
+	} else if creating {
+		return nil, badRequest("name", "is required")
+	}
+	if in.Description != nil {
+		if utf8.RuneCountInString(*in.Description) > maxDescriptionLength {
+			return nil, badRequestf("description", "must be at most %d characters", maxDescriptionLength)
+		}
+		ev.Description = *in.Description
+	}
+	if err := s.applyTags(in, ev); err != nil {
+		return nil, err
+	}
+	if err := s.applyMetadata(in, ev); err != nil {
+		return nil, err
+	}
+	if err := s.applyAction(in, ev, creating); err != nil {
+		return nil, err
+	}
+	if err := s.applyPolicies(in, ev); err != nil {
+		return nil, err
+	}
+	if in.HMACSecret != nil {
+		secret := *in.HMACSecret
+		if secret == "" || len(secret) > maxSecretLength {
+			return nil, badRequestf("hmac_secret", "must be 1 to %d bytes", maxSecretLength)
+		}
+		sealed, err := s.Secrets.Seal([]byte(secret))
+		if err != nil {
+			return nil, err
+		}
+		ev.HMACSecret, ev.PreviousSecret, ev.PreviousSecretExpires = sealed, nil, nil
+	}
+	return s.applySchedule(in, ev, creating, true, now)
+}
+
+func (s *Server) applyTags(in *eventInput, ev *repository.Event) error {
+	if in.Tags == nil {
+		if ev.Tags == nil {
+			ev.Tags = []string{}
+		}
+		return nil
+	}
+	tags := *in.Tags
+	if len(tags) > s.opts.MaxTags {
+		return badRequestf("tags", "at most %d tags", s.opts.MaxTags)
+	}
+	seen := map[string]bool{}
+	out := make([]string, 0, len(tags))
+	for _, t := range tags {
+		switch {
+		case t == "" || strings.TrimSpace(t) != t:
+			return badRequestf("tags", "tag %q must be non-empty without surrounding spaces", t)
+		case utf8.RuneCountInString(t) > s.opts.MaxTagLength:
+			return badRequestf("tags", "tags must be at most %d characters", s.opts.MaxTagLength)
+		case strings.ContainsAny(t, ",\x00\r\n"):
+			return badRequestf("tags", "tag %q must not contain commas or control characters", t)
+		}
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	ev.Tags = out
+	return nil
+}
+
+func (s *Server) applyMetadata(in *eventInput, ev *repository.Event) error {
+	raw, ok := in.members["metadata"]
+	if !ok {
+		if ev.Metadata == nil {
+			ev.Metadata = repository.JSON("{}")
+		}
+		return nil
+	}
+	if len(raw) > s.opts.MaxMetadataBytes {
+		return badRequestf("metadata", "must be at most %d bytes of JSON", s.opts.MaxMetadataBytes)
+	}
+	if isNull(raw) {
+		ev.Metadata = repository.JSON("null")
+		return nil
+	}
+	ev.Metadata = append(repository.JSON(nil), raw...)
+	return nil
+}
+
+// applyAction resolves action and the legacy webhook member: action wins;
+// "q:<client>" means a websocket client-hook; anything else is a webhook URL.
+func (s *Server) applyAction(in *eventInput, ev *repository.Event, creating bool) error {
+	var a actionInput
+	switch {
+	case in.Action != nil:
+		a = *in.Action
+		if a.Type == "" {
+			return badRequest("action.type", "is required")
+		}
+	case in.Webhook != nil:
+		w := strings.TrimSpace(*in.Webhook)
+		if client, ok := strings.CutPrefix(w, "q:"); ok {
+			params, _ := json.Marshal(map[string]string{"client_name": client})
+			a = actionInput{Type: "websocket", Params: params}
+		} else {
+			params, _ := json.Marshal(map[string]string{"url": w})
+			a = actionInput{Type: "webhook", Params: params}
+		}
+	case creating:
+		return badRequest("action", "is required (or the legacy webhook field)")
+	default:
+		return nil
+	}
+	if len(a.Params) == 0 || isNull(a.Params) {
+		a.Params = json.RawMessage("{}")
+	}
+	if err := s.Actions.Validate(a.Type, a.Params); err != nil {
+		return err
+	}
+	stored, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	ev.ActionType, ev.Action, ev.Webhook = a.Type, stored, legacyWebhook(a)
+	return nil
+}
+
+// legacyWebhook is the original API's webhook field for an action.
+func legacyWebhook(a actionInput) string {
+	var p struct {
+		URL        string `json:"url"`
+		ClientName string `json:"client_name"`
+	}
+	_ = json.Unmarshal(a.Params, &p)
+	switch a.Type {
+	case "webhook":
+		return p.URL
+	case "websocket":
+		return "q:" + p.ClientName
+	}
+	return ""
+}
+
+func (s *Server) applyPolicies(in *eventInput, ev *repository.Event) error {
+	if in.CatchUp != nil {
+		switch *in.CatchUp {
+		case "all", "latest", "none":
+			ev.CatchUp = *in.CatchUp
+		default:
+			return badRequest("catch_up", `must be one of "all", "latest", "none"`)
+		}
+	} else if ev.CatchUp == "" {
+		ev.CatchUp = "all"
+	}
+	if in.Timeout != nil {
+		d, err := parseDuration("timeout", *in.Timeout, time.Second, s.opts.MaxTimeout)
+		if err != nil {
+			return err
+		}
+		ev.TimeoutMS = d.Milliseconds()
+	}
+	if raw, ok := in.members["retry"]; ok {
+		if isNull(raw) {
+			ev.Retry = nil
+			return nil
+		}
+		var r retryInput
+		if err := decodeStrict(raw, "retry", &r); err != nil {
+			return err
+		}
+		if r.MaxAttempts != nil && (*r.MaxAttempts < 1 || *r.MaxAttempts > 100) {
+			return badRequest("retry.max_attempts", "must be between 1 and 100")
+		}
+		var initial, maxB time.Duration
+		var err error
+		if r.InitialBackoff != "" {
+			if initial, err = parseDuration("retry.initial_backoff", r.InitialBackoff, time.Second, 24*time.Hour); err != nil {
+				return err
+			}
+		}
+		if r.MaxBackoff != "" {
+			if maxB, err = parseDuration("retry.max_backoff", r.MaxBackoff, time.Second, 7*24*time.Hour); err != nil {
+				return err
+			}
+		}
+		if initial > 0 && maxB > 0 && maxB < initial {
+			return badRequest("retry.max_backoff", "must not be less than retry.initial_backoff")
+		}
+		ev.Retry, _ = json.Marshal(r)
+	}
+	return nil
+}
+
+// applySchedule resolves start_time, time zone and recurrence, validates the
+// result by compiling it, and enforces "start_time in the future" on create
+// and whenever it changes.
+func (s *Server) applySchedule(in *eventInput, ev *repository.Event, creating, requireFuture bool, now time.Time) (*recurrence.Rule, error) {
+	if in.Timezone != nil {
+		ev.Timezone = *in.Timezone
+	}
+	if ev.Timezone == "" {
+		ev.Timezone = "UTC"
+	}
+	loc, err := time.LoadLocation(ev.Timezone)
+	if err != nil || ev.Timezone == "Local" {
+		return nil, badRequestf("timezone", "unknown time zone %q (use an IANA name such as Europe/Prague)", ev.Timezone)
+	}
+	if err := in.applyRecurrence(ev); err != nil {
+		return nil, err
+	}
+	startChanged := false
+	if in.StartTime != nil {
+		t, err := recurrence.ParseStartTime(*in.StartTime, loc, now)
+		if err != nil {
+			return nil, err
+		}
+		t = repository.RoundUp(t)
+		startChanged = creating || !t.Equal(ev.StartTime)
+		ev.StartTime = t
+	} else if creating {
+		if ev.Cron == nil {
+			return nil, badRequest("start_time", "is required (RFC 3339 or e.g. \"tomorrow at 9am\")")
+		}
+		// For cron, start_time is an optional inclusive lower bound.
+		ev.StartTime = repository.RoundUp(now)
+	}
+	if requireFuture && startChanged && !ev.StartTime.After(now) {
+		return nil, badRequest("start_time", "must be in the future")
+	}
+	spec, err := eventSpec(ev)
+	if err != nil {
+		return nil, err
+	}
+	return recurrence.Compile(spec, s.opts.Recurrence)
+}
+

@@ -1,0 +1,213 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/qhronos/qhronos/internal/recurrence"
+	"github.com/qhronos/qhronos/internal/repository"
+)
+
+// Event fields a client may send, and read-only ones it may send back (they
+// are ignored, so GET → edit → PUT round trips work).
+var (
+	eventFields = set("name", "description", "start_time", "timezone", "rrule", "schedule", "cron", "action",
+		"webhook", "metadata", "tags", "status", "hmac_secret", "retry", "catch_up", "timeout")
+	eventReadOnly = set("id", "created_by", "created_via", "version", "next_run_at", "last_run_at", "last_status",
+		"created_at", "updated_at", "hmac_secret_set")
+)
+
+func set(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+// eventInput is a decoded create or update body; nil means absent. The
+// recurrence members keep their raw form so that null (clear) and absent
+// (keep) differ.
+type eventInput struct {
+	members map[string]json.RawMessage
+
+	Name, Description, StartTime, Timezone *string
+	Webhook, Status, HMACSecret, CatchUp   *string
+	Timeout                                *string
+	Tags                                   *[]string
+	Action                                 *actionInput
+}
+
+type actionInput struct {
+	Type   string          `json:"type"`
+	Params json.RawMessage `json:"params"`
+}
+
+// retryInput is the per-event retry policy.
+type retryInput struct {
+	MaxAttempts    *int   `json:"max_attempts,omitempty"`
+	InitialBackoff string `json:"initial_backoff,omitempty"`
+	MaxBackoff     string `json:"max_backoff,omitempty"`
+	Retry4xx       *bool  `json:"retry_4xx,omitempty"`
+}
+
+func parseEventInput(members map[string]json.RawMessage) (*eventInput, error) {
+	if err := rejectUnknown(members, eventFields, eventReadOnly); err != nil {
+		return nil, err
+	}
+	in := &eventInput{members: members}
+	for _, f := range []struct {
+		name string
+		dst  **string
+	}{
+		{"name", &in.Name}, {"description", &in.Description}, {"start_time", &in.StartTime},
+		{"timezone", &in.Timezone}, {"webhook", &in.Webhook}, {"status", &in.Status},
+		{"hmac_secret", &in.HMACSecret}, {"catch_up", &in.CatchUp}, {"timeout", &in.Timeout},
+	} {
+		raw, ok := members[f.name]
+		if !ok || isNull(raw) {
+			continue
+		}
+		var v string
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, badRequest(f.name, "must be a string")
+		}
+		*f.dst = &v
+	}
+	if raw, ok := members["tags"]; ok && !isNull(raw) {
+		var tags []string
+		if err := json.Unmarshal(raw, &tags); err != nil {
+			return nil, badRequest("tags", "must be an array of strings")
+		}
+		in.Tags = &tags
+	}
+	if raw, ok := members["action"]; ok && !isNull(raw) {
+		var a actionInput
+		if err := decodeStrict(raw, "action", &a); err != nil {
+			return nil, err
+		}
+		in.Action = &a
+	}
+	return in, nil
+}
+
+// present reports whether a member was sent, and whether it was null.
+func (in *eventInput) present(name string) (sent, null bool) {
+	raw, ok := in.members[name]
+	if !ok {
+		return false, false
+	}
+	return true, isNull(raw)
+}
+
+// touchesSchedule reports whether the input changes when the event fires.
+func (in *eventInput) touchesSchedule() bool {
+	for _, f := range []string{"start_time", "timezone", "rrule", "schedule", "cron"} {
+		if sent, _ := in.present(f); sent {
+			return true
+		}
+	}
+	return false
+}
+
+// applyRecurrence sets the recurrence source members onto ev: sending one
+// replaces the old, null clears it.
+func (in *eventInput) applyRecurrence(ev *repository.Event) error {
+	rruleSent, rruleNull := in.present("rrule")
+	schedSent, schedNull := in.present("schedule")
+	cronSent, cronNull := in.present("cron")
+	var chosen []string
+	if rruleSent && !rruleNull {
+		chosen = append(chosen, "rrule")
+	}
+	if schedSent && !schedNull {
+		chosen = append(chosen, "schedule")
+	}
+	if cronSent && !cronNull {
+		chosen = append(chosen, "cron")
+	}
+	if len(chosen) > 1 {
+		return badRequestf(chosen[1], "only one of rrule, schedule and cron may be set (got %s)", strings.Join(chosen, ", "))
+	}
+	if len(chosen) == 1 || rruleNull || schedNull || cronNull {
+		ev.RRule, ev.Schedule, ev.Cron = nil, nil, nil
+	}
+	if len(chosen) == 0 {
+		return nil
+	}
+	switch chosen[0] {
+	case "rrule":
+		var v string
+		if err := json.Unmarshal(in.members["rrule"], &v); err != nil {
+			return badRequest("rrule", "must be a string")
+		}
+		ev.RRule = &v
+	case "cron":
+		var v string
+		if err := json.Unmarshal(in.members["cron"], &v); err != nil {
+			return badRequest("cron", "must be a string")
+		}
+		ev.Cron = &v
+	case "schedule":
+		echo, err := scheduleEcho(in.members["schedule"])
+		if err != nil {
+			return err
+		}
+		ev.Schedule = echo
+	}
+	return nil
+}
+
+// scheduleEcho validates the schedule object's shape and returns it as sent
+// with interval filled in (the original required it; we default it to 1).
+func scheduleEcho(raw json.RawMessage) (repository.JSON, error) {
+	var sched recurrence.Schedule
+	if err := decodeStrict(raw, "schedule", &sched); err != nil {
+		return nil, err
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil {
+		return nil, badRequest("schedule", "must be an object")
+	}
+	if v, ok := members["interval"]; !ok || isNull(v) {
+		members["interval"] = json.RawMessage("1")
+	}
+	out, err := json.Marshal(members)
+	if err != nil {
+		return nil, badRequest("schedule", "must be an object")
+	}
+	return out, nil
+}
+
+// spec turns an event into the recurrence engine's input.
+func eventSpec(ev *repository.Event) (recurrence.Spec, error) {
+	spec := recurrence.Spec{StartTime: ev.StartTime, Timezone: ev.Timezone}
+	if ev.RRule != nil {
+		spec.RRule = *ev.RRule
+	}
+	if ev.Cron != nil {
+		spec.Cron = *ev.Cron
+	}
+	if len(ev.Schedule) > 0 {
+		var sched recurrence.Schedule
+		if err := json.Unmarshal(ev.Schedule, &sched); err != nil {
+			return recurrence.Spec{}, fmt.Errorf("decode stored schedule: %w", err)
+		}
+		spec.Schedule = &sched
+	}
+	return spec, nil
+}
+
+// parseDuration reads a duration member within [lo, hi].
+func parseDuration(field, text string, lo, hi time.Duration) (time.Duration, error) {
+	d, err := time.ParseDuration(text)
+	if err != nil {
+		return 0, badRequestf(field, "invalid duration %q (use forms like \"30s\", \"15m\")", text)
+	}
+	if d < lo || d > hi {
+		return 0, badRequestf(field, "must be between %s and %s", lo, hi)
+	}
+	return d, nil
+}

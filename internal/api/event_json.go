@@ -1,0 +1,136 @@
+package api
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/qhronos/qhronos/internal/repository"
+)
+
+// eventJSON is the event resource. Secrets are never part of it.
+type eventJSON struct {
+	ID            string          `json:"id"`
+	Name          string          `json:"name"`
+	Description   string          `json:"description"`
+	StartTime     time.Time       `json:"start_time"`
+	Timezone      string          `json:"timezone"`
+	RRule         *string         `json:"rrule"`
+	Schedule      json.RawMessage `json:"schedule"`
+	Cron          *string         `json:"cron"`
+	Action        json.RawMessage `json:"action"`
+	Webhook       string          `json:"webhook"`
+	Metadata      json.RawMessage `json:"metadata"`
+	Tags          []string        `json:"tags"`
+	Status        string          `json:"status"`
+	Retry         json.RawMessage `json:"retry"`
+	CatchUp       string          `json:"catch_up"`
+	Timeout       *string         `json:"timeout"`
+	HMACSecretSet bool            `json:"hmac_secret_set"`
+	CreatedBy     string          `json:"created_by"`
+	CreatedVia    string          `json:"created_via"`
+	Version       int64           `json:"version"`
+	NextRunAt     *time.Time      `json:"next_run_at"`
+	LastRunAt     *time.Time      `json:"last_run_at"`
+	LastStatus    string          `json:"last_status"`
+	CreatedAt     time.Time       `json:"created_at"`
+	UpdatedAt     time.Time       `json:"updated_at"`
+}
+
+func rawOrNull(j repository.JSON) json.RawMessage {
+	if len(j) == 0 {
+		return json.RawMessage("null")
+	}
+	return json.RawMessage(j)
+}
+
+func toEventJSON(ev *repository.Event) eventJSON {
+	out := eventJSON{
+		ID: ev.ID, Name: ev.Name, Description: ev.Description, StartTime: ev.StartTime, Timezone: ev.Timezone,
+		RRule: ev.RRule, Schedule: rawOrNull(ev.Schedule), Cron: ev.Cron, Action: rawOrNull(ev.Action),
+		Webhook: ev.Webhook, Metadata: rawOrNull(ev.Metadata), Tags: ev.Tags, Status: string(ev.Status),
+		Retry: rawOrNull(ev.Retry), CatchUp: ev.CatchUp, HMACSecretSet: len(ev.HMACSecret) > 0,
+		CreatedBy: ev.CreatedBy, CreatedVia: ev.CreatedVia, Version: ev.Version, NextRunAt: ev.NextRunAt,
+		LastRunAt: ev.LastRunAt, LastStatus: ev.LastStatus, CreatedAt: ev.CreatedAt, UpdatedAt: ev.UpdatedAt,
+	}
+	if out.Tags == nil {
+		out.Tags = []string{}
+	}
+	if ev.TimeoutMS > 0 {
+		d := (time.Duration(ev.TimeoutMS) * time.Millisecond).String()
+		out.Timeout = &d
+	}
+	return out
+}
+
+// etag is the event's strong validator: its id and version.
+func etag(ev *repository.Event) string {
+	return `"` + ev.ID + "-v" + strconv.FormatInt(ev.Version, 10) + `"`
+}
+
+// occurrenceJSON is the occurrence resource; id and occurrence_id are the same.
+type occurrenceJSON struct {
+	ID           string     `json:"id"`
+	OccurrenceID string     `json:"occurrence_id"`
+	EventID      string     `json:"event_id"`
+	ScheduledAt  time.Time  `json:"scheduled_at"`
+	Status       string     `json:"status"`
+	Manual       bool       `json:"manual"`
+	AttemptCount int        `json:"attempt_count"`
+	NextAttempt  *time.Time `json:"next_attempt_at"`
+	StatusCode   *int       `json:"status_code"`
+	ResponseBody *string    `json:"response_body"`
+	ErrorMessage *string    `json:"error_message"`
+	StartedAt    *time.Time `json:"started_at"`
+	CompletedAt  *time.Time `json:"completed_at"`
+	CreatedAt    time.Time  `json:"created_at"`
+	UpdatedAt    time.Time  `json:"updated_at"`
+}
+
+func toOccurrenceJSON(o *repository.Occurrence) occurrenceJSON {
+	out := occurrenceJSON{
+		ID: o.ID, OccurrenceID: o.ID, EventID: o.EventID, ScheduledAt: o.ScheduledAt, Status: string(o.Status),
+		Manual: o.Manual, AttemptCount: o.AttemptCount, StatusCode: o.StatusCode, ResponseBody: o.ResponseBody,
+		ErrorMessage: o.ErrorMessage, StartedAt: o.StartedAt, CompletedAt: o.CompletedAt, CreatedAt: o.CreatedAt,
+		UpdatedAt: o.UpdatedAt,
+	}
+	if o.Status == repository.OccurrencePending || o.Status == repository.OccurrenceRetrying {
+		next := o.NextAttemptAt
+		out.NextAttempt = &next
+	}
+	return out
+}
+
+func toOccurrencesJSON(os []repository.Occurrence) []occurrenceJSON {
+	out := make([]occurrenceJSON, 0, len(os))
+	for i := range os {
+		out = append(out, toOccurrenceJSON(&os[i]))
+	}
+	return out
+}
+
+// attemptJSON is one recorded try.
+type attemptJSON struct {
+	ID              string    `json:"id"`
+	OccurrenceID    string    `json:"occurrence_id"`
+	Attempt         int       `json:"attempt"`
+	Manual          bool      `json:"manual"`
+	StartedAt       time.Time `json:"started_at"`
+	DurationMS      int64     `json:"duration_ms"`
+	StatusCode      *int      `json:"status_code"`
+	Outcome         string    `json:"outcome"`
+	Error           *string   `json:"error"`
+	ResponseExcerpt *string   `json:"response_excerpt"`
+	Truncated       bool      `json:"truncated"`
+	LatenessMS      int64     `json:"lateness_ms"`
+}
+
+func toAttemptsJSON(as []repository.Attempt) []attemptJSON {
+	out := make([]attemptJSON, 0, len(as))
+	for _, a := range as {
+		out = append(out, attemptJSON{ID: a.ID, OccurrenceID: a.OccurrenceID, Attempt: a.Attempt, Manual: a.Manual,
+			StartedAt: a.StartedAt, DurationMS: a.DurationMS, StatusCode: a.StatusCode, Outcome: a.Outcome,
+			Error: a.Error, ResponseExcerpt: a.ResponseExcerpt, Truncated: a.Truncated, LatenessMS: a.LatenessMS})
+	}
+	return out
+}

@@ -1,0 +1,76 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+)
+
+// health answers while the process is alive.
+func (s *Server) health(c *gin.Context) {
+	c.JSON(http.StatusOK, gin.H{"status": "ok"})
+}
+
+// ready answers 503 only when the database is down; Redis trouble shows as
+// "degraded" because dispatch continues from the database without it.
+func (s *Server) ready(c *gin.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
+	defer cancel()
+	body := gin.H{"status": "ok", "database": "ok"}
+	status := http.StatusOK
+	if err := s.Store.Ping(ctx); err != nil {
+		body["status"], body["database"] = "unavailable", "unreachable"
+		status = http.StatusServiceUnavailable
+	}
+	if s.Coord != nil && s.Coord.Name() != "in-process" {
+		body["redis"] = "ok"
+		if err := s.Coord.Ping(ctx); err != nil {
+			body["redis"] = "unreachable"
+			if status == http.StatusOK {
+				body["status"] = "degraded"
+			}
+		}
+	}
+	c.JSON(status, body)
+	return nil
+}
+
+// status reports the instance's real state: no secrets, no tenant data.
+func (s *Server) status(c *gin.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
+	defer cancel()
+	now := s.Now()
+	body := gin.H{
+		"version":     s.Info.Version,
+		"instance_id": s.Info.InstanceID,
+		"started_at":  s.Info.StartedAt.UTC().Format(time.RFC3339),
+		"uptime":      now.Sub(s.Info.StartedAt).Round(time.Second).String(),
+		"time":        now.UTC().Format(time.RFC3339Nano),
+	}
+	backends := gin.H{"database": string(s.Store.Backend()), "coordination": s.Coord.Name()}
+	if err := s.Store.Ping(ctx); err != nil {
+		backends["database_status"] = "unreachable"
+	} else {
+		backends["database_status"] = "ok"
+	}
+	if err := s.Coord.Ping(ctx); err != nil {
+		backends["coordination_status"] = "degraded"
+	} else {
+		backends["coordination_status"] = "ok"
+	}
+	body["backends"] = backends
+	if counts, err := s.Store.CountByStatus(ctx); err == nil {
+		queue := gin.H{}
+		for st, n := range counts {
+			queue[string(st)] = n
+		}
+		body["queue"] = queue
+	}
+	if s.Deps.Status != nil {
+		body["scheduler"] = s.Deps.Status.Status()
+	}
+	c.JSON(http.StatusOK, body)
+	return nil
+}

@@ -1,0 +1,84 @@
+package api
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/qhronos/qhronos/internal/repository"
+)
+
+const maxIdempotencyKey = 255
+
+// idempotent runs a write in one transaction. With an Idempotency-Key the
+// first answer is stored in that same transaction, per principal, so a
+// retried request — even a concurrent one — gets the first answer replayed
+// (Idempotent-Replayed: true) instead of a second write; the same key with a
+// different request is 409. after runs once the write has committed.
+func (s *Server) idempotent(c *gin.Context, body []byte, run func(tx *repository.Store) (int, any, error), after func()) error {
+	ctx := c.Request.Context()
+	key := c.GetHeader("Idempotency-Key")
+	if len(key) > maxIdempotencyKey {
+		return badRequestf("Idempotency-Key", "must be at most %d characters", maxIdempotencyKey)
+	}
+	principalKey := principal(c).Key()
+	sum := sha256.Sum256(append([]byte(c.Request.Method+" "+c.Request.URL.Path+"\n"), body...))
+	hash := hex.EncodeToString(sum[:])
+	now := s.Now()
+	if key != "" {
+		rec, err := s.Store.GetIdempotency(ctx, principalKey, key, now)
+		if err == nil {
+			return replay(c, rec, hash)
+		}
+		if !errors.Is(err, repository.ErrNotFound) {
+			return err
+		}
+	}
+	var status int
+	var out []byte
+	err := s.Store.WithTx(ctx, func(tx *repository.Store) error {
+		st, v, err := run(tx)
+		if err != nil {
+			return err
+		}
+		if out, err = json.Marshal(v); err != nil {
+			return err
+		}
+		status = st
+		if key == "" {
+			return nil
+		}
+		return tx.PutIdempotency(ctx, repository.IdempotencyRecord{Principal: principalKey, Key: key,
+			RequestHash: hash, StatusCode: st, Body: out, CreatedAt: now, ExpiresAt: now.Add(s.opts.IdempotencyTTL)})
+	})
+	if key != "" && errors.Is(err, repository.ErrConflict) {
+		// A concurrent request with the same key committed first.
+		rec, gerr := s.Store.GetIdempotency(ctx, principalKey, key, now)
+		if gerr != nil {
+			return gerr
+		}
+		return replay(c, rec, hash)
+	}
+	if err != nil {
+		return err
+	}
+	if after != nil {
+		after()
+	}
+	c.Data(status, "application/json; charset=utf-8", out)
+	return nil
+}
+
+func replay(c *gin.Context, rec repository.IdempotencyRecord, hash string) error {
+	if rec.RequestHash != hash {
+		return &Error{Status: http.StatusConflict, Field: "Idempotency-Key",
+			Message: "Idempotency-Key: already used with a different request"}
+	}
+	c.Header("Idempotent-Replayed", "true")
+	c.Data(rec.StatusCode, "application/json; charset=utf-8", rec.Body)
+	return nil
+}

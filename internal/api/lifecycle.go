@@ -1,0 +1,155 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/secrets"
+)
+
+// transition writes ev with its new status inside tx and lets the scheduler
+// keep its future occurrences in step, in the same transaction: pausing
+// cancels pending rows (history is untouched; manual triggers survive);
+// resuming or rescheduling re-expands from now, so instants that fell inside
+// a pause never fire while rows still in the series keep their ids.
+func (s *Server) transition(c *gin.Context, tx *repository.Store, ev *repository.Event, expectedVersion int64,
+	target repository.EventStatus, rescheduled bool, now time.Time) error {
+	ctx := c.Request.Context()
+	wasActive := ev.Status == repository.EventActive
+	ev.Status = target
+	if err := tx.UpdateEvent(ctx, ev, expectedVersion); err != nil {
+		return err
+	}
+	switch {
+	case target != repository.EventActive && wasActive:
+		return s.Scheduler.Pause(ctx, tx, ev, now)
+	case target == repository.EventActive && !wasActive:
+		return s.Scheduler.Resume(ctx, tx, ev, now)
+	case target == repository.EventActive && rescheduled:
+		return s.Scheduler.Reschedule(ctx, tx, ev, now)
+	}
+	return nil
+}
+
+func (s *Server) pauseEvent(c *gin.Context) error {
+	return s.setStatus(c, repository.EventPaused)
+}
+
+func (s *Server) resumeEvent(c *gin.Context) error {
+	return s.setStatus(c, repository.EventActive)
+}
+
+func (s *Server) setStatus(c *gin.Context, target repository.EventStatus) error {
+	ev, err := s.modifiableEvent(c)
+	if err != nil {
+		return err
+	}
+	if err := checkIfMatch(c, &ev); err != nil {
+		return err
+	}
+	now := s.Now()
+	if ev.Status != target {
+		version := ev.Version
+		ev.UpdatedAt = now.UTC()
+		err = s.Store.WithTx(c.Request.Context(), func(tx *repository.Store) error {
+			return s.transition(c, tx, &ev, version, target, false, now)
+		})
+		if err != nil {
+			return err
+		}
+		s.wake(c, &ev)
+	}
+	c.Header("ETag", etag(&ev))
+	c.JSON(http.StatusOK, toEventJSON(&ev))
+	return nil
+}
+
+// triggerEvent fires one occurrence now: marked manual, not counted toward
+// COUNT, allowed while paused, honouring Idempotency-Key.
+func (s *Server) triggerEvent(c *gin.Context) error {
+	ev, err := s.modifiableEvent(c)
+	if err != nil {
+		return err
+	}
+	now := s.Now()
+	var occ repository.Occurrence
+	return s.idempotent(c, nil, func(tx *repository.Store) (int, any, error) {
+		ctx := c.Request.Context()
+		at := repository.RoundUp(now)
+		// A scheduled instant may already hold this microsecond: step past it.
+		for range 16 {
+			n, err := tx.InsertOccurrences(ctx, ev.ID, []time.Time{at}, true, now)
+			if err != nil {
+				return 0, nil, err
+			}
+			if n == 1 {
+				break
+			}
+			at = at.Add(time.Microsecond)
+		}
+		end := at.Add(time.Microsecond)
+		rows, err := tx.ListOccurrences(ctx, repository.OccurrenceFilter{EventID: ev.ID, From: &at, To: &end,
+			Unrestricted: true, Limit: 1})
+		if err != nil {
+			return 0, nil, err
+		}
+		if len(rows) != 1 || !rows[0].Manual {
+			return 0, nil, &Error{Status: http.StatusConflict, Message: "could not schedule a manual occurrence; retry"}
+		}
+		occ = rows[0]
+		return http.StatusCreated, toOccurrenceJSON(&occ), nil
+	}, func() { s.Scheduler.Wake(c.Request.Context(), occ.ScheduledAt) })
+}
+
+// rotateSecret issues a new signing secret, returned once; the old one keeps
+// signing beside it until the grace period ends.
+func (s *Server) rotateSecret(c *gin.Context) error {
+	ev, err := s.modifiableEvent(c)
+	if err != nil {
+		return err
+	}
+	grace := 24 * time.Hour
+	if c.Request.ContentLength != 0 {
+		members, _, err := readObject(c)
+		if err != nil {
+			return err
+		}
+		if err := rejectUnknown(members, set("grace"), nil); err != nil {
+			return err
+		}
+		var text string
+		if sent, err := decodeField(members, "grace", &text); err != nil {
+			return err
+		} else if sent {
+			if grace, err = parseDuration("grace", text, 0, 30*24*time.Hour); err != nil {
+				return err
+			}
+		}
+	}
+	secret, err := secrets.GenerateSecret()
+	if err != nil {
+		return err
+	}
+	sealed, err := s.Secrets.Seal([]byte(secret))
+	if err != nil {
+		return err
+	}
+	now := s.Now().UTC()
+	until := now.Add(grace)
+	version := ev.Version
+	ev.PreviousSecret, ev.PreviousSecretExpires = ev.HMACSecret, &until
+	if len(ev.PreviousSecret) == 0 || grace == 0 {
+		ev.PreviousSecret, ev.PreviousSecretExpires = nil, nil
+	}
+	ev.HMACSecret, ev.UpdatedAt = sealed, now
+	if err := s.Store.UpdateEvent(c.Request.Context(), &ev, version); err != nil {
+		return err
+	}
+	c.Header("ETag", etag(&ev))
+	c.JSON(http.StatusOK, gin.H{"event_id": ev.ID, "hmac_secret": secret,
+		"previous_secret_expires_at": ev.PreviousSecretExpires})
+	return nil
+}

@@ -1,0 +1,223 @@
+package api
+
+import (
+	"crypto/rand"
+	"database/sql/driver"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5/pgconn"
+	"go.uber.org/zap"
+
+	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/repository"
+)
+
+const (
+	ctxRequestID = "qhronos.request_id"
+	ctxPrincipal = "qhronos.principal"
+)
+
+var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
+
+// requestID takes a sane X-Request-ID from the client or makes one, and
+// echoes it so logs and answers can be matched.
+func (s *Server) requestID(c *gin.Context) {
+	id := c.GetHeader("X-Request-ID")
+	if !validRequestID.MatchString(id) {
+		b := make([]byte, 8)
+		_, _ = rand.Read(b)
+		id = hex.EncodeToString(b)
+	}
+	c.Set(ctxRequestID, id)
+	c.Header("X-Request-ID", id)
+	c.Next()
+}
+
+func requestID(c *gin.Context) string { return c.GetString(ctxRequestID) }
+
+// recoverer turns a panic into a 500 JSON answer; details go to the log.
+func (s *Server) recoverer(c *gin.Context) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.Error("panic in handler", zap.String("request_id", requestID(c)), zap.Any("panic", v),
+				zap.String("route", c.FullPath()), zap.Stack("stack"))
+			c.AbortWithStatusJSON(http.StatusInternalServerError, errorBody{Error: "internal error"})
+		}
+	}()
+	c.Next()
+}
+
+// accessLog records one line per request: never headers, tokens or bodies.
+func (s *Server) accessLog(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	route := c.FullPath()
+	if route == "" {
+		route = "unmatched"
+	}
+	s.log.Debug("request", zap.String("request_id", requestID(c)), zap.String("method", c.Request.Method),
+		zap.String("route", route), zap.Int("status", c.Writer.Status()),
+		zap.Duration("duration", time.Since(start)))
+}
+
+// limitBody caps request bodies; reading past the cap yields 413.
+func (s *Server) limitBody(c *gin.Context) {
+	if c.Request.ContentLength > s.opts.MaxBodyBytes {
+		c.AbortWithStatusJSON(http.StatusRequestEntityTooLarge,
+			errorBody{Error: fmt.Sprintf("request body exceeds %d bytes", s.opts.MaxBodyBytes)})
+		return
+	}
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes)
+	c.Next()
+}
+
+// authenticate derives the request's principal once; every handler reads it
+// from the context and every query is filtered by it.
+func (s *Server) authenticate(c *gin.Context) {
+	header := c.GetHeader("Authorization")
+	bearer, ok := strings.CutPrefix(header, "Bearer ")
+	if !ok {
+		bearer, ok = strings.CutPrefix(header, "bearer ")
+	}
+	if !ok || strings.TrimSpace(bearer) == "" {
+		s.denyAuth(c, fmt.Errorf("%w: missing bearer token", auth.ErrUnauthenticated))
+		return
+	}
+	p, err := s.Auth.Authenticate(c.Request.Context(), strings.TrimSpace(bearer))
+	if err != nil {
+		s.denyAuth(c, err)
+		return
+	}
+	c.Set(ctxPrincipal, p)
+	c.Next()
+}
+
+// denyAuth answers a failed authentication; failures count against the
+// client address so guessing tokens is rate limited too.
+func (s *Server) denyAuth(c *gin.Context, err error) {
+	if errors.Is(err, auth.ErrUnauthenticated) {
+		if s.limited(c, "ip:"+s.clientIP(c).String()) {
+			return
+		}
+	}
+	s.writeError(c, err)
+}
+
+func principal(c *gin.Context) auth.Principal {
+	p, _ := c.Get(ctxPrincipal)
+	pr, _ := p.(auth.Principal)
+	return pr
+}
+
+// require answers 403 unless the principal has at least access a.
+func (s *Server) require(a repository.Access) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if !principal(c).Allows(a) {
+			s.writeError(c, errForbidden)
+			return
+		}
+		c.Next()
+	}
+}
+
+// rateLimit applies the per-principal GCRA limit.
+func (s *Server) rateLimit(c *gin.Context) {
+	p := principal(c)
+	if p.Master && !s.opts.LimitMaster {
+		c.Next()
+		return
+	}
+	if s.limited(c, p.Key()) {
+		return
+	}
+	c.Next()
+}
+
+// limited checks key against the limit, sets the RateLimit headers and
+// answers 429 when denied. It reports whether the request was stopped.
+func (s *Server) limited(c *gin.Context, key string) bool {
+	res, err := s.Coord.Allow(c.Request.Context(), key, s.opts.RateLimit)
+	if err != nil {
+		// The limiter protects the service; when it cannot answer, let the
+		// request through rather than fail it.
+		s.log.Warn("rate limiter unavailable", zap.Error(err))
+		return false
+	}
+	c.Header("RateLimit-Limit", strconv.Itoa(res.Limit))
+	c.Header("RateLimit-Remaining", strconv.Itoa(res.Remaining))
+	c.Header("RateLimit-Reset", strconv.Itoa(ceilSeconds(res.ResetAfter)))
+	c.Header("X-RateLimit-Limit", strconv.Itoa(res.Limit))
+	c.Header("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))
+	if res.Allowed {
+		return false
+	}
+	c.Header("Retry-After", strconv.Itoa(max(1, ceilSeconds(res.RetryAfter))))
+	s.writeError(c, &Error{Status: http.StatusTooManyRequests, Message: "rate limit exceeded"})
+	return true
+}
+
+func ceilSeconds(d time.Duration) int { return int(math.Ceil(d.Seconds())) }
+
+// clientIP is the peer address, or the first untrusted hop of
+// X-Forwarded-For when the peer is a configured trusted proxy: a client
+// cannot choose its own address by sending the header.
+func (s *Server) clientIP(c *gin.Context) netip.Addr {
+	host, _, err := net.SplitHostPort(c.Request.RemoteAddr)
+	if err != nil {
+		host = c.Request.RemoteAddr
+	}
+	peer, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.Addr{}
+	}
+	peer = peer.Unmap()
+	if !s.trusted(peer) {
+		return peer
+	}
+	hops := strings.Split(c.GetHeader("X-Forwarded-For"), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			return peer
+		}
+		a = a.Unmap()
+		if !s.trusted(a) {
+			return a
+		}
+		peer = a
+	}
+	return peer
+}
+
+func (s *Server) trusted(a netip.Addr) bool {
+	for _, p := range s.opts.TrustedProxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// isUnavailable reports errors that mean "the database is not answering",
+// which the API turns into 503 rather than 500.
+func isUnavailable(err error) bool {
+	var netErr net.Error
+	var connErr *pgconn.ConnectError
+	return errors.Is(err, driver.ErrBadConn) || errors.As(err, &netErr) || errors.As(err, &connErr) ||
+		pgconn.SafeToRetry(err) || strings.Contains(err.Error(), "conn closed") ||
+		strings.Contains(err.Error(), "database is locked")
+}

@@ -1,0 +1,140 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/qhronos/qhronos/internal/repository"
+)
+
+var occurrenceStatuses = set(string(repository.OccurrencePending), string(repository.OccurrenceDispatching),
+	string(repository.OccurrenceRetrying), string(repository.OccurrenceAwaitingAck),
+	string(repository.OccurrenceCompleted), string(repository.OccurrenceFailed), string(repository.OccurrenceMissed),
+	string(repository.OccurrenceCancelled))
+
+// occurrenceFilter builds the scoped filter of an occurrence listing.
+func occurrenceFilter(c *gin.Context, q listQuery) (repository.OccurrenceFilter, error) {
+	f := repository.OccurrenceFilter{AnyTags: q.anyTags, AllTags: q.allTags, From: q.from, To: q.to, Limit: q.limit}
+	f.Scope, f.Unrestricted = principal(c).ScopeFilter()
+	for _, st := range q.status {
+		if !occurrenceStatuses[st] {
+			return f, badRequestf("status", "unknown occurrence status %q", st)
+		}
+		f.Status = append(f.Status, repository.OccurrenceStatus(st))
+	}
+	if q.cursor != "" {
+		at, id, err := decodeCursor(q.cursor)
+		if err != nil {
+			return f, err
+		}
+		f.After = &repository.OccurrenceCursor{ScheduledAt: at, ID: id}
+	}
+	if q.page > 0 {
+		f.Offset = (q.page - 1) * q.limit
+	}
+	return f, nil
+}
+
+// eventOccurrences lists one event's occurrences, past and future, newest
+// first, as a plain array.
+func (s *Server) eventOccurrences(c *gin.Context) error {
+	ev, err := s.visibleEvent(c)
+	if err != nil {
+		return err
+	}
+	q, err := parseListQuery(c)
+	if err != nil {
+		return err
+	}
+	f, err := occurrenceFilter(c, q)
+	if err != nil {
+		return err
+	}
+	f.EventID, f.Scope, f.Unrestricted = ev.ID, nil, true // visibility was checked on the event
+	rows, err := s.Store.ListOccurrences(c.Request.Context(), f)
+	if err != nil {
+		return err
+	}
+	if len(rows) == q.limit && q.page == 0 {
+		last := rows[len(rows)-1]
+		setNextLink(c, encodeCursor(last.ScheduledAt, last.ID))
+	}
+	c.JSON(http.StatusOK, toOccurrencesJSON(rows))
+	return nil
+}
+
+// listOccurrences keeps the original {"data","pagination"} envelope.
+func (s *Server) listOccurrences(c *gin.Context) error {
+	q, err := parseListQuery(c)
+	if err != nil {
+		return err
+	}
+	f, err := occurrenceFilter(c, q)
+	if err != nil {
+		return err
+	}
+	f.EventID = c.Query("event_id")
+	ctx := c.Request.Context()
+	rows, err := s.Store.ListOccurrences(ctx, f)
+	if err != nil {
+		return err
+	}
+	countFilter := f
+	countFilter.After = nil
+	total, err := s.Store.CountOccurrences(ctx, countFilter)
+	if err != nil {
+		return err
+	}
+	page := max(q.page, 1)
+	pagination := gin.H{"page": page, "limit": q.limit, "total": total}
+	if len(rows) == q.limit {
+		last := rows[len(rows)-1]
+		next := encodeCursor(last.ScheduledAt, last.ID)
+		pagination["next_cursor"] = next
+		if q.page == 0 {
+			setNextLink(c, next)
+		}
+	}
+	c.JSON(http.StatusOK, gin.H{"data": toOccurrencesJSON(rows), "pagination": pagination})
+	return nil
+}
+
+// visibleOccurrence loads an occurrence whose event the principal may read.
+func (s *Server) visibleOccurrence(c *gin.Context) (repository.Occurrence, error) {
+	ctx := c.Request.Context()
+	occ, err := s.Store.GetOccurrence(ctx, c.Param("id"))
+	if err != nil {
+		return occ, err
+	}
+	ev, err := s.Store.GetEventAny(ctx, occ.EventID)
+	if err != nil {
+		return occ, err
+	}
+	if !principal(c).CanRead(ev.Tags) {
+		return occ, errNotFound
+	}
+	return occ, nil
+}
+
+func (s *Server) getOccurrence(c *gin.Context) error {
+	occ, err := s.visibleOccurrence(c)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, toOccurrenceJSON(&occ))
+	return nil
+}
+
+func (s *Server) occurrenceAttempts(c *gin.Context) error {
+	occ, err := s.visibleOccurrence(c)
+	if err != nil {
+		return err
+	}
+	attempts, err := s.Store.ListAttempts(c.Request.Context(), occ.ID)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, toAttemptsJSON(attempts))
+	return nil
+}

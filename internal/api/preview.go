@@ -1,0 +1,113 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/qhronos/qhronos/internal/recurrence"
+	"github.com/qhronos/qhronos/internal/repository"
+)
+
+const (
+	defaultPreviewCount = 10
+	maxPreviewCount     = 1000
+)
+
+var previewFields = set("start_time", "timezone", "rrule", "schedule", "cron", "count", "after")
+
+// previewSchedule shows the next instants of a schedule without creating
+// anything; validation errors are the ones POST /events would give.
+func (s *Server) previewSchedule(c *gin.Context) error {
+	members, _, err := readObject(c)
+	if err != nil {
+		return err
+	}
+	if err := rejectUnknown(members, previewFields, nil); err != nil {
+		return err
+	}
+	count := defaultPreviewCount
+	if _, err := decodeField(members, "count", &count); err != nil {
+		return err
+	}
+	var afterText string
+	if _, err := decodeField(members, "after", &afterText); err != nil {
+		return err
+	}
+	delete(members, "count")
+	delete(members, "after")
+	in, err := parseEventInput(members)
+	if err != nil {
+		return err
+	}
+	now := s.Now()
+	ev := repository.Event{}
+	// Preview accepts past start times: it shows what a series would do.
+	rule, err := s.applySchedulePreview(in, &ev, now)
+	if err != nil {
+		return err
+	}
+	after := now
+	if afterText != "" {
+		if after, err = time.Parse(time.RFC3339Nano, afterText); err != nil {
+			return badRequest("after", "must be an RFC 3339 time")
+		}
+	}
+	return s.writePreview(c, rule, after, count)
+}
+
+func (s *Server) applySchedulePreview(in *eventInput, ev *repository.Event, now time.Time) (*recurrence.Rule, error) {
+	if in.StartTime == nil {
+		text := now.UTC().Format(time.RFC3339Nano)
+		in.StartTime = &text
+	}
+	// The same path as events, except that a past start_time is allowed.
+	return s.applySchedule(in, ev, true, false, now)
+}
+
+// previewEvent shows the next instants of an existing event.
+func (s *Server) previewEvent(c *gin.Context) error {
+	ev, err := s.visibleEvent(c)
+	if err != nil {
+		return err
+	}
+	count := defaultPreviewCount
+	if v := c.Query("count"); v != "" {
+		if count, err = strconv.Atoi(v); err != nil {
+			return badRequest("count", "must be an integer")
+		}
+	}
+	after := s.Now()
+	if v, err := timeParam(c.Request.URL.Query(), "after", "from"); err != nil {
+		return err
+	} else if v != nil {
+		after = *v
+	}
+	spec, err := eventSpec(&ev)
+	if err != nil {
+		return err
+	}
+	rule, err := recurrence.Compile(spec, s.opts.Recurrence)
+	if err != nil {
+		return err
+	}
+	return s.writePreview(c, rule, after, count)
+}
+
+func (s *Server) writePreview(c *gin.Context, rule *recurrence.Rule, after time.Time, count int) error {
+	if count < 1 || count > maxPreviewCount {
+		return badRequestf("count", "must be between 1 and %d", maxPreviewCount)
+	}
+	instants, err := recurrence.Preview(rule, after, count)
+	if err != nil {
+		return err
+	}
+	out := make([]gin.H, 0, len(instants))
+	for _, in := range instants {
+		out = append(out, gin.H{"utc": in.UTC, "local": in.Local})
+	}
+	c.JSON(http.StatusOK, gin.H{"timezone": rule.Location().String(), "instants": out})
+	return nil
+}

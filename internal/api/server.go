@@ -1,0 +1,198 @@
+// Package api is the HTTP face of Qhronos: routes, the auth middleware, error
+// mapping and the WebSocket endpoint.
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"go.uber.org/zap"
+
+	"github.com/qhronos/qhronos/internal/actions"
+	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/coordination"
+	"github.com/qhronos/qhronos/internal/hub"
+	"github.com/qhronos/qhronos/internal/recurrence"
+	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/secrets"
+)
+
+// Scheduling is what the API needs from the scheduler: keeping an event's
+// occurrences in step inside the transaction that changes it, and telling
+// dispatchers that something new is due.
+type Scheduling interface {
+	ExpandEvent(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error
+	Pause(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error
+	Resume(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error
+	Reschedule(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error
+	Wake(ctx context.Context, at time.Time)
+}
+
+// StatusReporter reports background loops for /status.
+type StatusReporter interface {
+	Status() map[string]any
+}
+
+// Options are the API's tunables, taken from config.
+type Options struct {
+	MaxBodyBytes     int64
+	TrustedProxies   []netip.Prefix
+	RateLimit        coordination.Limit
+	LimitMaster      bool
+	TokenMaxTTL      time.Duration
+	IdempotencyTTL   time.Duration
+	Recurrence       recurrence.Limits
+	DefaultTimeout   time.Duration // per attempt
+	MaxTimeout       time.Duration // per-event override cap
+	MaxTags          int
+	MaxTagLength     int
+	MaxMetadataBytes int
+	WebSocket        WebSocketOptions
+}
+
+func (o *Options) withDefaults() {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 1 << 20
+	}
+	if o.RateLimit.Rate <= 0 {
+		o.RateLimit = coordination.Limit{Rate: 10, Burst: 100}
+	}
+	if o.TokenMaxTTL <= 0 {
+		o.TokenMaxTTL = 365 * 24 * time.Hour
+	}
+	if o.IdempotencyTTL <= 0 {
+		o.IdempotencyTTL = 24 * time.Hour
+	}
+	if o.DefaultTimeout <= 0 {
+		o.DefaultTimeout = 30 * time.Second
+	}
+	if o.MaxTimeout <= 0 {
+		o.MaxTimeout = 60 * time.Second
+	}
+	if o.MaxTags <= 0 {
+		o.MaxTags = 50
+	}
+	if o.MaxTagLength <= 0 {
+		o.MaxTagLength = 100
+	}
+	if o.MaxMetadataBytes <= 0 {
+		o.MaxMetadataBytes = 64 << 10
+	}
+}
+
+// Info describes this instance for /status.
+type Info struct {
+	Version    string
+	InstanceID string
+	StartedAt  time.Time
+}
+
+// Deps are the server's collaborators, built in main.
+type Deps struct {
+	Store     *repository.Store
+	Auth      *auth.Authenticator
+	Actions   *actions.Registry
+	Coord     coordination.Coordinator
+	Scheduler Scheduling
+	Status    StatusReporter // may be nil
+	Secrets   *secrets.Box
+	Hub       *hub.Hub // nil disables /ws
+	Logger    *zap.Logger
+	Now       func() time.Time
+	Info      Info
+	// Extra registers more routes (the WebSocket endpoint, metrics) on the
+	// engine after the core ones.
+	Extra func(r *gin.Engine)
+}
+
+// Server serves the REST API.
+type Server struct {
+	Deps
+	opts   Options
+	log    *zap.Logger
+	engine *gin.Engine
+}
+
+// New builds the server and its routes.
+func New(d Deps, opts Options) *Server {
+	opts.withDefaults()
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	gin.SetMode(gin.ReleaseMode)
+	s := &Server{Deps: d, opts: opts, log: d.Logger.Named("api")}
+	s.engine = s.routes()
+	return s
+}
+
+// Handler returns the HTTP handler.
+func (s *Server) Handler() http.Handler { return s.engine }
+
+// HTTPServer wraps the handler with the timeouts that keep slow or idle
+// clients (slowloris, unfinished bodies) from holding resources.
+func (s *Server) HTTPServer(addr string) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           s.engine,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+func (s *Server) routes() *gin.Engine {
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.ContextWithFallback = true
+	r.Use(s.requestID, s.recoverer, s.accessLog)
+	r.NoRoute(func(c *gin.Context) { c.AbortWithStatusJSON(http.StatusNotFound, errorBody{Error: "no such route"}) })
+	r.NoMethod(func(c *gin.Context) {
+		c.AbortWithStatusJSON(http.StatusMethodNotAllowed, errorBody{Error: "method not allowed"})
+	})
+
+	r.GET("/health", s.health)
+	r.GET("/healthz", s.health)
+	r.GET("/ready", s.handle(s.ready))
+	r.GET("/status", s.handle(s.status))
+	r.GET("/openapi.json", s.openAPI)
+
+	if s.Hub != nil {
+		r.GET("/ws", s.websocketHandler(s.Hub, s.opts.WebSocket))
+	}
+
+	authed := r.Group("/", s.authenticate, s.rateLimit, s.limitBody)
+	read := authed.Group("/", s.require(repository.AccessRead))
+	write := authed.Group("/", s.require(repository.AccessWrite))
+	admin := authed.Group("/", s.require(repository.AccessAdmin))
+
+	write.POST("/events", s.handle(s.createEvent))
+	read.GET("/events", s.handle(s.listEvents))
+	read.GET("/events/:id", s.handle(s.getEvent))
+	write.PUT("/events/:id", s.handle(s.updateEvent))
+	write.DELETE("/events/:id", s.handle(s.deleteEvent))
+	write.POST("/events/:id/pause", s.handle(s.pauseEvent))
+	write.POST("/events/:id/resume", s.handle(s.resumeEvent))
+	write.POST("/events/:id/trigger", s.handle(s.triggerEvent))
+	write.POST("/events/:id/rotate-secret", s.handle(s.rotateSecret))
+	read.GET("/events/:id/occurrences", s.handle(s.eventOccurrences))
+	read.GET("/events/:id/preview", s.handle(s.previewEvent))
+	read.POST("/schedules/preview", s.handle(s.previewSchedule))
+
+	read.GET("/occurrences", s.handle(s.listOccurrences))
+	read.GET("/occurrences/:id", s.handle(s.getOccurrence))
+	read.GET("/occurrences/:id/attempts", s.handle(s.occurrenceAttempts))
+
+	admin.POST("/tokens", s.handle(s.createToken))
+	admin.GET("/tokens", s.handle(s.listTokens))
+	admin.DELETE("/tokens/:id", s.handle(s.revokeToken))
+
+	if s.Extra != nil {
+		s.Extra(r)
+	}
+	return r
+}

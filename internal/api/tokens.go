@@ -1,0 +1,132 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/repository"
+)
+
+var tokenFields = set("type", "sub", "access", "scope", "expires_at")
+
+// tokenJSON describes a token; the JWT itself appears only in the answer
+// that mints it.
+type tokenJSON struct {
+	ID        string     `json:"id"`
+	Token     string     `json:"token,omitempty"`
+	Type      string     `json:"type"`
+	Sub       string     `json:"sub"`
+	Access    string     `json:"access"`
+	Scope     []string   `json:"scope"`
+	ExpiresAt time.Time  `json:"expires_at"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+	CreatedBy string     `json:"created_by,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+}
+
+func toTokenJSON(t repository.Token) tokenJSON {
+	return tokenJSON{ID: t.ID, Type: "jwt", Sub: t.Subject, Access: string(t.Access), Scope: t.Scope,
+		ExpiresAt: t.ExpiresAt, RevokedAt: t.RevokedAt, CreatedBy: t.CreatedBy, CreatedAt: t.CreatedAt}
+}
+
+// createToken mints a JWT. It answers 200 as the original did. A caller can
+// never mint wider access or scope than its own.
+func (s *Server) createToken(c *gin.Context) error {
+	members, _, err := readObject(c)
+	if err != nil {
+		return err
+	}
+	if err := rejectUnknown(members, tokenFields, nil); err != nil {
+		return err
+	}
+	var typ, sub, access, expires string
+	var scope []string
+	for name, dst := range map[string]any{"type": &typ, "sub": &sub, "access": &access, "expires_at": &expires,
+		"scope": &scope} {
+		if _, err := decodeField(members, name, dst); err != nil {
+			return err
+		}
+	}
+	if typ != "" && typ != "jwt" {
+		return badRequest("type", `must be "jwt"`)
+	}
+	sub = strings.TrimSpace(sub)
+	if sub == "" || len(sub) > 255 {
+		return badRequest("sub", "is required (at most 255 characters)")
+	}
+	level, err := auth.ParseAccess(access)
+	if err != nil {
+		return badRequest("access", `must be one of "read", "write", "admin"`)
+	}
+	scope = splitList(scope)
+	if len(scope) > s.opts.MaxTags {
+		return badRequestf("scope", "at most %d tags", s.opts.MaxTags)
+	}
+	now := s.Now().UTC()
+	if expires == "" {
+		return badRequest("expires_at", "is required (RFC 3339)")
+	}
+	exp, err := time.Parse(time.RFC3339Nano, expires)
+	if err != nil {
+		return badRequest("expires_at", "must be an RFC 3339 time")
+	}
+	if !exp.After(now) {
+		return badRequest("expires_at", "must be in the future")
+	}
+	if exp.Sub(now) > s.opts.TokenMaxTTL {
+		return badRequestf("expires_at", "must be within %s from now", s.opts.TokenMaxTTL)
+	}
+	p := principal(c)
+	if err := p.CanMint(level, scope); err != nil {
+		return &Error{Status: http.StatusForbidden, Message: err.Error()}
+	}
+	if scope == nil {
+		scope = []string{}
+	}
+	t := repository.Token{ID: uuid.NewString(), Subject: sub, Access: level, Scope: scope,
+		ExpiresAt: exp.UTC().Truncate(time.Second), CreatedBy: p.Subject, CreatedAt: now}
+	jwt, err := s.Auth.Mint(t)
+	if err != nil {
+		return err
+	}
+	if err := s.Store.CreateToken(c.Request.Context(), t); err != nil {
+		return err
+	}
+	out := toTokenJSON(t)
+	out.Token = jwt
+	c.JSON(http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) listTokens(c *gin.Context) error {
+	q, err := parseListQuery(c)
+	if err != nil {
+		return err
+	}
+	tokens, err := s.Store.ListTokens(c.Request.Context(), "", q.limit)
+	if err != nil {
+		return err
+	}
+	out := make([]tokenJSON, 0, len(tokens))
+	for _, t := range tokens {
+		out = append(out, toTokenJSON(t))
+	}
+	c.JSON(http.StatusOK, out)
+	return nil
+}
+
+// revokeToken revokes a token; every instance refuses it within a second
+// (the authenticator's revocation cache is at most that old).
+func (s *Server) revokeToken(c *gin.Context) error {
+	if err := s.Store.RevokeToken(c.Request.Context(), c.Param("id"), s.Now()); err != nil {
+		return err
+	}
+	c.Status(http.StatusNoContent)
+	return nil
+}
+

@@ -1,0 +1,255 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/gin-gonic/gin"
+	"go.uber.org/zap"
+
+	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/hub"
+	"github.com/qhronos/qhronos/internal/repository"
+)
+
+// WebSocketOptions tunes /ws.
+type WebSocketOptions struct {
+	AllowedOrigins   []string // Origin host patterns; requests without Origin (non-browsers) are allowed
+	HandshakeTimeout time.Duration
+	ReadLimit        int64
+	PingInterval     time.Duration
+	SendQueue        int
+}
+
+func (o *WebSocketOptions) withDefaults() {
+	if o.HandshakeTimeout <= 0 {
+		o.HandshakeTimeout = 5 * time.Second
+	}
+	if o.ReadLimit <= 0 {
+		o.ReadLimit = 16 << 10
+	}
+	if o.PingInterval <= 0 {
+		o.PingInterval = 30 * time.Second
+	}
+	if o.SendQueue <= 0 {
+		o.SendQueue = 64
+	}
+}
+
+var validClientName = regexp.MustCompile(`^[A-Za-z0-9._:@-]{1,255}$`)
+
+// wsFrame is any frame a client sends.
+type wsFrame struct {
+	Type         string   `json:"type"`
+	ClientName   string   `json:"client_name"`
+	Tags         []string `json:"tags"`
+	Token        string   `json:"token"`
+	EventID      string   `json:"event_id"`
+	OccurrenceID string   `json:"occurrence_id"`
+}
+
+func frame(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+func errorFrame(msg string) []byte { return frame(gin.H{"type": "error", "message": msg}) }
+
+// mayHook is the client-hook rule: master and admin tokens may hook any
+// client; other tokens (read access or more) may hook the client named by
+// their subject or by a tag in their scope.
+func mayHook(p auth.Principal, clientName string) bool {
+	if p.Master || p.Allows(repository.AccessAdmin) {
+		return true
+	}
+	return p.Allows(repository.AccessRead) && (p.Subject == clientName || slices.Contains(p.Scope, clientName))
+}
+
+// mayListen is the tag-listener rule: every requested tag within the scope.
+func mayListen(p auth.Principal, tags []string) bool {
+	scope, unrestricted := p.ScopeFilter()
+	if unrestricted {
+		return true
+	}
+	for _, t := range tags {
+		if !slices.Contains(scope, t) {
+			return false
+		}
+	}
+	return p.Allows(repository.AccessRead)
+}
+
+// websocketHandler serves /ws: the original handshake frame, then event
+// frames out and acknowledgements in.
+func (s *Server) websocketHandler(h *hub.Hub, opts WebSocketOptions) gin.HandlerFunc {
+	opts.withDefaults()
+	return func(c *gin.Context) {
+		// The server's read/write deadlines are for plain requests; a
+		// WebSocket lives on its own keepalive.
+		rc := http.NewResponseController(c.Writer)
+		_ = rc.SetReadDeadline(time.Time{})
+		_ = rc.SetWriteDeadline(time.Time{})
+		conn, err := websocket.Accept(c.Writer, c.Request, &websocket.AcceptOptions{OriginPatterns: opts.AllowedOrigins})
+		if err != nil {
+			s.log.Info("websocket rejected", zap.String("request_id", requestID(c)), zap.Error(err))
+			return
+		}
+		defer func() { _ = conn.CloseNow() }()
+		conn.SetReadLimit(opts.ReadLimit)
+		s.serveWebSocket(c.Request.Context(), conn, h, opts)
+	}
+}
+
+func (s *Server) serveWebSocket(ctx context.Context, conn *websocket.Conn, h *hub.Hub, opts WebSocketOptions) {
+	l, ok := s.wsHandshake(ctx, conn, opts)
+	if !ok {
+		return
+	}
+	h.Add(l)
+	defer h.Remove(l)
+	if err := conn.Write(ctx, websocket.MessageText, frame(gin.H{"type": "ack", "message": "subscription registered"})); err != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go s.wsWriter(ctx, cancel, conn, l, opts)
+	for {
+		_, data, err := conn.Read(ctx)
+		if err != nil {
+			return
+		}
+		var f wsFrame
+		if json.Unmarshal(data, &f) != nil {
+			_ = conn.Write(ctx, websocket.MessageText, errorFrame("invalid JSON frame"))
+			continue
+		}
+		switch {
+		case f.Type == "ack" && l.ClientName == "":
+			_ = conn.Write(ctx, websocket.MessageText, errorFrame("acknowledge not supported for tag-listener"))
+		case f.Type == "ack":
+			_ = conn.Write(ctx, websocket.MessageText, s.wsAck(ctx, l.ClientName, f))
+		default:
+			_ = conn.Write(ctx, websocket.MessageText, errorFrame("unsupported message type"))
+		}
+	}
+}
+
+// wsHandshake reads and checks the first frame within the deadline.
+func (s *Server) wsHandshake(ctx context.Context, conn *websocket.Conn, opts WebSocketOptions) (*hub.Listener, bool) {
+	hctx, cancel := context.WithTimeout(ctx, opts.HandshakeTimeout)
+	defer cancel()
+	_, data, err := conn.Read(hctx)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) || hctx.Err() != nil {
+			_ = conn.Close(websocket.StatusPolicyViolation, "handshake timeout")
+		}
+		return nil, false
+	}
+	var f wsFrame
+	if err := json.Unmarshal(data, &f); err != nil {
+		return s.wsRefuse(ctx, conn, "handshake must be a JSON object")
+	}
+	p, err := s.Auth.Authenticate(ctx, f.Token)
+	if err != nil {
+		return s.wsRefuse(ctx, conn, "unauthorized")
+	}
+	var l *hub.Listener
+	switch f.Type {
+	case "client-hook":
+		if !validClientName.MatchString(f.ClientName) {
+			return s.wsRefuse(ctx, conn, "client_name: required, letters, digits and ._:@- only")
+		}
+		if !mayHook(p, f.ClientName) {
+			return s.wsRefuse(ctx, conn, "client_name: not allowed for this token")
+		}
+		l = hub.NewListener(f.ClientName, nil, p.CanRead, opts.SendQueue)
+	case "tag-listener":
+		if len(f.Tags) == 0 || len(f.Tags) > 100 {
+			return s.wsRefuse(ctx, conn, "tags: between 1 and 100 tags required")
+		}
+		if !mayListen(p, f.Tags) {
+			return s.wsRefuse(ctx, conn, "tags: outside token scope")
+		}
+		l = hub.NewListener("", f.Tags, p.CanRead, opts.SendQueue)
+	default:
+		return s.wsRefuse(ctx, conn, `type: must be "client-hook" or "tag-listener"`)
+	}
+	return l, true
+}
+
+func (s *Server) wsRefuse(ctx context.Context, conn *websocket.Conn, msg string) (*hub.Listener, bool) {
+	wctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	_ = conn.Write(wctx, websocket.MessageText, errorFrame(msg))
+	_ = conn.Close(websocket.StatusPolicyViolation, msg)
+	return nil, false
+}
+
+// wsWriter sends queued frames and keepalive pings; a slow or dead client
+// is disconnected instead of stalling others.
+func (s *Server) wsWriter(ctx context.Context, cancel context.CancelFunc, conn *websocket.Conn, l *hub.Listener, opts WebSocketOptions) {
+	defer cancel()
+	ping := time.NewTicker(opts.PingInterval)
+	defer ping.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.Slow():
+			_ = conn.Close(websocket.StatusPolicyViolation, "slow consumer: send queue full")
+			return
+		case f := <-l.Queue():
+			wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+			err := conn.Write(wctx, websocket.MessageText, f)
+			wcancel()
+			if err != nil {
+				return
+			}
+		case <-ping.C:
+			pctx, pcancel := context.WithTimeout(ctx, opts.PingInterval)
+			err := conn.Ping(pctx)
+			pcancel()
+			if err != nil {
+				return
+			}
+		}
+	}
+}
+
+// wsAck completes an occurrence that awaits this client's acknowledgement.
+// The handshake already checked that the token may hook clientName.
+func (s *Server) wsAck(ctx context.Context, clientName string, f wsFrame) []byte {
+	occ, err := s.Store.GetOccurrence(ctx, f.OccurrenceID)
+	if err != nil {
+		return errorFrame("occurrence_id: unknown occurrence")
+	}
+	ev, err := s.Store.GetEventAny(ctx, occ.EventID)
+	if err != nil || (f.EventID != "" && f.EventID != ev.ID) {
+		return errorFrame("occurrence_id: unknown occurrence")
+	}
+	var params struct {
+		ClientName string `json:"client_name"`
+	}
+	var action struct {
+		Params json.RawMessage `json:"params"`
+	}
+	_ = json.Unmarshal(ev.Action, &action)
+	_ = json.Unmarshal(action.Params, &params)
+	if ev.ActionType != "websocket" || params.ClientName != clientName {
+		return errorFrame("occurrence_id: not delivered to this client")
+	}
+	if err := s.Store.Acknowledge(ctx, occ.ID, s.Now()); err != nil {
+		if errors.Is(err, repository.ErrNotFound) {
+			return errorFrame("occurrence_id: not awaiting acknowledgement")
+		}
+		s.log.Error("acknowledge occurrence", zap.String("occurrence_id", occ.ID), zap.Error(err))
+		return errorFrame("acknowledgement could not be recorded; retry")
+	}
+	return frame(gin.H{"type": "ack", "message": "acknowledged", "occurrence_id": occ.ID})
+}

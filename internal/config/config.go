@@ -1,0 +1,202 @@
+// Package config turns defaults, an optional YAML file, QHRONOS_* environment
+// variables and a few command-line flags into one Config, validates it, and
+// bootstraps the embedded deployment's data directory (lock and secrets).
+//
+// The struct below is the single source of truth: YAML keys, environment
+// variable names and the unknown-key check are all derived from its `yaml`
+// tags by reflection, so they cannot drift apart.
+package config
+
+import (
+	"net/netip"
+	"time"
+)
+
+// Config is the whole server configuration. Durations accept Go syntax plus a
+// leading day count ("30d", "1d12h"); lists come from YAML sequences or
+// comma-separated environment values.
+type Config struct {
+	Server    ServerConfig    `yaml:"server"`
+	Log       LogConfig       `yaml:"log"`
+	Database  DatabaseConfig  `yaml:"database"`
+	Redis     RedisConfig     `yaml:"redis"`
+	Auth      AuthConfig      `yaml:"auth"`
+	HMAC      HMACConfig      `yaml:"hmac"`
+	Secrets   SecretsConfig   `yaml:"secrets"`
+	Outbound  OutboundConfig  `yaml:"outbound"`
+	Scheduler SchedulerConfig `yaml:"scheduler"`
+	Actions   ActionsConfig   `yaml:"actions"`
+	WebSocket WebSocketConfig `yaml:"websocket"`
+	Retry     RetryConfig     `yaml:"retry"`
+	RateLimit RateLimitConfig `yaml:"ratelimit"`
+	Archival  ArchivalConfig  `yaml:"archival"`
+	Metrics   MetricsConfig   `yaml:"metrics"`
+}
+
+// ServerConfig is the HTTP listener and the embedded data directory.
+type ServerConfig struct {
+	// Addr is host:port to listen on; the loopback default keeps a fresh
+	// embedded install private.
+	Addr string `yaml:"addr"`
+	// DataDir holds the SQLite database, the lock file and generated secrets
+	// in the embedded deployment.
+	DataDir string `yaml:"data_dir"`
+	// TrustedProxies are the peers whose X-Forwarded-For is believed; empty
+	// means the client address is always the TCP peer (no spoofing).
+	TrustedProxies []netip.Prefix `yaml:"trusted_proxies"`
+	// MaxBodyBytes caps request bodies (413 above it).
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// MaxHeaderBytes caps request headers (431 above it).
+	MaxHeaderBytes int `yaml:"max_header_bytes"`
+	// ReadHeaderTimeout closes slowloris clients that trickle headers.
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+	// ReadTimeout bounds reading a whole request, body included.
+	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// WriteTimeout bounds writing a response (hijacked WebSocket connections
+	// manage their own deadlines).
+	WriteTimeout time.Duration `yaml:"write_timeout"`
+	// IdleTimeout closes idle keep-alive connections.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// ShutdownTimeout bounds the graceful stop of the HTTP server.
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	// AllowedOrigins lists browser origins (or host patterns) allowed to open
+	// /ws; empty allows only same-host origins and non-browser clients.
+	AllowedOrigins []string `yaml:"allowed_origins"`
+}
+
+// LogConfig selects zap's level and encoding.
+type LogConfig struct {
+	// Level is debug, info, warn or error.
+	Level string `yaml:"level"`
+	// Format is console or json; empty picks console for the embedded
+	// deployment and json for production (Load resolves it).
+	Format string `yaml:"format"`
+}
+
+// DatabaseConfig selects the store: a postgres:// URL means PostgreSQL
+// (production); empty means SQLite inside server.data_dir.
+type DatabaseConfig struct {
+	URL          string `yaml:"url"`
+	MaxOpenConns int    `yaml:"max_open_conns"`
+	// ConnectTimeout bounds the whole first connection attempt, so a wrong
+	// URL fails fast instead of hanging the start.
+	ConnectTimeout time.Duration `yaml:"connect_timeout"`
+}
+
+// RedisConfig selects coordination: one of url, sentinel or cluster; none
+// means in-process coordination (single instance only).
+type RedisConfig struct {
+	URL      string               `yaml:"url"`
+	Sentinel RedisSentinelConfig  `yaml:"sentinel"`
+	Cluster  RedisClusterConfig   `yaml:"cluster"`
+	// Password authenticates Sentinel/Cluster nodes (a url carries its own).
+	Password string `yaml:"password"`
+	// Prefix namespaces every key so several deployments can share a server.
+	Prefix string `yaml:"prefix"`
+}
+
+// RedisSentinelConfig names the Sentinel nodes and the monitored master.
+type RedisSentinelConfig struct {
+	Addrs  []string `yaml:"addrs"`
+	Master string   `yaml:"master"`
+}
+
+// RedisClusterConfig names the seed nodes of a Redis Cluster.
+type RedisClusterConfig struct {
+	Addrs []string `yaml:"addrs"`
+}
+
+// AuthConfig holds the master token and the JWT signing parameters.
+type AuthConfig struct {
+	MasterToken string `yaml:"master_token"`
+	JWTSecret   string `yaml:"jwt_secret"`
+	// JWTPreviousSecrets still verify tokens signed before a rotation.
+	JWTPreviousSecrets []string      `yaml:"jwt_previous_secrets"`
+	Issuer             string        `yaml:"issuer"`
+	Audience           string        `yaml:"audience"`
+	TokenMaxTTL        time.Duration `yaml:"token_max_ttl"`
+}
+
+// HMACConfig holds the signing secret used when an event has none.
+type HMACConfig struct {
+	DefaultSecret string `yaml:"default_secret"`
+}
+
+// SecretsConfig holds the key that encrypts stored per-event secrets.
+type SecretsConfig struct {
+	EncryptionKey string `yaml:"encryption_key"`
+}
+
+// OutboundConfig governs requests the server makes to receivers.
+type OutboundConfig struct {
+	// AllowCIDRs re-opens otherwise blocked ranges (loopback, private, …).
+	AllowCIDRs []netip.Prefix `yaml:"allow_cidrs"`
+	// MaxPerHost caps concurrent requests to one destination host.
+	MaxPerHost int `yaml:"max_per_host"`
+	// ResponseExcerptBytes is how much of a response body is read and kept.
+	ResponseExcerptBytes int64 `yaml:"response_excerpt_bytes"`
+}
+
+// SchedulerConfig tunes expansion, dispatch, leases and catch-up.
+type SchedulerConfig struct {
+	Lookahead             time.Duration `yaml:"lookahead"`
+	ExpansionInterval     time.Duration `yaml:"expansion_interval"`
+	MaxRowsPerEventWindow int           `yaml:"max_rows_per_event_window"`
+	MaxSleep              time.Duration `yaml:"max_sleep"`
+	ClaimBatch            int           `yaml:"claim_batch"`
+	ClaimAhead            time.Duration `yaml:"claim_ahead"`
+	Lease                 time.Duration `yaml:"lease"`
+	RescuerInterval       time.Duration `yaml:"rescuer_interval"`
+	DrainTimeout          time.Duration `yaml:"drain_timeout"`
+	CatchupWindow         time.Duration `yaml:"catchup_window"`
+	// Workers is the global number of concurrent action executions.
+	Workers int `yaml:"workers"`
+	// MinInterval rejects recurrences firing more often than this.
+	MinInterval time.Duration `yaml:"min_interval"`
+	// MaxCount rejects RRULE COUNT values above this.
+	MaxCount int `yaml:"max_count"`
+}
+
+// ActionsConfig bounds one delivery attempt.
+type ActionsConfig struct {
+	AttemptTimeout time.Duration `yaml:"attempt_timeout"`
+	// MaxAttemptTimeout is the ceiling for an event's own timeout.
+	MaxAttemptTimeout time.Duration `yaml:"max_attempt_timeout"`
+}
+
+// WebSocketConfig bounds the /ws handshake and acknowledgements.
+type WebSocketConfig struct {
+	HandshakeTimeout time.Duration `yaml:"handshake_timeout"`
+	AckTimeout       time.Duration `yaml:"ack_timeout"`
+}
+
+// RetryConfig is the default retry policy of an event.
+type RetryConfig struct {
+	MaxAttempts    int           `yaml:"max_attempts"`
+	InitialBackoff time.Duration `yaml:"initial_backoff"`
+	MaxBackoff     time.Duration `yaml:"max_backoff"`
+	// MaxRetryAfter caps how long a receiver's Retry-After is honoured.
+	MaxRetryAfter time.Duration `yaml:"max_retry_after"`
+}
+
+// RateLimitConfig is the per-principal API rate limit.
+type RateLimitConfig struct {
+	Rate        float64 `yaml:"rate"`
+	Burst       int     `yaml:"burst"`
+	LimitMaster bool    `yaml:"limit_master"`
+}
+
+// ArchivalConfig moves old occurrences and attempts to the archive and
+// eventually purges them.
+type ArchivalConfig struct {
+	Enabled    bool          `yaml:"enabled"`
+	Retention  time.Duration `yaml:"retention"`
+	PurgeAfter time.Duration `yaml:"purge_after"`
+	Interval   time.Duration `yaml:"interval"`
+	BatchSize  int           `yaml:"batch_size"`
+}
+
+// MetricsConfig protects /metrics; an empty token leaves it public.
+type MetricsConfig struct {
+	Token string `yaml:"token"`
+}

@@ -1,0 +1,284 @@
+// Package hub keeps the WebSocket listeners of this instance and fans frames
+// out to them, across instances, over the coordination bus. A frame for a
+// client-hook reaches every connection of that client name on every
+// instance; the sender learns how many received it, so an occurrence with no
+// listener anywhere can be retried.
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/qhronos/qhronos/internal/coordination"
+)
+
+const (
+	deliverChannel = "ws.deliver"
+	replyPrefix    = "ws.reply."
+)
+
+// Listener is one connected WebSocket: a client-hook (ClientName set) or a
+// tag-listener (Tags set). Sends never block: a full queue marks the
+// listener slow and it is disconnected.
+type Listener struct {
+	ClientName string
+	Tags       []string
+	// CanRead reports whether the listener's principal may see an event
+	// with these tags (scope permitting).
+	CanRead func(tags []string) bool
+
+	queue chan []byte
+	slow  chan struct{}
+	once  sync.Once
+}
+
+// NewListener makes a listener with a send queue of the given size.
+func NewListener(clientName string, tags []string, canRead func([]string) bool, queue int) *Listener {
+	return &Listener{ClientName: clientName, Tags: tags, CanRead: canRead, queue: make(chan []byte, queue),
+		slow: make(chan struct{})}
+}
+
+// Queue delivers frames to the connection's writer.
+func (l *Listener) Queue() <-chan []byte { return l.queue }
+
+// Slow is closed when a frame could not be queued; the connection must go.
+func (l *Listener) Slow() <-chan struct{} { return l.slow }
+
+func (l *Listener) offer(frame []byte) bool {
+	select {
+	case l.queue <- frame:
+		return true
+	default:
+		l.once.Do(func() { close(l.slow) })
+		return false
+	}
+}
+
+// delivery is what travels between instances.
+type delivery struct {
+	ID         string          `json:"id"`
+	ClientName string          `json:"client_name,omitempty"`
+	Tags       []string        `json:"tags,omitempty"`
+	Frame      json.RawMessage `json:"frame"`
+	Origin     string          `json:"origin"`
+	ReplyTo    string          `json:"reply_to,omitempty"`
+}
+
+type reply struct {
+	ID        string `json:"id"`
+	Delivered int    `json:"delivered"`
+}
+
+// Hub is this instance's registry of listeners.
+type Hub struct {
+	bus        coordination.Bus
+	instanceID string
+	log        *zap.Logger
+
+	mu        sync.RWMutex
+	clients   map[string]map[*Listener]struct{}
+	listeners map[*Listener]struct{}
+	waiting   map[string]chan int
+}
+
+// New builds a hub publishing on bus as instanceID.
+func New(bus coordination.Bus, instanceID string, logger *zap.Logger) *Hub {
+	return &Hub{bus: bus, instanceID: instanceID, log: logger.Named("hub"),
+		clients: map[string]map[*Listener]struct{}{}, listeners: map[*Listener]struct{}{},
+		waiting: map[string]chan int{}}
+}
+
+// Run relays deliveries from other instances until ctx ends.
+func (h *Hub) Run(ctx context.Context) error {
+	deliveries, err := h.bus.Subscribe(ctx, deliverChannel)
+	if err != nil {
+		return fmt.Errorf("subscribe to websocket deliveries: %w", err)
+	}
+	replies, err := h.bus.Subscribe(ctx, replyPrefix+h.instanceID)
+	if err != nil {
+		return fmt.Errorf("subscribe to websocket replies: %w", err)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case msg, ok := <-deliveries:
+			if !ok {
+				return nil
+			}
+			h.onDelivery(ctx, msg)
+		case msg, ok := <-replies:
+			if !ok {
+				return nil
+			}
+			h.onReply(msg)
+		}
+	}
+}
+
+func (h *Hub) onDelivery(ctx context.Context, msg []byte) {
+	var d delivery
+	if err := json.Unmarshal(msg, &d); err != nil || d.Origin == h.instanceID {
+		return
+	}
+	n := h.deliverLocal(d)
+	if d.ReplyTo != "" && n > 0 {
+		b, _ := json.Marshal(reply{ID: d.ID, Delivered: n})
+		if err := h.bus.Publish(ctx, replyPrefix+d.ReplyTo, b); err != nil {
+			h.log.Warn("publish websocket reply", zap.Error(err))
+		}
+	}
+}
+
+func (h *Hub) onReply(msg []byte) {
+	var r reply
+	if err := json.Unmarshal(msg, &r); err != nil {
+		return
+	}
+	h.mu.RLock()
+	ch := h.waiting[r.ID]
+	h.mu.RUnlock()
+	if ch != nil {
+		select {
+		case ch <- r.Delivered:
+		default:
+		}
+	}
+}
+
+// Add registers a listener; Remove forgets it.
+func (h *Hub) Add(l *Listener) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if l.ClientName != "" {
+		if h.clients[l.ClientName] == nil {
+			h.clients[l.ClientName] = map[*Listener]struct{}{}
+		}
+		h.clients[l.ClientName][l] = struct{}{}
+		return
+	}
+	h.listeners[l] = struct{}{}
+}
+
+// Remove forgets a listener.
+func (h *Hub) Remove(l *Listener) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if set := h.clients[l.ClientName]; set != nil {
+		delete(set, l)
+		if len(set) == 0 {
+			delete(h.clients, l.ClientName)
+		}
+	}
+	delete(h.listeners, l)
+}
+
+// Connections counts this instance's listeners (for metrics).
+func (h *Hub) Connections() int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	n := len(h.listeners)
+	for _, set := range h.clients {
+		n += len(set)
+	}
+	return n
+}
+
+func (h *Hub) deliverLocal(d delivery) int {
+	h.mu.RLock()
+	var targets []*Listener
+	if d.ClientName != "" {
+		for l := range h.clients[d.ClientName] {
+			targets = append(targets, l)
+		}
+	} else {
+		for l := range h.listeners {
+			if sharesTag(l.Tags, d.Tags) && l.CanRead(d.Tags) {
+				targets = append(targets, l)
+			}
+		}
+	}
+	h.mu.RUnlock()
+	n := 0
+	for _, l := range targets {
+		if l.offer(d.Frame) {
+			n++
+		}
+	}
+	return n
+}
+
+func sharesTag(a, b []string) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x == y {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// SendToClient pushes frame to every connection of clientName on every
+// instance and reports how many received it. When none is connected here it
+// waits up to wait for another instance to report a delivery.
+func (h *Hub) SendToClient(ctx context.Context, clientName string, frame []byte, wait time.Duration) (int, error) {
+	d := delivery{ID: uuid.NewString(), ClientName: clientName, Frame: frame, Origin: h.instanceID,
+		ReplyTo: h.instanceID}
+	local := h.deliverLocal(d)
+	var replies chan int
+	if local == 0 {
+		replies = make(chan int, 8)
+		h.mu.Lock()
+		h.waiting[d.ID] = replies
+		h.mu.Unlock()
+		defer func() {
+			h.mu.Lock()
+			delete(h.waiting, d.ID)
+			h.mu.Unlock()
+		}()
+	} else {
+		d.ReplyTo = ""
+	}
+	b, _ := json.Marshal(d)
+	if err := h.bus.Publish(ctx, deliverChannel, b); err != nil {
+		if local > 0 {
+			h.log.Warn("publish websocket delivery", zap.Error(err))
+			return local, nil
+		}
+		return 0, fmt.Errorf("publish websocket delivery: %w", err)
+	}
+	if local > 0 {
+		return local, nil
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case n := <-replies:
+		return n, nil
+	case <-timer.C:
+		return 0, nil
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// Broadcast pushes frame to the tag-listeners of any of tags on every
+// instance: best effort, at most once.
+func (h *Hub) Broadcast(ctx context.Context, tags []string, frame []byte) {
+	if len(tags) == 0 {
+		return
+	}
+	d := delivery{ID: uuid.NewString(), Tags: tags, Frame: frame, Origin: h.instanceID}
+	h.deliverLocal(d)
+	b, _ := json.Marshal(d)
+	if err := h.bus.Publish(ctx, deliverChannel, b); err != nil {
+		h.log.Warn("publish tag-listener frame", zap.Error(err))
+	}
+}

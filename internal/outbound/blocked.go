@@ -1,0 +1,125 @@
+package outbound
+
+import (
+	"fmt"
+	"net/netip"
+)
+
+// BlockedError is a refusal by the outbound policy. Actions classify it as a
+// permanent failure: retrying cannot help until an operator changes config.
+type BlockedError struct {
+	Addr   netip.Addr // zero when the port alone was refused
+	Port   int
+	Reason string // e.g. "private address", "port not allowed"
+}
+
+func (e *BlockedError) Error() string {
+	if !e.Addr.IsValid() {
+		return fmt.Sprintf("outbound request blocked: port %d not allowed (only 80, 443 and 1024-65535)", e.Port)
+	}
+	return fmt.Sprintf("outbound request blocked: %s is a %s (an operator may allow it with outbound.allow_cidrs)",
+		e.Addr, e.Reason)
+}
+
+// blockedRange is one range refused by default and why.
+type blockedRange struct {
+	prefix netip.Prefix
+	reason string
+}
+
+// blockedRanges are checked in order, so narrower, more telling reasons
+// (metadata, broadcast) come before the ranges that contain them. IPv4-mapped
+// and 6to4 addresses are unwrapped before this list is consulted.
+var blockedRanges = []blockedRange{
+	{netip.MustParsePrefix("169.254.169.254/32"), "cloud metadata address"},
+	{netip.MustParsePrefix("fd00:ec2::254/128"), "cloud metadata address"},
+	{netip.MustParsePrefix("255.255.255.255/32"), "broadcast address"},
+	{netip.MustParsePrefix("0.0.0.0/8"), "unspecified (this-network) address"},
+	{netip.MustParsePrefix("10.0.0.0/8"), "private address"},
+	{netip.MustParsePrefix("100.64.0.0/10"), "carrier-grade NAT (shared) address"},
+	{netip.MustParsePrefix("127.0.0.0/8"), "loopback address"},
+	{netip.MustParsePrefix("169.254.0.0/16"), "link-local address"},
+	{netip.MustParsePrefix("172.16.0.0/12"), "private address"},
+	{netip.MustParsePrefix("192.0.0.0/24"), "IETF protocol assignment address"},
+	{netip.MustParsePrefix("192.0.2.0/24"), "documentation (TEST-NET-1) address"},
+	{netip.MustParsePrefix("192.88.99.0/24"), "6to4 relay anycast address"},
+	{netip.MustParsePrefix("192.168.0.0/16"), "private address"},
+	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking address"},
+	{netip.MustParsePrefix("198.51.100.0/24"), "documentation (TEST-NET-2) address"},
+	{netip.MustParsePrefix("203.0.113.0/24"), "documentation (TEST-NET-3) address"},
+	{netip.MustParsePrefix("224.0.0.0/4"), "multicast address"},
+	{netip.MustParsePrefix("240.0.0.0/4"), "reserved address"},
+
+	{netip.MustParsePrefix("::/128"), "unspecified address"},
+	{netip.MustParsePrefix("::1/128"), "loopback address"},
+	{netip.MustParsePrefix("::/96"), "IPv4-compatible (deprecated) address"},
+	{netip.MustParsePrefix("64:ff9b::/96"), "NAT64 address"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "NAT64 (local-use) address"},
+	{netip.MustParsePrefix("100::/64"), "discard-only address"},
+	{netip.MustParsePrefix("2001::/32"), "Teredo address"},
+	{netip.MustParsePrefix("2001:db8::/32"), "documentation address"},
+	{netip.MustParsePrefix("fc00::/7"), "private (unique local) address"},
+	{netip.MustParsePrefix("fe80::/10"), "link-local address"},
+	{netip.MustParsePrefix("fec0::/10"), "site-local (deprecated) address"},
+	{netip.MustParsePrefix("ff00::/8"), "multicast address"},
+}
+
+var (
+	loopbackV4  = netip.MustParsePrefix("127.0.0.0/8")
+	loopbackV6  = netip.MustParsePrefix("::1/128")
+	sixToFour   = netip.MustParsePrefix("2002::/16")
+	v4InV6      = netip.MustParsePrefix("::ffff:0:0/96")
+	allowedPort = func(p int) bool { return p == 80 || p == 443 || (p >= 1024 && p <= 65535) }
+)
+
+// CheckAddr reports whether the policy in opts lets a request reach ip:port.
+// It returns a *BlockedError when it does not.
+func CheckAddr(ip netip.Addr, port int, opts Options) error {
+	if !allowedPort(port) {
+		return &BlockedError{Port: port, Reason: "port not allowed"}
+	}
+	return checkIP(ip, opts)
+}
+
+// checkIP applies the address part of the policy. An address is allowed when
+// it is re-opened by the operator, or when neither it nor any IPv4 address it
+// embeds (IPv4-mapped, 6to4) is in a blocked range.
+func checkIP(ip netip.Addr, opts Options) error {
+	ip = ip.WithZone("")
+	if !ip.IsValid() {
+		return &BlockedError{Addr: ip, Reason: "invalid address"}
+	}
+	if allowed(ip, opts) {
+		return nil
+	}
+	if v4InV6.Contains(ip) {
+		// The kernel dials the embedded IPv4 address: judge that one.
+		return checkIP(ip.Unmap(), opts)
+	}
+	for _, r := range blockedRanges {
+		if r.prefix.Contains(ip) {
+			return &BlockedError{Addr: ip, Reason: r.reason}
+		}
+	}
+	if sixToFour.Contains(ip) {
+		b := ip.As16()
+		embedded := netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
+		if err := checkIP(embedded, opts); err != nil {
+			return &BlockedError{Addr: ip, Reason: "6to4 address embedding a blocked IPv4 address (" + embedded.String() + ")"}
+		}
+	}
+	return nil
+}
+
+// allowed reports whether the operator re-opened ip.
+func allowed(ip netip.Addr, opts Options) bool {
+	if opts.AllowLoopback && (loopbackV4.Contains(ip.Unmap()) || loopbackV6.Contains(ip)) {
+		return true
+	}
+	for _, p := range opts.AllowCIDRs {
+		if p.Contains(ip) || (ip.Is4In6() && p.Contains(ip.Unmap())) {
+			return true
+		}
+	}
+	return false
+}

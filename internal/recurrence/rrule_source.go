@@ -1,0 +1,194 @@
+package recurrence
+
+import (
+	"slices"
+	"time"
+
+	"github.com/teambition/rrule-go"
+)
+
+// rruleSource expands an RRULE (or a mapped schedule) in wall-clock time.
+// rrule-go iterates floating wall readings; each is resolved in the zone:
+// a nonexistent reading is dropped and not counted (RFC 5545 §3.3.10), a
+// repeated one fires at its first occurrence. COUNT, UNTIL, EXDATE and RDATE
+// are applied here, on real instants.
+type rruleSource struct {
+	loc     *time.Location
+	opt     rrule.ROption // explicit defaults, Dtstart = wall DTSTART (whole seconds)
+	base    *rrule.RRule  // iterates from DTSTART
+	count   int
+	until   time.Time // inclusive real instant; zero means none
+	frac    time.Duration
+	exdates map[int64]struct{} // unix seconds
+	exdays  map[civilDate]struct{}
+	rdates  []time.Time // sorted, unique, microsecond-rounded
+	// anchored turns re-anchoring off (tests compare both ways).
+	noAnchor bool
+}
+
+func newRRuleSource(p *parsedRRule, start time.Time, loc *time.Location) (*rruleSource, error) {
+	wall := wallOf(start, loc)
+	d0 := wall.Truncate(time.Second)
+	s := &rruleSource{
+		loc:     loc,
+		opt:     p.opt,
+		count:   p.count,
+		until:   p.until,
+		frac:    ceilMicro(start).Sub(ceilMicro(start).Truncate(time.Second)),
+		exdates: map[int64]struct{}{},
+		exdays:  map[civilDate]struct{}{},
+	}
+	s.opt.Dtstart = d0
+	s.opt.Count = 0
+	s.opt.Until = time.Time{}
+	explicitDefaults(&s.opt, d0)
+	base, err := rrule.NewRRule(s.opt)
+	if err != nil {
+		return nil, err
+	}
+	s.base = base
+	for _, t := range p.exdates {
+		s.exdates[t.Unix()] = struct{}{}
+	}
+	for _, d := range p.exdays {
+		s.exdays[d] = struct{}{}
+	}
+	s.rdates = slices.Clone(p.rdates)
+	slices.SortFunc(s.rdates, func(a, b time.Time) int { return a.Compare(b) })
+	s.rdates = slices.CompactFunc(s.rdates, time.Time.Equal)
+	return s, nil
+}
+
+func (s *rruleSource) excluded(t time.Time) bool {
+	if _, ok := s.exdates[t.Unix()]; ok {
+		return true
+	}
+	if len(s.exdays) > 0 {
+		y, m, d := t.In(s.loc).Date()
+		if _, ok := s.exdays[civilDate{y, m, d}]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// expand appends the instants in [from, to), at most limit of them.
+func (s *rruleSource) expand(from, to time.Time, limit int, b *budget) ([]time.Time, error) {
+	var out []time.Time
+	var err error
+	if s.until.IsZero() || !from.After(s.until.Add(s.frac)) {
+		out, err = s.expandRule(from, to, limit, b)
+	}
+	if len(s.rdates) == 0 {
+		return out, err
+	}
+	i, _ := slices.BinarySearchFunc(s.rdates, from, func(a, b time.Time) int { return a.Compare(b) })
+	for ; i < len(s.rdates) && s.rdates[i].Before(to); i++ {
+		if !s.excluded(s.rdates[i]) {
+			out = append(out, s.rdates[i])
+		}
+	}
+	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
+	out = slices.CompactFunc(out, time.Time.Equal)
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, err
+}
+
+func (s *rruleSource) expandRule(from, to time.Time, limit int, b *budget) ([]time.Time, error) {
+	r := s.base
+	if s.count == 0 && !s.noAnchor {
+		if anchor, ok := s.anchorFor(from); ok {
+			opt := s.opt
+			opt.Dtstart = anchor
+			var err error
+			if r, err = rrule.NewRRule(opt); err != nil {
+				return nil, err
+			}
+		}
+	}
+	next := r.Iterator()
+	var out []time.Time
+	n := 0
+	for {
+		w, ok := next()
+		if !ok {
+			return out, nil
+		}
+		if !b.spend() {
+			return out, b.err()
+		}
+		t, exists := resolveWall(w, s.loc)
+		if !exists {
+			continue // nonexistent local time: ignored and not counted
+		}
+		n++
+		if s.count > 0 && n > s.count {
+			return out, nil
+		}
+		if !s.until.IsZero() && t.After(s.until) {
+			return out, nil
+		}
+		t = t.Add(s.frac)
+		if t.Before(from) || s.excluded(t) {
+			continue
+		}
+		if !t.Before(to) {
+			return out, nil
+		}
+		out = append(out, t)
+		if len(out) >= limit {
+			return out, nil
+		}
+	}
+}
+
+// anchorFor returns a later DTSTART for the iteration: the start of the
+// rule's period (per FREQ and INTERVAL, counted from DTSTART) that holds the
+// wall reading just before from. Every instant from that period on is an
+// instant of the original rule and nothing in between is lost, so a window
+// years after DTSTART costs the same as one at DTSTART.
+func (s *rruleSource) anchorFor(from time.Time) (time.Time, bool) {
+	target := wallOf(from, s.loc).Add(-lookback(from, s.loc))
+	d0 := s.opt.Dtstart
+	if !target.After(d0) {
+		return time.Time{}, false
+	}
+	i := max(s.opt.Interval, 1)
+	fixed := func(p0 time.Time, unit time.Duration) (time.Time, bool) {
+		k := target.Sub(p0) / unit
+		if k < 1 {
+			return time.Time{}, false
+		}
+		return p0.Add(k * unit), true
+	}
+	y0, m0, day0 := d0.Date()
+	ty, tm, _ := target.Date()
+	switch s.opt.Freq {
+	case rrule.SECONDLY:
+		return fixed(d0, time.Duration(i)*time.Second)
+	case rrule.MINUTELY:
+		return fixed(d0.Truncate(time.Minute), time.Duration(i)*time.Minute)
+	case rrule.HOURLY:
+		return fixed(d0.Truncate(time.Hour), time.Duration(i)*time.Hour)
+	case rrule.DAILY:
+		return fixed(time.Date(y0, m0, day0, 0, 0, 0, 0, time.UTC), time.Duration(i)*24*time.Hour)
+	case rrule.WEEKLY:
+		back := (int(d0.Weekday()) + 6 - s.opt.Wkst.Day() + 7) % 7 // days since WKST
+		p0 := time.Date(y0, m0, day0-back, 0, 0, 0, 0, time.UTC)
+		return fixed(p0, time.Duration(i)*7*24*time.Hour)
+	case rrule.MONTHLY:
+		k := ((ty-y0)*12 + int(tm-m0)) / i
+		if k < 1 {
+			return time.Time{}, false
+		}
+		return time.Date(y0, m0+time.Month(k*i), 1, 0, 0, 0, 0, time.UTC), true
+	default: // YEARLY
+		k := (ty - y0) / i
+		if k < 1 {
+			return time.Time{}, false
+		}
+		return time.Date(y0+k*i, 1, 1, 0, 0, 0, 0, time.UTC), true
+	}
+}

@@ -1,0 +1,146 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/qhronos/qhronos/internal/actions"
+	"github.com/qhronos/qhronos/internal/repository"
+)
+
+// goneReason is the event's last_status after a receiver answered 410.
+const goneReason = "paused: the receiver answered 410 Gone"
+
+// attempt runs one job's action and queues its outcome. It holds a pool
+// slot until the action returns.
+func (d *Dispatcher) attempt(jb job) {
+	started := d.clock.Now()
+	out := d.execute(&jb, started)
+	<-d.sem
+	ended := d.clock.Now()
+	if out.Duration <= 0 {
+		out.Duration = ended.Sub(started)
+	}
+	v := jb.policy.Classify(out, jb.occ.AttemptCount, ended, d.ackTimeout(&jb.ev), d.rnd)
+	att := &repository.Attempt{
+		OccurrenceID: jb.occ.ID, EventID: jb.ev.ID, Attempt: jb.occ.AttemptCount, Manual: jb.occ.Manual,
+		StartedAt: started.UTC(), DurationMS: out.Duration.Milliseconds(), Outcome: string(v.Status),
+		Truncated: out.Truncated, LatenessMS: started.Sub(jb.occ.ScheduledAt).Milliseconds(),
+	}
+	rec := repository.DispatchRecord{
+		OutcomeRecord: repository.OutcomeRecord{OccurrenceID: jb.occ.ID, LeaseToken: jb.token, Status: v.Status,
+			NextAttemptAt: v.NextAttemptAt, AckDeadline: v.AckDeadline, Now: ended, Attempt: att},
+		EventID: jb.ev.ID, Ran: true, LastStatus: lastStatus(v, out),
+	}
+	if out.StatusCode != 0 {
+		code := out.StatusCode
+		att.StatusCode, rec.StatusCode = &code, &code
+	}
+	if out.Excerpt != "" {
+		excerpt := out.Excerpt
+		att.ResponseExcerpt, rec.ResponseBody = &excerpt, &excerpt
+	}
+	if v.Error != "" {
+		msg := v.Error
+		att.Error, rec.ErrorMessage = &msg, &msg
+	}
+	if v.PauseEvent {
+		rec.PauseReason = goneReason
+	}
+	d.log.Debug("attempt", zap.String("event_id", jb.ev.ID), zap.String("occurrence_id", jb.occ.ID),
+		zap.Int("attempt", jb.occ.AttemptCount), zap.String("action", jb.ev.ActionType),
+		zap.Time("scheduled_at", jb.occ.ScheduledAt), zap.Duration("lateness", started.Sub(jb.occ.ScheduledAt)),
+		zap.Int("status_code", out.StatusCode), zap.String("outcome", string(v.Status)))
+	occ := jb.occ
+	ev := jb.ev
+	d.rec.add(rec, func(err error) {
+		if err == nil && d.onAttempt != nil {
+			d.onAttempt(&ev, &occ, out)
+		}
+		d.addHeld(-1)
+	})
+}
+
+// execute builds the request and runs the action within its timeout.
+func (d *Dispatcher) execute(jb *job, started time.Time) actions.Outcome {
+	action, err := d.registry.Get(jb.ev.ActionType)
+	if err != nil {
+		return actions.Outcome{Err: fmt.Errorf("resolve action: %w", err)}
+	}
+	secrets, err := d.secrets(&jb.ev)
+	if err != nil {
+		// An operator can fix the key; the next attempt may succeed.
+		return actions.Outcome{Err: fmt.Errorf("resolve signing secret: %w", err), Retryable: true}
+	}
+	var params struct {
+		Params json.RawMessage `json:"params"`
+	}
+	if len(jb.ev.Action) > 0 {
+		if err := json.Unmarshal(jb.ev.Action, &params); err != nil {
+			return actions.Outcome{Err: fmt.Errorf("decode action of event: %w", err)}
+		}
+	}
+	timeout := d.timeout(&jb.ev)
+	req := actions.Request{
+		EventID: jb.ev.ID, OccurrenceID: jb.occ.ID, Attempt: jb.occ.AttemptCount, Manual: jb.occ.Manual,
+		ScheduledAt: jb.occ.ScheduledAt, DispatchedAt: started.UTC(), Name: jb.ev.Name,
+		Description: jb.ev.Description, Tags: jb.ev.Tags, Metadata: json.RawMessage(jb.ev.Metadata),
+		Params: params.Params, Secrets: secrets, Timeout: timeout,
+	}
+	ctx, cancel := context.WithTimeout(d.attemptCtx, timeout)
+	defer cancel()
+	return action.Execute(ctx, req)
+}
+
+// timeout is the event's own attempt timeout (capped) or the default.
+func (d *Dispatcher) timeout(ev *repository.Event) time.Duration {
+	if ev.TimeoutMS <= 0 {
+		return d.cfg.AttemptTimeout
+	}
+	return min(time.Duration(ev.TimeoutMS)*time.Millisecond, d.cfg.MaxTimeout)
+}
+
+// ackTimeout is the action's ack_timeout param (websocket require_ack) or
+// the default.
+func (d *Dispatcher) ackTimeout(ev *repository.Event) time.Duration {
+	var a struct {
+		Params struct {
+			AckTimeout json.RawMessage `json:"ack_timeout"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(ev.Action, &a) != nil || len(a.Params.AckTimeout) == 0 {
+		return d.cfg.AckTimeout
+	}
+	var text string
+	if json.Unmarshal(a.Params.AckTimeout, &text) == nil {
+		if v, err := time.ParseDuration(text); err == nil && v > 0 {
+			return v
+		}
+	}
+	var secs float64
+	if json.Unmarshal(a.Params.AckTimeout, &secs) == nil && secs > 0 {
+		return time.Duration(secs * float64(time.Second))
+	}
+	return d.cfg.AckTimeout
+}
+
+// lastStatus summarizes an attempt for the event's last_status.
+func lastStatus(v Verdict, out actions.Outcome) string {
+	s := string(v.Status)
+	if out.StatusCode != 0 {
+		s += fmt.Sprintf(" (HTTP %d %s)", out.StatusCode, http.StatusText(out.StatusCode))
+	}
+	if v.Error != "" {
+		msg := v.Error
+		if len(msg) > 200 {
+			msg = msg[:200] + "…"
+		}
+		s += ": " + msg
+	}
+	return s
+}

@@ -1,0 +1,43 @@
+package scheduler
+
+import (
+	"testing"
+	"time"
+
+	"github.com/qhronos/qhronos/internal/repository"
+)
+
+func TestCatchUpMiss(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2031, 1, 1, 12, 0, 0, 0, time.UTC)
+	c := CatchUp{}.withDefaults() // window 1 h, grace 1 min
+	occ := func(ago time.Duration, attempts int, manual bool) *repository.Occurrence {
+		return &repository.Occurrence{ScheduledAt: now.Add(-ago), AttemptCount: attempts, Manual: manual}
+	}
+	latest := now.Add(-10 * time.Minute)
+	tests := []struct {
+		name string
+		mode string
+		occ  *repository.Occurrence
+		want bool
+	}{
+		{"on time fires under none", CatchUpNone, occ(time.Second, 1, false), false},
+		{"within grace fires under none", CatchUpNone, occ(59*time.Second, 1, false), false},
+		{"overdue missed under none", CatchUpNone, occ(2*time.Minute, 1, false), true},
+		{"overdue fires under all", CatchUpAll, occ(30*time.Minute, 1, false), false},
+		{"older than window missed under all", CatchUpAll, occ(61*time.Minute, 1, false), true},
+		{"older overdue missed under latest", CatchUpLatest, occ(20*time.Minute, 1, false), true},
+		{"newest overdue fires under latest", CatchUpLatest, occ(10*time.Minute, 1, false), false},
+		{"retries are never overdue", CatchUpNone, occ(3*time.Hour, 2, false), false},
+		{"manual triggers are never overdue", CatchUpNone, occ(3*time.Hour, 1, true), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, reason := c.Miss(tt.mode, tt.occ, now, latest)
+			if got != tt.want {
+				t.Errorf("Miss(%s, %s late) = %v (%q), want %v", tt.mode, now.Sub(tt.occ.ScheduledAt), got, reason, tt.want)
+			}
+		})
+	}
+}

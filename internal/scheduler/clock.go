@@ -1,0 +1,105 @@
+// Package scheduler turns events into fired occurrences: the expander
+// materializes occurrence rows ahead of time, the dispatcher claims due rows
+// and runs their actions, and the rescuer returns expired leases to retry.
+// Every due decision reads one injected Clock, so tests advance time instead
+// of sleeping and production follows the database's clock.
+package scheduler
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Clock is the deployment clock every due decision uses.
+type Clock interface {
+	Now() time.Time
+	// After delivers once the clock has advanced by d.
+	After(d time.Duration) <-chan time.Time
+}
+
+// SystemClock is this host's clock.
+type SystemClock struct{}
+
+// Now returns the local time.
+func (SystemClock) Now() time.Time { return time.Now() }
+
+// After waits d of local time.
+func (SystemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// DatabaseTimer reads the database's clock.
+type DatabaseTimer interface {
+	DatabaseNow(ctx context.Context) (time.Time, error)
+}
+
+// DBClock is the local monotonic clock corrected by its measured offset to
+// the database clock, so that an instance whose clock is minutes off still
+// holds rows until their instant by the database's time (no early fire) and
+// claims what the database considers due.
+type DBClock struct {
+	db       DatabaseTimer
+	log      *zap.Logger
+	interval time.Duration
+	offset   atomic.Int64 // nanoseconds to add to the local clock
+}
+
+// NewDBClock returns a clock that follows db; call Sync once before use and
+// Run to keep it measured.
+func NewDBClock(db DatabaseTimer, log *zap.Logger, interval time.Duration) *DBClock {
+	if interval <= 0 {
+		interval = time.Minute
+	}
+	return &DBClock{db: db, log: log.Named("clock"), interval: interval}
+}
+
+// Now returns the local time shifted by the last measured offset.
+func (c *DBClock) Now() time.Time { return time.Now().Add(c.Offset()) }
+
+// After waits d; the offset only shifts instants, not durations.
+func (c *DBClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Offset is the last measured database-minus-local difference.
+func (c *DBClock) Offset() time.Duration { return time.Duration(c.offset.Load()) }
+
+// Sync measures the offset once: the database's reading is compared with the
+// midpoint of the local readings around the round trip.
+func (c *DBClock) Sync(ctx context.Context) error {
+	before := time.Now()
+	dbNow, err := c.db.DatabaseNow(ctx)
+	if err != nil {
+		return err
+	}
+	after := time.Now()
+	mid := before.Add(after.Sub(before) / 2)
+	offset := dbNow.Sub(mid)
+	if old := c.Offset(); absDuration(offset-old) > time.Second {
+		c.log.Info("database clock offset changed", zap.Duration("offset", offset), zap.Duration("previous", old))
+	}
+	c.offset.Store(int64(offset))
+	return nil
+}
+
+// Run re-measures the offset every interval until ctx ends.
+func (c *DBClock) Run(ctx context.Context) {
+	t := time.NewTicker(c.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := c.Sync(ctx); err != nil && ctx.Err() == nil {
+				c.log.Warn("measure database clock offset", zap.Error(err))
+			}
+		}
+	}
+}
+
+func absDuration(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}

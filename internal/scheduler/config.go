@@ -1,0 +1,77 @@
+package scheduler
+
+import (
+	"time"
+
+	"github.com/qhronos/qhronos/internal/recurrence"
+)
+
+// Config holds the scheduler's tunables (config keys scheduler.*, retry.*);
+// a zero field takes the documented default.
+type Config struct {
+	// InstanceID names this process as lease owner and leader candidate.
+	InstanceID string
+
+	Lookahead      time.Duration // expansion horizon beyond now (24 h)
+	ExpandInterval time.Duration // expander period (1 min)
+	// MaxRowsPerEventWindow caps the rows one event may add per expansion
+	// run (1000), so a secondly rule cannot flood the table.
+	MaxRowsPerEventWindow int
+	ExpandBatch           int // events read per expander query (200)
+	Recurrence            recurrence.Limits
+
+	MaxSleep       time.Duration // the dispatcher's longest sleep (1 s)
+	ClaimBatch     int           // rows per claim (500)
+	ClaimAhead     time.Duration // claim this long before the instant (250 ms)
+	Lease          time.Duration // lease per claim (2 min)
+	Workers        int           // concurrent attempts per instance (64)
+	AttemptTimeout time.Duration // per attempt unless the event says otherwise (30 s)
+	MaxTimeout     time.Duration // cap of an event's own timeout (60 s)
+	AckTimeout     time.Duration // awaiting_ack deadline unless the action says otherwise (30 s)
+	DrainTimeout   time.Duration // how long shutdown waits for in-flight attempts (30 s)
+
+	RecordBatch    int           // outcomes per write (200)
+	RecordInterval time.Duration // longest an outcome waits to be written (5 ms)
+
+	RescueInterval time.Duration // rescuer period (15 s)
+	RescueBatch    int           // rows per rescue statement (1000)
+
+	Retry   RetryDefaults
+	CatchUp CatchUp
+}
+
+func (c Config) withDefaults() Config {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	defInt := func(i *int, v int) {
+		if *i <= 0 {
+			*i = v
+		}
+	}
+	if c.InstanceID == "" {
+		c.InstanceID = "qhronos"
+	}
+	def(&c.Lookahead, 24*time.Hour)
+	def(&c.ExpandInterval, time.Minute)
+	defInt(&c.MaxRowsPerEventWindow, 1000)
+	defInt(&c.ExpandBatch, 200)
+	def(&c.MaxSleep, time.Second)
+	defInt(&c.ClaimBatch, 500)
+	def(&c.ClaimAhead, 250*time.Millisecond)
+	def(&c.Lease, 2*time.Minute)
+	defInt(&c.Workers, 64)
+	def(&c.AttemptTimeout, 30*time.Second)
+	def(&c.MaxTimeout, 60*time.Second)
+	def(&c.AckTimeout, 30*time.Second)
+	def(&c.DrainTimeout, 30*time.Second)
+	defInt(&c.RecordBatch, 200)
+	def(&c.RecordInterval, 5*time.Millisecond)
+	def(&c.RescueInterval, 15*time.Second)
+	defInt(&c.RescueBatch, 1000)
+	c.Retry = c.Retry.withDefaults()
+	c.CatchUp = c.CatchUp.withDefaults()
+	return c
+}

@@ -1,0 +1,289 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/qhronos/qhronos/internal/actions"
+	"github.com/qhronos/qhronos/internal/repository"
+)
+
+// SecretsResolver returns an event's plaintext signing secrets, newest
+// first (the stored ones are ciphertext; the secrets package decrypts).
+type SecretsResolver func(ev *repository.Event) ([]string, error)
+
+// AttemptHook observes every attempt once its outcome is recorded (the
+// WebSocket tag-listener feed and metrics use it). It must not block.
+type AttemptHook func(ev *repository.Event, occ *repository.Occurrence, out actions.Outcome)
+
+// DispatcherDeps are the dispatcher's collaborators.
+type DispatcherDeps struct {
+	Store    *repository.Store
+	Registry *actions.Registry
+	Clock    Clock
+	Secrets  SecretsResolver
+	Logger   *zap.Logger
+	// Wakeups, when set, wakes the dispatcher early for instants announced
+	// by any instance.
+	Wakeups WakeupSource
+	// Rand returns floats in [0, 1) for backoff jitter; default math/rand.
+	Rand func() float64
+	// OnAttempt is optional.
+	OnAttempt AttemptHook
+}
+
+// WakeupSource delivers instants at which something became due
+// (coordination.Wakeups over the Bus).
+type WakeupSource interface {
+	Subscribe(ctx context.Context) <-chan time.Time
+}
+
+// Dispatcher claims due occurrences in batches, holds each until its instant
+// by the deployment clock, checks its event's current state, runs its action
+// on a bounded pool and records the outcome under its lease.
+type Dispatcher struct {
+	cfg       Config
+	store     *repository.Store
+	registry  *actions.Registry
+	clock     Clock
+	secrets   SecretsResolver
+	log       *zap.Logger
+	wakeups   WakeupSource
+	rnd       func() float64
+	onAttempt AttemptHook
+
+	sem     chan struct{} // one slot per running attempt
+	rec     *recorder
+	wakeNow chan struct{} // local wake-ups (Wake)
+
+	// stopping closes when Run's context ends: holders release the rows
+	// they have not started.
+	stopping chan struct{}
+	stopOnce sync.Once
+	// attemptCtx bounds in-flight attempts; cancelled when the drain
+	// timeout passes.
+	attemptCtx    context.Context
+	cancelAttempt context.CancelFunc
+	holders       sync.WaitGroup
+	closeOnce     sync.Once
+
+	mu      sync.Mutex
+	held    int           // claimed rows whose outcome is not written yet
+	changed chan struct{} // closed and replaced whenever held drops
+}
+
+// NewDispatcher returns a dispatcher; Close it (Run does) to stop its
+// outcome writer.
+func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
+	cfg = cfg.withDefaults()
+	if deps.Logger == nil {
+		deps.Logger = zap.NewNop()
+	}
+	if deps.Clock == nil {
+		deps.Clock = SystemClock{}
+	}
+	if deps.Rand == nil {
+		deps.Rand = rand.Float64
+	}
+	if deps.Secrets == nil {
+		deps.Secrets = func(*repository.Event) ([]string, error) { return nil, nil }
+	}
+	log := deps.Logger.Named("dispatcher")
+	actx, cancel := context.WithCancel(context.Background())
+	return &Dispatcher{
+		cfg: cfg, store: deps.Store, registry: deps.Registry, clock: deps.Clock, secrets: deps.Secrets, log: log,
+		wakeups: deps.Wakeups, rnd: deps.Rand, onAttempt: deps.OnAttempt,
+		sem:     make(chan struct{}, cfg.Workers),
+		rec:     newRecorder(deps.Store, log, cfg.RecordBatch, cfg.RecordInterval, cfg.Lease),
+		wakeNow: make(chan struct{}, 1), stopping: make(chan struct{}),
+		attemptCtx: actx, cancelAttempt: cancel, changed: make(chan struct{}),
+	}
+}
+
+// job is one claimed occurrence on its way to an attempt.
+type job struct {
+	occ    repository.Occurrence
+	ev     repository.Event
+	policy RetryPolicy
+	token  string
+}
+
+// RunOnce claims one batch of due occurrences, resolves the ones that must
+// not fire (event gone or paused, attempts exhausted, missed by catch-up)
+// and hands the rest to a holder that fires each at its instant. It returns
+// the number of rows claimed; attempts continue after it returns (Wait).
+func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
+	limit := d.capacity()
+	if limit <= 0 {
+		return 0, nil
+	}
+	now := d.clock.Now()
+	token := uuid.NewString()
+	occs, err := d.store.ClaimDue(ctx, repository.ClaimRequest{Now: now, Ahead: d.cfg.ClaimAhead, Limit: limit,
+		Owner: d.cfg.InstanceID, Token: token, LeaseUntil: now.Add(d.cfg.Lease)})
+	if err != nil {
+		return 0, err
+	}
+	if len(occs) == 0 {
+		return 0, nil
+	}
+	d.addHeld(len(occs))
+	jobs, err := d.triage(ctx, occs, token, now)
+	if err != nil {
+		// The rows stay leased; the rescuer returns them after the lease.
+		d.addHeld(-len(occs))
+		return len(occs), err
+	}
+	if len(jobs) > 0 {
+		d.holders.Add(1)
+		go d.hold(token, jobs)
+	}
+	return len(occs), nil
+}
+
+// triage decides, at claim time, what each claimed row becomes; the rows
+// that may fire are returned sorted by their instant.
+func (d *Dispatcher) triage(ctx context.Context, occs []repository.Occurrence, token string, now time.Time) ([]job, error) {
+	ids := make([]string, len(occs))
+	for i := range occs {
+		ids[i] = occs[i].EventID
+	}
+	events, err := d.store.EventsByID(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	latest, err := d.latestOverdue(ctx, occs, events, now)
+	if err != nil {
+		return nil, err
+	}
+	var jobs []job
+	for _, occ := range occs {
+		ev, ok := events[occ.EventID]
+		if reason := staleReason(ok, &ev, &occ); reason != "" {
+			d.skip(&occ, token, repository.OccurrenceCancelled, reason, now, true)
+			continue
+		}
+		policy, err := PolicyFor(ev.Retry, d.cfg.Retry)
+		if err != nil {
+			d.log.Warn("bad retry policy, using defaults", zap.String("event_id", ev.ID), zap.Error(err))
+		}
+		if occ.AttemptCount > policy.MaxAttempts {
+			d.skip(&occ, token, repository.OccurrenceFailed,
+				fmt.Sprintf("%s: no attempt left after %d", ErrAttemptsExhausted, policy.MaxAttempts), now, false)
+			continue
+		}
+		if miss, reason := d.cfg.CatchUp.Miss(ev.CatchUp, &occ, now, latest[ev.ID]); miss {
+			d.skip(&occ, token, repository.OccurrenceMissed, reason, now, true)
+			continue
+		}
+		jobs = append(jobs, job{occ: occ, ev: ev, policy: policy, token: token})
+	}
+	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].occ.NextAttemptAt.Before(jobs[j].occ.NextAttemptAt) })
+	return jobs, nil
+}
+
+// latestOverdue finds the newest overdue instant of every catch_up=latest
+// event with an overdue row in the batch (it may sit in a later batch).
+func (d *Dispatcher) latestOverdue(ctx context.Context, occs []repository.Occurrence, events map[string]repository.Event, now time.Time) (map[string]time.Time, error) {
+	var ids []string
+	for i := range occs {
+		ev, ok := events[occs[i].EventID]
+		if ok && ev.CatchUp == CatchUpLatest && d.cfg.CatchUp.Overdue(&occs[i], now) {
+			ids = append(ids, ev.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return d.store.LatestOverdue(ctx, ids, d.cfg.CatchUp.Cutoff(now))
+}
+
+// staleReason says why an occurrence of ev must not fire now, or "".
+// Manual triggers may fire while the event is paused.
+func staleReason(found bool, ev *repository.Event, occ *repository.Occurrence) string {
+	switch {
+	case !found || ev.DeletedAt != nil || ev.Status == repository.EventDeleted:
+		return "cancelled: event deleted"
+	case ev.Status == repository.EventPaused && !occ.Manual:
+		return "cancelled: event paused"
+	}
+	return ""
+}
+
+// skip records an outcome made without an attempt. uncount gives the claim's
+// attempt back (missed and cancelled rows were never attempted).
+func (d *Dispatcher) skip(occ *repository.Occurrence, token string, status repository.OccurrenceStatus, reason string, now time.Time, uncount bool) {
+	msg := reason
+	d.rec.add(repository.DispatchRecord{
+		OutcomeRecord: repository.OutcomeRecord{OccurrenceID: occ.ID, LeaseToken: token, Status: status,
+			ErrorMessage: &msg, Now: now},
+		Uncount: uncount, EventID: occ.EventID, Ran: status == repository.OccurrenceFailed, LastStatus: reason,
+	}, func(error) { d.addHeld(-1) })
+}
+
+// capacity is how many more rows this instance may claim now: claimed rows
+// wait for a worker, so claiming far beyond the pool only ages their leases.
+func (d *Dispatcher) capacity() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return min(d.cfg.ClaimBatch, d.cfg.ClaimBatch+d.cfg.Workers-d.held)
+}
+
+func (d *Dispatcher) addHeld(n int) {
+	d.mu.Lock()
+	d.held += n
+	if n < 0 {
+		close(d.changed)
+		d.changed = make(chan struct{})
+	}
+	d.mu.Unlock()
+}
+
+// Held is the number of claimed occurrences whose outcome is not yet
+// written.
+func (d *Dispatcher) Held() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.held
+}
+
+// Wait blocks until every claimed occurrence has its outcome written (or was
+// released), or ctx ends.
+func (d *Dispatcher) Wait(ctx context.Context) error {
+	for {
+		d.mu.Lock()
+		held, changed := d.held, d.changed
+		d.mu.Unlock()
+		if held == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for %d occurrences in flight: %w", held, ctx.Err())
+		case <-changed:
+		}
+	}
+}
+
+// Wake makes a sleeping Run loop claim at once.
+func (d *Dispatcher) Wake() {
+	select {
+	case d.wakeNow <- struct{}{}:
+	default:
+	}
+}
+
+// status adds the dispatcher's live figures to its loop status.
+func (d *Dispatcher) status(loop *LoopStatus) map[string]any {
+	out := loop.Snapshot()
+	out["in_flight"] = d.Held()
+	out["workers"] = d.cfg.Workers
+	return out
+}

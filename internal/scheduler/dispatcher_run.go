@@ -1,0 +1,101 @@
+package scheduler
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Run claims and fires until ctx ends, then shuts down gracefully: it stops
+// claiming, releases claimed rows not yet started so another instance picks
+// them up at once, lets in-flight attempts finish within the drain timeout,
+// writes their outcomes and returns. status, if not nil, observes each claim.
+func (d *Dispatcher) Run(ctx context.Context, status *LoopStatus) {
+	var wake <-chan time.Time
+	if d.wakeups != nil {
+		wake = d.wakeups.Subscribe(ctx)
+	}
+	for ctx.Err() == nil {
+		start := time.Now()
+		n, err := d.RunOnce(ctx)
+		if status != nil && (n > 0 || err != nil) {
+			status.record(start, time.Since(start), n, err)
+		}
+		if err != nil && ctx.Err() == nil {
+			d.log.Warn("claim due occurrences", zap.Error(err))
+		}
+		if err == nil && n > 0 && n >= d.cfg.ClaimBatch {
+			continue // a full batch: more is probably due
+		}
+		wake = d.sleep(ctx, wake)
+	}
+	d.Close()
+}
+
+// sleep waits until the earliest due instant minus claim-ahead, a wake-up,
+// freed capacity or max_sleep, whichever comes first. When the database or
+// the bus is away it simply polls at max_sleep. It returns the wake-up
+// channel, nil once it closed.
+func (d *Dispatcher) sleep(ctx context.Context, wake <-chan time.Time) <-chan time.Time {
+	wait := d.cfg.MaxSleep
+	if d.capacity() > 0 {
+		next, err := d.store.NextDue(ctx)
+		if err == nil && next != nil {
+			wait = min(wait, max(0, next.Sub(d.clock.Now())-d.cfg.ClaimAhead))
+		}
+	}
+	if wait <= 0 {
+		return wake
+	}
+	d.mu.Lock()
+	changed := d.changed
+	full := d.held >= d.cfg.ClaimBatch+d.cfg.Workers
+	d.mu.Unlock()
+	if !full {
+		changed = nil
+	}
+	select {
+	case <-ctx.Done():
+	case <-d.clock.After(wait):
+	case <-d.wakeNow:
+	case <-changed:
+	case _, ok := <-wake:
+		// Any announcement makes the loop re-read NextDue from the database,
+		// which knows the announced row.
+		if !ok {
+			return nil
+		}
+	}
+	return wake
+}
+
+// Close stops claiming work: holders release rows not yet started, in-flight
+// attempts get the drain timeout to finish (then their context is
+// cancelled), and the outcome writer stops after writing what is queued.
+// Run calls it when its context ends; tests that only use RunOnce call it
+// when done.
+func (d *Dispatcher) Close() {
+	d.closeOnce.Do(func() {
+		d.stopOnce.Do(func() { close(d.stopping) })
+		d.holders.Wait()
+		drain, cancel := context.WithTimeout(context.Background(), d.cfg.DrainTimeout)
+		err := d.Wait(drain)
+		cancel()
+		if err != nil {
+			d.log.Warn("drain timeout passed; cancelling attempts in flight", zap.Error(err))
+			d.cancelAttempt()
+			grace, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			err = d.Wait(grace)
+			cancel()
+		}
+		d.cancelAttempt()
+		if err != nil {
+			// An action ignored its context; its lease will expire and the
+			// rescuer retries it. The writer stays open for its late outcome.
+			d.log.Error("attempts still running at exit", zap.Error(err))
+			return
+		}
+		d.rec.close()
+	})
+}

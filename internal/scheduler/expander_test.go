@@ -1,0 +1,197 @@
+package scheduler_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/qhronos/qhronos/internal/repository"
+)
+
+func every10m(ev *repository.Event) { ev.RRule = ptr("FREQ=MINUTELY;INTERVAL=10") }
+
+func scheduledAt(occ []repository.Occurrence) []time.Duration {
+	out := []time.Duration{}
+	for _, o := range occ {
+		out = append(out, o.ScheduledAt.Sub(t0))
+	}
+	return out
+}
+
+func mins(ms ...int) []time.Duration {
+	out := []time.Duration{}
+	for _, m := range ms {
+		out = append(out, time.Duration(m)*time.Minute)
+	}
+	return out
+}
+
+func TestExpansionFillsLookaheadOnlyAndAdvancesCursor(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEnv(t, s, testConfig()) // lookahead 1 h
+		ev := e.create(e.event(every10m))
+		require.Equal(t, mins(1, 11, 21, 31, 41, 51), scheduledAt(e.occurrences(ev.ID)), "rows for the lookahead only")
+		got := e.reload(ev.ID)
+		require.Equal(t, t0.Add(61*time.Minute), *got.ExpandedUntil, "cursor on the next instant beyond the horizon")
+		require.Equal(t, t0.Add(time.Minute), *got.NextRunAt)
+
+		n, err := e.exp.RunOnce(ctx)
+		require.NoError(t, err)
+		require.Zero(t, n, "re-running inserts nothing")
+
+		e.clock.Advance(30 * time.Minute)
+		n, err = e.exp.RunOnce(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 3, n)
+		require.Equal(t, mins(1, 11, 21, 31, 41, 51, 61, 71, 81), scheduledAt(e.occurrences(ev.ID)))
+		require.Equal(t, t0.Add(91*time.Minute), *e.reload(ev.ID).ExpandedUntil)
+
+		// Window additivity: the same rule expanded once over the whole
+		// window gives the same instants.
+		once := newEnv(t, s, testConfig())
+		once.clock.Advance(30 * time.Minute)
+		other := once.create(once.event(every10m))
+		require.Equal(t, scheduledAt(e.occurrences(ev.ID)), scheduledAt(once.occurrences(other.ID)))
+	})
+}
+
+func TestExpansionCapsSecondlyRulePerWindow(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		cfg := testConfig()
+		cfg.MaxRowsPerEventWindow = 100
+		e := newEnv(t, s, cfg)
+		ev := e.create(e.event(func(ev *repository.Event) { ev.RRule = ptr("FREQ=SECONDLY") }))
+		occ := e.occurrences(ev.ID)
+		require.Len(t, occ, 100, "one window adds at most the cap")
+		require.Equal(t, t0.Add(time.Minute+99*time.Second), occ[99].ScheduledAt)
+
+		n, err := e.exp.RunOnce(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, 100, n, "the next run continues after the last row")
+		occ = e.occurrences(ev.ID)
+		require.Len(t, occ, 200)
+		for i := range occ {
+			require.Equal(t, t0.Add(time.Minute+time.Duration(i)*time.Second), occ[i].ScheduledAt, "no gap, no duplicate")
+		}
+	})
+}
+
+func TestExpansionRespectsCountAcrossRunsAndSettlesTheSeries(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEnv(t, s, testConfig())
+		ev := e.create(e.event(func(ev *repository.Event) { ev.RRule = ptr("FREQ=MINUTELY;INTERVAL=10;COUNT=8") }))
+		require.Len(t, e.occurrences(ev.ID), 6)
+		e.clock.Advance(55 * time.Minute)
+		require.Equal(t, 6, e.dispatch())
+		require.Equal(t, repository.EventActive, e.reload(ev.ID).Status, "two instants are still to come")
+		e.clock.Advance(5 * time.Minute)
+		_, err := e.exp.RunOnce(ctx)
+		require.NoError(t, err)
+		require.Equal(t, mins(1, 11, 21, 31, 41, 51, 61, 71), scheduledAt(e.occurrences(ev.ID)), "COUNT=8 across two runs")
+		require.Equal(t, repository.SeriesEnd, *e.reload(ev.ID).ExpandedUntil)
+
+		e.clock.Advance(15 * time.Minute)
+		require.Equal(t, 2, e.dispatch())
+		require.Equal(t, 8, len(e.recv.Deliveries()))
+		got := e.reload(ev.ID)
+		require.Equal(t, repository.EventInactive, got.Status, "the series ended and everything fired")
+		require.Nil(t, got.NextRunAt)
+	})
+}
+
+// setStatus changes an event's status as the API does, then applies fn in
+// the same transaction.
+func (e *env) setStatus(id string, st repository.EventStatus, fn func(ctx context.Context, tx *repository.Store, ev *repository.Event) error) {
+	e.t.Helper()
+	ctx := context.Background()
+	require.NoError(e.t, e.store.WithTx(ctx, func(tx *repository.Store) error {
+		ev, err := tx.GetEvent(ctx, id)
+		if err != nil {
+			return err
+		}
+		ev.Status = st
+		if err := tx.UpdateEvent(ctx, &ev, ev.Version); err != nil {
+			return err
+		}
+		if fn == nil {
+			return nil
+		}
+		return fn(ctx, tx, &ev)
+	}))
+}
+
+func (e *env) pause(id string) {
+	e.setStatus(id, repository.EventPaused, func(ctx context.Context, tx *repository.Store, ev *repository.Event) error {
+		return e.exp.Pause(ctx, tx, ev, e.clock.Now())
+	})
+}
+
+func (e *env) resume(id string) {
+	e.setStatus(id, repository.EventActive, func(ctx context.Context, tx *repository.Store, ev *repository.Event) error {
+		return e.exp.Resume(ctx, tx, ev, e.clock.Now())
+	})
+}
+
+func TestPauseCancelsAndResumeNeverFiresInstantsInsideThePause(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		e := newEnv(t, s, testConfig())
+		ev := e.create(e.event(every10m))
+		before := e.occurrences(ev.ID)
+		e.pause(ev.ID)
+		for _, st := range e.statuses(ev.ID) {
+			require.Equal(t, repository.OccurrenceCancelled, st)
+		}
+		require.Nil(t, e.reload(ev.ID).NextRunAt)
+
+		e.clock.Advance(25 * time.Minute) // +1, +11, +21 fall inside the pause
+		require.Zero(t, e.dispatch(), "nothing fires while paused")
+		e.resume(ev.ID)
+		after := e.occurrences(ev.ID)
+		require.Equal(t, mins(1, 11, 21, 31, 41, 51, 61, 71, 81), scheduledAt(after))
+		for i := 3; i < 6; i++ {
+			require.Equal(t, before[i].ID, after[i].ID, "reinstated rows keep their id")
+		}
+		require.Equal(t, []repository.OccurrenceStatus{"cancelled", "cancelled", "cancelled", "pending", "pending",
+			"pending", "pending", "pending", "pending"}, e.statuses(ev.ID))
+
+		e.clock.Advance(30 * time.Minute) // to +55
+		require.Equal(t, 3, e.dispatch())
+		got := map[string]bool{}
+		for id := range e.recv.Count() {
+			got[id] = true
+		}
+		require.Equal(t, map[string]bool{after[3].ID: true, after[4].ID: true, after[5].ID: true}, got,
+			"only the instants after the resume fired")
+	})
+}
+
+func TestEditKeepsIDsOfInstantsStillInTheSeries(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEnv(t, s, testConfig())
+		ev := e.create(e.event(every10m))
+		before := e.occurrences(ev.ID)
+		require.NoError(t, s.WithTx(ctx, func(tx *repository.Store) error {
+			cur, err := tx.GetEvent(ctx, ev.ID)
+			if err != nil {
+				return err
+			}
+			cur.RRule = ptr("FREQ=MINUTELY;INTERVAL=20")
+			if err := tx.UpdateEvent(ctx, &cur, cur.Version); err != nil {
+				return err
+			}
+			return e.exp.Reschedule(ctx, tx, &cur, e.clock.Now())
+		}))
+		after := e.occurrences(ev.ID)
+		require.Equal(t, mins(1, 11, 21, 31, 41, 51), scheduledAt(after))
+		require.Equal(t, []repository.OccurrenceStatus{"pending", "cancelled", "pending", "cancelled", "pending", "cancelled"},
+			e.statuses(ev.ID))
+		for i := range after {
+			require.Equal(t, before[i].ID, after[i].ID, "instant +%s keeps its id", scheduledAt(after)[i])
+		}
+	})
+}

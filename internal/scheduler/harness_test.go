@@ -1,0 +1,150 @@
+package scheduler_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/qhronos/qhronos/internal/actions"
+	"github.com/qhronos/qhronos/internal/outbound"
+	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/repository/repositorytest"
+	"github.com/qhronos/qhronos/internal/scheduler"
+	"github.com/qhronos/qhronos/internal/scheduler/schedulertest"
+)
+
+// t0 is the stub clock's start; events are created ahead of it.
+var t0 = time.Date(2031, 3, 4, 10, 0, 0, 0, time.UTC)
+
+// eachBackend runs fn on SQLite and PostgreSQL.
+func eachBackend(t *testing.T, fn func(t *testing.T, s *repository.Store)) {
+	t.Helper()
+	for _, b := range repositorytest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, b.Open(t))
+		})
+	}
+}
+
+// env is one scheduler instance over a store, a stub clock and a loopback
+// webhook receiver reached through the real webhook action.
+type env struct {
+	t     *testing.T
+	store *repository.Store
+	clock *schedulertest.Clock
+	recv  *schedulertest.Receiver
+	cfg   scheduler.Config
+	exp   *scheduler.Expander
+	disp  *scheduler.Dispatcher
+	resc  *scheduler.Rescuer
+}
+
+func testConfig() scheduler.Config {
+	return scheduler.Config{InstanceID: "test", Lookahead: time.Hour, Workers: 8,
+		Retry: scheduler.RetryDefaults{MaxAttempts: 3, InitialBackoff: 10 * time.Second, MaxBackoff: time.Minute}}
+}
+
+func newEnv(t *testing.T, s *repository.Store, cfg scheduler.Config) *env {
+	t.Helper()
+	e := &env{t: t, store: s, clock: schedulertest.NewClock(t0), recv: schedulertest.NewReceiver(t), cfg: cfg}
+	e.exp = scheduler.NewExpander(cfg, s, e.clock, nil, zaptest.NewLogger(t))
+	e.disp = e.newDispatcher(cfg, nil)
+	e.resc = scheduler.NewRescuer(cfg, s, e.clock, nil)
+	return e
+}
+
+// registry returns actions with the real webhook allowed to reach loopback.
+func registry(t *testing.T, clock scheduler.Clock) *actions.Registry {
+	reg := actions.NewRegistry()
+	require.NoError(t, reg.Register(actions.NewWebhook(actions.HTTPConfig{
+		Outbound: outbound.Options{AllowLoopback: true}, Now: clock.Now})))
+	return reg
+}
+
+func (e *env) newDispatcher(cfg scheduler.Config, reg *actions.Registry) *scheduler.Dispatcher {
+	if reg == nil {
+		reg = registry(e.t, e.clock)
+	}
+	d := scheduler.NewDispatcher(cfg, scheduler.DispatcherDeps{Store: e.store, Registry: reg, Clock: e.clock,
+		Logger: zaptest.NewLogger(e.t), Rand: func() float64 { return 0.5 },
+		Secrets: func(*repository.Event) ([]string, error) { return []string{"test-secret"}, nil }})
+	e.t.Cleanup(d.Close)
+	return d
+}
+
+// event is a one-time webhook event at the receiver, at t0+1m unless mut
+// changes it.
+func (e *env) event(mut func(ev *repository.Event)) *repository.Event {
+	params, _ := json.Marshal(map[string]any{"type": "webhook", "params": map[string]string{"url": e.recv.URL + "/hook"}})
+	ev := &repository.Event{ID: uuid.NewString(), Name: "report", StartTime: t0.Add(time.Minute), Timezone: "UTC",
+		ActionType: "webhook", Action: params, Tags: []string{"a"}, Metadata: repository.JSON(`{}`), CatchUp: "all",
+		Status: repository.EventActive, CreatedVia: "api", Version: 1, CreatedAt: t0, UpdatedAt: t0}
+	if mut != nil {
+		mut(ev)
+	}
+	return ev
+}
+
+// create stores ev and expands it in the same transaction, as the API does.
+func (e *env) create(ev *repository.Event) *repository.Event {
+	e.t.Helper()
+	ctx := context.Background()
+	require.NoError(e.t, e.store.WithTx(ctx, func(tx *repository.Store) error {
+		if err := tx.CreateEvent(ctx, ev); err != nil {
+			return err
+		}
+		return e.exp.ExpandEvent(ctx, tx, ev, e.clock.Now())
+	}))
+	return ev
+}
+
+// dispatch claims once and waits for every outcome to be written.
+func (e *env) dispatch() int {
+	e.t.Helper()
+	return dispatchWith(e.t, e.disp)
+}
+
+func dispatchWith(t *testing.T, d *scheduler.Dispatcher) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	n, err := d.RunOnce(ctx)
+	require.NoError(t, err)
+	require.NoError(t, d.Wait(ctx))
+	return n
+}
+
+func (e *env) occurrences(eventID string) []repository.Occurrence {
+	e.t.Helper()
+	occ, err := e.store.ListOccurrences(context.Background(), repository.OccurrenceFilter{EventID: eventID,
+		Unrestricted: true, Limit: 10000})
+	require.NoError(e.t, err)
+	// oldest first
+	for i, j := 0, len(occ)-1; i < j; i, j = i+1, j-1 {
+		occ[i], occ[j] = occ[j], occ[i]
+	}
+	return occ
+}
+
+func (e *env) statuses(eventID string) []repository.OccurrenceStatus {
+	out := []repository.OccurrenceStatus{}
+	for _, o := range e.occurrences(eventID) {
+		out = append(out, o.Status)
+	}
+	return out
+}
+
+func (e *env) reload(id string) repository.Event {
+	e.t.Helper()
+	ev, err := e.store.GetEventAny(context.Background(), id)
+	require.NoError(e.t, err)
+	return ev
+}
+
+func ptr[T any](v T) *T { return &v }

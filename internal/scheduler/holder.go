@@ -1,0 +1,141 @@
+package scheduler
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/qhronos/qhronos/internal/repository"
+)
+
+// hold fires the jobs of one claim (sorted by instant), each no earlier than
+// its instant by the deployment clock. Just before firing a group of due
+// jobs it re-reads their leases and events: a revoked lease (pause or edit
+// cancelled the row) drops the job silently; a paused or deleted event, or
+// an edit that removed the instant from the series, records `cancelled`.
+// When the dispatcher stops, jobs not started are released for immediate
+// pickup by another instance.
+func (d *Dispatcher) hold(token string, jobs []job) {
+	defer d.holders.Done()
+	for i := 0; i < len(jobs); {
+		if wait := jobs[i].occ.NextAttemptAt.Sub(d.clock.Now()); wait > 0 {
+			select {
+			case <-d.stopping:
+				d.release(token, jobs[i:])
+				return
+			case <-d.clock.After(wait):
+				continue // re-read the clock: never fire early
+			}
+		}
+		now := d.clock.Now()
+		j := i
+		for j < len(jobs) && !jobs[j].occ.NextAttemptAt.After(now) {
+			j++
+		}
+		group := jobs[i:j]
+		i = j
+		fire := d.preFire(token, group, now)
+		for k, jb := range fire {
+			select {
+			case <-d.stopping:
+				d.release(token, append(fire[k:], jobs[i:]...))
+				return
+			case d.sem <- struct{}{}:
+			}
+			go d.attempt(jb)
+		}
+	}
+}
+
+// preFire checks leases and event state just before firing; it returns the
+// jobs that may fire and resolves the others.
+func (d *Dispatcher) preFire(token string, group []job, now time.Time) []job {
+	ids := make([]string, len(group))
+	for k := range group {
+		ids[k] = group[k].occ.ID
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	checks, err := d.store.CheckLeases(ctx, token, ids)
+	if err != nil {
+		// Without knowing the event's state nothing fires; the leases
+		// expire and the rescuer hands the rows back.
+		d.log.Warn("check leases before firing", zap.Int("occurrences", len(group)), zap.Error(err))
+		d.addHeld(-len(group))
+		return nil
+	}
+	var edited []string
+	for _, jb := range group {
+		if c, ok := checks[jb.occ.ID]; ok && c.Held && c.EventVersion != jb.ev.Version && !jb.occ.Manual {
+			edited = append(edited, jb.ev.ID)
+		}
+	}
+	var fresh map[string]repository.Event
+	if len(edited) > 0 {
+		if fresh, err = d.store.EventsByID(ctx, edited); err != nil {
+			d.log.Warn("reload edited events", zap.Error(err))
+			d.addHeld(-len(group))
+			return nil
+		}
+	}
+	fire := make([]job, 0, len(group))
+	for _, jb := range group {
+		c, ok := checks[jb.occ.ID]
+		if !ok || !c.Held {
+			d.addHeld(-1) // the lease is gone: someone else owns the row now
+			continue
+		}
+		if ev, ok := fresh[jb.ev.ID]; ok {
+			jb.ev = ev
+		}
+		state := jb.ev
+		state.Status, state.DeletedAt = c.EventStatus, c.EventDeleted
+		if reason := staleReason(true, &state, &jb.occ); reason != "" {
+			d.skip(&jb.occ, token, repository.OccurrenceCancelled, reason, now, true)
+			continue
+		}
+		if _, ok := fresh[jb.ev.ID]; ok && !d.stillInSeries(&jb) {
+			d.skip(&jb.occ, token, repository.OccurrenceCancelled, "cancelled: event edited, instant no longer in its schedule", now, true)
+			continue
+		}
+		fire = append(fire, jb)
+	}
+	return fire
+}
+
+// stillInSeries reports whether an edited event still has the job's instant.
+// A retry or a rule that cannot be compiled keeps firing (the edit's own
+// transaction already cancelled what no longer belongs).
+func (d *Dispatcher) stillInSeries(jb *job) bool {
+	rule, err := compileEvent(&jb.ev, d.cfg.Recurrence)
+	if err != nil {
+		d.log.Warn("compile edited event", zap.String("event_id", jb.ev.ID), zap.Error(err))
+		return true
+	}
+	ok, err := inSeries(rule, jb.occ.ScheduledAt)
+	if err != nil {
+		return true
+	}
+	return ok
+}
+
+// release hands unstarted jobs back for immediate pickup.
+func (d *Dispatcher) release(token string, jobs []job) {
+	if len(jobs) == 0 {
+		return
+	}
+	ids := make([]string, len(jobs))
+	for k := range jobs {
+		ids[k] = jobs[k].occ.ID
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	n, err := d.store.ReleaseClaims(ctx, token, ids, d.clock.Now())
+	if err != nil {
+		d.log.Warn("release unstarted claims; their leases will expire", zap.Int("occurrences", len(ids)), zap.Error(err))
+	} else {
+		d.log.Info("released unstarted claims", zap.Int("occurrences", n))
+	}
+	d.addHeld(-len(jobs))
+}
