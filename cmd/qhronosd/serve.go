@@ -85,7 +85,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	sched := scheduler.New(schedulerConfig(cfg, instanceID, limits), scheduler.ServiceDeps{
 		Store: b.store, Registry: registry, Clock: clock, Locker: locker,
 		Wakeups: coordination.NewWakeups(coord, log), Secrets: secretsResolver(box, cfg.HMAC.DefaultSecret, clock),
-		Logger: log, OnAttempt: tagListenerFeed(ctx, wsHub),
+		Logger: log, OnAttempt: wsHub.FeedTagListeners,
 	})
 
 	srv := api.New(api.Deps{
@@ -148,10 +148,11 @@ func openCoordinator(ctx context.Context, cfg *config.Config, log *zap.Logger) (
 	rc := coordination.RedisConfig{URL: cfg.Redis.URL,
 		Sentinel: coordination.SentinelConfig{MasterName: cfg.Redis.Sentinel.Master, Addrs: cfg.Redis.Sentinel.Addrs,
 			Password: cfg.Redis.Password},
-		Cluster: coordination.ClusterConfig{Addrs: cfg.Redis.Cluster.Addrs}}
+		Cluster: coordination.ClusterConfig{Addrs: cfg.Redis.Cluster.Addrs, Password: cfg.Redis.Password}}
 	if !rc.Enabled() {
 		return coordination.NewLocal(time.Now), nil
 	}
+	coordination.SetRedisLogger(log)
 	return coordination.Open(ctx, rc, cfg.Redis.Prefix, log)
 }
 
@@ -203,20 +204,6 @@ func secretsResolver(box *secrets.Box, defaultSecret string, clock scheduler.Clo
 			out = append(out, string(prev))
 		}
 		return out, nil
-	}
-}
-
-// tagListenerFeed pushes one frame per occurrence to tag-listeners after its
-// first attempt, whatever the action (best effort, at most once).
-func tagListenerFeed(ctx context.Context, h *hub.Hub) scheduler.AttemptHook {
-	return func(ev *repository.Event, occ *repository.Occurrence, _ actions.Outcome) {
-		if occ.AttemptCount != 1 || len(ev.Tags) == 0 {
-			return
-		}
-		frame := actions.EventFrame(actions.Request{EventID: ev.ID, OccurrenceID: occ.ID, Attempt: 1,
-			ScheduledAt: occ.ScheduledAt, Name: ev.Name, Description: ev.Description, Tags: ev.Tags,
-			Metadata: []byte(ev.Metadata)})
-		h.Broadcast(ctx, ev.Tags, frame)
 	}
 }
 

@@ -140,15 +140,15 @@ func (s *Server) serveWebSocket(ctx context.Context, conn *websocket.Conn, h *hu
 	}
 }
 
-// wsHandshake reads and checks the first frame within the deadline.
+// wsHandshake reads and checks the first frame within the deadline. The
+// deadline closes the connection with a policy-violation frame (a read
+// context's expiry would drop it without one).
 func (s *Server) wsHandshake(ctx context.Context, conn *websocket.Conn, opts WebSocketOptions) (*hub.Listener, bool) {
-	hctx, cancel := context.WithTimeout(ctx, opts.HandshakeTimeout)
-	defer cancel()
-	_, data, err := conn.Read(hctx)
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) || hctx.Err() != nil {
-			_ = conn.Close(websocket.StatusPolicyViolation, "handshake timeout")
-		}
+	timer := time.AfterFunc(opts.HandshakeTimeout, func() {
+		_ = conn.Close(websocket.StatusPolicyViolation, "handshake timeout")
+	})
+	_, data, err := conn.Read(ctx)
+	if !timer.Stop() || err != nil {
 		return nil, false
 	}
 	var f wsFrame

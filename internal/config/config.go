@@ -86,9 +86,9 @@ type DatabaseConfig struct {
 // RedisConfig selects coordination: one of url, sentinel or cluster; none
 // means in-process coordination (single instance only).
 type RedisConfig struct {
-	URL      string               `yaml:"url"`
-	Sentinel RedisSentinelConfig  `yaml:"sentinel"`
-	Cluster  RedisClusterConfig   `yaml:"cluster"`
+	URL      string              `yaml:"url"`
+	Sentinel RedisSentinelConfig `yaml:"sentinel"`
+	Cluster  RedisClusterConfig  `yaml:"cluster"`
 	// Password authenticates Sentinel/Cluster nodes (a url carries its own).
 	Password string `yaml:"password"`
 	// Prefix namespaces every key so several deployments can share a server.

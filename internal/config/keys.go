@@ -31,11 +31,16 @@ var (
 	prefixType   = reflect.TypeFor[netip.Prefix]()
 )
 
-// Keys lists every leaf setting in struct order. It is computed once from
-// the Config type, so YAML, environment and flags share one table.
-var Keys = sync.OnceValue(func() []Key {
+var keys = sync.OnceValue(func() []Key {
 	return collectKeys(reflect.TypeFor[Config](), "", nil)
 })
+
+// Keys lists every leaf setting in struct order. It is computed once from
+// the Config type, so YAML, environment and flags share one table; the
+// caller gets its own copy.
+func Keys() []Key {
+	return append([]Key(nil), keys()...)
+}
 
 // EnvName maps a YAML path to its environment variable:
 // "hmac.default_secret" → "QHRONOS_HMAC_DEFAULT_SECRET".
@@ -45,7 +50,7 @@ func EnvName(path string) string {
 
 // LookupKey finds the key for a dotted YAML path.
 func LookupKey(path string) (Key, bool) {
-	for _, k := range Keys() {
+	for _, k := range keys() {
 		if k.Path == path {
 			return k, true
 		}

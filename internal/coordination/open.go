@@ -38,14 +38,16 @@ type RedisConfig struct {
 type SentinelConfig struct {
 	MasterName string   `yaml:"master_name"`
 	Addrs      []string `yaml:"addrs"`
-	// Password authenticates to the Sentinels themselves (the master's
-	// credentials come from URL).
+	// Password authenticates to the Sentinels, and to the master too
+	// unless URL carries the master's credentials.
 	Password string `yaml:"password"`
 }
 
 // ClusterConfig lists seed nodes of a Redis Cluster.
 type ClusterConfig struct {
 	Addrs []string `yaml:"addrs"`
+	// Password authenticates to the nodes unless URL carries credentials.
+	Password string `yaml:"password"`
 }
 
 // Enabled reports whether any Redis is configured; without one the
@@ -88,6 +90,9 @@ func NewRedisClient(cfg RedisConfig) (redis.UniversalClient, error) {
 		}
 		uo.Addrs = cfg.Cluster.Addrs
 		uo.IsClusterMode = true
+		if uo.Password == "" {
+			uo.Password = cfg.Cluster.Password
+		}
 		return redis.NewUniversalClient(uo), nil
 	case len(cfg.Sentinel.Addrs) > 0:
 		if cfg.Sentinel.MasterName == "" {
@@ -96,6 +101,9 @@ func NewRedisClient(cfg RedisConfig) (redis.UniversalClient, error) {
 		uo.Addrs = cfg.Sentinel.Addrs
 		uo.MasterName = cfg.Sentinel.MasterName
 		uo.SentinelPassword = cfg.Sentinel.Password
+		if uo.Password == "" {
+			uo.Password = cfg.Sentinel.Password
+		}
 		return redis.NewUniversalClient(uo), nil
 	case cfg.URL != "":
 		uo.Addrs = []string{base.Addr}

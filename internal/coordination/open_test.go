@@ -56,8 +56,14 @@ func TestNewRedisClientTopologies(t *testing.T) {
 		},
 		{
 			name:     "cluster",
-			cfg:      coordination.RedisConfig{Cluster: coordination.ClusterConfig{Addrs: []string{"n1:7000", "n2:7000"}}},
+			cfg:      coordination.RedisConfig{Cluster: coordination.ClusterConfig{Addrs: []string{"n1:7000", "n2:7000"}, Password: "pw"}},
 			wantType: "*redis.ClusterClient",
+			check: func(t *testing.T, c redis.UniversalClient) {
+				o := c.(*redis.ClusterClient).Options()
+				if len(o.Addrs) != 2 || o.Password != "pw" || o.ReadTimeout != time.Second {
+					t.Errorf("got addrs=%v password set=%v read=%s, want 2 seeds, the password, 1s", o.Addrs, o.Password != "", o.ReadTimeout)
+				}
+			},
 		},
 	}
 	for _, tt := range tests {

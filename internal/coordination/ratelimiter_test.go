@@ -63,7 +63,7 @@ func TestRateLimitRefillsAtRate(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, in instances) {
 		ctx := t.Context()
-		limit := coordination.Limit{Rate: 10, Burst: 1}
+		limit := coordination.Limit{Rate: 2, Burst: 1}
 		res, err := in.a.Allow(ctx, "carol", limit)
 		require.NoError(t, err)
 		require.True(t, res.Allowed, "first request")
@@ -74,12 +74,12 @@ func TestRateLimitRefillsAtRate(t *testing.T) {
 		if res.Allowed {
 			t.Fatal("second request at once with burst 1: allowed")
 		}
-		if res.RetryAfter <= 0 || res.RetryAfter > 100*time.Millisecond {
-			t.Errorf("RetryAfter got %s, want in (0, 100ms] at 10/s", res.RetryAfter)
+		if res.RetryAfter <= 0 || res.RetryAfter > 500*time.Millisecond {
+			t.Errorf("RetryAfter got %s, want in (0, 500ms] at 2/s", res.RetryAfter)
 		}
 
 		for i := 0; ; i++ {
-			require.Less(t, i, 200, "no token refilled")
+			require.Less(t, i, 300, "no token refilled")
 			in.clock.Step(10 * time.Millisecond)
 			res, err = in.b.Allow(ctx, "carol", limit)
 			require.NoError(t, err)
@@ -87,8 +87,8 @@ func TestRateLimitRefillsAtRate(t *testing.T) {
 				break
 			}
 		}
-		if got, want := in.clock.Now().Sub(start), 90*time.Millisecond; got < want {
-			t.Errorf("token refilled after %s, want no earlier than about 100ms at 10/s", got)
+		if got, want := in.clock.Now().Sub(start), 490*time.Millisecond; got < want {
+			t.Errorf("token refilled after %s, want no earlier than about 500ms at 2/s", got)
 		}
 	})
 }

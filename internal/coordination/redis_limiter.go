@@ -37,7 +37,9 @@ if remaining < 0 then
 end
 local reset = new_tat - now
 local px = math.ceil(reset / 1000)
-if px > 1e15 then
+if px < 1 then
+	px = 1
+elseif px > 1e15 then
 	px = 1e15
 end
 redis.call('SET', KEYS[1], string.format('%.17g', new_tat), 'PX', string.format('%.0f', px))

@@ -67,6 +67,7 @@ func TestRedisAnswersLikeLocal(t *testing.T) {
 		for i := range limit.Burst + 2 {
 			got, err := r.Allow(t.Context(), key, limit)
 			require.NoError(t, err)
+			require.NoError(t, r.Degraded(), "Redis must answer, not the fallback")
 			want, err := l.Allow(t.Context(), key, limit)
 			require.NoError(t, err)
 			if got.Allowed != want.Allowed || got.Remaining != want.Remaining || got.Limit != want.Limit {
@@ -100,4 +101,23 @@ func TestRedisCloseEndsSubscriptionsButNotTheClient(t *testing.T) {
 	require.ErrorIs(t, r.Publish(t.Context(), "news", nil), coordination.ErrClosed)
 	require.NoError(t, client.Ping(t.Context()).Err(), "the caller's client must stay open")
 	require.Equal(t, "redis", r.Name())
+}
+
+// TestRedisLimiterHandlesExtremeRates: rates so fast that a request moves
+// the bucket by less than float precision, or so slow that it refills in
+// centuries, are still answered by Redis, not by the fallback.
+func TestRedisLimiterHandlesExtremeRates(t *testing.T) {
+	t.Parallel()
+	client, prefix := coordinationtest.RedisClient(t)
+	r := coordination.NewRedis(client, prefix, zaptest.NewLogger(t))
+	t.Cleanup(func() { _ = r.Close() })
+	for _, limit := range []coordination.Limit{{Rate: 1e9, Burst: 100}, {Rate: 1e-12, Burst: 1}} {
+		for i := range 2 {
+			_, err := r.Allow(t.Context(), "extreme", limit)
+			require.NoError(t, err)
+			if err := r.Degraded(); err != nil {
+				t.Errorf("%+v request %d: Redis refused, fell back: %v", limit, i+1, err)
+			}
+		}
+	}
 }

@@ -504,3 +504,30 @@ func statuses(t *testing.T, s *repository.Store, eventID string) []repository.Oc
 	}
 	return out
 }
+
+func TestAcknowledgementBeforeTheDeliveryIsRecorded(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEvent()
+		mustCreate(t, s, e)
+		_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{t0}, false, t0)
+		require.NoError(t, err)
+		got := claim(t, s, t0, 1)
+		// The client acks the frame before the dispatcher records it.
+		require.NoError(t, s.Acknowledge(ctx, got[0].ID, t0.Add(time.Millisecond)))
+		deadline := t0.Add(30 * time.Second)
+		res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{{OccurrenceID: got[0].ID, LeaseToken: "tok",
+			Status: repository.OccurrenceAwaitingAck, AckDeadline: &deadline, Now: t0.Add(2 * time.Millisecond),
+			Attempt: &repository.Attempt{OccurrenceID: got[0].ID, EventID: e.ID, Attempt: 1, StartedAt: t0,
+				Outcome: "awaiting_ack"}}})
+		require.NoError(t, err)
+		require.NoError(t, res[0])
+		o, err := s.GetOccurrence(ctx, got[0].ID)
+		require.NoError(t, err)
+		require.Equal(t, repository.OccurrenceCompleted, o.Status)
+		require.Nil(t, o.LeaseExpiresAt, "nothing left for the rescuer")
+		n, err := s.RescueExpired(ctx, t0.Add(time.Hour), 10)
+		require.NoError(t, err)
+		require.Zero(t, n)
+	})
+}

@@ -381,7 +381,8 @@ func (s *Store) noteEventRun(ctx context.Context, r *DispatchRecord) error {
 	if next == nil {
 		// Nothing materialized is waiting: keep a future next_run_at the
 		// expander computed beyond its window, drop a stale one.
-		q = `UPDATE events SET next_run_at = CASE WHEN next_run_at > ? THEN next_run_at ELSE NULL END WHERE id = ?`
+		q = `UPDATE events SET next_run_at = CASE WHEN status = 'active' AND next_run_at > ? THEN next_run_at ELSE NULL END
+			WHERE id = ?`
 		args = []any{s.ts(r.Now), r.EventID}
 	}
 	if _, err := s.exec(ctx, q, args...); err != nil {

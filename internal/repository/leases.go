@@ -95,25 +95,45 @@ func (s *Store) RecordOutcomes(ctx context.Context, recs []OutcomeRecord) ([]err
 }
 
 func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord) (lost error, err error) {
-	next := r.NextAttemptAt
 	var started *time.Time
 	if r.Attempt != nil {
 		started = &r.Attempt.StartedAt
 	}
-	var completed *time.Time
-	if r.Status.Terminal() {
+	status, completed, ackDeadline := r.Status, (*time.Time)(nil), r.AckDeadline
+	if status.Terminal() {
 		completed = &r.Now
 	}
-	const q = `UPDATE occurrences SET status = ?, next_attempt_at = COALESCE(?, next_attempt_at),
-		lease_token = NULL, lease_owner = NULL, lease_expires_at = ?, manual_retry = ?, status_code = ?, response_body = ?,
-		error_message = ?, completed_at = ?, updated_at = ?, started_at = COALESCE(started_at, ?)
+	const q = `UPDATE occurrences SET status = ?, completed_at = ?, next_attempt_at = COALESCE(?, next_attempt_at),
+		lease_token = NULL, lease_owner = NULL, lease_expires_at = ?, manual_retry = ?, status_code = ?,
+		response_body = ?, error_message = ?, updated_at = ?, started_at = COALESCE(started_at, ?)
 		WHERE id = ? AND lease_token = ? AND status = 'dispatching'`
-	res, err := s.exec(ctx, q, r.Status, s.tsp(next), s.tsp(r.AckDeadline), false, r.StatusCode, r.ResponseBody,
-		r.ErrorMessage, s.tsp(completed), s.ts(r.Now), s.tsp(started), r.OccurrenceID, r.LeaseToken)
-	if err != nil {
-		return nil, fmt.Errorf("record outcome: %w", err)
+	exec := func(extra string) (int64, error) {
+		res, err := s.exec(ctx, q+extra, status, s.tsp(completed), s.tsp(r.NextAttemptAt), s.tsp(ackDeadline),
+			false, r.StatusCode, r.ResponseBody, r.ErrorMessage, s.ts(r.Now), s.tsp(started), r.OccurrenceID,
+			r.LeaseToken)
+		if err != nil {
+			return 0, fmt.Errorf("record outcome: %w", err)
+		}
+		return res.RowsAffected()
 	}
-	if n, _ := res.RowsAffected(); n != 1 {
+	n := int64(0)
+	if status == OccurrenceAwaitingAck {
+		// The client may have acknowledged while the delivery was being
+		// recorded (acked_at set): then the occurrence is complete.
+		status, completed, ackDeadline = OccurrenceCompleted, &r.Now, nil
+		if n, err = exec(` AND acked_at IS NOT NULL`); err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			status, completed, ackDeadline = OccurrenceAwaitingAck, nil, r.AckDeadline
+		}
+	}
+	if n == 0 {
+		if n, err = exec(""); err != nil {
+			return nil, err
+		}
+	}
+	if n != 1 {
 		return ErrLeaseLost, nil
 	}
 	if r.Attempt != nil {
@@ -167,17 +187,30 @@ func (s *Store) RescueExpired(ctx context.Context, now time.Time, limit int) (in
 }
 
 // Acknowledge completes an occurrence that awaits a client acknowledgement.
-// ErrNotFound when it is not awaiting one.
+// An acknowledgement racing the dispatcher (the row is still dispatching) is
+// kept in acked_at and completes the row when the delivery is recorded.
+// ErrNotFound when the occurrence is in neither state.
 func (s *Store) Acknowledge(ctx context.Context, occurrenceID string, now time.Time) error {
-	res, err := s.exec(ctx, `UPDATE occurrences SET status = 'completed', completed_at = ?, updated_at = ?,
-		lease_expires_at = NULL WHERE id = ? AND status = 'awaiting_ack'`, s.ts(now), s.ts(now), occurrenceID)
-	if err != nil {
-		return fmt.Errorf("acknowledge occurrence: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return ErrNotFound
-	}
-	return nil
+	return s.WithTx(ctx, func(tx *Store) error {
+		res, err := tx.exec(ctx, `UPDATE occurrences SET status = 'completed', completed_at = ?, acked_at = ?,
+			lease_expires_at = NULL, updated_at = ? WHERE id = ? AND status = 'awaiting_ack'`,
+			tx.ts(now), tx.ts(now), tx.ts(now), occurrenceID)
+		if err != nil {
+			return fmt.Errorf("acknowledge occurrence: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			return nil
+		}
+		res, err = tx.exec(ctx, `UPDATE occurrences SET acked_at = ?, updated_at = ?
+			WHERE id = ? AND status = 'dispatching' AND acked_at IS NULL`, tx.ts(now), tx.ts(now), occurrenceID)
+		if err != nil {
+			return fmt.Errorf("acknowledge occurrence: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return ErrNotFound
+		}
+		return nil
+	})
 }
 
 // CountByStatus counts live occurrences per status (queue depth for /status).

@@ -121,6 +121,7 @@ type Occurrence struct {
 	ErrorMessage   *string    `db:"error_message"`
 	StartedAt      *time.Time `db:"started_at"`
 	CompletedAt    *time.Time `db:"completed_at"`
+	AckedAt        *time.Time `db:"acked_at"` // a client acknowledged the delivery
 	CreatedAt      time.Time  `db:"created_at"`
 	UpdatedAt      time.Time  `db:"updated_at"`
 }

@@ -11,12 +11,13 @@ import (
 
 const occurrenceColumns = `id, event_id, scheduled_at, status, manual, attempt_count, next_attempt_at,
 	lease_token, lease_owner, lease_expires_at, status_code, response_body, error_message, started_at,
-	completed_at, created_at, updated_at, manual_retry`
+	completed_at, created_at, updated_at, manual_retry, acked_at`
 
 func (o *Occurrence) normalize() {
 	o.ScheduledAt, o.NextAttemptAt = utc(o.ScheduledAt), utc(o.NextAttemptAt)
 	o.CreatedAt, o.UpdatedAt = utc(o.CreatedAt), utc(o.UpdatedAt)
 	o.LeaseExpiresAt, o.StartedAt, o.CompletedAt = utcp(o.LeaseExpiresAt), utcp(o.StartedAt), utcp(o.CompletedAt)
+	o.AckedAt = utcp(o.AckedAt)
 }
 
 func normalizeAll(os []Occurrence) []Occurrence {

@@ -185,7 +185,7 @@ func (d *Dispatcher) triage(ctx context.Context, occs []repository.Occurrence, t
 		}
 		jobs = append(jobs, job{occ: occ, ev: ev, policy: policy, token: token})
 	}
-	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].occ.NextAttemptAt.Before(jobs[j].occ.NextAttemptAt) })
+	sort.SliceStable(jobs, func(i, j int) bool { return fireAt(&jobs[i].occ).Before(fireAt(&jobs[j].occ)) })
 	return jobs, nil
 }
 

@@ -19,7 +19,7 @@ import (
 func (d *Dispatcher) hold(token string, jobs []job) {
 	defer d.holders.Done()
 	for i := 0; i < len(jobs); {
-		if wait := jobs[i].occ.NextAttemptAt.Sub(d.clock.Now()); wait > 0 {
+		if wait := fireAt(&jobs[i].occ).Sub(d.clock.Now()); wait > 0 {
 			select {
 			case <-d.stopping:
 				d.release(token, jobs[i:])
@@ -30,7 +30,7 @@ func (d *Dispatcher) hold(token string, jobs []job) {
 		}
 		now := d.clock.Now()
 		j := i
-		for j < len(jobs) && !jobs[j].occ.NextAttemptAt.After(now) {
+		for j < len(jobs) && !fireAt(&jobs[j].occ).After(now) {
 			j++
 		}
 		group := jobs[i:j]
@@ -46,6 +46,16 @@ func (d *Dispatcher) hold(token string, jobs []job) {
 			go d.attempt(jb)
 		}
 	}
+}
+
+// fireAt is when an occurrence may fire: its next attempt, and never before
+// its scheduled instant (a released claim is due "now", which may still be
+// a moment before the instant).
+func fireAt(occ *repository.Occurrence) time.Time {
+	if occ.ScheduledAt.After(occ.NextAttemptAt) {
+		return occ.ScheduledAt
+	}
+	return occ.NextAttemptAt
 }
 
 // preFire checks leases and event state just before firing; it returns the

@@ -87,3 +87,10 @@ func (c *Clock) WaitForWaiters(ctx context.Context, n int) error {
 		}
 	}
 }
+
+// Waiters is the number of After calls still waiting.
+func (c *Clock) Waiters() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.waiters)
+}

@@ -1,0 +1,393 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/repository/repositorytest"
+)
+
+// The matrix: every authenticated route × every kind of credential, each
+// asserting the status a client would see. Tenancy is "team-a": fixture
+// events carry that tag, scoped-out tokens cover only "team-b".
+const (
+	matrixTag      = "team-a"
+	matrixOtherTag = "team-b"
+)
+
+// withT returns a copy of the env that reports to t, so parallel subtests
+// (and fuzz iterations) fail themselves rather than their parent.
+func (e *env) withT(t testing.TB) *env {
+	c := *e
+	c.t = t
+	return &c
+}
+
+// mintToken mints through the API and returns the JWT and its id.
+func (e *env) mintToken(access string, scope []string) (token, id string) {
+	e.t.Helper()
+	res := e.do("POST", "/tokens", e.master, map[string]any{"sub": "matrix-" + access, "access": access,
+		"scope": scope, "expires_at": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
+	require.Equal(e.t, http.StatusOK, res.Status, "mint: %s", res.Body)
+	var out struct{ Token, ID string }
+	res.json(e.t, &out)
+	return out.Token, out.ID
+}
+
+// claimsFor are the claims Mint would put in a JWT for row.
+func claimsFor(row repository.Token) jwt.MapClaims {
+	now := time.Now()
+	return jwt.MapClaims{"iss": auth.DefaultIssuer, "aud": []string{auth.DefaultAudience}, "sub": row.Subject,
+		"exp": row.ExpiresAt.Unix(), "iat": now.Unix(), "nbf": now.Unix(), "jti": row.ID,
+		"access": string(row.Access), "scope": row.Scope}
+}
+
+// credential is one way a client may call: a bearer (possibly empty) and what
+// it is entitled to. level "" means it must be refused as unauthenticated.
+type credential struct {
+	name      string
+	token     string
+	level     repository.Access
+	scopedOut bool // a valid write token whose scope misses the fixture's tag
+}
+
+// credentials builds the ten credentials of the matrix on e, realistically:
+// the expired token is a stored row signed with the test keyring whose expiry
+// has passed, the revoked one was minted and then revoked through the API, and
+// the wrong-algorithm ones carry the claims of a real, valid admin token.
+func credentials(t testing.TB, e *env) []credential {
+	t.Helper()
+	ctx := context.Background()
+
+	// Expired: a row whose expiry has passed, signed as Mint would have done
+	// when it was still in the future.
+	past := time.Now().Add(-2 * time.Hour)
+	expiredRow := repository.Token{ID: uuid.NewString(), Subject: "matrix-expired", Access: repository.AccessAdmin,
+		Scope: []string{}, ExpiresAt: time.Now().Add(-time.Hour).UTC().Truncate(time.Second), CreatedBy: "master",
+		CreatedAt: past.UTC()}
+	pastAuth := auth.NewAuthenticator(auth.Config{Keys: e.keys}, e.store, func() time.Time { return past })
+	expired, err := pastAuth.Mint(expiredRow)
+	require.NoError(t, err)
+	require.NoError(t, e.store.CreateToken(ctx, expiredRow))
+
+	revoked, revokedID := e.mintToken("admin", nil)
+	res := e.do("DELETE", "/tokens/"+revokedID, e.master, nil)
+	require.Equal(t, http.StatusNoContent, res.Status, "revoke: %s", res.Body)
+
+	// Wrong algorithms, on the claims of a real admin token.
+	_, adminID := e.mintToken("admin", nil)
+	adminRow, err := e.store.TokenByID(ctx, adminID)
+	require.NoError(t, err)
+	none := jwt.NewWithClaims(jwt.SigningMethodNone, claimsFor(adminRow))
+	none.Header["kid"] = e.keys.Current
+	algNone, err := none.SignedString(jwt.UnsafeAllowNoneSignatureType)
+	require.NoError(t, err)
+	hs512 := jwt.NewWithClaims(jwt.SigningMethodHS512, claimsFor(adminRow))
+	hs512.Header["kid"] = e.keys.Current
+	algHS512, err := hs512.SignedString([]byte(testJWTSecret))
+	require.NoError(t, err)
+
+	read, _ := e.mintToken("read", []string{matrixTag})
+	write, _ := e.mintToken("write", []string{matrixTag, "team-c"})
+	admin, _ := e.mintToken("admin", nil)
+	scopedIn, _ := e.mintToken("write", []string{matrixTag})
+	scopedOut, _ := e.mintToken("write", []string{matrixOtherTag})
+	return []credential{
+		{name: "no token"},
+		{name: "garbage", token: "not-a-jwt.at-all"},
+		{name: "expired jwt", token: expired},
+		{name: "revoked jwt", token: revoked},
+		{name: "alg none", token: algNone},
+		{name: "alg HS512", token: algHS512},
+		{name: "read", token: read, level: repository.AccessRead},
+		{name: "write", token: write, level: repository.AccessWrite},
+		{name: "admin", token: admin, level: repository.AccessAdmin},
+		{name: "scoped-in", token: scopedIn, level: repository.AccessWrite},
+		{name: "scoped-out", token: scopedOut, level: repository.AccessWrite, scopedOut: true},
+	}
+}
+
+// fixture is a fresh event (tagged team-a, created by the master token), its
+// first occurrence and a fresh token, so destructive routes can succeed.
+type fixture struct {
+	event, occurrence, token string
+}
+
+func newFixture(e *env) fixture {
+	e.t.Helper()
+	ev := e.createEvent(e.master, eventBody(matrixTag))
+	id, _ := ev["id"].(string)
+	res := e.do("GET", "/events/"+id+"/occurrences", e.master, nil)
+	require.Equal(e.t, http.StatusOK, res.Status, "occurrences: %s", res.Body)
+	var occs []struct{ ID string }
+	res.json(e.t, &occs)
+	require.NotEmpty(e.t, occs, "a one-time event has its occurrence row before the answer")
+	_, tokenID := e.mintToken("read", []string{matrixTag})
+	return fixture{event: id, occurrence: occs[0].ID, token: tokenID}
+}
+
+// matrixRoute is one authenticated route and what it answers when allowed.
+type matrixRoute struct {
+	method, path string
+	level        repository.Access
+	names        bool // names an event or occurrence: invisible ones are 404
+	list         bool // lists events or occurrences: scoped-out sees none of the fixture
+	ok           int
+	body         func(f fixture) any
+}
+
+func (r matrixRoute) url(f fixture) string {
+	return strings.NewReplacer("{event}", f.event, "{occurrence}", f.occurrence, "{token}", f.token).Replace(r.path)
+}
+
+func matrixRoutes() []matrixRoute {
+	future := func() string { return time.Now().Add(time.Hour).UTC().Format(time.RFC3339) }
+	return []matrixRoute{
+		{method: "POST", path: "/events", level: repository.AccessWrite, ok: http.StatusCreated,
+			body: func(fixture) any { return eventBody(matrixTag) }},
+		{method: "GET", path: "/events?limit=500", level: repository.AccessRead, list: true, ok: http.StatusOK},
+		{method: "GET", path: "/events/{event}", level: repository.AccessRead, names: true, ok: http.StatusOK},
+		{method: "PUT", path: "/events/{event}", level: repository.AccessWrite, names: true, ok: http.StatusOK,
+			body: func(fixture) any { return map[string]any{"name": "renamed"} }},
+		{method: "DELETE", path: "/events/{event}", level: repository.AccessWrite, names: true, ok: http.StatusNoContent},
+		{method: "POST", path: "/events/{event}/pause", level: repository.AccessWrite, names: true, ok: http.StatusOK},
+		{method: "POST", path: "/events/{event}/resume", level: repository.AccessWrite, names: true, ok: http.StatusOK},
+		{method: "POST", path: "/events/{event}/trigger", level: repository.AccessWrite, names: true, ok: http.StatusCreated},
+		{method: "POST", path: "/events/{event}/rotate-secret", level: repository.AccessWrite, names: true,
+			ok: http.StatusOK, body: func(fixture) any { return map[string]any{"grace": "1h"} }},
+		{method: "GET", path: "/events/{event}/occurrences", level: repository.AccessRead, names: true, ok: http.StatusOK},
+		{method: "GET", path: "/events/{event}/preview", level: repository.AccessRead, names: true, ok: http.StatusOK},
+		{method: "POST", path: "/schedules/preview", level: repository.AccessRead, ok: http.StatusOK,
+			body: func(fixture) any {
+				return map[string]any{"rrule": "FREQ=DAILY", "start_time": future(), "count": 3}
+			}},
+		{method: "GET", path: "/occurrences?event_id={event}", level: repository.AccessRead, list: true, ok: http.StatusOK},
+		{method: "GET", path: "/occurrences/{occurrence}", level: repository.AccessRead, names: true, ok: http.StatusOK},
+		{method: "GET", path: "/occurrences/{occurrence}/attempts", level: repository.AccessRead, names: true,
+			ok: http.StatusOK},
+		{method: "POST", path: "/tokens", level: repository.AccessAdmin, ok: http.StatusOK,
+			body: func(fixture) any {
+				return map[string]any{"sub": "minted", "access": "read", "scope": []string{matrixTag},
+					"expires_at": future()}
+			}},
+		{method: "GET", path: "/tokens", level: repository.AccessAdmin, ok: http.StatusOK},
+		{method: "DELETE", path: "/tokens/{token}", level: repository.AccessAdmin, ok: http.StatusNoContent},
+	}
+}
+
+var accessRank = map[repository.Access]int{repository.AccessRead: 1, repository.AccessWrite: 2,
+	repository.AccessAdmin: 3}
+
+// want is the documented answer of route r to credential c.
+func (r matrixRoute) want(c credential) int {
+	switch {
+	case c.level == "":
+		return http.StatusUnauthorized
+	case accessRank[c.level] < accessRank[r.level]:
+		return http.StatusForbidden
+	case c.scopedOut && r.names:
+		return http.StatusNotFound
+	case c.scopedOut && r.method == "POST" && r.path == "/events":
+		return http.StatusForbidden // tags: outside token scope
+	}
+	return r.ok
+}
+
+// runMatrix runs routes × credentials on e.
+func runMatrix(t *testing.T, e *env, routes []matrixRoute) {
+	creds := credentials(t, e)
+	for _, r := range routes {
+		t.Run(r.method+" "+r.path, func(t *testing.T) {
+			t.Parallel()
+			for _, c := range creds {
+				t.Run(c.name, func(t *testing.T) {
+					checkMatrixCase(t, e.withT(t), r, c)
+				})
+			}
+		})
+	}
+}
+
+func checkMatrixCase(t *testing.T, e *env, r matrixRoute, c credential) {
+	f := newFixture(e)
+	var body any
+	if r.body != nil {
+		body = r.body(f)
+	}
+	res := e.do(r.method, r.url(f), c.token, body)
+	want := r.want(c)
+	if got := res.Status; got != want {
+		t.Fatalf("status: got %d, want %d (body %s)", got, want, res.Body)
+	}
+	if want >= 400 {
+		var eb struct {
+			Error *string `json:"error"`
+		}
+		res.json(t, &eb)
+		if eb.Error == nil || *eb.Error == "" {
+			t.Errorf("error body: got %s, want {\"error\": …}", res.Body)
+		}
+		if want == http.StatusUnauthorized && c.token != "" && strings.Contains(string(res.Body), c.token) {
+			t.Errorf("401 body echoes the bearer token")
+		}
+		if want == http.StatusNotFound || want == http.StatusForbidden {
+			assertFixtureUntouched(t, e, f)
+		}
+		return
+	}
+	if r.list {
+		if got, want := listMentions(res.Body, f), !c.scopedOut; got != want {
+			t.Errorf("fixture listed: got %v, want %v (body %.300s)", got, want, res.Body)
+		}
+	}
+}
+
+// listMentions reports whether a list answer includes the fixture's event or
+// occurrence.
+func listMentions(body []byte, f fixture) bool {
+	return strings.Contains(string(body), f.event) || strings.Contains(string(body), f.occurrence)
+}
+
+// assertFixtureUntouched checks that a refused request changed nothing a user
+// would see: the event is still active, unrenamed, at version 1.
+func assertFixtureUntouched(t *testing.T, e *env, f fixture) {
+	t.Helper()
+	res := e.do("GET", "/events/"+f.event, e.master, nil)
+	require.Equal(t, http.StatusOK, res.Status, "a refused request must not delete the event: %s", res.Body)
+	ev := res.object(t)
+	if got, want := ev["status"], "active"; got != want {
+		t.Errorf("status after refused request: got %v, want %v", got, want)
+	}
+	if got, want := ev["version"], float64(1); got != want {
+		t.Errorf("version after refused request: got %v, want %v", got, want)
+	}
+	if got, want := ev["hmac_secret_set"], false; got != want {
+		t.Errorf("hmac_secret_set after refused request: got %v, want %v", got, want)
+	}
+}
+
+func TestAuthMatrixSQLite(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, repositorytest.SQLite)
+	runMatrix(t, e, matrixRoutes())
+}
+
+// TestAuthMatrixPostgres runs a reduced matrix (one route of each kind) on
+// PostgreSQL: the checks live above the store, the visibility queries below.
+func TestAuthMatrixPostgres(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, repositorytest.Postgres)
+	keep := []string{"POST /events", "GET /events?limit=500", "GET /events/{event}", "DELETE /events/{event}",
+		"POST /events/{event}/trigger", "GET /occurrences?event_id={event}", "GET /occurrences/{occurrence}",
+		"POST /tokens"}
+	var routes []matrixRoute
+	for _, r := range matrixRoutes() {
+		if slices.Contains(keep, r.method+" "+r.path) {
+			routes = append(routes, r)
+		}
+	}
+	require.Len(t, routes, len(keep))
+	runMatrix(t, e, routes)
+}
+
+// TestPublicRoutes: the public routes answer without a token, and /status
+// reveals no secret and no tenant data.
+func TestPublicRoutes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, repositorytest.SQLite)
+	secretTag, secretName := "tenant-zebra-42", "payroll-run-for-acme"
+	body := eventBody(secretTag)
+	body["name"] = secretName
+	body["metadata"] = map[string]any{"customer": "acme-metadata-marker"}
+	body["hmac_secret"] = "hmac-secret-marker-0123456789"
+	e.createEvent(e.master, body)
+	jwtToken := e.mint("admin", nil)
+
+	for _, path := range []string{"/health", "/healthz", "/ready", "/status", "/openapi.json"} {
+		t.Run(path, func(t *testing.T) {
+			res := e.withT(t).do("GET", path, "", nil)
+			if got, want := res.Status, http.StatusOK; got != want {
+				t.Fatalf("status: got %d, want %d (body %s)", got, want, res.Body)
+			}
+		})
+	}
+	res := e.do("GET", "/status", "", nil)
+	require.Equal(t, http.StatusOK, res.Status)
+	for _, secret := range []string{testMaster, testJWTSecret, testBoxKey, jwtToken, secretTag, secretName,
+		"acme-metadata-marker", "hmac-secret-marker-0123456789", "127.0.0.1:9"} {
+		if strings.Contains(string(res.Body), secret) {
+			t.Errorf("/status reveals %q: %s", secret, res.Body)
+		}
+	}
+}
+
+// TestMintRules: a token can never be minted wider than its minter, and a bad
+// request names its field.
+func TestMintRules(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, repositorytest.SQLite)
+	future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	write := e.mint("write", []string{matrixTag})
+	read := e.mint("read", []string{matrixTag})
+	admin := e.mint("admin", nil)
+	tests := []struct {
+		name      string
+		token     string
+		body      map[string]any
+		status    int
+		wantField string
+	}{
+		{"write mints admin", write, map[string]any{"sub": "x", "access": "admin", "expires_at": future},
+			http.StatusForbidden, ""},
+		{"write mints write", write, map[string]any{"sub": "x", "access": "write", "scope": []string{matrixTag},
+			"expires_at": future}, http.StatusForbidden, ""},
+		{"read mints read", read, map[string]any{"sub": "x", "access": "read", "scope": []string{matrixTag},
+			"expires_at": future}, http.StatusForbidden, ""},
+		{"expires in the past", admin, map[string]any{"sub": "x", "access": "read",
+			"expires_at": time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)}, http.StatusBadRequest, "expires_at"},
+		{"expires malformed", admin, map[string]any{"sub": "x", "access": "read", "expires_at": "tomorrow"},
+			http.StatusBadRequest, "expires_at"},
+		{"unknown access", admin, map[string]any{"sub": "x", "access": "superuser", "expires_at": future},
+			http.StatusBadRequest, "access"},
+		{"missing sub", admin, map[string]any{"access": "read", "expires_at": future}, http.StatusBadRequest, "sub"},
+		{"unknown field", admin, map[string]any{"sub": "x", "access": "read", "expires_at": future, "root": true},
+			http.StatusBadRequest, "root"},
+		{"admin mints admin", admin, map[string]any{"sub": "x", "access": "admin", "expires_at": future},
+			http.StatusOK, ""},
+		{"read_write alias", admin, map[string]any{"sub": "x", "access": "read_write", "scope": []string{matrixTag},
+			"expires_at": future}, http.StatusOK, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := e.withT(t).do("POST", "/tokens", tt.token, tt.body)
+			if got, want := res.Status, tt.status; got != want {
+				t.Fatalf("status: got %d, want %d (body %s)", got, want, res.Body)
+			}
+			if tt.wantField != "" {
+				m := res.object(t)
+				if got, want := m["field"], tt.wantField; got != want {
+					t.Errorf("field: got %v, want %v (body %s)", got, want, res.Body)
+				}
+				if msg, _ := m["error"].(string); !strings.HasPrefix(msg, tt.wantField+":") {
+					t.Errorf("error: got %q, want it to start with %q", msg, tt.wantField+":")
+				}
+			}
+		})
+	}
+	// The minted alias is stored as write.
+	res := e.do("GET", "/tokens", admin, nil)
+	require.Equal(t, http.StatusOK, res.Status)
+	if !strings.Contains(string(res.Body), `"access":"write"`) {
+		t.Errorf("read_write should be stored as write: %s", res.Body)
+	}
+}

@@ -1,0 +1,330 @@
+package repository
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// ArchiveBatch is one bounded step of the archiver: at most Limit rows older
+// than Cutoff are moved to the archive tables (or deleted when Delete is set,
+// i.e. archival.enabled=false), stamped archived_at = Now.
+type ArchiveBatch struct {
+	Cutoff time.Time
+	Now    time.Time
+	Limit  int
+	Delete bool
+}
+
+// ArchiveCounts is how many rows one step moved (or deleted, or purged).
+type ArchiveCounts struct {
+	Events      int `json:"events"`
+	Occurrences int `json:"occurrences"`
+	Attempts    int `json:"attempts"`
+}
+
+// Add sums two counts.
+func (c ArchiveCounts) Add(o ArchiveCounts) ArchiveCounts {
+	return ArchiveCounts{Events: c.Events + o.Events, Occurrences: c.Occurrences + o.Occurrences,
+		Attempts: c.Attempts + o.Attempts}
+}
+
+// Total is the number of rows of every kind.
+func (c ArchiveCounts) Total() int { return c.Events + c.Occurrences + c.Attempts }
+
+// skipLocked is appended to the batch pick on PostgreSQL so that concurrent
+// archivers (or an archiver and a retry request) never pick the same row:
+// the picked rows stay locked until the move commits, so each row is in
+// exactly one of the live and archive tables at every commit. SQLite has one
+// writer at a time (_txlock=immediate), which gives the same guarantee.
+func (s *Store) skipLocked() string {
+	if s.backend == Postgres {
+		return " FOR UPDATE SKIP LOCKED"
+	}
+	return ""
+}
+
+// The batch pick of ArchiveOccurrences. "Older than retention" is
+// completed_at, or updated_at when completed_at is NULL; an occurrence whose
+// instant is still ahead (a cancelled future row that a resume could
+// reinstate) is never touched, nor is anything pending, retrying, leased or
+// awaiting an acknowledgement.
+const pickArchivableOccurrences = `SELECT id FROM occurrences
+	WHERE status IN ('completed', 'failed', 'missed', 'cancelled')
+	AND COALESCE(completed_at, updated_at) < ? AND scheduled_at < ?
+	LIMIT ?`
+
+// ArchiveOccurrences moves one batch of terminal occurrences past retention,
+// with their attempts, to the archive tables in one transaction (or deletes
+// them when b.Delete). The move is idempotent: it is keyed on live rows that
+// the transaction holds locked, so running it again, or twice at once, moves
+// nothing twice.
+func (s *Store) ArchiveOccurrences(ctx context.Context, b ArchiveBatch) (ArchiveCounts, error) {
+	var out ArchiveCounts
+	err := s.WithTx(ctx, func(tx *Store) error {
+		var ids []string
+		err := tx.selectAll(ctx, &ids, pickArchivableOccurrences+tx.skipLocked(),
+			tx.ts(b.Cutoff), tx.ts(b.Now), b.Limit)
+		if err != nil {
+			return fmt.Errorf("pick archivable occurrences: %w", err)
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		in := placeholders(len(ids))
+		idArgs := stringArgs(ids)
+		if !b.Delete {
+			q := `INSERT INTO attempts_archive (` + attemptColumns + `, archived_at) SELECT ` + attemptColumns +
+				`, ? FROM attempts WHERE occurrence_id IN (` + in + `)`
+			if _, err := tx.exec(ctx, q, append([]any{tx.ts(b.Now)}, idArgs...)...); err != nil {
+				return fmt.Errorf("archive attempts: %w", err)
+			}
+		}
+		res, err := tx.exec(ctx, `DELETE FROM attempts WHERE occurrence_id IN (`+in+`)`, idArgs...)
+		if err != nil {
+			return fmt.Errorf("delete archived attempts: %w", err)
+		}
+		out.Attempts = affected(res)
+		if !b.Delete {
+			q := `INSERT INTO occurrences_archive (` + occurrenceColumns + `, archived_at) SELECT ` +
+				occurrenceColumns + `, ? FROM occurrences WHERE id IN (` + in + `)`
+			if _, err := tx.exec(ctx, q, append([]any{tx.ts(b.Now)}, idArgs...)...); err != nil {
+				return fmt.Errorf("archive occurrences: %w", err)
+			}
+		}
+		res, err = tx.exec(ctx, `DELETE FROM occurrences WHERE id IN (`+in+`)`, idArgs...)
+		if err != nil {
+			return fmt.Errorf("delete archived occurrences: %w", err)
+		}
+		out.Occurrences = affected(res)
+		return nil
+	})
+	if err != nil {
+		return ArchiveCounts{}, err
+	}
+	return out, nil
+}
+
+// The batch pick of ArchiveEvents: deleted or finished events whose last
+// change is past retention and that have no live occurrence left at all
+// (ArchiveOccurrences runs first and takes the old terminal ones; anything
+// still there is recent or can still fire, which keeps the event).
+const pickArchivableEvents = `SELECT e.id FROM events e
+	WHERE e.status IN ('inactive', 'deleted') AND COALESCE(e.deleted_at, e.updated_at) < ?
+	AND NOT EXISTS (SELECT 1 FROM occurrences o WHERE o.event_id = e.id)
+	LIMIT ?`
+
+// ArchiveEvents moves one batch of finished or deleted events past retention
+// to events_archive (their tags travel in tags_json) and removes their
+// event_tags rows, in one transaction; with b.Delete they are only deleted.
+func (s *Store) ArchiveEvents(ctx context.Context, b ArchiveBatch) (ArchiveCounts, error) {
+	var out ArchiveCounts
+	err := s.WithTx(ctx, func(tx *Store) error {
+		var ids []string
+		if err := tx.selectAll(ctx, &ids, pickArchivableEvents+tx.skipLocked(), tx.ts(b.Cutoff), b.Limit); err != nil {
+			return fmt.Errorf("pick archivable events: %w", err)
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		in := placeholders(len(ids))
+		idArgs := stringArgs(ids)
+		if !b.Delete {
+			q := `INSERT INTO events_archive (` + eventColumns + `, archived_at) SELECT ` + eventColumns +
+				`, ? FROM events WHERE id IN (` + in + `)`
+			if _, err := tx.exec(ctx, q, append([]any{tx.ts(b.Now)}, idArgs...)...); err != nil {
+				return fmt.Errorf("archive events: %w", err)
+			}
+		}
+		if _, err := tx.exec(ctx, `DELETE FROM event_tags WHERE event_id IN (`+in+`)`, idArgs...); err != nil {
+			return fmt.Errorf("delete archived event tags: %w", err)
+		}
+		res, err := tx.exec(ctx, `DELETE FROM events WHERE id IN (`+in+`)`, idArgs...)
+		if err != nil {
+			return fmt.Errorf("delete archived events: %w", err)
+		}
+		out.Events = affected(res)
+		return nil
+	})
+	if err != nil {
+		return ArchiveCounts{}, err
+	}
+	return out, nil
+}
+
+// PurgeArchive deletes, in one transaction, at most limit rows of each
+// archive table archived before cutoff (archival.purge_after). An archived
+// event goes only once none of its archived occurrences remain, so archived
+// history never loses the tags that scope it.
+func (s *Store) PurgeArchive(ctx context.Context, cutoff time.Time, limit int) (ArchiveCounts, error) {
+	var out ArchiveCounts
+	err := s.WithTx(ctx, func(tx *Store) error {
+		var err error
+		if out.Attempts, err = tx.purge(ctx, "attempts_archive", "", cutoff, limit); err != nil {
+			return err
+		}
+		if out.Occurrences, err = tx.purge(ctx, "occurrences_archive", "", cutoff, limit); err != nil {
+			return err
+		}
+		keep := ` AND NOT EXISTS (SELECT 1 FROM occurrences_archive o WHERE o.event_id = events_archive.id)`
+		out.Events, err = tx.purge(ctx, "events_archive", keep, cutoff, limit)
+		return err
+	})
+	if err != nil {
+		return ArchiveCounts{}, err
+	}
+	return out, nil
+}
+
+// purge deletes up to limit rows of an archive table by physical row id (the
+// archive tables have no key): ctid on PostgreSQL, rowid on SQLite, so each
+// batch is an index range scan on archived_at plus direct row deletes.
+func (s *Store) purge(ctx context.Context, table, extra string, cutoff time.Time, limit int) (int, error) {
+	pick := `SELECT %[1]s FROM ` + table + ` WHERE archived_at < ?` + extra + ` LIMIT ?`
+	var q string
+	if s.backend == Postgres {
+		q = `DELETE FROM ` + table + ` WHERE ctid = ANY(ARRAY(` + fmt.Sprintf(pick, "ctid") + `))`
+	} else {
+		q = `DELETE FROM ` + table + ` WHERE rowid IN (` + fmt.Sprintf(pick, "rowid") + `)`
+	}
+	res, err := s.exec(ctx, q, s.ts(cutoff), limit)
+	if err != nil {
+		return 0, fmt.Errorf("purge %s: %w", table, err)
+	}
+	return affected(res), nil
+}
+
+// ArchivedOccurrence is an occurrence row in the archive.
+type ArchivedOccurrence struct {
+	Occurrence
+	ArchivedAt time.Time `db:"archived_at"`
+}
+
+// ListArchivedOccurrences lists archived occurrences newest first with the
+// same filters as ListOccurrences. Tag filters and the scope apply to the
+// owning event's tags: event_tags while the event is live, tags_json of
+// events_archive once it is archived too.
+func (s *Store) ListArchivedOccurrences(ctx context.Context, f OccurrenceFilter) ([]ArchivedOccurrence, error) {
+	where, args, ok := s.archivedOccurrenceWhere(f)
+	if !ok {
+		return []ArchivedOccurrence{}, nil
+	}
+	if f.After != nil {
+		where = append(where, `(o.scheduled_at < ? OR (o.scheduled_at = ? AND o.id < ?))`)
+		args = append(args, s.ts(f.After.ScheduledAt), s.ts(f.After.ScheduledAt), f.After.ID)
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	q := `SELECT ` + prefixed("o.", occurrenceColumns) + `, o.archived_at FROM occurrences_archive o WHERE ` +
+		strings.Join(where, " AND ") + ` ORDER BY o.scheduled_at DESC, o.id DESC LIMIT ? OFFSET ?`
+	args = append(args, limit, f.Offset)
+	var out []ArchivedOccurrence
+	if err := s.selectAll(ctx, &out, q, args...); err != nil {
+		return nil, fmt.Errorf("list archived occurrences: %w", err)
+	}
+	for i := range out {
+		out[i].normalize()
+		out[i].ArchivedAt = utc(out[i].ArchivedAt)
+	}
+	if out == nil {
+		out = []ArchivedOccurrence{}
+	}
+	return out, nil
+}
+
+// CountArchivedOccurrences counts what ListArchivedOccurrences would return
+// without paging.
+func (s *Store) CountArchivedOccurrences(ctx context.Context, f OccurrenceFilter) (int, error) {
+	where, args, ok := s.archivedOccurrenceWhere(f)
+	if !ok {
+		return 0, nil
+	}
+	var n int
+	q := `SELECT COUNT(*) FROM occurrences_archive o WHERE ` + strings.Join(where, " AND ")
+	if err := s.get(ctx, &n, q, args...); err != nil {
+		return 0, fmt.Errorf("count archived occurrences: %w", err)
+	}
+	return n, nil
+}
+
+// ListArchivedAttempts returns the archived attempts of one occurrence.
+func (s *Store) ListArchivedAttempts(ctx context.Context, occurrenceID string) ([]Attempt, error) {
+	var out []Attempt
+	err := s.selectAll(ctx, &out, `SELECT `+attemptColumns+` FROM attempts_archive WHERE occurrence_id = ?
+		ORDER BY attempt, started_at`, occurrenceID)
+	if err != nil {
+		return nil, fmt.Errorf("list archived attempts: %w", err)
+	}
+	for i := range out {
+		out[i].StartedAt = utc(out[i].StartedAt)
+	}
+	if out == nil {
+		out = []Attempt{}
+	}
+	return out, nil
+}
+
+// archivedOccurrenceWhere reuses the live filter for everything but tags and
+// scope, then adds tag predicates that look at both homes of an event's tags.
+func (s *Store) archivedOccurrenceWhere(f OccurrenceFilter) (where []string, args []any, ok bool) {
+	base := OccurrenceFilter{EventID: f.EventID, Status: f.Status, From: f.From, To: f.To, Unrestricted: true}
+	where, args, _ = s.occurrenceWhere(base)
+	tagAny := func(tags []string) {
+		in := placeholders(len(tags))
+		where = append(where, `(EXISTS (SELECT 1 FROM event_tags t WHERE t.event_id = o.event_id AND t.tag IN (`+in+
+			`)) OR EXISTS (SELECT 1 FROM events_archive ea, `+s.jsonTags("ea.tags_json")+
+			` WHERE ea.id = o.event_id AND j.value IN (`+in+`)))`)
+		tagArgs := stringArgs(tags)
+		args = append(args, tagArgs...)
+		args = append(args, tagArgs...)
+	}
+	if !f.Unrestricted {
+		if len(f.Scope) == 0 {
+			return nil, nil, false
+		}
+		tagAny(f.Scope)
+	}
+	if len(f.AnyTags) > 0 {
+		tagAny(f.AnyTags)
+	}
+	if all := dedupe(f.AllTags); len(all) > 0 {
+		in := placeholders(len(all))
+		where = append(where, `((SELECT COUNT(*) FROM event_tags t WHERE t.event_id = o.event_id AND t.tag IN (`+in+
+			`)) = ? OR (SELECT COUNT(DISTINCT j.value) FROM events_archive ea, `+s.jsonTags("ea.tags_json")+
+			` WHERE ea.id = o.event_id AND j.value IN (`+in+`)) = ?)`)
+		tagArgs := stringArgs(all)
+		args = append(args, tagArgs...)
+		args = append(args, len(all))
+		args = append(args, tagArgs...)
+		args = append(args, len(all))
+	}
+	return where, args, true
+}
+
+// jsonTags expands a JSON array of strings column into rows j(value); the
+// one dialect difference of the archived tag filter.
+func (s *Store) jsonTags(column string) string {
+	if s.backend == Postgres {
+		return `jsonb_array_elements_text(` + column + `::jsonb) AS j(value)`
+	}
+	return `json_each(` + column + `) AS j`
+}
+
+func stringArgs(in []string) []any {
+	out := make([]any, len(in))
+	for i, v := range in {
+		out[i] = v
+	}
+	return out
+}
+
+func affected(res interface{ RowsAffected() (int64, error) }) int {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0
+	}
+	return int(n)
+}

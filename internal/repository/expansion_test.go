@@ -1,0 +1,167 @@
+package repository_test
+
+import (
+	"context"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/qhronos/qhronos/internal/repository"
+)
+
+func TestEventsToExpandSelectsActiveEventsBehindTheHorizon(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		behind, ahead, never, paused := newEvent(), newEvent(), newEvent(), newEvent()
+		behind.ExpandedUntil = &t0
+		later := t0.Add(2 * time.Hour)
+		ahead.ExpandedUntil = &later
+		paused.Status = repository.EventPaused
+		for _, e := range []*repository.Event{behind, ahead, never, paused} {
+			mustCreate(t, s, e)
+		}
+		var got []string
+		after := ""
+		for range 3 { // pages of one
+			page, err := s.EventsToExpand(ctx, t0.Add(time.Hour), after, 1)
+			require.NoError(t, err)
+			if len(page) == 0 {
+				break
+			}
+			got = append(got, page[0].ID)
+			after = page[0].ID
+		}
+		require.ElementsMatch(t, []string{behind.ID, never.ID}, got)
+	})
+}
+
+func TestSetExpansionIsFencedByVersionAndSettlesEndedSeries(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEvent()
+		mustCreate(t, s, e)
+		_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{t0}, false, t0)
+		require.NoError(t, err)
+
+		_, err = s.SetExpansion(ctx, repository.ExpansionUpdate{EventID: e.ID, Version: 7, ExpandedUntil: t0, Now: t0})
+		require.ErrorIs(t, err, repository.ErrStaleVersion, "expansion of an older version is refused")
+
+		res, err := s.SetExpansion(ctx, repository.ExpansionUpdate{EventID: e.ID, Version: 1,
+			ExpandedUntil: repository.SeriesEnd, Now: t0})
+		require.NoError(t, err)
+		require.False(t, res.Inactive, "its occurrence has not fired yet")
+		require.Equal(t, t0, *res.NextRunAt, "next_run_at is the pending row")
+
+		complete(t, s, claim(t, s, t0, 1)[0], "tok", t0)
+		res, err = s.SetExpansion(ctx, repository.ExpansionUpdate{EventID: e.ID, Version: 1,
+			ExpandedUntil: repository.SeriesEnd, Now: t0})
+		require.NoError(t, err)
+		require.True(t, res.Inactive)
+		got, err := s.GetEvent(ctx, e.ID)
+		require.NoError(t, err)
+		require.Equal(t, repository.EventInactive, got.Status)
+		require.EqualValues(t, 2, got.Version, "a status change bumps the version")
+		require.Nil(t, got.NextRunAt)
+	})
+}
+
+func TestCancelFutureOccurrencesRevokesHeldLeasesOnly(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEvent()
+		mustCreate(t, s, e)
+		// One row in flight (its instant passed), one held until its
+		// instant, one pending, one manual.
+		_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{t0, t0.Add(200 * time.Millisecond), t0.Add(time.Hour)}, false, t0)
+		require.NoError(t, err)
+		_, err = s.InsertOccurrences(ctx, e.ID, []time.Time{t0.Add(2 * time.Hour)}, true, t0)
+		require.NoError(t, err)
+		got, err := s.ClaimDue(ctx, repository.ClaimRequest{Now: t0, Ahead: 250 * time.Millisecond, Limit: 10,
+			Token: "tok", LeaseUntil: t0.Add(time.Minute)})
+		require.NoError(t, err)
+		require.Len(t, got, 2)
+		sort.Slice(got, func(i, j int) bool { return got[i].ScheduledAt.Before(got[j].ScheduledAt) })
+
+		n, err := s.CancelFutureOccurrences(ctx, e.ID, time.Time{}, true, t0.Add(100*time.Millisecond))
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		require.Equal(t, []repository.OccurrenceStatus{"dispatching", "cancelled", "cancelled", "pending"}, statuses(t, s, e.ID))
+		checks, err := s.CheckLeases(ctx, "tok", []string{got[0].ID, got[1].ID})
+		require.NoError(t, err)
+		require.True(t, checks[got[0].ID].Held, "the row in flight keeps its lease")
+		require.False(t, checks[got[1].ID].Held, "the held row's lease is revoked")
+		require.Equal(t, repository.EventActive, checks[got[0].ID].EventStatus)
+	})
+}
+
+func TestRecordDispatchBookkeeping(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEvent()
+		mustCreate(t, s, e)
+		_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{t0, t0.Add(time.Second), t0.Add(time.Hour)}, false, t0)
+		require.NoError(t, err)
+		got := claim(t, s, t0.Add(time.Second), 2)
+		require.Len(t, got, 2)
+		sort.Slice(got, func(i, j int) bool { return got[i].ScheduledAt.Before(got[j].ScheduledAt) })
+		missed, code := "missed: catch_up is none", 410
+		res, err := s.RecordDispatch(ctx, []repository.DispatchRecord{
+			{OutcomeRecord: repository.OutcomeRecord{OccurrenceID: got[0].ID, LeaseToken: "tok",
+				Status: repository.OccurrenceMissed, ErrorMessage: &missed, Now: t0.Add(time.Second)},
+				Uncount: true, EventID: e.ID},
+			{OutcomeRecord: repository.OutcomeRecord{OccurrenceID: got[1].ID, LeaseToken: "tok",
+				Status: repository.OccurrenceFailed, StatusCode: &code, Now: t0.Add(2 * time.Second),
+				Attempt: &repository.Attempt{OccurrenceID: got[1].ID, EventID: e.ID, Attempt: 1,
+					StartedAt: t0.Add(time.Second), Outcome: "failed", StatusCode: &code}},
+				EventID: e.ID, Ran: true, LastStatus: "failed (HTTP 410)", PauseReason: "paused: gone"},
+			{OutcomeRecord: repository.OutcomeRecord{OccurrenceID: got[1].ID, LeaseToken: "other",
+				Status: repository.OccurrenceCompleted, Now: t0.Add(2 * time.Second)}, EventID: e.ID},
+		})
+		require.NoError(t, err)
+		require.NoError(t, res[0])
+		require.NoError(t, res[1])
+		require.ErrorIs(t, res[2], repository.ErrLeaseLost)
+
+		m, err := s.GetOccurrence(ctx, got[0].ID)
+		require.NoError(t, err)
+		require.Equal(t, repository.OccurrenceMissed, m.Status)
+		require.Equal(t, 0, m.AttemptCount, "a missed row was never attempted")
+		require.Nil(t, m.StartedAt)
+
+		ev, err := s.GetEvent(ctx, e.ID)
+		require.NoError(t, err)
+		require.Equal(t, repository.EventPaused, ev.Status, "410 pauses the event")
+		require.Equal(t, "paused: gone", ev.LastStatus)
+		require.Equal(t, t0.Add(time.Second), *ev.LastRunAt)
+		require.Nil(t, ev.NextRunAt)
+		require.Equal(t, []repository.OccurrenceStatus{"missed", "failed", "cancelled"}, statuses(t, s, e.ID))
+	})
+}
+
+func TestLatestOverdueIgnoresManualAndFinishedRows(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEvent()
+		mustCreate(t, s, e)
+		_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{t0, t0.Add(time.Minute), t0.Add(time.Hour)}, false, t0)
+		require.NoError(t, err)
+		_, err = s.InsertOccurrences(ctx, e.ID, []time.Time{t0.Add(2 * time.Minute)}, true, t0)
+		require.NoError(t, err)
+		got, err := s.LatestOverdue(ctx, []string{e.ID, e.ID}, t0.Add(30*time.Minute))
+		require.NoError(t, err)
+		require.Equal(t, map[string]time.Time{e.ID: t0.Add(time.Minute)}, got)
+	})
+}
+
+func TestDatabaseNowIsClose(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		got, err := s.DatabaseNow(context.Background())
+		require.NoError(t, err)
+		if d := time.Since(got); d > 5*time.Second || d < -5*time.Second {
+			t.Errorf("database clock differs from this host's by %s", d)
+		}
+		require.Equal(t, time.UTC, got.Location())
+	})
+}

@@ -1,0 +1,142 @@
+package repository
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// ErrNotRetryable is returned (wrapping ErrConflict) when an occurrence asked
+// to be re-delivered is not in a terminal state: it is pending, leased,
+// retrying or awaiting an acknowledgement, so it will fire anyway.
+var ErrNotRetryable = fmt.Errorf("%w: occurrence is not in a terminal state", ErrConflict)
+
+// requeue is the one update that turns a terminal occurrence into an
+// operator's re-delivery: due now, marked manual_retry so that the
+// dispatcher records the next attempt as manual (with the same delivery id,
+// the occurrence id) and lets it past the retry limit.
+const requeue = `UPDATE occurrences SET status = 'retrying', next_attempt_at = ?, manual_retry = ?,
+	completed_at = NULL, lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
+	WHERE status IN ('completed', 'failed', 'missed', 'cancelled') AND id IN (%s)`
+
+// RetryOccurrence re-queues one terminal occurrence for delivery at now. It
+// answers ErrNotFound for an unknown id and ErrNotRetryable when the
+// occurrence is not terminal. Scope is the caller's business (the API checks
+// the event first).
+func (s *Store) RetryOccurrence(ctx context.Context, id string, now time.Time) (Occurrence, error) {
+	var out []Occurrence
+	q := fmt.Sprintf(requeue, "?") + ` RETURNING ` + occurrenceColumns
+	if err := s.selectAll(ctx, &out, q, s.ts(now), true, s.ts(now), id); err != nil {
+		return Occurrence{}, fmt.Errorf("retry occurrence: %w", err)
+	}
+	if len(out) == 1 {
+		out[0].normalize()
+		return out[0], nil
+	}
+	if _, err := s.GetOccurrence(ctx, id); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return Occurrence{}, ErrNotFound
+		}
+		return Occurrence{}, fmt.Errorf("retry occurrence: %w", err)
+	}
+	return Occurrence{}, ErrNotRetryable
+}
+
+// RetryFilter selects terminal occurrences to re-queue in bulk. Scope is a
+// MODIFY scope: unless Unrestricted, an occurrence qualifies only when its
+// event has tags and all of them are inside Scope (what a write token may
+// change). Occurrences of deleted events never qualify.
+type RetryFilter struct {
+	EventID      string
+	AnyTags      []string
+	Status       []OccurrenceStatus // terminal statuses only
+	From, To     *time.Time         // scheduled_at in [From, To)
+	Scope        []string
+	Unrestricted bool
+	Limit        int // total to re-queue
+	BatchSize    int // rows per transaction
+}
+
+// RetryResult reports a bulk re-queue.
+type RetryResult struct {
+	Requeued     int  `json:"requeued"`
+	LimitReached bool `json:"limit_reached"`
+}
+
+// RetryOccurrences re-queues every match up to f.Limit, f.BatchSize rows per
+// transaction (PostgreSQL: FOR UPDATE SKIP LOCKED, so an archiver or another
+// bulk retry running at once never sees the same rows). LimitReached is set
+// when the limit stopped it while matches remain.
+func (s *Store) RetryOccurrences(ctx context.Context, f RetryFilter, now time.Time) (RetryResult, error) {
+	for _, st := range f.Status {
+		if !st.Terminal() {
+			return RetryResult{}, fmt.Errorf("retry occurrences: status %q is not terminal", st)
+		}
+	}
+	if len(f.Status) == 0 {
+		f.Status = []OccurrenceStatus{OccurrenceFailed}
+	}
+	batch := f.BatchSize
+	if batch <= 0 {
+		batch = 500
+	}
+	where, args, ok := s.retryWhere(f)
+	if !ok {
+		return RetryResult{}, nil
+	}
+	pick := `SELECT o.id FROM occurrences o WHERE ` + strings.Join(where, " AND ") +
+		` ORDER BY o.scheduled_at, o.id LIMIT ?`
+	var res RetryResult
+	for res.Requeued < f.Limit {
+		n := min(batch, f.Limit-res.Requeued)
+		var moved int
+		err := s.WithTx(ctx, func(tx *Store) error {
+			var ids []string
+			if err := tx.selectAll(ctx, &ids, pick+tx.skipLocked(), append(args, n)...); err != nil {
+				return fmt.Errorf("pick occurrences to retry: %w", err)
+			}
+			if len(ids) == 0 {
+				return nil
+			}
+			q := fmt.Sprintf(requeue, placeholders(len(ids)))
+			r, err := tx.exec(ctx, q, append([]any{tx.ts(now), true, tx.ts(now)}, stringArgs(ids)...)...)
+			if err != nil {
+				return fmt.Errorf("retry occurrences: %w", err)
+			}
+			moved = affected(r)
+			return nil
+		})
+		if err != nil {
+			return res, err
+		}
+		res.Requeued += moved
+		if moved == 0 {
+			return res, nil
+		}
+	}
+	var more []string
+	if err := s.selectAll(ctx, &more, pick, append(args, 1)...); err != nil {
+		return res, fmt.Errorf("look for more occurrences to retry: %w", err)
+	}
+	res.LimitReached = len(more) > 0
+	return res, nil
+}
+
+func (s *Store) retryWhere(f RetryFilter) (where []string, args []any, ok bool) {
+	base := OccurrenceFilter{EventID: f.EventID, Status: f.Status, From: f.From, To: f.To, AnyTags: f.AnyTags,
+		Unrestricted: true}
+	where, args, _ = s.occurrenceWhere(base)
+	where = append(where, `EXISTS (SELECT 1 FROM events e WHERE e.id = o.event_id AND e.deleted_at IS NULL)`)
+	if !f.Unrestricted {
+		if len(f.Scope) == 0 {
+			return nil, nil, false
+		}
+		where = append(where, `EXISTS (SELECT 1 FROM event_tags t WHERE t.event_id = o.event_id)`,
+			`NOT EXISTS (SELECT 1 FROM event_tags t WHERE t.event_id = o.event_id AND t.tag NOT IN (`+
+				placeholders(len(f.Scope))+`))`)
+		args = append(args, stringArgs(f.Scope)...)
+	}
+	return where, args, true
+}

@@ -1,0 +1,278 @@
+package repository
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// StatsFilter selects what GET /stats summarizes: occurrences scheduled and
+// attempts started in [Since, Until), of events the scope can read; Now
+// decides what is currently due.
+type StatsFilter struct {
+	Since, Until time.Time
+	Now          time.Time
+	Scope        []string
+	Unrestricted bool
+}
+
+// Percentiles are nearest-rank percentiles of a set of millisecond values:
+// the value at rank ceil(p/100 × Count) of the sorted set (0 when empty).
+type Percentiles struct {
+	Count int   `json:"count"`
+	P50   int64 `json:"p50"`
+	P95   int64 `json:"p95"`
+	P99   int64 `json:"p99"`
+}
+
+// GroupStats summarizes one action type, or everything.
+type GroupStats struct {
+	Occurrences int                      `json:"occurrences"`
+	ByStatus    map[OccurrenceStatus]int `json:"by_status"`
+	Attempts    int                      `json:"attempts"`
+	DurationMS  Percentiles              `json:"duration_ms"`
+	LatenessMS  Percentiles              `json:"lateness_ms"`
+	Due         int                      `json:"due"`
+	Retrying    int                      `json:"retrying"`
+}
+
+// Stats is the answer of GET /stats. Due and Retrying are the queue now,
+// whatever the window; everything else is inside the window. Only live
+// tables are read: the window (24 h by default) is far inside retention.
+type Stats struct {
+	Since    time.Time              `json:"since"`
+	Until    time.Time              `json:"until"`
+	Total    GroupStats             `json:"total"`
+	ByAction map[string]*GroupStats `json:"by_action"`
+}
+
+func newGroupStats() *GroupStats {
+	return &GroupStats{ByStatus: map[OccurrenceStatus]int{}}
+}
+
+// Stats computes counts by status and action type, delivery duration and
+// lateness percentiles, and the current due and retrying backlog.
+//
+// Percentiles are computed in the database, identically on both backends:
+// ROW_NUMBER() and COUNT(*) windows over the attempts ordered by the value,
+// keeping only the rows whose rank is ceil(p × n) for p in {50, 95, 99}. That
+// is the nearest-rank definition (an observed value, no interpolation), so
+// SQLite (which has no percentile function) and PostgreSQL give the same
+// exact answer and no more than three rows per group leave the database.
+func (s *Store) Stats(ctx context.Context, f StatsFilter) (Stats, error) {
+	out := Stats{Since: f.Since.UTC(), Until: f.Until.UTC(), Total: *newGroupStats(), ByAction: map[string]*GroupStats{}}
+	scope, ok := s.readScope("o.event_id", f)
+	if !ok {
+		return out, nil
+	}
+	group := func(action string) *GroupStats {
+		g := out.ByAction[action]
+		if g == nil {
+			g = newGroupStats()
+			out.ByAction[action] = g
+		}
+		return g
+	}
+	if err := s.statusCounts(ctx, f, scope, &out, group); err != nil {
+		return Stats{}, err
+	}
+	if err := s.queueCounts(ctx, f, scope, &out, group); err != nil {
+		return Stats{}, err
+	}
+	attemptScope, _ := s.readScope("a.event_id", f)
+	total := func(string) *GroupStats { return &out.Total }
+	for _, pq := range []percentileQuery{durationQuery, latenessQuery} {
+		byAction := pq
+		byAction.byAction = true
+		if err := s.attemptPercentiles(ctx, f, attemptScope, byAction, group); err != nil {
+			return Stats{}, err
+		}
+		if err := s.attemptPercentiles(ctx, f, attemptScope, pq, total); err != nil {
+			return Stats{}, err
+		}
+	}
+	return out, nil
+}
+
+// sqlPredicate is a WHERE fragment with its arguments.
+type sqlPredicate struct {
+	sql  string
+	args []any
+}
+
+// readScope is the read-scope predicate on an event id column; ok is false
+// when the scope can match nothing.
+func (s *Store) readScope(column string, f StatsFilter) (sqlPredicate, bool) {
+	if f.Unrestricted {
+		return sqlPredicate{sql: "1 = 1"}, true
+	}
+	if len(f.Scope) == 0 {
+		return sqlPredicate{}, false
+	}
+	return sqlPredicate{
+		sql:  `EXISTS (SELECT 1 FROM event_tags t WHERE t.event_id = ` + column + ` AND t.tag IN (` + placeholders(len(f.Scope)) + `))`,
+		args: stringArgs(f.Scope),
+	}, true
+}
+
+func (s *Store) statusCounts(ctx context.Context, f StatsFilter, scope sqlPredicate, out *Stats, group func(string) *GroupStats) error {
+	q := `SELECT e.action_type AS action_type, o.status AS status, COUNT(*) AS n
+		FROM occurrences o JOIN events e ON e.id = o.event_id
+		WHERE o.scheduled_at >= ? AND o.scheduled_at < ? AND ` + scope.sql + `
+		GROUP BY e.action_type, o.status`
+	var rows []struct {
+		Action string           `db:"action_type"`
+		Status OccurrenceStatus `db:"status"`
+		N      int              `db:"n"`
+	}
+	args := append([]any{s.ts(f.Since), s.ts(f.Until)}, scope.args...)
+	if err := s.selectAll(ctx, &rows, q, args...); err != nil {
+		return fmt.Errorf("count occurrences for stats: %w", err)
+	}
+	for _, r := range rows {
+		g := group(r.Action)
+		g.ByStatus[r.Status] += r.N
+		g.Occurrences += r.N
+		out.Total.ByStatus[r.Status] += r.N
+		out.Total.Occurrences += r.N
+	}
+	return nil
+}
+
+func (s *Store) queueCounts(ctx context.Context, f StatsFilter, scope sqlPredicate, out *Stats, group func(string) *GroupStats) error {
+	q := `SELECT e.action_type AS action_type,
+		SUM(CASE WHEN o.status = 'pending' AND o.next_attempt_at <= ? THEN 1 ELSE 0 END) AS due,
+		SUM(CASE WHEN o.status = 'retrying' THEN 1 ELSE 0 END) AS retrying
+		FROM occurrences o JOIN events e ON e.id = o.event_id
+		WHERE o.status IN ('pending', 'retrying') AND ` + scope.sql + `
+		GROUP BY e.action_type`
+	var rows []struct {
+		Action   string `db:"action_type"`
+		Due      int    `db:"due"`
+		Retrying int    `db:"retrying"`
+	}
+	args := append([]any{s.ts(f.Now)}, scope.args...)
+	if err := s.selectAll(ctx, &rows, q, args...); err != nil {
+		return fmt.Errorf("count queue for stats: %w", err)
+	}
+	for _, r := range rows {
+		if r.Due == 0 && r.Retrying == 0 {
+			continue
+		}
+		g := group(r.Action)
+		g.Due, g.Retrying = r.Due, r.Retrying
+		out.Total.Due += r.Due
+		out.Total.Retrying += r.Retrying
+	}
+	return nil
+}
+
+// percentiles are the reported ones; the nearest rank of p among n values
+// is ceil(p × n / 100), computed in integer SQL as (p × n + 99) / 100.
+var percentiles = []int{50, 95, 99}
+
+func rankSQL() string {
+	parts := make([]string, len(percentiles))
+	for i, p := range percentiles {
+		parts[i] = fmt.Sprintf("rn = (%d * n + 99) / 100", p)
+	}
+	return strings.Join(parts, " OR ")
+}
+
+// percentileQuery describes one percentile computation over attempts.
+type percentileQuery struct {
+	value string // column of attempts a
+	where string // extra trusted predicate on a
+	// byAction groups by the event's action type; otherwise one group "".
+	byAction bool
+	// counts records the number of values as the attempt count.
+	counts bool
+	pick   func(g *GroupStats) *Percentiles
+}
+
+// Duration covers every attempt; lateness only first, scheduled attempts, so
+// that retry backoff and manual re-deliveries do not pass for late firing.
+var (
+	durationQuery = percentileQuery{value: "a.duration_ms", where: "1 = 1", counts: true,
+		pick: func(g *GroupStats) *Percentiles { return &g.DurationMS }}
+	latenessQuery = percentileQuery{value: "a.lateness_ms", where: "a.attempt = 1 AND a.manual = ?",
+		pick: func(g *GroupStats) *Percentiles { return &g.LatenessMS }}
+)
+
+// attemptPercentiles fills one kind of percentiles (and optionally attempt
+// counts) per action type or for the total.
+func (s *Store) attemptPercentiles(ctx context.Context, f StatsFilter, scope sqlPredicate, pq percentileQuery, group func(string) *GroupStats) error {
+	grp, partition := "''", ""
+	if pq.byAction {
+		grp, partition = "e.action_type", "PARTITION BY e.action_type "
+	}
+	q := `WITH w AS (SELECT ` + grp + ` AS grp, ` + pq.value + ` AS v,
+			ROW_NUMBER() OVER (` + partition + `ORDER BY ` + pq.value + `) AS rn,
+			COUNT(*) OVER (` + partition + `) AS n
+		FROM attempts a JOIN events e ON e.id = a.event_id
+		WHERE a.started_at >= ? AND a.started_at < ? AND ` + pq.where + ` AND ` + scope.sql + `)
+		SELECT grp, v, rn, n FROM w WHERE ` + rankSQL()
+	var rows []struct {
+		Group string `db:"grp"`
+		V     int64  `db:"v"`
+		RN    int    `db:"rn"`
+		N     int    `db:"n"`
+	}
+	args := []any{s.ts(f.Since), s.ts(f.Until)}
+	if strings.Contains(pq.where, "?") {
+		args = append(args, false)
+	}
+	args = append(args, scope.args...)
+	if err := s.selectAll(ctx, &rows, q, args...); err != nil {
+		return fmt.Errorf("attempt percentiles for stats: %w", err)
+	}
+	for _, r := range rows {
+		g := group(r.Group)
+		ps := pq.pick(g)
+		ps.Count = r.N
+		if pq.counts {
+			g.Attempts = r.N
+		}
+		for _, p := range percentiles {
+			if r.RN == (p*r.N+99)/100 {
+				setPercentile(ps, p, r.V)
+			}
+		}
+	}
+	return nil
+}
+
+func setPercentile(ps *Percentiles, p int, v int64) {
+	switch p {
+	case 50:
+		ps.P50 = v
+	case 95:
+		ps.P95 = v
+	case 99:
+		ps.P99 = v
+	}
+}
+
+// QueueDepth counts occurrences due now (pending with next_attempt_at <=
+// now) and retrying, unscoped: the metrics collector's cheap query.
+func (s *Store) QueueDepth(ctx context.Context, now time.Time) (due, retrying int, err error) {
+	var row struct {
+		Due      *int `db:"due"`
+		Retrying *int `db:"retrying"`
+	}
+	err = s.get(ctx, &row, `SELECT
+		SUM(CASE WHEN status = 'pending' AND next_attempt_at <= ? THEN 1 ELSE 0 END) AS due,
+		SUM(CASE WHEN status = 'retrying' THEN 1 ELSE 0 END) AS retrying
+		FROM occurrences WHERE status IN ('pending', 'retrying')`, s.ts(now))
+	if err != nil {
+		return 0, 0, fmt.Errorf("queue depth: %w", err)
+	}
+	if row.Due != nil {
+		due = *row.Due
+	}
+	if row.Retrying != nil {
+		retrying = *row.Retrying
+	}
+	return due, retrying, nil
+}

@@ -1,0 +1,308 @@
+package scheduler_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/scheduler/schedulertest"
+)
+
+func deadline(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestDispatcherFiresOnTimeAndNeverEarly(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		e := newEnv(t, s, testConfig())
+		ev := e.create(e.event(nil)) // one-time at t0+1m
+		e.clock.Set(t0.Add(time.Minute - 100*time.Millisecond))
+		n, err := e.disp.RunOnce(deadline(t))
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "claimed within claim-ahead")
+		require.NoError(t, e.clock.WaitForWaiters(deadline(t), 1), "the row is held until its instant")
+		require.Empty(t, e.recv.Deliveries(), "nothing fires before its instant")
+
+		e.clock.Advance(100 * time.Millisecond)
+		require.NoError(t, e.recv.WaitFor(deadline(t), 1))
+		require.NoError(t, e.disp.Wait(deadline(t)))
+		occ := e.occurrences(ev.ID)
+		require.Equal(t, repository.OccurrenceCompleted, occ[0].Status)
+		require.Equal(t, occ[0].ID, e.recv.Deliveries()[0].WebhookID, "the delivery id is the occurrence id")
+		attempts, err := s.ListAttempts(context.Background(), occ[0].ID)
+		require.NoError(t, err)
+		require.Len(t, attempts, 1)
+		require.GreaterOrEqual(t, attempts[0].LatenessMS, int64(0))
+		require.Equal(t, 200, *attempts[0].StatusCode)
+		got := e.reload(ev.ID)
+		require.Equal(t, repository.EventInactive, got.Status, "a one-time event is inactive once it fired")
+		require.Equal(t, t0.Add(time.Minute), *got.LastRunAt)
+		require.Contains(t, got.LastStatus, "completed")
+	})
+}
+
+func TestRetriesWithBackoffThenFailsWithoutBlockingTheSeries(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		e := newEnv(t, s, testConfig()) // 3 attempts from 10 s, jitter fixed at 0.5
+		e.recv.Respond(func(schedulertest.Delivery, int) schedulertest.Reply {
+			return schedulertest.Reply{Status: http.StatusServiceUnavailable}
+		})
+		ev := e.create(e.event(func(ev *repository.Event) { ev.RRule = ptr("FREQ=MINUTELY") }))
+		e.clock.Set(t0.Add(time.Minute))
+		require.Equal(t, 1, e.dispatch())
+		first := e.occurrences(ev.ID)[0]
+		require.Equal(t, repository.OccurrenceRetrying, first.Status)
+		require.Equal(t, t0.Add(time.Minute+5*time.Second), first.NextAttemptAt, "half of the 10 s jitter range")
+
+		e.clock.Advance(5 * time.Second)
+		require.Equal(t, 1, e.dispatch())
+		first = e.occurrences(ev.ID)[0]
+		require.Equal(t, repository.OccurrenceRetrying, first.Status)
+		require.Equal(t, t0.Add(time.Minute+15*time.Second), first.NextAttemptAt, "the range doubles")
+
+		e.clock.Advance(10 * time.Second)
+		require.Equal(t, 1, e.dispatch())
+		first = e.occurrences(ev.ID)[0]
+		require.Equal(t, repository.OccurrenceFailed, first.Status)
+		require.Equal(t, 3, first.AttemptCount)
+		require.Contains(t, *first.ErrorMessage, "gave up after 3 attempts")
+		require.Equal(t, 3, e.recv.Count()[first.ID], "three deliveries with one webhook-id")
+
+		// The next instant fires as usual.
+		e.recv.Respond(nil)
+		e.clock.Set(t0.Add(2 * time.Minute))
+		require.Equal(t, 1, e.dispatch())
+		require.Equal(t, repository.OccurrenceCompleted, e.occurrences(ev.ID)[1].Status)
+		require.Equal(t, repository.EventActive, e.reload(ev.ID).Status)
+	})
+}
+
+func TestReceiverAnswers(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		tests := []struct {
+			name       string
+			reply      schedulertest.Reply
+			wantStatus repository.OccurrenceStatus
+			wantNext   time.Duration // after the instant, for retrying
+			wantEvent  repository.EventStatus
+		}{
+			{"410 fails and pauses the event", schedulertest.Reply{Status: http.StatusGone}, "failed", 0, "paused"},
+			{"404 fails without retry", schedulertest.Reply{Status: http.StatusNotFound}, "failed", 0, "active"},
+			{"429 honours Retry-After", schedulertest.Reply{Status: http.StatusTooManyRequests,
+				Headers: map[string]string{"Retry-After": "120"}}, "retrying", 2 * time.Minute, "active"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				e := newEnv(t, s, testConfig())
+				e.recv.Respond(func(schedulertest.Delivery, int) schedulertest.Reply { return tt.reply })
+				ev := e.create(e.event(func(ev *repository.Event) { ev.RRule = ptr("FREQ=MINUTELY") }))
+				e.clock.Set(t0.Add(time.Minute))
+				require.Equal(t, 1, e.dispatch())
+				occ := e.occurrences(ev.ID)
+				require.Equal(t, tt.wantStatus, occ[0].Status)
+				require.Equal(t, tt.reply.Status, *occ[0].StatusCode)
+				if tt.wantNext > 0 {
+					require.Equal(t, t0.Add(time.Minute+tt.wantNext), occ[0].NextAttemptAt)
+				}
+				got := e.reload(ev.ID)
+				require.Equal(t, tt.wantEvent, got.Status)
+				if tt.wantEvent == repository.EventPaused {
+					require.Contains(t, got.LastStatus, "410")
+					for _, o := range occ[1:] {
+						require.Equal(t, repository.OccurrenceCancelled, o.Status, "a paused event's future rows are cancelled")
+					}
+				}
+				require.Len(t, e.recv.Deliveries(), 1)
+			})
+		}
+	})
+}
+
+func TestPausedOrDeletedWhileHeldIsCancelledWithoutDelivery(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		for _, change := range []string{"paused", "deleted"} {
+			t.Run(change, func(t *testing.T) {
+				e := newEnv(t, s, testConfig())
+				ev := e.create(e.event(nil))
+				e.clock.Set(t0.Add(time.Minute - 200*time.Millisecond))
+				n, err := e.disp.RunOnce(deadline(t))
+				require.NoError(t, err)
+				require.Equal(t, 1, n)
+				require.NoError(t, e.clock.WaitForWaiters(deadline(t), 1))
+				// The API changes the event while its occurrence is held
+				// (without the scheduler's helpers: the fire-time check alone
+				// must refuse it).
+				if change == "paused" {
+					e.setStatus(ev.ID, repository.EventPaused, nil)
+				} else {
+					require.NoError(t, s.DeleteEvent(context.Background(), ev.ID, 0, e.clock.Now()))
+				}
+				e.clock.Advance(200 * time.Millisecond)
+				require.NoError(t, e.disp.Wait(deadline(t)))
+				occ := e.occurrences(ev.ID)
+				require.Equal(t, repository.OccurrenceCancelled, occ[0].Status)
+				require.Equal(t, 0, occ[0].AttemptCount, "no attempt was made")
+				require.Contains(t, *occ[0].ErrorMessage, change)
+				require.Empty(t, e.recv.Deliveries())
+			})
+		}
+	})
+}
+
+func TestPauseHelperRevokesHeldRow(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		e := newEnv(t, s, testConfig())
+		ev := e.create(e.event(nil))
+		e.clock.Set(t0.Add(time.Minute - 200*time.Millisecond))
+		_, err := e.disp.RunOnce(deadline(t))
+		require.NoError(t, err)
+		require.NoError(t, e.clock.WaitForWaiters(deadline(t), 1))
+		e.pause(ev.ID)
+		e.clock.Advance(200 * time.Millisecond)
+		require.NoError(t, e.disp.Wait(deadline(t)))
+		require.Equal(t, []repository.OccurrenceStatus{"cancelled"}, e.statuses(ev.ID))
+		require.Empty(t, e.recv.Deliveries())
+	})
+}
+
+func TestCatchUpAfterDowntime(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		tests := []struct {
+			mode      string
+			wantFired []int // minutes after t0
+		}{
+			{"all", []int{61, 71, 81, 91, 101, 111}},
+			{"latest", []int{111}},
+			{"none", nil},
+		}
+		for _, tt := range tests {
+			t.Run(tt.mode, func(t *testing.T) {
+				cfg := testConfig()
+				cfg.Lookahead = 3 * time.Hour
+				e := newEnv(t, s, cfg)
+				ev := e.create(e.event(func(ev *repository.Event) {
+					every10m(ev)
+					ev.CatchUp = tt.mode
+				}))
+				e.clock.Advance(2 * time.Hour) // everything was down for two hours
+				require.Equal(t, 12, e.dispatch())
+				fired := map[string]bool{}
+				for id := range e.recv.Count() {
+					fired[id] = true
+				}
+				var gotFired []int
+				for _, o := range e.occurrences(ev.ID)[:12] {
+					m := int(o.ScheduledAt.Sub(t0) / time.Minute)
+					if fired[o.ID] {
+						gotFired = append(gotFired, m)
+						require.Equal(t, repository.OccurrenceCompleted, o.Status)
+						continue
+					}
+					require.Equal(t, repository.OccurrenceMissed, o.Status, "+%dm is missed, never dropped", m)
+					require.Equal(t, 0, o.AttemptCount)
+					if m < 60 {
+						require.Contains(t, *o.ErrorMessage, "older than the catch-up window")
+					}
+				}
+				require.Equal(t, tt.wantFired, gotFired)
+			})
+		}
+	})
+}
+
+func TestGracefulShutdownReleasesUnstartedClaims(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		e := newEnv(t, s, testConfig())
+		ev := e.create(e.event(nil))
+		e.clock.Set(t0.Add(time.Minute - 200*time.Millisecond))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			e.disp.Run(ctx, nil)
+		}()
+		// Run claims the row and holds it until its instant (one waiter),
+		// and sleeps (another).
+		require.NoError(t, e.clock.WaitForWaiters(deadline(t), 2))
+		require.Equal(t, repository.OccurrenceDispatching, e.occurrences(ev.ID)[0].Status)
+		cancel()
+		select {
+		case <-done:
+		case <-deadline(t).Done():
+			t.Fatal("Run did not return after its context ended")
+		}
+		occ := e.occurrences(ev.ID)[0]
+		require.Equal(t, repository.OccurrencePending, occ.Status, "released for immediate pickup")
+		require.Equal(t, 0, occ.AttemptCount)
+		require.Nil(t, occ.LeaseToken)
+		require.Empty(t, e.recv.Deliveries())
+
+		// Another instance picks it up at once, and still holds it until
+		// its instant.
+		other := e.newDispatcher(testConfig(), nil)
+		waiting := e.clock.Waiters()
+		n, err := other.RunOnce(deadline(t))
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		require.NoError(t, e.clock.WaitForWaiters(deadline(t), waiting+1))
+		require.Empty(t, e.recv.Deliveries(), "a released row never fires before its instant")
+		e.clock.Advance(200 * time.Millisecond)
+		require.NoError(t, other.Wait(deadline(t)))
+		require.Equal(t, repository.OccurrenceCompleted, e.occurrences(ev.ID)[0].Status)
+		require.Equal(t, occ.ID, e.recv.Deliveries()[0].WebhookID, "same delivery id")
+	})
+}
+
+func TestRowClaimedAfterItsLastAttemptFailsWithoutSending(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEnv(t, s, testConfig())
+		ev := e.create(e.event(func(ev *repository.Event) { ev.Retry = repository.JSON(`{"max_attempts":1}`) }))
+		e.clock.Set(t0.Add(time.Minute))
+		// A worker claimed it and died; the rescuer returned it.
+		_, err := s.ClaimDue(ctx, repository.ClaimRequest{Now: e.clock.Now(), Limit: 1, Token: "dead",
+			LeaseUntil: e.clock.Now().Add(time.Minute)})
+		require.NoError(t, err)
+		e.clock.Advance(2 * time.Minute)
+		_, err = e.resc.RunOnce(ctx)
+		require.NoError(t, err)
+
+		require.Equal(t, 1, e.dispatch())
+		occ := e.occurrences(ev.ID)[0]
+		require.Equal(t, repository.OccurrenceFailed, occ.Status)
+		require.Contains(t, *occ.ErrorMessage, "attempts exhausted")
+		require.Empty(t, e.recv.Deliveries())
+	})
+}
+
+func TestEditWhileHeldCancelsAnInstantNoLongerInTheSeries(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEnv(t, s, testConfig())
+		ev := e.create(e.event(every10m))
+		e.clock.Set(t0.Add(11*time.Minute - 100*time.Millisecond))
+		n, err := e.disp.RunOnce(deadline(t))
+		require.NoError(t, err)
+		require.Equal(t, 2, n, "+1 (overdue) and +11 (held)")
+		require.NoError(t, e.recv.WaitFor(deadline(t), 1))
+		require.NoError(t, e.clock.WaitForWaiters(deadline(t), 1))
+		// The schedule changes to every 20 minutes: +11 no longer belongs.
+		cur, err := s.GetEvent(ctx, ev.ID)
+		require.NoError(t, err)
+		cur.RRule = ptr("FREQ=MINUTELY;INTERVAL=20")
+		require.NoError(t, s.UpdateEvent(ctx, &cur, cur.Version))
+		e.clock.Advance(100 * time.Millisecond)
+		require.NoError(t, e.disp.Wait(deadline(t)))
+		occ := e.occurrences(ev.ID)
+		require.Equal(t, repository.OccurrenceCompleted, occ[0].Status)
+		require.Equal(t, repository.OccurrenceCancelled, occ[1].Status)
+		require.Contains(t, *occ[1].ErrorMessage, "edited")
+		require.Len(t, e.recv.Deliveries(), 1)
+	})
+}

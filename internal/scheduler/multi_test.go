@@ -1,0 +1,144 @@
+package scheduler_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/qhronos/qhronos/internal/actions"
+	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/repository/repositorytest"
+	"github.com/qhronos/qhronos/internal/scheduler"
+	"github.com/qhronos/qhronos/internal/scheduler/schedulertest"
+)
+
+// postgresStores opens n stores (n pools, as n instances would) on one fresh
+// schema.
+func postgresStores(t *testing.T, n int) []*repository.Store {
+	t.Helper()
+	url := repositorytest.PostgresSchema(t)
+	var out []*repository.Store
+	for range n {
+		s, err := repository.OpenPostgres(context.Background(), url, repository.Options{MaxOpenConns: 4, ConnectTimeout: 5 * time.Second})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.Close() })
+		out = append(out, s)
+	}
+	_, err := out[0].Migrate(context.Background())
+	require.NoError(t, err)
+	return out
+}
+
+func TestThreeDispatchersDeliverEachOccurrenceOnce(t *testing.T) {
+	t.Parallel()
+	stores := postgresStores(t, 3)
+	e := newEnv(t, stores[0], testConfig())
+	// Thirty one-time events due within a few ms, plus a secondly series.
+	for i := range 30 {
+		e.create(e.event(func(ev *repository.Event) { ev.StartTime = t0.Add(time.Minute + time.Duration(i%3)*time.Millisecond) }))
+	}
+	series := e.create(e.event(func(ev *repository.Event) { ev.RRule = ptr("FREQ=SECONDLY;COUNT=90") }))
+	e.clock.Set(t0.Add(3 * time.Minute))
+
+	cfg := testConfig()
+	cfg.ClaimBatch = 7 // many small claims so that the instances interleave
+	var wg sync.WaitGroup
+	for i, s := range stores {
+		cfg.InstanceID = "instance-" + string(rune('a'+i))
+		d := scheduler.NewDispatcher(cfg, scheduler.DispatcherDeps{Store: s, Registry: registry(t, e.clock),
+			Clock: e.clock, Rand: func() float64 { return 0.5 }})
+		t.Cleanup(d.Close)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				n, err := d.RunOnce(ctx)
+				if err == nil {
+					err = d.Wait(ctx)
+				}
+				cancel()
+				if err != nil {
+					t.Errorf("dispatch: %v", err)
+					return
+				}
+				if n == 0 {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	counts := e.recv.Count()
+	require.Len(t, counts, 120, "every occurrence delivered")
+	for id, n := range counts {
+		if n != 1 {
+			t.Errorf("occurrence %s delivered %d times, want once", id, n)
+		}
+	}
+	left, err := stores[0].CountOccurrences(context.Background(), repository.OccurrenceFilter{Unrestricted: true,
+		Status: []repository.OccurrenceStatus{"pending", "retrying", "dispatching"}})
+	require.NoError(t, err)
+	require.Zero(t, left)
+	require.Equal(t, repository.EventInactive, e.reload(series.ID).Status)
+}
+
+// gate is a test action that blocks each attempt until released: a worker
+// stalled mid-delivery (SIGSTOP) past its lease.
+type gate struct {
+	started chan string
+	release chan struct{}
+}
+
+func (g *gate) Type() string                   { return "webhook" }
+func (g *gate) Validate(json.RawMessage) error { return nil }
+func (g *gate) Execute(ctx context.Context, req actions.Request) actions.Outcome {
+	g.started <- req.OccurrenceID
+	<-g.release
+	return actions.Outcome{StatusCode: 200}
+}
+
+func TestStalledWorkerPastItsLeaseCannotOverwriteTheOutcome(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		e := newEnv(t, s, testConfig())
+		e.recv.Respond(func(d schedulertest.Delivery, n int) schedulertest.Reply { return schedulertest.Reply{Status: 500} })
+		g := &gate{started: make(chan string, 1), release: make(chan struct{})}
+		reg := actions.NewRegistry()
+		require.NoError(t, reg.Register(g))
+		stalled := e.newDispatcher(testConfig(), reg)
+		ev := e.create(e.event(nil))
+		e.clock.Set(t0.Add(time.Minute))
+		_, err := stalled.RunOnce(deadline(t))
+		require.NoError(t, err)
+		select {
+		case <-g.started:
+		case <-deadline(t).Done():
+			t.Fatal("the stalled worker never started its attempt")
+		}
+
+		// Its lease expires; the rescuer hands the row to a healthy worker
+		// whose receiver fails the attempt.
+		e.clock.Advance(3 * time.Minute)
+		n, err := e.resc.RunOnce(deadline(t))
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		require.Equal(t, 1, e.dispatch())
+		occ := e.occurrences(ev.ID)[0]
+		require.Equal(t, repository.OccurrenceRetrying, occ.Status)
+
+		// The stalled worker wakes up with a success: refused by the fence.
+		close(g.release)
+		require.NoError(t, stalled.Wait(deadline(t)))
+		after := e.occurrences(ev.ID)[0]
+		require.Equal(t, repository.OccurrenceRetrying, after.Status, "one final state: the lease holder's")
+		require.Equal(t, occ.NextAttemptAt, after.NextAttemptAt)
+		attempts, err := s.ListAttempts(context.Background(), occ.ID)
+		require.NoError(t, err)
+		require.Len(t, attempts, 1, "the refused write recorded no attempt")
+		require.Equal(t, 2, attempts[0].Attempt)
+	})
+}

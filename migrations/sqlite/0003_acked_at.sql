@@ -1,0 +1,5 @@
+-- A WebSocket client may acknowledge a frame before the dispatcher has
+-- recorded the delivery; the early acknowledgement is kept here and turns the
+-- recorded outcome into completed.
+ALTER TABLE occurrences ADD COLUMN acked_at TIMESTAMP;
+ALTER TABLE occurrences_archive ADD COLUMN acked_at TIMESTAMP;
