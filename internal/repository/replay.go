@@ -94,7 +94,7 @@ func (s *Store) RetryOccurrences(ctx context.Context, f RetryFilter, now time.Ti
 		var moved int
 		err := s.WithTx(ctx, func(tx *Store) error {
 			var ids []string
-			if err := tx.selectAll(ctx, &ids, pick+tx.skipLocked(), append(args, n)...); err != nil {
+			if err := tx.selectAll(ctx, &ids, pick+tx.skipLocked(), withArg(args, n)...); err != nil {
 				return fmt.Errorf("pick occurrences to retry: %w", err)
 			}
 			if len(ids) == 0 {
@@ -117,7 +117,7 @@ func (s *Store) RetryOccurrences(ctx context.Context, f RetryFilter, now time.Ti
 		}
 	}
 	var more []string
-	if err := s.selectAll(ctx, &more, pick, append(args, 1)...); err != nil {
+	if err := s.selectAll(ctx, &more, pick, withArg(args, 1)...); err != nil {
 		return res, fmt.Errorf("look for more occurrences to retry: %w", err)
 	}
 	res.LimitReached = len(more) > 0
@@ -139,4 +139,9 @@ func (s *Store) retryWhere(f RetryFilter) (where []string, args []any, ok bool) 
 		args = append(args, stringArgs(f.Scope)...)
 	}
 	return where, args, true
+}
+
+// withArg appends one argument to a copy of args.
+func withArg(args []any, v any) []any {
+	return append(append(make([]any, 0, len(args)+1), args...), v)
 }

@@ -28,7 +28,7 @@ func (d *Dispatcher) attempt(jb job) {
 	}
 	v := jb.policy.Classify(out, jb.occ.AttemptCount, ended, d.ackTimeout(&jb.ev), d.rnd)
 	att := &repository.Attempt{
-		OccurrenceID: jb.occ.ID, EventID: jb.ev.ID, Attempt: jb.occ.AttemptCount, Manual: jb.occ.Manual,
+		OccurrenceID: jb.occ.ID, EventID: jb.ev.ID, Attempt: jb.occ.AttemptCount, Manual: jb.occ.Manual || jb.occ.ManualRetry,
 		StartedAt: started.UTC(), DurationMS: out.Duration.Milliseconds(), Outcome: string(v.Status),
 		Truncated: out.Truncated, LatenessMS: started.Sub(jb.occ.ScheduledAt).Milliseconds(),
 	}
@@ -87,7 +87,7 @@ func (d *Dispatcher) execute(jb *job, started time.Time) actions.Outcome {
 	}
 	timeout := d.timeout(&jb.ev)
 	req := actions.Request{
-		EventID: jb.ev.ID, OccurrenceID: jb.occ.ID, Attempt: jb.occ.AttemptCount, Manual: jb.occ.Manual,
+		EventID: jb.ev.ID, OccurrenceID: jb.occ.ID, Attempt: jb.occ.AttemptCount, Manual: jb.occ.Manual || jb.occ.ManualRetry,
 		ScheduledAt: jb.occ.ScheduledAt, DispatchedAt: started.UTC(), Name: jb.ev.Name,
 		Description: jb.ev.Description, Tags: jb.ev.Tags, Metadata: json.RawMessage(jb.ev.Metadata),
 		Params: params.Params, Secrets: secrets, Timeout: timeout,

@@ -43,7 +43,7 @@ func (c CatchUp) withDefaults() CatchUp {
 
 // Overdue reports whether occ, claimed at now, is overdue.
 func (c CatchUp) Overdue(occ *repository.Occurrence, now time.Time) bool {
-	if occ.Manual || occ.AttemptCount > 1 {
+	if occ.Manual || occ.ManualRetry || occ.AttemptCount > 1 {
 		return false
 	}
 	return now.Sub(occ.ScheduledAt) > c.Grace

@@ -174,7 +174,8 @@ func (d *Dispatcher) triage(ctx context.Context, occs []repository.Occurrence, t
 		if err != nil {
 			d.log.Warn("bad retry policy, using defaults", zap.String("event_id", ev.ID), zap.Error(err))
 		}
-		if occ.AttemptCount > policy.MaxAttempts {
+		// An operator's re-delivery gets its attempt even past the limit.
+		if occ.AttemptCount > policy.MaxAttempts && !occ.ManualRetry {
 			d.skip(&occ, token, repository.OccurrenceFailed,
 				fmt.Sprintf("%s: no attempt left after %d", ErrAttemptsExhausted, policy.MaxAttempts), now, false)
 			continue
@@ -206,12 +207,12 @@ func (d *Dispatcher) latestOverdue(ctx context.Context, occs []repository.Occurr
 }
 
 // staleReason says why an occurrence of ev must not fire now, or "".
-// Manual triggers may fire while the event is paused.
+// Manual triggers and re-deliveries may fire while the event is paused.
 func staleReason(found bool, ev *repository.Event, occ *repository.Occurrence) string {
 	switch {
 	case !found || ev.DeletedAt != nil || ev.Status == repository.EventDeleted:
 		return "cancelled: event deleted"
-	case ev.Status == repository.EventPaused && !occ.Manual:
+	case ev.Status == repository.EventPaused && !occ.Manual && !occ.ManualRetry:
 		return "cancelled: event paused"
 	}
 	return ""
