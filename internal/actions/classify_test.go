@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qhronos/qhronos/internal/actions"
+	"github.com/qhronos/qhronos/internal/outbound"
 )
 
 func TestOutcomeClassification(t *testing.T) {
@@ -24,10 +26,11 @@ func TestOutcomeClassification(t *testing.T) {
 	target := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { redirectTargetHits.Add(1) }))
 	t.Cleanup(target.Close)
 
+	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/hang":
-			<-r.Context().Done()
+			hold(w, r, release)
 			return
 		case "/429":
 			w.Header().Set("Retry-After", "120")
@@ -41,6 +44,7 @@ func TestOutcomeClassification(t *testing.T) {
 		w.Write([]byte("answer " + r.URL.Path))
 	}))
 	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) }) // runs before srv.Close
 
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -114,25 +118,39 @@ func TestOutcomeClassification(t *testing.T) {
 func TestBlockedAtDialIsPermanent(t *testing.T) {
 	t.Parallel()
 	srv, got := recorder(t, http.StatusOK)
-	// Validation passes for a name; the name resolves to loopback, which this
-	// configuration does not allow.
-	wh := actions.NewWebhook(testConfig(t, func(c *actions.HTTPConfig) { c.Outbound.AllowCIDRs = nil }))
 	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
 	require.NoError(t, err)
-	req := baseRequest(params(t, map[string]string{"url": srv.URL}))
-	req.Params = params(t, map[string]string{"url": "http://localtest.me:" + port + "/"})
-	out := wh.Execute(context.Background(), req)
-	// Whatever localtest.me resolves to here (loopback, or nothing offline),
-	// the receiver must not be reached and the outcome must say why.
+	// A public-looking name passes validation; DNS then answers loopback,
+	// which this configuration does not allow.
+	wh := actions.NewWebhook(testConfig(t, func(c *actions.HTTPConfig) {
+		c.Outbound = outbound.Options{Resolver: fixedResolver{netip.MustParseAddr("127.0.0.1")}}
+	}))
+	p := params(t, map[string]string{"url": "http://hooks.example.com:" + port + "/"})
+	require.NoError(t, wh.Validate(p))
+	out := wh.Execute(context.Background(), baseRequest(p))
+
 	require.Error(t, out.Err)
+	var blocked *outbound.BlockedError
+	if !errors.As(out.Err, &blocked) {
+		t.Errorf("Err = %v, want it to wrap *outbound.BlockedError", out.Err)
+	}
+	if out.Retryable {
+		t.Errorf("Retryable = true, want false for a blocked destination")
+	}
+	if strings.Contains(out.Err.Error(), "hooks.example.com") {
+		t.Errorf("Err = %q repeats the URL; it may carry credentials", out.Err)
+	}
 	select {
 	case r := <-got:
 		t.Fatalf("receiver reached: %s %s", r.Method, r.Path)
 	default:
 	}
-	if strings.Contains(out.Err.Error(), "blocked") && out.Retryable {
-		t.Errorf("blocked outcome Retryable = true, want false")
-	}
+}
+
+type fixedResolver []netip.Addr
+
+func (f fixedResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	return f, nil
 }
 
 func TestRedirectToLoopbackIsRecordedNotFollowed(t *testing.T) {

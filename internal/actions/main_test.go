@@ -95,3 +95,14 @@ func baseRequest(params json.RawMessage) actions.Request {
 		Timeout:      5 * time.Second,
 	}
 }
+
+// hold keeps a request open like a hung receiver. It reads the body first so
+// the server notices when the client gives up, and returns at the latest
+// when the test releases it, so closing the server never blocks.
+func hold(_ http.ResponseWriter, r *http.Request, release <-chan struct{}) {
+	io.Copy(io.Discard, r.Body)
+	select {
+	case <-r.Context().Done():
+	case <-release:
+	}
+}
