@@ -36,7 +36,21 @@ func readExcerpt(body io.Reader, contentEncoding string, limit int) (excerpt str
 	if raw.n > int64(limit) {
 		truncated = true
 	}
-	return sanitize(buf), truncated
+	text := sanitize(buf)
+	if len(text) > limit {
+		// Replacement characters are wider than the bytes they replace.
+		text, truncated = cutAtRune(text, limit), true
+	}
+	return text, truncated
+}
+
+// cutAtRune returns the longest prefix of s of at most n bytes that ends on
+// a rune boundary.
+func cutAtRune(s string, n int) string {
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // readUpTo appends from r until n bytes, EOF or an error.
