@@ -38,6 +38,7 @@ func validateHeaders(h map[string]string) error {
 		return &ParamError{Param: "headers", Reason: "too many headers (at most 64)"}
 	}
 	size := 0
+	seen := make(map[string]bool, len(h))
 	for name, value := range h {
 		param := "headers." + name
 		size += len(name) + len(value)
@@ -57,6 +58,10 @@ func validateHeaders(h map[string]string) error {
 		if reservedHeaders[canon] {
 			return &ParamError{Param: param, Reason: "set by Qhronos, not allowed"}
 		}
+		if seen[canon] {
+			return &ParamError{Param: param, Reason: "given twice (header names are case-insensitive)"}
+		}
+		seen[canon] = true
 	}
 	if size > maxHeaderBytes {
 		return &ParamError{Param: "headers", Reason: "larger than 16 KiB"}

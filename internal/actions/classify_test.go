@@ -3,6 +3,8 @@ package actions_test
 import (
 	"context"
 	"errors"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -172,8 +174,9 @@ func TestRedirectToLoopbackIsRecordedNotFollowed(t *testing.T) {
 
 func TestTLSErrorIsRetryable(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	srv.Config.ErrorLog = nil
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is expected
+	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	// The client does not trust the test CA.
 	out := actions.NewWebhook(testConfig(t, nil)).Execute(context.Background(), baseRequest(params(t, map[string]string{"url": srv.URL})))

@@ -176,3 +176,72 @@ func yearDaysMeetMonths(yearDays, months []int) bool {
 	}
 	return false
 }
+
+// latticeReaches reports whether a sub-daily rule's step lattice (DTSTART
+// plus multiples of INTERVAL, wrapping around days) ever lands on a time of
+// day its BYHOUR/BYMINUTE/BYSECOND lists allow. rrule-go searches for that
+// time in an unbounded loop, so an unreachable combination must be rejected
+// here (for example FREQ=HOURLY;INTERVAL=2;BYHOUR=1 from an even hour).
+func latticeReaches(opt *rrule.ROption, d0 time.Time) bool {
+	i := max(opt.Interval, 1)
+	h0, m0, s0 := d0.Clock()
+	switch opt.Freq {
+	case rrule.HOURLY:
+		g := gcd(i, 24)
+		for _, h := range orAll(opt.Byhour, 24) {
+			if (h-h0)%g == 0 {
+				return true
+			}
+		}
+		return false
+	case rrule.MINUTELY:
+		g := gcd(i, 1440)
+		for _, h := range orAll(opt.Byhour, 24) {
+			for _, m := range orAll(opt.Byminute, 60) {
+				if (h*60+m-h0*60-m0)%g == 0 {
+					return true
+				}
+			}
+		}
+		return false
+	case rrule.SECONDLY:
+		g := gcd(i, 86400)
+		for _, h := range orAll(opt.Byhour, 24) {
+			for _, m := range orAll(opt.Byminute, 60) {
+				for _, s := range orAll(opt.Bysecond, 60) {
+					if (h*3600+m*60+s-h0*3600-m0*60-s0)%g == 0 {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+	return true
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// dedupeLists sorts and de-duplicates every BY* list: rrule-go would emit an
+// instant once per repetition of a value.
+func dedupeLists(opt *rrule.ROption) {
+	for _, l := range []*[]int{&opt.Bysetpos, &opt.Bymonth, &opt.Bymonthday, &opt.Byyearday, &opt.Byweekno,
+		&opt.Byhour, &opt.Byminute, &opt.Bysecond, &opt.Byeaster} {
+		slices.Sort(*l)
+		*l = slices.Compact(*l)
+	}
+	seen := map[string]bool{}
+	days := opt.Byweekday[:0:0]
+	for _, d := range opt.Byweekday {
+		if !seen[d.String()] {
+			seen[d.String()] = true
+			days = append(days, d)
+		}
+	}
+	opt.Byweekday = days
+}

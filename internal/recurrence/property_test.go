@@ -11,6 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// propertyRounds is how many random rules each property test tries.
+var propertyRounds = 6000
+
 var propertyZones = []string{"UTC", "America/New_York", "Europe/Prague", "Australia/Lord_Howe"}
 
 // randomRRule builds a random but valid-looking rule and how far after
@@ -104,7 +107,7 @@ func TestRRuleProperties(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	checked := 0
-	for i := 0; i < 400; i++ {
+	for i := 0; i < propertyRounds; i++ {
 		rule, horizon := randomRRule(rng)
 		zone := propertyZones[rng.IntN(len(propertyZones))]
 		loc := mustLoc(t, zone)
@@ -204,7 +207,7 @@ func cronOracle(expr string, loc *time.Location, from, to time.Time) []time.Time
 func TestCronProperties(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
-	for i := 0; i < 150; i++ {
+	for i := 0; i < propertyRounds/2; i++ {
 		expr := randomCron(rng)
 		zone := propertyZones[rng.IntN(len(propertyZones))]
 		loc := mustLoc(t, zone)
@@ -224,11 +227,6 @@ func TestCronProperties(t *testing.T) {
 		}
 		split := append(mustExpand(t, r, a, b, limit), mustExpand(t, r, b, c, limit)...)
 		require.Equal(t, formatAll(whole), formatAll(split), "%s: window additivity", label)
-		if s, _ := a.In(loc).ZoneBounds(); !s.After(a) {
-			if _, e := c.In(loc).ZoneBounds(); e.IsZero() || !a.In(loc).Add(0).Before(s) {
-				_ = e
-			}
-		}
 		if sameZonePeriod(loc, a, c) {
 			require.Equal(t, formatAll(cronOracle(expr, loc, a, c)), formatAll(whole), "%s: differs from minute-by-minute check", label)
 		}
@@ -253,7 +251,7 @@ func TestEveryProperties(t *testing.T) {
 		whole := mustExpand(t, r, a, c, 100000)
 		checkInstants(t, "@every "+every.String(), whole, a, c, start, 100000)
 		for _, g := range whole {
-			require.Zero(t, g.Sub(start)%every, "@every %s: %s is not start + k·d", every, g)
+			require.Zero(t, g.Sub(r.Start())%every, "@every %s: %s is not start + k·d", every, g)
 		}
 		if len(whole) > 0 {
 			require.Less(t, whole[0].Sub(a), every, "@every %s: first instant skipped one", every)

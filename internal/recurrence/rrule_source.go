@@ -42,6 +42,7 @@ func newRRuleSource(p *parsedRRule, start time.Time, loc *time.Location) (*rrule
 	s.opt.Count = 0
 	s.opt.Until = time.Time{}
 	explicitDefaults(&s.opt, d0)
+	dedupeLists(&s.opt)
 	base, err := rrule.NewRRule(s.opt)
 	if err != nil {
 		return nil, err
@@ -136,6 +137,9 @@ func (s *rruleSource) expandRule(from, to time.Time, limit int, b *budget) ([]ti
 		}
 		if !t.Before(to) {
 			return out, nil
+		}
+		if len(out) > 0 && !t.After(out[len(out)-1]) {
+			continue // a BY* list that names a value twice
 		}
 		out = append(out, t)
 		if len(out) >= limit {

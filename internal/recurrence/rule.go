@@ -118,6 +118,9 @@ func compileRRule(field, text string, exdates []time.Time, start time.Time, loc 
 	if reason := impossibleReason(&s.opt); reason != "" {
 		return nil, fieldErrorf(field, "the rule can never produce an instance: %s", reason)
 	}
+	if !latticeReaches(&s.opt, s.opt.Dtstart) {
+		return nil, fieldErrorf(field, "the rule can never produce an instance: its INTERVAL steps never reach the BYHOUR/BYMINUTE/BYSECOND times")
+	}
 	if gap := minGap(&s.opt); gap < limits.MinInterval {
 		return nil, fieldErrorf(field, "%s", tooFrequent(gap, limits.MinInterval))
 	}

@@ -94,6 +94,17 @@ func (d *Dispatcher) execute(jb *job, started time.Time) actions.Outcome {
 	}
 	ctx, cancel := context.WithTimeout(d.attemptCtx, timeout)
 	defer cancel()
+	if dest, ok := actions.DestinationOf(action, params.Params); ok {
+		// Wait for the destination without holding a pool slot, so a slow
+		// receiver cannot starve the others.
+		<-d.sem
+		release, err := d.perDest.Acquire(ctx, dest)
+		d.sem <- struct{}{}
+		if err != nil {
+			return actions.Outcome{Err: fmt.Errorf("wait for a free slot to %s: %w", dest, err), Retryable: true}
+		}
+		defer release()
+	}
 	return action.Execute(ctx, req)
 }
 

@@ -20,15 +20,18 @@ type Config struct {
 	ExpandBatch           int // events read per expander query (200)
 	Recurrence            recurrence.Limits
 
-	MaxSleep       time.Duration // the dispatcher's longest sleep (1 s)
-	ClaimBatch     int           // rows per claim (500)
-	ClaimAhead     time.Duration // claim this long before the instant (250 ms)
-	Lease          time.Duration // lease per claim (2 min)
-	Workers        int           // concurrent attempts per instance (64)
-	AttemptTimeout time.Duration // per attempt unless the event says otherwise (30 s)
-	MaxTimeout     time.Duration // cap of an event's own timeout (60 s)
-	AckTimeout     time.Duration // awaiting_ack deadline unless the action says otherwise (30 s)
-	DrainTimeout   time.Duration // how long shutdown waits for in-flight attempts (30 s)
+	MaxSleep   time.Duration // the dispatcher's longest sleep (1 s)
+	ClaimBatch int           // rows per claim (500)
+	ClaimAhead time.Duration // claim this long before the instant (250 ms)
+	Lease      time.Duration // lease per claim (2 min)
+	Workers    int           // concurrent attempts per instance (64)
+	// MaxPerDestination caps concurrent attempts to one host:port (16), so
+	// one slow receiver cannot hold the whole pool.
+	MaxPerDestination int
+	AttemptTimeout    time.Duration // per attempt unless the event says otherwise (30 s)
+	MaxTimeout        time.Duration // cap of an event's own timeout (60 s)
+	AckTimeout        time.Duration // awaiting_ack deadline unless the action says otherwise (30 s)
+	DrainTimeout      time.Duration // how long shutdown waits for in-flight attempts (30 s)
 
 	RecordBatch    int           // outcomes per write (200)
 	RecordInterval time.Duration // longest an outcome waits to be written (5 ms)
@@ -60,6 +63,7 @@ func (c Config) withDefaults() Config {
 	defInt(&c.ExpandBatch, 200)
 	def(&c.MaxSleep, time.Second)
 	defInt(&c.ClaimBatch, 500)
+	defInt(&c.MaxPerDestination, 16)
 	def(&c.ClaimAhead, 250*time.Millisecond)
 	def(&c.Lease, 2*time.Minute)
 	defInt(&c.Workers, 64)

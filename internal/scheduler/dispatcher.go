@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/qhronos/qhronos/internal/actions"
+	"github.com/qhronos/qhronos/internal/outbound"
 	"github.com/qhronos/qhronos/internal/repository"
 )
 
@@ -60,6 +61,7 @@ type Dispatcher struct {
 	onAttempt AttemptHook
 
 	sem     chan struct{} // one slot per running attempt
+	perDest *outbound.Limiter
 	rec     *recorder
 	wakeNow chan struct{} // local wake-ups (Wake)
 
@@ -100,7 +102,7 @@ func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
 	return &Dispatcher{
 		cfg: cfg, store: deps.Store, registry: deps.Registry, clock: deps.Clock, secrets: deps.Secrets, log: log,
 		wakeups: deps.Wakeups, rnd: deps.Rand, onAttempt: deps.OnAttempt,
-		sem:     make(chan struct{}, cfg.Workers),
+		sem: make(chan struct{}, cfg.Workers), perDest: outbound.NewLimiter(cfg.MaxPerDestination),
 		rec:     newRecorder(deps.Store, log, cfg.RecordBatch, cfg.RecordInterval, cfg.Lease),
 		wakeNow: make(chan struct{}, 1), stopping: make(chan struct{}),
 		attemptCtx: actx, cancelAttempt: cancel, changed: make(chan struct{}),

@@ -1,0 +1,243 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/qhronos/qhronos/internal/repository"
+)
+
+const (
+	// defaultStatsWindow is the window of GET /stats without since.
+	defaultStatsWindow = 24 * time.Hour
+	// maxStatsWindow bounds the attempts the percentiles sort.
+	maxStatsWindow = 31 * 24 * time.Hour
+	// Bulk retry: default and maximum matches, rows per transaction.
+	defaultRetryLimit = 1000
+	maxRetryLimit     = 10000
+	retryBatchSize    = 500
+)
+
+// registerOpsRoutes adds the operations routes: statistics (read) and
+// re-delivery of occurrences (write). r is the engine, for routes outside
+// the authenticated groups (none today).
+func (s *Server) registerOpsRoutes(r *gin.Engine, read, write *gin.RouterGroup) {
+	_ = r
+	read.GET("/stats", s.handle(s.stats))
+	write.POST("/occurrences/retry", s.handle(s.retryOccurrences))
+	write.POST("/occurrences/:id/retry", s.handle(s.retryOccurrence))
+}
+
+// stats answers GET /stats?since=&until= over what the principal can read.
+func (s *Server) stats(c *gin.Context) error {
+	values := c.Request.URL.Query()
+	now := s.Now()
+	since, err := timeParam(values, "since", "from")
+	if err != nil {
+		return err
+	}
+	until, err := timeParam(values, "until", "to")
+	if err != nil {
+		return err
+	}
+	f := repository.StatsFilter{Now: now, Until: now}
+	if until != nil {
+		f.Until = *until
+	}
+	f.Since = f.Until.Add(-defaultStatsWindow)
+	if since != nil {
+		f.Since = *since
+	}
+	if !f.Since.Before(f.Until) {
+		return badRequest("since", "must be before until")
+	}
+	if f.Until.Sub(f.Since) > maxStatsWindow {
+		return badRequestf("since", "the window may span at most %d days", int(maxStatsWindow/(24*time.Hour)))
+	}
+	f.Scope, f.Unrestricted = principal(c).ScopeFilter()
+	st, err := s.Store.Stats(c.Request.Context(), f)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, st)
+	return nil
+}
+
+// retryOccurrence re-delivers one terminal occurrence: 404 when the
+// principal cannot read it, 403 when it may read but not modify its event,
+// 409 when it is not terminal.
+func (s *Server) retryOccurrence(c *gin.Context) error {
+	occ, err := s.visibleOccurrence(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request.Context()
+	ev, err := s.Store.GetEvent(ctx, occ.EventID)
+	if err != nil {
+		return err // a deleted event's occurrences are not re-delivered
+	}
+	if !principal(c).CanModify(ev.Tags) {
+		return errForbidden
+	}
+	now := s.Now()
+	got, err := s.Store.RetryOccurrence(ctx, occ.ID, now)
+	if err != nil {
+		if errors.Is(err, repository.ErrNotRetryable) {
+			return &Error{Status: http.StatusConflict,
+				Message: "occurrence is " + string(occ.Status) + "; only completed, failed, missed or cancelled ones can be retried"}
+		}
+		return err
+	}
+	if s.Scheduler != nil {
+		s.Scheduler.Wake(ctx, now)
+	}
+	c.JSON(http.StatusOK, toOccurrenceJSON(&got))
+	return nil
+}
+
+// retryRequest is the body of POST /occurrences/retry.
+type retryRequest struct {
+	EventID string     `json:"event_id"`
+	Tags    []string   `json:"tags"`
+	Status  []string   `json:"status"`
+	Since   *time.Time `json:"since"`
+	Until   *time.Time `json:"until"`
+	Limit   *int       `json:"limit"`
+}
+
+var retryFields = set("event_id", "tags", "status", "since", "until", "limit")
+
+// retryOccurrences re-queues every terminal occurrence matching the filter
+// among the events the principal may modify, in bounded batches.
+func (s *Server) retryOccurrences(c *gin.Context) error {
+	members, _, err := readObject(c)
+	if err != nil {
+		return err
+	}
+	if err := rejectUnknown(members, retryFields, nil); err != nil {
+		return err
+	}
+	var req retryRequest
+	for name, dst := range map[string]any{"event_id": &req.EventID, "tags": &req.Tags, "since": &req.Since,
+		"until": &req.Until, "limit": &req.Limit} {
+		if _, err := decodeField(members, name, dst); err != nil {
+			return err
+		}
+	}
+	if raw, ok := members["status"]; ok {
+		req.Status, err = decodeStatusList(raw)
+		if err != nil {
+			return err
+		}
+	}
+	f := repository.RetryFilter{EventID: req.EventID, AnyTags: req.Tags, From: req.Since, To: req.Until,
+		Limit: defaultRetryLimit, BatchSize: retryBatchSize}
+	if req.Limit != nil {
+		if *req.Limit < 1 {
+			return badRequest("limit", "must be a positive integer")
+		}
+		f.Limit = min(*req.Limit, maxRetryLimit)
+	}
+	for _, st := range req.Status {
+		os := repository.OccurrenceStatus(st)
+		if !occurrenceStatuses[st] {
+			return badRequestf("status", "unknown occurrence status %q", st)
+		}
+		if !os.Terminal() {
+			return badRequestf("status", "%q is not terminal; only completed, failed, missed or cancelled can be retried", st)
+		}
+		f.Status = append(f.Status, os)
+	}
+	if f.From != nil && f.To != nil && !f.From.Before(*f.To) {
+		return badRequest("since", "must be before until")
+	}
+	f.Scope, f.Unrestricted = principal(c).ScopeFilter()
+	now := s.Now()
+	ctx := c.Request.Context()
+	res, err := s.Store.RetryOccurrences(ctx, f, now)
+	if err != nil {
+		return err
+	}
+	if res.Requeued > 0 && s.Scheduler != nil {
+		s.Scheduler.Wake(ctx, now)
+	}
+	c.JSON(http.StatusOK, res)
+	return nil
+}
+
+// decodeStatusList accepts "failed", "failed,missed" or ["failed","missed"].
+func decodeStatusList(raw json.RawMessage) ([]string, error) {
+	var one string
+	if err := json.Unmarshal(raw, &one); err == nil {
+		return splitList([]string{one}), nil
+	}
+	var many []string
+	if err := json.Unmarshal(raw, &many); err != nil {
+		return nil, badRequest("status", "must be a string or an array of strings")
+	}
+	return splitList(many), nil
+}
+
+// archivedOccurrenceJSON is an occurrence read from the archive.
+type archivedOccurrenceJSON struct {
+	occurrenceJSON
+	Archived   bool      `json:"archived"`
+	ArchivedAt time.Time `json:"archived_at"`
+}
+
+// listArchivedOccurrences answers GET /occurrences?archived=true with the
+// same filters, paging and envelope as the live listing; the scope applies
+// through the archived event's tags.
+func (s *Server) listArchivedOccurrences(c *gin.Context, q listQuery) error {
+	f, err := occurrenceFilter(c, q)
+	if err != nil {
+		return err
+	}
+	f.EventID = c.Query("event_id")
+	ctx := c.Request.Context()
+	rows, err := s.Store.ListArchivedOccurrences(ctx, f)
+	if err != nil {
+		return err
+	}
+	countFilter := f
+	countFilter.After = nil
+	total, err := s.Store.CountArchivedOccurrences(ctx, countFilter)
+	if err != nil {
+		return err
+	}
+	data := make([]archivedOccurrenceJSON, 0, len(rows))
+	for i := range rows {
+		data = append(data, archivedOccurrenceJSON{occurrenceJSON: toOccurrenceJSON(&rows[i].Occurrence),
+			Archived: true, ArchivedAt: rows[i].ArchivedAt})
+	}
+	pagination := gin.H{"page": max(q.page, 1), "limit": q.limit, "total": total}
+	if len(rows) == q.limit {
+		last := rows[len(rows)-1]
+		next := encodeCursor(last.ScheduledAt, last.ID)
+		pagination["next_cursor"] = next
+		if q.page == 0 {
+			setNextLink(c, next)
+		}
+	}
+	c.JSON(http.StatusOK, gin.H{"data": data, "pagination": pagination})
+	return nil
+}
+
+// wantsArchived reports whether a listing asks for the archive
+// (archived=true); the lead's listOccurrences branches on it.
+func wantsArchived(c *gin.Context) (bool, error) {
+	v := c.Query("archived")
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, badRequest("archived", "must be true or false")
+	}
+	return b, nil
+}

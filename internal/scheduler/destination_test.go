@@ -1,0 +1,50 @@
+package scheduler_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/qhronos/qhronos/internal/repository/repositorytest"
+	"github.com/qhronos/qhronos/internal/scheduler/schedulertest"
+)
+
+// One slow receiver never gets more than MaxPerDestination attempts at once.
+func TestAttemptsPerDestinationAreCapped(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxPerDestination = 2
+	e := newEnv(t, repositorytest.SQLite(t), cfg)
+	var inflight, peak atomic.Int32
+	release := make(chan struct{})
+	e.recv.Respond(func(schedulertest.Delivery, int) schedulertest.Reply {
+		n := inflight.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		<-release
+		inflight.Add(-1)
+		return schedulertest.Reply{Status: 200}
+	})
+	for range 6 {
+		e.create(e.event(nil))
+	}
+	e.clock.Set(t0.Add(time.Minute))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := e.disp.RunOnce(ctx)
+	require.NoError(t, err)
+	for range 6 {
+		require.Eventually(t, func() bool { return inflight.Load() > 0 }, 10*time.Second, time.Millisecond)
+		release <- struct{}{}
+	}
+	require.NoError(t, e.disp.Wait(ctx))
+	require.Len(t, e.recv.Deliveries(), 6, "every occurrence delivered")
+	require.LessOrEqual(t, peak.Load(), int32(2), "never more than two at once at one destination")
+	require.Equal(t, int32(2), peak.Load(), "the cap, not the pool, was the limit")
+}
