@@ -20,6 +20,7 @@ import (
 	"github.com/qhronos/qhronos/internal/config"
 	"github.com/qhronos/qhronos/internal/coordination"
 	"github.com/qhronos/qhronos/internal/hub"
+	"github.com/qhronos/qhronos/internal/metrics"
 	"github.com/qhronos/qhronos/internal/outbound"
 	"github.com/qhronos/qhronos/internal/recurrence"
 	"github.com/qhronos/qhronos/internal/repository"
@@ -82,15 +83,24 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if cfg.Redis.URL != "" || len(cfg.Redis.Sentinel.Addrs) > 0 || len(cfg.Redis.Cluster.Addrs) > 0 {
 		locker = coord
 	}
+	m := metrics.New(metrics.Options{WebSocketConnections: wsHub.Connections,
+		Queue: func(ctx context.Context) (int, int, error) { return b.store.QueueDepth(ctx, clock.Now()) }})
 	sched := scheduler.New(schedulerConfig(cfg, instanceID, limits), scheduler.ServiceDeps{
 		Store: b.store, Registry: registry, Clock: clock, Locker: locker,
 		Wakeups: coordination.NewWakeups(coord, log), Secrets: secretsResolver(box, cfg.HMAC.DefaultSecret, clock),
-		Logger: log, OnAttempt: wsHub.FeedTagListeners,
+		Logger: log, Observer: m, OnAttempt: func(ev *repository.Event, occ *repository.Occurrence, out actions.Outcome) {
+			wsHub.FeedTagListeners(ev, occ, out)
+			observeAttempt(m, clock, ev, occ, out)
+		},
 	})
+	archiver := scheduler.NewArchiver(scheduler.ArchiverConfig{Enabled: cfg.Archival.Enabled,
+		Retention: cfg.Archival.Retention, PurgeAfter: cfg.Archival.PurgeAfter, BatchSize: cfg.Archival.BatchSize},
+		scheduler.ArchiverDeps{Store: b.store, Now: clock.Now, Logger: log, Locker: locker, Owner: instanceID,
+			Observer: m})
 
 	srv := api.New(api.Deps{
-		Store: b.store, Auth: authn, Actions: registry, Coord: coord, Scheduler: sched, Status: sched,
-		Secrets: box, Hub: wsHub, Logger: log, Now: clock.Now,
+		Store: b.store, Auth: authn, Actions: registry, Coord: coord, Scheduler: sched,
+		Status: loopStatus{sched, archiver}, Secrets: box, Hub: wsHub, Metrics: m, Logger: log, Now: clock.Now,
 		Info: api.Info{Version: version, InstanceID: instanceID, StartedAt: time.Now()},
 	}, api.Options{
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, TrustedProxies: cfg.Server.TrustedProxies,
@@ -99,6 +109,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		DefaultTimeout: cfg.Actions.AttemptTimeout, MaxTimeout: cfg.Actions.MaxAttemptTimeout,
 		WebSocket: api.WebSocketOptions{AllowedOrigins: cfg.Server.AllowedOrigins,
 			HandshakeTimeout: cfg.WebSocket.HandshakeTimeout},
+		MetricsToken: cfg.Metrics.Token,
 	})
 	httpSrv := srv.HTTPServer(cfg.Server.Addr)
 	httpSrv.ReadHeaderTimeout, httpSrv.ReadTimeout = cfg.Server.ReadHeaderTimeout, cfg.Server.ReadTimeout
@@ -113,6 +124,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 	}()
 	sched.Start(context.Background())
+	go archiver.Run(hubCtx, cfg.Archival.Interval)
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()
 
@@ -206,6 +218,37 @@ func secretsResolver(box *secrets.Box, defaultSecret string, clock scheduler.Clo
 		}
 		return out, nil
 	}
+}
+
+// loopStatus reports every background loop for /status.
+type loopStatus struct {
+	sched    *scheduler.Service
+	archiver *scheduler.Archiver
+}
+
+func (l loopStatus) Status() map[string]any {
+	st := l.sched.Status()
+	st["archiver"] = l.archiver.Status()
+	return st
+}
+
+// observeAttempt feeds the delivery metrics. Lateness is measured from the
+// instant to the attempt's start.
+func observeAttempt(m *metrics.Metrics, clock scheduler.Clock, ev *repository.Event, occ *repository.Occurrence, out actions.Outcome) {
+	outcome := "success"
+	switch {
+	case out.AwaitingAck:
+		outcome = "awaiting_ack"
+	case !out.OK() && out.Retryable:
+		outcome = "retryable_failure"
+	case !out.OK():
+		outcome = "failure"
+	}
+	lateness := clock.Now().Sub(occ.ScheduledAt) - out.Duration
+	if occ.StartedAt != nil {
+		lateness = occ.StartedAt.Sub(occ.ScheduledAt)
+	}
+	m.ObserveAttempt(ev.ActionType, outcome, out.Duration, max(lateness, 0))
 }
 
 func printBanner(w io.Writer, b *booted, url string, loopbackOnly bool) {

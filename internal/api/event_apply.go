@@ -260,4 +260,3 @@ func (s *Server) applySchedule(in *eventInput, ev *repository.Event, creating, r
 	}
 	return recurrence.Compile(spec, s.opts.Recurrence)
 }
-

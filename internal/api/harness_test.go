@@ -19,6 +19,7 @@ import (
 	"github.com/qhronos/qhronos/internal/auth"
 	"github.com/qhronos/qhronos/internal/coordination"
 	"github.com/qhronos/qhronos/internal/hub"
+	"github.com/qhronos/qhronos/internal/metrics"
 	"github.com/qhronos/qhronos/internal/outbound"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
@@ -109,6 +110,8 @@ func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOp
 	t.Cleanup(sched.Stop)
 	d := Deps{Store: store, Auth: authn, Actions: registry, Coord: coord, Scheduler: sched, Status: sched,
 		Secrets: box, Hub: h, Logger: log, Now: time.Now,
+		Metrics: metrics.New(metrics.Options{WebSocketConnections: h.Connections,
+			Queue: func(ctx context.Context) (int, int, error) { return store.QueueDepth(ctx, time.Now()) }}),
 		Info: Info{Version: "test", InstanceID: cfg.instanceID, StartedAt: time.Now()}}
 	srv := New(d, cfg.opts)
 	ts := httptest.NewServer(srv.Handler())
@@ -116,6 +119,11 @@ func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOp
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go func() { _ = h.Run(ctx) }()
+	select {
+	case <-h.Ready():
+	case <-time.After(10 * time.Second):
+		t.Fatal("websocket hub did not subscribe within 10s")
+	}
 	return &env{t: t, store: store, srv: srv, http: ts, sched: sched, coord: coord, hub: h, authn: authn,
 		keys: keys, master: testMaster}
 }

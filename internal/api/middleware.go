@@ -165,6 +165,9 @@ func (s *Server) limited(c *gin.Context, key string) bool {
 	if res.Allowed {
 		return false
 	}
+	if s.Metrics != nil {
+		s.Metrics.RateLimited()
+	}
 	c.Header("Retry-After", strconv.Itoa(max(1, ceilSeconds(res.RetryAfter))))
 	s.writeError(c, &Error{Status: http.StatusTooManyRequests, Message: "rate limit exceeded"})
 	return true

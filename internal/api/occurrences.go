@@ -70,6 +70,11 @@ func (s *Server) listOccurrences(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	if archived, err := wantsArchived(c); err != nil {
+		return err
+	} else if archived {
+		return s.listArchivedOccurrences(c, q)
+	}
 	f, err := occurrenceFilter(c, q)
 	if err != nil {
 		return err

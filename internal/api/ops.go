@@ -23,16 +23,6 @@ const (
 	retryBatchSize    = 500
 )
 
-// registerOpsRoutes adds the operations routes: statistics (read) and
-// re-delivery of occurrences (write). r is the engine, for routes outside
-// the authenticated groups (none today).
-func (s *Server) registerOpsRoutes(r *gin.Engine, read, write *gin.RouterGroup) {
-	_ = r
-	read.GET("/stats", s.handle(s.stats))
-	write.POST("/occurrences/retry", s.handle(s.retryOccurrences))
-	write.POST("/occurrences/:id/retry", s.handle(s.retryOccurrence))
-}
-
 // stats answers GET /stats?since=&until= over what the principal can read.
 func (s *Server) stats(c *gin.Context) error {
 	values := c.Request.URL.Query()

@@ -7,48 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gin-gonic/gin"
 	"github.com/stretchr/testify/require"
 
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 )
-
-// opsEnv is a server with the operations routes registered (by routes()
-// once the lead wires registerOpsRoutes, else here) plus a test route that
-// serves the archived listing helper the way listOccurrences calls it.
-func opsEnv(t *testing.T, open func(testing.TB) *repository.Store) *env {
-	t.Helper()
-	e := newEnv(t, open)
-	s := e.srv
-	registered := false
-	for _, r := range s.engine.Routes() {
-		if r.Method == http.MethodPost && r.Path == "/occurrences/retry" {
-			registered = true
-		}
-	}
-	authed := s.engine.Group("/", s.authenticate, s.rateLimit, s.limitBody)
-	read := authed.Group("/", s.require(repository.AccessRead))
-	write := authed.Group("/", s.require(repository.AccessWrite))
-	if !registered {
-		s.registerOpsRoutes(s.engine, read, write)
-	}
-	read.GET("/test/occurrences", s.handle(func(c *gin.Context) error {
-		q, err := parseListQuery(c)
-		if err != nil {
-			return err
-		}
-		archived, err := wantsArchived(c)
-		if err != nil {
-			return err
-		}
-		if !archived {
-			return s.listOccurrences(c)
-		}
-		return s.listArchivedOccurrences(c, q)
-	}))
-	return e
-}
 
 // failAll fires every occurrence of the given events as failed at `at`, one
 // attempt each lasting the given durations in order.
@@ -89,7 +52,7 @@ func TestRetryOccurrenceAPI(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel()
-			e := opsEnv(t, b.Open)
+			e := newEnv(t, b.Open)
 			evA := e.createEvent(e.master, eventBody("a"))
 			evB := e.createEvent(e.master, eventBody("b"))
 			evAB := e.createEvent(e.master, eventBody("a", "b"))
@@ -135,7 +98,7 @@ func TestRetryOccurrenceAPI(t *testing.T) {
 
 func TestBulkRetryAPI(t *testing.T) {
 	t.Parallel()
-	e := opsEnv(t, repositorytest.SQLite)
+	e := newEnv(t, repositorytest.SQLite)
 	evA := e.createEvent(e.master, eventBody("a"))
 	e.createEvent(e.master, eventBody("b"))
 	evAB := e.createEvent(e.master, eventBody("a", "b"))
@@ -183,7 +146,7 @@ func TestBulkRetryAPI(t *testing.T) {
 
 func TestStatsAPI(t *testing.T) {
 	t.Parallel()
-	e := opsEnv(t, repositorytest.SQLite)
+	e := newEnv(t, repositorytest.SQLite)
 	e.createEvent(e.master, eventBody("a"))
 	e.createEvent(e.master, eventBody("b"))
 	e.createEvent(e.master, eventBody("a", "b"))
@@ -219,7 +182,7 @@ func TestArchivedOccurrencesAPI(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel()
-			e := opsEnv(t, b.Open)
+			e := newEnv(t, b.Open)
 			evA := e.createEvent(e.master, eventBody("a"))
 			evB := e.createEvent(e.master, eventBody("b"))
 			at := time.Now().Add(2 * time.Hour)
@@ -237,7 +200,7 @@ func TestArchivedOccurrencesAPI(t *testing.T) {
 
 			list := func(token, query string) []map[string]any {
 				t.Helper()
-				res := e.do("GET", "/test/occurrences?archived=true"+query, token, nil)
+				res := e.do("GET", "/occurrences?archived=true"+query, token, nil)
 				require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
 				var page struct {
 					Data       []map[string]any `json:"data"`
@@ -263,9 +226,9 @@ func TestArchivedOccurrencesAPI(t *testing.T) {
 			require.Empty(t, list(e.mint("read", []string{"zzz"}), ""))
 			require.Empty(t, list(e.master, "&event_id="+evA["id"].(string)+"&status=completed"))
 
-			live := e.do("GET", "/test/occurrences", e.master, nil).object(t)
+			live := e.do("GET", "/occurrences", e.master, nil).object(t)
 			require.Empty(t, live["data"], "moved out of the live listing")
-			require.Equal(t, http.StatusBadRequest, e.do("GET", "/test/occurrences?archived=maybe", e.master, nil).Status)
+			require.Equal(t, http.StatusBadRequest, e.do("GET", "/occurrences?archived=maybe", e.master, nil).Status)
 			require.Equal(t, http.StatusNotFound,
 				e.do("POST", "/occurrences/"+onlyA[0]["id"].(string)+"/retry", e.master, nil).Status,
 				"archived history is not re-delivered")

@@ -15,6 +15,7 @@ import (
 	"github.com/qhronos/qhronos/internal/auth"
 	"github.com/qhronos/qhronos/internal/coordination"
 	"github.com/qhronos/qhronos/internal/hub"
+	"github.com/qhronos/qhronos/internal/metrics"
 	"github.com/qhronos/qhronos/internal/recurrence"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/secrets"
@@ -51,6 +52,8 @@ type Options struct {
 	MaxTagLength     int
 	MaxMetadataBytes int
 	WebSocket        WebSocketOptions
+	// MetricsToken, when set, is required as a bearer token on /metrics.
+	MetricsToken string
 }
 
 func (o *Options) withDefaults() {
@@ -99,7 +102,8 @@ type Deps struct {
 	Scheduler Scheduling
 	Status    StatusReporter // may be nil
 	Secrets   *secrets.Box
-	Hub       *hub.Hub // nil disables /ws
+	Hub       *hub.Hub         // nil disables /ws
+	Metrics   *metrics.Metrics // nil disables /metrics
 	Logger    *zap.Logger
 	Now       func() time.Time
 	Info      Info
@@ -150,6 +154,10 @@ func (s *Server) routes() *gin.Engine {
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
 	r.Use(s.requestID, s.recoverer, s.accessLog)
+	if s.Metrics != nil {
+		r.Use(s.Metrics.HTTPMiddleware())
+		r.GET("/metrics", gin.WrapH(s.Metrics.Handler(s.opts.MetricsToken)))
+	}
 	r.NoRoute(func(c *gin.Context) { c.AbortWithStatusJSON(http.StatusNotFound, errorBody{Error: "no such route"}) })
 	r.NoMethod(func(c *gin.Context) {
 		c.AbortWithStatusJSON(http.StatusMethodNotAllowed, errorBody{Error: "method not allowed"})
@@ -190,6 +198,10 @@ func (s *Server) routes() *gin.Engine {
 	admin.POST("/tokens", s.handle(s.createToken))
 	admin.GET("/tokens", s.handle(s.listTokens))
 	admin.DELETE("/tokens/:id", s.handle(s.revokeToken))
+
+	read.GET("/stats", s.handle(s.stats))
+	write.POST("/occurrences/retry", s.handle(s.retryOccurrences))
+	write.POST("/occurrences/:id/retry", s.handle(s.retryOccurrence))
 
 	if s.Extra != nil {
 		s.Extra(r)

@@ -129,4 +129,3 @@ func (s *Server) revokeToken(c *gin.Context) error {
 	c.Status(http.StatusNoContent)
 	return nil
 }
-

@@ -91,7 +91,7 @@ func TestWebSocketClientHookReceivesAndAcknowledges(t *testing.T) {
 
 	ev := e.createEvent(e.master, map[string]any{"name": "nudge", "start_time": soon(), "tags": []string{"crm"},
 		"metadata": map[string]any{"customer": 42},
-		"action": map[string]any{"type": "websocket", "params": map[string]any{"client_name": "acme", "require_ack": true}}})
+		"action":   map[string]any{"type": "websocket", "params": map[string]any{"client_name": "acme", "require_ack": true}}})
 	frame := c.mustNext(10 * time.Second)
 	require.Equal(t, "event", frame["type"])
 	require.Equal(t, ev["id"], frame["event_id"])
@@ -109,9 +109,9 @@ func TestWebSocketClientHookReceivesAndAcknowledges(t *testing.T) {
 	require.Contains(t, string(attempts.Body), `"outcome":"awaiting_ack"`, "the delivery attempt is recorded")
 
 	c.send(map[string]any{"type": "ack", "occurrence_id": occID})
-	require.Equal(t, "error", c.mustNext(5*time.Second)["type"], "a second ack is refused")
+	require.Equal(t, "error", c.mustNext(5 * time.Second)["type"], "a second ack is refused")
 	c.send(map[string]any{"type": "subscribe"})
-	require.Equal(t, "unsupported message type", c.mustNext(5*time.Second)["message"])
+	require.Equal(t, "unsupported message type", c.mustNext(5 * time.Second)["message"])
 }
 
 func (e *env) occurrenceStatus(t *testing.T, id string) string {
@@ -175,7 +175,7 @@ func TestWebSocketRefusals(t *testing.T) {
 		c, _, err := e.dialWS(t, nil)
 		require.NoError(t, err)
 		c.send(map[string]any{"type": "client-hook", "client_name": "acme", "token": e.mint("read", []string{"other"})})
-		require.Equal(t, "error", c.mustNext(5*time.Second)["type"])
+		require.Equal(t, "error", c.mustNext(5 * time.Second)["type"])
 		require.Equal(t, websocket.StatusPolicyViolation, closeCode(c))
 	})
 	t.Run("tag-listener outside scope", func(t *testing.T) {
@@ -222,7 +222,7 @@ func TestWebSocketAcrossInstances(t *testing.T) {
 	frame := c.mustNext(15 * time.Second)
 	occID := frame["occurrence_id"].(string)
 	c.send(map[string]any{"type": "ack", "occurrence_id": occID})
-	require.Equal(t, "ack", c.mustNext(5*time.Second)["type"])
+	require.Equal(t, "ack", c.mustNext(5 * time.Second)["type"])
 	require.Eventually(t, func() bool { return a.occurrenceStatus(t, occID) == "completed" }, 5*time.Second,
 		10*time.Millisecond, "the ack is visible on the firing instance")
 }

@@ -81,6 +81,7 @@ type Hub struct {
 	instanceID string
 	log        *zap.Logger
 
+	ready     chan struct{}
 	mu        sync.RWMutex
 	clients   map[string]map[*Listener]struct{}
 	listeners map[*Listener]struct{}
@@ -89,7 +90,7 @@ type Hub struct {
 
 // New builds a hub publishing on bus as instanceID.
 func New(bus coordination.Bus, instanceID string, logger *zap.Logger) *Hub {
-	return &Hub{bus: bus, instanceID: instanceID, log: logger.Named("hub"),
+	return &Hub{bus: bus, instanceID: instanceID, log: logger.Named("hub"), ready: make(chan struct{}),
 		clients: map[string]map[*Listener]struct{}{}, listeners: map[*Listener]struct{}{},
 		waiting: map[string]chan int{}}
 }
@@ -104,6 +105,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("subscribe to websocket replies: %w", err)
 	}
+	close(h.ready)
 	for {
 		select {
 		case <-ctx.Done():
@@ -151,6 +153,9 @@ func (h *Hub) onReply(msg []byte) {
 		}
 	}
 }
+
+// Ready is closed once Run receives deliveries from other instances.
+func (h *Hub) Ready() <-chan struct{} { return h.ready }
 
 // Add registers a listener; Remove forgets it.
 func (h *Hub) Add(l *Listener) {

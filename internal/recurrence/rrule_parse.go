@@ -126,6 +126,9 @@ func (p *parsedRRule) parseRule(field, value string, loc *time.Location, maxCoun
 			rest = append(rest, part)
 		}
 	}
+	if !seen["FREQ"] {
+		return fieldErrorf(field, "FREQ is required (e.g. FREQ=DAILY)")
+	}
 	if p.count > 0 && !p.until.IsZero() {
 		return fieldErrorf(field, "COUNT and UNTIL cannot both be set")
 	}

@@ -101,16 +101,15 @@ func (s *rruleSource) expandRule(from, to time.Time, limit int, b *budget) ([]ti
 	r := s.base
 	if s.count == 0 && !s.noAnchor {
 		if anchor, ok := s.anchorFor(from); ok {
-			opt := s.opt
-			opt.Dtstart = anchor
-			var err error
-			if r, err = rrule.NewRRule(opt); err != nil {
-				return nil, err
-			}
+			// A copy of the validated base rule, rebuilt at the anchor
+			// (DTStart re-derives only what depends on DTSTART).
+			anchored := *s.base
+			anchored.DTStart(anchor)
+			r = &anchored
 		}
 	}
 	next := r.Iterator()
-	var out []time.Time
+	out := make([]time.Time, 0, min(limit, 64))
 	n := 0
 	for {
 		w, ok := next()

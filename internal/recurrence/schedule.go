@@ -76,6 +76,9 @@ func (s Schedule) validate(start time.Time, limits Limits) error {
 			return fieldErrorf("schedule.by_day", "%q is not a weekday such as \"MO\" or \"-1FR\"", truncate(d))
 		}
 		if m[1] != "" {
+			if f := strings.ToLower(strings.TrimSpace(s.Frequency)); f != "monthly" && f != "yearly" {
+				return fieldErrorf("schedule.by_day", "ordinals such as %q need frequency monthly or yearly", d)
+			}
 			n, _ := strconv.Atoi(m[1])
 			if n == 0 || n > 53 || n < -53 {
 				return fieldErrorf("schedule.by_day", "ordinal in %q must be between 1 and 53 or -53 and -1", d)
@@ -110,6 +113,9 @@ func (s Schedule) validate(start time.Time, limits Limits) error {
 				return fieldErrorf(c.field, "%d is out of range (%d…%d)", v, c.lo, c.hi)
 			}
 		}
+	}
+	if len(s.ByMonthDay) > 0 && strings.EqualFold(strings.TrimSpace(s.Frequency), "weekly") {
+		return fieldErrorf("schedule.by_month_day", "cannot be used with frequency weekly")
 	}
 	if s.Count != nil && (*s.Count < 1 || *s.Count > limits.MaxCount) {
 		return fieldErrorf("schedule.count", "must be between 1 and %d", limits.MaxCount)

@@ -22,7 +22,7 @@ func ParseStartTime(text string, loc *time.Location, now time.Time) (time.Time, 
 	}
 	text = strings.TrimSpace(text)
 	if t, err := time.Parse(time.RFC3339Nano, text); err == nil {
-		return t, nil
+		return t.UTC(), nil
 	}
 	for _, layout := range localLayouts {
 		if w, err := time.Parse(layout, text); err == nil {
@@ -30,7 +30,7 @@ func ParseStartTime(text string, loc *time.Location, now time.Time) (time.Time, 
 		}
 	}
 	if t, ok := parseNatural(strings.ToLower(text), loc, now); ok {
-		return t, nil
+		return t.UTC(), nil
 	}
 	return time.Time{}, fieldErrorf("start_time",
 		"cannot read %q: use RFC 3339 (2026-12-24T09:00:00+01:00) or forms like \"in 30 minutes\", \"tomorrow at 9am\", \"next friday at 3pm\"",

@@ -38,6 +38,14 @@ type DispatcherDeps struct {
 	Rand func() float64
 	// OnAttempt is optional.
 	OnAttempt AttemptHook
+	// Observer is optional.
+	Observer Observer
+}
+
+// Observer receives measurements of the scheduler's loops (metrics).
+type Observer interface {
+	ObserveClaim(n int)
+	ObserveExpansion(d time.Duration, err error)
 }
 
 // WakeupSource delivers instants at which something became due
@@ -62,6 +70,7 @@ type Dispatcher struct {
 
 	sem     chan struct{} // one slot per running attempt
 	perDest *outbound.Limiter
+	obs     Observer
 	rec     *recorder
 	wakeNow chan struct{} // local wake-ups (Wake)
 
@@ -101,7 +110,7 @@ func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
 	actx, cancel := context.WithCancel(context.Background())
 	return &Dispatcher{
 		cfg: cfg, store: deps.Store, registry: deps.Registry, clock: deps.Clock, secrets: deps.Secrets, log: log,
-		wakeups: deps.Wakeups, rnd: deps.Rand, onAttempt: deps.OnAttempt,
+		wakeups: deps.Wakeups, rnd: deps.Rand, onAttempt: deps.OnAttempt, obs: deps.Observer,
 		sem: make(chan struct{}, cfg.Workers), perDest: outbound.NewLimiter(cfg.MaxPerDestination),
 		rec:     newRecorder(deps.Store, log, cfg.RecordBatch, cfg.RecordInterval, cfg.Lease),
 		wakeNow: make(chan struct{}, 1), stopping: make(chan struct{}),
@@ -135,6 +144,9 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	}
 	if len(occs) == 0 {
 		return 0, nil
+	}
+	if d.obs != nil {
+		d.obs.ObserveClaim(len(occs))
 	}
 	d.addHeld(len(occs))
 	jobs, err := d.triage(ctx, occs, token, now)

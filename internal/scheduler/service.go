@@ -35,6 +35,8 @@ type ServiceDeps struct {
 	Logger   *zap.Logger
 	// OnAttempt observes every recorded attempt (optional).
 	OnAttempt AttemptHook
+	// Observer receives claim and expansion measurements (optional).
+	Observer Observer
 }
 
 // Service runs the expander, dispatcher and rescuer loops of one instance
@@ -42,6 +44,7 @@ type ServiceDeps struct {
 type Service struct {
 	cfg        Config
 	log        *zap.Logger
+	obs        Observer
 	wakeups    Wakeups
 	Expander   *Expander
 	Dispatcher *Dispatcher
@@ -71,9 +74,10 @@ func New(cfg Config, deps ServiceDeps) *Service {
 		source = deps.Wakeups
 	}
 	d := NewDispatcher(cfg, DispatcherDeps{Store: deps.Store, Registry: deps.Registry, Clock: deps.Clock,
-		Secrets: deps.Secrets, Logger: deps.Logger, Wakeups: source, OnAttempt: deps.OnAttempt})
+		Secrets: deps.Secrets, Logger: deps.Logger, Wakeups: source, OnAttempt: deps.OnAttempt,
+		Observer: deps.Observer})
 	return &Service{
-		cfg: cfg, log: deps.Logger.Named("scheduler"), wakeups: deps.Wakeups,
+		cfg: cfg, log: deps.Logger.Named("scheduler"), wakeups: deps.Wakeups, obs: deps.Observer,
 		Expander:   NewExpander(cfg, deps.Store, deps.Clock, deps.Locker, deps.Logger),
 		Dispatcher: d,
 		Rescuer:    NewRescuer(cfg, deps.Store, deps.Clock, d.Wake),
@@ -100,7 +104,14 @@ func (s *Service) Start(ctx context.Context) {
 	s.loops.Add(2)
 	go func() {
 		defer s.loops.Done()
-		runLoop(s.stop, s.cfg.ExpandInterval, &s.expandStatus, func() (int, error) { return s.Expander.RunOnce(loopCtx) })
+		runLoop(s.stop, s.cfg.ExpandInterval, &s.expandStatus, func() (int, error) {
+			start := time.Now()
+			n, err := s.Expander.RunOnce(loopCtx)
+			if s.obs != nil {
+				s.obs.ObserveExpansion(time.Since(start), err)
+			}
+			return n, err
+		})
 	}()
 	go func() {
 		defer s.loops.Done()
