@@ -98,14 +98,12 @@ func (s *rruleSource) expand(from, to time.Time, limit int, b *budget) ([]time.T
 }
 
 func (s *rruleSource) expandRule(from, to time.Time, limit int, b *budget) ([]time.Time, error) {
-	r := s.base
+	// rrule-go writes to its RRule while iterating, so every call works on
+	// its own copy; that keeps Rule safe for concurrent use.
+	r := *s.base
 	if s.count == 0 && !s.noAnchor {
 		if anchor, ok := s.anchorFor(from); ok {
-			// A copy of the validated base rule, rebuilt at the anchor
-			// (DTStart re-derives only what depends on DTSTART).
-			anchored := *s.base
-			anchored.DTStart(anchor)
-			r = &anchored
+			r.DTStart(anchor) // re-derives only what depends on DTSTART
 		}
 	}
 	next := r.Iterator()

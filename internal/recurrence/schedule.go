@@ -135,7 +135,7 @@ func (s Schedule) validate(start time.Time, limits Limits) error {
 // truncate shortens echoed input in error messages.
 func truncate(s string) string {
 	if len(s) > 40 {
-		return s[:40] + "…"
+		return strings.ToValidUTF8(s[:40], "") + "…"
 	}
 	return s
 }

@@ -193,32 +193,11 @@ type EventCursor struct {
 
 // ListEvents returns live events newest first.
 func (s *Store) ListEvents(ctx context.Context, f EventFilter) ([]Event, error) {
-	where := []string{"e.deleted_at IS NULL"}
-	var args []any
-	addTagAny := func(tags []string) {
-		where = append(where, `EXISTS (SELECT 1 FROM event_tags t WHERE t.event_id = e.id AND t.tag IN (`+
-			placeholders(len(tags))+`))`)
-		for _, t := range tags {
-			args = append(args, t)
-		}
+	where, args, ok := tagPredicates("e.id", f.Scope, f.Unrestricted, f.AnyTags, f.AllTags)
+	if !ok {
+		return []Event{}, nil
 	}
-	if !f.Unrestricted {
-		if len(f.Scope) == 0 {
-			return []Event{}, nil
-		}
-		addTagAny(f.Scope)
-	}
-	if len(f.AnyTags) > 0 {
-		addTagAny(f.AnyTags)
-	}
-	if all := dedupe(f.AllTags); len(all) > 0 {
-		where = append(where, `(SELECT COUNT(*) FROM event_tags t WHERE t.event_id = e.id AND t.tag IN (`+
-			placeholders(len(all))+`)) = ?`)
-		for _, t := range all {
-			args = append(args, t)
-		}
-		args = append(args, len(all))
-	}
+	where = append(where, "e.deleted_at IS NULL")
 	if len(f.Status) > 0 {
 		where = append(where, `e.status IN (`+placeholders(len(f.Status))+`)`)
 		for _, st := range f.Status {
@@ -257,6 +236,37 @@ func (s *Store) ListEvents(ctx context.Context, f EventFilter) ([]Event, error) 
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// tagPredicates builds the tag conditions on the event whose id is in
+// idColumn: inside the scope (unless unrestricted), any of anyTags, all of
+// allTags. ok is false when the scope can match nothing.
+func tagPredicates(idColumn string, scope []string, unrestricted bool, anyTags, allTags []string) (where []string, args []any, ok bool) {
+	anyOf := func(tags []string) {
+		where = append(where, `EXISTS (SELECT 1 FROM event_tags t WHERE t.event_id = `+idColumn+
+			` AND t.tag IN (`+placeholders(len(tags))+`))`)
+		for _, t := range tags {
+			args = append(args, t)
+		}
+	}
+	if !unrestricted {
+		if len(scope) == 0 {
+			return nil, nil, false
+		}
+		anyOf(scope)
+	}
+	if len(anyTags) > 0 {
+		anyOf(anyTags)
+	}
+	if all := dedupe(allTags); len(all) > 0 {
+		where = append(where, `(SELECT COUNT(*) FROM event_tags t WHERE t.event_id = `+idColumn+
+			` AND t.tag IN (`+placeholders(len(all))+`)) = ?`)
+		for _, t := range all {
+			args = append(args, t)
+		}
+		args = append(args, len(all))
+	}
+	return where, args, true
 }
 
 func placeholders(n int) string {

@@ -173,31 +173,11 @@ func (s *Store) CountOccurrences(ctx context.Context, f OccurrenceFilter) (int, 
 // occurrenceWhere builds the shared filter; ok is false when the scope can
 // match nothing.
 func (s *Store) occurrenceWhere(f OccurrenceFilter) (where []string, args []any, ok bool) {
-	where = []string{"1 = 1"}
-	tagAny := func(tags []string) {
-		where = append(where, `EXISTS (SELECT 1 FROM event_tags t WHERE t.event_id = o.event_id AND t.tag IN (`+
-			placeholders(len(tags))+`))`)
-		for _, t := range tags {
-			args = append(args, t)
-		}
+	where, args, ok = tagPredicates("o.event_id", f.Scope, f.Unrestricted, f.AnyTags, f.AllTags)
+	if !ok {
+		return nil, nil, false
 	}
-	if !f.Unrestricted {
-		if len(f.Scope) == 0 {
-			return nil, nil, false
-		}
-		tagAny(f.Scope)
-	}
-	if len(f.AnyTags) > 0 {
-		tagAny(f.AnyTags)
-	}
-	if all := dedupe(f.AllTags); len(all) > 0 {
-		where = append(where, `(SELECT COUNT(*) FROM event_tags t WHERE t.event_id = o.event_id AND t.tag IN (`+
-			placeholders(len(all))+`)) = ?`)
-		for _, t := range all {
-			args = append(args, t)
-		}
-		args = append(args, len(all))
-	}
+	where = append(where, "1 = 1")
 	if f.EventID != "" {
 		where = append(where, `o.event_id = ?`)
 		args = append(args, f.EventID)
