@@ -58,7 +58,8 @@ type credential struct {
 	name      string
 	token     string
 	level     repository.Access
-	scopedOut bool // a valid write token whose scope misses the fixture's tag
+	scopedOut bool   // a valid write token whose scope misses the fixture's tag
+	reason    string // what a refused credential's error says
 }
 
 // credentials builds the ten credentials of the matrix on e, realistically:
@@ -105,10 +106,10 @@ func credentials(t testing.TB, e *env) []credential {
 	return []credential{
 		{name: "no token"},
 		{name: "garbage", token: "not-a-jwt.at-all"},
-		{name: "expired jwt", token: expired},
-		{name: "revoked jwt", token: revoked},
-		{name: "alg none", token: algNone},
-		{name: "alg HS512", token: algHS512},
+		{name: "expired jwt", token: expired, reason: "token expired"},
+		{name: "revoked jwt", token: revoked, reason: "token revoked"},
+		{name: "alg none", token: algNone, reason: "invalid token"},
+		{name: "alg HS512", token: algHS512, reason: "invalid token"},
 		{name: "read", token: read, level: repository.AccessRead},
 		{name: "write", token: write, level: repository.AccessWrite},
 		{name: "admin", token: admin, level: repository.AccessAdmin},
@@ -175,6 +176,13 @@ func matrixRoutes() []matrixRoute {
 		{method: "GET", path: "/occurrences/{occurrence}", level: repository.AccessRead, names: true, ok: http.StatusOK},
 		{method: "GET", path: "/occurrences/{occurrence}/attempts", level: repository.AccessRead, names: true,
 			ok: http.StatusOK},
+		{method: "GET", path: "/stats", level: repository.AccessRead, ok: http.StatusOK},
+		// The fixture's occurrence is pending, so an allowed retry is refused
+		// for its state (409), after the access and scope checks passed.
+		{method: "POST", path: "/occurrences/{occurrence}/retry", level: repository.AccessWrite, names: true,
+			ok: http.StatusConflict},
+		{method: "POST", path: "/occurrences/retry", level: repository.AccessWrite, ok: http.StatusOK,
+			body: func(f fixture) any { return map[string]any{"event_id": f.event} }},
 		{method: "POST", path: "/tokens", level: repository.AccessAdmin, ok: http.StatusOK,
 			body: func(fixture) any {
 				return map[string]any{"sub": "minted", "access": "read", "scope": []string{matrixTag},
@@ -235,7 +243,10 @@ func checkMatrixCase(t *testing.T, e *env, r matrixRoute, c credential) {
 		}
 		res.json(t, &eb)
 		if eb.Error == nil || *eb.Error == "" {
-			t.Errorf("error body: got %s, want {\"error\": …}", res.Body)
+			t.Fatalf("error body: got %s, want {\"error\": …}", res.Body)
+		}
+		if want == http.StatusUnauthorized && !strings.Contains(*eb.Error, c.reason) {
+			t.Errorf("error: got %q, want it to say %q", *eb.Error, c.reason)
 		}
 		if want == http.StatusUnauthorized && c.token != "" && strings.Contains(string(res.Body), c.token) {
 			t.Errorf("401 body echoes the bearer token")
@@ -273,6 +284,26 @@ func assertFixtureUntouched(t *testing.T, e *env, f fixture) {
 	}
 	if got, want := ev["hmac_secret_set"], false; got != want {
 		t.Errorf("hmac_secret_set after refused request: got %v, want %v", got, want)
+	}
+}
+
+// TestAuthMatrixCoversEveryRoute fails when a route is added without a row in
+// the matrix (public routes and the WebSocket endpoint have their own tests).
+func TestAuthMatrixCoversEveryRoute(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, repositorytest.SQLite)
+	public := map[string]bool{"GET /health": true, "GET /healthz": true, "GET /ready": true, "GET /status": true,
+		"GET /openapi.json": true, "GET /ws": true, "GET /metrics": true}
+	covered := map[string]bool{}
+	for _, r := range matrixRoutes() {
+		path, _, _ := strings.Cut(r.path, "?")
+		path = strings.NewReplacer("{event}", ":id", "{occurrence}", ":id", "{token}", ":id").Replace(path)
+		covered[r.method+" "+path] = true
+	}
+	for _, r := range e.srv.engine.Routes() {
+		if key := r.Method + " " + r.Path; !public[key] && !covered[key] {
+			t.Errorf("route %s is not in the auth matrix", key)
+		}
 	}
 }
 

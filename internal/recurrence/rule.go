@@ -127,7 +127,7 @@ func compileRRule(field, text string, exdates []time.Time, start time.Time, loc 
 	if len(s.rdates) == 0 {
 		first, err := s.expandRule(start, maxInstant, 1, newBudget(limits.MaxIterations))
 		if err == nil && len(first) == 0 {
-			return nil, fieldErrorf(field, "the rule never produces an instance at or after start_time")
+			return nil, fieldErrorf(field, "the rule never produces an instance at or after start_time (within its COUNT/UNTIL)")
 		}
 	}
 	return s, nil

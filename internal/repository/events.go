@@ -59,7 +59,7 @@ func (s *Store) CreateEvent(ctx context.Context, e *Event) error {
 		if err != nil {
 			return fmt.Errorf("insert event: %w", err)
 		}
-		return tx.replaceTags(ctx, e.ID, e.Tags)
+		return tx.insertTags(ctx, e.ID, e.Tags)
 	})
 }
 
@@ -67,15 +67,22 @@ func (s *Store) replaceTags(ctx context.Context, eventID string, tags []string) 
 	if _, err := s.exec(ctx, `DELETE FROM event_tags WHERE event_id = ?`, eventID); err != nil {
 		return fmt.Errorf("clear event tags: %w", err)
 	}
-	seen := make(map[string]bool, len(tags))
+	return s.insertTags(ctx, eventID, tags)
+}
+
+// insertTags indexes an event's tags in one statement.
+func (s *Store) insertTags(ctx context.Context, eventID string, tags []string) error {
+	tags = dedupe(tags)
+	if len(tags) == 0 {
+		return nil
+	}
+	args := make([]any, 0, 2*len(tags))
 	for _, t := range tags {
-		if seen[t] {
-			continue
-		}
-		seen[t] = true
-		if _, err := s.exec(ctx, `INSERT INTO event_tags (event_id, tag) VALUES (?, ?)`, eventID, t); err != nil {
-			return fmt.Errorf("insert event tag: %w", err)
-		}
+		args = append(args, eventID, t)
+	}
+	q := `INSERT INTO event_tags (event_id, tag) VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?), ", len(tags)), ", ")
+	if _, err := s.exec(ctx, q, args...); err != nil {
+		return fmt.Errorf("insert event tags: %w", err)
 	}
 	return nil
 }

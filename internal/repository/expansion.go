@@ -115,6 +115,9 @@ func (s *Store) SetExpansion(ctx context.Context, u ExpansionUpdate) (ExpansionR
 			return ErrStaleVersion
 		}
 		res.NextRunAt = utcp(next)
+		if !u.ExpandedUntil.Equal(SeriesEnd) {
+			return nil // the series goes on: nothing to settle
+		}
 		settled, err := tx.settleEvents(ctx, []string{u.EventID}, u.Now)
 		if err != nil {
 			return err
