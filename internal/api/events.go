@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -55,23 +54,11 @@ func (s *Server) createEvent(c *gin.Context) error {
 		return &Error{Status: http.StatusForbidden, Message: err.Error(), Field: "tags"}
 	}
 	return s.idempotent(c, body, func(tx *repository.Store) (int, any, error) {
-		if err := tx.CreateEvent(c.Request.Context(), &ev); err != nil {
-			return 0, nil, err
-		}
-		if err := s.expand(c, tx, &ev, now); err != nil {
+		if err := s.Scheduler.CreateEvent(c.Request.Context(), tx, &ev, now); err != nil {
 			return 0, nil, err
 		}
 		return http.StatusCreated, toEventJSON(&ev), nil
 	}, func() { s.wake(c, &ev) })
-}
-
-// expand materializes the event's occurrences inside the caller's
-// transaction, so rows exist before the answer.
-func (s *Server) expand(c *gin.Context, tx *repository.Store, ev *repository.Event, now time.Time) error {
-	if ev.Status != repository.EventActive {
-		return nil
-	}
-	return s.Scheduler.ExpandEvent(c.Request.Context(), tx, ev, now)
 }
 
 // wake tells dispatchers (on every instance) that ev may have something due.

@@ -25,7 +25,7 @@ import (
 // occurrences in step inside the transaction that changes it, and telling
 // dispatchers that something new is due.
 type Scheduling interface {
-	ExpandEvent(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error
+	CreateEvent(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error
 	Pause(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error
 	Resume(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error
 	Reschedule(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error

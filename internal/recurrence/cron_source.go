@@ -55,6 +55,7 @@ func (s *cronSource) expand(from, to time.Time, limit int, b *budget) ([]time.Ti
 	if t := w.Truncate(time.Minute); t.Before(w) {
 		w = t.Add(time.Minute)
 	}
+	zone := newResolver(s.loc)
 	var out []time.Time
 	for len(out) < limit {
 		match, ok := s.next(w)
@@ -65,7 +66,7 @@ func (s *cronSource) expand(from, to time.Time, limit int, b *budget) ([]time.Ti
 			return out, b.err()
 		}
 		w = match.Add(time.Minute)
-		t, _ := resolveWall(match, s.loc) // a gap reading resolves to the end of the gap
+		t, _ := zone.resolve(match) // a gap reading resolves to the end of the gap
 		t = ceilMicro(t)
 		if t.Before(from) {
 			continue

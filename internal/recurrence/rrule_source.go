@@ -2,6 +2,7 @@ package recurrence
 
 import (
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/teambition/rrule-go"
@@ -22,8 +23,28 @@ type rruleSource struct {
 	exdates map[int64]struct{} // unix seconds
 	exdays  map[civilDate]struct{}
 	rdates  []time.Time // sorted, unique, microsecond-rounded
-	// anchored turns re-anchoring off (tests compare both ways).
+	// noAnchor turns re-anchoring off (tests compare both ways).
 	noAnchor bool
+	// lastAnchor caches the rule rebuilt at the most recent anchor:
+	// consecutive expander windows nearly always share one.
+	lastAnchor atomic.Pointer[anchoredRule]
+}
+
+// anchoredRule is an immutable template; callers iterate copies of it.
+type anchoredRule struct {
+	at   time.Time
+	rule rrule.RRule
+}
+
+// anchoredAt returns a copy of the base rule with DTSTART moved to anchor.
+func (s *rruleSource) anchoredAt(anchor time.Time) rrule.RRule {
+	if a := s.lastAnchor.Load(); a != nil && a.at.Equal(anchor) {
+		return a.rule
+	}
+	r := *s.base
+	r.DTStart(anchor) // re-derives only what depends on DTSTART
+	s.lastAnchor.Store(&anchoredRule{at: anchor, rule: r})
+	return r
 }
 
 func newRRuleSource(p *parsedRRule, start time.Time, loc *time.Location) (*rruleSource, error) {
@@ -61,6 +82,9 @@ func newRRuleSource(p *parsedRRule, start time.Time, loc *time.Location) (*rrule
 }
 
 func (s *rruleSource) excluded(t time.Time) bool {
+	if len(s.exdates) == 0 && len(s.exdays) == 0 {
+		return false
+	}
 	if _, ok := s.exdates[t.Unix()]; ok {
 		return true
 	}
@@ -103,11 +127,12 @@ func (s *rruleSource) expandRule(from, to time.Time, limit int, b *budget) ([]ti
 	r := *s.base
 	if s.count == 0 && !s.noAnchor {
 		if anchor, ok := s.anchorFor(from); ok {
-			r.DTStart(anchor) // re-derives only what depends on DTSTART
+			r = s.anchoredAt(anchor)
 		}
 	}
 	next := r.Iterator()
-	out := make([]time.Time, 0, min(limit, 64))
+	zone := newResolver(s.loc)
+	out := make([]time.Time, 0, min(limit, 16))
 	n := 0
 	for {
 		w, ok := next()
@@ -117,7 +142,7 @@ func (s *rruleSource) expandRule(from, to time.Time, limit int, b *budget) ([]ti
 		if !b.spend() {
 			return out, b.err()
 		}
-		t, exists := resolveWall(w, s.loc)
+		t, exists := zone.resolve(w)
 		if !exists {
 			continue // nonexistent local time: ignored and not counted
 		}

@@ -101,3 +101,52 @@ func ceilMicro(t time.Time) time.Time {
 	}
 	return tr.UTC()
 }
+
+// resolver is resolveWall with a cache of the zone period last resolved:
+// consecutive readings of one expansion nearly always fall in the same
+// period, where a reading maps to an instant by subtracting one offset. A
+// resolver belongs to one Expand call (it is not safe for concurrent use).
+type resolver struct {
+	loc    *time.Location
+	valid  bool
+	lo, hi time.Time // wall readings in [lo, hi) map to reading - off
+	openLo bool      // no lower bound (first period of the zone)
+	openHi bool      // no upper bound (last period of the zone)
+	off    time.Duration
+}
+
+func newResolver(loc *time.Location) *resolver { return &resolver{loc: loc} }
+
+// resolve is resolveWall, answered from the cache when it can be.
+func (r *resolver) resolve(w time.Time) (time.Time, bool) {
+	if r.loc == time.UTC {
+		return w, true
+	}
+	if r.valid && (r.openLo || !w.Before(r.lo)) && (r.openHi || w.Before(r.hi)) {
+		return w.Add(-r.off), true
+	}
+	t, ok := resolveWall(w, r.loc)
+	if ok {
+		r.remember(t)
+	}
+	return t, ok
+}
+
+// remember caches the period holding instant t. Readings repeated from the
+// previous period (after a fall-back) are excluded: their first occurrence
+// lies in that previous period.
+func (r *resolver) remember(t time.Time) {
+	local := t.In(r.loc)
+	start, end := local.ZoneBounds()
+	_, off := local.Zone()
+	r.off = time.Duration(off) * time.Second
+	r.openLo, r.openHi = start.IsZero(), end.IsZero()
+	if !r.openLo {
+		_, prev := start.Add(-time.Nanosecond).In(r.loc).Zone()
+		r.lo = start.UTC().Add(time.Duration(max(off, prev)) * time.Second)
+	}
+	if !r.openHi {
+		r.hi = end.UTC().Add(r.off)
+	}
+	r.valid = true
+}

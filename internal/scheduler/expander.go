@@ -107,6 +107,41 @@ func (x *Expander) ExpandEvent(ctx context.Context, tx *repository.Store, ev *re
 	return err
 }
 
+// CreateEvent stores a new event with its first window of occurrences in
+// the caller's transaction. The cursor and next_run_at are computed before
+// the insert, so the new row is written once.
+func (x *Expander) CreateEvent(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error {
+	if ev.Status != repository.EventActive {
+		return tx.CreateEvent(ctx, ev)
+	}
+	rule, err := compileEvent(ev, x.cfg.Recurrence)
+	if err != nil {
+		return err
+	}
+	horizon := now.Add(x.cfg.Lookahead)
+	instants, complete, err := x.window(rule, now.Add(-x.cfg.CatchUp.Window), horizon)
+	if err != nil {
+		return fmt.Errorf("expand event %s: %w", ev.ID, err)
+	}
+	var cursor time.Time
+	var next *time.Time
+	if complete {
+		cursor, next = x.beyond(rule, horizon)
+	} else {
+		cursor = instants[len(instants)-1].Add(time.Microsecond)
+	}
+	if len(instants) > 0 {
+		next = &instants[0]
+	}
+	cursor = cursor.UTC()
+	ev.ExpandedUntil, ev.NextRunAt = &cursor, next
+	if err := tx.CreateEvent(ctx, ev); err != nil {
+		return err
+	}
+	_, err = tx.InsertOccurrences(ctx, ev.ID, instants, false, now)
+	return err
+}
+
 func (x *Expander) expand(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) (int, error) {
 	if ev.Status != repository.EventActive || ev.DeletedAt != nil {
 		return 0, nil

@@ -91,15 +91,12 @@ func (e *env) event(mut func(ev *repository.Event)) *repository.Event {
 	return ev
 }
 
-// create stores ev and expands it in the same transaction, as the API does.
+// create stores ev with its first window in one transaction, as the API does.
 func (e *env) create(ev *repository.Event) *repository.Event {
 	e.t.Helper()
 	ctx := context.Background()
 	require.NoError(e.t, e.store.WithTx(ctx, func(tx *repository.Store) error {
-		if err := tx.CreateEvent(ctx, ev); err != nil {
-			return err
-		}
-		return e.exp.ExpandEvent(ctx, tx, ev, e.clock.Now())
+		return e.exp.CreateEvent(ctx, tx, ev, e.clock.Now())
 	}))
 	return ev
 }

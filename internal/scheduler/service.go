@@ -154,6 +154,12 @@ func (s *Service) ExpandEvent(ctx context.Context, tx *repository.Store, ev *rep
 	return s.Expander.ExpandEvent(ctx, tx, ev, now)
 }
 
+// CreateEvent stores a new event with its first occurrences in the caller's
+// transaction (see Expander.CreateEvent).
+func (s *Service) CreateEvent(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error {
+	return s.Expander.CreateEvent(ctx, tx, ev, now)
+}
+
 // Pause, Resume and Reschedule apply an event's state change to its
 // occurrences in the caller's transaction (see Expander).
 func (s *Service) Pause(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error {

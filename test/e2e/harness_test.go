@@ -1,0 +1,259 @@
+// Package e2e runs the built qhronosd binary as real processes and breaks
+// them the way production does: kill -9, SIGSTOP, SIGTERM under load, Redis
+// flushed or gone, PostgreSQL connections cut. Every assertion is something
+// an operator or a receiver would notice.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// binary is the qhronosd built once by TestMain.
+var binary string
+
+// Bounds of the harness's waits.
+const (
+	readyTimeout = 10 * time.Second
+	pollInterval = 50 * time.Millisecond
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "qhronos-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: temp dir:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binary = filepath.Join(dir, "qhronosd")
+	build := exec.Command("go", "build", "-o", binary, "./cmd/qhronosd")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: go build ./cmd/qhronosd: %v\n%s\n", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+// syncBuffer collects a process's stderr while tests read it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// proc is one running qhronosd process.
+type proc struct {
+	t      testing.TB
+	name   string
+	cmd    *exec.Cmd
+	url    string // http://127.0.0.1:port, empty when not known
+	stderr *syncBuffer
+	stdout *syncBuffer
+	done   chan struct{}
+	state  *os.ProcessState
+}
+
+// launch starts the binary in dir (a fresh temp dir when empty) with exactly
+// env (plus PATH and HOME) and returns at once. The process is killed at
+// cleanup and its output printed when the test failed.
+func launch(t testing.TB, name, dir string, env map[string]string, args ...string) *proc {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	p := &proc{t: t, name: name, cmd: cmd, stderr: &syncBuffer{}, stdout: &syncBuffer{}, done: make(chan struct{})}
+	if addr := env["QHRONOS_SERVER_ADDR"]; addr != "" {
+		p.url = "http://" + addr
+	}
+	cmd.Stderr, cmd.Stdout = p.stderr, p.stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	go func() {
+		_ = cmd.Wait()
+		p.state = cmd.ProcessState
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		if p.running() {
+			_ = cmd.Process.Signal(syscall.SIGCONT)
+			_ = cmd.Process.Kill()
+			<-p.done
+		}
+		if t.Failed() {
+			t.Logf("---- %s stderr (last 6 KiB) ----\n%s", name, tail(p.stderr.String(), 6<<10))
+		}
+	})
+	return p
+}
+
+// start launches a server on a free loopback port and waits until /ready
+// answers 200.
+func start(t testing.TB, name string, env map[string]string) *proc {
+	t.Helper()
+	p := startNoWait(t, name, env)
+	p.waitReady(readyTimeout)
+	return p
+}
+
+// startNoWait launches a server on a free loopback port without waiting.
+func startNoWait(t testing.TB, name string, env map[string]string) *proc {
+	t.Helper()
+	e := make(map[string]string, len(env)+1)
+	for k, v := range env {
+		e[k] = v
+	}
+	e["QHRONOS_SERVER_ADDR"] = freeAddr(t)
+	return launch(t, name, "", e, "serve")
+}
+
+func (p *proc) running() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+func (p *proc) pid() int { return p.cmd.Process.Pid }
+
+// waitReady polls /ready until it answers 200, the process exits, or timeout.
+func (p *proc) waitReady(timeout time.Duration) {
+	p.t.Helper()
+	c := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if !p.running() {
+			p.t.Fatalf("%s exited before ready (%v):\n%s", p.name, p.state, tail(p.stderr.String(), 4<<10))
+		}
+		if res, err := c.Get(p.url + "/ready"); err == nil {
+			_ = res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(pollInterval)
+	}
+	p.t.Fatalf("%s not ready after %s:\n%s", p.name, timeout, tail(p.stderr.String(), 4<<10))
+}
+
+// signal sends sig to the process.
+func (p *proc) signal(sig syscall.Signal) {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		p.t.Fatalf("signal %v to %s: %v", sig, p.name, err)
+	}
+}
+
+// kill9 SIGKILLs the process and waits for it to be gone.
+func (p *proc) kill9() {
+	p.t.Helper()
+	p.signal(syscall.SIGKILL)
+	p.waitExit(5 * time.Second)
+}
+
+// waitExit waits for the process to exit and returns its exit code (-1 when
+// killed by a signal); it fails the test after timeout.
+func (p *proc) waitExit(timeout time.Duration) int {
+	p.t.Helper()
+	select {
+	case <-p.done:
+		return p.state.ExitCode()
+	case <-time.After(timeout):
+		p.t.Fatalf("%s still running after %s:\n%s", p.name, timeout, tail(p.stderr.String(), 4<<10))
+		return 0
+	}
+}
+
+// waitLog waits until the process's stderr contains s.
+func (p *proc) waitLog(s string, timeout time.Duration) {
+	p.t.Helper()
+	eventually(p.t, timeout, fmt.Sprintf("%s logs %q", p.name, s), func() bool {
+		return strings.Contains(p.stderr.String(), s)
+	})
+}
+
+// eventually polls cond until it holds or timeout passes, then fails naming what.
+func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		if cond() {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting until %s", timeout, what)
+		}
+		time.Sleep(pollInterval)
+	}
+}
+
+// freeAddr returns a loopback address whose port was free a moment ago.
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("pick a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func randomHex(t testing.TB, n int) string {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatalf("random: %v", err)
+	}
+	return hex.EncodeToString(b)
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+// ctxTimeout is a context bounded by d, cancelled at cleanup.
+func ctxTimeout(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
