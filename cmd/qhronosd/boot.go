@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -73,12 +74,22 @@ func boot(ctx context.Context, args []string, stderr io.Writer) (*booted, error)
 			ApplicationName: "qhronosd",
 		})
 		if err != nil {
-			return fail(fmt.Errorf("database.url: %w", err))
+			return fail(fmt.Errorf("database.url: %s", oneLine(err)))
 		}
 	} else if b.store, err = repository.OpenSQLite(ctx, cfg.Server.DataDir); err != nil {
 		return fail(fmt.Errorf("server.data_dir %s: %w", cfg.Server.DataDir, err))
 	}
 	return b, nil
+}
+
+// oneLine flattens a driver error to one line: pgx lists every host it
+// tried on its own line, and a startup failure should read as one line.
+func oneLine(err error) string {
+	lines := strings.Split(err.Error(), "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	return strings.Join(lines, " ")
 }
 
 // newLogger logs JSON in production and readable lines in the embedded

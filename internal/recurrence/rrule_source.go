@@ -2,6 +2,7 @@ package recurrence
 
 import (
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,6 +30,10 @@ type rruleSource struct {
 	// consecutive expander windows nearly always share one.
 	lastAnchor atomic.Pointer[anchoredRule]
 }
+
+// rulePool recycles the per-call copies of rrule.RRule (a large struct that
+// rrule-go writes to while iterating, so calls cannot share one).
+var rulePool = sync.Pool{New: func() any { return new(rrule.RRule) }}
 
 // anchoredRule is an immutable template; callers iterate copies of it.
 type anchoredRule struct {
@@ -124,15 +129,16 @@ func (s *rruleSource) expand(from, to time.Time, limit int, b *budget) ([]time.T
 func (s *rruleSource) expandRule(from, to time.Time, limit int, b *budget) ([]time.Time, error) {
 	// rrule-go writes to its RRule while iterating, so every call works on
 	// its own copy; that keeps Rule safe for concurrent use.
-	r := *s.base
-	if s.count == 0 && !s.noAnchor {
-		if anchor, ok := s.anchorFor(from); ok {
-			r = s.anchoredAt(anchor)
-		}
+	r := rulePool.Get().(*rrule.RRule)
+	defer rulePool.Put(r)
+	if anchor, ok := s.anchorFor(from); ok && s.count == 0 && !s.noAnchor {
+		*r = s.anchoredAt(anchor)
+	} else {
+		*r = *s.base
 	}
 	next := r.Iterator()
 	zone := newResolver(s.loc)
-	out := make([]time.Time, 0, min(limit, 16))
+	out := make([]time.Time, 0, min(limit, 8))
 	n := 0
 	for {
 		w, ok := next()

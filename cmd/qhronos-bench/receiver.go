@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// maxDeliveryBody bounds what a receiver reads of one delivery.
+const maxDeliveryBody = 1 << 20
+
+// receiverHandler answers webhook deliveries with 200 and records them.
+// It answers 200 even to a bad signature, so that a signing bug shows up as
+// a figure in the report rather than as retries that distort the others.
+type receiverHandler struct {
+	rec       *Recorder
+	verifier  *signatureVerifier // nil: signatures not checked
+	now       func() time.Time
+	malformed atomic.Int64
+}
+
+// deliveryBody is the part of a Qhronos webhook body the bench needs.
+type deliveryBody struct {
+	EventID      string    `json:"event_id"`
+	OccurrenceID string    `json:"occurrence_id"`
+	ScheduledAt  time.Time `json:"scheduled_at"`
+}
+
+func (h *receiverHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	at := h.now()
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxDeliveryBody+1))
+	if err != nil || len(body) > maxDeliveryBody {
+		h.malformed.Add(1)
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		return
+	}
+	var b deliveryBody
+	if err := json.Unmarshal(body, &b); err != nil || b.EventID == "" || b.ScheduledAt.IsZero() {
+		h.malformed.Add(1)
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	rc := Receipt{DeliveryID: deliveryID(r.Header, b), EventID: b.EventID, ScheduledAt: b.ScheduledAt,
+		ReceivedAt: at}
+	if h.verifier != nil {
+		rc.SignatureChecked = true
+		rc.SignatureOK = h.verifier.Verify(r.Header.Get("X-Qhronos-Signature"), body)
+	}
+	h.rec.Record(rc)
+	w.WriteHeader(http.StatusOK)
+}
+
+// deliveryID is the identity used to find duplicates: the Standard Webhooks
+// webhook-id header (stable across retries), else the body's occurrence_id,
+// else event and instant, which is all the original Qhronos sends.
+func deliveryID(h http.Header, b deliveryBody) string {
+	if id := h.Get("webhook-id"); id != "" {
+		return id
+	}
+	if b.OccurrenceID != "" {
+		return b.OccurrenceID
+	}
+	return b.EventID + "|" + b.ScheduledAt.UTC().Format(time.RFC3339Nano)
+}
+
+// receivers is a set of loopback HTTP servers sharing one handler; each has
+// its own port, so a server that limits concurrency per destination host:port
+// sees several destinations.
+type receivers struct {
+	servers []*http.Server
+	urls    []string
+	errs    chan error
+}
+
+// startReceivers listens on n ephemeral ports of host, which must be loopback.
+func startReceivers(host netip.Addr, n int, h http.Handler) (*receivers, error) {
+	if !isLoopback(host) {
+		return nil, fmt.Errorf("receiver host %s is not loopback", host)
+	}
+	rs := &receivers{errs: make(chan error, n)}
+	for i := range n {
+		ln, err := net.Listen("tcp", net.JoinHostPort(host.String(), "0"))
+		if err != nil {
+			rs.close(context.Background())
+			return nil, fmt.Errorf("listen receiver %d: %w", i, err)
+		}
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+		rs.servers = append(rs.servers, srv)
+		port := ln.Addr().(*net.TCPAddr).Port
+		rs.urls = append(rs.urls, "http://"+net.JoinHostPort(host.String(), strconv.Itoa(port))+"/hook")
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				rs.errs <- fmt.Errorf("receiver %d: %w", i, err)
+			}
+		}()
+	}
+	return rs, nil
+}
+
+// close shuts every receiver down, waiting for handlers in flight until ctx
+// ends.
+func (rs *receivers) close(ctx context.Context) {
+	for _, s := range rs.servers {
+		if err := s.Shutdown(ctx); err != nil {
+			_ = s.Close()
+		}
+	}
+}

@@ -1,0 +1,148 @@
+package e2e
+
+import (
+	"net/http"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// completedAttempts counts the attempts the API shows as successful.
+func completedAttempts(list []attemptJSON) int {
+	n := 0
+	for _, a := range list {
+		if a.Outcome == "completed" {
+			n++
+		}
+	}
+	return n
+}
+
+// A process killed while it holds a lease (the receiver has the request but
+// has not answered) loses nothing: once the lease expires another instance
+// delivers the occurrence with the same webhook-id and it ends completed.
+func TestKillAfterClaimIsDeliveredByAnotherInstance(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t)
+	rc := newReceiver(t)
+	rel := newReleaser(t)
+	rc.setBehaviour(hang(rel.ch))
+	c := d.client()
+
+	a := d.start("a")
+	evID, err := c.createEvent(a, "kill-after-claim", time.Now().Add(1500*time.Millisecond), rc.URL())
+	require.NoError(t, err)
+	occ := c.onlyOccurrence(a, evID)
+	rc.waitReceived(t, 1, 15*time.Second)
+	a.kill9() // within the attempt timeout: the row is still leased, nothing recorded
+	rc.setBehaviour(answer(http.StatusOK))
+
+	b := d.start("b")
+	got := c.waitStatus(b, occ.ID, "completed", 20*time.Second)
+	if n := len(rc.attempts(occ.ID)); n != 2 {
+		t.Errorf("receiver got webhook-id %s %d times, want 2 (the killed attempt and the rescue)", occ.ID, n)
+	}
+	if got, want := rc.received(), 2; got != want {
+		t.Errorf("receiver got %d requests in all, want %d, all with webhook-id %s: %v", got, want, occ.ID, rc.counts())
+	}
+	if n := completedAttempts(c.attempts(b, occ.ID)); n != 1 {
+		t.Errorf("attempts list shows %d completed attempts, want 1", n)
+	}
+	t.Logf("occurrence %s: attempt_count=%d, receiver attempts %v", occ.ID, got.AttemptCount, rc.attempts(occ.ID))
+}
+
+// A process killed after the receiver answered 2xx but before the outcome
+// was recorded delivers again after restart: the only allowed duplicate, with
+// the same webhook-id. The receiver freezes the server (SIGSTOP) before it
+// answers, so the 2xx sits unread in the dead process's socket.
+func TestKillAfterSuccessBeforeRecordingDuplicatesWithSameID(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t)
+	rc := newReceiver(t)
+	c := d.client()
+
+	a := d.start("a")
+	answered := make(chan struct{}, 1)
+	rc.setBehaviour(func(w http.ResponseWriter, _ *http.Request, _ delivery) {
+		_ = syscall.Kill(a.pid(), syscall.SIGSTOP)
+		w.WriteHeader(http.StatusOK)
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		select {
+		case answered <- struct{}{}:
+		default:
+		}
+	})
+	evID, err := c.createEvent(a, "kill-after-2xx", time.Now().Add(1500*time.Millisecond), rc.URL())
+	require.NoError(t, err)
+	occ := c.onlyOccurrence(a, evID)
+	select {
+	case <-answered:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the receiver never got the delivery")
+	}
+	a.kill9()
+	rc.setBehaviour(answer(http.StatusOK))
+
+	b := d.start("b")
+	c.waitStatus(b, occ.ID, "completed", 20*time.Second)
+	if got, want := len(rc.attempts(occ.ID)), 2; got != want {
+		t.Errorf("receiver got webhook-id %s %d times, want %d (one duplicate after the crash)", occ.ID, got, want)
+	}
+	if got, want := rc.received(), 2; got != want {
+		t.Errorf("receiver got %d requests, want %d, all with webhook-id %s: %v", got, want, occ.ID, rc.counts())
+	}
+	if n := completedAttempts(c.attempts(b, occ.ID)); n != 1 {
+		t.Errorf("attempts list shows %d completed attempts, want 1 (the killed one was never recorded)", n)
+	}
+}
+
+// A worker frozen past its lease while it holds a row loses it: another
+// instance completes the row, and when the frozen worker resumes its late
+// write is refused by the fencing check — one final state, no extra success.
+func TestStoppedWorkerLateWriteIsRefused(t *testing.T) {
+	t.Parallel()
+	d := newDeployment(t)
+	rc := newReceiver(t)
+	rel := newReleaser(t)
+	rc.setBehaviour(hang(rel.ch))
+	c := d.client()
+
+	a := d.start("a")
+	evID, err := c.createEvent(a, "sigstop", time.Now().Add(1500*time.Millisecond), rc.URL())
+	require.NoError(t, err)
+	occ := c.onlyOccurrence(a, evID)
+	rc.waitReceived(t, 1, 15*time.Second)
+	a.signal(syscall.SIGSTOP)
+	rc.setBehaviour(answer(http.StatusOK))
+
+	b := d.start("b")
+	c.waitStatus(b, occ.ID, "completed", 20*time.Second)
+	before := c.attempts(b, occ.ID)
+	require.Equal(t, 1, completedAttempts(before), "attempts before the stale worker resumes: %+v", before)
+
+	rel.release() // the hung request is answered 200 into the frozen worker's socket
+	a.signal(syscall.SIGCONT)
+	a.waitLog("outcome refused: lease lost", 15*time.Second)
+
+	after := c.attempts(a, occ.ID)
+	if got, want := len(after), len(before); got != want {
+		t.Errorf("attempts after the stale worker resumed: got %d %+v, want %d (its write refused)", got, after, want)
+	}
+	if got, want := completedAttempts(after), 1; got != want {
+		t.Errorf("completed attempts: got %d, want %d", got, want)
+	}
+	for _, p := range []*proc{a, b} {
+		o, err := c.occurrence(p, occ.ID)
+		require.NoError(t, err)
+		if o.Status != "completed" {
+			t.Errorf("%s shows occurrence %s, want completed", p.name, o.Status)
+		}
+	}
+	if got, want := len(rc.attempts(occ.ID)), 2; got != want {
+		t.Errorf("receiver got webhook-id %s %d times, want %d", occ.ID, got, want)
+	}
+}
