@@ -304,7 +304,9 @@ type DispatchRecord struct {
 func (s *Store) RecordDispatch(ctx context.Context, recs []DispatchRecord) ([]error, error) {
 	results := make([]error, len(recs))
 	err := s.WithTx(ctx, func(tx *Store) error {
-		var touched []string
+		var attempts []*Attempt
+		events := map[string]*DispatchRecord{} // the latest applied record of each event
+		var order []string
 		for i := range recs {
 			r := &recs[i]
 			if r.Uncount {
@@ -319,15 +321,36 @@ func (s *Store) RecordDispatch(ctx context.Context, recs []DispatchRecord) ([]er
 				return err
 			}
 			results[i] = lost
-			if lost != nil || r.EventID == "" {
+			if lost != nil {
 				continue
 			}
-			if err := tx.noteEventRun(ctx, r); err != nil {
+			if r.Attempt != nil {
+				attempts = append(attempts, r.Attempt)
+			}
+			if r.EventID == "" {
+				continue
+			}
+			if r.PauseReason != "" {
+				if err := tx.pauseGoneEvent(ctx, r); err != nil {
+					return err
+				}
+			}
+			if prev, seen := events[r.EventID]; !seen {
+				order = append(order, r.EventID)
+			} else if !r.Ran && prev.Ran {
+				continue // keep the record that says when the event last ran
+			}
+			events[r.EventID] = r
+		}
+		if err := tx.insertAttempts(ctx, attempts); err != nil {
+			return err
+		}
+		for _, id := range order {
+			if err := tx.noteEventRun(ctx, events[id]); err != nil {
 				return err
 			}
-			touched = append(touched, r.EventID)
 		}
-		_, err := tx.settleEvents(ctx, dedupe(touched), latestNow(recs))
+		_, err := tx.settleEvents(ctx, order, latestNow(recs))
 		return err
 	})
 	if err != nil {
@@ -349,49 +372,45 @@ func latestNow(recs []DispatchRecord) time.Time {
 // noteEventRun updates last_run_at, last_status and next_run_at after an
 // outcome, and pauses the event when the receiver is gone.
 func (s *Store) noteEventRun(ctx context.Context, r *DispatchRecord) error {
-	if r.PauseReason != "" {
-		if _, err := s.exec(ctx, `UPDATE events SET status = ?, last_status = ?, updated_at = ?,
-			version = version + 1 WHERE id = ? AND status = 'active'`,
-			EventPaused, r.PauseReason, s.ts(r.Now), r.EventID); err != nil {
-			return fmt.Errorf("pause gone event: %w", err)
-		}
-		if _, err := s.CancelFutureOccurrences(ctx, r.EventID, time.Time{}, true, r.Now); err != nil {
-			return err
-		}
-	}
+	var lastRun *time.Time
+	var lastStatus *string
 	if r.Ran {
+		at := r.Now
+		if r.Attempt != nil {
+			at = r.Attempt.StartedAt
+		}
 		status := r.LastStatus
 		if r.PauseReason != "" {
 			status = r.PauseReason
 		}
-		var at time.Time
-		if r.Attempt != nil {
-			at = r.Attempt.StartedAt
-		} else {
-			at = r.Now
-		}
-		if _, err := s.exec(ctx, `UPDATE events SET last_run_at = ?, last_status = ? WHERE id = ?`,
-			s.ts(at), status, r.EventID); err != nil {
-			return fmt.Errorf("note event run: %w", err)
-		}
+		lastRun, lastStatus = &at, &status
 	}
-	next, err := s.nextPending(ctx, r.EventID)
+	// next_run_at is the earliest waiting occurrence; with none waiting, a
+	// future next_run_at the expander computed beyond its window is kept and
+	// a stale one dropped.
+	_, err := s.exec(ctx, `UPDATE events SET last_run_at = COALESCE(?, last_run_at),
+		last_status = COALESCE(?, last_status),
+		next_run_at = COALESCE(
+			(SELECT MIN(o.next_attempt_at) FROM occurrences o
+				WHERE o.event_id = events.id AND o.status IN ('pending', 'retrying')),
+			CASE WHEN status = 'active' AND next_run_at > ? THEN next_run_at END)
+		WHERE id = ?`, s.tsp(lastRun), lastStatus, s.ts(r.Now), r.EventID)
 	if err != nil {
-		return err
-	}
-	q := `UPDATE events SET next_run_at = ? WHERE id = ?`
-	args := []any{s.tsp(next), r.EventID}
-	if next == nil {
-		// Nothing materialized is waiting: keep a future next_run_at the
-		// expander computed beyond its window, drop a stale one.
-		q = `UPDATE events SET next_run_at = CASE WHEN status = 'active' AND next_run_at > ? THEN next_run_at ELSE NULL END
-			WHERE id = ?`
-		args = []any{s.ts(r.Now), r.EventID}
-	}
-	if _, err := s.exec(ctx, q, args...); err != nil {
-		return fmt.Errorf("update next run: %w", err)
+		return fmt.Errorf("note event run: %w", err)
 	}
 	return nil
+}
+
+// pauseGoneEvent pauses an event whose receiver answered 410 and cancels its
+// pending non-manual occurrences.
+func (s *Store) pauseGoneEvent(ctx context.Context, r *DispatchRecord) error {
+	if _, err := s.exec(ctx, `UPDATE events SET status = ?, last_status = ?, updated_at = ?,
+		version = version + 1 WHERE id = ? AND status = 'active'`,
+		EventPaused, r.PauseReason, s.ts(r.Now), r.EventID); err != nil {
+		return fmt.Errorf("pause gone event: %w", err)
+	}
+	_, err := s.CancelFutureOccurrences(ctx, r.EventID, time.Time{}, true, r.Now)
+	return err
 }
 
 // DatabaseNow reads the database's clock (PostgreSQL clock_timestamp());

@@ -75,18 +75,23 @@ type OutcomeRecord struct {
 
 // RecordOutcomes applies a batch of outcomes in one transaction. Each is
 // fenced by its lease token: the result slice holds ErrLeaseLost for a record
-// whose lease was lost (rescued or cancelled meanwhile); those write nothing.
+// whose lease was lost (rescued or cancelled meanwhile); those write nothing,
+// not even their attempt.
 func (s *Store) RecordOutcomes(ctx context.Context, recs []OutcomeRecord) ([]error, error) {
 	results := make([]error, len(recs))
 	err := s.WithTx(ctx, func(tx *Store) error {
+		var attempts []*Attempt
 		for i := range recs {
 			res, err := tx.recordOutcome(ctx, &recs[i])
 			if err != nil {
 				return err
 			}
 			results[i] = res
+			if res == nil && recs[i].Attempt != nil {
+				attempts = append(attempts, recs[i].Attempt)
+			}
 		}
-		return nil
+		return tx.insertAttempts(ctx, attempts)
 	})
 	if err != nil {
 		return nil, err
@@ -135,11 +140,6 @@ func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord) (lost error
 	}
 	if n != 1 {
 		return ErrLeaseLost, nil
-	}
-	if r.Attempt != nil {
-		if err := s.insertAttempt(ctx, r.Attempt); err != nil {
-			return nil, err
-		}
 	}
 	return nil, nil
 }

@@ -219,15 +219,24 @@ func (s *Store) ListAttempts(ctx context.Context, occurrenceID string) ([]Attemp
 const attemptColumns = `id, occurrence_id, event_id, attempt, manual, started_at, duration_ms, status_code,
 	outcome, error, response_excerpt, truncated, lateness_ms`
 
-func (s *Store) insertAttempt(ctx context.Context, a *Attempt) error {
-	if a.ID == "" {
-		a.ID = uuid.NewString()
-	}
-	_, err := s.exec(ctx, `INSERT INTO attempts (`+attemptColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		a.ID, a.OccurrenceID, a.EventID, a.Attempt, a.Manual, s.ts(a.StartedAt), a.DurationMS, a.StatusCode,
-		a.Outcome, a.Error, a.ResponseExcerpt, a.Truncated, a.LatenessMS)
-	if err != nil {
-		return fmt.Errorf("insert attempt: %w", err)
+// insertAttempts records attempts, many rows per statement.
+func (s *Store) insertAttempts(ctx context.Context, attempts []*Attempt) error {
+	const perStatement = 200 // 13 parameters a row
+	for start := 0; start < len(attempts); start += perStatement {
+		chunk := attempts[start:min(start+perStatement, len(attempts))]
+		args := make([]any, 0, 13*len(chunk))
+		for _, a := range chunk {
+			if a.ID == "" {
+				a.ID = uuid.NewString()
+			}
+			args = append(args, a.ID, a.OccurrenceID, a.EventID, a.Attempt, a.Manual, s.ts(a.StartedAt), a.DurationMS,
+				a.StatusCode, a.Outcome, a.Error, a.ResponseExcerpt, a.Truncated, a.LatenessMS)
+		}
+		q := `INSERT INTO attempts (` + attemptColumns + `) VALUES ` +
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", len(chunk)), ", ")
+		if _, err := s.exec(ctx, q, args...); err != nil {
+			return fmt.Errorf("insert attempts: %w", err)
+		}
 	}
 	return nil
 }

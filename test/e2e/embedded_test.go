@@ -73,8 +73,8 @@ func TestEmbeddedFirstStart(t *testing.T) {
 		token = string(m[1])
 	}
 	require.NotEmpty(t, token, "master_token in %s", secretsPath)
-	if got := strings.Count(p.stderr.String(), token); got != 1 {
-		t.Errorf("first start printed the master token %d times, want once", got)
+	if got := strings.Count(p.stderr.String(), "Master token (shown once"); got != 1 || !strings.Contains(p.stderr.String(), token) {
+		t.Errorf("first start should print the master token once under one heading, got %d headings:\n%s", got, p.stderr.String())
 	}
 	if !strings.Contains(p.stderr.String(), secretsPath) && !strings.Contains(p.stderr.String(), filepath.Join("data", "secrets.json")) {
 		t.Errorf("first start does not name the secrets file:\n%s", p.stderr.String())
