@@ -134,7 +134,9 @@ func bench(ctx context.Context, cfg Config, stderr io.Writer, now func() time.Ti
 	_, _ = fmt.Fprintf(stderr, "qhronos-bench: created %d in %.2fs (%.0f/s); waiting for deliveries\n",
 		res.Created, rep.CreateSeconds, rep.CreateRate)
 
+	stopProgress = progress(stderr, "received", &h.received, int64(res.Created))
 	rep.TimedOut = !waitDeliveries(ctx, rec, rs, last.Add(cfg.Timeout).Sub(now()), stderr)
+	stopProgress()
 	if !rep.TimedOut && cfg.Settle > 0 {
 		// Late duplicates (a retry after a lost answer) are part of the figure.
 		select {

@@ -25,6 +25,7 @@ type receiverHandler struct {
 	verifier  *signatureVerifier // nil: signatures not checked
 	now       func() time.Time
 	malformed atomic.Int64
+	received  atomic.Int64 // well-formed receipts, for the progress line
 }
 
 // deliveryBody is the part of a Qhronos webhook body the bench needs.
@@ -60,6 +61,7 @@ func (h *receiverHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc.SignatureOK = h.verifier.Verify(r.Header.Get("X-Qhronos-Signature"), body)
 	}
 	h.rec.Record(rc)
+	h.received.Add(1)
 	w.WriteHeader(http.StatusOK)
 }
 

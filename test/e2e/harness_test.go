@@ -123,9 +123,20 @@ func launch(t testing.TB, name, dir string, env map[string]string, args ...strin
 }
 
 // start launches a server on a free loopback port and waits until /ready
-// answers 200.
+// answers 200. A port taken by someone else between picking and binding it
+// is retried with a fresh one.
 func start(t testing.TB, name string, env map[string]string) *proc {
 	t.Helper()
+	for range 2 {
+		p := startNoWait(t, name, env)
+		err := p.awaitReady(readyTimeout)
+		if err == nil {
+			return p
+		}
+		if p.running() || !strings.Contains(p.stderr.String(), "server.addr") {
+			t.Fatalf("%v", err)
+		}
+	}
 	p := startNoWait(t, name, env)
 	p.waitReady(readyTimeout)
 	return p
@@ -153,24 +164,31 @@ func (p *proc) running() bool {
 
 func (p *proc) pid() int { return p.cmd.Process.Pid }
 
-// waitReady polls /ready until it answers 200, the process exits, or timeout.
+// waitReady polls /ready until it answers 200; it fails the test when the
+// process exits first or timeout passes.
 func (p *proc) waitReady(timeout time.Duration) {
 	p.t.Helper()
+	if err := p.awaitReady(timeout); err != nil {
+		p.t.Fatalf("%v", err)
+	}
+}
+
+func (p *proc) awaitReady(timeout time.Duration) error {
 	c := &http.Client{Timeout: time.Second}
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		if !p.running() {
-			p.t.Fatalf("%s exited before ready (%v):\n%s", p.name, p.state, tail(p.stderr.String(), 4<<10))
+			return fmt.Errorf("%s exited before ready (%v):\n%s", p.name, p.state, tail(p.stderr.String(), 4<<10))
 		}
 		if res, err := c.Get(p.url + "/ready"); err == nil {
 			_ = res.Body.Close()
 			if res.StatusCode == http.StatusOK {
-				return
+				return nil
 			}
 		}
 		time.Sleep(pollInterval)
 	}
-	p.t.Fatalf("%s not ready after %s:\n%s", p.name, timeout, tail(p.stderr.String(), 4<<10))
+	return fmt.Errorf("%s not ready after %s:\n%s", p.name, timeout, tail(p.stderr.String(), 4<<10))
 }
 
 // signal sends sig to the process.

@@ -21,7 +21,7 @@ func TestThreeInstancesDeliverEachOccurrenceOnce(t *testing.T) {
 	c := d.client()
 
 	procs := []*proc{d.start("a"), d.start("b"), d.start("c")}
-	c.createEvents(procs, n, time.Now().Add(4*time.Second), 3*time.Second, rc.URL())
+	c.createEvents(procs, n, time.Now().Add(5*time.Second), 3*time.Second, rc.URL())
 
 	d.waitAllCompleted(n, 40*time.Second)
 	assertDeliveredOnce(t, d, rc)

@@ -38,7 +38,7 @@ func TestRedisFlushedAndStoppedLosesNothing(t *testing.T) {
 		eventually(t, 10*time.Second, p.name+" /ready shows redis unreachable", func() bool {
 			code, body, err := readyBody(p)
 			return err == nil && code == http.StatusOK && body["redis"] == "unreachable" &&
-				body["database"] == "ok"
+				body["status"] == "degraded" && body["database"] == "ok"
 		})
 	}
 	const second = 40
