@@ -91,18 +91,26 @@ func (s *Server) listOccurrences(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	page := max(q.page, 1)
-	pagination := gin.H{"page": page, "limit": q.limit, "total": total}
+	var last *repository.Occurrence
 	if len(rows) == q.limit {
-		last := rows[len(rows)-1]
+		last = &rows[len(rows)-1]
+	}
+	writeOccurrencePage(c, q, toOccurrencesJSON(rows), total, last)
+	return nil
+}
+
+// writeOccurrencePage answers in the original {"data","pagination"}
+// envelope; last, when the page is full, gives the next cursor.
+func writeOccurrencePage(c *gin.Context, q listQuery, data any, total int, last *repository.Occurrence) {
+	pagination := gin.H{"page": max(q.page, 1), "limit": q.limit, "total": total}
+	if last != nil {
 		next := encodeCursor(last.ScheduledAt, last.ID)
 		pagination["next_cursor"] = next
 		if q.page == 0 {
 			setNextLink(c, next)
 		}
 	}
-	c.JSON(http.StatusOK, gin.H{"data": toOccurrencesJSON(rows), "pagination": pagination})
-	return nil
+	c.JSON(http.StatusOK, gin.H{"data": data, "pagination": pagination})
 }
 
 // visibleOccurrence loads an occurrence whose event the principal may read.

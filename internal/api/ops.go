@@ -205,21 +205,16 @@ func (s *Server) listArchivedOccurrences(c *gin.Context, q listQuery) error {
 		data = append(data, archivedOccurrenceJSON{occurrenceJSON: toOccurrenceJSON(&rows[i].Occurrence),
 			Archived: true, ArchivedAt: rows[i].ArchivedAt})
 	}
-	pagination := gin.H{"page": max(q.page, 1), "limit": q.limit, "total": total}
+	var last *repository.Occurrence
 	if len(rows) == q.limit {
-		last := rows[len(rows)-1]
-		next := encodeCursor(last.ScheduledAt, last.ID)
-		pagination["next_cursor"] = next
-		if q.page == 0 {
-			setNextLink(c, next)
-		}
+		last = &rows[len(rows)-1].Occurrence
 	}
-	c.JSON(http.StatusOK, gin.H{"data": data, "pagination": pagination})
+	writeOccurrencePage(c, q, data, total, last)
 	return nil
 }
 
 // wantsArchived reports whether a listing asks for the archive
-// (archived=true); the lead's listOccurrences branches on it.
+// (archived=true).
 func wantsArchived(c *gin.Context) (bool, error) {
 	v := c.Query("archived")
 	if v == "" {

@@ -252,19 +252,7 @@ func (s *Store) CountArchivedOccurrences(ctx context.Context, f OccurrenceFilter
 
 // ListArchivedAttempts returns the archived attempts of one occurrence.
 func (s *Store) ListArchivedAttempts(ctx context.Context, occurrenceID string) ([]Attempt, error) {
-	var out []Attempt
-	err := s.selectAll(ctx, &out, `SELECT `+attemptColumns+` FROM attempts_archive WHERE occurrence_id = ?
-		ORDER BY attempt, started_at`, occurrenceID)
-	if err != nil {
-		return nil, fmt.Errorf("list archived attempts: %w", err)
-	}
-	for i := range out {
-		out[i].StartedAt = utc(out[i].StartedAt)
-	}
-	if out == nil {
-		out = []Attempt{}
-	}
-	return out, nil
+	return s.attemptsIn(ctx, "attempts_archive", occurrenceID)
 }
 
 // archivedOccurrenceWhere reuses the live filter for everything but tags and

@@ -201,11 +201,16 @@ func (s *Store) occurrenceWhere(f OccurrenceFilter) (where []string, args []any,
 
 // ListAttempts returns the attempts of one occurrence in order.
 func (s *Store) ListAttempts(ctx context.Context, occurrenceID string) ([]Attempt, error) {
+	return s.attemptsIn(ctx, "attempts", occurrenceID)
+}
+
+// attemptsIn reads one occurrence's attempts from table (live or archive).
+func (s *Store) attemptsIn(ctx context.Context, table, occurrenceID string) ([]Attempt, error) {
 	var out []Attempt
-	err := s.selectAll(ctx, &out, `SELECT `+attemptColumns+` FROM attempts WHERE occurrence_id = ?
+	err := s.selectAll(ctx, &out, `SELECT `+attemptColumns+` FROM `+table+` WHERE occurrence_id = ?
 		ORDER BY attempt, started_at`, occurrenceID)
 	if err != nil {
-		return nil, fmt.Errorf("list attempts: %w", err)
+		return nil, fmt.Errorf("list %s: %w", table, err)
 	}
 	for i := range out {
 		out[i].StartedAt = utc(out[i].StartedAt)
