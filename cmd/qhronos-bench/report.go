@@ -110,7 +110,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // WriteTable prints r as an aligned two-column table.
 func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	row := func(k, format string, a ...any) { _, _ = fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, a...)...) }
+	row := func(k, format string, a ...any) {
+		_, _ = fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, a...)...)
+	}
 	row("server", "%s", r.Server)
 	switch r.Mode {
 	case ModeSteady:

@@ -63,21 +63,30 @@ func (c *DBClock) After(d time.Duration) <-chan time.Time { return time.After(d)
 // Offset is the last measured database-minus-local difference.
 func (c *DBClock) Offset() time.Duration { return time.Duration(c.offset.Load()) }
 
-// Sync measures the offset once: the database's reading is compared with the
-// midpoint of the local readings around the round trip.
+// syncSamples is how many round trips one Sync takes.
+const syncSamples = 3
+
+// Sync measures the offset. The database read its clock somewhere inside
+// each round trip, so database time minus the local time after the reply is
+// a lower bound of the offset; the largest of a few such bounds is kept.
+// Erring low means a held row may fire a moment late, never early — a
+// midpoint estimate fired early whenever the round trip was lopsided (a
+// wait for a pool connection, say).
 func (c *DBClock) Sync(ctx context.Context) error {
-	before := time.Now()
-	dbNow, err := c.db.DatabaseNow(ctx)
-	if err != nil {
-		return err
+	var best time.Duration
+	for i := range syncSamples {
+		dbNow, err := c.db.DatabaseNow(ctx)
+		if err != nil {
+			return err
+		}
+		if bound := dbNow.Sub(time.Now()); i == 0 || bound > best {
+			best = bound
+		}
 	}
-	after := time.Now()
-	mid := before.Add(after.Sub(before) / 2)
-	offset := dbNow.Sub(mid)
-	if old := c.Offset(); absDuration(offset-old) > time.Second {
-		c.log.Info("database clock offset changed", zap.Duration("offset", offset), zap.Duration("previous", old))
+	if old := c.Offset(); absDuration(best-old) > time.Second {
+		c.log.Info("database clock offset changed", zap.Duration("offset", best), zap.Duration("previous", old))
 	}
-	c.offset.Store(int64(offset))
+	c.offset.Store(int64(best))
 	return nil
 }
 

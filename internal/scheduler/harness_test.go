@@ -35,7 +35,7 @@ func eachBackend(t *testing.T, fn func(t *testing.T, s *repository.Store)) {
 // env is one scheduler instance over a store, a stub clock and a loopback
 // webhook receiver reached through the real webhook action.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	store *repository.Store
 	clock *schedulertest.Clock
 	recv  *schedulertest.Receiver
@@ -60,7 +60,7 @@ func newEnv(t *testing.T, s *repository.Store, cfg scheduler.Config) *env {
 }
 
 // registry returns actions with the real webhook allowed to reach loopback.
-func registry(t *testing.T, clock scheduler.Clock) *actions.Registry {
+func registry(t testing.TB, clock scheduler.Clock) *actions.Registry {
 	reg := actions.NewRegistry()
 	require.NoError(t, reg.Register(actions.NewWebhook(actions.HTTPConfig{
 		Outbound: outbound.Options{AllowLoopback: true}, Now: clock.Now})))
@@ -107,7 +107,7 @@ func (e *env) dispatch() int {
 	return dispatchWith(e.t, e.disp)
 }
 
-func dispatchWith(t *testing.T, d *scheduler.Dispatcher) int {
+func dispatchWith(t testing.TB, d *scheduler.Dispatcher) int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -1,0 +1,34 @@
+package scheduler_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/qhronos/qhronos/internal/scheduler"
+)
+
+// slowStartDB reads its clock (in step with ours) only after a delay, as a
+// database does when the query first waits for a pool connection.
+type slowStartDB struct{ wait time.Duration }
+
+func (d slowStartDB) DatabaseNow(ctx context.Context) (time.Time, error) {
+	select {
+	case <-time.After(d.wait):
+	case <-ctx.Done():
+		return time.Time{}, ctx.Err()
+	}
+	return time.Now(), nil
+}
+
+// A lopsided round trip must not make the corrected clock run ahead of the
+// database: a held row would fire early.
+func TestDBClockNeverRunsAheadOfTheDatabase(t *testing.T) {
+	c := scheduler.NewDBClock(slowStartDB{wait: 30 * time.Millisecond}, zap.NewNop(), time.Minute)
+	require.NoError(t, c.Sync(context.Background()))
+	require.LessOrEqual(t, c.Offset(), time.Duration(0), "the clocks agree, so any positive offset fires early")
+	require.Greater(t, c.Offset(), -5*time.Millisecond, "and the correction stays tight")
+}
