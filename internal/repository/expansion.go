@@ -3,6 +3,8 @@ package repository
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -302,13 +304,12 @@ type DispatchRecord struct {
 // one transaction. Each outcome is fenced by its lease token; a record whose
 // lease was lost gets ErrLeaseLost in the result slice and changes nothing.
 func (s *Store) RecordDispatch(ctx context.Context, recs []DispatchRecord) ([]error, error) {
-	results := make([]error, len(recs))
+	var results []error
 	err := s.WithTx(ctx, func(tx *Store) error {
-		var attempts []*Attempt
-		events := map[string]*DispatchRecord{} // the latest applied record of each event
-		var order []string
+		outcomes := make([]*OutcomeRecord, len(recs))
 		for i := range recs {
 			r := &recs[i]
+			outcomes[i] = &r.OutcomeRecord
 			if r.Uncount {
 				if _, err := tx.exec(ctx, `UPDATE occurrences SET attempt_count = attempt_count - 1,
 					started_at = CASE WHEN attempt_count <= 1 THEN NULL ELSE started_at END
@@ -316,12 +317,17 @@ func (s *Store) RecordDispatch(ctx context.Context, recs []DispatchRecord) ([]er
 					return fmt.Errorf("uncount skipped attempt: %w", err)
 				}
 			}
-			lost, err := tx.recordOutcome(ctx, &r.OutcomeRecord)
-			if err != nil {
-				return err
-			}
-			results[i] = lost
-			if lost != nil {
+		}
+		var err error
+		if results, err = tx.applyOutcomes(ctx, outcomes); err != nil {
+			return err
+		}
+		var attempts []*Attempt
+		events := map[string]*DispatchRecord{} // the latest applied record of each event
+		var order []string
+		for i := range recs {
+			r := &recs[i]
+			if results[i] != nil {
 				continue
 			}
 			if r.Attempt != nil {
@@ -345,12 +351,12 @@ func (s *Store) RecordDispatch(ctx context.Context, recs []DispatchRecord) ([]er
 		if err := tx.insertAttempts(ctx, attempts); err != nil {
 			return err
 		}
-		for _, id := range order {
-			if err := tx.noteEventRun(ctx, events[id]); err != nil {
-				return err
-			}
+		// A fixed order keeps concurrent recorders from deadlocking on events.
+		sort.Strings(order)
+		if err := tx.noteEventRuns(ctx, order, events); err != nil {
+			return err
 		}
-		_, err := tx.settleEvents(ctx, order, latestNow(recs))
+		_, err = tx.settleEvents(ctx, order, latestNow(recs))
 		return err
 	})
 	if err != nil {
@@ -371,32 +377,53 @@ func latestNow(recs []DispatchRecord) time.Time {
 
 // noteEventRun updates last_run_at, last_status and next_run_at after an
 // outcome, and pauses the event when the receiver is gone.
-func (s *Store) noteEventRun(ctx context.Context, r *DispatchRecord) error {
-	var lastRun *time.Time
-	var lastStatus *string
-	if r.Ran {
-		at := r.Now
-		if r.Attempt != nil {
-			at = r.Attempt.StartedAt
+func (s *Store) noteEventRuns(ctx context.Context, ids []string, recs map[string]*DispatchRecord) error {
+	const perStatement = 500 // 4 parameters a row
+	for start := 0; start < len(ids); start += perStatement {
+		chunk := ids[start:min(start+perStatement, len(ids))]
+		var sb strings.Builder
+		args := make([]any, 0, 4*len(chunk))
+		for k, id := range chunk {
+			r := recs[id]
+			var lastRun *time.Time
+			var lastStatus *string
+			if r.Ran {
+				at := r.Now
+				if r.Attempt != nil {
+					at = r.Attempt.StartedAt
+				}
+				status := r.LastStatus
+				if r.PauseReason != "" {
+					status = r.PauseReason
+				}
+				lastRun, lastStatus = &at, &status
+			}
+			if k > 0 {
+				sb.WriteString(", ")
+			}
+			if s.backend == Postgres {
+				sb.WriteString("(?::uuid, ?::timestamptz, ?::text, ?::timestamptz)")
+			} else {
+				sb.WriteString("(?, ?, ?, ?)")
+			}
+			args = append(args, id, s.tsp(lastRun), lastStatus, s.ts(r.Now))
 		}
-		status := r.LastStatus
-		if r.PauseReason != "" {
-			status = r.PauseReason
+		// next_run_at is the earliest waiting occurrence; with none waiting, a
+		// future next_run_at the expander computed beyond its window is kept
+		// and a stale one dropped.
+		q := `WITH v(id, last_run_at, last_status, now) AS (VALUES ` + sb.String() + `)
+			UPDATE events SET
+				last_run_at = COALESCE((SELECT v.last_run_at FROM v WHERE v.id = events.id), last_run_at),
+				last_status = COALESCE((SELECT v.last_status FROM v WHERE v.id = events.id), last_status),
+				next_run_at = COALESCE(
+					(SELECT MIN(o.next_attempt_at) FROM occurrences o
+						WHERE o.event_id = events.id AND o.status IN ('pending', 'retrying')),
+					CASE WHEN status = 'active' AND next_run_at > (SELECT v.now FROM v WHERE v.id = events.id)
+						THEN next_run_at END)
+			WHERE id IN (SELECT id FROM v)`
+		if _, err := s.exec(ctx, q, args...); err != nil {
+			return fmt.Errorf("note event runs: %w", err)
 		}
-		lastRun, lastStatus = &at, &status
-	}
-	// next_run_at is the earliest waiting occurrence; with none waiting, a
-	// future next_run_at the expander computed beyond its window is kept and
-	// a stale one dropped.
-	_, err := s.exec(ctx, `UPDATE events SET last_run_at = COALESCE(?, last_run_at),
-		last_status = COALESCE(?, last_status),
-		next_run_at = COALESCE(
-			(SELECT MIN(o.next_attempt_at) FROM occurrences o
-				WHERE o.event_id = events.id AND o.status IN ('pending', 'retrying')),
-			CASE WHEN status = 'active' AND next_run_at > ? THEN next_run_at END)
-		WHERE id = ?`, s.tsp(lastRun), lastStatus, s.ts(r.Now), r.EventID)
-	if err != nil {
-		return fmt.Errorf("note event run: %w", err)
 	}
 	return nil
 }

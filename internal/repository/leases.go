@@ -3,6 +3,7 @@ package repository
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -78,16 +79,19 @@ type OutcomeRecord struct {
 // whose lease was lost (rescued or cancelled meanwhile); those write nothing,
 // not even their attempt.
 func (s *Store) RecordOutcomes(ctx context.Context, recs []OutcomeRecord) ([]error, error) {
-	results := make([]error, len(recs))
+	var results []error
 	err := s.WithTx(ctx, func(tx *Store) error {
+		ptrs := make([]*OutcomeRecord, len(recs))
+		for i := range recs {
+			ptrs[i] = &recs[i]
+		}
+		var err error
+		if results, err = tx.applyOutcomes(ctx, ptrs); err != nil {
+			return err
+		}
 		var attempts []*Attempt
 		for i := range recs {
-			res, err := tx.recordOutcome(ctx, &recs[i])
-			if err != nil {
-				return err
-			}
-			results[i] = res
-			if res == nil && recs[i].Attempt != nil {
+			if results[i] == nil && recs[i].Attempt != nil {
 				attempts = append(attempts, recs[i].Attempt)
 			}
 		}
@@ -97,6 +101,85 @@ func (s *Store) RecordOutcomes(ctx context.Context, recs []OutcomeRecord) ([]err
 		return nil, err
 	}
 	return results, nil
+}
+
+// applyOutcomes writes outcomes under their leases; the result holds
+// ErrLeaseLost where the lease was gone. On PostgreSQL plain outcomes go in
+// set-based statements (one round trip per chunk instead of one per row);
+// awaiting_ack ones, which may meet an early acknowledgement, go one by one.
+func (s *Store) applyOutcomes(ctx context.Context, recs []*OutcomeRecord) ([]error, error) {
+	results := make([]error, len(recs))
+	var bulk []int
+	for i, r := range recs {
+		if s.backend != Postgres || r.Status == OccurrenceAwaitingAck {
+			lost, err := s.recordOutcome(ctx, r)
+			if err != nil {
+				return nil, err
+			}
+			results[i] = lost
+			continue
+		}
+		bulk = append(bulk, i)
+	}
+	const perStatement = 500 // 10 parameters a row
+	for start := 0; start < len(bulk); start += perStatement {
+		chunk := bulk[start:min(start+perStatement, len(bulk))]
+		applied, err := s.recordOutcomeSet(ctx, recs, chunk)
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range chunk {
+			if !applied[recs[i].OccurrenceID+"|"+recs[i].LeaseToken] {
+				results[i] = ErrLeaseLost
+			}
+		}
+	}
+	return results, nil
+}
+
+// recordOutcomeSet is recordOutcome for many rows in one PostgreSQL
+// statement; it returns "id|token" of the records whose lease still held.
+func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx []int) (map[string]bool, error) {
+	var sb strings.Builder
+	sb.WriteString(`UPDATE occurrences o SET status = v.status, completed_at = v.completed_at,
+		next_attempt_at = COALESCE(v.next_attempt_at, o.next_attempt_at), lease_token = NULL, lease_owner = NULL,
+		lease_expires_at = NULL, manual_retry = false, status_code = v.status_code, response_body = v.response_body,
+		error_message = v.error_message, updated_at = v.updated_at, started_at = COALESCE(o.started_at, v.started_at)
+		FROM (VALUES `)
+	args := make([]any, 0, 10*len(idx))
+	for k, i := range idx {
+		r := recs[i]
+		if k > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(`(?::uuid, ?::text, ?::text, ?::timestamptz, ?::timestamptz, ?::int, ?::text, ?::text,
+			?::timestamptz, ?::timestamptz)`)
+		var completed, started *time.Time
+		if r.Status.Terminal() {
+			completed = &r.Now
+		}
+		if r.Attempt != nil {
+			started = &r.Attempt.StartedAt
+		}
+		args = append(args, r.OccurrenceID, r.LeaseToken, r.Status, s.tsp(completed), s.tsp(r.NextAttemptAt),
+			r.StatusCode, r.ResponseBody, r.ErrorMessage, s.ts(r.Now), s.tsp(started))
+	}
+	sb.WriteString(`) AS v(id, token, status, completed_at, next_attempt_at, status_code, response_body,
+		error_message, updated_at, started_at)
+		WHERE o.id = v.id AND o.lease_token = v.token AND o.status = 'dispatching'
+		RETURNING o.id, v.token`)
+	var rows []struct {
+		ID    string `db:"id"`
+		Token string `db:"token"`
+	}
+	if err := s.selectAll(ctx, &rows, sb.String(), args...); err != nil {
+		return nil, fmt.Errorf("record outcomes: %w", err)
+	}
+	applied := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		applied[r.ID+"|"+r.Token] = true
+	}
+	return applied, nil
 }
 
 func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord) (lost error, err error) {

@@ -245,11 +245,22 @@ func (d *Dispatcher) skip(occ *repository.Occurrence, token string, status repos
 
 // capacity is how many more rows this instance may claim now: claimed rows
 // wait for a worker, so claiming far beyond the pool only ages their leases.
+// capacity is how many rows the next claim may take. Up to two batches
+// plus the pool may be held at once, so the next batch is claimed while the
+// previous one is still firing or being recorded.
 func (d *Dispatcher) capacity() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return min(d.cfg.ClaimBatch, d.cfg.ClaimBatch+d.cfg.Workers-d.held)
+	return d.capacityLocked()
 }
+
+func (d *Dispatcher) capacityLocked() int {
+	return min(d.cfg.ClaimBatch, 2*d.cfg.ClaimBatch+d.cfg.Workers-d.held)
+}
+
+// minClaim is the capacity a busy dispatcher waits for before claiming
+// again: a claim costs a few round trips, so it should take many rows.
+func (d *Dispatcher) minClaim() int { return max(1, d.cfg.ClaimBatch/2) }
 
 func (d *Dispatcher) addHeld(n int) {
 	d.mu.Lock()

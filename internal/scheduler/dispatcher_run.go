@@ -48,26 +48,35 @@ func (d *Dispatcher) sleep(ctx context.Context, wake <-chan time.Time) <-chan ti
 	if wait <= 0 {
 		return wake
 	}
-	d.mu.Lock()
-	changed := d.changed
-	full := d.held >= d.cfg.ClaimBatch+d.cfg.Workers
-	d.mu.Unlock()
-	if !full {
-		changed = nil
-	}
-	select {
-	case <-ctx.Done():
-	case <-d.clock.After(wait):
-	case <-d.wakeNow:
-	case <-changed:
-	case _, ok := <-wake:
-		// Any announcement makes the loop re-read NextDue from the database,
-		// which knows the announced row.
-		if !ok {
-			return nil
+	timeout := d.clock.After(wait)
+	for first := true; ; first = false {
+		// While busy, wait for room for a worthwhile claim, not for the
+		// first freed slot.
+		d.mu.Lock()
+		changed := d.changed
+		busy := d.capacityLocked() < d.minClaim()
+		d.mu.Unlock()
+		if !busy {
+			if !first {
+				return wake // room freed up: claim now
+			}
+			changed = nil
 		}
+		select {
+		case <-ctx.Done():
+		case <-timeout:
+		case <-d.wakeNow:
+		case <-changed:
+			continue
+		case _, ok := <-wake:
+			// Any announcement makes the loop re-read NextDue from the
+			// database, which knows the announced row.
+			if !ok {
+				return nil
+			}
+		}
+		return wake
 	}
-	return wake
 }
 
 // Close stops claiming work: holders release rows not yet started, in-flight

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"hash/fnv"
 	"time"
 
 	"go.uber.org/zap"
@@ -22,10 +23,44 @@ type recorded struct {
 	done func(err error)
 }
 
-// recorder batches outcomes: it writes when RecordBatch records are waiting
-// or RecordInterval after the first one arrived, whichever comes first, so
-// that thousands of attempts per second cost a few transactions.
+// recorderShards is how many batches may be written at once. Outcomes are
+// sharded by event, so concurrent transactions never update the same event
+// (no lock waits or deadlocks between them), while commits overlap instead
+// of queueing behind one another.
+const recorderShards = 4
+
+// recorder writes outcomes through recorderShards shards.
 type recorder struct {
+	shards []*recorderShard
+}
+
+func newRecorder(store dispatchWriter, log *zap.Logger, batch int, interval, retryFor time.Duration) *recorder {
+	r := &recorder{}
+	for range recorderShards {
+		r.shards = append(r.shards, newRecorderShard(store, log, batch, interval, retryFor))
+	}
+	return r
+}
+
+// add queues an outcome on its event's shard; it blocks while that queue is
+// full (backpressure on the workers when the database is slow).
+func (r *recorder) add(rec repository.DispatchRecord, done func(error)) {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(rec.EventID))
+	r.shards[h.Sum32()%uint32(len(r.shards))].add(rec, done)
+}
+
+// close writes what is queued and stops; add must not be called after.
+func (r *recorder) close() {
+	for _, s := range r.shards {
+		s.close()
+	}
+}
+
+// recorderShard batches outcomes: it writes when RecordBatch records are
+// waiting or RecordInterval after the first one arrived, whichever comes
+// first, so that thousands of attempts per second cost a few transactions.
+type recorderShard struct {
 	store    dispatchWriter
 	log      *zap.Logger
 	batch    int
@@ -38,26 +73,23 @@ type recorder struct {
 	done chan struct{}
 }
 
-func newRecorder(store dispatchWriter, log *zap.Logger, batch int, interval, retryFor time.Duration) *recorder {
-	r := &recorder{store: store, log: log, batch: batch, interval: interval, retryFor: retryFor,
+func newRecorderShard(store dispatchWriter, log *zap.Logger, batch int, interval, retryFor time.Duration) *recorderShard {
+	r := &recorderShard{store: store, log: log, batch: batch, interval: interval, retryFor: retryFor,
 		in: make(chan recorded, batch), done: make(chan struct{})}
 	go r.run()
 	return r
 }
 
-// add queues an outcome; it blocks while the queue is full (backpressure on
-// the workers when the database is slow).
-func (r *recorder) add(rec repository.DispatchRecord, done func(error)) {
+func (r *recorderShard) add(rec repository.DispatchRecord, done func(error)) {
 	r.in <- recorded{rec: rec, done: done}
 }
 
-// close writes what is queued and stops; add must not be called after.
-func (r *recorder) close() {
+func (r *recorderShard) close() {
 	close(r.in)
 	<-r.done
 }
 
-func (r *recorder) run() {
+func (r *recorderShard) run() {
 	defer close(r.done)
 	var pending []recorded
 	var timer <-chan time.Time
@@ -83,7 +115,7 @@ func (r *recorder) run() {
 }
 
 // flush writes one batch, retrying with back-off while the database fails.
-func (r *recorder) flush(items []recorded) {
+func (r *recorderShard) flush(items []recorded) {
 	if len(items) == 0 {
 		return
 	}
