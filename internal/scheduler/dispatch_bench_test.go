@@ -61,3 +61,35 @@ func BenchmarkDispatch(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkExpansion measures occurrences/s materialized by the expander:
+// minutely events expanding a 24 h lookahead (1,000 rows a run per event).
+func BenchmarkExpansion(b *testing.B) {
+	for _, backend := range repositorytest.Backends() {
+		b.Run(backend.Name, func(b *testing.B) {
+			store := backend.Open(b)
+			cfg := testConfig()
+			cfg.Lookahead = 24 * time.Hour
+			e := newBenchEnv(b, store, cfg)
+			rule := "FREQ=MINUTELY"
+			for i := 0; i < b.N; i++ {
+				ev := e.event(func(ev *repository.Event) { ev.RRule = &rule })
+				require.NoError(b, store.CreateEvent(context.Background(), ev))
+			}
+			b.ResetTimer()
+			start := time.Now()
+			total := 0
+			for {
+				n, err := e.exp.RunOnce(context.Background())
+				require.NoError(b, err)
+				if n == 0 {
+					break
+				}
+				total += n
+			}
+			b.StopTimer()
+			require.Positive(b, total)
+			b.ReportMetric(float64(total)/time.Since(start).Seconds(), "occurrences/s")
+		})
+	}
+}

@@ -48,18 +48,13 @@ func (d *Dispatcher) sleep(ctx context.Context, wake <-chan time.Time) <-chan ti
 	if wait <= 0 {
 		return wake
 	}
+	deadline := d.clock.Now().Add(wait)
 	timeout := d.clock.After(wait)
-	for first := true; ; first = false {
+	for {
 		// While busy, wait for room for a worthwhile claim, not for the
 		// first freed slot.
-		d.mu.Lock()
-		changed := d.changed
-		busy := d.capacityLocked() < d.minClaim()
-		d.mu.Unlock()
+		changed, busy := d.room()
 		if !busy {
-			if !first {
-				return wake // room freed up: claim now
-			}
 			changed = nil
 		}
 		select {
@@ -67,16 +62,32 @@ func (d *Dispatcher) sleep(ctx context.Context, wake <-chan time.Time) <-chan ti
 		case <-timeout:
 		case <-d.wakeNow:
 		case <-changed:
-			continue
-		case _, ok := <-wake:
-			// Any announcement makes the loop re-read NextDue from the
-			// database, which knows the announced row.
+			if _, busy := d.room(); busy {
+				continue
+			}
+		case at, ok := <-wake:
 			if !ok {
 				return nil
+			}
+			// An announced instant that is not due yet only shortens the
+			// sleep: a burst of creates must not become a burst of claims.
+			if due := at.Add(-d.cfg.ClaimAhead); due.After(d.clock.Now()) {
+				if due.Before(deadline) {
+					deadline, timeout = due, d.clock.After(due.Sub(d.clock.Now()))
+				}
+				continue
 			}
 		}
 		return wake
 	}
+}
+
+// room reports whether the dispatcher is too busy for a worthwhile claim,
+// and the channel that signals the next freed slot.
+func (d *Dispatcher) room() (changed <-chan struct{}, busy bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.changed, d.capacityLocked() < d.minClaim()
 }
 
 // Close stops claiming work: holders release rows not yet started, in-flight
