@@ -44,23 +44,56 @@ func tagsJSON(tags []string) string {
 	return string(b)
 }
 
-// CreateEvent inserts e with its tags. e.ID, timestamps and version must be set
-// by the caller.
-func (s *Store) CreateEvent(ctx context.Context, e *Event) error {
-	return s.WithTx(ctx, func(tx *Store) error {
-		const q = `INSERT INTO events (` + eventColumns + `) VALUES
-			(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-		_, err := tx.exec(ctx, q, e.ID, e.Name, e.Description, tx.ts(e.StartTime), e.Timezone, e.RRule,
-			e.Schedule, e.Cron, e.ActionType, e.Action, e.Webhook, e.HMACSecret,
-			e.PreviousSecret, tx.tsp(e.PreviousSecretExpires), tagsJSON(e.Tags), e.Metadata,
-			e.Retry, e.CatchUp, e.TimeoutMS, e.Status, e.LastStatus, e.CreatedBy, e.CreatedVia,
-			e.Version, tx.tsp(e.ExpandedUntil), tx.tsp(e.NextRunAt), tx.tsp(e.LastRunAt), tx.ts(e.CreatedAt),
-			tx.ts(e.UpdatedAt), tx.tsp(e.DeletedAt))
-		if err != nil {
-			return fmt.Errorf("insert event: %w", err)
+// CreateEvent inserts e with its tags and, when given, its first
+// occurrences (pending, not manual). e.ID, timestamps and version must be
+// set by the caller. It is atomic: one statement on PostgreSQL, one
+// transaction on SQLite.
+func (s *Store) CreateEvent(ctx context.Context, e *Event, first ...time.Time) error {
+	const maxInOneStatement = 2000 // 8 parameters an occurrence
+	if s.backend != Postgres || len(first) > maxInOneStatement {
+		return s.WithTx(ctx, func(tx *Store) error {
+			if _, err := tx.exec(ctx, insertEventSQL, tx.eventArgs(e)...); err != nil {
+				return fmt.Errorf("insert event: %w", err)
+			}
+			if err := tx.insertTags(ctx, e.ID, e.Tags); err != nil {
+				return err
+			}
+			_, err := tx.InsertOccurrences(ctx, e.ID, first, false, e.CreatedAt)
+			return err
+		})
+	}
+	// Data-modifying CTEs: the event, its tags and its first rows in one round
+	// trip; foreign keys are checked at the end of the statement.
+	q := `WITH ev AS (` + insertEventSQL + `)`
+	args := s.eventArgs(e)
+	if tags := dedupe(e.Tags); len(tags) > 0 {
+		q += `, tg AS (INSERT INTO event_tags (event_id, tag) VALUES ` +
+			strings.TrimSuffix(strings.Repeat("(?, ?), ", len(tags)), ", ") + `)`
+		for _, t := range tags {
+			args = append(args, e.ID, t)
 		}
-		return tx.insertTags(ctx, e.ID, e.Tags)
-	})
+	}
+	if len(first) > 0 {
+		values, oargs := s.occurrenceValues(e.ID, first, false, e.CreatedAt)
+		q += `, oc AS (INSERT INTO occurrences (` + occurrenceInsertColumns + `) VALUES ` + values + `)`
+		args = append(args, oargs...)
+	}
+	if _, err := s.exec(ctx, q+` SELECT 1`, args...); err != nil {
+		return fmt.Errorf("insert event: %w", err)
+	}
+	return nil
+}
+
+const insertEventSQL = `INSERT INTO events (` + eventColumns + `) VALUES
+	(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+func (s *Store) eventArgs(e *Event) []any {
+	return []any{e.ID, e.Name, e.Description, s.ts(e.StartTime), e.Timezone, e.RRule,
+		e.Schedule, e.Cron, e.ActionType, e.Action, e.Webhook, e.HMACSecret,
+		e.PreviousSecret, s.tsp(e.PreviousSecretExpires), tagsJSON(e.Tags), e.Metadata,
+		e.Retry, e.CatchUp, e.TimeoutMS, e.Status, e.LastStatus, e.CreatedBy, e.CreatedVia,
+		e.Version, s.tsp(e.ExpandedUntil), s.tsp(e.NextRunAt), s.tsp(e.LastRunAt), s.ts(e.CreatedAt),
+		s.ts(e.UpdatedAt), s.tsp(e.DeletedAt)}
 }
 
 func (s *Store) replaceTags(ctx context.Context, eventID string, tags []string) error {

@@ -51,11 +51,14 @@ func (s *Store) InsertOccurrences(ctx context.Context, eventID string, instants 
 	return total, nil
 }
 
-func (s *Store) insertOccurrenceBatch(ctx context.Context, eventID string, instants []time.Time, manual bool, now time.Time) (int, error) {
+const occurrenceInsertColumns = `id, event_id, scheduled_at, status, manual, attempt_count, next_attempt_at,
+	created_at, updated_at`
+
+// occurrenceValues renders pending rows for instants (rounded up to the
+// stored precision) as a VALUES list with its arguments.
+func (s *Store) occurrenceValues(eventID string, instants []time.Time, manual bool, now time.Time) (string, []any) {
 	var sb strings.Builder
-	sb.WriteString(`INSERT INTO occurrences (id, event_id, scheduled_at, status, manual, attempt_count,
-		next_attempt_at, created_at, updated_at) VALUES `)
-	args := make([]any, 0, len(instants)*8+1)
+	args := make([]any, 0, len(instants)*8)
 	nowArg := s.ts(now)
 	for i, at := range instants {
 		if i > 0 {
@@ -65,12 +68,18 @@ func (s *Store) insertOccurrenceBatch(ctx context.Context, eventID string, insta
 		at = RoundUp(at)
 		args = append(args, uuid.NewString(), eventID, s.ts(at), OccurrencePending, manual, s.ts(at), nowArg, nowArg)
 	}
-	sb.WriteString(` ON CONFLICT (event_id, scheduled_at) DO UPDATE SET status = 'pending',
+	return sb.String(), args
+}
+
+func (s *Store) insertOccurrenceBatch(ctx context.Context, eventID string, instants []time.Time, manual bool, now time.Time) (int, error) {
+	values, args := s.occurrenceValues(eventID, instants, manual, now)
+	q := `INSERT INTO occurrences (` + occurrenceInsertColumns + `) VALUES ` + values +
+		` ON CONFLICT (event_id, scheduled_at) DO UPDATE SET status = 'pending',
 		next_attempt_at = excluded.next_attempt_at, updated_at = excluded.updated_at, attempt_count = 0,
 		status_code = NULL, response_body = NULL, error_message = NULL, started_at = NULL, completed_at = NULL
-		WHERE occurrences.status = 'cancelled' AND occurrences.scheduled_at >= ?`)
-	args = append(args, nowArg)
-	res, err := s.exec(ctx, sb.String(), args...)
+		WHERE occurrences.status = 'cancelled' AND occurrences.scheduled_at >= ?`
+	args = append(args, s.ts(now))
+	res, err := s.exec(ctx, q, args...)
 	if err != nil {
 		return 0, fmt.Errorf("insert occurrences: %w", err)
 	}

@@ -135,11 +135,7 @@ func (x *Expander) CreateEvent(ctx context.Context, tx *repository.Store, ev *re
 	}
 	cursor = cursor.UTC()
 	ev.ExpandedUntil, ev.NextRunAt = &cursor, next
-	if err := tx.CreateEvent(ctx, ev); err != nil {
-		return err
-	}
-	_, err = tx.InsertOccurrences(ctx, ev.ID, instants, false, now)
-	return err
+	return tx.CreateEvent(ctx, ev, instants...)
 }
 
 func (x *Expander) expand(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) (int, error) {
