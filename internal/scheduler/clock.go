@@ -79,7 +79,7 @@ func (c *DBClock) Sync(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if bound := dbNow.Sub(time.Now()); i == 0 || bound > best {
+		if bound := time.Until(dbNow); i == 0 || bound > best {
 			best = bound
 		}
 	}
