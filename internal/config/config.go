@@ -151,6 +151,9 @@ type SchedulerConfig struct {
 	CatchupWindow         time.Duration `yaml:"catchup_window"`
 	// Workers is the global number of concurrent action executions.
 	Workers int `yaml:"workers"`
+	// Dispatch false makes an API-only instance that never fires
+	// occurrences (others do); it still expands and rescues.
+	Dispatch bool `yaml:"dispatch"`
 	// MinInterval rejects recurrences firing more often than this.
 	MinInterval time.Duration `yaml:"min_interval"`
 	// MaxCount rejects RRULE COUNT values above this.

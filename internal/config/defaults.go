@@ -51,6 +51,7 @@ func Default() *Config {
 			DrainTimeout:          30 * time.Second,
 			CatchupWindow:         time.Hour,
 			Workers:               64,
+			Dispatch:              true,
 			MinInterval:           time.Second,
 			MaxCount:              100000,
 		},

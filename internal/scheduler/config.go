@@ -25,6 +25,9 @@ type Config struct {
 	ClaimAhead time.Duration // claim this long before the instant (250 ms)
 	Lease      time.Duration // lease per claim (2 min)
 	Workers    int           // concurrent attempts per instance (64)
+	// APIOnly keeps the dispatcher off: this instance expands and rescues
+	// but never fires (scheduler.dispatch = false).
+	APIOnly bool
 	// MaxPerDestination caps concurrent attempts to one host:port (16), so
 	// one slow receiver cannot hold the whole pool.
 	MaxPerDestination int

@@ -119,6 +119,9 @@ func (s *Service) Start(ctx context.Context) {
 	}()
 	dctx, dcancel := context.WithCancel(context.Background())
 	s.dispCtl = dcancel
+	if s.cfg.APIOnly {
+		return
+	}
 	s.dispWG.Add(1)
 	go func() {
 		defer s.dispWG.Done()
@@ -146,6 +149,7 @@ func (s *Service) Stop() {
 	s.loops.Wait()
 	dcancel()
 	s.dispWG.Wait()
+	s.Dispatcher.Close() // idempotent; stops the outcome writer of an API-only instance
 }
 
 // ExpandEvent materializes an event's occurrences in the caller's
