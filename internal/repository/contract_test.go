@@ -525,7 +525,7 @@ func TestAcknowledgementBeforeTheDeliveryIsRecorded(t *testing.T) {
 		o, err := s.GetOccurrence(ctx, got[0].ID)
 		require.NoError(t, err)
 		require.Equal(t, repository.OccurrenceCompleted, o.Status)
-		require.Nil(t, o.LeaseExpiresAt, "nothing left for the rescuer")
+		require.NotNil(t, o.CompletedAt)
 		n, err := s.RescueExpired(ctx, t0.Add(time.Hour), 10)
 		require.NoError(t, err)
 		require.Zero(t, n)

@@ -187,41 +187,32 @@ func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord) (lost error
 	if r.Attempt != nil {
 		started = &r.Attempt.StartedAt
 	}
-	status, completed, ackDeadline := r.Status, (*time.Time)(nil), r.AckDeadline
-	if status.Terminal() {
-		completed = &r.Now
+	// A delivery waiting for its acknowledgement is already complete when the
+	// client acknowledged it first (acked_at set): one statement decides, so
+	// a concurrent Acknowledge either lands before it (and is seen here) or
+	// after it (and sees awaiting_ack).
+	status, completed := "?", "?"
+	args := []any{r.Status}
+	if r.Status.Terminal() {
+		args = append(args, s.ts(r.Now))
+	} else {
+		args = append(args, nil)
 	}
-	const q = `UPDATE occurrences SET status = ?, completed_at = ?, next_attempt_at = COALESCE(?, next_attempt_at),
-		lease_token = NULL, lease_owner = NULL, lease_expires_at = ?, manual_retry = ?, status_code = ?,
-		response_body = ?, error_message = ?, updated_at = ?, started_at = COALESCE(started_at, ?)
+	if r.Status == OccurrenceAwaitingAck {
+		status, completed, args = `CASE WHEN acked_at IS NULL THEN 'awaiting_ack' ELSE 'completed' END`, "acked_at", nil
+	}
+	q := `UPDATE occurrences SET status = ` + status + `, completed_at = ` + completed + `,
+		next_attempt_at = COALESCE(?, next_attempt_at), lease_token = NULL, lease_owner = NULL,
+		lease_expires_at = ?, manual_retry = ?, status_code = ?, response_body = ?, error_message = ?,
+		updated_at = ?, started_at = COALESCE(started_at, ?)
 		WHERE id = ? AND lease_token = ? AND status = 'dispatching'`
-	exec := func(extra string) (int64, error) {
-		res, err := s.exec(ctx, q+extra, status, s.tsp(completed), s.tsp(r.NextAttemptAt), s.tsp(ackDeadline),
-			false, r.StatusCode, r.ResponseBody, r.ErrorMessage, s.ts(r.Now), s.tsp(started), r.OccurrenceID,
-			r.LeaseToken)
-		if err != nil {
-			return 0, fmt.Errorf("record outcome: %w", err)
-		}
-		return res.RowsAffected()
+	args = append(args, s.tsp(r.NextAttemptAt), s.tsp(r.AckDeadline), false, r.StatusCode, r.ResponseBody,
+		r.ErrorMessage, s.ts(r.Now), s.tsp(started), r.OccurrenceID, r.LeaseToken)
+	res, err := s.exec(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("record outcome: %w", err)
 	}
-	n := int64(0)
-	if status == OccurrenceAwaitingAck {
-		// The client may have acknowledged while the delivery was being
-		// recorded (acked_at set): then the occurrence is complete.
-		status, completed, ackDeadline = OccurrenceCompleted, &r.Now, nil
-		if n, err = exec(` AND acked_at IS NOT NULL`); err != nil {
-			return nil, err
-		}
-		if n == 0 {
-			status, completed, ackDeadline = OccurrenceAwaitingAck, nil, r.AckDeadline
-		}
-	}
-	if n == 0 {
-		if n, err = exec(""); err != nil {
-			return nil, err
-		}
-	}
-	if n != 1 {
+	if n, _ := res.RowsAffected(); n != 1 {
 		return ErrLeaseLost, nil
 	}
 	return nil, nil
@@ -271,29 +262,23 @@ func (s *Store) RescueExpired(ctx context.Context, now time.Time, limit int) (in
 
 // Acknowledge completes an occurrence that awaits a client acknowledgement.
 // An acknowledgement racing the dispatcher (the row is still dispatching) is
-// kept in acked_at and completes the row when the delivery is recorded.
-// ErrNotFound when the occurrence is in neither state.
+// kept in acked_at and completes the row when the delivery is recorded. One
+// statement, so it cannot fall between the two states. ErrNotFound when the
+// occurrence is in neither.
 func (s *Store) Acknowledge(ctx context.Context, occurrenceID string, now time.Time) error {
-	return s.WithTx(ctx, func(tx *Store) error {
-		res, err := tx.exec(ctx, `UPDATE occurrences SET status = 'completed', completed_at = ?, acked_at = ?,
-			lease_expires_at = NULL, updated_at = ? WHERE id = ? AND status = 'awaiting_ack'`,
-			tx.ts(now), tx.ts(now), tx.ts(now), occurrenceID)
-		if err != nil {
-			return fmt.Errorf("acknowledge occurrence: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n == 1 {
-			return nil
-		}
-		res, err = tx.exec(ctx, `UPDATE occurrences SET acked_at = ?, updated_at = ?
-			WHERE id = ? AND status = 'dispatching' AND acked_at IS NULL`, tx.ts(now), tx.ts(now), occurrenceID)
-		if err != nil {
-			return fmt.Errorf("acknowledge occurrence: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			return ErrNotFound
-		}
-		return nil
-	})
+	res, err := s.exec(ctx, `UPDATE occurrences SET acked_at = ?, updated_at = ?,
+		completed_at = CASE WHEN status = 'awaiting_ack' THEN ? ELSE completed_at END,
+		lease_expires_at = CASE WHEN status = 'awaiting_ack' THEN NULL ELSE lease_expires_at END,
+		status = CASE WHEN status = 'awaiting_ack' THEN 'completed' ELSE status END
+		WHERE id = ? AND (status = 'awaiting_ack' OR (status = 'dispatching' AND acked_at IS NULL))`,
+		s.ts(now), s.ts(now), s.ts(now), occurrenceID)
+	if err != nil {
+		return fmt.Errorf("acknowledge occurrence: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return ErrNotFound
+	}
+	return nil
 }
 
 // CountByStatus counts live occurrences per status (queue depth for /status).
