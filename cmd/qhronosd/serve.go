@@ -63,7 +63,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("server.addr: %w", err)
 	}
-	loopbackOnly := isLoopback(ln.Addr())
+	loopbackOnly := cfg.LoopbackOnly()
 	out := outbound.Options{AllowCIDRs: cfg.Outbound.AllowCIDRs, AllowLoopback: loopbackOnly,
 		MaxIdleConnsPerHost: max(cfg.Outbound.MaxPerHost, 4)}
 	httpCfg := actions.HTTPConfig{Outbound: out, ExcerptLimit: int(cfg.Outbound.ResponseExcerptBytes),
@@ -79,14 +79,10 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 
 	clock := deploymentClock(ctx, b.store, log)
 	limits := recurrence.Limits{MinInterval: cfg.Scheduler.MinInterval, MaxCount: cfg.Scheduler.MaxCount}
-	var locker coordination.Locker
-	if cfg.Redis.URL != "" || len(cfg.Redis.Sentinel.Addrs) > 0 || len(cfg.Redis.Cluster.Addrs) > 0 {
-		locker = coord
-	}
 	m := metrics.New(metrics.Options{WebSocketConnections: wsHub.Connections,
 		Queue: func(ctx context.Context) (int, int, error) { return b.store.QueueDepth(ctx, clock.Now()) }})
 	sched := scheduler.New(schedulerConfig(cfg, instanceID, limits), scheduler.ServiceDeps{
-		Store: b.store, Registry: registry, Clock: clock, Locker: locker,
+		Store: b.store, Registry: registry, Clock: clock, Locker: coord,
 		Wakeups: coordination.NewWakeups(coord, log), Secrets: secretsResolver(box, cfg.HMAC.DefaultSecret, clock),
 		Logger: log, Observer: m, OnAttempt: func(ev *repository.Event, occ *repository.Occurrence, out actions.Outcome) {
 			wsHub.FeedTagListeners(ev, occ, out)
@@ -95,7 +91,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	})
 	archiver := scheduler.NewArchiver(scheduler.ArchiverConfig{Enabled: cfg.Archival.Enabled,
 		Retention: cfg.Archival.Retention, PurgeAfter: cfg.Archival.PurgeAfter, BatchSize: cfg.Archival.BatchSize},
-		scheduler.ArchiverDeps{Store: b.store, Now: clock.Now, Logger: log, Locker: locker, Owner: instanceID,
+		scheduler.ArchiverDeps{Store: b.store, Now: clock.Now, Logger: log, Locker: coord, Owner: instanceID,
 			Observer: m})
 
 	srv := api.New(api.Deps{
@@ -264,11 +260,6 @@ func printBanner(w io.Writer, b *booted, url string, loopbackOnly bool) {
 		_, _ = fmt.Fprintln(w, "Outbound requests may target loopback receivers because the server listens only on loopback.")
 	}
 	_, _ = fmt.Fprintln(w)
-}
-
-func isLoopback(a net.Addr) bool {
-	tcp, ok := a.(*net.TCPAddr)
-	return ok && tcp.IP.IsLoopback()
 }
 
 func bytesList(ss []string) [][]byte {

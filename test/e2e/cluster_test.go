@@ -299,21 +299,18 @@ func (d *deployment) statusCounts(ctx context.Context) (map[string]int, error) {
 func (d *deployment) waitAllCompleted(n int, timeout time.Duration) {
 	d.t.Helper()
 	var last map[string]int
-	deadline := time.Now().Add(timeout)
-	for {
+	done := poll(timeout, nil, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
 		counts, err := d.statusCounts(ctx)
-		cancel()
-		if err == nil {
-			last = counts
-			if counts["completed"] == n && len(counts) == 1 {
-				return
-			}
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			d.t.Fatalf("after %s, want %d occurrences all completed; got %s", timeout, n, formatCounts(last))
-		}
-		time.Sleep(pollInterval)
+		last = counts
+		return counts["completed"] == n && len(counts) == 1
+	})
+	if !done {
+		d.t.Fatalf("after %s, want %d occurrences all completed; got %s", timeout, n, formatCounts(last))
 	}
 }
 

@@ -175,18 +175,19 @@ func (p *proc) waitReady(timeout time.Duration) {
 
 func (p *proc) awaitReady(timeout time.Duration) error {
 	c := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if !p.running() {
-			return fmt.Errorf("%s exited before ready (%v):\n%s", p.name, p.state, tail(p.stderr.String(), 4<<10))
+	ready := poll(timeout, p.done, func() bool {
+		res, err := c.Get(p.url + "/ready")
+		if err != nil {
+			return false
 		}
-		if res, err := c.Get(p.url + "/ready"); err == nil {
-			_ = res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		time.Sleep(pollInterval)
+		_ = res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	})
+	if ready {
+		return nil
+	}
+	if !p.running() {
+		return fmt.Errorf("%s exited before ready (%v):\n%s", p.name, p.state, tail(p.stderr.String(), 4<<10))
 	}
 	return fmt.Errorf("%s not ready after %s:\n%s", p.name, timeout, tail(p.stderr.String(), 4<<10))
 }
@@ -230,16 +231,28 @@ func (p *proc) waitLog(s string, timeout time.Duration) {
 // eventually polls cond until it holds or timeout passes, then fails naming what.
 func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		if cond() {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting until %s", timeout, what)
-		}
-		time.Sleep(pollInterval)
+	if !poll(timeout, nil, cond) {
+		t.Fatalf("timed out after %s waiting until %s", timeout, what)
 	}
+}
+
+// poll checks cond on every tick of pollInterval until it holds (true), or
+// the timeout passes or stop is closed (false). It never waits past either.
+func poll(timeout time.Duration, stop <-chan struct{}, cond func() bool) bool {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-stop:
+			return cond()
+		case <-deadline.C:
+			return cond()
+		}
+	}
+	return true
 }
 
 // freeAddr returns a loopback address whose port was free a moment ago.

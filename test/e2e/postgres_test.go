@@ -41,13 +41,12 @@ func TestPostgresConnectionsKilledMidRun(t *testing.T) {
 		require.NoError(t, err, "pg_terminate_backend")
 		total += k
 		// Between cuts, the API answers: 200 once reconnected, 503 meanwhile.
-		deadline := time.Now().Add(700 * time.Millisecond)
-		for time.Now().Before(deadline) {
+		poll(700*time.Millisecond, nil, func() bool {
 			code, _, err := readyBody(a)
 			require.NoError(t, err, "/ready while connections are cut")
 			readyCodes[code]++
-			time.Sleep(pollInterval)
-		}
+			return false // sample until the window closes
+		})
 	}
 	require.NotZero(t, total, "no connection named %s was terminated: the test cut nothing", d.appName)
 	for code := range readyCodes {
