@@ -63,7 +63,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("server.addr: %w", err)
 	}
-	loopbackOnly := cfg.LoopbackOnly()
+	loopbackOnly := cfg.OutboundLoopbackAllowed()
 	out := outbound.Options{AllowCIDRs: cfg.Outbound.AllowCIDRs, AllowLoopback: loopbackOnly,
 		MaxIdleConnsPerHost: max(cfg.Outbound.MaxPerHost, 4)}
 	httpCfg := actions.HTTPConfig{Outbound: out, ExcerptLimit: int(cfg.Outbound.ResponseExcerptBytes),
@@ -119,6 +119,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 			log.Error("websocket hub stopped", zap.Error(err))
 		}
 	}()
+	go wsHub.WatchSessions(hubCtx, b.store, time.Now, hub.SessionCheckInterval)
 	sched.Start(context.Background())
 	go archiver.Run(hubCtx, cfg.Archival.Interval)
 	served := make(chan error, 1)

@@ -9,9 +9,10 @@ import (
 )
 
 // ClientSender pushes a frame to every connection of a client-hook, on every
-// instance, and reports how many received it (the hub).
+// instance, that may read an event with tags, and reports how many received
+// it (the hub).
 type ClientSender interface {
-	SendToClient(ctx context.Context, clientName string, frame []byte, wait time.Duration) (int, error)
+	SendToClient(ctx context.Context, clientName string, tags []string, frame []byte, wait time.Duration) (int, error)
 }
 
 // WebSocket delivers occurrences to connected client-hooks of /ws.
@@ -77,12 +78,14 @@ func (w *WebSocket) Execute(ctx context.Context, req Request) Outcome {
 	if err != nil {
 		return Outcome{Err: err, Duration: time.Since(start)}
 	}
-	n, err := w.sender.SendToClient(ctx, p.ClientName, EventFrame(req), w.replyWait)
+	n, err := w.sender.SendToClient(ctx, p.ClientName, req.Tags, EventFrame(req), w.replyWait)
 	out := Outcome{Duration: time.Since(start)}
 	switch {
 	case err != nil:
 		out.Err, out.Retryable = err, true
 	case n == 0:
+		// Connected clients whose token may not read the event count as
+		// none: the occurrence retries like any undelivered one.
 		out.Err, out.Retryable = errors.New("no websocket client connected for "+p.ClientName), true
 	case p.RequireAck:
 		out.AwaitingAck, out.AckTimeout = true, ackTimeout

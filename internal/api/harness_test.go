@@ -119,6 +119,7 @@ func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOp
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go func() { _ = h.Run(ctx) }()
+	go h.WatchSessions(ctx, store, time.Now, 50*time.Millisecond)
 	select {
 	case <-h.Ready():
 	case <-time.After(10 * time.Second):

@@ -102,12 +102,14 @@ func (s *Server) websocketHandler(h *hub.Hub, opts WebSocketOptions) gin.Handler
 		}
 		defer func() { _ = conn.CloseNow() }()
 		conn.SetReadLimit(opts.ReadLimit)
-		s.serveWebSocket(c.Request.Context(), conn, h, opts)
+		s.serveWebSocket(c.Request.Context(), conn, h, opts, "ip:"+s.clientIP(c).String())
 	}
 }
 
-func (s *Server) serveWebSocket(ctx context.Context, conn *websocket.Conn, h *hub.Hub, opts WebSocketOptions) {
-	l, ok := s.wsHandshake(ctx, conn, opts)
+// serveWebSocket runs one session. limitKey is the client address's
+// rate-limit bucket, charged for a failed handshake as for a REST 401.
+func (s *Server) serveWebSocket(ctx context.Context, conn *websocket.Conn, h *hub.Hub, opts WebSocketOptions, limitKey string) {
+	l, ok := s.wsHandshake(ctx, conn, opts, limitKey)
 	if !ok {
 		return
 	}
@@ -133,7 +135,7 @@ func (s *Server) serveWebSocket(ctx context.Context, conn *websocket.Conn, h *hu
 		case f.Type == "ack" && l.ClientName == "":
 			_ = conn.Write(ctx, websocket.MessageText, errorFrame("acknowledge not supported for tag-listener"))
 		case f.Type == "ack":
-			_ = conn.Write(ctx, websocket.MessageText, s.wsAck(ctx, l.ClientName, f))
+			_ = conn.Write(ctx, websocket.MessageText, s.wsAck(ctx, l, f))
 		default:
 			_ = conn.Write(ctx, websocket.MessageText, errorFrame("unsupported message type"))
 		}
@@ -143,7 +145,7 @@ func (s *Server) serveWebSocket(ctx context.Context, conn *websocket.Conn, h *hu
 // wsHandshake reads and checks the first frame within the deadline. The
 // deadline closes the connection with a policy-violation frame (a read
 // context's expiry would drop it without one).
-func (s *Server) wsHandshake(ctx context.Context, conn *websocket.Conn, opts WebSocketOptions) (*hub.Listener, bool) {
+func (s *Server) wsHandshake(ctx context.Context, conn *websocket.Conn, opts WebSocketOptions, limitKey string) (*hub.Listener, bool) {
 	timer := time.AfterFunc(opts.HandshakeTimeout, func() {
 		_ = conn.Close(websocket.StatusPolicyViolation, "handshake timeout")
 	})
@@ -157,6 +159,9 @@ func (s *Server) wsHandshake(ctx context.Context, conn *websocket.Conn, opts Web
 	}
 	p, err := s.Auth.Authenticate(ctx, f.Token)
 	if err != nil {
+		if errors.Is(err, auth.ErrUnauthenticated) && s.handshakeLimited(ctx, limitKey) {
+			return s.wsRefuse(ctx, conn, "rate limit exceeded")
+		}
 		return s.wsRefuse(ctx, conn, "unauthorized")
 	}
 	var l *hub.Listener
@@ -180,7 +185,22 @@ func (s *Server) wsHandshake(ctx context.Context, conn *websocket.Conn, opts Web
 	default:
 		return s.wsRefuse(ctx, conn, `type: must be "client-hook" or "tag-listener"`)
 	}
+	l.TokenID, l.ExpiresAt = p.TokenID, p.ExpiresAt
 	return l, true
+}
+
+// handshakeLimited charges a failed handshake to the client address's
+// bucket, the one REST 401s use, and reports whether it is exhausted.
+func (s *Server) handshakeLimited(ctx context.Context, key string) bool {
+	res, err := s.Coord.Allow(ctx, key, s.opts.RateLimit)
+	if err != nil {
+		s.log.Warn("rate limiter unavailable", zap.Error(err))
+		return false
+	}
+	if !res.Allowed && s.Metrics != nil {
+		s.Metrics.RateLimited()
+	}
+	return !res.Allowed
 }
 
 func (s *Server) wsRefuse(ctx context.Context, conn *websocket.Conn, msg string) (*hub.Listener, bool) {
@@ -204,6 +224,9 @@ func (s *Server) wsWriter(ctx context.Context, cancel context.CancelFunc, conn *
 		case <-l.Slow():
 			_ = conn.Close(websocket.StatusPolicyViolation, "slow consumer: send queue full")
 			return
+		case <-l.Ended():
+			_ = conn.Close(websocket.StatusPolicyViolation, l.EndReason())
+			return
 		case f := <-l.Queue():
 			wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
 			err := conn.Write(wctx, websocket.MessageText, f)
@@ -222,16 +245,22 @@ func (s *Server) wsWriter(ctx context.Context, cancel context.CancelFunc, conn *
 	}
 }
 
+// errUnknownOccurrence is the one answer to an ack the listener may not
+// make: unknown, unreadable by its token, or never sent to its client name.
+// Answering them alike reveals nothing about other tenants' occurrences.
+var errUnknownOccurrence = errorFrame("occurrence_id: unknown occurrence")
+
 // wsAck completes an occurrence that awaits this client's acknowledgement.
-// The handshake already checked that the token may hook clientName.
-func (s *Server) wsAck(ctx context.Context, clientName string, f wsFrame) []byte {
+// The ack needs the same right as the delivery: the listener's token must be
+// able to read the event, and the event must address its client name.
+func (s *Server) wsAck(ctx context.Context, l *hub.Listener, f wsFrame) []byte {
 	occ, err := s.Store.GetOccurrence(ctx, f.OccurrenceID)
 	if err != nil {
-		return errorFrame("occurrence_id: unknown occurrence")
+		return errUnknownOccurrence
 	}
 	ev, err := s.Store.GetEventAny(ctx, occ.EventID)
-	if err != nil || (f.EventID != "" && f.EventID != ev.ID) {
-		return errorFrame("occurrence_id: unknown occurrence")
+	if err != nil || (f.EventID != "" && f.EventID != ev.ID) || !l.CanRead(ev.Tags) {
+		return errUnknownOccurrence
 	}
 	var params struct {
 		ClientName string `json:"client_name"`
@@ -241,8 +270,8 @@ func (s *Server) wsAck(ctx context.Context, clientName string, f wsFrame) []byte
 	}
 	_ = json.Unmarshal(ev.Action, &action)
 	_ = json.Unmarshal(action.Params, &params)
-	if ev.ActionType != "websocket" || params.ClientName != clientName {
-		return errorFrame("occurrence_id: not delivered to this client")
+	if ev.ActionType != "websocket" || params.ClientName != l.ClientName {
+		return errUnknownOccurrence
 	}
 	if err := s.Store.Acknowledge(ctx, occ.ID, s.Now()); err != nil {
 		if errors.Is(err, repository.ErrNotFound) {

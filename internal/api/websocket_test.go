@@ -237,7 +237,7 @@ func TestWebSocketSlowClientIsDisconnected(t *testing.T) {
 	defer cancel()
 	var closed bool
 	for i := 0; i < 10000 && !closed; i++ {
-		n, err := e.hub.SendToClient(ctx, "acme", []byte(`{"type":"event"}`), time.Millisecond)
+		n, err := e.hub.SendToClient(ctx, "acme", nil, []byte(`{"type":"event"}`), time.Millisecond)
 		require.NoError(t, err)
 		delivered.Add(int64(n))
 		closed = n == 0

@@ -230,10 +230,11 @@ func (a *Authenticator) principal(c *claims, row repository.Token) (Principal, e
 		return Principal{}, unauthenticated("invalid token")
 	}
 	return Principal{
-		Subject: row.Subject,
-		Access:  stored,
-		Scope:   append([]string{}, row.Scope...),
-		TokenID: row.ID,
+		Subject:   row.Subject,
+		Access:    stored,
+		Scope:     append([]string{}, row.Scope...),
+		TokenID:   row.ID,
+		ExpiresAt: row.ExpiresAt,
 	}, nil
 }
 

@@ -5,6 +5,8 @@
 package auth
 
 import (
+	"time"
+
 	"slices"
 
 	"github.com/qhronos/qhronos/internal/repository"
@@ -18,6 +20,9 @@ type Principal struct {
 	Access  repository.Access
 	Scope   []string
 	TokenID string
+	// ExpiresAt is the JWT's expiry (zero for the master token): long-lived
+	// sessions such as WebSockets end at it.
+	ExpiresAt time.Time
 }
 
 // Allows reports whether the principal's access level is at least a

@@ -21,3 +21,13 @@ func (c *Config) LoopbackOnly() bool {
 	a, err := netip.ParseAddr(host)
 	return err == nil && a.IsLoopback()
 }
+
+// OutboundLoopbackAllowed reports whether actions may target loopback
+// receivers: only in the embedded default (no database.url) listening on
+// loopback. Production never opens loopback, whatever it listens on: other
+// services on the machine (the database, Redis, sidecars) answer there, and
+// a tenant's URL must not reach them; an operator re-opens ranges with
+// outbound.allow_cidrs.
+func (c *Config) OutboundLoopbackAllowed() bool {
+	return !c.Production() && c.LoopbackOnly()
+}

@@ -29,19 +29,49 @@ const (
 type Listener struct {
 	ClientName string
 	Tags       []string
-	// CanRead reports whether the listener's principal may see an event
-	// with these tags (scope permitting).
+	// CanRead reports whether the listener's principal may read an event
+	// with these tags over REST. Every frame, client-hook or tag-listener,
+	// goes only to listeners that may read its event.
 	CanRead func(tags []string) bool
+	// TokenID and ExpiresAt tie the session to its JWT: the session ends
+	// when the token is revoked or expires. Both are zero for the master
+	// token.
+	TokenID   string
+	ExpiresAt time.Time
 
-	queue chan []byte
-	slow  chan struct{}
-	once  sync.Once
+	queue     chan []byte
+	slow      chan struct{}
+	once      sync.Once
+	ended     chan struct{}
+	endOnce   sync.Once
+	endReason string
 }
 
 // NewListener makes a listener with a send queue of the given size.
 func NewListener(clientName string, tags []string, canRead func([]string) bool, queue int) *Listener {
 	return &Listener{ClientName: clientName, Tags: tags, CanRead: canRead, queue: make(chan []byte, queue),
-		slow: make(chan struct{})}
+		slow: make(chan struct{}), ended: make(chan struct{})}
+}
+
+// Ended is closed when the session must close, for EndReason.
+func (l *Listener) Ended() <-chan struct{} { return l.ended }
+
+// EndReason says why Ended was closed ("token revoked", "token expired").
+func (l *Listener) EndReason() string {
+	select {
+	case <-l.ended:
+		return l.endReason
+	default:
+		return ""
+	}
+}
+
+// end asks the session to close; the first reason wins.
+func (l *Listener) end(reason string) {
+	l.endOnce.Do(func() {
+		l.endReason = reason
+		close(l.ended)
+	})
 }
 
 // Queue delivers frames to the connection's writer.
@@ -200,7 +230,9 @@ func (h *Hub) deliverLocal(d delivery) int {
 	var targets []*Listener
 	if d.ClientName != "" {
 		for l := range h.clients[d.ClientName] {
-			targets = append(targets, l)
+			if l.CanRead(d.Tags) {
+				targets = append(targets, l)
+			}
 		}
 	} else {
 		for l := range h.listeners {
@@ -230,11 +262,15 @@ func sharesTag(a, b []string) bool {
 	return false
 }
 
-// SendToClient pushes frame to every connection of clientName on every
-// instance and reports how many received it. When none is connected here it
-// waits up to wait for another instance to report a delivery.
-func (h *Hub) SendToClient(ctx context.Context, clientName string, frame []byte, wait time.Duration) (int, error) {
-	d := delivery{ID: uuid.NewString(), ClientName: clientName, Frame: frame, Origin: h.instanceID,
+// SendToClient pushes frame to every connection of clientName, on every
+// instance, whose principal may read an event with tags, and reports how
+// many received it. When none is connected here it waits up to wait for
+// another instance to report a delivery.
+func (h *Hub) SendToClient(ctx context.Context, clientName string, tags []string, frame []byte, wait time.Duration) (int, error) {
+	if tags == nil {
+		tags = []string{}
+	}
+	d := delivery{ID: uuid.NewString(), ClientName: clientName, Tags: tags, Frame: frame, Origin: h.instanceID,
 		ReplyTo: h.instanceID}
 	local := h.deliverLocal(d)
 	var replies chan int

@@ -3,6 +3,8 @@ package outbound
 import (
 	"fmt"
 	"net/netip"
+
+	"code.dny.dev/ssrf"
 )
 
 // BlockedError is a refusal by the outbound policy. Actions classify it as a
@@ -21,16 +23,24 @@ func (e *BlockedError) Error() string {
 		e.Addr, e.Reason)
 }
 
-// blockedRange is one range refused by default and why.
-type blockedRange struct {
+// guard is the address policy: code.dny.dev/ssrf generates its deny lists
+// from the IANA IPv4 and IPv6 special-purpose registries and refuses every
+// IPv6 address outside global unicast (2000::/3), which covers IPv4-mapped,
+// IPv4-translated (::ffff:0:0:0/96), NAT64, link-local, unique-local and
+// multicast forms. Ports are checked by allowedPort, networks by the dialer.
+var guard = ssrf.New(ssrf.WithAnyPort(), ssrf.WithAnyNetwork())
+
+// rangeName names a refused range in the refusal message; it decides
+// nothing (guard does).
+type rangeName struct {
 	prefix netip.Prefix
 	reason string
 }
 
-// blockedRanges are checked in order, so narrower, more telling reasons
-// (metadata, broadcast) come before the ranges that contain them. IPv4-mapped
-// and 6to4 addresses are unwrapped before this list is consulted.
-var blockedRanges = []blockedRange{
+// rangeNames are checked in order, so narrower, more telling names
+// (metadata, broadcast) come before the ranges that contain them. An address
+// refused by guard outside all of them is a "special-purpose address".
+var rangeNames = []rangeName{
 	{netip.MustParsePrefix("169.254.169.254/32"), "cloud metadata address"},
 	{netip.MustParsePrefix("fd00:ec2::254/128"), "cloud metadata address"},
 	{netip.MustParsePrefix("255.255.255.255/32"), "broadcast address"},
@@ -52,12 +62,14 @@ var blockedRanges = []blockedRange{
 
 	{netip.MustParsePrefix("::/128"), "unspecified address"},
 	{netip.MustParsePrefix("::1/128"), "loopback address"},
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), "IPv4-translated address"},
 	{netip.MustParsePrefix("::/96"), "IPv4-compatible (deprecated) address"},
 	{netip.MustParsePrefix("64:ff9b::/96"), "NAT64 address"},
 	{netip.MustParsePrefix("64:ff9b:1::/48"), "NAT64 (local-use) address"},
 	{netip.MustParsePrefix("100::/64"), "discard-only address"},
 	{netip.MustParsePrefix("2001::/32"), "Teredo address"},
 	{netip.MustParsePrefix("2001:db8::/32"), "documentation address"},
+	{netip.MustParsePrefix("2002::/16"), "6to4 address"},
 	{netip.MustParsePrefix("fc00::/7"), "private (unique local) address"},
 	{netip.MustParsePrefix("fe80::/10"), "link-local address"},
 	{netip.MustParsePrefix("fec0::/10"), "site-local (deprecated) address"},
@@ -67,7 +79,6 @@ var blockedRanges = []blockedRange{
 var (
 	loopbackV4  = netip.MustParsePrefix("127.0.0.0/8")
 	loopbackV6  = netip.MustParsePrefix("::1/128")
-	sixToFour   = netip.MustParsePrefix("2002::/16")
 	v4InV6      = netip.MustParsePrefix("::ffff:0:0/96")
 	allowedPort = func(p int) bool { return p == 80 || p == 443 || (p >= 1024 && p <= 65535) }
 )
@@ -81,9 +92,10 @@ func CheckAddr(ip netip.Addr, port int, opts Options) error {
 	return checkIP(ip, opts)
 }
 
-// checkIP applies the address part of the policy. An address is allowed when
-// it is re-opened by the operator, or when neither it nor any IPv4 address it
-// embeds (IPv4-mapped, 6to4) is in a blocked range.
+// checkIP applies the address part of the policy: an address is allowed
+// when the operator re-opened it or guard finds it in no special-purpose
+// range. An IPv4-mapped address is judged as the IPv4 address the kernel
+// dials, so re-opening 10.0.0.0/8 re-opens ::ffff:10.0.0.0/104 too.
 func checkIP(ip netip.Addr, opts Options) error {
 	ip = ip.WithZone("")
 	if !ip.IsValid() {
@@ -93,22 +105,24 @@ func checkIP(ip netip.Addr, opts Options) error {
 		return nil
 	}
 	if v4InV6.Contains(ip) {
-		// The kernel dials the embedded IPv4 address: judge that one.
 		return checkIP(ip.Unmap(), opts)
 	}
-	for _, r := range blockedRanges {
+	if guard.SafeAddr(ip) == nil {
+		return nil
+	}
+	return &BlockedError{Addr: ip, Reason: nameOf(ip)}
+}
+
+func nameOf(ip netip.Addr) string {
+	for _, r := range rangeNames {
 		if r.prefix.Contains(ip) {
-			return &BlockedError{Addr: ip, Reason: r.reason}
+			return r.reason
 		}
 	}
-	if sixToFour.Contains(ip) {
-		b := ip.As16()
-		embedded := netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
-		if err := checkIP(embedded, opts); err != nil {
-			return &BlockedError{Addr: ip, Reason: "6to4 address embedding a blocked IPv4 address (" + embedded.String() + ")"}
-		}
+	if ip.Is6() && !ssrf.IPv6GlobalUnicast.Contains(ip) {
+		return "non-global IPv6 address"
 	}
-	return nil
+	return "special-purpose address (IANA registry)"
 }
 
 // allowed reports whether the operator re-opened ip.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"code.dny.dev/ssrf"
 	"github.com/stretchr/testify/require"
 
 	"github.com/qhronos/qhronos/internal/outbound"
@@ -56,6 +57,13 @@ var blockedLiterals = []struct{ ip, category string }{
 	{"2001:db8::1", "documentation"},
 	{"::7f00:1", "IPv4-compatible"},
 	{"2001::1", "Teredo"},
+	{"::ffff:0:7f00:1", "IPv4-translated"},
+	{"::ffff:0:a9fe:a9fe", "IPv4-translated"},
+	{"2002:808:808::1", "6to4"},
+	{"192.31.196.1", "special-purpose"},
+	{"192.175.48.1", "special-purpose"},
+	{"3fff::1", "special-purpose"},
+	{"4000::1", "non-global"},
 }
 
 func urlFor(ip string, port string) string {
@@ -120,7 +128,6 @@ func TestCheckAddrAllowsPublicAndReopened(t *testing.T) {
 		{"public v4", "8.8.8.8", outbound.Options{}, true},
 		{"public v6", "2606:4700:4700::1111", outbound.Options{}, true},
 		{"mapped public v4", "::ffff:8.8.8.8", outbound.Options{}, true},
-		{"6to4 of public v4", "2002:808:808::1", outbound.Options{}, true},
 		{"next to CGNAT", "100.128.0.1", outbound.Options{}, true},
 		{"next to private 172.16/12", "172.32.0.1", outbound.Options{}, true},
 		{"reopened private", "10.9.8.7", reopen, true},
@@ -174,4 +181,31 @@ func TestDialRefusesBlockedPortEvenOnAllowedAddress(t *testing.T) {
 	if blocked.Port != 22 {
 		t.Errorf("blocked port = %d, want 22", blocked.Port)
 	}
+}
+
+// TestEveryIANASpecialPurposeRangeIsRefused checks the policy against the
+// IANA special-purpose registries as the guard library ships them: the first,
+// a middle and the last address of every listed range are refused.
+func TestEveryIANASpecialPurposeRangeIsRefused(t *testing.T) {
+	t.Parallel()
+	for _, p := range append(append([]netip.Prefix{}, ssrf.IPv4DeniedPrefixes...), ssrf.IPv6DeniedPrefixes...) {
+		first := p.Masked().Addr()
+		last := lastAddr(p)
+		for _, ip := range []netip.Addr{first, first.Next(), last} {
+			err := outbound.CheckAddr(ip, 443, outbound.Options{})
+			var blocked *outbound.BlockedError
+			if !errors.As(err, &blocked) {
+				t.Errorf("CheckAddr(%s) in %s = %v, want *BlockedError", ip, p, err)
+			}
+		}
+	}
+}
+
+func lastAddr(p netip.Prefix) netip.Addr {
+	b := p.Masked().Addr().AsSlice()
+	for i := p.Bits(); i < len(b)*8; i++ {
+		b[i/8] |= 1 << (7 - i%8)
+	}
+	a, _ := netip.AddrFromSlice(b)
+	return a
 }

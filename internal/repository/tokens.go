@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -82,4 +83,32 @@ func (s *Store) RevokeToken(ctx context.Context, id string, now time.Time) error
 		return ErrNotFound
 	}
 	return nil
+}
+
+// revokedTokensChunk bounds the parameters of one look-up.
+const revokedTokensChunk = 500
+
+// RevokedTokens returns those of ids that are revoked or unknown: the tokens
+// whose WebSocket sessions must end.
+func (s *Store) RevokedTokens(ctx context.Context, ids []string) ([]string, error) {
+	var out []string
+	for start := 0; start < len(ids); start += revokedTokensChunk {
+		chunk := ids[start:min(start+revokedTokensChunk, len(ids))]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		var valid []string
+		err := s.selectAll(ctx, &valid, `SELECT id FROM tokens WHERE revoked_at IS NULL AND id IN (`+
+			placeholders(len(chunk))+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("look up revoked tokens: %w", err)
+		}
+		for _, id := range chunk {
+			if !slices.Contains(valid, id) {
+				out = append(out, id)
+			}
+		}
+	}
+	return out, nil
 }

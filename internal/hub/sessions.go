@@ -1,0 +1,95 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// TokenChecker reports which token ids are no longer usable (revoked or
+// unknown). The store implements it; the database is the truth, so a
+// revocation made on any instance is seen here without the bus.
+type TokenChecker interface {
+	RevokedTokens(ctx context.Context, ids []string) ([]string, error)
+}
+
+// SessionCheckInterval is how often WatchSessions looks at the tokens of
+// open sessions: a revoked token's sessions close within it (plus one query)
+// on every instance.
+const SessionCheckInterval = 250 * time.Millisecond
+
+// Reasons a session is ended; they are the close frame's reason.
+const (
+	ReasonTokenRevoked = "token revoked"
+	ReasonTokenExpired = "token expired"
+)
+
+// EndInvalidSessions ends every session of this instance whose token has
+// expired by now or has been revoked: one query for all of them, however many
+// sessions share a token.
+func (h *Hub) EndInvalidSessions(ctx context.Context, checker TokenChecker, now time.Time) error {
+	h.mu.RLock()
+	byToken := map[string][]*Listener{}
+	for _, l := range h.all() {
+		if l.TokenID == "" {
+			continue
+		}
+		if !l.ExpiresAt.IsZero() && !now.Before(l.ExpiresAt) {
+			l.end(ReasonTokenExpired)
+			continue
+		}
+		byToken[l.TokenID] = append(byToken[l.TokenID], l)
+	}
+	h.mu.RUnlock()
+	if len(byToken) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(byToken))
+	for id := range byToken {
+		ids = append(ids, id)
+	}
+	revoked, err := checker.RevokedTokens(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("check websocket session tokens: %w", err)
+	}
+	for _, id := range revoked {
+		for _, l := range byToken[id] {
+			l.end(ReasonTokenRevoked)
+		}
+	}
+	return nil
+}
+
+// all lists every listener; the caller holds h.mu.
+func (h *Hub) all() []*Listener {
+	out := make([]*Listener, 0, len(h.listeners))
+	for l := range h.listeners {
+		out = append(out, l)
+	}
+	for _, set := range h.clients {
+		for l := range set {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// WatchSessions runs EndInvalidSessions every interval until ctx ends. An
+// interval well under a second keeps the promise that a revoked or expired
+// token's sessions close within a second on every instance.
+func (h *Hub) WatchSessions(ctx context.Context, checker TokenChecker, now func() time.Time, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := h.EndInvalidSessions(ctx, checker, now()); err != nil && ctx.Err() == nil {
+				h.log.Warn("check websocket sessions", zap.Error(err))
+			}
+		}
+	}
+}
