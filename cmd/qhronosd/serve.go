@@ -79,7 +79,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 
 	clock := deploymentClock(ctx, b.store, log)
 	limits := recurrence.Limits{MinInterval: cfg.Scheduler.MinInterval, MaxCount: cfg.Scheduler.MaxCount}
-	m := metrics.New(metrics.Options{WebSocketConnections: wsHub.Connections,
+	m := metrics.New(metrics.Options{WebSocketConnections: wsHub.Connections, DroppedFrames: wsHub.DroppedFrames,
 		Queue: func(ctx context.Context) (int, int, error) { return b.store.QueueDepth(ctx, clock.Now()) }})
 	sched := scheduler.New(schedulerConfig(cfg, instanceID, limits), scheduler.ServiceDeps{
 		Store: b.store, Registry: registry, Clock: clock, Locker: coord,

@@ -1,16 +1,13 @@
 package hub
 
 import (
-	"context"
-	"time"
-
 	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/repository"
 )
 
 // FeedTagListeners is the dispatcher's attempt hook for tag-listeners: one
 // frame per occurrence after its first attempt, whatever the action (best
-// effort, at most once).
+// effort, at most once). It never waits on the bus.
 func (h *Hub) FeedTagListeners(ev *repository.Event, occ *repository.Occurrence, _ actions.Outcome) {
 	if occ.AttemptCount != 1 || len(ev.Tags) == 0 {
 		return
@@ -18,7 +15,5 @@ func (h *Hub) FeedTagListeners(ev *repository.Event, occ *repository.Occurrence,
 	frame := actions.EventFrame(actions.Request{EventID: ev.ID, OccurrenceID: occ.ID, Attempt: 1,
 		ScheduledAt: occ.ScheduledAt, Name: ev.Name, Description: ev.Description, Tags: ev.Tags,
 		Metadata: []byte(ev.Metadata)})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	h.Broadcast(ctx, ev.Tags, frame)
+	h.Broadcast(ev.Tags, frame)
 }

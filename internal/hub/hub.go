@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -116,17 +117,35 @@ type Hub struct {
 	clients   map[string]map[*Listener]struct{}
 	listeners map[*Listener]struct{}
 	waiting   map[string]chan int
+
+	// outbox holds tag-listener frames for other instances. Broadcast only
+	// enqueues: the delivery path never waits on the bus (a Redis outage
+	// would otherwise serialize outcome recording behind publish timeouts).
+	outbox  chan []byte
+	dropped atomic.Uint64
 }
+
+// Bounds of the tag-listener outbox.
+const (
+	outboxSize     = 4096
+	publishTimeout = 2 * time.Second
+)
 
 // New builds a hub publishing on bus as instanceID.
 func New(bus coordination.Bus, instanceID string, logger *zap.Logger) *Hub {
 	return &Hub{bus: bus, instanceID: instanceID, log: logger.Named("hub"), ready: make(chan struct{}),
 		clients: map[string]map[*Listener]struct{}{}, listeners: map[*Listener]struct{}{},
-		waiting: map[string]chan int{}}
+		waiting: map[string]chan int{}, outbox: make(chan []byte, outboxSize)}
 }
 
-// Run relays deliveries from other instances until ctx ends.
+// DroppedFrames counts tag-listener frames that never reached the bus: the
+// outbox was full or the publish failed (Redis away). For metrics.
+func (h *Hub) DroppedFrames() uint64 { return h.dropped.Load() }
+
+// Run relays deliveries from other instances, and publishes this instance's
+// tag-listener frames, until ctx ends.
 func (h *Hub) Run(ctx context.Context) error {
+	go h.publishOutbox(ctx)
 	deliveries, err := h.bus.Subscribe(ctx, deliverChannel)
 	if err != nil {
 		return fmt.Errorf("subscribe to websocket deliveries: %w", err)
@@ -311,15 +330,46 @@ func (h *Hub) SendToClient(ctx context.Context, clientName string, tags []string
 }
 
 // Broadcast pushes frame to the tag-listeners of any of tags on every
-// instance: best effort, at most once.
-func (h *Hub) Broadcast(ctx context.Context, tags []string, frame []byte) {
+// instance: best effort, at most once. It never blocks: local listeners get
+// the frame at once, other instances through the outbox; a full outbox
+// drops the frame and counts it.
+func (h *Hub) Broadcast(tags []string, frame []byte) {
 	if len(tags) == 0 {
 		return
 	}
 	d := delivery{ID: uuid.NewString(), Tags: tags, Frame: frame, Origin: h.instanceID}
 	h.deliverLocal(d)
 	b, _ := json.Marshal(d)
-	if err := h.bus.Publish(ctx, deliverChannel, b); err != nil {
-		h.log.Warn("publish tag-listener frame", zap.Error(err))
+	select {
+	case h.outbox <- b:
+	default:
+		h.dropped.Add(1)
+	}
+}
+
+// publishOutbox sends queued tag-listener frames to the bus. While the bus
+// fails it drops them (counted), logging once per outage, not per frame.
+func (h *Hub) publishOutbox(ctx context.Context) {
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case b := <-h.outbox:
+			pctx, cancel := context.WithTimeout(ctx, publishTimeout)
+			err := h.bus.Publish(pctx, deliverChannel, b)
+			cancel()
+			switch {
+			case err != nil && ctx.Err() == nil:
+				h.dropped.Add(1)
+				if !failing {
+					h.log.Warn("publish tag-listener frames failing; dropping them until the bus answers", zap.Error(err))
+				}
+				failing = true
+			case err == nil && failing:
+				h.log.Info("publish tag-listener frames recovered", zap.Uint64("dropped_total", h.dropped.Load()))
+				failing = false
+			}
+		}
 	}
 }

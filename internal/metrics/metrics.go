@@ -27,6 +27,9 @@ type Options struct {
 	// WebSocketConnections reports open WebSocket connections; nil leaves
 	// the gauge out.
 	WebSocketConnections func() int
+	// DroppedFrames counts tag-listener frames that did not reach other
+	// instances (bus away or queue full); nil leaves the counter out.
+	DroppedFrames func() uint64
 }
 
 // Metrics holds every collector and the registry that exposes them.
@@ -131,6 +134,13 @@ func New(opts Options) *Metrics {
 			Name: "qhronos_websocket_connections",
 			Help: "Open WebSocket client connections on this instance.",
 		}, func() float64 { return float64(conns()) }))
+	}
+	if opts.DroppedFrames != nil {
+		dropped := opts.DroppedFrames
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "qhronos_websocket_frames_dropped_total",
+			Help: "Tag-listener frames not published to other instances because the bus was away or its queue full.",
+		}, func() float64 { return float64(dropped()) }))
 	}
 	return m
 }

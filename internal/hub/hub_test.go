@@ -1,0 +1,75 @@
+package hub_test
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/qhronos/qhronos/internal/coordination"
+	"github.com/qhronos/qhronos/internal/hub"
+)
+
+// blackHole is a Redis that accepts connections and never answers, as a
+// partitioned or frozen server looks to a client.
+func blackHole(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { _ = c.Close() })
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// With Redis unreachable, feeding tag-listeners never waits on it: local
+// listeners get every frame at once, and frames for other instances are
+// dropped and counted once the outbox is full, instead of each publish
+// holding the delivery path for its timeout.
+func TestBroadcastNeverWaitsOnTheBus(t *testing.T) {
+	client := redis.NewClient(&redis.Options{Addr: blackHole(t), MaxRetries: -1})
+	t.Cleanup(func() { _ = client.Close() })
+	bus := coordination.NewRedis(client, "hub-test:", zap.NewNop())
+	h := hub.New(bus, "instance-a", zap.NewNop())
+	go func() { _ = h.Run(t.Context()) }()
+
+	l := hub.NewListener("", []string{"billing"}, func([]string) bool { return true }, 64)
+	h.Add(l)
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 10 {
+			h.Broadcast([]string{"billing"}, []byte(`{"type":"event"}`))
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second): // ten publishes waiting on the bus would take 20 s
+		t.Fatal("Broadcast waited on the unreachable bus")
+	}
+	for range 10 {
+		select {
+		case <-l.Queue():
+		case <-time.After(5 * time.Second):
+			t.Fatal("a local listener missed a frame")
+		}
+	}
+
+	const extra = 200
+	for range 4096 + extra {
+		h.Broadcast([]string{"billing"}, []byte(`{"type":"event"}`))
+	}
+	require.GreaterOrEqual(t, h.DroppedFrames(), uint64(extra-10),
+		"frames beyond the outbox are dropped and counted, not waited for")
+}
