@@ -36,6 +36,9 @@ func readObject(c *gin.Context) (map[string]json.RawMessage, []byte, error) {
 	if dec.More() {
 		return nil, nil, badRequest("body", "unexpected data after the JSON object")
 	}
+	if err := badText(members); err != nil {
+		return nil, nil, err
+	}
 	return members, body, nil
 }
 

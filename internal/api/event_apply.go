@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"time"
@@ -54,6 +55,9 @@ func (s *Server) applyInput(in *eventInput, ev *repository.Event, creating bool,
 		secret := *in.HMACSecret
 		if secret == "" || len(secret) > maxSecretLength {
 			return nil, badRequestf("hmac_secret", "must be 1 to %d bytes", maxSecretLength)
+		}
+		if err := checkWhsec(secret); err != nil {
+			return nil, err
 		}
 		sealed, err := s.Secrets.Seal([]byte(secret))
 		if err != nil {
@@ -259,4 +263,18 @@ func (s *Server) applySchedule(in *eventInput, ev *repository.Event, creating, r
 		return nil, err
 	}
 	return recurrence.Compile(spec, s.opts.Recurrence)
+}
+
+// checkWhsec refuses a "whsec_" secret whose key part is not base64: the
+// sender would sign with the text's bytes while a Standard Webhooks receiver
+// decodes it, and every signature would fail to verify.
+func checkWhsec(secret string) error {
+	rest, ok := strings.CutPrefix(secret, "whsec_")
+	if !ok {
+		return nil
+	}
+	if key, err := base64.StdEncoding.DecodeString(rest); err != nil || len(key) == 0 {
+		return badRequest("hmac_secret", "a whsec_ secret must be followed by the base64 of its key")
+	}
+	return nil
 }

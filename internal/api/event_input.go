@@ -173,6 +173,9 @@ func scheduleEcho(raw json.RawMessage) (repository.JSON, error) {
 	}
 	if v, ok := members["interval"]; !ok || isNull(v) {
 		members["interval"] = json.RawMessage("1")
+	} else if sched.Interval < 1 {
+		// Absent means 1; an explicit 0 is a mistake, not a default.
+		return nil, badRequest("schedule.interval", "must be at least 1")
 	}
 	out, err := json.Marshal(members)
 	if err != nil {

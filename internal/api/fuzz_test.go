@@ -12,22 +12,42 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qhronos/qhronos/internal/coordination"
+	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 )
 
 // The fuzz targets post arbitrary bodies and hold the API to invariant 9:
-// never a 5xx, never a partial write. Each target builds one SQLite env per
-// process (fuzz workers are separate processes, each running the target
-// function, so each gets its own env) and reuses it for every iteration.
-// The seeds live in testdata/fuzz/<target>; the ones here depend on the clock.
+// never a 5xx, never a partial write. Each runs on SQLite and on PostgreSQL,
+// whose text and jsonb refuse what SQLite stores (NUL, invalid UTF-8, lone
+// surrogates). Each target builds one env per process (fuzz workers are
+// separate processes, each running the target function, so each gets its
+// own env) and reuses it for every iteration. The seeds live in
+// testdata/fuzz/<target>; the ones here depend on the clock.
 
 // fuzzEnv is an env without a practical rate limit, so a long fuzz run keeps
 // exercising the handlers rather than the limiter.
-func fuzzEnv(f *testing.F) *env {
-	return newEnv(f, repositorytest.SQLite, withOptions(func(o *Options) {
+func fuzzEnv(f *testing.F, open func(testing.TB) *repository.Store) *env {
+	return newEnv(f, open, withOptions(func(o *Options) {
 		o.RateLimit = coordination.Limit{Rate: 1e6, Burst: 1e6}
 	}))
 }
+
+// hostileText are bodies whose text no database should be handed: each must
+// be a 400 naming its field.
+func hostileText(soon string) []string {
+	return []string{
+		`{"name":"a\u0000b","start_time":"` + soon + `","webhook":"http://127.0.0.1:9/h","tags":["team-a"]}`,
+		`{"name":"a","description":"\u0000","start_time":"` + soon + `","webhook":"http://127.0.0.1:9/h","tags":["team-a"]}`,
+		`{"name":"a","start_time":"` + soon + `","webhook":"http://127.0.0.1:9/h","tags":["team-a"],"metadata":{"k":"\ud800"}}`,
+		`{"name":"a","start_time":"` + soon + `","webhook":"http://127.0.0.1:9/h","tags":["team-a"],"metadata":{"k":["\u0000"]}}`,
+		"{\"name\":\"a\",\"start_time\":\"" + soon + "\",\"webhook\":\"http://127.0.0.1:9/h\",\"tags\":[\"team-a\"],\"metadata\":{\"k\":\"\xff\xfe\"}}",
+	}
+}
+
+func FuzzCreateEvent(f *testing.F)         { fuzzCreateEvent(f, repositorytest.SQLite) }
+func FuzzCreateEventPostgres(f *testing.F) { fuzzCreateEvent(f, repositorytest.Postgres) }
+func FuzzUpdateEvent(f *testing.F)         { fuzzUpdateEvent(f, repositorytest.SQLite) }
+func FuzzUpdateEventPostgres(f *testing.F) { fuzzUpdateEvent(f, repositorytest.Postgres) }
 
 // rowCounts counts the rows a create writes.
 type rowCounts struct{ events, occurrences, eventTags int }
@@ -53,7 +73,7 @@ func snapshot(t testing.TB, e *env, id string) [][]any {
 		`SELECT * FROM event_tags WHERE event_id = ? ORDER BY tag`,
 		`SELECT * FROM occurrences WHERE event_id = ? ORDER BY scheduled_at, id`,
 	} {
-		rows, err := e.store.DB().QueryxContext(ctx, q, id)
+		rows, err := e.store.DB().QueryxContext(ctx, e.store.DB().Rebind(q), id)
 		require.NoError(t, err)
 		for rows.Next() {
 			row, err := rows.SliceScan()
@@ -74,18 +94,18 @@ func fuzzTokens(e *env) [2]string {
 
 func inAnHour() string { return time.Now().Add(time.Hour).UTC().Format(time.RFC3339) }
 
-func FuzzCreateEvent(f *testing.F) {
+func fuzzCreateEvent(f *testing.F, open func(testing.TB) *repository.Store) {
 	soon := inAnHour()
-	for _, s := range []string{
-		`{"name":"a","start_time":"` + soon + `","webhook":"http://127.0.0.1:9/h","tags":["team-a"]}`,
-		`{"name":"a","start_time":"` + soon + `","rrule":"FREQ=MINUTELY;INTERVAL=1","webhook":"http://127.0.0.1:9/h","tags":["team-a"]}`,
-		`{"name":"a","start_time":"` + soon + `","cron":"* * * * *","action":{"type":"apicall","params":{"method":"POST","url":"http://127.0.0.1:9/x"}},"tags":["team-a"]}`,
-		`{"name":"a","start_time":"` + soon + `","schedule":{"frequency":"daily","at":["09:00"]},"timezone":"Europe/Prague","webhook":"q:client","tags":["team-a","team-b"]}`,
-	} {
+	for _, s := range append(hostileText(soon),
+		`{"name":"a","start_time":"`+soon+`","webhook":"http://127.0.0.1:9/h","tags":["team-a"]}`,
+		`{"name":"a","start_time":"`+soon+`","rrule":"FREQ=MINUTELY;INTERVAL=1","webhook":"http://127.0.0.1:9/h","tags":["team-a"]}`,
+		`{"name":"a","start_time":"`+soon+`","cron":"* * * * *","action":{"type":"apicall","params":{"method":"POST","url":"http://127.0.0.1:9/x"}},"tags":["team-a"]}`,
+		`{"name":"a","start_time":"`+soon+`","schedule":{"frequency":"daily","at":["09:00"]},"timezone":"Europe/Prague","webhook":"q:client","tags":["team-a","team-b"]}`,
+	) {
 		f.Add([]byte(s), false)
 		f.Add([]byte(s), true)
 	}
-	e := fuzzEnv(f)
+	e := fuzzEnv(f, open)
 	tokens := fuzzTokens(e)
 	f.Fuzz(func(t *testing.T, body []byte, scoped bool) {
 		e := e.withT(t)
@@ -118,8 +138,12 @@ func FuzzCreateEvent(f *testing.F) {
 	})
 }
 
-func FuzzUpdateEvent(f *testing.F) {
+func fuzzUpdateEvent(f *testing.F, open func(testing.TB) *repository.Store) {
 	for _, s := range []string{
+		`{"name":"\u0000"}`,
+		`{"metadata":{"a":{"b":"\udc00"}}}`,
+		`{"action":{"type":"apicall","params":{"method":"POST","url":"http://127.0.0.1:9/x","body":"\u0000"}}}`,
+		"{\"description\":\"\xc3\x28\"}",
 		`{"name":"renamed"}`,
 		`{"start_time":"` + inAnHour() + `"}`,
 		`{"rrule":"FREQ=HOURLY;COUNT=5"}`,
@@ -130,7 +154,7 @@ func FuzzUpdateEvent(f *testing.F) {
 		f.Add([]byte(s), false)
 		f.Add([]byte(s), true)
 	}
-	e := fuzzEnv(f)
+	e := fuzzEnv(f, open)
 	tokens := fuzzTokens(e)
 	// base is the event under update; a successful update may move it out of
 	// the scoped token's reach, so the next iteration starts from a new one.

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -13,6 +15,20 @@ import (
 )
 
 const maxIdempotencyKey = 255
+
+// validIdempotencyKey accepts printable UTF-8: the key is stored as text,
+// which PostgreSQL refuses for invalid UTF-8 or NUL.
+func validIdempotencyKey(key string) bool {
+	if !utf8.ValidString(key) {
+		return false
+	}
+	for _, r := range key {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
 
 // idempotent runs a write in one transaction. With an Idempotency-Key the
 // first answer is stored in that same transaction, per principal, so a
@@ -24,6 +40,9 @@ func (s *Server) idempotent(c *gin.Context, body []byte, run func(tx *repository
 	key := c.GetHeader("Idempotency-Key")
 	if len(key) > maxIdempotencyKey {
 		return badRequestf("Idempotency-Key", "must be at most %d characters", maxIdempotencyKey)
+	}
+	if !validIdempotencyKey(key) {
+		return badRequest("Idempotency-Key", "must be printable UTF-8 text")
 	}
 	principalKey := principal(c).Key()
 	sum := sha256.Sum256(append([]byte(c.Request.Method+" "+c.Request.URL.Path+"\n"), body...))

@@ -125,6 +125,12 @@ func (s *Server) retryOccurrences(c *gin.Context) error {
 			return err
 		}
 	}
+	if err := boundedList("tags", req.Tags); err != nil {
+		return err
+	}
+	if err := boundedList("status", req.Status); err != nil {
+		return err
+	}
 	f := repository.RetryFilter{EventID: req.EventID, AnyTags: req.Tags, From: req.Since, To: req.Until,
 		Limit: defaultRetryLimit, BatchSize: retryBatchSize}
 	if req.Limit != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
 )
 
 const (
@@ -32,6 +33,11 @@ func parseListQuery(c *gin.Context) (listQuery, error) {
 	q.anyTags = splitList(values["tags"])
 	q.allTags = splitList(values["tags_all"])
 	q.status = splitList(values["status"])
+	for field, list := range map[string][]string{"tags": q.anyTags, "tags_all": q.allTags, "status": q.status} {
+		if err := boundedList(field, list); err != nil {
+			return q, err
+		}
+	}
 	var err error
 	if q.from, err = timeParam(values, "from", "since"); err != nil {
 		return q, err
@@ -94,15 +100,37 @@ func encodeCursor(at time.Time, id string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf("%d|%s", at.UnixMicro(), id)))
 }
 
+// Instants a cursor may carry: the years every backend can store.
+var (
+	minCursorMicros = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	maxCursorMicros = time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC).UnixMicro()
+)
+
+// decodeCursor refuses, with 400, anything the server could not have
+// issued: a forged instant outside the storable years or an id that is not
+// a uuid would otherwise reach the database as an error.
 func decodeCursor(s string) (time.Time, string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err == nil {
 		micros, id, ok := strings.Cut(string(b), "|")
-		if n, perr := strconv.ParseInt(micros, 10, 64); ok && perr == nil && id != "" && len(id) <= 64 {
+		n, perr := strconv.ParseInt(micros, 10, 64)
+		if ok && perr == nil && n >= minCursorMicros && n <= maxCursorMicros && uuid.Validate(id) == nil {
 			return time.UnixMicro(n).UTC(), id, nil
 		}
 	}
 	return time.Time{}, "", badRequest("cursor", "is not a cursor this server issued")
+}
+
+// maxFilterValues bounds every list filter (tags, tags_all, status): a
+// filter is a few values, and each becomes a query parameter.
+const maxFilterValues = 100
+
+// boundedList refuses a filter list longer than maxFilterValues.
+func boundedList(field string, list []string) error {
+	if len(list) > maxFilterValues {
+		return badRequestf(field, "at most %d values", maxFilterValues)
+	}
+	return nil
 }
 
 // setNextLink advertises the next page in a Link header.

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -101,6 +102,10 @@ func (s *Server) writePreview(c *gin.Context, rule *recurrence.Rule, after time.
 		return badRequestf("count", "must be between 1 and %d", maxPreviewCount)
 	}
 	instants, err := recurrence.Preview(rule, after, count)
+	if errors.Is(err, recurrence.ErrIterationBudget) {
+		return badRequest("after", "the rule reaches no further instant within the computation budget from this "+
+			"time; choose an earlier after, a smaller count or a simpler rule")
+	}
 	if err != nil {
 		return err
 	}
@@ -108,6 +113,11 @@ func (s *Server) writePreview(c *gin.Context, rule *recurrence.Rule, after time.
 	for _, in := range instants {
 		out = append(out, gin.H{"utc": in.UTC, "local": in.Local})
 	}
-	c.JSON(http.StatusOK, gin.H{"timezone": rule.Location().String(), "instants": out})
+	res := gin.H{"timezone": rule.Location().String(), "instants": out}
+	if len(out) == 0 {
+		res["reason"] = "no instant of this schedule follows " + after.UTC().Format(time.RFC3339Nano) +
+			": the series has ended or its next instant lies beyond year 9999"
+	}
+	c.JSON(http.StatusOK, res)
 	return nil
 }

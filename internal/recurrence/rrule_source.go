@@ -188,12 +188,15 @@ func (s *rruleSource) anchorFor(from time.Time) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	i := max(s.opt.Interval, 1)
+	// fixed counts whole periods in seconds: a time.Duration saturates at
+	// about 292 years, which a preview "after" year 5000 exceeds.
 	fixed := func(p0 time.Time, unit time.Duration) (time.Time, bool) {
-		k := target.Sub(p0) / unit
+		u := int64(unit / time.Second)
+		k := (target.Unix() - p0.Unix()) / u
 		if k < 1 {
 			return time.Time{}, false
 		}
-		return p0.Add(k * unit), true
+		return time.Unix(p0.Unix()+k*u, int64(p0.Nanosecond())).In(p0.Location()), true
 	}
 	y0, m0, day0 := d0.Date()
 	ty, tm, _ := target.Date()

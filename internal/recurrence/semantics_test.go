@@ -1,6 +1,7 @@
 package recurrence
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -186,4 +187,25 @@ func TestPreview(t *testing.T) {
 	got, err = Preview(once, utc("2027-03-27T08:00:00Z"), 3)
 	require.NoError(t, err)
 	require.Empty(t, got, "a past one-time event has nothing to preview")
+}
+
+// Windows centuries after DTSTART are still exact: re-anchoring counts
+// periods without time.Duration, which saturates after about 292 years.
+func TestExpandCenturiesAfterDTSTART(t *testing.T) {
+	tests := []struct {
+		rule, from string
+		want       []string
+	}{
+		{"FREQ=DAILY", "5000-01-01T00:00:00Z", []string{"5000-01-01T09:30:00Z", "5000-01-02T09:30:00Z"}},
+		{"FREQ=HOURLY;INTERVAL=5", "2900-06-01T00:00:00Z", []string{"2900-06-01T03:30:00Z", "2900-06-01T08:30:00Z"}},
+		{"FREQ=WEEKLY;BYDAY=MO", "9000-01-01T00:00:00Z", []string{"9000-01-06T09:30:00Z", "9000-01-13T09:30:00Z"}},
+		{"FREQ=SECONDLY;INTERVAL=30", "4000-01-01T00:00:10Z", []string{"4000-01-01T00:00:30Z", "4000-01-01T00:01:00Z"}},
+	}
+	for _, tc := range tests {
+		r := mustCompile(t, Spec{StartTime: utc("2026-12-01T09:30:00Z"), RRule: tc.rule})
+		got := formatAll(mustExpand(t, r, utc(tc.from), maxInstant, 2))
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s from %s: got %v, want %v", tc.rule, tc.from, got, tc.want)
+		}
+	}
 }

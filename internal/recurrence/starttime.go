@@ -14,6 +14,24 @@ import (
 // is resolved once; a local time that does not exist is read with the offset
 // before the gap (never early). Errors are *FieldError{Field: "start_time"}.
 func ParseStartTime(text string, loc *time.Location, now time.Time) (time.Time, error) {
+	t, err := parseStartTime(text, loc, now)
+	if err != nil {
+		return t, err
+	}
+	if t.Before(minStartTime) || t.After(maxStartTime) {
+		return time.Time{}, fieldErrorf("start_time", "must be between %d and %d", minStartTime.Year(), maxStartTime.Year())
+	}
+	return t, nil
+}
+
+// The start times accepted: a series anchored in year 1 (or past 9999) is a
+// mistake, and the zero time would read as "missing" further down.
+var (
+	minStartTime = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxStartTime = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+)
+
+func parseStartTime(text string, loc *time.Location, now time.Time) (time.Time, error) {
 	if loc == nil {
 		loc = time.UTC
 	}
