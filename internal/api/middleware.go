@@ -12,8 +12,10 @@ import (
 	"net/netip"
 	"regexp"
 	"strconv"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -73,6 +75,41 @@ func (s *Server) accessLog(c *gin.Context) {
 		zap.String("route", route), zap.Int("status", c.Writer.Status()),
 		zap.Duration("duration", time.Since(start)))
 }
+
+// storableParams refuses path and query parameters that are not valid UTF-8
+// or hold NUL: compared against a PostgreSQL column they would fail there
+// (a 500) instead of here (a 400 naming the parameter).
+func (s *Server) storableParams(c *gin.Context) {
+	for _, p := range c.Params {
+		if !storableText(p.Value) {
+			s.writeError(c, badRequest(p.Key, paramRule))
+			return
+		}
+	}
+	query := c.Request.URL.Query()
+	keys := make([]string, 0, len(query))
+	for k := range query {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if !storableText(k) {
+			s.writeError(c, badRequest("query", "parameter names "+paramRule))
+			return
+		}
+		for _, v := range query[k] {
+			if !storableText(v) {
+				s.writeError(c, badRequest(k, paramRule))
+				return
+			}
+		}
+	}
+	c.Next()
+}
+
+const paramRule = "must be valid UTF-8 without NUL"
+
+func storableText(v string) bool { return utf8.ValidString(v) && !strings.ContainsRune(v, 0) }
 
 // limitBody caps request bodies; reading past the cap yields 413.
 func (s *Server) limitBody(c *gin.Context) {

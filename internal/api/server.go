@@ -173,7 +173,7 @@ func (s *Server) routes() *gin.Engine {
 		r.GET("/ws", s.websocketHandler(s.Hub, s.opts.WebSocket))
 	}
 
-	authed := r.Group("/", s.authenticate, s.rateLimit, s.limitBody)
+	authed := r.Group("/", s.authenticate, s.rateLimit, s.limitBody, s.storableParams)
 	read := authed.Group("/", s.require(repository.AccessRead))
 	write := authed.Group("/", s.require(repository.AccessWrite))
 	admin := authed.Group("/", s.require(repository.AccessAdmin))
