@@ -3,8 +3,8 @@ package coordination
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -19,6 +19,9 @@ const (
 	wakeupRetryMax = 5 * time.Second
 )
 
+// wakeupPublishTimeout bounds one publish; Notify never waits for it.
+const wakeupPublishTimeout = 2 * time.Second
+
 // Wakeups tells dispatchers on every instance that an occurrence is due at
 // a given instant, so one created on instance A fires on time even when B
 // would otherwise sleep until its next poll. Best effort: a lost wake-up
@@ -26,6 +29,10 @@ const (
 type Wakeups struct {
 	bus    Bus
 	logger *zap.Logger
+
+	mu       sync.Mutex
+	pending  *time.Time // earliest instant announced but not yet published
+	inFlight bool       // a publisher goroutine is running
 }
 
 // NewWakeups returns wake-ups carried by bus.
@@ -36,13 +43,46 @@ func NewWakeups(bus Bus, logger *zap.Logger) *Wakeups {
 	return &Wakeups{bus: bus, logger: logger.Named("wakeups")}
 }
 
-// Notify announces an occurrence due at at (microsecond precision).
-func (w *Wakeups) Notify(ctx context.Context, at time.Time) error {
-	payload := strconv.AppendInt(nil, at.UnixMicro(), 10)
-	if err := w.bus.Publish(ctx, WakeupChannel, payload); err != nil {
-		return fmt.Errorf("notify wakeup: %w", err)
+// Notify announces an occurrence due at at (microsecond precision). It never
+// waits on the bus, so an unreachable Redis slows no request: at most one
+// publish is in flight, and instants announced meanwhile coalesce to the
+// earliest — all a dispatcher needs, since once awake it reads what is due
+// from the database. It returns nil; the error result is kept for callers
+// that may announce synchronously.
+func (w *Wakeups) Notify(_ context.Context, at time.Time) error {
+	w.mu.Lock()
+	if w.pending == nil || at.Before(*w.pending) {
+		w.pending = &at
+	}
+	start := !w.inFlight
+	w.inFlight = true
+	w.mu.Unlock()
+	if start {
+		go w.publish()
 	}
 	return nil
+}
+
+// publish sends pending instants until none is left. A failed publish is
+// dropped: the dispatchers' polling covers it (Redis trouble shows in
+// /ready and /status).
+func (w *Wakeups) publish() {
+	for {
+		w.mu.Lock()
+		if w.pending == nil {
+			w.inFlight = false
+			w.mu.Unlock()
+			return
+		}
+		at := *w.pending
+		w.pending = nil
+		w.mu.Unlock()
+		// A failure is not logged: it changes nothing a poll does not
+		// repair, and this goroutine may outlive whoever owns the logger.
+		ctx, cancel := context.WithTimeout(context.Background(), wakeupPublishTimeout)
+		_ = w.bus.Publish(ctx, WakeupChannel, strconv.AppendInt(nil, at.UnixMicro(), 10))
+		cancel()
+	}
 }
 
 // Subscribe delivers announced instants until ctx ends, then closes the

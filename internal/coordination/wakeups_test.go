@@ -2,11 +2,15 @@ package coordination_test
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 
-	"github.com/qhronos/qhronos/internal/coordination"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/qhronos/qhronos/internal/coordination"
 	"go.uber.org/zap/zaptest"
 )
 
@@ -103,5 +107,40 @@ func notifyUntilHeard(t *testing.T, w *coordination.Wakeups, ch <-chan time.Time
 		case <-deadline.C:
 			t.Fatalf("no wake-up within 20s (last notify error: %v)", lastErr)
 		}
+	}
+}
+
+// Notify never waits on the bus: with Redis unreachable (it accepts
+// connections and never answers), a hundred announcements return at once
+// instead of each holding its caller for the I/O timeout.
+func TestNotifyNeverWaitsOnAnUnreachableBus(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { _ = c.Close() })
+		}
+	}()
+	client := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1})
+	t.Cleanup(func() { _ = client.Close() })
+	// Nop loggers: the publisher's failures are logged after the test ends.
+	w := coordination.NewWakeups(coordination.NewRedis(client, "wakeups-test:", zap.NewNop()), zap.NewNop())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 100 {
+			_ = w.Notify(t.Context(), time.Unix(int64(i), 0))
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second): // waiting on the bus would take 100 s
+		t.Fatal("Notify waited on the unreachable bus")
 	}
 }

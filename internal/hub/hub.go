@@ -118,9 +118,11 @@ type Hub struct {
 	listeners map[*Listener]struct{}
 	waiting   map[string]chan int
 
-	// outbox holds tag-listener frames for other instances. Broadcast only
-	// enqueues: the delivery path never waits on the bus (a Redis outage
-	// would otherwise serialize outcome recording behind publish timeouts).
+	// outbox holds frames for other instances that need no reply: every
+	// tag-listener frame, and client-hook frames already delivered here.
+	// The delivery path only enqueues and never waits on the bus (a Redis
+	// outage would otherwise serialize outcome recording behind publish
+	// timeouts).
 	outbox  chan []byte
 	dropped atomic.Uint64
 }
@@ -138,8 +140,8 @@ func New(bus coordination.Bus, instanceID string, logger *zap.Logger) *Hub {
 		waiting: map[string]chan int{}, outbox: make(chan []byte, outboxSize)}
 }
 
-// DroppedFrames counts tag-listener frames that never reached the bus: the
-// outbox was full or the publish failed (Redis away). For metrics.
+// DroppedFrames counts frames for other instances that never reached the
+// bus: the outbox was full or the publish failed (Redis away). For metrics.
 func (h *Hub) DroppedFrames() uint64 { return h.dropped.Load() }
 
 // Run relays deliveries from other instances, and publishes this instance's
@@ -307,15 +309,14 @@ func (h *Hub) SendToClient(ctx context.Context, clientName string, tags []string
 		d.ReplyTo = ""
 	}
 	b, _ := json.Marshal(d)
-	if err := h.bus.Publish(ctx, deliverChannel, b); err != nil {
-		if local > 0 {
-			h.log.Warn("publish websocket delivery", zap.Error(err))
-			return local, nil
-		}
-		return 0, fmt.Errorf("publish websocket delivery: %w", err)
-	}
 	if local > 0 {
+		// Delivered here already: connections elsewhere get it through the
+		// outbox, without holding the attempt on the bus.
+		h.enqueue(b)
 		return local, nil
+	}
+	if err := h.bus.Publish(ctx, deliverChannel, b); err != nil {
+		return 0, fmt.Errorf("publish websocket delivery: %w", err)
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
@@ -340,6 +341,11 @@ func (h *Hub) Broadcast(tags []string, frame []byte) {
 	d := delivery{ID: uuid.NewString(), Tags: tags, Frame: frame, Origin: h.instanceID}
 	h.deliverLocal(d)
 	b, _ := json.Marshal(d)
+	h.enqueue(b)
+}
+
+// enqueue hands a delivery to the outbox; a full outbox drops it, counted.
+func (h *Hub) enqueue(b []byte) {
 	select {
 	case h.outbox <- b:
 	default:

@@ -27,7 +27,7 @@ type Options struct {
 	// WebSocketConnections reports open WebSocket connections; nil leaves
 	// the gauge out.
 	WebSocketConnections func() int
-	// DroppedFrames counts tag-listener frames that did not reach other
+	// DroppedFrames counts WebSocket frames that did not reach other
 	// instances (bus away or queue full); nil leaves the counter out.
 	DroppedFrames func() uint64
 }
@@ -139,7 +139,7 @@ func New(opts Options) *Metrics {
 		dropped := opts.DroppedFrames
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "qhronos_websocket_frames_dropped_total",
-			Help: "Tag-listener frames not published to other instances because the bus was away or its queue full.",
+			Help: "WebSocket frames not published to other instances because the bus was away or its queue full.",
 		}, func() float64 { return float64(dropped()) }))
 	}
 	return m
