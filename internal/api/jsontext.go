@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -18,12 +19,7 @@ const textRule = "must be valid UTF-8 text without \\u0000 or unpaired surrogate
 // badText returns a 400 naming the first member of a request object whose
 // text cannot be stored, or nil.
 func badText(members map[string]json.RawMessage) error {
-	keys := make([]string, 0, len(members))
-	for k := range members {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(members)) {
 		if path, ok := textProblem(members[k]); ok {
 			return badRequest(k+path, textRule)
 		}
@@ -41,12 +37,7 @@ func textProblem(raw json.RawMessage) (string, bool) {
 	case len(v) > 0 && v[0] == '{':
 		var m map[string]json.RawMessage
 		if json.Unmarshal(v, &m) == nil {
-			keys := make([]string, 0, len(m))
-			for k := range m {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			for _, k := range keys {
+			for _, k := range slices.Sorted(maps.Keys(m)) {
 				if sub, ok := textProblem(m[k]); ok {
 					return "." + k + sub, true
 				}

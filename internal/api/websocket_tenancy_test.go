@@ -11,10 +11,8 @@ import (
 	"github.com/coder/websocket"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap"
 
 	"github.com/qhronos/qhronos/internal/coordination"
-	"github.com/qhronos/qhronos/internal/coordination/coordinationtest"
 	"github.com/qhronos/qhronos/internal/hub"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
@@ -121,14 +119,7 @@ func TestWebSocketAckOfAnotherClientsOccurrence(t *testing.T) {
 // Revoking a token closes its sessions (1008, "token revoked") on every
 // instance, not only the one that served the DELETE.
 func TestWebSocketSessionEndsWhenTokenRevoked(t *testing.T) {
-	client, prefix := coordinationtest.RedisClient(t)
-	store := repositorytest.Postgres(t)
-	shared := func(testing.TB) *repository.Store { return store }
-	coordA := coordination.NewRedis(client, prefix, zap.NewNop())
-	coordB := coordination.NewRedis(client, prefix, zap.NewNop())
-	t.Cleanup(func() { _ = coordA.Close(); _ = coordB.Close() })
-	a := newEnv(t, shared, withCoordinator(coordA, "instance-a"))
-	b := newEnv(t, shared, withCoordinator(coordB, "instance-b"))
+	a, b := twoInstances(t)
 
 	token, id := a.mintWithID("read", []string{"billing"}, time.Hour)
 	other := a.mint("read", []string{"billing"})

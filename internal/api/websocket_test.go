@@ -203,17 +203,22 @@ func TestWebSocketRefusals(t *testing.T) {
 	})
 }
 
-// A client connected to instance B receives an occurrence fired by instance A
-// (shared PostgreSQL and Redis), and its ack travels back.
-func TestWebSocketAcrossInstances(t *testing.T) {
+// twoInstances builds two servers sharing one PostgreSQL schema and one
+// Redis (under a prefix of the test's own), as two instances of a deployment.
+func twoInstances(t *testing.T) (*env, *env) {
 	client, prefix := coordinationtest.RedisClient(t)
 	store := repositorytest.Postgres(t)
 	shared := func(testing.TB) *repository.Store { return store }
 	coordA := coordination.NewRedis(client, prefix, zap.NewNop())
 	coordB := coordination.NewRedis(client, prefix, zap.NewNop())
 	t.Cleanup(func() { _ = coordA.Close(); _ = coordB.Close() })
-	a := newEnv(t, shared, withCoordinator(coordA, "instance-a"))
-	b := newEnv(t, shared, withCoordinator(coordB, "instance-b"))
+	return newEnv(t, shared, withCoordinator(coordA, "instance-a")), newEnv(t, shared, withCoordinator(coordB, "instance-b"))
+}
+
+// A client connected to instance B receives an occurrence fired by instance A
+// (shared PostgreSQL and Redis), and its ack travels back.
+func TestWebSocketAcrossInstances(t *testing.T) {
+	a, b := twoInstances(t)
 
 	c := b.subscribe(t, map[string]any{"type": "client-hook", "client_name": "acme", "token": b.master})
 	a.sched.Start(context.Background()) // only A dispatches

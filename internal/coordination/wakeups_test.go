@@ -2,7 +2,6 @@ package coordination_test
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/qhronos/qhronos/internal/coordination"
+	"github.com/qhronos/qhronos/internal/coordination/coordinationtest"
 	"go.uber.org/zap/zaptest"
 )
 
@@ -115,19 +115,7 @@ func notifyUntilHeard(t *testing.T, w *coordination.Wakeups, ch <-chan time.Time
 // instead of each holding its caller for the I/O timeout.
 func TestNotifyNeverWaitsOnAnUnreachableBus(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { _ = c.Close() })
-		}
-	}()
-	client := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1})
+	client := redis.NewClient(&redis.Options{Addr: coordinationtest.BlackHoleAddr(t), MaxRetries: -1})
 	t.Cleanup(func() { _ = client.Close() })
 	// Nop loggers: the publisher's failures are logged after the test ends.
 	w := coordination.NewWakeups(coordination.NewRedis(client, "wakeups-test:", zap.NewNop()), zap.NewNop())

@@ -1,7 +1,6 @@
 package hub_test
 
 import (
-	"net"
 	"testing"
 	"time"
 
@@ -10,34 +9,16 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/qhronos/qhronos/internal/coordination"
+	"github.com/qhronos/qhronos/internal/coordination/coordinationtest"
 	"github.com/qhronos/qhronos/internal/hub"
 )
-
-// blackHole is a Redis that accepts connections and never answers, as a
-// partitioned or frozen server looks to a client.
-func blackHole(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { _ = c.Close() })
-		}
-	}()
-	return ln.Addr().String()
-}
 
 // With Redis unreachable, feeding tag-listeners never waits on it: local
 // listeners get every frame at once, and frames for other instances are
 // dropped and counted once the outbox is full, instead of each publish
 // holding the delivery path for its timeout.
 func TestBroadcastNeverWaitsOnTheBus(t *testing.T) {
-	client := redis.NewClient(&redis.Options{Addr: blackHole(t), MaxRetries: -1})
+	client := redis.NewClient(&redis.Options{Addr: coordinationtest.BlackHoleAddr(t), MaxRetries: -1})
 	t.Cleanup(func() { _ = client.Close() })
 	bus := coordination.NewRedis(client, "hub-test:", zap.NewNop())
 	h := hub.New(bus, "instance-a", zap.NewNop())
