@@ -240,6 +240,55 @@ func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string, n
 	return int(n), nil
 }
 
+// LeaseKey names one leased row: the occurrence and the token it is held by.
+type LeaseKey struct {
+	ID    string `db:"id"`
+	Token string `db:"lease_token"`
+}
+
+// RenewLeases extends to until the lease of every row still dispatching
+// under one of tokens (a dispatcher's heartbeat: one statement for all it
+// holds) and returns the rows renewed. A row missing from the answer is no
+// longer held by its token — rescued, revoked, released or already recorded
+// — and its holder must not fire or record it. The WHERE clause is the
+// fence: a rescued row has lost its token, so a late renewal changes nothing.
+func (s *Store) RenewLeases(ctx context.Context, tokens []string, until time.Time) ([]LeaseKey, error) {
+	var out []LeaseKey
+	for start := 0; start < len(tokens); start += insertBatch {
+		chunk := tokens[start:min(start+insertBatch, len(tokens))]
+		args := make([]any, 0, len(chunk)+1)
+		args = append(args, s.ts(until))
+		for _, t := range chunk {
+			args = append(args, t)
+		}
+		var rows []LeaseKey
+		err := s.selectAll(ctx, &rows, `UPDATE occurrences SET lease_expires_at = ?
+			WHERE status = 'dispatching' AND lease_token IN (`+placeholders(len(chunk))+`)
+			RETURNING id, lease_token`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("renew leases: %w", err)
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
+}
+
+// RescueDispatching returns every dispatching row, expired or not, to retry
+// at now. Only a process that knows no other one can hold a lease may call
+// it: the embedded server at start, under its data-directory lock, finds the
+// leases of its own killed predecessor and needs not wait for them to
+// expire. Unacknowledged deliveries keep their deadline.
+func (s *Store) RescueDispatching(ctx context.Context, now time.Time) (int, error) {
+	res, err := s.exec(ctx, `UPDATE occurrences SET status = 'retrying', lease_token = NULL, lease_owner = NULL,
+		lease_expires_at = NULL, next_attempt_at = ?, updated_at = ?, error_message = 'lease of a stopped process'
+		WHERE status = 'dispatching'`, s.ts(now), s.ts(now))
+	if err != nil {
+		return 0, fmt.Errorf("rescue leases of a stopped process: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
 // RescueExpired returns expired leases and unacknowledged deliveries to
 // retry at now. The attempt they were on stays counted.
 func (s *Store) RescueExpired(ctx context.Context, now time.Time, limit int) (int, error) {
