@@ -24,6 +24,8 @@
 #   RATE=56 DURATION=180s KILL_EVERY=20 DUE_IN=30s TIMEOUT=90s
 #   PG_ADMIN_URL=postgres://postgres@127.0.0.1:5432/postgres
 #   KEEP=1 keeps the work directory (logs, receipts, report)
+#   QHRONOSD=path runs that server binary instead of building ./cmd/qhronosd
+#   (to measure another build; qhronos-bench is always built from here)
 set -euo pipefail
 
 RATE=${RATE:-56}
@@ -64,7 +66,7 @@ REDIS_PORT=""
 trap cleanup EXIT
 
 log "building into $W"
-go build -o "$W/qhronosd" ./cmd/qhronosd
+if [ -n "${QHRONOSD:-}" ]; then cp "$QHRONOSD" "$W/qhronosd"; else go build -o "$W/qhronosd" ./cmd/qhronosd; fi
 go build -o "$W/qhronos-bench" ./cmd/qhronos-bench
 
 REDIS_PORT=$(free_port)
