@@ -246,29 +246,41 @@ type LeaseKey struct {
 	Token string `db:"lease_token"`
 }
 
-// RenewLeases extends to until the lease of every row still dispatching
-// under one of tokens (a dispatcher's heartbeat: one statement for all it
-// holds) and returns the rows renewed. A row missing from the answer is no
-// longer held by its token — rescued, revoked, released or already recorded
-// — and its holder must not fire or record it. The WHERE clause is the
-// fence: a rescued row has lost its token, so a late renewal changes nothing.
-func (s *Store) RenewLeases(ctx context.Context, tokens []string, until time.Time) ([]LeaseKey, error) {
+// RenewLeases extends to until the lease of every given row still
+// dispatching under its token (a dispatcher's heartbeat: one statement per
+// few hundred rows for all it holds) and returns the rows renewed. A row
+// missing from the answer is no longer held by its token — rescued,
+// revoked, released or already recorded — and its holder must not fire or
+// record it. The WHERE clause is the fence: a rescued row has lost its
+// token, so a late renewal changes nothing. Rows are found by primary key;
+// a row held under another of the given tokens is renewed but answered
+// under that token, so a caller comparing pairs still sees its own lost.
+func (s *Store) RenewLeases(ctx context.Context, rows []LeaseKey, until time.Time) ([]LeaseKey, error) {
+	const perStatement = 400
 	var out []LeaseKey
-	for start := 0; start < len(tokens); start += insertBatch {
-		chunk := tokens[start:min(start+insertBatch, len(tokens))]
-		args := make([]any, 0, len(chunk)+1)
+	for start := 0; start < len(rows); start += perStatement {
+		chunk := rows[start:min(start+perStatement, len(rows))]
+		tokens := map[string]bool{}
+		args := make([]any, 0, 1+2*len(chunk))
 		args = append(args, s.ts(until))
-		for _, t := range chunk {
-			args = append(args, t)
+		for _, r := range chunk {
+			args = append(args, r.ID)
 		}
-		var rows []LeaseKey
-		err := s.selectAll(ctx, &rows, `UPDATE occurrences SET lease_expires_at = ?
-			WHERE status = 'dispatching' AND lease_token IN (`+placeholders(len(chunk))+`)
+		for _, r := range chunk {
+			if !tokens[r.Token] {
+				tokens[r.Token] = true
+				args = append(args, r.Token)
+			}
+		}
+		var got []LeaseKey
+		err := s.selectAll(ctx, &got, `UPDATE occurrences SET lease_expires_at = ?
+			WHERE status = 'dispatching' AND id IN (`+placeholders(len(chunk))+`)
+			AND lease_token IN (`+placeholders(len(tokens))+`)
 			RETURNING id, lease_token`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("renew leases: %w", err)
 		}
-		out = append(out, rows...)
+		out = append(out, got...)
 	}
 	return out, nil
 }

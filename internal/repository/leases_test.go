@@ -20,6 +20,14 @@ func claimWith(t *testing.T, s *repository.Store, now time.Time, n int, token st
 	return got
 }
 
+func keysOf(token string, occs ...repository.Occurrence) []repository.LeaseKey {
+	out := make([]repository.LeaseKey, len(occs))
+	for i, o := range occs {
+		out[i] = repository.LeaseKey{ID: o.ID, Token: token}
+	}
+	return out
+}
+
 func leaseExpiry(t *testing.T, s *repository.Store, id string) time.Time {
 	t.Helper()
 	o, err := s.GetOccurrence(context.Background(), id)
@@ -45,7 +53,7 @@ func TestRenewLeasesIsFencedByToken(t *testing.T) {
 		complete(t, s, done[0], "d", t0.Add(time.Second))
 
 		// b's holder stalls: its lease expires and another worker takes the row.
-		renewed, err := s.RenewLeases(ctx, []string{"a"}, t0.Add(20*time.Second))
+		renewed, err := s.RenewLeases(ctx, keysOf("a", mine...), t0.Add(20*time.Second))
 		require.NoError(t, err)
 		require.Len(t, renewed, 2)
 		n, err := s.RescueExpired(ctx, t0.Add(15*time.Second), 10)
@@ -54,7 +62,8 @@ func TestRenewLeasesIsFencedByToken(t *testing.T) {
 		taken := claimWith(t, s, t0.Add(15*time.Second), 1, "c", t0.Add(25*time.Second))
 		require.Equal(t, stale[0].ID, taken[0].ID)
 
-		renewed, err = s.RenewLeases(ctx, []string{"b", "a", "d"}, t0.Add(30*time.Second))
+		keys := append(append(keysOf("b", stale...), keysOf("a", mine...)...), keysOf("d", done...)...)
+		renewed, err = s.RenewLeases(ctx, keys, t0.Add(30*time.Second))
 		require.NoError(t, err)
 		got := make([]string, 0, len(renewed))
 		for _, k := range renewed {
@@ -165,5 +174,28 @@ func TestRescueDispatchingLeavesAwaitingAck(t *testing.T) {
 		o, err = s.GetOccurrence(ctx, got[0].ID)
 		require.NoError(t, err)
 		require.Equal(t, repository.OccurrenceAwaitingAck, o.Status)
+	})
+}
+
+// A heartbeat over more rows than one statement takes renews them all.
+func TestRenewLeasesManyRows(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEvent()
+		mustCreate(t, s, e)
+		instants := make([]time.Time, 450)
+		for i := range instants {
+			instants[i] = t0.Add(-time.Duration(i+1) * time.Millisecond)
+		}
+		_, err := s.InsertOccurrences(ctx, e.ID, instants, false, t0)
+		require.NoError(t, err)
+		first := claimWith(t, s, t0, 200, "a", t0.Add(10*time.Second))
+		second := claimWith(t, s, t0, 250, "b", t0.Add(10*time.Second))
+		renewed, err := s.RenewLeases(ctx, append(keysOf("a", first...), keysOf("b", second...)...), t0.Add(time.Minute))
+		require.NoError(t, err)
+		require.Len(t, renewed, 450)
+		n, err := s.RescueExpired(ctx, t0.Add(30*time.Second), 1000)
+		require.NoError(t, err)
+		require.Zero(t, n)
 	})
 }

@@ -136,12 +136,14 @@ func (d *Dispatcher) RenewLeases(ctx context.Context) (renewed, lost int, err er
 	if len(snap) == 0 {
 		return 0, 0, nil
 	}
-	tokens := make([]string, 0, len(snap))
-	for token := range snap {
-		tokens = append(tokens, token)
+	var keys []repository.LeaseKey
+	for token, ids := range snap {
+		for _, id := range ids {
+			keys = append(keys, repository.LeaseKey{ID: id, Token: token})
+		}
 	}
 	until := d.clock.Now().Add(d.cfg.Lease)
-	got, err := d.store.RenewLeases(ctx, tokens, until)
+	got, err := d.store.RenewLeases(ctx, keys, until)
 	if err != nil {
 		return 0, 0, err
 	}

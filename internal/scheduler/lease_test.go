@@ -193,7 +193,11 @@ func TestCrashedClaimIsDeliveredWithin30Seconds(t *testing.T) {
 			Token: "dead", LeaseUntil: crash})
 		require.NoError(t, err)
 		require.Len(t, got, 5)
-		_, err = s.RenewLeases(context.Background(), []string{"dead"}, crash.Add(scheduler.DefaultLease))
+		held := make([]repository.LeaseKey, len(got))
+		for i, o := range got {
+			held[i] = repository.LeaseKey{ID: o.ID, Token: "dead"}
+		}
+		_, err = s.RenewLeases(context.Background(), held, crash.Add(scheduler.DefaultLease))
 		require.NoError(t, err)
 
 		// The survivor's loops: the rescuer every rescue interval, the
