@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"net/http"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -127,12 +126,10 @@ func TestStoppedWorkerLateWriteIsRefused(t *testing.T) {
 
 	rel.release() // the hung request is answered 200 into the frozen worker's socket
 	a.signal(syscall.SIGCONT)
-	// Its heartbeat finds the lease lost and drops the outcome, or, if
-	// the attempt ends first, the fenced write is refused.
-	eventually(t, 15*time.Second, "the resumed worker gives its outcome up", func() bool {
-		s := a.stderr.String()
-		return strings.Contains(s, "outcome refused: lease lost") || strings.Contains(s, "outcome dropped: lease lost")
-	})
+	// Its heartbeat finds the lease lost and the outcome is dropped
+	// ("outcome dropped: lease lost"), or, if the attempt ends first, the
+	// fenced write is refused ("outcome refused: lease lost").
+	a.waitLog(": lease lost", 15*time.Second)
 
 	after := c.attempts(a, occ.ID)
 	if got, want := len(after), len(before); got != want {
