@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -227,4 +230,41 @@ func TestKillNineMidBurstRecoversWithin30Seconds(t *testing.T) {
 		}
 	}
 	t.Logf("%d duplicates, each a send of the killed process delivered again under its webhook-id", dups)
+}
+
+// The embedded server is alone on its data directory: restarted after
+// kill -9, it hands its predecessor's leases back at once instead of
+// waiting for them to expire (here a 10-minute lease, so only the rescue at
+// start can deliver within the test).
+func TestEmbeddedRestartAfterKillRescuesAtOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	env := map[string]string{"QHRONOS_SERVER_ADDR": freeAddr(t), "QHRONOS_SCHEDULER_LEASE": "10m",
+		"QHRONOS_ACTIONS_ATTEMPT_TIMEOUT": "5m", "QHRONOS_ACTIONS_MAX_ATTEMPT_TIMEOUT": "5m"}
+	rc := newReceiver(t)
+	rel := newReleaser(t)
+	rc.setBehaviour(hang(rel.ch))
+
+	a := startEmbedded(t, "embedded", dir, env)
+	raw, err := os.ReadFile(filepath.Join(dir, "data", "secrets.json"))
+	require.NoError(t, err)
+	var secrets struct {
+		MasterToken string `json:"master_token"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &secrets))
+	c := &client{t: t, token: secrets.MasterToken, http: &http.Client{Timeout: 5 * time.Second}}
+
+	evID, err := c.createEvent(a, "embedded-kill", time.Now().Add(1500*time.Millisecond), rc.URL())
+	require.NoError(t, err)
+	occ := c.onlyOccurrence(a, evID)
+	rc.waitReceived(t, 1, 15*time.Second)
+	a.kill9() // mid-attempt: the row is leased for ten minutes
+	rc.setBehaviour(answer(http.StatusOK))
+
+	b := startEmbedded(t, "restarted", dir, env)
+	got := c.waitStatus(b, occ.ID, "completed", 20*time.Second)
+	require.Equal(t, 2, got.AttemptCount, "the killed attempt stays counted")
+	if n := len(rc.attempts(occ.ID)); n != 2 {
+		t.Errorf("receiver got webhook-id %s %d times, want 2 (the killed attempt and the rescue)", occ.ID, n)
+	}
 }
