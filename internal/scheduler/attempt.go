@@ -73,6 +73,7 @@ func (d *Dispatcher) attempt(jb job) {
 		d.settled(jb.token, jb.occ.ID)
 		return
 	}
+	d.leases.recording(jb.token, jb.occ.ID)
 	occ := jb.occ
 	ev := jb.ev
 	d.rec.add(rec, func(err error) {

@@ -257,6 +257,7 @@ func staleReason(found bool, ev *repository.Event, occ *repository.Occurrence) s
 // attempt back (missed and cancelled rows were never attempted).
 func (d *Dispatcher) skip(occ *repository.Occurrence, token string, status repository.OccurrenceStatus, reason string, now time.Time, uncount bool) {
 	msg := reason
+	d.leases.recording(token, occ.ID)
 	d.rec.add(repository.DispatchRecord{
 		OutcomeRecord: repository.OutcomeRecord{OccurrenceID: occ.ID, LeaseToken: token, Status: status,
 			ErrorMessage: &msg, Now: now},

@@ -24,7 +24,17 @@ type heldLeases struct {
 // succeeded).
 type claimLease struct {
 	until time.Time
-	rows  map[string]bool // occurrence id → lost
+	rows  map[string]*heldRow
+}
+
+// heldRow is what this process knows of one held row.
+type heldRow struct {
+	// lost: the heartbeat found the row no longer held by its token.
+	lost bool
+	// recording: its outcome is queued for the recorder. It stays renewed
+	// (the recorder may retry while the database is away), but a renewal
+	// that misses it is no news: the outcome may just have been written.
+	recording bool
 }
 
 func newHeldLeases() *heldLeases { return &heldLeases{tokens: map[string]*claimLease{}} }
@@ -32,9 +42,9 @@ func newHeldLeases() *heldLeases { return &heldLeases{tokens: map[string]*claimL
 func (h *heldLeases) add(token string, until time.Time, ids []string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	c := &claimLease{until: until, rows: make(map[string]bool, len(ids))}
+	c := &claimLease{until: until, rows: make(map[string]*heldRow, len(ids))}
 	for _, id := range ids {
-		c.rows[id] = false
+		c.rows[id] = &heldRow{}
 	}
 	h.tokens[token] = c
 }
@@ -60,8 +70,8 @@ func (h *heldLeases) snapshot() map[string][]string {
 	defer h.mu.Unlock()
 	out := make(map[string][]string, len(h.tokens))
 	for token, c := range h.tokens {
-		for id, lost := range c.rows {
-			if !lost {
+		for id, r := range c.rows {
+			if !r.lost {
 				out[token] = append(out[token], id)
 			}
 		}
@@ -87,14 +97,15 @@ func (h *heldLeases) renewed(snap map[string][]string, got []repository.LeaseKey
 		}
 		renewedAny := false
 		for _, id := range ids {
-			if _, still := c.rows[id]; !still {
-				continue // settled meanwhile: recorded or released, not lost
+			r, still := c.rows[id]
+			if !still || r.recording {
+				continue // settled or being recorded meanwhile, not lost
 			}
 			if ok[repository.LeaseKey{ID: id, Token: token}] {
 				renewedAny = true
 				continue
 			}
-			c.rows[id] = true
+			r.lost = true
 			lost = append(lost, id)
 		}
 		if renewedAny && until.After(c.until) {
@@ -114,8 +125,8 @@ func (h *heldLeases) usable(token, id string, now time.Time) bool {
 	if !ok {
 		return false
 	}
-	lost, ok := c.rows[id]
-	return ok && !lost && now.Before(c.until)
+	r, ok := c.rows[id]
+	return ok && !r.lost && now.Before(c.until)
 }
 
 // lost reports whether the heartbeat found the row taken from its token.
@@ -123,7 +134,22 @@ func (h *heldLeases) lost(token, id string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c, ok := h.tokens[token]
-	return ok && c.rows[id]
+	if !ok {
+		return false
+	}
+	r, ok := c.rows[id]
+	return ok && r.lost
+}
+
+// recording marks a row whose outcome goes to the recorder.
+func (h *heldLeases) recording(token, id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c, ok := h.tokens[token]; ok {
+		if r, ok := c.rows[id]; ok {
+			r.recording = true
+		}
+	}
 }
 
 // RenewLeases is one heartbeat: it extends the lease of every row this
