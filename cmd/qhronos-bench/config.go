@@ -31,6 +31,7 @@ type Config struct {
 	JSON              bool
 	Tags              []string
 	CheckRecorded     int
+	Receipts          string
 }
 
 const usageText = `usage: qhronos-bench [flags]
@@ -75,6 +76,7 @@ func parseConfig(args []string, stderr io.Writer) (Config, error) {
 	fs.BoolVar(&c.JSON, "json", false, "print the report as JSON instead of a table")
 	fs.StringVar(&tags, "tags", "qhronos-bench", "comma-separated tags on every event (a run tag is added)")
 	fs.IntVar(&c.CheckRecorded, "check-recorded", 50, "read back this many delivered occurrences to check they were recorded completed")
+	fs.StringVar(&c.Receipts, "receipts", "", "write every receipt to this CSV file (delivery_id, event_id, attempt, scheduled_at, received_at)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

@@ -98,14 +98,27 @@ func bench(ctx context.Context, cfg Config, stderr io.Writer, now func() time.Ti
 		h.verifier = newSignatureVerifier(cfg.VerifySignature)
 		rep.SignatureChecked = true
 	}
+	if cfg.Receipts != "" {
+		if h.receipts, err = openReceiptLog(cfg.Receipts); err != nil {
+			return nil, err
+		}
+	}
 	rs, err := startReceivers(host, cfg.Receivers, h)
 	if err != nil {
+		if h.receipts != nil {
+			_ = h.receipts.close()
+		}
 		return nil, err
 	}
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		rs.close(sctx)
+		if h.receipts != nil {
+			if err := h.receipts.close(); err != nil {
+				_, _ = fmt.Fprintln(stderr, "qhronos-bench:", err)
+			}
+		}
 	}()
 
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{

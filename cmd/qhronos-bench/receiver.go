@@ -23,6 +23,7 @@ const maxDeliveryBody = 1 << 20
 type receiverHandler struct {
 	rec       *Recorder
 	verifier  *signatureVerifier // nil: signatures not checked
+	receipts  *receiptLog        // nil: receipts not written out
 	now       func() time.Time
 	malformed atomic.Int64
 	received  atomic.Int64 // well-formed receipts, for the progress line
@@ -33,6 +34,7 @@ type deliveryBody struct {
 	EventID      string    `json:"event_id"`
 	OccurrenceID string    `json:"occurrence_id"`
 	ScheduledAt  time.Time `json:"scheduled_at"`
+	Attempt      int       `json:"attempt"`
 }
 
 func (h *receiverHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -61,6 +63,9 @@ func (h *receiverHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc.SignatureOK = h.verifier.Verify(r.Header.Get("X-Qhronos-Signature"), body)
 	}
 	h.rec.Record(rc)
+	if h.receipts != nil {
+		h.receipts.add(rc, b.Attempt)
+	}
 	h.received.Add(1)
 	w.WriteHeader(http.StatusOK)
 }

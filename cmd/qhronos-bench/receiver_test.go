@@ -3,6 +3,8 @@ package main
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -53,5 +55,36 @@ func TestReceiverRecordsDeliveries(t *testing.T) {
 	}
 	if got := h.malformed.Load(); got != 1 {
 		t.Errorf("malformed: got %d, want 1", got)
+	}
+}
+
+func TestReceiverWritesReceipts(t *testing.T) {
+	t.Parallel()
+	rec := NewRecorder()
+	at := time.Date(2026, 11, 21, 12, 0, 0, 250_000_000, time.UTC)
+	path := filepath.Join(t.TempDir(), "receipts.csv")
+	l, err := openReceiptLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &receiverHandler{rec: rec, now: func() time.Time { return at }, receipts: l}
+	for _, attempt := range []string{"1", "2"} {
+		req := httptest.NewRequest(http.MethodPost, "/hook", strings.NewReader(
+			`{"event_id":"e1","occurrence_id":"o1","attempt":`+attempt+`,"scheduled_at":"2026-11-21T12:00:00Z"}`))
+		req.Header.Set("Webhook-Id", "o1")
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	if err := l.close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "delivery_id,event_id,attempt,scheduled_at,received_at\n" +
+		"o1,e1,1,2026-11-21T12:00:00Z,2026-11-21T12:00:00.25Z\n" +
+		"o1,e1,2,2026-11-21T12:00:00Z,2026-11-21T12:00:00.25Z\n"
+	if string(got) != want {
+		t.Errorf("receipts file:\n%s\nwant:\n%s", got, want)
 	}
 }

@@ -181,9 +181,13 @@ func deploymentClock(ctx context.Context, store *repository.Store, log *zap.Logg
 func schedulerConfig(cfg *config.Config, instanceID string, limits recurrence.Limits) scheduler.Config {
 	s := cfg.Scheduler
 	return scheduler.Config{
+		// Without database.url the data directory is locked: no other
+		// process holds leases in it.
+		Exclusive:  !cfg.Production(),
 		InstanceID: instanceID, Lookahead: s.Lookahead, ExpandInterval: s.ExpansionInterval,
 		MaxRowsPerEventWindow: s.MaxRowsPerEventWindow, Recurrence: limits, MaxSleep: s.MaxSleep,
-		ClaimBatch: s.ClaimBatch, ClaimAhead: s.ClaimAhead, Lease: s.Lease, Workers: s.Workers,
+		ClaimBatch: s.ClaimBatch, ClaimAhead: s.ClaimAhead, Lease: s.Lease,
+		LeaseRenewInterval: s.LeaseRenewInterval, Workers: s.Workers,
 		MaxPerDestination: cfg.Outbound.MaxPerHost, APIOnly: !s.Dispatch,
 		AttemptTimeout: cfg.Actions.AttemptTimeout, MaxTimeout: cfg.Actions.MaxAttemptTimeout,
 		AckTimeout: cfg.WebSocket.AckTimeout, DrainTimeout: s.DrainTimeout, RescueInterval: s.RescuerInterval,

@@ -145,10 +145,14 @@ type SchedulerConfig struct {
 	MaxSleep              time.Duration `yaml:"max_sleep"`
 	ClaimBatch            int           `yaml:"claim_batch"`
 	ClaimAhead            time.Duration `yaml:"claim_ahead"`
-	Lease                 time.Duration `yaml:"lease"`
-	RescuerInterval       time.Duration `yaml:"rescuer_interval"`
-	DrainTimeout          time.Duration `yaml:"drain_timeout"`
-	CatchupWindow         time.Duration `yaml:"catchup_window"`
+	// Lease is how long a claimed occurrence stays one instance's without
+	// a renewal; LeaseRenewInterval is the heartbeat that renews the
+	// leases of everything in flight (shorter than Lease).
+	Lease              time.Duration `yaml:"lease"`
+	LeaseRenewInterval time.Duration `yaml:"lease_renew_interval"`
+	RescuerInterval    time.Duration `yaml:"rescuer_interval"`
+	DrainTimeout       time.Duration `yaml:"drain_timeout"`
+	CatchupWindow      time.Duration `yaml:"catchup_window"`
 	// Workers is the global number of concurrent action executions.
 	Workers int `yaml:"workers"`
 	// Dispatch false makes an API-only instance that never fires

@@ -84,8 +84,9 @@ func (c *Config) Validate() error {
 	v.positive("scheduler.claim_batch", int64(s.ClaimBatch))
 	v.nonNegativeDuration("scheduler.claim_ahead", s.ClaimAhead)
 	v.positiveDuration("scheduler.lease", s.Lease)
-	v.check(s.Lease <= 0 || s.Lease > c.Actions.MaxAttemptTimeout, "scheduler.lease",
-		"must be longer than actions.max_attempt_timeout, or attempts still running are rescued and sent twice")
+	v.positiveDuration("scheduler.lease_renew_interval", s.LeaseRenewInterval)
+	v.check(s.Lease <= 0 || s.LeaseRenewInterval <= 0 || s.LeaseRenewInterval < s.Lease, "scheduler.lease_renew_interval",
+		"must be shorter than scheduler.lease, or leases of work in flight lapse between renewals")
 	v.positiveDuration("scheduler.rescuer_interval", s.RescuerInterval)
 	v.positiveDuration("scheduler.drain_timeout", s.DrainTimeout)
 	v.nonNegativeDuration("scheduler.catchup_window", s.CatchupWindow)

@@ -240,6 +240,67 @@ func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string, n
 	return int(n), nil
 }
 
+// LeaseKey names one leased row: the occurrence and the token it is held by.
+type LeaseKey struct {
+	ID    string `db:"id"`
+	Token string `db:"lease_token"`
+}
+
+// RenewLeases extends to until the lease of every given row still
+// dispatching under its token (a dispatcher's heartbeat: one statement per
+// few hundred rows for all it holds) and returns the rows renewed. A row
+// missing from the answer is no longer held by its token — rescued,
+// revoked, released or already recorded — and its holder must not fire or
+// record it. The WHERE clause is the fence: a rescued row has lost its
+// token, so a late renewal changes nothing. Rows are found by primary key;
+// a row held under another of the given tokens is renewed but answered
+// under that token, so a caller comparing pairs still sees its own lost.
+func (s *Store) RenewLeases(ctx context.Context, rows []LeaseKey, until time.Time) ([]LeaseKey, error) {
+	const perStatement = 400
+	var out []LeaseKey
+	for start := 0; start < len(rows); start += perStatement {
+		chunk := rows[start:min(start+perStatement, len(rows))]
+		tokens := map[string]bool{}
+		args := make([]any, 0, 1+2*len(chunk))
+		args = append(args, s.ts(until))
+		for _, r := range chunk {
+			args = append(args, r.ID)
+		}
+		for _, r := range chunk {
+			if !tokens[r.Token] {
+				tokens[r.Token] = true
+				args = append(args, r.Token)
+			}
+		}
+		var got []LeaseKey
+		err := s.selectAll(ctx, &got, `UPDATE occurrences SET lease_expires_at = ?
+			WHERE status = 'dispatching' AND id IN (`+placeholders(len(chunk))+`)
+			AND lease_token IN (`+placeholders(len(tokens))+`)
+			RETURNING id, lease_token`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("renew leases: %w", err)
+		}
+		out = append(out, got...)
+	}
+	return out, nil
+}
+
+// RescueDispatching returns every dispatching row, expired or not, to retry
+// at now. Only a process that knows no other one can hold a lease may call
+// it: the embedded server at start, under its data-directory lock, finds the
+// leases of its own killed predecessor and needs not wait for them to
+// expire. Unacknowledged deliveries keep their deadline.
+func (s *Store) RescueDispatching(ctx context.Context, now time.Time) (int, error) {
+	res, err := s.exec(ctx, `UPDATE occurrences SET status = 'retrying', lease_token = NULL, lease_owner = NULL,
+		lease_expires_at = NULL, next_attempt_at = ?, updated_at = ?, error_message = 'lease of a stopped process'
+		WHERE status = 'dispatching'`, s.ts(now), s.ts(now))
+	if err != nil {
+		return 0, fmt.Errorf("rescue leases of a stopped process: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
 // RescueExpired returns expired leases and unacknowledged deliveries to
 // retry at now. The attempt they were on stays counted.
 func (s *Store) RescueExpired(ctx context.Context, now time.Time, limit int) (int, error) {

@@ -20,6 +20,15 @@ const goneReason = "paused: the receiver answered 410 Gone"
 // slot until the action returns.
 func (d *Dispatcher) attempt(jb job) {
 	started := d.clock.Now()
+	if !d.leases.usable(jb.token, jb.occ.ID, started) {
+		// The heartbeat found the row taken, or could not renew it in time:
+		// another instance may be firing it. Hand it back if it is still
+		// ours; the fenced release does nothing otherwise.
+		<-d.sem
+		d.log.Warn("lease lost before firing", zap.String("occurrence_id", jb.occ.ID))
+		d.releaseIDs(jb.token, []string{jb.occ.ID})
+		return
+	}
 	out := d.execute(&jb, started)
 	<-d.sem
 	ended := d.clock.Now()
@@ -56,13 +65,22 @@ func (d *Dispatcher) attempt(jb job) {
 		zap.Int("attempt", jb.occ.AttemptCount), zap.String("action", jb.ev.ActionType),
 		zap.Time("scheduled_at", jb.occ.ScheduledAt), zap.Duration("lateness", started.Sub(jb.occ.ScheduledAt)),
 		zap.Int("status_code", out.StatusCode), zap.String("outcome", string(v.Status)))
+	if d.leases.lost(jb.token, jb.occ.ID) {
+		// Its new holder records the row; this attempt's outcome is not
+		// written (the fenced write would be refused anyway).
+		d.log.Warn("outcome dropped: lease lost", zap.String("occurrence_id", jb.occ.ID),
+			zap.String("status", string(v.Status)))
+		d.settled(jb.token, jb.occ.ID)
+		return
+	}
+	d.leases.recording(jb.token, jb.occ.ID)
 	occ := jb.occ
 	ev := jb.ev
 	d.rec.add(rec, func(err error) {
 		if err == nil && d.onAttempt != nil {
 			d.onAttempt(&ev, &occ, out)
 		}
-		d.addHeld(-1)
+		d.settled(jb.token, jb.occ.ID)
 	})
 }
 

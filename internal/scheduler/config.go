@@ -23,8 +23,18 @@ type Config struct {
 	MaxSleep   time.Duration // the dispatcher's longest sleep (1 s)
 	ClaimBatch int           // rows per claim (500)
 	ClaimAhead time.Duration // claim this long before the instant (250 ms)
-	Lease      time.Duration // lease per claim (2 min)
-	Workers    int           // concurrent attempts per instance (64)
+	// Lease is how long a claimed row stays this instance's without a
+	// renewal (10 s): what a crash strands, for about this long plus the
+	// rescue interval.
+	Lease time.Duration
+	// LeaseRenewInterval is the heartbeat period that renews the leases of
+	// every row held (a third of the lease); shorter than Lease.
+	LeaseRenewInterval time.Duration
+	Workers            int // concurrent attempts per instance (64)
+	// Exclusive says no other process can use the database (the embedded
+	// SQLite under its data-directory lock): every lease found at start
+	// is a killed predecessor's and is rescued at once, not at expiry.
+	Exclusive bool
 	// APIOnly keeps the dispatcher off: this instance expands and rescues
 	// but never fires (scheduler.dispatch = false).
 	APIOnly bool
@@ -39,12 +49,20 @@ type Config struct {
 	RecordBatch    int           // outcomes per write (200)
 	RecordInterval time.Duration // longest an outcome waits to be written (5 ms)
 
-	RescueInterval time.Duration // rescuer period (15 s)
+	RescueInterval time.Duration // rescuer period (5 s)
 	RescueBatch    int           // rows per rescue statement (1000)
 
 	Retry   RetryDefaults
 	CatchUp CatchUp
 }
+
+// The lease defaults: a crashed process's rows are back in play at most
+// DefaultLease after its last renewal plus DefaultRescueInterval, well
+// within 30 s; a renewal may be two intervals late before a lease lapses.
+const (
+	DefaultLease          = 10 * time.Second
+	DefaultRescueInterval = 5 * time.Second
+)
 
 func (c Config) withDefaults() Config {
 	def := func(d *time.Duration, v time.Duration) {
@@ -68,7 +86,8 @@ func (c Config) withDefaults() Config {
 	defInt(&c.ClaimBatch, 500)
 	defInt(&c.MaxPerDestination, 16)
 	def(&c.ClaimAhead, 250*time.Millisecond)
-	def(&c.Lease, 2*time.Minute)
+	def(&c.Lease, DefaultLease)
+	def(&c.LeaseRenewInterval, c.Lease/3)
 	defInt(&c.Workers, 64)
 	def(&c.AttemptTimeout, 30*time.Second)
 	def(&c.MaxTimeout, 60*time.Second)
@@ -76,7 +95,7 @@ func (c Config) withDefaults() Config {
 	def(&c.DrainTimeout, 30*time.Second)
 	defInt(&c.RecordBatch, 200)
 	def(&c.RecordInterval, 5*time.Millisecond)
-	def(&c.RescueInterval, 15*time.Second)
+	def(&c.RescueInterval, DefaultRescueInterval)
 	defInt(&c.RescueBatch, 1000)
 	c.Retry = c.Retry.withDefaults()
 	c.CatchUp = c.CatchUp.withDefaults()

@@ -85,6 +85,11 @@ type Dispatcher struct {
 	holders       sync.WaitGroup
 	closeOnce     sync.Once
 
+	// leases is what the heartbeat renews; it stops after the drain.
+	leases        *heldLeases
+	heartbeatStop chan struct{}
+	heartbeatDone chan struct{}
+
 	mu      sync.Mutex
 	held    int           // claimed rows whose outcome is not written yet
 	changed chan struct{} // closed and replaced whenever held drops
@@ -108,15 +113,25 @@ func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
 	}
 	log := deps.Logger.Named("dispatcher")
 	actx, cancel := context.WithCancel(context.Background())
-	return &Dispatcher{
+	d := &Dispatcher{
 		cfg: cfg, store: deps.Store, registry: deps.Registry, clock: deps.Clock, secrets: deps.Secrets, log: log,
 		wakeups: deps.Wakeups, rnd: deps.Rand, onAttempt: deps.OnAttempt, obs: deps.Observer,
 		sem: make(chan struct{}, cfg.Workers), perDest: outbound.NewLimiter(cfg.MaxPerDestination),
-		rec:     newRecorder(deps.Store, log, cfg.RecordBatch, cfg.RecordInterval, cfg.Lease),
+		// Outcomes are retried past the lease while the database is away:
+		// the write is fenced, so a late one that lost its lease changes
+		// nothing, and one that still holds it saves a second delivery.
+		rec:     newRecorder(deps.Store, log, cfg.RecordBatch, cfg.RecordInterval, max(cfg.Lease, recordRetryFor)),
 		wakeNow: make(chan struct{}, 1), stopping: make(chan struct{}),
 		attemptCtx: actx, cancelAttempt: cancel, changed: make(chan struct{}),
+		leases: newHeldLeases(), heartbeatStop: make(chan struct{}), heartbeatDone: make(chan struct{}),
 	}
+	go d.heartbeat()
+	return d
 }
+
+// recordRetryFor is how long a batch of outcomes is retried while the
+// database fails.
+const recordRetryFor = 2 * time.Minute
 
 // job is one claimed occurrence on its way to an attempt.
 type job struct {
@@ -137,23 +152,29 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	}
 	now := d.clock.Now()
 	token := uuid.NewString()
+	until := now.Add(d.cfg.Lease)
 	occs, err := d.store.ClaimDue(ctx, repository.ClaimRequest{Now: now, Ahead: d.cfg.ClaimAhead, Limit: limit,
-		Owner: d.cfg.InstanceID, Token: token, LeaseUntil: now.Add(d.cfg.Lease)})
+		Owner: d.cfg.InstanceID, Token: token, LeaseUntil: until})
 	if err != nil {
 		return 0, err
 	}
 	if len(occs) == 0 {
 		return 0, nil
 	}
+	ids := make([]string, len(occs))
+	for i := range occs {
+		ids[i] = occs[i].ID
+	}
+	d.claimed(token, until, ids)
 	if d.obs != nil {
 		d.obs.ObserveClaim(len(occs))
 	}
-	d.addHeld(len(occs))
 	jobs, err := d.triage(ctx, occs, token, now)
 	if err != nil {
-		// The rows stay leased; the rescuer returns them after the lease.
-		d.addHeld(-len(occs))
-		return len(occs), err
+		// Nothing was attempted: hand the whole batch back at once, its
+		// attempt uncounted, rather than strand it for a lease.
+		d.releaseIDs(token, ids)
+		return len(occs), fmt.Errorf("read claimed occurrences' events: %w", err)
 	}
 	if len(jobs) > 0 {
 		d.holders.Add(1)
@@ -236,11 +257,12 @@ func staleReason(found bool, ev *repository.Event, occ *repository.Occurrence) s
 // attempt back (missed and cancelled rows were never attempted).
 func (d *Dispatcher) skip(occ *repository.Occurrence, token string, status repository.OccurrenceStatus, reason string, now time.Time, uncount bool) {
 	msg := reason
+	d.leases.recording(token, occ.ID)
 	d.rec.add(repository.DispatchRecord{
 		OutcomeRecord: repository.OutcomeRecord{OccurrenceID: occ.ID, LeaseToken: token, Status: status,
 			ErrorMessage: &msg, Now: now},
 		Uncount: uncount, EventID: occ.EventID, Ran: status == repository.OccurrenceFailed, LastStatus: reason,
-	}, func(error) { d.addHeld(-1) })
+	}, func(error) { d.settled(token, occ.ID) })
 }
 
 // capacity is how many more rows this instance may claim now: claimed rows
@@ -261,6 +283,20 @@ func (d *Dispatcher) capacityLocked() int {
 // minClaim is the capacity a busy dispatcher waits for before claiming
 // again: a claim costs a few round trips, so it should take many rows.
 func (d *Dispatcher) minClaim() int { return max(1, d.cfg.ClaimBatch/2) }
+
+// claimed starts tracking the rows of a claim: counted as held, and
+// renewed by the heartbeat until settled.
+func (d *Dispatcher) claimed(token string, until time.Time, ids []string) {
+	d.leases.add(token, until, ids)
+	d.addHeld(len(ids))
+}
+
+// settled stops tracking rows whose outcome is written, or which were
+// released or given up.
+func (d *Dispatcher) settled(token string, ids ...string) {
+	d.leases.remove(token, ids...)
+	d.addHeld(-len(ids))
+}
 
 func (d *Dispatcher) addHeld(n int) {
 	d.mu.Lock()

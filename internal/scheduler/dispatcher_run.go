@@ -28,18 +28,21 @@ func (d *Dispatcher) Run(ctx context.Context, status *LoopStatus) {
 		if err == nil && n > 0 && n >= d.cfg.ClaimBatch {
 			continue // a full batch: more is probably due
 		}
-		wake = d.sleep(ctx, wake)
+		// After a failure, wait max_sleep: a batch released because its
+		// follow-up read failed is due at once, and claiming it again in a
+		// tight loop would hammer a database that is failing.
+		wake = d.sleep(ctx, wake, err != nil)
 	}
 	d.Close()
 }
 
 // sleep waits until the earliest due instant minus claim-ahead, a wake-up,
 // freed capacity or max_sleep, whichever comes first. When the database or
-// the bus is away it simply polls at max_sleep. It returns the wake-up
-// channel, nil once it closed.
-func (d *Dispatcher) sleep(ctx context.Context, wake <-chan time.Time) <-chan time.Time {
+// the bus is away, or the last claim failed, it simply polls at max_sleep.
+// It returns the wake-up channel, nil once it closed.
+func (d *Dispatcher) sleep(ctx context.Context, wake <-chan time.Time, failed bool) <-chan time.Time {
 	wait := d.cfg.MaxSleep
-	if d.capacity() > 0 {
+	if d.capacity() > 0 && !failed {
 		next, err := d.store.NextDue(ctx)
 		if err == nil && next != nil {
 			wait = min(wait, max(0, next.Sub(d.clock.Now())-d.cfg.ClaimAhead))
@@ -110,6 +113,10 @@ func (d *Dispatcher) Close() {
 			cancel()
 		}
 		d.cancelAttempt()
+		// Nothing is renewed after the drain: what is still held expires
+		// and is rescued.
+		close(d.heartbeatStop)
+		<-d.heartbeatDone
 		if err != nil {
 			// An action ignored its context; its lease will expire and the
 			// rescuer retries it. The writer stays open for its late outcome.

@@ -69,10 +69,11 @@ func (d *Dispatcher) preFire(token string, group []job, now time.Time) []job {
 	defer cancel()
 	checks, err := d.store.CheckLeases(ctx, token, ids)
 	if err != nil {
-		// Without knowing the event's state nothing fires; the leases
-		// expire and the rescuer hands the rows back.
+		// Without knowing the event's state nothing fires; the rows go
+		// back for immediate pickup (or, if the database is away, their
+		// leases expire soon, with no heartbeat behind them).
 		d.log.Warn("check leases before firing", zap.Int("occurrences", len(group)), zap.Error(err))
-		d.addHeld(-len(group))
+		d.releaseIDs(token, ids)
 		return nil
 	}
 	var edited []string
@@ -85,7 +86,7 @@ func (d *Dispatcher) preFire(token string, group []job, now time.Time) []job {
 	if len(edited) > 0 {
 		if fresh, err = d.store.EventsByID(ctx, edited); err != nil {
 			d.log.Warn("reload edited events", zap.Error(err))
-			d.addHeld(-len(group))
+			d.releaseIDs(token, ids)
 			return nil
 		}
 	}
@@ -93,7 +94,7 @@ func (d *Dispatcher) preFire(token string, group []job, now time.Time) []job {
 	for _, jb := range group {
 		c, ok := checks[jb.occ.ID]
 		if !ok || !c.Held {
-			d.addHeld(-1) // the lease is gone: someone else owns the row now
+			d.settled(token, jb.occ.ID) // the lease is gone: someone else owns the row now
 			continue
 		}
 		if ev, ok := fresh[jb.ev.ID]; ok {
@@ -132,12 +133,20 @@ func (d *Dispatcher) stillInSeries(jb *job) bool {
 
 // release hands unstarted jobs back for immediate pickup.
 func (d *Dispatcher) release(token string, jobs []job) {
-	if len(jobs) == 0 {
-		return
-	}
 	ids := make([]string, len(jobs))
 	for k := range jobs {
 		ids[k] = jobs[k].occ.ID
+	}
+	d.releaseIDs(token, ids)
+}
+
+// releaseIDs hands claimed rows that were not attempted back for immediate
+// pickup, their claim uncounted. It runs on its own context: the caller's
+// may be what failed. If the release fails too, the rows stop being renewed
+// and the rescuer returns them once their short lease expires.
+func (d *Dispatcher) releaseIDs(token string, ids []string) {
+	if len(ids) == 0 {
+		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -147,5 +156,5 @@ func (d *Dispatcher) release(token string, jobs []job) {
 	} else {
 		d.log.Info("released unstarted claims", zap.Int("occurrences", n))
 	}
-	d.addHeld(-len(jobs))
+	d.settled(token, ids...)
 }

@@ -16,6 +16,8 @@ type Rescuer struct {
 	batch int
 	// wake, when set, is told that rescued rows are due now.
 	wake func()
+	// startup is set until the first run of an exclusive rescuer.
+	startup bool
 }
 
 // NewRescuer returns a rescuer over store.
@@ -24,14 +26,22 @@ func NewRescuer(cfg Config, store *repository.Store, clock Clock, wake func()) *
 	if clock == nil {
 		clock = SystemClock{}
 	}
-	return &Rescuer{store: store, clock: clock, batch: cfg.RescueBatch, wake: wake}
+	return &Rescuer{store: store, clock: clock, batch: cfg.RescueBatch, wake: wake, startup: cfg.Exclusive}
 }
 
 // RunOnce rescues every expired lease (in bounded statements) and returns how
-// many rows went back to retry.
+// many rows went back to retry; one loop calls it, never two at once. The
+// first run of an exclusive rescuer rescues every lease, expired or not.
 func (r *Rescuer) RunOnce(ctx context.Context) (int, error) {
 	now := r.clock.Now()
 	total := 0
+	if r.startup {
+		n, err := r.store.RescueDispatching(ctx, now)
+		if err != nil {
+			return 0, err
+		}
+		r.startup, total = false, n
+	}
 	for {
 		n, err := r.store.RescueExpired(ctx, now, r.batch)
 		total += n

@@ -14,9 +14,15 @@ import (
 // created through all of them are each delivered exactly once and completed.
 func TestThreeInstancesDeliverEachOccurrenceOnce(t *testing.T) {
 	t.Parallel()
-	const n = 300
 	d := newDeployment(t)
 	d.withSharedRedis()
+	threeInstancesDeliverOnce(t, d)
+}
+
+// threeInstancesDeliverOnce is the three-instance scenario on the
+// deployment's Redis.
+func threeInstancesDeliverOnce(t *testing.T, d *deployment) {
+	const n = 300
 	rc := newReceiver(t)
 	c := d.client()
 

@@ -17,6 +17,12 @@ import (
 func TestWebSocketClientOnOneProcessReceivesFromAnother(t *testing.T) {
 	d := newDeployment(t)
 	d.withSharedRedis()
+	webSocketAcrossProcesses(t, d)
+}
+
+// webSocketAcrossProcesses is the cross-process WebSocket scenario on the
+// deployment's Redis.
+func webSocketAcrossProcesses(t *testing.T, d *deployment) {
 	a := d.start("a")
 	b := d.start("b", "QHRONOS_SCHEDULER_DISPATCH", "false")
 	c := d.client()

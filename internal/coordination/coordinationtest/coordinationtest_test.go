@@ -2,6 +2,7 @@ package coordinationtest_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -54,4 +55,21 @@ func TestStartRedisServerStopAndRestart(t *testing.T) {
 	if n != 0 {
 		t.Error("a restarted server kept data: persistence is not off")
 	}
+}
+
+// The private cluster serves keys through a cluster client, on every node.
+func TestStartRedisCluster(t *testing.T) {
+	addrs := coordinationtest.StartRedisCluster(t, 3)
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	defer c.Close()
+	ctx := t.Context()
+	owners := map[string]bool{}
+	for i := range 30 {
+		key := fmt.Sprintf("k%d", i)
+		require.NoError(t, c.Set(ctx, key, i, time.Minute).Err())
+		node, err := c.MasterForKey(ctx, key)
+		require.NoError(t, err)
+		owners[node.Options().Addr] = true
+	}
+	require.Len(t, owners, 3, "30 keys spread over the three masters: %v", owners)
 }

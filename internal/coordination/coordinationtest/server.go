@@ -69,6 +69,8 @@ type server struct {
 	bin  string
 	dir  string
 	port int
+	// extra are further redis-server arguments (cluster mode).
+	extra []string
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -88,6 +90,7 @@ func (s *server) start() error {
 		"--dir", s.dir,
 		"--protected-mode", "no",
 	)
+	cmd.Args = append(cmd.Args, s.extra...)
 	var out strings.Builder
 	cmd.Stdout = &out
 	cmd.Stderr = &out

@@ -1,0 +1,201 @@
+package repository_test
+
+import (
+	"context"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/qhronos/qhronos/internal/repository"
+)
+
+func claimWith(t *testing.T, s *repository.Store, now time.Time, n int, token string, until time.Time) []repository.Occurrence {
+	t.Helper()
+	got, err := s.ClaimDue(context.Background(), repository.ClaimRequest{Now: now, Limit: n, Owner: "test",
+		Token: token, LeaseUntil: until})
+	require.NoError(t, err)
+	require.Len(t, got, n)
+	return got
+}
+
+func keysOf(token string, occs ...repository.Occurrence) []repository.LeaseKey {
+	out := make([]repository.LeaseKey, len(occs))
+	for i, o := range occs {
+		out[i] = repository.LeaseKey{ID: o.ID, Token: token}
+	}
+	return out
+}
+
+func leaseExpiry(t *testing.T, s *repository.Store, id string) time.Time {
+	t.Helper()
+	o, err := s.GetOccurrence(context.Background(), id)
+	require.NoError(t, err)
+	require.NotNil(t, o.LeaseExpiresAt, "occurrence %s has a lease", id)
+	return o.LeaseExpiresAt.UTC()
+}
+
+// A heartbeat renews only the rows its tokens still hold: a row rescued and
+// claimed by another worker keeps the new holder's lease, a recorded row is
+// left alone, and the answer names exactly the rows renewed.
+func TestRenewLeasesIsFencedByToken(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEvent()
+		mustCreate(t, s, e)
+		_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{t0.Add(-4 * time.Millisecond), t0.Add(-3 * time.Millisecond), t0.Add(-2 * time.Millisecond),
+			t0.Add(-time.Millisecond)}, false, t0)
+		require.NoError(t, err)
+		mine := claimWith(t, s, t0, 2, "a", t0.Add(10*time.Second))
+		stale := claimWith(t, s, t0, 1, "b", t0.Add(10*time.Second))
+		done := claimWith(t, s, t0, 1, "d", t0.Add(10*time.Second))
+		complete(t, s, done[0], "d", t0.Add(time.Second))
+
+		// b's holder stalls: its lease expires and another worker takes the row.
+		renewed, err := s.RenewLeases(ctx, keysOf("a", mine...), t0.Add(20*time.Second))
+		require.NoError(t, err)
+		require.Len(t, renewed, 2)
+		n, err := s.RescueExpired(ctx, t0.Add(15*time.Second), 10)
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "only the row whose lease was not renewed is rescued")
+		taken := claimWith(t, s, t0.Add(15*time.Second), 1, "c", t0.Add(25*time.Second))
+		require.Equal(t, stale[0].ID, taken[0].ID)
+
+		keys := append(append(keysOf("b", stale...), keysOf("a", mine...)...), keysOf("d", done...)...)
+		renewed, err = s.RenewLeases(ctx, keys, t0.Add(30*time.Second))
+		require.NoError(t, err)
+		got := make([]string, 0, len(renewed))
+		for _, k := range renewed {
+			require.Equal(t, "a", k.Token, "renewed %s under token %s", k.ID, k.Token)
+			got = append(got, k.ID)
+		}
+		want := []string{mine[0].ID, mine[1].ID}
+		sort.Strings(got)
+		sort.Strings(want)
+		require.Equal(t, want, got, "the rows token a still holds, and only those")
+		require.Equal(t, t0.Add(30*time.Second), leaseExpiry(t, s, mine[0].ID))
+		require.Equal(t, t0.Add(25*time.Second), leaseExpiry(t, s, taken[0].ID), "the new holder's lease is untouched")
+		o, err := s.GetOccurrence(ctx, done[0].ID)
+		require.NoError(t, err)
+		require.Equal(t, repository.OccurrenceCompleted, o.Status)
+		require.Nil(t, o.LeaseExpiresAt, "a recorded row gets no lease back")
+
+		// The stalled worker's late outcome is refused; the renewed ones hold.
+		res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{
+			{OccurrenceID: stale[0].ID, LeaseToken: "b", Status: repository.OccurrenceCompleted, Now: t0.Add(26 * time.Second)},
+			{OccurrenceID: mine[0].ID, LeaseToken: "a", Status: repository.OccurrenceCompleted, Now: t0.Add(26 * time.Second)},
+		})
+		require.NoError(t, err)
+		require.ErrorIs(t, res[0], repository.ErrLeaseLost)
+		require.NoError(t, res[1])
+		n, err = s.RescueExpired(ctx, t0.Add(26*time.Second), 10)
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "only c's row, whose lease passed, is rescued; a's renewed row is not")
+		o, err = s.GetOccurrence(ctx, mine[1].ID)
+		require.NoError(t, err)
+		require.Equal(t, repository.OccurrenceDispatching, o.Status)
+	})
+}
+
+// A batch released after a failed follow-up read is claimable at once, its
+// claim not counted as an attempt (a retrying row keeps its earlier count),
+// and no attempt is recorded.
+func TestReleaseRestoresTheClaimedAttempt(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEvent()
+		mustCreate(t, s, e)
+		_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{t0.Add(-time.Millisecond), t0}, false, t0)
+		require.NoError(t, err)
+		first := claimWith(t, s, t0, 2, "a", t0.Add(10*time.Second))
+		retry := t0.Add(time.Second)
+		res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{{OccurrenceID: first[0].ID, LeaseToken: "a",
+			Status: repository.OccurrenceRetrying, NextAttemptAt: &retry, Now: t0,
+			Attempt: &repository.Attempt{OccurrenceID: first[0].ID, EventID: e.ID, Attempt: 1, StartedAt: t0, Outcome: "retrying"}}})
+		require.NoError(t, err)
+		require.NoError(t, res[0])
+		n, err := s.ReleaseClaims(ctx, "a", []string{first[1].ID}, t0)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+
+		again := claimWith(t, s, retry, 2, "b", retry.Add(10*time.Second))
+		ids := []string{again[0].ID, again[1].ID}
+		n, err = s.ReleaseClaims(ctx, "b", ids, retry)
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		want := map[string]struct {
+			status   repository.OccurrenceStatus
+			attempts int
+		}{first[0].ID: {repository.OccurrenceRetrying, 1}, first[1].ID: {repository.OccurrencePending, 0}}
+		for _, id := range ids {
+			o, err := s.GetOccurrence(ctx, id)
+			require.NoError(t, err)
+			require.Equal(t, want[id].status, o.Status, "occurrence %s", id)
+			require.Equal(t, want[id].attempts, o.AttemptCount, "occurrence %s: the released claim is not an attempt", id)
+			require.Nil(t, o.LeaseToken)
+			require.Nil(t, o.LeaseExpiresAt)
+			atts, err := s.ListAttempts(ctx, id)
+			require.NoError(t, err)
+			require.Len(t, atts, want[id].attempts, "occurrence %s attempts", id)
+		}
+		n, err = s.ReleaseClaims(ctx, "b", ids, retry)
+		require.NoError(t, err)
+		require.Zero(t, n, "a release is fenced: the token no longer holds the rows")
+		claimWith(t, s, retry, 2, "c", retry.Add(10*time.Second))
+	})
+}
+
+// At the start of the only process on a database, every dispatching row
+// belongs to a dead predecessor and goes back to retry at once; a delivery
+// waiting for its acknowledgement keeps its deadline.
+func TestRescueDispatchingLeavesAwaitingAck(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEvent()
+		mustCreate(t, s, e)
+		_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{t0.Add(-time.Millisecond), t0}, false, t0)
+		require.NoError(t, err)
+		got := claimWith(t, s, t0, 2, "a", t0.Add(10*time.Second))
+		deadline := t0.Add(30 * time.Second)
+		res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{{OccurrenceID: got[0].ID, LeaseToken: "a",
+			Status: repository.OccurrenceAwaitingAck, AckDeadline: &deadline, Now: t0}})
+		require.NoError(t, err)
+		require.NoError(t, res[0])
+
+		n, err := s.RescueDispatching(ctx, t0.Add(time.Second))
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		o, err := s.GetOccurrence(ctx, got[1].ID)
+		require.NoError(t, err)
+		require.Equal(t, repository.OccurrenceRetrying, o.Status)
+		require.Equal(t, 1, o.AttemptCount, "the claim may have sent: it stays counted")
+		require.Equal(t, t0.Add(time.Second), o.NextAttemptAt.UTC())
+		o, err = s.GetOccurrence(ctx, got[0].ID)
+		require.NoError(t, err)
+		require.Equal(t, repository.OccurrenceAwaitingAck, o.Status)
+	})
+}
+
+// A heartbeat over more rows than one statement takes renews them all.
+func TestRenewLeasesManyRows(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEvent()
+		mustCreate(t, s, e)
+		instants := make([]time.Time, 450)
+		for i := range instants {
+			instants[i] = t0.Add(-time.Duration(i+1) * time.Millisecond)
+		}
+		_, err := s.InsertOccurrences(ctx, e.ID, instants, false, t0)
+		require.NoError(t, err)
+		first := claimWith(t, s, t0, 200, "a", t0.Add(10*time.Second))
+		second := claimWith(t, s, t0, 250, "b", t0.Add(10*time.Second))
+		renewed, err := s.RenewLeases(ctx, append(keysOf("a", first...), keysOf("b", second...)...), t0.Add(time.Minute))
+		require.NoError(t, err)
+		require.Len(t, renewed, 450)
+		n, err := s.RescueExpired(ctx, t0.Add(30*time.Second), 1000)
+		require.NoError(t, err)
+		require.Zero(t, n)
+	})
+}
