@@ -98,9 +98,11 @@ type retryRequest struct {
 	Since   *time.Time `json:"since"`
 	Until   *time.Time `json:"until"`
 	Limit   *int       `json:"limit"`
+	// StatusCode keeps occurrences whose last attempt answered it.
+	StatusCode *int `json:"status_code"`
 }
 
-var retryFields = set("event_id", "tags", "status", "since", "until", "limit")
+var retryFields = set("event_id", "tags", "status", "since", "until", "limit", "status_code")
 
 // retryOccurrences re-queues every terminal occurrence matching the filter
 // among the events the principal may modify, in bounded batches.
@@ -114,7 +116,7 @@ func (s *Server) retryOccurrences(c *gin.Context) error {
 	}
 	var req retryRequest
 	for name, dst := range map[string]any{"event_id": &req.EventID, "tags": &req.Tags, "since": &req.Since,
-		"until": &req.Until, "limit": &req.Limit} {
+		"until": &req.Until, "limit": &req.Limit, "status_code": &req.StatusCode} {
 		if _, err := decodeField(members, name, dst); err != nil {
 			return err
 		}
@@ -126,7 +128,10 @@ func (s *Server) retryOccurrences(c *gin.Context) error {
 		}
 	}
 	f := repository.RetryFilter{EventID: req.EventID, AnyTags: req.Tags, From: req.Since, To: req.Until,
-		Limit: defaultRetryLimit, BatchSize: retryBatchSize}
+		StatusCode: req.StatusCode, Limit: defaultRetryLimit, BatchSize: retryBatchSize}
+	if req.StatusCode != nil && (*req.StatusCode < 100 || *req.StatusCode > 599) {
+		return badRequest("status_code", "must be an HTTP status code between 100 and 599")
+	}
 	if req.Limit != nil {
 		if *req.Limit < 1 {
 			return badRequest("limit", "must be a positive integer")
