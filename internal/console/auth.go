@@ -43,11 +43,14 @@ type loginData struct {
 }
 
 func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
-	if _, ok := c.sessions.read(r); ok {
+	if _, ok := c.sessions.read(r); ok && r.URL.Query().Get("ended") == "" {
 		http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
 		return
 	}
 	d := loginData{PreCSRF: c.sessions.preSignIn(w, r), Ended: r.URL.Query().Get("ended") != ""}
+	if d.Ended {
+		c.sessions.end(w, r)
+	}
 	c.render(w, r, nil, "login", http.StatusOK, view{Title: "Sign in", Data: d})
 }
 

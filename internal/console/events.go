@@ -51,14 +51,14 @@ type actionJSON struct {
 	} `json:"params"`
 }
 
-func (e *eventJSON) action() actionJSON {
+func (e eventJSON) action() actionJSON {
 	var a actionJSON
 	_ = json.Unmarshal(e.Action, &a)
 	return a
 }
 
 // Target is where the event delivers, in words.
-func (e *eventJSON) Target() string {
+func (e eventJSON) Target() string {
 	a := e.action()
 	switch a.Type {
 	case "websocket":
@@ -75,10 +75,10 @@ func (e *eventJSON) Target() string {
 }
 
 // ActionType is the delivery kind.
-func (e *eventJSON) ActionType() string { return e.action().Type }
+func (e eventJSON) ActionType() string { return e.action().Type }
 
 // RuleText is the recurrence as the API holds it.
-func (e *eventJSON) RuleText() string {
+func (e eventJSON) RuleText() string {
 	switch {
 	case e.RRule != nil:
 		return *e.RRule
@@ -91,7 +91,7 @@ func (e *eventJSON) RuleText() string {
 }
 
 // RuleKind is once, rrule, cron or schedule.
-func (e *eventJSON) RuleKind() string {
+func (e eventJSON) RuleKind() string {
 	switch {
 	case e.RRule != nil:
 		return "rrule"
@@ -104,7 +104,7 @@ func (e *eventJSON) RuleKind() string {
 }
 
 // InWords describes the schedule for people.
-func (e *eventJSON) InWords() string {
+func (e eventJSON) InWords() string {
 	return describeRule(e.RuleKind(), e.RuleText(), e.StartTime, e.Timezone)
 }
 

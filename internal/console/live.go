@@ -129,6 +129,10 @@ const (
 	maxStatusWatch  = 32               // occurrences followed at once per stream
 	statusWatchSpan = 2 * time.Minute  // how long one is followed
 	liveKeepalive   = 15 * time.Second // comment lines keep proxies from closing an idle stream
+	// liveRecheck is how often the stream asks the API whether the token
+	// still holds, so a revoked or expired one signs the page out even
+	// while no frame arrives.
+	liveRecheck = 2 * time.Second
 )
 
 // liveTags are the tags to listen to: the ones asked for, or else the tags
@@ -234,10 +238,18 @@ func (c *Console) liveStream(w http.ResponseWriter, r *http.Request, s *session)
 	watching := make(chan struct{}, maxStatusWatch)
 	keep := time.NewTicker(liveKeepalive)
 	defer keep.Stop()
+	recheck := time.NewTicker(liveRecheck)
+	defer recheck.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-recheck.C:
+			res, err := c.call(ctx, r, s.Token, "GET", "/events", url.Values{"limit": {"1"}}, nil)
+			if err == nil && res.Status == http.StatusUnauthorized {
+				_ = out.send("signout", map[string]string{"reason": "token no longer valid"})
+				return
+			}
 		case <-keep.C:
 			out.mu.Lock()
 			_, err := fmt.Fprint(w, ": keepalive\n\n")

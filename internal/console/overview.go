@@ -83,6 +83,9 @@ func sortedCounts(m map[string]int) []count {
 	return out
 }
 
+// waiting are the occurrence states that are work still to do.
+var waiting = map[string]bool{"pending": true, "dispatching": true, "retrying": true, "awaiting_ack": true}
+
 type overviewData struct {
 	Day, Hour           groupStats
 	DayCounts           []count
@@ -175,6 +178,9 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
 	if q, ok := st["queue"].(map[string]any); ok {
 		m := map[string]int{}
 		for k, v := range q {
+			if !waiting[k] {
+				continue
+			}
 			if n, ok := v.(float64); ok {
 				m[k] = int(n)
 			}

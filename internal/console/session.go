@@ -143,11 +143,13 @@ func (sb *sessionBox) checkPreSignIn(r *http.Request, got string) bool {
 func equal(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
 
 // sameOrigin rejects cross-site state changes in browsers that send Origin
-// (all current ones do on POST); the CSRF token is the main defence.
+// (all current ones do on POST). An opaque origin ("null", sent by privacy
+// settings) proves nothing either way: the CSRF token, the main defence,
+// decides then.
 func sameOrigin(r *http.Request) bool {
 	origin := r.Header.Get("Origin")
 	if origin == "" || origin == "null" {
-		return origin == ""
+		return true
 	}
 	u, err := url.Parse(origin)
 	return err == nil && u.Host == r.Host
