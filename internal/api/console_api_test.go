@@ -221,3 +221,40 @@ func TestStatsTimeline(t *testing.T) {
 		})
 	}
 }
+
+func TestStatsWithoutTheActionBreakdown(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, b.Open)
+			for range 3 {
+				e.createEvent(e.master, eventBody("a"))
+			}
+			e.createEvent(e.master, eventBody("b"))
+			at := time.Now().Add(2 * time.Hour)
+			fireWithCodes(t, e, at, []int{500, 500, 500, 500}, []int64{10, 20, 30, 40})
+			q := "since=" + url.QueryEscape(at.Add(-3*time.Hour).Format(time.RFC3339)) + "&until=" +
+				url.QueryEscape(at.Add(time.Minute).Format(time.RFC3339))
+			get := func(token, query string) map[string]any {
+				t.Helper()
+				res := e.do("GET", "/stats?"+query, token, nil)
+				require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+				return res.object(t)
+			}
+			full, totals := get(e.master, q), get(e.master, q+"&by_action=false")
+			require.Equal(t, full["total"], totals["total"], "the same totals")
+			require.NotEmpty(t, full["by_action"])
+			require.Empty(t, totals["by_action"])
+			require.EqualValues(t, 4, totals["total"].(map[string]any)["attempts"])
+
+			scoped := get(e.mint("read", []string{"b"}), q+"&by_action=false")
+			require.EqualValues(t, 1, scoped["total"].(map[string]any)["attempts"], "the scope still applies")
+			require.Equal(t, get(e.mint("read", []string{"b"}), q)["total"], scoped["total"])
+
+			res := e.do("GET", "/stats?by_action=maybe", e.master, nil)
+			require.Equal(t, http.StatusBadRequest, res.Status)
+			require.Equal(t, "by_action", res.object(t)["field"])
+		})
+	}
+}

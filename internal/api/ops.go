@@ -49,6 +49,13 @@ func (s *Server) stats(c *gin.Context) error {
 	if f.Until.Sub(f.Since) > maxStatsWindow {
 		return badRequestf("since", "the window may span at most %d days", int(maxStatsWindow/(24*time.Hour)))
 	}
+	if v := values.Get("by_action"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return badRequest("by_action", "must be true or false")
+		}
+		f.TotalOnly = !b
+	}
 	f.Scope, f.Unrestricted = principal(c).ScopeFilter()
 	st, err := s.Store.Stats(c.Request.Context(), f)
 	if err != nil {
