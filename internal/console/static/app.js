@@ -103,10 +103,19 @@
           return;
         }
         errEl.hidden = true; clearLiveErrors();
-        if (data.timezone) { zoneEl.textContent = "In " + data.timezone + " (the event's zone)."; }
+        var inZone = fmt;
+        if (data.timezone) {
+          zoneEl.textContent = "In " + data.timezone + " (the event's zone); hover for UTC.";
+          try {
+            inZone = new Intl.DateTimeFormat(undefined, { timeZone: data.timezone, weekday: "short",
+              year: "numeric", month: "short", day: "2-digit", hour: "2-digit", minute: "2-digit",
+              timeZoneName: "short" });
+          } catch (e) { inZone = fmt; }
+        }
         (data.instants || []).forEach(function (i) {
           var li = document.createElement("li");
-          li.textContent = i.local;
+          li.textContent = inZone.format(new Date(i.utc));
+          li.setAttribute("data-local", i.local);
           li.title = "UTC " + i.utc;
           list.appendChild(li);
         });
