@@ -258,3 +258,26 @@ func TestStatsWithoutTheActionBreakdown(t *testing.T) {
 		})
 	}
 }
+
+func TestStatusQueueCountsWaitingWorkOnly(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, b.Open)
+			for range 3 {
+				e.createEvent(e.master, eventBody("a"))
+			}
+			fireWithCodes(t, e, time.Now().Add(2*time.Hour), []int{500, 500, 500}, []int64{0, 0, 0})
+			e.createEvent(e.master, eventBody("a"))
+			e.createEvent(e.master, eventBody("a"))
+			res := e.do("GET", "/status", "", nil)
+			require.Equal(t, http.StatusOK, res.Status)
+			var st struct {
+				Queue map[string]int `json:"queue"`
+			}
+			res.json(t, &st)
+			require.Equal(t, map[string]int{"pending": 2}, st.Queue, "failed history is not queue")
+		})
+	}
+}
