@@ -131,7 +131,9 @@ func (c *Console) failuresPage(w http.ResponseWriter, r *http.Request, s *sessio
 	if _, err := c.do(r, s, "GET", "/occurrences", q, nil, &pg); err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
-			d.Errors[formField(ae.Field)+ae.Field] = ae.Message
+			if ae.Field != "" {
+				d.Errors[ae.Field] = fieldMessage(ae)
+			}
 			c.render(w, r, s, "failures", http.StatusBadRequest, view{Title: "Failures", Nav: "failures", Data: d,
 				Error: ae.Message})
 			return

@@ -167,13 +167,12 @@
       tr.appendChild(name);
       cell(tr, f.scheduled_at ? fmt.format(new Date(f.scheduled_at)) : "");
       cell(tr, (f.tags || []).join(", "));
-      var st = cell(tr, "fired", "badge");
-      st.className = "";
+      var st = document.createElement("td");
       var span = document.createElement("span");
       span.className = "badge warn live-status";
       span.textContent = byID[f.occurrence_id] || "fired";
-      st.textContent = "";
       st.appendChild(span);
+      tr.appendChild(st);
       rows.insertBefore(tr, rows.firstChild);
       while (rows.children.length > maxRows) { rows.removeChild(rows.lastChild); }
       empty.hidden = true;
