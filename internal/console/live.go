@@ -207,6 +207,24 @@ func (c *Console) liveStream(w http.ResponseWriter, r *http.Request, s *session)
 	if err := conn.Write(ctx, websocket.MessageText, hello); err != nil {
 		return
 	}
+	// The subscription holds once /ws acknowledges it; only then is the
+	// page told it is listening, so nothing fired after that is missed.
+	hctx, hcancel := context.WithTimeout(ctx, 10*time.Second)
+	_, data, err := conn.Read(hctx)
+	hcancel()
+	var first liveFrame
+	if err != nil || json.Unmarshal(data, &first) != nil || first.Type != "ack" {
+		if first.Message == "unauthorized" {
+			_ = out.send("signout", map[string]string{"reason": first.Message})
+			return
+		}
+		msg := "the /ws subscription was refused"
+		if first.Message != "" {
+			msg += ": " + first.Message
+		}
+		_ = out.send("problem", map[string]string{"message": msg})
+		return
+	}
 	if err := out.send("listening", map[string]any{"tags": tags}); err != nil {
 		return
 	}
