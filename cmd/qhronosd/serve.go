@@ -12,12 +12,14 @@ import (
 	"os"
 	"time"
 
+	"github.com/gin-gonic/gin"
 	"go.uber.org/zap"
 
 	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/api"
 	"github.com/qhronos/qhronos/internal/auth"
 	"github.com/qhronos/qhronos/internal/config"
+	"github.com/qhronos/qhronos/internal/console"
 	"github.com/qhronos/qhronos/internal/coordination"
 	"github.com/qhronos/qhronos/internal/hub"
 	"github.com/qhronos/qhronos/internal/metrics"
@@ -94,10 +96,14 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		scheduler.ArchiverDeps{Store: b.store, Now: clock.Now, Logger: log, Locker: coord, Owner: instanceID,
 			Observer: m})
 
+	var ui *console.Console
 	srv := api.New(api.Deps{
 		Store: b.store, Auth: authn, Actions: registry, Coord: coord, Scheduler: sched,
 		Status: loopStatus{sched, archiver}, Secrets: box, Hub: wsHub, Metrics: m, Logger: log, Now: clock.Now,
 		Info: api.Info{Version: version, InstanceID: instanceID, StartedAt: time.Now()},
+		Extra: func(r *gin.Engine) {
+			r.Any(console.Prefix+"/*page", func(c *gin.Context) { ui.ServeHTTP(c.Writer, c.Request) })
+		},
 	}, api.Options{
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, TrustedProxies: cfg.Server.TrustedProxies,
 		RateLimit:   coordination.Limit{Rate: cfg.RateLimit.Rate, Burst: cfg.RateLimit.Burst},
@@ -107,6 +113,11 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 			HandshakeTimeout: cfg.WebSocket.HandshakeTimeout},
 		MetricsToken: cfg.Metrics.Token,
 	})
+	if ui, err = console.New(console.Options{API: srv.Handler(), EncryptionKey: cfg.Secrets.EncryptionKey,
+		Logger: log}); err != nil {
+		return fmt.Errorf("console: %w", err)
+	}
+	defer ui.Close()
 	httpSrv := srv.HTTPServer(cfg.Server.Addr)
 	httpSrv.ReadHeaderTimeout, httpSrv.ReadTimeout = cfg.Server.ReadHeaderTimeout, cfg.Server.ReadTimeout
 	httpSrv.WriteTimeout, httpSrv.IdleTimeout = cfg.Server.WriteTimeout, cfg.Server.IdleTimeout
@@ -254,6 +265,7 @@ func observeAttempt(m *metrics.Metrics, clock scheduler.Clock, ev *repository.Ev
 
 func printBanner(w io.Writer, b *booted, url string, loopbackOnly bool) {
 	_, _ = fmt.Fprintf(w, "\nQhronos %s is running at %s (embedded SQLite in %s)\n", version, url, b.cfg.Server.DataDir)
+	_, _ = fmt.Fprintf(w, "Web console: %s%s/ (sign in with the master token)\n", url, console.Prefix)
 	if b.created {
 		_, _ = fmt.Fprintf(w, "Master token (shown once; kept in %s, mode 0600):\n  %s\n",
 			config.SecretsPath(b.cfg.Server.DataDir), b.secrets.MasterToken)

@@ -12,6 +12,9 @@ import (
 	"github.com/qhronos/qhronos/internal/repository"
 )
 
+// maxNameQuery bounds the name search of GET /events?q=.
+const maxNameQuery = 200
+
 var validVia = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
 
 // createdVia names the client kind that created an event (X-Qhronos-Via:
@@ -76,6 +79,12 @@ func (s *Server) listEvents(c *gin.Context) error {
 	f := repository.EventFilter{AnyTags: q.anyTags, AllTags: q.allTags, CreatedFrom: q.from, CreatedTo: q.to,
 		Limit: q.limit}
 	f.Scope, f.Unrestricted = principal(c).ScopeFilter()
+	if name := strings.TrimSpace(c.Query("q")); name != "" {
+		if len(name) > maxNameQuery {
+			return badRequestf("q", "at most %d bytes", maxNameQuery)
+		}
+		f.NameContains = name
+	}
 	for _, st := range q.status {
 		switch repository.EventStatus(st) {
 		case repository.EventActive, repository.EventPaused, repository.EventInactive:

@@ -61,7 +61,8 @@ func (s *Server) status(c *gin.Context) error {
 		backends["coordination_status"] = "ok"
 	}
 	body["backends"] = backends
-	if counts, err := s.Store.CountByStatus(ctx); err == nil {
+	// queue is the waiting work only; finished history is in /stats.
+	if counts, err := s.Store.CountWaiting(ctx); err == nil {
 		queue := gin.H{}
 		for st, n := range counts {
 			queue[string(st)] = n

@@ -177,6 +177,7 @@ func matrixRoutes() []matrixRoute {
 		{method: "GET", path: "/occurrences/{occurrence}/attempts", level: repository.AccessRead, names: true,
 			ok: http.StatusOK},
 		{method: "GET", path: "/stats", level: repository.AccessRead, ok: http.StatusOK},
+		{method: "GET", path: "/stats/timeline", level: repository.AccessRead, ok: http.StatusOK},
 		// The fixture's occurrence is pending, so an allowed retry is refused
 		// for its state (409), after the access and scope checks passed.
 		{method: "POST", path: "/occurrences/{occurrence}/retry", level: repository.AccessWrite, names: true,

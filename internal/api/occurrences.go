@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -33,6 +34,11 @@ func occurrenceFilter(c *gin.Context, q listQuery) (repository.OccurrenceFilter,
 	if q.page > 0 {
 		f.Offset = (q.page - 1) * q.limit
 	}
+	code, err := statusCodeParam(c.Query("status_code"))
+	if err != nil {
+		return f, err
+	}
+	f.StatusCode = code
 	return f, nil
 }
 
@@ -150,4 +156,17 @@ func (s *Server) occurrenceAttempts(c *gin.Context) error {
 	}
 	c.JSON(http.StatusOK, toAttemptsJSON(attempts))
 	return nil
+}
+
+// statusCodeParam parses the optional status_code filter: an HTTP status
+// code from 100 to 599.
+func statusCodeParam(v string) (*int, error) {
+	if v == "" {
+		return nil, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 100 || n > 599 {
+		return nil, badRequest("status_code", "must be an HTTP status code between 100 and 599")
+	}
+	return &n, nil
 }

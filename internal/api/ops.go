@@ -49,6 +49,13 @@ func (s *Server) stats(c *gin.Context) error {
 	if f.Until.Sub(f.Since) > maxStatsWindow {
 		return badRequestf("since", "the window may span at most %d days", int(maxStatsWindow/(24*time.Hour)))
 	}
+	if v := values.Get("by_action"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return badRequest("by_action", "must be true or false")
+		}
+		f.TotalOnly = !b
+	}
 	f.Scope, f.Unrestricted = principal(c).ScopeFilter()
 	st, err := s.Store.Stats(c.Request.Context(), f)
 	if err != nil {
@@ -98,9 +105,11 @@ type retryRequest struct {
 	Since   *time.Time `json:"since"`
 	Until   *time.Time `json:"until"`
 	Limit   *int       `json:"limit"`
+	// StatusCode keeps occurrences whose last attempt answered it.
+	StatusCode *int `json:"status_code"`
 }
 
-var retryFields = set("event_id", "tags", "status", "since", "until", "limit")
+var retryFields = set("event_id", "tags", "status", "since", "until", "limit", "status_code")
 
 // retryOccurrences re-queues every terminal occurrence matching the filter
 // among the events the principal may modify, in bounded batches.
@@ -114,7 +123,7 @@ func (s *Server) retryOccurrences(c *gin.Context) error {
 	}
 	var req retryRequest
 	for name, dst := range map[string]any{"event_id": &req.EventID, "tags": &req.Tags, "since": &req.Since,
-		"until": &req.Until, "limit": &req.Limit} {
+		"until": &req.Until, "limit": &req.Limit, "status_code": &req.StatusCode} {
 		if _, err := decodeField(members, name, dst); err != nil {
 			return err
 		}
@@ -132,7 +141,10 @@ func (s *Server) retryOccurrences(c *gin.Context) error {
 		return err
 	}
 	f := repository.RetryFilter{EventID: req.EventID, AnyTags: req.Tags, From: req.Since, To: req.Until,
-		Limit: defaultRetryLimit, BatchSize: retryBatchSize}
+		StatusCode: req.StatusCode, Limit: defaultRetryLimit, BatchSize: retryBatchSize}
+	if req.StatusCode != nil && (*req.StatusCode < 100 || *req.StatusCode > 599) {
+		return badRequest("status_code", "must be an HTTP status code between 100 and 599")
+	}
 	if req.Limit != nil {
 		if *req.Limit < 1 {
 			return badRequest("limit", "must be a positive integer")

@@ -200,6 +200,7 @@ func (s *Server) routes() *gin.Engine {
 	admin.DELETE("/tokens/:id", s.handle(s.revokeToken))
 
 	read.GET("/stats", s.handle(s.stats))
+	read.GET("/stats/timeline", s.handle(s.timeline))
 	write.POST("/occurrences/retry", s.handle(s.retryOccurrences))
 	write.POST("/occurrences/:id/retry", s.handle(s.retryOccurrence))
 

@@ -220,6 +220,9 @@ type EventFilter struct {
 	Status       []EventStatus
 	CreatedFrom  *time.Time // inclusive
 	CreatedTo    *time.Time // exclusive
+	// NameContains keeps events whose name contains it, case-insensitively
+	// (case folding of ASCII letters, which both backends share).
+	NameContains string
 	// After is the keyset cursor: rows strictly older than (CreatedAt, ID).
 	After *EventCursor
 	Limit int
@@ -243,6 +246,10 @@ func (s *Store) ListEvents(ctx context.Context, f EventFilter) ([]Event, error) 
 		for _, st := range f.Status {
 			args = append(args, st)
 		}
+	}
+	if f.NameContains != "" {
+		where = append(where, `LOWER(e.name) LIKE ? ESCAPE '\'`)
+		args = append(args, "%"+likeEscaper.Replace(asciiLower(f.NameContains))+"%")
 	}
 	if f.CreatedFrom != nil {
 		where = append(where, `e.created_at >= ?`)
@@ -276,6 +283,21 @@ func (s *Store) ListEvents(ctx context.Context, f EventFilter) ([]Event, error) 
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// likeEscaper escapes LIKE's wildcards and its escape character.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
+// asciiLower folds ASCII letters only, as SQLite's LOWER does, so a search
+// matches the same rows on both backends.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // tagPredicates builds the tag conditions on the event whose id is in

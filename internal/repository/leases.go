@@ -342,14 +342,19 @@ func (s *Store) Acknowledge(ctx context.Context, occurrenceID string, now time.T
 	return nil
 }
 
-// CountByStatus counts live occurrences per status (queue depth for /status).
-func (s *Store) CountByStatus(ctx context.Context) (map[OccurrenceStatus]int, error) {
+// CountWaiting counts the occurrences still to be worked on, per status
+// (pending, dispatching, retrying, awaiting_ack): the queue of /status. The
+// states are literals, so the partial indexes on exactly those states serve
+// the count and the finished history is never scanned.
+func (s *Store) CountWaiting(ctx context.Context) (map[OccurrenceStatus]int, error) {
 	var rows []struct {
 		Status OccurrenceStatus `db:"status"`
 		N      int              `db:"n"`
 	}
-	if err := s.selectAll(ctx, &rows, `SELECT status, COUNT(*) AS n FROM occurrences GROUP BY status`); err != nil {
-		return nil, fmt.Errorf("count occurrences by status: %w", err)
+	err := s.selectAll(ctx, &rows, `SELECT status, COUNT(*) AS n FROM occurrences
+		WHERE status IN ('pending', 'retrying') OR status IN ('dispatching', 'awaiting_ack') GROUP BY status`)
+	if err != nil {
+		return nil, fmt.Errorf("count waiting occurrences: %w", err)
 	}
 	out := make(map[OccurrenceStatus]int, len(rows))
 	for _, r := range rows {

@@ -127,6 +127,7 @@ type OccurrenceFilter struct {
 	EventID      string
 	Status       []OccurrenceStatus
 	From, To     *time.Time // scheduled_at in [From, To)
+	StatusCode   *int       // the last attempt's HTTP status code
 	AnyTags      []string
 	AllTags      []string
 	Scope        []string
@@ -204,6 +205,10 @@ func (s *Store) occurrenceWhere(f OccurrenceFilter) (where []string, args []any,
 	if f.To != nil {
 		where = append(where, `o.scheduled_at < ?`)
 		args = append(args, s.ts(*f.To))
+	}
+	if f.StatusCode != nil {
+		where = append(where, `o.status_code = ?`)
+		args = append(args, *f.StatusCode)
 	}
 	return where, args, true
 }

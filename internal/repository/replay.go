@@ -53,6 +53,7 @@ type RetryFilter struct {
 	AnyTags      []string
 	Status       []OccurrenceStatus // terminal statuses only
 	From, To     *time.Time         // scheduled_at in [From, To)
+	StatusCode   *int               // the last attempt's HTTP status code
 	Scope        []string
 	Unrestricted bool
 	Limit        int // total to re-queue
@@ -126,7 +127,7 @@ func (s *Store) RetryOccurrences(ctx context.Context, f RetryFilter, now time.Ti
 
 func (s *Store) retryWhere(f RetryFilter) (where []string, args []any, ok bool) {
 	base := OccurrenceFilter{EventID: f.EventID, Status: f.Status, From: f.From, To: f.To, AnyTags: f.AnyTags,
-		Unrestricted: true}
+		StatusCode: f.StatusCode, Unrestricted: true}
 	where, args, _ = s.occurrenceWhere(base)
 	where = append(where, `EXISTS (SELECT 1 FROM events e WHERE e.id = o.event_id AND e.deleted_at IS NULL)`)
 	if !f.Unrestricted {

@@ -15,6 +15,9 @@ type StatsFilter struct {
 	Now          time.Time
 	Scope        []string
 	Unrestricted bool
+	// TotalOnly skips the per-action breakdown, which lets every query read
+	// occurrences and attempts without joining events.
+	TotalOnly bool
 }
 
 // Percentiles are nearest-rank percentiles of a set of millisecond values:
@@ -67,6 +70,9 @@ func (s *Store) Stats(ctx context.Context, f StatsFilter) (Stats, error) {
 		return out, nil
 	}
 	group := func(action string) *GroupStats {
+		if f.TotalOnly {
+			return newGroupStats() // counted in Total only
+		}
 		g := out.ByAction[action]
 		if g == nil {
 			g = newGroupStats()
@@ -83,10 +89,12 @@ func (s *Store) Stats(ctx context.Context, f StatsFilter) (Stats, error) {
 	attemptScope, _ := s.readScope("a.event_id", f)
 	total := func(string) *GroupStats { return &out.Total }
 	for _, pq := range []percentileQuery{durationQuery, latenessQuery} {
-		byAction := pq
-		byAction.byAction = true
-		if err := s.attemptPercentiles(ctx, f, attemptScope, byAction, group); err != nil {
-			return Stats{}, err
+		if !f.TotalOnly {
+			byAction := pq
+			byAction.byAction = true
+			if err := s.attemptPercentiles(ctx, f, attemptScope, byAction, group); err != nil {
+				return Stats{}, err
+			}
 		}
 		if err := s.attemptPercentiles(ctx, f, attemptScope, pq, total); err != nil {
 			return Stats{}, err
@@ -116,11 +124,30 @@ func (s *Store) readScope(column string, f StatsFilter) (sqlPredicate, bool) {
 	}, true
 }
 
+// actionColumn is the grouping by action type of an occurrence query and
+// the join it needs; without the breakdown there is one group and no join.
+func actionColumn(f StatsFilter) (column, join string) {
+	if f.TotalOnly {
+		return "''", ""
+	}
+	return "e.action_type", "JOIN events e ON e.id = o.event_id"
+}
+
+// groupBy is a GROUP BY list without the constant column PostgreSQL
+// refuses there.
+func groupBy(action string, more ...string) string {
+	if action == "''" {
+		return strings.Join(more, ", ")
+	}
+	return strings.Join(append([]string{action}, more...), ", ")
+}
+
 func (s *Store) statusCounts(ctx context.Context, f StatsFilter, scope sqlPredicate, out *Stats, group func(string) *GroupStats) error {
-	q := `SELECT e.action_type AS action_type, o.status AS status, COUNT(*) AS n
-		FROM occurrences o JOIN events e ON e.id = o.event_id
+	action, join := actionColumn(f)
+	q := `SELECT ` + action + ` AS action_type, o.status AS status, COUNT(*) AS n
+		FROM occurrences o ` + join + `
 		WHERE o.scheduled_at >= ? AND o.scheduled_at < ? AND ` + scope.sql + `
-		GROUP BY e.action_type, o.status`
+		GROUP BY ` + groupBy(action, "o.status")
 	var rows []struct {
 		Action string           `db:"action_type"`
 		Status OccurrenceStatus `db:"status"`
@@ -141,12 +168,15 @@ func (s *Store) statusCounts(ctx context.Context, f StatsFilter, scope sqlPredic
 }
 
 func (s *Store) queueCounts(ctx context.Context, f StatsFilter, scope sqlPredicate, out *Stats, group func(string) *GroupStats) error {
-	q := `SELECT e.action_type AS action_type,
-		SUM(CASE WHEN o.status = 'pending' AND o.next_attempt_at <= ? THEN 1 ELSE 0 END) AS due,
-		SUM(CASE WHEN o.status = 'retrying' THEN 1 ELSE 0 END) AS retrying
-		FROM occurrences o JOIN events e ON e.id = o.event_id
-		WHERE o.status IN ('pending', 'retrying') AND ` + scope.sql + `
-		GROUP BY e.action_type`
+	action, join := actionColumn(f)
+	q := `SELECT ` + action + ` AS action_type,
+		COALESCE(SUM(CASE WHEN o.status = 'pending' AND o.next_attempt_at <= ? THEN 1 ELSE 0 END), 0) AS due,
+		COALESCE(SUM(CASE WHEN o.status = 'retrying' THEN 1 ELSE 0 END), 0) AS retrying
+		FROM occurrences o ` + join + `
+		WHERE o.status IN ('pending', 'retrying') AND ` + scope.sql
+	if !f.TotalOnly {
+		q += ` GROUP BY ` + action
+	}
 	var rows []struct {
 		Action   string `db:"action_type"`
 		Due      int    `db:"due"`
@@ -203,14 +233,14 @@ var (
 // attemptPercentiles fills one kind of percentiles (and optionally attempt
 // counts) per action type or for the total.
 func (s *Store) attemptPercentiles(ctx context.Context, f StatsFilter, scope sqlPredicate, pq percentileQuery, group func(string) *GroupStats) error {
-	grp, partition := "''", ""
+	grp, partition, join := "''", "", ""
 	if pq.byAction {
-		grp, partition = "e.action_type", "PARTITION BY e.action_type "
+		grp, partition, join = "e.action_type", "PARTITION BY e.action_type ", "JOIN events e ON e.id = a.event_id"
 	}
 	q := `WITH w AS (SELECT ` + grp + ` AS grp, ` + pq.value + ` AS v,
 			ROW_NUMBER() OVER (` + partition + `ORDER BY ` + pq.value + `) AS rn,
 			COUNT(*) OVER (` + partition + `) AS n
-		FROM attempts a JOIN events e ON e.id = a.event_id
+		FROM attempts a ` + join + `
 		WHERE a.started_at >= ? AND a.started_at < ? AND ` + pq.where + ` AND ` + scope.sql + `)
 		SELECT grp, v, rn, n FROM w WHERE ` + rankSQL()
 	var rows []struct {

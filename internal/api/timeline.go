@@ -1,0 +1,64 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/qhronos/qhronos/internal/repository"
+)
+
+// timelineSteps are the bucket widths GET /stats/timeline accepts.
+var timelineSteps = map[string]time.Duration{
+	"1m": time.Minute, "5m": 5 * time.Minute, "15m": 15 * time.Minute, "1h": time.Hour,
+}
+
+// timeline answers GET /stats/timeline?since=&until=&step=: attempts per
+// bucket (completed, failed) and the lateness percentiles of first
+// scheduled attempts, over what the principal can read. The window is
+// aligned down to the step; at most repository.MaxTimelineBuckets buckets.
+func (s *Server) timeline(c *gin.Context) error {
+	values := c.Request.URL.Query()
+	stepText := values.Get("step")
+	if stepText == "" {
+		stepText = "1m"
+	}
+	step, ok := timelineSteps[stepText]
+	if !ok {
+		return badRequest("step", `must be one of "1m", "5m", "15m", "1h"`)
+	}
+	since, err := timeParam(values, "since", "from")
+	if err != nil {
+		return err
+	}
+	until, err := timeParam(values, "until", "to")
+	if err != nil {
+		return err
+	}
+	end := s.Now()
+	if until != nil {
+		end = *until
+	}
+	start := end.Add(-time.Hour)
+	if since != nil {
+		start = *since
+	}
+	if !start.Before(end) {
+		return badRequest("since", "must be before until")
+	}
+	start = start.UTC().Truncate(step)
+	buckets := int((end.Sub(start) + step - 1) / step)
+	if buckets > repository.MaxTimelineBuckets {
+		return badRequestf("since", "the window may span at most %d steps of %s", repository.MaxTimelineBuckets, stepText)
+	}
+	f := repository.TimelineFilter{Since: start, Step: step, Buckets: buckets}
+	f.Scope, f.Unrestricted = principal(c).ScopeFilter()
+	out, err := s.Store.Timeline(c.Request.Context(), f)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, gin.H{"since": start, "until": start.Add(time.Duration(buckets) * step), "step": stepText,
+		"buckets": out})
+	return nil
+}

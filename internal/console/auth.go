@@ -1,0 +1,108 @@
+package console
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"go.uber.org/zap"
+)
+
+// handler is a page handler of a signed-in user.
+type handler func(w http.ResponseWriter, r *http.Request, s *session)
+
+// signedIn requires a session, and on POST a valid CSRF token; without a
+// session a page redirects to the sign-in form.
+func (c *Console) signedIn(h handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s, ok := c.sessions.read(r)
+		if !ok {
+			if r.Method == http.MethodGet && r.Header.Get("Accept") != "text/event-stream" {
+				http.Redirect(w, r, Prefix+"/login", http.StatusSeeOther)
+				return
+			}
+			http.Error(w, "sign in first", http.StatusUnauthorized)
+			return
+		}
+		if r.Method != http.MethodGet {
+			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+			if !checkCSRF(r, s) {
+				c.renderError(w, r, s, http.StatusForbidden,
+					"This form has expired or came from another site. Reload the page and try again.")
+				return
+			}
+		}
+		h(w, r, s)
+	}
+}
+
+type loginData struct {
+	PreCSRF string
+	Error   string
+	Ended   bool
+}
+
+func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
+	if _, ok := c.sessions.read(r); ok && r.URL.Query().Get("ended") == "" {
+		http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
+		return
+	}
+	d := loginData{PreCSRF: c.sessions.preSignIn(w, r), Ended: r.URL.Query().Get("ended") != ""}
+	if d.Ended {
+		c.sessions.end(w, r)
+	}
+	c.render(w, r, nil, "login", http.StatusOK, view{Title: "Sign in", Data: d})
+}
+
+// login verifies the token by calling the API with it, then keeps it in the
+// sealed, HttpOnly, SameSite=Strict session cookie.
+func (c *Console) login(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	token := strings.TrimSpace(r.PostFormValue("token"))
+	d := loginData{PreCSRF: c.sessions.preSignIn(w, r)}
+	if !sameOrigin(r) || !c.sessions.checkPreSignIn(r, r.PostFormValue("csrf")) {
+		d.Error = "The sign-in form expired; try again."
+		c.render(w, r, nil, "login", http.StatusForbidden, view{Title: "Sign in", Data: d})
+		return
+	}
+	if token == "" {
+		d.Error = "Paste a token: the master token or a JWT minted by POST /tokens."
+		c.render(w, r, nil, "login", http.StatusBadRequest, view{Title: "Sign in", Data: d})
+		return
+	}
+	res, err := c.call(r.Context(), r, token, http.MethodGet, "/events", url.Values{"limit": {"1"}}, nil)
+	if err != nil {
+		c.log.Error("verify console sign-in", zap.Error(err))
+		d.Error = "The server could not verify the token; try again."
+		c.render(w, r, nil, "login", http.StatusInternalServerError, view{Title: "Sign in", Data: d})
+		return
+	}
+	switch {
+	case res.Status == http.StatusUnauthorized:
+		d.Error = "The API does not accept this token (unknown, expired or revoked)."
+		c.render(w, r, nil, "login", http.StatusUnauthorized, view{Title: "Sign in", Data: d})
+		return
+	case res.Status == http.StatusTooManyRequests:
+		d.Error = "Too many attempts; wait a little and try again."
+		c.render(w, r, nil, "login", http.StatusTooManyRequests, view{Title: "Sign in", Data: d})
+		return
+	case res.Status != http.StatusOK && res.Status != http.StatusForbidden:
+		d.Error = "The API answered " + http.StatusText(res.Status) + "; try again."
+		c.render(w, r, nil, "login", res.Status, view{Title: "Sign in", Data: d})
+		return
+	}
+	if err := c.sessions.start(w, r, token); err != nil {
+		c.log.Error("start console session", zap.Error(err))
+		d.Error = "The session could not be started; try again."
+		c.render(w, r, nil, "login", http.StatusInternalServerError, view{Title: "Sign in", Data: d})
+		return
+	}
+	http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
+}
+
+func (c *Console) logout(w http.ResponseWriter, r *http.Request, _ *session) {
+	c.sessions.end(w, r)
+	http.Redirect(w, r, Prefix+"/login", http.StatusSeeOther)
+}
+
+func urlQueryEscape(s string) string { return url.QueryEscape(s) }

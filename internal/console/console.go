@@ -1,0 +1,149 @@
+// Package console is the web console served at /ui: server-rendered pages
+// over the public REST API and the /ws endpoint. It has no endpoint of its
+// own for data and no auth of its own: every read and write is a call to
+// the API handler with the signed-in user's bearer token, so scope rules,
+// 404s and validation errors are exactly the API's.
+package console
+
+import (
+	"embed"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Prefix is where the console is mounted.
+const Prefix = "/ui"
+
+// contentSecurityPolicy allows nothing inline and nothing from elsewhere.
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; font-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// Options configure the console.
+type Options struct {
+	// API is the public API's handler; the console calls it in-process.
+	API http.Handler
+	// EncryptionKey is secrets.encryption_key; the session cookie is sealed
+	// with a key derived from it.
+	EncryptionKey string
+	// SessionTTL bounds a sign-in (default 12 h); the token's own expiry and
+	// revocation end it sooner.
+	SessionTTL time.Duration
+	Logger     *zap.Logger
+	Now        func() time.Time
+}
+
+// Console serves /ui.
+type Console struct {
+	opts     Options
+	log      *zap.Logger
+	sessions *sessionBox
+	pages    map[string]*template.Template
+	static   http.Handler
+	mux      *http.ServeMux
+	ws       *wsDialer
+
+	closeOnce sync.Once
+}
+
+// New builds the console.
+func New(opts Options) (*Console, error) {
+	if opts.SessionTTL <= 0 {
+		opts.SessionTTL = 12 * time.Hour
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	sb, err := newSessionBox(opts.EncryptionKey, opts.SessionTTL, opts.Now)
+	if err != nil {
+		return nil, err
+	}
+	pages, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	sub, err := fs.Sub(staticFS, "static")
+	if err != nil {
+		return nil, err
+	}
+	c := &Console{opts: opts, log: opts.Logger.Named("console"), sessions: sb, pages: pages,
+		static: http.StripPrefix(Prefix+"/static/", http.FileServerFS(sub)), ws: newWSDialer(opts.API)}
+	c.mux = c.routes()
+	return c, nil
+}
+
+// Close stops the in-process WebSocket transport.
+func (c *Console) Close() {
+	c.closeOnce.Do(c.ws.close)
+}
+
+func (c *Console) routes() *http.ServeMux {
+	m := http.NewServeMux()
+	m.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, Prefix+"/", http.StatusFound)
+	})
+	m.HandleFunc("GET /ui/static/", c.serveStatic)
+	m.HandleFunc("GET /ui/login", c.loginPage)
+	m.HandleFunc("POST /ui/login", c.login)
+	m.HandleFunc("POST /ui/logout", c.signedIn(c.logout))
+
+	m.HandleFunc("GET /ui/{$}", c.signedIn(c.overview))
+	m.HandleFunc("GET /ui/events", c.signedIn(c.eventsPage))
+	m.HandleFunc("GET /ui/events/new", c.signedIn(c.newEventPage))
+	m.HandleFunc("POST /ui/events/new", c.signedIn(c.createEvent))
+	m.HandleFunc("POST /ui/preview", c.signedIn(c.preview))
+	m.HandleFunc("GET /ui/events/{id}", c.signedIn(c.eventPage))
+	m.HandleFunc("GET /ui/events/{id}/edit", c.signedIn(c.editEventPage))
+	m.HandleFunc("POST /ui/events/{id}/edit", c.signedIn(c.updateEvent))
+	m.HandleFunc("GET /ui/events/{id}/confirm/{action}", c.signedIn(c.confirmEventAction))
+	m.HandleFunc("POST /ui/events/{id}/do/{action}", c.signedIn(c.eventAction))
+	m.HandleFunc("GET /ui/occurrences/{id}", c.signedIn(c.occurrencePage))
+	m.HandleFunc("POST /ui/occurrences/{id}/replay", c.signedIn(c.replayOne))
+	m.HandleFunc("GET /ui/failures", c.signedIn(c.failuresPage))
+	m.HandleFunc("GET /ui/failures/replay", c.signedIn(c.confirmBulkReplay))
+	m.HandleFunc("POST /ui/failures/replay", c.signedIn(c.bulkReplay))
+	m.HandleFunc("GET /ui/live", c.signedIn(c.livePage))
+	m.HandleFunc("GET /ui/live/stream", c.signedIn(c.liveStream))
+	m.HandleFunc("GET /ui/tokens", c.signedIn(c.tokensPage))
+	m.HandleFunc("POST /ui/tokens", c.signedIn(c.mintToken))
+	m.HandleFunc("GET /ui/tokens/{id}/revoke", c.signedIn(c.confirmRevoke))
+	m.HandleFunc("POST /ui/tokens/{id}/revoke", c.signedIn(c.revokeToken))
+	m.HandleFunc("GET /ui/api", c.signedIn(c.apiReference))
+	m.HandleFunc("/ui/", func(w http.ResponseWriter, r *http.Request) {
+		c.renderError(w, r, nil, http.StatusNotFound, "There is no such page in the console.")
+	})
+	return m
+}
+
+// ServeHTTP serves every /ui request with the security headers.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	if !strings.HasPrefix(r.URL.Path, Prefix+"/static/") {
+		h.Set("Cache-Control", "no-store")
+	}
+	c.mux.ServeHTTP(w, r)
+}
+
+func (c *Console) serveStatic(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	c.static.ServeHTTP(w, r)
+}

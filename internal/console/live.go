@@ -1,0 +1,357 @@
+package console
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"go.uber.org/zap"
+)
+
+// wsDialer connects to the API's own /ws in process: each dial is one end
+// of a net.Pipe whose other end an http.Server serving the API handler
+// accepts, so the console is a WebSocket client like any other, without a
+// network address of its own.
+type wsDialer struct {
+	api    http.Handler
+	once   sync.Once
+	conns  chan net.Conn
+	done   chan struct{}
+	server *http.Server
+}
+
+func newWSDialer(api http.Handler) *wsDialer {
+	return &wsDialer{api: api, conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+// pipeListener hands the server ends of pipes to http.Server.
+type pipeListener struct{ d *wsDialer }
+
+func (l pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.d.conns:
+		return c, nil
+	case <-l.d.done:
+		return nil, net.ErrClosed
+	}
+}
+func (l pipeListener) Close() error   { return nil }
+func (l pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "console" }
+
+func (d *wsDialer) start() {
+	d.server = &http.Server{Handler: d.api, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = d.server.Serve(pipeListener{d}) }()
+}
+
+func (d *wsDialer) dialContext(ctx context.Context, _, _ string) (net.Conn, error) {
+	d.once.Do(d.start)
+	client, server := net.Pipe()
+	select {
+	case d.conns <- server:
+		return client, nil
+	case <-d.done:
+		return nil, net.ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (d *wsDialer) close() {
+	close(d.done)
+	if d.server != nil {
+		_ = d.server.Close()
+	}
+}
+
+// dial opens a WebSocket to /ws.
+func (d *wsDialer) dial(ctx context.Context) (*websocket.Conn, error) {
+	hc := &http.Client{Transport: &http.Transport{DialContext: d.dialContext}}
+	conn, _, err := websocket.Dial(ctx, "ws://console.internal/ws", &websocket.DialOptions{HTTPClient: hc})
+	return conn, err
+}
+
+type liveData struct {
+	Tags string
+}
+
+func (c *Console) livePage(w http.ResponseWriter, r *http.Request, s *session) {
+	c.render(w, r, s, "live", http.StatusOK, view{Title: "Live", Nav: "live",
+		Data: liveData{Tags: strings.TrimSpace(r.URL.Query().Get("tags"))}})
+}
+
+// liveFrame is a tag-listener frame of /ws.
+type liveFrame struct {
+	Type         string    `json:"type"`
+	Message      string    `json:"message"`
+	EventID      string    `json:"event_id"`
+	OccurrenceID string    `json:"occurrence_id"`
+	ScheduledAt  time.Time `json:"scheduled_at"`
+	Name         string    `json:"name"`
+	Tags         []string  `json:"tags"`
+}
+
+// sse writes server-sent events, one writer at a time.
+type sse struct {
+	mu sync.Mutex
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (s *sse) send(event string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", event, b); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// Bounds of the live stream.
+const (
+	maxLiveTags     = 100
+	maxStatusWatch  = 32               // occurrences followed at once per stream
+	statusWatchSpan = 2 * time.Minute  // how long one is followed
+	liveKeepalive   = 15 * time.Second // comment lines keep proxies from closing an idle stream
+	// liveRecheck is how often the stream asks the API whether the token
+	// still holds, so a revoked or expired one signs the page out even
+	// while no frame arrives.
+	liveRecheck = 2 * time.Second
+)
+
+// liveTags are the tags to listen to: the ones asked for, or else the tags
+// of the most recent events the token can read.
+func (c *Console) liveTags(r *http.Request, s *session) ([]string, error) {
+	var tags []string
+	seen := map[string]bool{}
+	for _, t := range strings.Split(r.URL.Query().Get("tags"), ",") {
+		if t = strings.TrimSpace(t); t != "" && !seen[t] {
+			seen[t] = true
+			tags = append(tags, t)
+		}
+	}
+	if len(tags) > 0 {
+		return tags[:min(len(tags), maxLiveTags)], nil
+	}
+	var recent []eventJSON
+	if _, err := c.do(r, s, "GET", "/events", url.Values{"limit": {"100"}}, nil, &recent); err != nil {
+		return nil, err
+	}
+	for _, ev := range recent {
+		for _, t := range ev.Tags {
+			if !seen[t] && len(tags) < maxLiveTags {
+				seen[t] = true
+				tags = append(tags, t)
+			}
+		}
+	}
+	return tags, nil
+}
+
+// liveStream relays tag-listener frames of the session's token as SSE, and
+// follows each fired occurrence's status until it is final. When /ws ends
+// the session (token revoked or expired) the page is told to sign out.
+func (c *Console) liveStream(w http.ResponseWriter, r *http.Request, s *session) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{})
+	_ = rc.SetReadDeadline(time.Time{})
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	out := &sse{w: w, rc: rc}
+	ctx, cancel := context.WithCancel(r.Context())
+	var followers sync.WaitGroup
+	// Followers write to w: they end before the handler returns.
+	defer func() {
+		cancel()
+		followers.Wait()
+	}()
+
+	tags, err := c.liveTags(r, s)
+	if errors.Is(err, errSignedOut) {
+		_ = out.send("signout", map[string]string{"reason": "token no longer valid"})
+		return
+	}
+	if err != nil {
+		_ = out.send("problem", map[string]string{"message": "could not list events: " + err.Error()})
+		return
+	}
+	if len(tags) == 0 {
+		_ = out.send("problem", map[string]string{"message": "No tagged events to follow yet. Create an event with a tag, or type tags above."})
+		return
+	}
+	conn, err := c.ws.dial(ctx)
+	if err != nil {
+		c.log.Warn("console live: dial /ws", zap.Error(err))
+		_ = out.send("problem", map[string]string{"message": "could not connect to /ws"})
+		return
+	}
+	defer func() { _ = conn.CloseNow() }()
+	hello, _ := json.Marshal(map[string]any{"type": "tag-listener", "tags": tags, "token": s.Token})
+	if err := conn.Write(ctx, websocket.MessageText, hello); err != nil {
+		return
+	}
+	// The subscription holds once /ws acknowledges it; only then is the
+	// page told it is listening, so nothing fired after that is missed.
+	hctx, hcancel := context.WithTimeout(ctx, 10*time.Second)
+	_, data, err := conn.Read(hctx)
+	hcancel()
+	var first liveFrame
+	if err != nil || json.Unmarshal(data, &first) != nil || first.Type != "ack" {
+		if first.Message == "unauthorized" {
+			_ = out.send("signout", map[string]string{"reason": first.Message})
+			return
+		}
+		msg := "the /ws subscription was refused"
+		if first.Message != "" {
+			msg += ": " + first.Message
+		}
+		_ = out.send("problem", map[string]string{"message": msg})
+		return
+	}
+	if err := out.send("listening", map[string]any{"tags": tags}); err != nil {
+		return
+	}
+	frames := make(chan liveFrame, 16)
+	ended := make(chan string, 1)
+	go func() {
+		defer close(frames)
+		for {
+			_, data, err := conn.Read(ctx)
+			if err != nil {
+				if websocket.CloseStatus(err) == websocket.StatusPolicyViolation {
+					var ce websocket.CloseError
+					if errors.As(err, &ce) {
+						ended <- ce.Reason
+					}
+				}
+				return
+			}
+			var f liveFrame
+			if json.Unmarshal(data, &f) == nil {
+				select {
+				case frames <- f:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	watching := make(chan struct{}, maxStatusWatch)
+	keep := time.NewTicker(liveKeepalive)
+	defer keep.Stop()
+	recheck := time.NewTicker(liveRecheck)
+	defer recheck.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-recheck.C:
+			res, err := c.call(ctx, r, s.Token, "GET", "/events", url.Values{"limit": {"1"}}, nil)
+			if err == nil && res.Status == http.StatusUnauthorized {
+				_ = out.send("signout", map[string]string{"reason": "token no longer valid"})
+				return
+			}
+		case <-keep.C:
+			out.mu.Lock()
+			_, err := fmt.Fprint(w, ": keepalive\n\n")
+			if err == nil {
+				err = rc.Flush()
+			}
+			out.mu.Unlock()
+			if err != nil {
+				return
+			}
+		case f, ok := <-frames:
+			if !ok {
+				reason := ""
+				select {
+				case reason = <-ended:
+				default:
+				}
+				if strings.HasPrefix(reason, "token") || reason == "unauthorized" {
+					_ = out.send("signout", map[string]string{"reason": reason})
+				} else {
+					_ = out.send("problem", map[string]string{"message": "the /ws connection ended " + reason})
+				}
+				return
+			}
+			switch f.Type {
+			case "event":
+				if err := out.send("fired", f); err != nil {
+					return
+				}
+				select {
+				case watching <- struct{}{}:
+					followers.Add(1)
+					go func() {
+						defer followers.Done()
+						defer func() { <-watching }()
+						c.followStatus(ctx, r, s, out, f.OccurrenceID)
+					}()
+				default: // too many followed at once: this one shows as fired only
+				}
+			case "error":
+				if f.Message == "unauthorized" {
+					_ = out.send("signout", map[string]string{"reason": f.Message})
+					return
+				}
+				_ = out.send("problem", map[string]string{"message": f.Message})
+			}
+		}
+	}
+}
+
+// followStatus polls one occurrence until it is final (or the span ends)
+// and sends each change.
+func (c *Console) followStatus(ctx context.Context, r *http.Request, s *session, out *sse, id string) {
+	deadline := time.Now().Add(statusWatchSpan)
+	wait := 200 * time.Millisecond
+	last := ""
+	for time.Now().Before(deadline) {
+		var o occurrenceJSON
+		res, err := c.call(ctx, r, s.Token, "GET", "/occurrences/"+url.PathEscape(id), nil, nil)
+		if err != nil || ctx.Err() != nil {
+			return
+		}
+		if res.Status == http.StatusUnauthorized {
+			_ = out.send("signout", map[string]string{"reason": "token no longer valid"})
+			return
+		}
+		if res.Status == http.StatusOK && json.Unmarshal(res.Body, &o) == nil && o.Status != last {
+			last = o.Status
+			if out.send("status", map[string]any{"occurrence_id": id, "status": o.Status,
+				"status_code": o.StatusCode, "attempt_count": o.AttemptCount}) != nil {
+				return
+			}
+			switch o.Status {
+			case "completed", "failed", "missed", "cancelled", "skipped":
+				return
+			}
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		wait = min(wait*2, 5*time.Second)
+	}
+}

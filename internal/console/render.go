@@ -1,0 +1,212 @@
+package console
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// view is what every page template receives.
+type view struct {
+	Title    string
+	Nav      string
+	CSRF     string
+	SignedIn bool
+	Notice   string
+	Error    string
+	Data     any
+}
+
+var funcs = template.FuncMap{
+	"when":     when,
+	"join":     strings.Join,
+	"ms":       formatMS,
+	"badge":    badgeClass,
+	"deref":    deref,
+	"add":      func(a, b int) int { return a + b },
+	"truncate": truncate,
+	"strs":     func(xs ...string) []string { return xs },
+}
+
+func parsePages() (map[string]*template.Template, error) {
+	names, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	pages := map[string]*template.Template{}
+	for _, n := range names {
+		base := path.Base(n)
+		if base == "layout.html" {
+			continue
+		}
+		t, err := template.New(base).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", n)
+		if err != nil {
+			return nil, fmt.Errorf("parse %s: %w", n, err)
+		}
+		pages[strings.TrimSuffix(base, ".html")] = t
+	}
+	return pages, nil
+}
+
+// render writes a page; the template is executed into a buffer first so a
+// template error never sends half a page.
+func (c *Console) render(w http.ResponseWriter, r *http.Request, s *session, name string, status int, v view) {
+	t := c.pages[name]
+	if t == nil {
+		c.log.Error("no such console template", zap.String("template", name))
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	if s != nil {
+		v.CSRF, v.SignedIn = s.CSRF, true
+	}
+	if v.Notice == "" {
+		v.Notice = r.URL.Query().Get("notice")
+		if len(v.Notice) > 200 {
+			v.Notice = ""
+		}
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
+		c.log.Error("render console page", zap.String("template", name), zap.Error(err))
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// renderError shows a message page.
+func (c *Console) renderError(w http.ResponseWriter, r *http.Request, s *session, status int, msg string) {
+	c.render(w, r, s, "message", status, view{Title: http.StatusText(status), Error: msg})
+}
+
+// fail handles an error of an API call made for a page: a 401 signs the
+// user out, an API error is shown with its status, anything else is a 500.
+func (c *Console) fail(w http.ResponseWriter, r *http.Request, s *session, err error) {
+	if errors.Is(err, errSignedOut) {
+		c.signOut(w, r)
+		return
+	}
+	var ae *apiError
+	if errors.As(err, &ae) {
+		msg := ae.Message
+		if ae.Status == http.StatusNotFound {
+			msg = "Not found, or not visible to your token."
+		}
+		c.renderError(w, r, s, ae.Status, msg)
+		return
+	}
+	c.log.Error("console page", zap.String("path", r.URL.Path), zap.Error(err))
+	c.renderError(w, r, s, http.StatusInternalServerError, "Something went wrong; the server log has the details.")
+}
+
+// signOut ends the session and sends the browser to the sign-in page.
+func (c *Console) signOut(w http.ResponseWriter, r *http.Request) {
+	c.sessions.end(w, r)
+	http.Redirect(w, r, Prefix+"/login?ended=1", http.StatusSeeOther)
+}
+
+// redirect sends the browser to target after a POST, with a notice.
+func redirect(w http.ResponseWriter, r *http.Request, target, notice string) {
+	if notice != "" {
+		sep := "?"
+		if strings.Contains(target, "?") {
+			sep = "&"
+		}
+		target += sep + "notice=" + urlQueryEscape(notice)
+	}
+	http.Redirect(w, r, target, http.StatusSeeOther)
+}
+
+// when renders an instant as <time>: UTC in the markup, turned into the
+// viewer's zone by app.js; the title shows it in zone (the event's zone)
+// when one is given.
+func when(v any, zone string) template.HTML {
+	var t time.Time
+	switch x := v.(type) {
+	case time.Time:
+		t = x
+	case *time.Time:
+		if x == nil {
+			return template.HTML(`<span class="muted">—</span>`)
+		}
+		t = *x
+	default:
+		return ""
+	}
+	if t.IsZero() {
+		return template.HTML(`<span class="muted">—</span>`)
+	}
+	title := t.UTC().Format("2006-01-02 15:04:05 MST")
+	if zone != "" && zone != "UTC" {
+		if loc, err := time.LoadLocation(zone); err == nil {
+			title = t.In(loc).Format("2006-01-02 15:04:05 MST") + " (" + zone + ")"
+		}
+	}
+	return template.HTML(fmt.Sprintf(`<time datetime="%s" title="%s">%s</time>`,
+		template.HTMLEscapeString(t.UTC().Format(time.RFC3339Nano)), template.HTMLEscapeString(title),
+		template.HTMLEscapeString(t.UTC().Format("2006-01-02 15:04:05 UTC"))))
+}
+
+func formatMS(ms int64) string {
+	switch {
+	case ms < 1000:
+		return fmt.Sprintf("%d ms", ms)
+	case ms < 60_000:
+		return fmt.Sprintf("%.1f s", float64(ms)/1000)
+	default:
+		return (time.Duration(ms) * time.Millisecond).Round(time.Second).String()
+	}
+}
+
+func badgeClass(status string) string {
+	switch status {
+	case "completed", "active", "ok", "healthy":
+		return "badge ok"
+	case "failed", "missed", "unavailable", "revoked":
+		return "badge bad"
+	case "retrying", "paused", "degraded", "awaiting_ack", "dispatching":
+		return "badge warn"
+	default:
+		return "badge"
+	}
+}
+
+func deref(v any) any {
+	switch x := v.(type) {
+	case *int:
+		if x == nil {
+			return ""
+		}
+		return *x
+	case *string:
+		if x == nil {
+			return ""
+		}
+		return *x
+	}
+	return v
+}
+
+func truncate(n int, s string) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8Start(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,169 @@
+package console
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/qhronos/qhronos/internal/secrets"
+)
+
+const (
+	sessionCookie = "qhronos_session"
+	// preCookie carries the sign-in form's CSRF token before a session
+	// exists (double submit).
+	preCookie = "qhronos_signin"
+	// maxFormBytes bounds every form the console accepts.
+	maxFormBytes = 256 << 10
+)
+
+// session is what the sealed cookie holds: the bearer token, the CSRF token
+// of the forms, and when the sign-in ends.
+type session struct {
+	Token   string    `json:"t"`
+	CSRF    string    `json:"c"`
+	Expires time.Time `json:"e"`
+}
+
+// sessionBox seals sessions with AES-GCM under a key derived from
+// secrets.encryption_key for this purpose only.
+type sessionBox struct {
+	box *secrets.Box
+	ttl time.Duration
+	now func() time.Time
+}
+
+func newSessionBox(encryptionKey string, ttl time.Duration, now func() time.Time) (*sessionBox, error) {
+	if len(encryptionKey) < secrets.MinKeyBytes {
+		return nil, errors.New("console: secrets.encryption_key is required to seal sessions")
+	}
+	box, err := secrets.NewBox(encryptionKey + "\x00qhronos console session v1")
+	if err != nil {
+		return nil, err
+	}
+	return &sessionBox{box: box, ttl: ttl, now: now}, nil
+}
+
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func (sb *sessionBox) seal(v any) (string, error) {
+	plain, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	sealed, err := sb.box.Seal(plain)
+	if err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(sealed), nil
+}
+
+func (sb *sessionBox) open(text string, v any) error {
+	raw, err := base64.RawURLEncoding.DecodeString(text)
+	if err != nil {
+		return err
+	}
+	plain, err := sb.box.Open(raw)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(plain, v)
+}
+
+// read returns the request's session, or false when there is none, it was
+// tampered with, or it expired.
+func (sb *sessionBox) read(r *http.Request) (*session, bool) {
+	ck, err := r.Cookie(sessionCookie)
+	if err != nil {
+		return nil, false
+	}
+	var s session
+	if sb.open(ck.Value, &s) != nil || s.Token == "" || s.CSRF == "" || !sb.now().Before(s.Expires) {
+		return nil, false
+	}
+	return &s, true
+}
+
+func cookie(r *http.Request, name, value string, maxAge int) *http.Cookie {
+	return &http.Cookie{Name: name, Value: value, Path: Prefix, MaxAge: maxAge, HttpOnly: true,
+		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode}
+}
+
+// start sets a new session cookie for token.
+func (sb *sessionBox) start(w http.ResponseWriter, r *http.Request, token string) error {
+	s := session{Token: token, CSRF: randomToken(), Expires: sb.now().Add(sb.ttl)}
+	v, err := sb.seal(s)
+	if err != nil {
+		return err
+	}
+	http.SetCookie(w, cookie(r, sessionCookie, v, int(sb.ttl/time.Second)))
+	http.SetCookie(w, cookie(r, preCookie, "", -1))
+	return nil
+}
+
+// end clears the session cookie.
+func (sb *sessionBox) end(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, cookie(r, sessionCookie, "", -1))
+}
+
+// preSignIn returns the sign-in form's CSRF token, setting its cookie.
+func (sb *sessionBox) preSignIn(w http.ResponseWriter, r *http.Request) string {
+	if ck, err := r.Cookie(preCookie); err == nil {
+		var tok string
+		if sb.open(ck.Value, &tok) == nil && tok != "" {
+			return tok
+		}
+	}
+	tok := randomToken()
+	if v, err := sb.seal(tok); err == nil {
+		http.SetCookie(w, cookie(r, preCookie, v, 3600))
+	}
+	return tok
+}
+
+// checkPreSignIn verifies the sign-in form's CSRF token.
+func (sb *sessionBox) checkPreSignIn(r *http.Request, got string) bool {
+	ck, err := r.Cookie(preCookie)
+	if err != nil {
+		return false
+	}
+	var tok string
+	return sb.open(ck.Value, &tok) == nil && tok != "" && equal(tok, got)
+}
+
+func equal(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
+
+// sameOrigin rejects cross-site state changes in browsers that send Origin
+// (all current ones do on POST). An opaque origin ("null", sent by privacy
+// settings) proves nothing either way: the CSRF token, the main defence,
+// decides then.
+func sameOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" || origin == "null" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	return err == nil && u.Host == r.Host
+}
+
+// checkCSRF verifies a state-changing request of a session: same origin and
+// the session's token in the form (or the X-CSRF-Token header for fetches).
+func checkCSRF(r *http.Request, s *session) bool {
+	if !sameOrigin(r) {
+		return false
+	}
+	got := r.Header.Get("X-CSRF-Token")
+	if got == "" {
+		got = r.PostFormValue("csrf")
+	}
+	return got != "" && equal(got, s.CSRF)
+}
