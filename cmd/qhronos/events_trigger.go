@@ -1,0 +1,35 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/qhronos/qhronos/client"
+)
+
+func newEventsTriggerCmd(a *app) *cobra.Command {
+	var idempotencyKey string
+	cmd := &cobra.Command{
+		Use:   "trigger EVENT_ID",
+		Short: "Fire one manual occurrence now (also while paused)",
+		Example: `  qhronos events trigger 3f2b…
+  qhronos events trigger 3f2b… --idempotency-key retry-7`,
+		Args: exactArgs("EVENT_ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			var opts []client.CallOption
+			if idempotencyKey != "" {
+				opts = append(opts, client.IdempotencyKey(idempotencyKey))
+			}
+			occ, err := c.Events.Trigger(cmd.Context(), args[0], opts...)
+			if err != nil {
+				return err
+			}
+			return a.render(occ, occurrenceTable(occ))
+		},
+	}
+	cmd.Flags().StringVar(&idempotencyKey, "idempotency-key", "", "repeat-safe key: the same key fires once")
+	return cmd
+}
