@@ -17,7 +17,7 @@ import (
 // the flags given.
 type eventFlags struct {
 	file, name, description, start, timezone, rrule, cron, schedule string
-	webhook, clientName, action, metadata, catchUp, timeout        string
+	webhook, clientName, action, metadata, catchUp, timeout         string
 	tags                                                            []string
 	requireAck                                                      bool
 }
