@@ -220,7 +220,8 @@ func (l *listener) request(f client.Frame) ([]byte, http.Header) {
 
 func (l *listener) line(d delivery, requireAck bool) {
 	if l.a.output == "json" {
-		_ = writeJSON(l.a.stdout, d)
+		b, _ := json.Marshal(d) // one object per line
+		fmt.Fprintf(l.a.stdout, "%s\n", b)
 		return
 	}
 	result := fmt.Sprintf("%d in %dms", d.StatusCode, d.DurationMS)
