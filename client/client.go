@@ -126,9 +126,14 @@ func newRequest(method, path string, opts []CallOption) *request {
 	return r
 }
 
-// ensureIdempotencyKey gives a retried POST a key so a retry never acts twice.
-func (r *request) ensureIdempotencyKey() {
+// ensureIdempotencyKey gives a POST that may be retried a key, so a retry
+// never acts twice. With retries off the request goes without one (the
+// server then skips its idempotency bookkeeping).
+func (r *request) ensureIdempotencyKey(c *Client) {
 	if r.header.Get("Idempotency-Key") == "" {
+		if c.maxRetries == 0 {
+			return
+		}
 		b := make([]byte, 16)
 		_, _ = crand.Read(b)
 		r.header.Set("Idempotency-Key", "qhronos-go-"+hex.EncodeToString(b))

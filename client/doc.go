@@ -14,7 +14,8 @@
 // Idempotent calls (GET, PUT, DELETE, and POSTs carrying an Idempotency-Key)
 // are retried on connection errors, 429 (after its Retry-After), 502, 503
 // and 504. Events.Create and Events.Trigger send a fresh Idempotency-Key
-// when the caller gives none, so their retries never create twice.
+// when the caller gives none, so their retries never create twice;
+// WithRetries(0) turns both off.
 //
 // The resource types (Event, Occurrence, …) are generated from the OpenAPI
 // document by oapi-codegen (types.gen.go); the calls are written by hand.

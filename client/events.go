@@ -20,11 +20,12 @@ type (
 type EventsService struct{ c *Client }
 
 // Create creates an event (POST /events). Without an IdempotencyKey option
-// it sends a fresh one, so a retried create never creates twice.
+// it sends a fresh one (unless retries are off), so a retried create never
+// creates twice.
 func (s *EventsService) Create(ctx context.Context, in EventInput, opts ...CallOption) (*Event, error) {
 	r := newRequest(http.MethodPost, "/events", opts)
 	r.body = in
-	r.ensureIdempotencyKey()
+	r.ensureIdempotencyKey(s.c)
 	var ev Event
 	if _, err := s.c.do(ctx, r, &ev); err != nil {
 		return nil, err
@@ -111,10 +112,10 @@ func (s *EventsService) post(ctx context.Context, id, action string) (*Event, er
 
 // Trigger fires one manual occurrence now (POST /events/{id}/trigger), also
 // while paused. Without an IdempotencyKey option it sends a fresh one, so a
-// retry never fires twice.
+// retry never fires twice (unless retries are off).
 func (s *EventsService) Trigger(ctx context.Context, id string, opts ...CallOption) (*Occurrence, error) {
 	r := newRequest(http.MethodPost, "/events/"+pathID(id)+"/trigger", opts)
-	r.ensureIdempotencyKey()
+	r.ensureIdempotencyKey(s.c)
 	var occ Occurrence
 	if _, err := s.c.do(ctx, r, &occ); err != nil {
 		return nil, err

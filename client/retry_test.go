@@ -126,6 +126,19 @@ func TestCreateRetriesWithOneIdempotencyKey(t *testing.T) {
 	}
 }
 
+// With retries off a create sends no key of its own: nothing to protect.
+func TestNoRetriesNoAutomaticKey(t *testing.T) {
+	t.Parallel()
+	s := &scripted{statuses: []int{503}}
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	c, err := client.New(srv.URL, client.WithRetries(0))
+	require.NoError(t, err)
+	_, err = c.Events.Create(context.Background(), client.EventInput{})
+	require.ErrorIs(t, err, client.ErrUnavailable)
+	require.Equal(t, []string{""}, s.calls())
+}
+
 // A call that is not idempotent is not retried after the server may have
 // acted on it.
 func TestReplayIsNotRetried(t *testing.T) {

@@ -149,3 +149,16 @@ func group(use, short string, children ...*cobra.Command) *cobra.Command {
 	cmd.AddCommand(children...)
 	return cmd
 }
+
+// callOptions turns the optional --if-match and --idempotency-key flags into
+// call options.
+func callOptions(ifMatch, idempotencyKey string) []client.CallOption {
+	var opts []client.CallOption
+	if ifMatch != "" {
+		opts = append(opts, client.IfMatch(ifMatch))
+	}
+	if idempotencyKey != "" {
+		opts = append(opts, client.IdempotencyKey(idempotencyKey))
+	}
+	return opts
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
 
 	"github.com/qhronos/qhronos/client"
@@ -42,6 +43,18 @@ func TestCommands(t *testing.T) {
 		require.Equal(t, ev.ID, got.ID)
 		ok(t, e, &got, "events", "update", ev.ID, "--description", "changed")
 		require.Equal(t, "changed", *got.Description)
+		// What get prints, edited, is what update -f takes back.
+		r = cli(t, e, "", "events", "get", ev.ID, "-o", "json")
+		require.Equal(t, 0, r.code, r.stderr)
+		edited := strings.Replace(r.stdout, `"name": "ping"`, `"name": "pong"`, 1)
+		r = cli(t, e, edited, "events", "update", ev.ID, "-f", "-", "-o", "json")
+		require.Equal(t, 0, r.code, r.stderr)
+		require.NoError(t, jsonDecode(r.stdout, &got))
+		require.Equal(t, "pong", got.Name)
+		r = cli(t, e, `{"nmae":"typo"}`, "events", "update", ev.ID, "-f", "-")
+		require.Equal(t, exitUsage, r.code)
+		require.Contains(t, r.stderr, "nmae")
+
 		ok(t, e, &got, "events", "pause", ev.ID)
 		require.Equal(t, client.EventStatusPaused, got.Status)
 		ok(t, e, &got, "events", "resume", ev.ID)
@@ -190,4 +203,26 @@ func TestCompletionAndHelp(t *testing.T) {
 		require.Equal(t, 0, r.code, r.stderr)
 		require.Contains(t, r.stdout, "Examples:", "qhronos %s", strings.Join(args, " "))
 	}
+}
+
+// Every command of ours has examples in its --help and supports --output.
+func TestEveryCommandHasExamples(t *testing.T) {
+	t.Parallel()
+	root := newRootCmd(&app{getenv: env{}.get})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Name() == "help" || c.Name() == "completion" || c.Parent() != nil && c.Parent().Name() == "completion" {
+			return
+		}
+		if strings.TrimSpace(c.Example) == "" {
+			t.Errorf("%s has no examples in --help", c.CommandPath())
+		}
+		if c.Flags().Lookup("output") == nil && c.PersistentFlags().Lookup("output") == nil && c.InheritedFlags().Lookup("output") == nil {
+			t.Errorf("%s has no --output", c.CommandPath())
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
 }

@@ -1,11 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -41,6 +41,10 @@ func (f *eventFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.timeout, "timeout", "", "per-attempt timeout (e.g. 10s)")
 }
 
+// readOnlyEventFields are the event resource's fields that no request sets.
+var readOnlyEventFields = []string{"id", "created_by", "created_via", "version", "next_run_at", "last_run_at",
+	"last_status", "created_at", "updated_at", "hmac_secret_set"}
+
 // input builds the EventInput from --file and the flags that were set.
 func (f *eventFlags) input(cmd *cobra.Command, stdin io.Reader) (client.EventInput, error) {
 	var in client.EventInput
@@ -55,7 +59,18 @@ func (f *eventFlags) input(cmd *cobra.Command, stdin io.Reader) (client.EventInp
 		if err != nil {
 			return in, usagef("--file: %v", err)
 		}
-		dec := json.NewDecoder(strings.NewReader(string(b)))
+		// What `events get -o json` prints is accepted: the read-only
+		// fields are dropped (the server ignores them too); any other
+		// unknown field is a mistake worth naming.
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(b, &members); err != nil {
+			return in, usagef("--file: not a JSON object: %v", err)
+		}
+		for _, k := range readOnlyEventFields {
+			delete(members, k)
+		}
+		b, _ = json.Marshal(members)
+		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&in); err != nil {
 			return in, usagef("--file: not an event: %v", err)

@@ -29,10 +29,7 @@ func newEventsCreateCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			opts := []client.CallOption{client.Via("cli")}
-			if idempotencyKey != "" {
-				opts = append(opts, client.IdempotencyKey(idempotencyKey))
-			}
+			opts := append(callOptions("", idempotencyKey), client.Via("cli"))
 			ev, err := c.Events.Create(cmd.Context(), in, opts...)
 			if err != nil {
 				return err

@@ -1,10 +1,6 @@
 package main
 
-import (
-	"github.com/spf13/cobra"
-
-	"github.com/qhronos/qhronos/client"
-)
+import "github.com/spf13/cobra"
 
 func newEventsDeleteCmd(a *app) *cobra.Command {
 	var ifMatch string
@@ -19,11 +15,7 @@ func newEventsDeleteCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var opts []client.CallOption
-			if ifMatch != "" {
-				opts = append(opts, client.IfMatch(ifMatch))
-			}
-			if err := c.Events.Delete(cmd.Context(), args[0], opts...); err != nil {
+			if err := c.Events.Delete(cmd.Context(), args[0], callOptions(ifMatch, "")...); err != nil {
 				return err
 			}
 			return a.render(map[string]any{"id": args[0], "deleted": true}, &table{rows: [][]string{{"deleted " + args[0]}}})

@@ -1,10 +1,6 @@
 package main
 
-import (
-	"github.com/spf13/cobra"
-
-	"github.com/qhronos/qhronos/client"
-)
+import "github.com/spf13/cobra"
 
 func newEventsTriggerCmd(a *app) *cobra.Command {
 	var idempotencyKey string
@@ -19,11 +15,7 @@ func newEventsTriggerCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var opts []client.CallOption
-			if idempotencyKey != "" {
-				opts = append(opts, client.IdempotencyKey(idempotencyKey))
-			}
-			occ, err := c.Events.Trigger(cmd.Context(), args[0], opts...)
+			occ, err := c.Events.Trigger(cmd.Context(), args[0], callOptions("", idempotencyKey)...)
 			if err != nil {
 				return err
 			}

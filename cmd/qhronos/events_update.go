@@ -4,8 +4,6 @@ import (
 	"reflect"
 
 	"github.com/spf13/cobra"
-
-	"github.com/qhronos/qhronos/client"
 )
 
 func newEventsUpdateCmd(a *app) *cobra.Command {
@@ -30,11 +28,7 @@ func newEventsUpdateCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var opts []client.CallOption
-			if ifMatch != "" {
-				opts = append(opts, client.IfMatch(ifMatch))
-			}
-			ev, err := c.Events.Update(cmd.Context(), args[0], in, opts...)
+			ev, err := c.Events.Update(cmd.Context(), args[0], in, callOptions(ifMatch, "")...)
 			if err != nil {
 				return err
 			}

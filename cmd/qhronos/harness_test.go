@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,24 +13,6 @@ import (
 )
 
 func TestMain(m *testing.M) { qhronostest.Main(m) }
-
-// syncBuffer is an output stream read while a command still runs.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // result is one finished command.
 type result struct {
@@ -49,7 +29,7 @@ func (e env) get(k string) string { return e[k] }
 // cli runs one command line in-process, as the binary would.
 func cli(t *testing.T, e env, stdin string, args ...string) result {
 	t.Helper()
-	var out, errb syncBuffer
+	var out, errb qhronostest.Buffer
 	a := &app{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb, getenv: e.get}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

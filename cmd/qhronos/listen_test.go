@@ -58,13 +58,13 @@ func (lr *localReceiver) answers(id string) []int {
 
 // runningListen is a `qhronos listen` running in-process.
 type runningListen struct {
-	stdout, stderr *syncBuffer
+	stdout, stderr *qhronostest.Buffer
 	stop           func() int
 }
 
 func startListen(t *testing.T, e env, args ...string) *runningListen {
 	t.Helper()
-	l := &runningListen{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	l := &runningListen{stdout: &qhronostest.Buffer{}, stderr: &qhronostest.Buffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	a := &app{stdin: strings.NewReader(""), stdout: l.stdout, stderr: l.stderr, getenv: e.get}

@@ -92,7 +92,7 @@ type Server struct {
 	mu     sync.Mutex
 	cmd    *exec.Cmd
 	done   chan struct{}
-	stderr *syncBuffer
+	stderr *Buffer
 }
 
 // Start runs a server on backend; extra are more QHRONOS_* settings. It
@@ -141,7 +141,7 @@ func (s *Server) launch() {
 	cmd := exec.Command(filepath.Join(buildDir, "qhronosd"), "serve")
 	cmd.Dir, cmd.Env = s.dir, s.env
 	if s.stderr == nil {
-		s.stderr = &syncBuffer{}
+		s.stderr = &Buffer{}
 	}
 	cmd.Stderr, cmd.Stdout = s.stderr, s.stderr
 	if err := cmd.Start(); err != nil {
@@ -243,18 +243,20 @@ func freeAddr(t testing.TB) string {
 	return l.Addr().String()
 }
 
-type syncBuffer struct {
+// Buffer is an output stream that tests read while a process or a command
+// still writes it.
+type Buffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
+func (b *Buffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *syncBuffer) String() string {
+func (b *Buffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
