@@ -123,19 +123,22 @@ func TestCommands(t *testing.T) {
 	})
 }
 
+// errCase is a command line that must fail with code, its stderr naming what.
+type errCase struct {
+	name   string
+	env    env
+	args   []string
+	code   int
+	stderr string
+}
+
 // Errors name the field and set the exit code scripts rely on; nothing
 // prints a secret.
 func TestCommandErrors(t *testing.T) {
 	t.Parallel()
 	onBackends(t, func(t *testing.T, srv *qhronostest.Server) {
 		e := serverEnv(t, srv)
-		cases := []struct {
-			name   string
-			env    env
-			args   []string
-			code   int
-			stderr string
-		}{
+		cases := []errCase{
 			{"unknown flag", e, []string{"events", "list", "--bogus"}, exitUsage, "--bogus"},
 			{"unknown command", e, []string{"evnts"}, exitUsage, "unknown command"},
 			{"unknown subcommand", e, []string{"events", "frobnicate"}, exitUsage, "frobnicate"},
@@ -153,6 +156,42 @@ func TestCommandErrors(t *testing.T) {
 			{"bad server", env{"QHRONOS_SERVER": "localhost:8080", "QHRONOS_TOKEN": "x", "QHRONOS_CONFIG": e["QHRONOS_CONFIG"]},
 				[]string{"status"}, exitUsage, "--server"},
 		}
+		// Every command: an unknown flag is a usage error; every command
+		// taking an id answers 3 for an unknown one; every command of the
+		// authenticated API answers 1 naming 401 for a wrong token.
+		unknown := "6f1c1d4e-9a0b-4c1e-8f00-000000000000"
+		wrong := env{"QHRONOS_SERVER": srv.URL, "QHRONOS_TOKEN": "wrong-token", "QHRONOS_CONFIG": e["QHRONOS_CONFIG"]}
+		for _, args := range [][]string{
+			{"events", "get", unknown}, {"events", "update", unknown, "--description", "x"}, {"events", "delete", unknown},
+			{"events", "pause", unknown}, {"events", "resume", unknown}, {"events", "trigger", unknown},
+			{"events", "preview", unknown}, {"occurrences", "get", unknown}, {"occurrences", "attempts", unknown},
+			{"occurrences", "replay", unknown}, {"tokens", "revoke", unknown},
+		} {
+			cases = append(cases, errCase{"404 " + args[0] + " " + args[1], e, args, exitNotFound, "not found"},
+				errCase{"401 " + args[0] + " " + args[1], wrong, args, exitError, "401"})
+		}
+		for _, args := range [][]string{
+			{"events", "create", "--name", "x", "--start", "in 1 hour", "--webhook", "http://127.0.0.1:9999/h"},
+			{"events", "list"}, {"occurrences", "list"}, {"occurrences", "replay", "--status", "failed"},
+			{"tokens", "create", "--sub", "x"}, {"tokens", "list"}, {"stats"}, {"schedule", "preview", "--cron", "@every 1h"},
+		} {
+			cases = append(cases, errCase{"401 " + strings.Join(args[:min(2, len(args))], " "), wrong, args, exitError, "401"})
+		}
+		root := newRootCmd(&app{getenv: env{}.get})
+		var leaves func(c *cobra.Command)
+		leaves = func(c *cobra.Command) {
+			if c.Name() == "help" || c.Name() == "completion" {
+				return
+			}
+			if !c.HasSubCommands() && c.Parent() != nil {
+				args := append(strings.Fields(strings.TrimPrefix(c.CommandPath(), "qhronos ")), "--no-such-flag")
+				cases = append(cases, errCase{"bad flag " + c.CommandPath(), e, args, exitUsage, "--no-such-flag"})
+			}
+			for _, sub := range c.Commands() {
+				leaves(sub)
+			}
+		}
+		leaves(root)
 		for _, tc := range cases {
 			r := cli(t, tc.env, "", tc.args...)
 			if r.code != tc.code || !strings.Contains(r.stderr, tc.stderr) {
