@@ -104,7 +104,7 @@ func (a *app) client() (*client.Client, error) {
 			if server == "" {
 				server = saved.Server
 			}
-			if token == "" && (saved.Server == server || server == "") {
+			if token == "" && (server == "" || strings.TrimRight(saved.Server, "/") == strings.TrimRight(server, "/")) {
 				token = saved.Token
 			}
 		}

@@ -2,8 +2,10 @@ package main
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -227,6 +229,17 @@ func TestLogin(t *testing.T) {
 
 	r = cli(t, e, "", "events", "list")
 	require.Equal(t, 0, r.code, "a command after login: %s", r.stderr)
+	r = cli(t, env{"QHRONOS_CONFIG": path, "QHRONOS_SERVER": srv.URL + "/"}, "", "events", "list")
+	require.Equal(t, 0, r.code, "the stored token goes with its server, however written: %s", r.stderr)
+	var sent atomic.Value
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sent.Store(r.Header.Get("Authorization"))
+		http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
+	}))
+	defer other.Close()
+	r = cli(t, env{"QHRONOS_CONFIG": path, "QHRONOS_SERVER": other.URL}, "", "events", "list")
+	require.Equal(t, exitError, r.code)
+	require.Equal(t, "", sent.Load(), "the stored token is never sent to another server")
 	r = cli(t, e, "", "login")
 	require.Equal(t, exitUsage, r.code)
 	require.Contains(t, r.stderr, "--server")
