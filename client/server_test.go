@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -166,4 +167,18 @@ func TestIdempotentRetryAgainstServer(t *testing.T) {
 		require.Len(t, page.Items, 1, "one event, not one per attempt")
 		require.Equal(t, ev.ID, page.Items[0].ID)
 	})
+}
+
+// The document the contract tests check the client against is the one the
+// server serves.
+func TestServedDocumentIsTheCheckedOne(t *testing.T) {
+	t.Parallel()
+	srv := qhronostest.Start(t, qhronostest.SQLite)
+	c, err := client.New(srv.URL)
+	require.NoError(t, err)
+	served, err := c.OpenAPI(qhronostest.Context(t, 10*time.Second))
+	require.NoError(t, err)
+	file, err := os.ReadFile(documentPath)
+	require.NoError(t, err)
+	require.JSONEq(t, string(file), string(served))
 }
