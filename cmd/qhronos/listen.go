@@ -184,7 +184,7 @@ func (l *listener) forward(ctx context.Context, conn *client.Conn, f client.Fram
 			d.Acked = true
 		}
 	}
-	l.line(d, f.RequireAck)
+	l.a.renderDelivery(d, f.RequireAck)
 }
 
 // request is what a webhook would carry: the server-signed request of a
@@ -216,32 +216,6 @@ func (l *listener) request(f client.Frame) ([]byte, http.Header) {
 	h = receiver.Sign(secrets, f.OccurrenceID, time.Now(), body)
 	h.Set("Content-Type", "application/json")
 	return body, h
-}
-
-func (l *listener) line(d delivery, requireAck bool) {
-	if l.a.output == "json" {
-		b, _ := json.Marshal(d) // one object per line
-		fmt.Fprintf(l.a.stdout, "%s\n", b)
-		return
-	}
-	result := fmt.Sprintf("%d in %dms", d.StatusCode, d.DurationMS)
-	if d.Error != "" {
-		result = d.Error
-	}
-	note := ""
-	switch {
-	case d.Acked:
-		note = " acked"
-	case requireAck:
-		note = " not acked: the server retries it"
-	case d.Error != "":
-		note = " (the event does not require an ack, so the server counts it delivered)"
-	}
-	if !d.Signed {
-		note += " unsigned"
-	}
-	fmt.Fprintf(l.a.stdout, "%s  %s  %q attempt %d  -> %s%s\n", d.Time.Format(time.RFC3339), d.OccurrenceID,
-		d.Name, d.Attempt, result, note)
 }
 
 // status reports the connection's state on stderr (stdout has deliveries).

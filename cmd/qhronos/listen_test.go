@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -164,7 +165,7 @@ func TestListenAsTagListenerSignsWithSecret(t *testing.T) {
 	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 	lr := newLocalReceiver(t, secret)
 	tag := "tl-" + qhronostest.RandomHex(t, 4)
-	startListen(t, e, "--tags", tag, "--forward-to", lr.URL, "--secret", secret, "-o", "json")
+	l := startListen(t, e, "--tags", tag, "--forward-to", lr.URL, "--secret", secret, "-o", "json")
 
 	var ev client.Event
 	ok(t, e, &ev, "events", "create", "--name", "tagged", "--start", "in 1 hour", "--webhook",
@@ -175,6 +176,14 @@ func TestListenAsTagListenerSignsWithSecret(t *testing.T) {
 		return len(lr.answers(occ.ID)) == 1
 	})
 	require.Equal(t, http.StatusOK, lr.answers(occ.ID)[0])
+	var line delivery
+	qhronostest.Wait(t, 5*time.Second, "listen prints the delivery as one JSON line", func() bool {
+		first, _, _ := strings.Cut(l.stdout.String(), "\n")
+		return json.Unmarshal([]byte(first), &line) == nil && line.OccurrenceID == occ.ID
+	})
+	require.True(t, line.Signed)
+	require.Equal(t, http.StatusOK, line.StatusCode)
+	require.False(t, line.Acked, "a tag-listener never acks")
 }
 
 func TestListenUsage(t *testing.T) {

@@ -86,3 +86,31 @@ func flag(b *bool) string {
 	}
 	return "no"
 }
+
+// renderDelivery prints one line of qhronos listen: a compact JSON object
+// with --output json, else a readable line.
+func (a *app) renderDelivery(d delivery, requireAck bool) {
+	if a.output == "json" {
+		b, _ := json.Marshal(d) // one object per line
+		fmt.Fprintf(a.stdout, "%s\n", b)
+		return
+	}
+	result := fmt.Sprintf("%d in %dms", d.StatusCode, d.DurationMS)
+	if d.Error != "" {
+		result = d.Error
+	}
+	note := ""
+	switch {
+	case d.Acked:
+		note = " acked"
+	case requireAck:
+		note = " not acked: the server retries it"
+	case d.Error != "":
+		note = " (the event does not require an ack, so the server counts it delivered)"
+	}
+	if !d.Signed {
+		note += " unsigned"
+	}
+	fmt.Fprintf(a.stdout, "%s  %s  %q attempt %d  -> %s%s\n", d.Time.Format(time.RFC3339), d.OccurrenceID,
+		d.Name, d.Attempt, result, note)
+}
