@@ -211,3 +211,26 @@ func TestListenRefusedSubscription(t *testing.T) {
 	require.Equal(t, exitError, r.code, r.stderr)
 	require.Contains(t, r.stderr, "unauthorized")
 }
+
+// With several instances, listen connected to an API-only instance gets the
+// signed delivery fired by another one through Redis, verifies it and acks
+// it there.
+func TestListenAcrossInstances(t *testing.T) {
+	t.Parallel()
+	a := qhronostest.Start(t, qhronostest.Postgres, qhronostest.WithRedis(t)...)
+	b := a.Peer(t, "QHRONOS_SCHEDULER_DISPATCH=false")
+	eb := serverEnv(t, b)
+	lr := newLocalReceiver(t, a.DefaultSecret)
+	name := "multi-" + qhronostest.RandomHex(t, 4)
+	startListen(t, eb, "--client", name, "--forward-to", lr.URL)
+
+	var ev client.Event
+	ok(t, serverEnv(t, a), &ev, "events", "create", "--name", "across", "--start", "in 1 hour", "--action",
+		fmt.Sprintf(`{"type":"websocket","params":{"client_name":%q,"require_ack":true,"ack_timeout":"5s"}}`, name))
+	var occ client.Occurrence
+	ok(t, eb, &occ, "events", "trigger", ev.ID)
+	got := waitOccurrence(t, eb, occ.ID, func(o client.Occurrence) bool { return o.Status == client.OccurrenceStatusCompleted },
+		"the occurrence fired by the other instance is forwarded and acked")
+	require.Equal(t, 1, got.AttemptCount, "acked on the first attempt")
+	require.Equal(t, []int{http.StatusOK}, lr.answers(occ.ID))
+}

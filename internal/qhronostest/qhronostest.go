@@ -17,11 +17,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/qhronos/qhronos/internal/coordination/coordinationtest"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 )
 
@@ -133,6 +135,52 @@ func Start(t testing.TB, backend Backend, extra ...string) *Server {
 		}
 	})
 	return s
+}
+
+// WithRedis returns the settings that put a server on the shared test Redis
+// (QHRONOS_TEST_REDIS_URL) under a key prefix unique to the test, deleted at
+// cleanup; without Redis the test fails in CI and is skipped elsewhere.
+func WithRedis(t testing.TB) []string {
+	t.Helper()
+	_, prefix := coordinationtest.RedisClient(t)
+	u := os.Getenv("QHRONOS_TEST_REDIS_URL")
+	if u == "" {
+		u = coordinationtest.DefaultRedisURL
+	}
+	return []string{"QHRONOS_REDIS_URL=" + u, "QHRONOS_REDIS_PREFIX=" + prefix}
+}
+
+// Peer starts another instance of the same deployment (same store, secrets
+// and Redis) on its own port; extra settings come last and win. Only
+// PostgreSQL deployments have peers.
+func (s *Server) Peer(t testing.TB, extra ...string) *Server {
+	t.Helper()
+	if s.Backend != Postgres {
+		t.Fatalf("a peer needs the PostgreSQL store")
+	}
+	p := &Server{t: t, Backend: s.Backend, Token: s.Token, DefaultSecret: s.DefaultSecret, addr: freeAddr(t),
+		dir: t.TempDir()}
+	p.URL = "http://" + p.addr
+	for _, kv := range s.env {
+		switch {
+		case strings.HasPrefix(kv, "QHRONOS_SERVER_ADDR="):
+			kv = "QHRONOS_SERVER_ADDR=" + p.addr
+		case strings.HasPrefix(kv, "QHRONOS_SERVER_DATA_DIR="):
+			kv = "QHRONOS_SERVER_DATA_DIR=" + filepath.Join(p.dir, "data")
+		case strings.HasPrefix(kv, "HOME="):
+			kv = "HOME=" + p.dir
+		}
+		p.env = append(p.env, kv)
+	}
+	p.env = append(p.env, extra...)
+	p.launch()
+	t.Cleanup(func() {
+		p.Stop()
+		if t.Failed() {
+			t.Logf("---- qhronosd peer stderr ----\n%s", tail(p.stderr.String(), 6<<10))
+		}
+	})
+	return p
 }
 
 func (s *Server) launch() {
