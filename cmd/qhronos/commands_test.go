@@ -69,6 +69,10 @@ func TestCommands(t *testing.T) {
 		require.Len(t, pv.Instants, 2)
 		require.Equal(t, "Europe/Prague", pv.Timezone)
 
+		var rot client.SecretRotation
+		ok(t, e, &rot, "events", "rotate-secret", ev.ID, "--grace", "1h")
+		require.NotEmpty(t, rot.HmacSecret, "the new secret is shown once")
+
 		var occ client.Occurrence
 		ok(t, e, &occ, "events", "trigger", ev.ID)
 		require.True(t, *occ.Manual)
@@ -166,7 +170,7 @@ func TestCommandErrors(t *testing.T) {
 		for _, args := range [][]string{
 			{"events", "get", unknown}, {"events", "update", unknown, "--description", "x"}, {"events", "delete", unknown},
 			{"events", "pause", unknown}, {"events", "resume", unknown}, {"events", "trigger", unknown},
-			{"events", "preview", unknown}, {"occurrences", "get", unknown}, {"occurrences", "attempts", unknown},
+			{"events", "preview", unknown}, {"events", "rotate-secret", unknown}, {"occurrences", "get", unknown}, {"occurrences", "attempts", unknown},
 			{"occurrences", "replay", unknown}, {"tokens", "revoke", unknown},
 		} {
 			cases = append(cases, errCase{"404 " + args[0] + " " + args[1], e, args, exitNotFound, "not found"},
