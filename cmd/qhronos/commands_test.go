@@ -108,7 +108,7 @@ func TestCommands(t *testing.T) {
 		}
 		require.True(t, found)
 		ok(t, e, nil, "tokens", "revoke", tok.ID)
-		reader := env{"QHRONOS_SERVER": srv.URL, "QHRONOS_TOKEN": *tok.Token, "QHRONOS_CONFIG": e["QHRONOS_CONFIG"]}
+		reader := env{"QHRONOS_SERVER": srv.URL, "QHRONOS_TOKEN": *tok.Token, "QHRONOS_CREDENTIALS": e["QHRONOS_CREDENTIALS"]}
 		r = cli(t, reader, "", "events", "list")
 		require.Equal(t, exitError, r.code, "a revoked token: %s", r.stdout)
 		require.Contains(t, r.stderr, "401")
@@ -157,16 +157,16 @@ func TestCommandErrors(t *testing.T) {
 			{"400 names the field", e, []string{"events", "create", "--name", "x", "--start", "2001-01-01T00:00:00Z",
 				"--webhook", "http://127.0.0.1:9999/h"}, exitError, "start_time"},
 			{"404", e, []string{"occurrences", "get", "6f1c1d4e-9a0b-4c1e-8f00-000000000000"}, exitNotFound, "not found"},
-			{"401", env{"QHRONOS_SERVER": srv.URL, "QHRONOS_TOKEN": "wrong-token", "QHRONOS_CONFIG": e["QHRONOS_CONFIG"]},
+			{"401", env{"QHRONOS_SERVER": srv.URL, "QHRONOS_TOKEN": "wrong-token", "QHRONOS_CREDENTIALS": e["QHRONOS_CREDENTIALS"]},
 				[]string{"events", "list"}, exitError, "401"},
-			{"bad server", env{"QHRONOS_SERVER": "localhost:8080", "QHRONOS_TOKEN": "x", "QHRONOS_CONFIG": e["QHRONOS_CONFIG"]},
+			{"bad server", env{"QHRONOS_SERVER": "localhost:8080", "QHRONOS_TOKEN": "x", "QHRONOS_CREDENTIALS": e["QHRONOS_CREDENTIALS"]},
 				[]string{"status"}, exitUsage, "--server"},
 		}
 		// Every command: an unknown flag is a usage error; every command
 		// taking an id answers 3 for an unknown one; every command of the
 		// authenticated API answers 1 naming 401 for a wrong token.
 		unknown := "6f1c1d4e-9a0b-4c1e-8f00-000000000000"
-		wrong := env{"QHRONOS_SERVER": srv.URL, "QHRONOS_TOKEN": "wrong-token", "QHRONOS_CONFIG": e["QHRONOS_CONFIG"]}
+		wrong := env{"QHRONOS_SERVER": srv.URL, "QHRONOS_TOKEN": "wrong-token", "QHRONOS_CREDENTIALS": e["QHRONOS_CREDENTIALS"]}
 		for _, args := range [][]string{
 			{"events", "get", unknown}, {"events", "update", unknown, "--description", "x"}, {"events", "delete", unknown},
 			{"events", "pause", unknown}, {"events", "resume", unknown}, {"events", "trigger", unknown},
@@ -217,7 +217,7 @@ func TestLogin(t *testing.T) {
 	t.Parallel()
 	srv := qhronostest.Start(t, qhronostest.SQLite)
 	path := t.TempDir() + "/qhronos/credentials.json"
-	e := env{"QHRONOS_CONFIG": path}
+	e := env{"QHRONOS_CREDENTIALS": path}
 
 	r := cli(t, e, "wrong-token\n", "login", "--server", srv.URL)
 	require.Equal(t, exitError, r.code, r.stderr)
@@ -233,7 +233,7 @@ func TestLogin(t *testing.T) {
 
 	r = cli(t, e, "", "events", "list")
 	require.Equal(t, 0, r.code, "a command after login: %s", r.stderr)
-	r = cli(t, env{"QHRONOS_CONFIG": path, "QHRONOS_SERVER": srv.URL + "/"}, "", "events", "list")
+	r = cli(t, env{"QHRONOS_CREDENTIALS": path, "QHRONOS_SERVER": srv.URL + "/"}, "", "events", "list")
 	require.Equal(t, 0, r.code, "the stored token goes with its server, however written: %s", r.stderr)
 	var sent atomic.Value
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -241,7 +241,7 @@ func TestLogin(t *testing.T) {
 		http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
 	}))
 	defer other.Close()
-	r = cli(t, env{"QHRONOS_CONFIG": path, "QHRONOS_SERVER": other.URL}, "", "events", "list")
+	r = cli(t, env{"QHRONOS_CREDENTIALS": path, "QHRONOS_SERVER": other.URL}, "", "events", "list")
 	require.Equal(t, exitError, r.code)
 	require.Equal(t, "", sent.Load(), "the stored token is never sent to another server")
 	r = cli(t, e, "", "login")

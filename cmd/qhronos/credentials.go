@@ -8,19 +8,19 @@ import (
 )
 
 // credentials are what `qhronos login` stores: mode 0600 in the user's
-// config directory (QHRONOS_CONFIG names another file).
+// config directory (QHRONOS_CREDENTIALS names another file).
 type credentials struct {
 	Server string `json:"server"`
 	Token  string `json:"token"`
 }
 
 func (a *app) credentialsPath() (string, error) {
-	if p := a.getenv("QHRONOS_CONFIG"); p != "" {
+	if p := a.getenv("QHRONOS_CREDENTIALS"); p != "" {
 		return p, nil
 	}
 	dir, err := os.UserConfigDir()
 	if err != nil {
-		return "", fmt.Errorf("find the user config directory (set QHRONOS_CONFIG): %w", err)
+		return "", fmt.Errorf("find the user config directory (set QHRONOS_CREDENTIALS): %w", err)
 	}
 	return filepath.Join(dir, "qhronos", "credentials.json"), nil
 }

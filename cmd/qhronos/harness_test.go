@@ -50,7 +50,7 @@ func ok(t *testing.T, e env, v any, args ...string) {
 // serverEnv points commands at srv with its master token.
 func serverEnv(t *testing.T, srv *qhronostest.Server) env {
 	return env{"QHRONOS_SERVER": srv.URL, "QHRONOS_TOKEN": srv.Token,
-		"QHRONOS_CONFIG": t.TempDir() + "/credentials.json"}
+		"QHRONOS_CREDENTIALS": t.TempDir() + "/credentials.json"}
 }
 
 func onBackends(t *testing.T, f func(t *testing.T, srv *qhronostest.Server)) {

@@ -206,7 +206,7 @@ func TestListenUsage(t *testing.T) {
 func TestListenRefusedSubscription(t *testing.T) {
 	t.Parallel()
 	srv := qhronostest.Start(t, qhronostest.SQLite)
-	e := env{"QHRONOS_SERVER": srv.URL, "QHRONOS_TOKEN": "wrong", "QHRONOS_CONFIG": t.TempDir() + "/c.json"}
+	e := env{"QHRONOS_SERVER": srv.URL, "QHRONOS_TOKEN": "wrong", "QHRONOS_CREDENTIALS": t.TempDir() + "/c.json"}
 	r := cli(t, e, "", "listen", "--client", "x", "--forward-to", "http://127.0.0.1:9999/h")
 	require.Equal(t, exitError, r.code, r.stderr)
 	require.Contains(t, r.stderr, "unauthorized")

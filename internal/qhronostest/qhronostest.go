@@ -192,6 +192,7 @@ func (s *Server) launch() {
 		s.stderr = &Buffer{}
 	}
 	cmd.Stderr, cmd.Stdout = s.stderr, s.stderr
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		s.mu.Unlock()
 		s.t.Fatalf("start qhronosd: %v", err)
