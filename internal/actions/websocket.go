@@ -78,7 +78,11 @@ func (w *WebSocket) Execute(ctx context.Context, req Request) Outcome {
 	if err != nil {
 		return Outcome{Err: err, Duration: time.Since(start)}
 	}
-	n, err := w.sender.SendToClient(ctx, p.ClientName, req.Tags, EventFrame(req), w.replyWait)
+	frame, err := ClientFrame(req, p.RequireAck, time.Now())
+	if err != nil {
+		return Outcome{Err: err, Duration: time.Since(start)}
+	}
+	n, err := w.sender.SendToClient(ctx, p.ClientName, req.Tags, frame, w.replyWait)
 	out := Outcome{Duration: time.Since(start)}
 	switch {
 	case err != nil:

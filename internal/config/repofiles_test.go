@@ -60,48 +60,6 @@ func TestRepoConfigYAMLListsEveryKeyWithAComment(t *testing.T) {
 	}
 }
 
-func TestComposeSecretsAreRejectedExamples(t *testing.T) {
-	t.Parallel()
-	data, err := os.ReadFile(repoCompose)
-	require.NoError(t, err)
-	var compose struct {
-		Services map[string]struct {
-			Environment map[string]string `yaml:"environment"`
-		} `yaml:"services"`
-	}
-	require.NoError(t, yaml.Unmarshal(data, &compose))
-	env := compose.Services["qhronosd"].Environment
-	require.NotEmpty(t, env, "docker-compose.yml: qhronosd has no environment")
-
-	secretKeys := []string{"auth.master_token", "auth.jwt_secret", "hmac.default_secret", "secrets.encryption_key"}
-	for _, path := range secretKeys {
-		v := env[EnvName(path)]
-		require.NotEmpty(t, v, "docker-compose.yml must show %s", EnvName(path))
-		if !isExampleSecret(v) || !contains(ExampleSecrets, v) {
-			t.Errorf("docker-compose.yml %s=%q is not in ExampleSecrets", EnvName(path), v)
-		}
-	}
-	if got, want := env["QHRONOS_SERVER_ADDR"], "0.0.0.0:8080"; got != want {
-		t.Errorf("QHRONOS_SERVER_ADDR: got %q, want %q", got, want)
-	}
-
-	// Starting with the file as shipped must fail and say which settings to change.
-	cfg, warnings, err := Load(nil, envOf(env))
-	require.NoError(t, err)
-	require.Empty(t, warnings)
-	require.True(t, cfg.Production())
-	verr := cfg.Validate()
-	require.Error(t, verr)
-	for _, path := range secretKeys {
-		if !strings.Contains(verr.Error(), path+": is an example value") {
-			t.Errorf("Validate: got %q, want it to reject the example %s", verr, path)
-		}
-	}
-	if strings.Contains(verr.Error(), "example-db-password") {
-		t.Errorf("Validate leaked the database password: %q", verr)
-	}
-}
-
 func contains(list []string, s string) bool {
 	for _, v := range list {
 		if v == s {

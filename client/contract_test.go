@@ -1,0 +1,213 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/stretchr/testify/require"
+
+	"github.com/qhronos/qhronos/client"
+)
+
+// documentPath is the document the server serves at /openapi.json.
+const documentPath = "../internal/api/openapi.json"
+
+func loadDocument(t *testing.T) *openapi3.T {
+	t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromFile(documentPath)
+	require.NoError(t, err)
+	require.NoError(t, doc.Validate(context.Background()))
+	return doc
+}
+
+// aliases are routes the client reaches through another one.
+var aliases = map[string]string{"GET /healthz": "GET /health"}
+
+// Every operation of the document is called by some method of the client,
+// and every request the client sends is valid for the document (parameters,
+// headers and bodies). A route added to the document without a client
+// method, or a parameter the document no longer has, fails here.
+func TestEveryOperationIsCovered(t *testing.T) {
+	t.Parallel()
+	doc := loadDocument(t)
+	router, err := gorillamux.NewRouter(doc)
+	require.NoError(t, err)
+
+	var mu sync.Mutex
+	hit := map[string]bool{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		route, params, err := router.FindRoute(r)
+		if err != nil {
+			t.Errorf("%s %s is not in the document: %v", r.Method, r.URL.Path, err)
+			http.Error(w, "{}", http.StatusNotFound)
+			return
+		}
+		op := r.Method + " " + route.Path
+		mu.Lock()
+		hit[op] = true
+		mu.Unlock()
+		in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route,
+			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, MultiError: true}}
+		if err := openapi3filter.ValidateRequest(r.Context(), in); err != nil {
+			t.Errorf("%s: request does not match the document: %v", op, err)
+		}
+		if route.Path == "/ws" {
+			http.Error(w, `{"error":"not a websocket server"}`, http.StatusBadRequest)
+			return
+		}
+		writeMinimalAnswer(w, route.Operation)
+	}))
+	defer srv.Close()
+
+	c, err := client.New(srv.URL, client.WithToken("t"), client.WithRetries(0))
+	require.NoError(t, err)
+	ctx := context.Background()
+	id := "0b7f6a43-2a35-4d43-9a47-51cbbd1d6d83"
+	since := time.Now().Add(-time.Hour)
+	must := func(_ any, err error) {
+		t.Helper()
+		require.NoError(t, err)
+	}
+	must(c.Health(ctx))
+	must(c.Ready(ctx))
+	must(c.Status(ctx))
+	must(c.OpenAPI(ctx))
+	must(c.Metrics(ctx))
+	must(c.Stats(ctx, client.StatsParams{Since: &since}))
+	_, err = c.Subscribe(ctx, client.Subscription{ClientName: "acme"})
+	require.Error(t, err)
+	must(c.Events.Create(ctx, client.EventInput{Name: client.Ptr("n"), StartTime: client.Ptr("in 1 hour"),
+		Webhook: client.Ptr("https://example.com/h"), Tags: []string{"a"}, Metadata: json.RawMessage(`{"k":1}`)},
+		client.Via("test")))
+	must(c.Events.List(ctx, client.ListEventsParams{Tags: []string{"a", "b"}, TagsAll: []string{"c"},
+		Status: client.Ptr("active"), From: &since, Limit: client.Ptr(10), Cursor: client.Ptr("x")}))
+	must(c.Events.Get(ctx, id))
+	must(c.Events.Update(ctx, id, client.EventInput{Description: client.Ptr("d")}, client.IfMatch(`"3"`)))
+	require.NoError(t, c.Events.Delete(ctx, id, client.IfMatch(`"3"`)))
+	must(c.Events.Pause(ctx, id))
+	must(c.Events.Resume(ctx, id))
+	must(c.Events.Trigger(ctx, id, client.IdempotencyKey("k1")))
+	must(c.Events.RotateSecret(ctx, id, time.Hour))
+	must(c.Events.Occurrences(ctx, id, client.ListEventOccurrencesParams{Status: client.Ptr("completed"), Page: client.Ptr(2)}))
+	must(c.Events.Preview(ctx, id, client.PreviewEventParams{Count: client.Ptr(3), After: &since}))
+	must(c.Schedules.Preview(ctx, client.PreviewRequest{Rrule: client.Ptr("FREQ=DAILY"), Count: client.Ptr(2)}))
+	must(c.Occurrences.List(ctx, client.ListOccurrencesParams{EventID: client.Ptr(id), Archived: client.Ptr(false)}))
+	must(c.Occurrences.Get(ctx, id))
+	must(c.Occurrences.Attempts(ctx, id))
+	must(c.Occurrences.Replay(ctx, id))
+	must(c.Occurrences.ReplayMatching(ctx, client.RetryFilter{Status: client.Ptr("failed"), Limit: client.Ptr(10)}))
+	must(c.Tokens.Create(ctx, client.TokenRequest{Sub: "ci", Access: client.TokenRequestAccessRead,
+		ExpiresAt: time.Now().Add(time.Hour), Scope: []string{"a"}}))
+	must(c.Tokens.List(ctx))
+	require.NoError(t, c.Tokens.Revoke(ctx, "tok"))
+
+	var missing []string
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			op := method + " " + path
+			if alias, ok := aliases[op]; ok {
+				op = alias
+			}
+			if !hit[op] {
+				missing = append(missing, method+" "+path)
+			}
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("operations of %s the client never calls (add a method, then run go generate ./client):\n  %s",
+			documentPath, strings.Join(missing, "\n  "))
+	}
+}
+
+// writeMinimalAnswer answers with the first 2xx of op and the smallest body
+// of its schema's kind.
+func writeMinimalAnswer(w http.ResponseWriter, op *openapi3.Operation) {
+	codes := []string{}
+	for code := range op.Responses.Map() {
+		if strings.HasPrefix(code, "2") {
+			codes = append(codes, code)
+		}
+	}
+	slices.Sort(codes)
+	code := 200
+	if len(codes) > 0 {
+		code = map[string]int{"200": 200, "201": 201, "204": 204}[codes[0]]
+	}
+	body := "{}"
+	if resp := op.Responses.Value(codes[0]); resp != nil && resp.Value != nil {
+		if mt := resp.Value.Content.Get("application/json"); mt != nil && mt.Schema != nil && mt.Schema.Value.Type.Is("array") {
+			body = "[]"
+		} else if resp.Value.Content.Get("text/plain") != nil {
+			body = "text"
+		}
+	}
+	if code == http.StatusNoContent {
+		w.WriteHeader(code)
+		return
+	}
+	w.WriteHeader(code)
+	_, _ = w.Write([]byte(body))
+}
+
+// goTypes are the generated types of the document's schemas.
+var goTypes = map[string]any{
+	"Error": client.Error{}, "Action": client.Action{}, "Schedule": client.Schedule{}, "Retry": client.Retry{},
+	"EventInput": client.EventInput{}, "Event": client.Event{}, "Occurrence": client.Occurrence{},
+	"OccurrencePage": client.OccurrencePage{}, "Attempt": client.Attempt{}, "TokenRequest": client.TokenRequest{},
+	"Token": client.Token{}, "Preview": client.Preview{}, "PreviewRequest": client.PreviewRequest{},
+	"SecretRotation": client.SecretRotation{}, "Health": client.Health{}, "Ready": client.Ready{},
+	"Status": client.Status{}, "Stats": client.Stats{}, "RetryFilter": client.RetryFilter{},
+	"RetryResult": client.RetryResult{},
+}
+
+// The generated types have exactly the properties of the document's schemas,
+// and a required property is never a pointer the decoder could leave nil.
+func TestTypesMatchDocument(t *testing.T) {
+	t.Parallel()
+	doc := loadDocument(t)
+	for name, ref := range doc.Components.Schemas {
+		goType, ok := goTypes[name]
+		if !ok {
+			t.Errorf("schema %s has no Go type here: run go generate ./client and add it to goTypes", name)
+			continue
+		}
+		fields := map[string]reflect.StructField{}
+		rt := reflect.TypeOf(goType)
+		for i := range rt.NumField() {
+			tag, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+			fields[tag] = rt.Field(i)
+		}
+		for prop, schema := range ref.Value.Properties {
+			f, ok := fields[prop]
+			if !ok {
+				t.Errorf("%s.%s is in the document but not in client.%s: run go generate ./client", name, prop, name)
+				continue
+			}
+			if slices.Contains(ref.Value.Required, prop) && !schema.Value.Nullable && f.Type.Kind() == reflect.Pointer {
+				t.Errorf("%s.%s is required but client.%s.%s is a pointer", name, prop, name, f.Name)
+			}
+			delete(fields, prop)
+		}
+		for prop := range fields {
+			t.Errorf("client.%s has %q, which the document's %s no longer has: run go generate ./client", name, prop, name)
+		}
+	}
+	for name := range goTypes {
+		if _, ok := doc.Components.Schemas[name]; !ok {
+			t.Errorf("client.%s has no schema in the document any more: run go generate ./client", name)
+		}
+	}
+}

@@ -1,0 +1,15 @@
+package main
+
+import "github.com/spf13/cobra"
+
+func newEventsCmd(a *app) *cobra.Command {
+	cmd := group("events", "Create, inspect and control events",
+		newEventsCreateCmd(a), newEventsListCmd(a), newEventsGetCmd(a), newEventsUpdateCmd(a),
+		newEventsDeleteCmd(a), newEventsPauseCmd(a), newEventsResumeCmd(a), newEventsTriggerCmd(a),
+		newEventsPreviewCmd(a), newEventsRotateSecretCmd(a))
+	cmd.Aliases = []string{"event"}
+	cmd.Example = `  qhronos events create --name ping --start "in 1 minute" --webhook http://127.0.0.1:3000/hooks
+  qhronos events list --tag billing
+  qhronos events pause 3f2b…`
+	return cmd
+}

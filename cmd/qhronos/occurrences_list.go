@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/qhronos/qhronos/client"
+)
+
+func newOccurrencesListCmd(a *app) *cobra.Command {
+	var eventID, status, from, to string
+	var tags []string
+	var limit int
+	var all, archived bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List occurrences: history newest first, then upcoming nearest first",
+		Example: `  qhronos occurrences list --event 3f2b…
+  qhronos occurrences list --status failed,retrying --from 2030-01-01T00:00:00Z
+  qhronos occurrences list --tag billing --all --output json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if limit < 1 {
+				return usagef("--limit: must be at least 1")
+			}
+			p := client.ListOccurrencesParams{Tags: tags, Limit: &limit}
+			if eventID != "" {
+				p.EventID = &eventID
+			}
+			if status != "" {
+				p.Status = &status
+			}
+			if archived {
+				p.Archived = &archived
+			}
+			var err error
+			if p.From, err = timeFlag("from", from); err != nil {
+				return err
+			}
+			if p.To, err = timeFlag("to", to); err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			occs := []client.Occurrence{}
+			if all {
+				for o, err := range c.Occurrences.All(cmd.Context(), p) {
+					if err != nil {
+						return err
+					}
+					occs = append(occs, o)
+				}
+			} else {
+				page, err := c.Occurrences.List(cmd.Context(), p)
+				if err != nil {
+					return err
+				}
+				occs = append(occs, page.Data...)
+			}
+			t := &table{header: []string{"ID", "EVENT", "SCHEDULED", "STATUS", "ATTEMPTS", "CODE", "ERROR"}}
+			for i := range occs {
+				o := &occs[i]
+				t.add(o.ID, o.EventID, when(&o.ScheduledAt), string(o.Status), fmt.Sprint(o.AttemptCount),
+					num(o.StatusCode), str(o.ErrorMessage))
+			}
+			return a.render(occs, t)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&eventID, "event", "", "occurrences of this event")
+	f.StringSliceVar(&tags, "tag", nil, "occurrences of events with any of these tags")
+	f.StringVar(&status, "status", "", "pending, retrying, completed, failed, … (comma-separate several)")
+	f.StringVar(&from, "from", "", "scheduled at or after (RFC 3339)")
+	f.StringVar(&to, "to", "", "scheduled before (RFC 3339)")
+	f.IntVar(&limit, "limit", 50, "page size (the server caps it at 500)")
+	f.BoolVar(&all, "all", false, "follow the cursor through every page")
+	f.BoolVar(&archived, "archived", false, "list the archive instead of live rows")
+	return cmd
+}
+
+// timeFlag parses an optional RFC 3339 flag.
+func timeFlag(name, v string) (*time.Time, error) {
+	if v == "" {
+		return nil, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return nil, usagef("--%s: must be an RFC 3339 time, e.g. 2030-01-02T15:04:05Z", name)
+	}
+	return &t, nil
+}

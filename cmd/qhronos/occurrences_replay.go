@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/qhronos/qhronos/client"
+)
+
+func newOccurrencesReplayCmd(a *app) *cobra.Command {
+	var eventID, status, since, until string
+	var tags []string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "replay [OCCURRENCE_ID]",
+		Short: "Deliver an occurrence again, or every terminal occurrence matching filters",
+		Long: `With an id, replay delivers that occurrence again whatever its state: a new manual attempt with
+the same delivery id (webhook-id), so receivers can deduplicate. With filters instead, every
+terminal occurrence that matches (up to --limit) is re-queued.`,
+		Example: `  qhronos occurrences replay 9c1d…
+  qhronos occurrences replay --status failed --event 3f2b…
+  qhronos occurrences replay --status failed --tag billing --since 2030-01-01T00:00:00Z --limit 500`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			filters := cmd.Flags().Changed("event") || cmd.Flags().Changed("status") || cmd.Flags().Changed("tag") ||
+				cmd.Flags().Changed("since") || cmd.Flags().Changed("until") || cmd.Flags().Changed("limit")
+			switch {
+			case len(args) > 1:
+				return usagef("replay takes at most one OCCURRENCE_ID")
+			case len(args) == 1 && filters:
+				return usagef("replay: give an OCCURRENCE_ID or filters, not both")
+			case len(args) == 0 && !filters:
+				return usagef("replay: give an OCCURRENCE_ID, or filters (--status, --event, --tag, --since, --until) for a bulk replay")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				o, err := c.Occurrences.Replay(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				return a.render(o, occurrenceTable(o))
+			}
+			f := client.RetryFilter{Tags: tags}
+			if eventID != "" {
+				f.EventID = &eventID
+			}
+			if status != "" {
+				f.Status = &status
+			}
+			if cmd.Flags().Changed("limit") {
+				if limit < 1 || limit > 10000 {
+					return usagef("--limit: must be between 1 and 10000")
+				}
+				f.Limit = &limit
+			}
+			if f.Since, err = timeFlag("since", since); err != nil {
+				return err
+			}
+			if f.Until, err = timeFlag("until", until); err != nil {
+				return err
+			}
+			res, err := c.Occurrences.ReplayMatching(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			msg := fmt.Sprintf("re-queued %d occurrences", res.Requeued)
+			if res.LimitReached {
+				msg += " (limit reached: more match; run again)"
+			}
+			return a.render(res, &table{rows: [][]string{{msg}}})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&eventID, "event", "", "bulk: occurrences of this event")
+	f.StringVar(&status, "status", "", "bulk: failed, completed, missed, … (comma-separate several)")
+	f.StringSliceVar(&tags, "tag", nil, "bulk: occurrences of events with any of these tags")
+	f.StringVar(&since, "since", "", "bulk: scheduled at or after (RFC 3339)")
+	f.StringVar(&until, "until", "", "bulk: scheduled before (RFC 3339)")
+	f.IntVar(&limit, "limit", 0, "bulk: at most this many (1-10000; server default otherwise)")
+	return cmd
+}

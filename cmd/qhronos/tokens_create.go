@@ -1,0 +1,69 @@
+package main
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/qhronos/qhronos/client"
+)
+
+func newTokensCreateCmd(a *app) *cobra.Command {
+	var sub, access, expires string
+	var scope []string
+	cmd := &cobra.Command{
+		Use:   "create",
+		Short: "Mint a JWT; it is shown once, in this answer only",
+		Example: `  qhronos tokens create --sub ci --access write --scope billing,ops --expires 720h
+  qhronos tokens create --sub dev --access read --scope dev --expires 2030-12-31T00:00:00Z -o json | jq -r .token`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if sub == "" {
+				return usagef("--sub: required")
+			}
+			switch access {
+			case "read", "write", "admin", "read_write":
+			default:
+				return usagef("--access: must be read, write or admin, got %q", access)
+			}
+			exp, err := parseExpiry(expires, time.Now())
+			if err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			tok, err := c.Tokens.Create(cmd.Context(), client.TokenRequest{Type: client.Ptr(client.TokenRequestTypeJwt),
+				Sub: sub, Access: client.TokenRequestAccess(access), Scope: scope, ExpiresAt: exp})
+			if err != nil {
+				return err
+			}
+			t := fields("id", tok.ID, "sub", tok.Sub, "access", tok.Access, "scope", list(tok.Scope),
+				"expires", when(&tok.ExpiresAt), "token", str(tok.Token))
+			t.add("", "(shown once: store it now)")
+			return a.render(tok, t)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&sub, "sub", "", "subject: who the token is for (a client-hook may use its subject as client name)")
+	f.StringVar(&access, "access", "read", "read, write or admin")
+	f.StringSliceVar(&scope, "scope", nil, "tags the token may see and touch (empty: none unless admin)")
+	f.StringVar(&expires, "expires", "720h", "lifetime (e.g. 24h) or expiry instant (RFC 3339)")
+	return cmd
+}
+
+// parseExpiry reads a lifetime or an instant.
+func parseExpiry(v string, now time.Time) (time.Time, error) {
+	if d, err := time.ParseDuration(v); err == nil {
+		if d <= 0 {
+			return time.Time{}, usagef("--expires: must be in the future")
+		}
+		return now.Add(d).UTC().Truncate(time.Second), nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return time.Time{}, usagef("--expires: must be a duration (720h) or an RFC 3339 time")
+	}
+	return t, nil
+}
