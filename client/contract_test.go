@@ -86,6 +86,7 @@ func TestEveryOperationIsCovered(t *testing.T) {
 	must(c.OpenAPI(ctx))
 	must(c.Metrics(ctx))
 	must(c.Stats(ctx, client.StatsParams{Since: &since}))
+	must(c.StatsTimeline(ctx, client.StatsTimelineParams{Since: &since}))
 	_, err = c.Subscribe(ctx, client.Subscription{ClientName: "acme"})
 	require.Error(t, err)
 	must(c.Events.Create(ctx, client.EventInput{Name: client.Ptr("n"), StartTime: client.Ptr("in 1 hour"),
@@ -170,7 +171,7 @@ var goTypes = map[string]any{
 	"Token": client.Token{}, "Preview": client.Preview{}, "PreviewRequest": client.PreviewRequest{},
 	"SecretRotation": client.SecretRotation{}, "Health": client.Health{}, "Ready": client.Ready{},
 	"Status": client.Status{}, "Stats": client.Stats{}, "RetryFilter": client.RetryFilter{},
-	"RetryResult": client.RetryResult{},
+	"RetryResult": client.RetryResult{}, "Timeline": client.Timeline{},
 }
 
 // The generated types have exactly the properties of the document's schemas,

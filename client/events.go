@@ -14,6 +14,7 @@ type (
 	PreviewEventParams         = GetEventsIDPreviewParams
 	ListOccurrencesParams      = GetOccurrencesParams
 	StatsParams                = GetStatsParams
+	StatsTimelineParams        = GetStatsTimelineParams
 )
 
 // EventsService is /events.

@@ -70,6 +70,18 @@ func (c *Client) Stats(ctx context.Context, p StatsParams) (*Stats, error) {
 	return &out, nil
 }
 
+// StatsTimeline reports attempts per time bucket and the lateness of first
+// attempts (GET /stats/timeline).
+func (c *Client) StatsTimeline(ctx context.Context, p StatsTimelineParams) (*Timeline, error) {
+	r := newRequest(http.MethodGet, "/stats/timeline", nil)
+	r.query = encodeQuery(p)
+	var out Timeline
+	if _, err := c.do(ctx, r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // OpenAPI returns the server's OpenAPI document (GET /openapi.json).
 func (c *Client) OpenAPI(ctx context.Context) ([]byte, error) {
 	var raw []byte

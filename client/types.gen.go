@@ -239,6 +239,30 @@ func (e TokenRequestType) Valid() bool {
 	}
 }
 
+// Defines values for GetStatsTimelineParamsStep.
+const (
+	GetStatsTimelineParamsStepN15M GetStatsTimelineParamsStep = "15m"
+	GetStatsTimelineParamsStepN1H  GetStatsTimelineParamsStep = "1h"
+	GetStatsTimelineParamsStepN1M  GetStatsTimelineParamsStep = "1m"
+	GetStatsTimelineParamsStepN5M  GetStatsTimelineParamsStep = "5m"
+)
+
+// Valid indicates whether the value is a known member of the GetStatsTimelineParamsStep enum.
+func (e GetStatsTimelineParamsStep) Valid() bool {
+	switch e {
+	case GetStatsTimelineParamsStepN15M:
+		return true
+	case GetStatsTimelineParamsStepN1H:
+		return true
+	case GetStatsTimelineParamsStepN1M:
+		return true
+	case GetStatsTimelineParamsStepN5M:
+		return true
+	default:
+		return false
+	}
+}
+
 // Action defines model for Action.
 type Action struct {
 	Params map[string]interface{} `json:"params,omitempty"`
@@ -382,7 +406,10 @@ type Preview struct {
 		Local string    `json:"local"`
 		Utc   time.Time `json:"utc"`
 	} `json:"instants"`
-	Timezone string `json:"timezone"`
+
+	// Reason present when instants is empty: why no instant follows after
+	Reason   *string `json:"reason,omitempty"`
+	Timezone string  `json:"timezone"`
 }
 
 // PreviewRequest defines model for PreviewRequest.
@@ -420,8 +447,11 @@ type RetryFilter struct {
 	Limit   *int       `json:"limit,omitempty"`
 	Since   *time.Time `json:"since,omitempty"`
 	Status  *string    `json:"status,omitempty"`
-	Tags    []string   `json:"tags,omitempty"`
-	Until   *time.Time `json:"until,omitempty"`
+
+	// StatusCode the last attempt's HTTP status code
+	StatusCode *int       `json:"status_code,omitempty"`
+	Tags       []string   `json:"tags,omitempty"`
+	Until      *time.Time `json:"until,omitempty"`
 }
 
 // RetryResult defines model for RetryResult.
@@ -511,6 +541,27 @@ type Status struct {
 	Version    string                 `json:"version"`
 }
 
+// Timeline defines model for Timeline.
+type Timeline struct {
+	Buckets []struct {
+		Attempts  int `json:"attempts"`
+		Completed int `json:"completed"`
+
+		// Failed attempts that failed or will be retried
+		Failed     int `json:"failed"`
+		LatenessMs struct {
+			Count int `json:"count"`
+			P50   int `json:"p50"`
+			P95   int `json:"p95"`
+			P99   int `json:"p99"`
+		} `json:"lateness_ms"`
+		Start time.Time `json:"start"`
+	} `json:"buckets"`
+	Since time.Time `json:"since"`
+	Step  string    `json:"step"`
+	Until time.Time `json:"until"`
+}
+
 // Token defines model for Token.
 type Token struct {
 	Access    string     `json:"access"`
@@ -562,6 +613,9 @@ type Unavailable = Error
 
 // GetEventsParams defines parameters for GetEvents.
 type GetEventsParams struct {
+	// Q name contains this text (case-insensitive for ASCII letters)
+	Q *string `form:"q,omitempty" json:"q,omitempty"`
+
 	// Tags any of these tags; repeated or comma-separated
 	Tags []string `form:"tags,omitempty" json:"tags,omitempty"`
 
@@ -695,6 +749,9 @@ type GetOccurrencesParams struct {
 
 	// Archived list the archive instead of live rows
 	Archived *bool `form:"archived,omitempty" json:"archived,omitempty"`
+
+	// StatusCode the last attempt's HTTP status code
+	StatusCode *int `form:"status_code,omitempty" json:"status_code,omitempty"`
 }
 
 // GetStatsParams defines parameters for GetStats.
@@ -706,7 +763,27 @@ type GetStatsParams struct {
 	Until *time.Time `form:"until,omitempty" json:"until,omitempty"`
 	From  *time.Time `form:"from,omitempty" json:"from,omitempty"`
 	To    *time.Time `form:"to,omitempty" json:"to,omitempty"`
+
+	// ByAction false leaves out the per-action breakdown (by_action is then empty), which is cheaper on large tables
+	ByAction *bool `form:"by_action,omitempty" json:"by_action,omitempty"`
 }
+
+// GetStatsTimelineParams defines parameters for GetStatsTimeline.
+type GetStatsTimelineParams struct {
+	// Since default 1 h ago, aligned down to the step (alias from)
+	Since *time.Time `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until default now (alias to)
+	Until *time.Time `form:"until,omitempty" json:"until,omitempty"`
+	From  *time.Time `form:"from,omitempty" json:"from,omitempty"`
+	To    *time.Time `form:"to,omitempty" json:"to,omitempty"`
+
+	// Step bucket width; at most 1440 buckets
+	Step *GetStatsTimelineParamsStep `form:"step,omitempty" json:"step,omitempty"`
+}
+
+// GetStatsTimelineParamsStep defines parameters for GetStatsTimeline.
+type GetStatsTimelineParamsStep string
 
 // PostEventsJSONRequestBody defines body for PostEvents for application/json ContentType.
 type PostEventsJSONRequestBody = EventInput

@@ -35,6 +35,10 @@ func TestCommands(t *testing.T) {
 		var evs []client.Event
 		ok(t, e, &evs, "events", "list", "--tag", tag)
 		require.Len(t, evs, 1)
+		ok(t, e, &evs, "events", "list", "--tag", tag, "--name", "pin")
+		require.Len(t, evs, 1, "--name finds it by part of its name")
+		ok(t, e, &evs, "events", "list", "--tag", tag, "--name", "nothing-like-it")
+		require.Empty(t, evs)
 		r := cli(t, e, "", "events", "list", "--tag", tag)
 		require.Equal(t, 0, r.code, r.stderr)
 		require.Contains(t, r.stdout, "NAME")
@@ -83,6 +87,10 @@ func TestCommands(t *testing.T) {
 		var occs []client.Occurrence
 		ok(t, e, &occs, "occurrences", "list", "--event", ev.ID, "--status", "completed")
 		require.Len(t, occs, 1)
+		ok(t, e, &occs, "occurrences", "list", "--event", ev.ID, "--status-code", "200")
+		require.Len(t, occs, 1, "--status-code 200 keeps the delivered one")
+		ok(t, e, &occs, "occurrences", "list", "--event", ev.ID, "--status-code", "503")
+		require.Empty(t, occs)
 		var atts []client.Attempt
 		ok(t, e, &atts, "occurrences", "attempts", occ.ID)
 		require.Len(t, atts, 1)
@@ -93,6 +101,8 @@ func TestCommands(t *testing.T) {
 		var res client.RetryResult
 		ok(t, e, &res, "occurrences", "replay", "--event", ev.ID, "--status", "failed")
 		require.Zero(t, res.Requeued, "nothing failed, nothing to replay")
+		ok(t, e, &res, "occurrences", "replay", "--event", ev.ID, "--status", "failed", "--status-code", "503")
+		require.Zero(t, res.Requeued)
 
 		var tok client.Token
 		r = cli(t, e, "", "tokens", "create", "--sub", "ci", "--access", "read", "--scope", tag, "--expires", "1h", "-o", "json")

@@ -8,7 +8,7 @@ import (
 
 func newEventsListCmd(a *app) *cobra.Command {
 	var tags, tagsAll []string
-	var status string
+	var status, name string
 	var limit int
 	var all bool
 	cmd := &cobra.Command{
@@ -16,6 +16,7 @@ func newEventsListCmd(a *app) *cobra.Command {
 		Short: "List events, newest first",
 		Example: `  qhronos events list
   qhronos events list --tag billing,ops --status active
+  qhronos events list --name report
   qhronos events list --all --output json | jq -r '.[].id'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -29,6 +30,9 @@ func newEventsListCmd(a *app) *cobra.Command {
 			p := client.ListEventsParams{Tags: tags, TagsAll: tagsAll, Limit: &limit}
 			if status != "" {
 				p.Status = &status
+			}
+			if name != "" {
+				p.Q = &name
 			}
 			var evs []client.Event
 			if all {
@@ -59,6 +63,7 @@ func newEventsListCmd(a *app) *cobra.Command {
 	cmd.Flags().StringSliceVar(&tags, "tag", nil, "events with any of these tags")
 	cmd.Flags().StringSliceVar(&tagsAll, "tag-all", nil, "events with all of these tags")
 	cmd.Flags().StringVar(&status, "status", "", "active, paused or inactive (comma-separate several)")
+	cmd.Flags().StringVar(&name, "name", "", "events whose name contains this text")
 	cmd.Flags().IntVar(&limit, "limit", 50, "page size (the server caps it at 500)")
 	cmd.Flags().BoolVar(&all, "all", false, "follow the cursor through every page")
 	return cmd

@@ -12,13 +12,14 @@ import (
 func newOccurrencesListCmd(a *app) *cobra.Command {
 	var eventID, status, from, to string
 	var tags []string
-	var limit int
+	var limit, statusCode int
 	var all, archived bool
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List occurrences: history newest first, then upcoming nearest first",
 		Example: `  qhronos occurrences list --event 3f2b…
   qhronos occurrences list --status failed,retrying --from 2030-01-01T00:00:00Z
+  qhronos occurrences list --status failed --status-code 503
   qhronos occurrences list --tag billing --all --output json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -31,6 +32,9 @@ func newOccurrencesListCmd(a *app) *cobra.Command {
 			}
 			if status != "" {
 				p.Status = &status
+			}
+			if statusCode != 0 {
+				p.StatusCode = &statusCode
 			}
 			if archived {
 				p.Archived = &archived
@@ -74,6 +78,7 @@ func newOccurrencesListCmd(a *app) *cobra.Command {
 	f.StringVar(&eventID, "event", "", "occurrences of this event")
 	f.StringSliceVar(&tags, "tag", nil, "occurrences of events with any of these tags")
 	f.StringVar(&status, "status", "", "pending, retrying, completed, failed, … (comma-separate several)")
+	f.IntVar(&statusCode, "status-code", 0, "occurrences whose last attempt answered this HTTP status")
 	f.StringVar(&from, "from", "", "scheduled at or after (RFC 3339)")
 	f.StringVar(&to, "to", "", "scheduled before (RFC 3339)")
 	f.IntVar(&limit, "limit", 50, "page size (the server caps it at 500)")

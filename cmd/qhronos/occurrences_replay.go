@@ -11,7 +11,7 @@ import (
 func newOccurrencesReplayCmd(a *app) *cobra.Command {
 	var eventID, status, since, until string
 	var tags []string
-	var limit int
+	var limit, statusCode int
 	cmd := &cobra.Command{
 		Use:   "replay [OCCURRENCE_ID]",
 		Short: "Deliver an occurrence again, or every terminal occurrence matching filters",
@@ -20,10 +20,12 @@ the same delivery id (webhook-id), so receivers can deduplicate. With filters in
 terminal occurrence that matches (up to --limit) is re-queued.`,
 		Example: `  qhronos occurrences replay 9c1d…
   qhronos occurrences replay --status failed --event 3f2b…
+  qhronos occurrences replay --status failed --status-code 503 --tag billing
   qhronos occurrences replay --status failed --tag billing --since 2030-01-01T00:00:00Z --limit 500`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			filters := cmd.Flags().Changed("event") || cmd.Flags().Changed("status") || cmd.Flags().Changed("tag") ||
-				cmd.Flags().Changed("since") || cmd.Flags().Changed("until") || cmd.Flags().Changed("limit")
+				cmd.Flags().Changed("since") || cmd.Flags().Changed("until") || cmd.Flags().Changed("limit") ||
+				cmd.Flags().Changed("status-code")
 			switch {
 			case len(args) > 1:
 				return usagef("replay takes at most one OCCURRENCE_ID")
@@ -52,6 +54,9 @@ terminal occurrence that matches (up to --limit) is re-queued.`,
 			}
 			if status != "" {
 				f.Status = &status
+			}
+			if statusCode != 0 {
+				f.StatusCode = &statusCode
 			}
 			if cmd.Flags().Changed("limit") {
 				if limit < 1 || limit > 10000 {
@@ -83,5 +88,6 @@ terminal occurrence that matches (up to --limit) is re-queued.`,
 	f.StringVar(&since, "since", "", "bulk: scheduled at or after (RFC 3339)")
 	f.StringVar(&until, "until", "", "bulk: scheduled before (RFC 3339)")
 	f.IntVar(&limit, "limit", 0, "bulk: at most this many (1-10000; server default otherwise)")
+	f.IntVar(&statusCode, "status-code", 0, "bulk: occurrences whose last attempt answered this HTTP status")
 	return cmd
 }
