@@ -16,7 +16,7 @@ func newOccurrencesListCmd(a *app) *cobra.Command {
 	var all, archived bool
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List occurrences: history newest first, then upcoming nearest first",
+		Short: "List occurrences, latest scheduled first",
 		Example: `  qhronos occurrences list --event 3f2b…
   qhronos occurrences list --status failed,retrying --from 2030-01-01T00:00:00Z
   qhronos occurrences list --status failed --status-code 503
