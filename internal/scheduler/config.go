@@ -28,7 +28,8 @@ type Config struct {
 	// rescue interval.
 	Lease time.Duration
 	// LeaseRenewInterval is the heartbeat period that renews the leases of
-	// every row held (a third of the lease); shorter than Lease.
+	// every row held (a third of the lease). The config package requires it
+	// shorter than Lease; tests set it longer to renew by hand only.
 	LeaseRenewInterval time.Duration
 	Workers            int // concurrent attempts per instance (64)
 	// Exclusive says no other process can use the database (the embedded
