@@ -113,6 +113,7 @@ func newLogger(cfg *config.Config, w io.Writer) (*zap.Logger, error) {
 		enc = zapcore.NewJSONEncoder(encCfg)
 	} else {
 		encCfg.EncodeLevel = zapcore.CapitalLevelEncoder
+		encCfg.EncodeDuration = zapcore.StringDurationEncoder // "1.2ms" for people; JSON keeps seconds
 		enc = zapcore.NewConsoleEncoder(encCfg)
 	}
 	core := zapcore.NewCore(enc, zapcore.AddSync(w), level)

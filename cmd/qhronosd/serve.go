@@ -204,7 +204,8 @@ func schedulerConfig(cfg *config.Config, instanceID string, limits recurrence.Li
 		AckTimeout: cfg.WebSocket.AckTimeout, DrainTimeout: s.DrainTimeout, RescueInterval: s.RescuerInterval,
 		Retry: scheduler.RetryDefaults{MaxAttempts: cfg.Retry.MaxAttempts, InitialBackoff: cfg.Retry.InitialBackoff,
 			MaxBackoff: cfg.Retry.MaxBackoff, RetryAfterCap: cfg.Retry.MaxRetryAfter},
-		CatchUp: scheduler.CatchUp{Window: s.CatchupWindow},
+		CatchUp:       scheduler.CatchUp{Window: s.CatchupWindow},
+		LogDeliveries: !cfg.Production() || cfg.Log.Deliveries,
 	}
 }
 

@@ -7,9 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 
+	"github.com/qhronos/qhronos/internal/coordination"
+	"github.com/qhronos/qhronos/internal/coordination/coordinationtest"
 	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 )
 
 // fireWithCodes records one failed attempt per due occurrence at `at`, the
@@ -280,4 +285,29 @@ func TestStatusQueueCountsWaitingWorkOnly(t *testing.T) {
 			require.Equal(t, map[string]int{"pending": 2}, st.Queue, "failed history is not queue")
 		})
 	}
+}
+
+// /status says in one word how the instance is: ok, degraded when Redis is
+// away, unavailable when the database is.
+func TestStatusSaysOkDegradedOrUnavailable(t *testing.T) {
+	statusOf := func(e *env) string {
+		res := e.do("GET", "/status", "", nil)
+		require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+		return res.object(t)["status"].(string)
+	}
+	e := newEnv(t, repositorytest.SQLite)
+	require.Equal(t, "ok", statusOf(e))
+
+	addr, stop, _ := coordinationtest.StartRedisServer(t)
+	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	t.Cleanup(func() { _ = client.Close() })
+	coord := coordination.NewRedis(client, "status-test:", zap.NewNop())
+	t.Cleanup(func() { _ = coord.Close() })
+	away := newEnv(t, repositorytest.SQLite, withCoordinator(coord, "instance-away"))
+	require.Equal(t, "ok", statusOf(away))
+	stop() // Redis goes away
+	require.Equal(t, "degraded", statusOf(away))
+
+	require.NoError(t, e.store.Close())
+	require.Equal(t, "unavailable", statusOf(e))
 }

@@ -60,8 +60,9 @@ func (s *Server) handle(h handler) gin.HandlerFunc {
 	}
 }
 
-// writeError maps an error to its HTTP answer. 4xx are logged at info, 5xx at
-// error with the details only in the log.
+// writeError maps an error to its HTTP answer. 4xx are logged at debug (a
+// client's mistake is not the operator's news), 5xx at error with the
+// details only in the log.
 func (s *Server) writeError(c *gin.Context, err error) {
 	status, body := s.classify(err)
 	log := s.log.With(zap.String("request_id", requestID(c)), zap.Int("status", status),
@@ -69,7 +70,7 @@ func (s *Server) writeError(c *gin.Context, err error) {
 	if status >= 500 {
 		log.Error("request failed", zap.Error(err))
 	} else {
-		log.Info("request rejected", zap.String("reason", body.Error))
+		log.Debug("request rejected", zap.String("reason", body.Error))
 	}
 	c.AbortWithStatusJSON(status, body)
 }

@@ -38,6 +38,8 @@ func (s *Server) ready(c *gin.Context) error {
 }
 
 // status reports the instance's real state: no secrets, no tenant data.
+// Its top-level status is ok, degraded (Redis or a background loop
+// unhealthy) or unavailable (database down).
 func (s *Server) status(c *gin.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
 	defer cancel()
@@ -69,9 +71,32 @@ func (s *Server) status(c *gin.Context) error {
 		}
 		body["queue"] = queue
 	}
+	overall := "ok"
 	if s.Deps.Status != nil {
-		body["scheduler"] = s.Deps.Status.Status()
+		loops := s.Deps.Status.Status()
+		body["scheduler"] = loops
+		if !loopsHealthy(loops) {
+			overall = "degraded"
+		}
 	}
+	if backends["coordination_status"] != "ok" {
+		overall = "degraded"
+	}
+	if backends["database_status"] != "ok" {
+		overall = "unavailable"
+	}
+	body["status"] = overall
 	c.JSON(http.StatusOK, body)
 	return nil
+}
+
+// loopsHealthy reads the "healthy" flag of every background loop's report;
+// a loop that does not report one counts as healthy.
+func loopsHealthy(loops map[string]any) bool {
+	for _, v := range loops {
+		if m, ok := v.(map[string]any); ok && m["healthy"] == false {
+			return false
+		}
+	}
+	return true
 }

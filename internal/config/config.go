@@ -71,6 +71,9 @@ type LogConfig struct {
 	// Format is console or json; empty picks console for the embedded
 	// deployment and json for production (Load resolves it).
 	Format string `yaml:"format"`
+	// Deliveries logs one line per delivery attempt in production (the
+	// embedded default always does).
+	Deliveries bool `yaml:"deliveries"`
 }
 
 // DatabaseConfig selects the store: a postgres:// URL means PostgreSQL

@@ -23,7 +23,7 @@ func Default() *Config {
 			ShutdownTimeout:   30 * time.Second,
 			AllowedOrigins:    nil,
 		},
-		Log: LogConfig{Level: "info", Format: ""},
+		Log: LogConfig{Level: "info", Format: "", Deliveries: false},
 		Database: DatabaseConfig{
 			URL:            "",
 			MaxOpenConns:   20,

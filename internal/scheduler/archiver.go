@@ -267,7 +267,7 @@ func (a *Archiver) Status() map[string]any {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	out := map[string]any{"runs": a.runs, "mode": "archive", "retention": a.cfg.Retention.String(),
-		"purge_after": a.cfg.PurgeAfter.String()}
+		"purge_after": a.cfg.PurgeAfter.String(), "healthy": a.lastErr == ""}
 	if !a.cfg.Enabled {
 		out["mode"] = "delete"
 	}

@@ -61,10 +61,18 @@ func (d *Dispatcher) attempt(jb job) {
 	if v.PauseEvent {
 		rec.PauseReason = goneReason
 	}
-	d.log.Debug("attempt", zap.String("event_id", jb.ev.ID), zap.String("occurrence_id", jb.occ.ID),
-		zap.Int("attempt", jb.occ.AttemptCount), zap.String("action", jb.ev.ActionType),
-		zap.Time("scheduled_at", jb.occ.ScheduledAt), zap.Duration("lateness", started.Sub(jb.occ.ScheduledAt)),
-		zap.Int("status_code", out.StatusCode), zap.String("outcome", string(v.Status)))
+	level := zap.DebugLevel
+	if d.cfg.LogDeliveries {
+		level = zap.InfoLevel
+	}
+	if ce := d.log.Check(level, "delivery attempt"); ce != nil {
+		// Error texts never carry the URL (it may hold credentials).
+		ce.Write(zap.String("event_id", jb.ev.ID), zap.String("occurrence_id", jb.occ.ID),
+			zap.Int("attempt", jb.occ.AttemptCount), zap.String("action", jb.ev.ActionType),
+			zap.Time("scheduled_at", jb.occ.ScheduledAt), zap.Duration("lateness", started.Sub(jb.occ.ScheduledAt)),
+			zap.String("outcome", string(v.Status)), zap.Int("status_code", out.StatusCode),
+			zap.Duration("duration", out.Duration), zap.String("error", v.Error))
+	}
 	if d.leases.lost(jb.token, jb.occ.ID) {
 		// Its new holder records the row; this attempt's outcome is not
 		// written (the fenced write would be refused anyway).

@@ -55,6 +55,10 @@ type Config struct {
 
 	Retry   RetryDefaults
 	CatchUp CatchUp
+
+	// LogDeliveries logs one line per attempt outcome at info (the embedded
+	// default, or log.deliveries in production); otherwise at debug.
+	LogDeliveries bool
 }
 
 // The lease defaults: a crashed process's rows are back in play at most

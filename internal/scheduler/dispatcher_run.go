@@ -19,7 +19,9 @@ func (d *Dispatcher) Run(ctx context.Context, status *LoopStatus) {
 	for ctx.Err() == nil {
 		start := time.Now()
 		n, err := d.RunOnce(ctx)
-		if status != nil && (n > 0 || err != nil) {
+		// Idle claims are not recorded (the counts would say nothing), but
+		// the first success after a failure is: it clears the error.
+		if status != nil && (n > 0 || err != nil || status.failing()) {
 			status.record(start, time.Since(start), n, err)
 		}
 		if err != nil && ctx.Err() == nil {

@@ -14,6 +14,44 @@ type LoopStatus struct {
 	result   int
 	err      string
 	runs     int64
+	// every is the period a ticking loop promised (zero for the
+	// dispatcher, which runs when work is due); since is when it started.
+	every time.Duration
+	since time.Time
+}
+
+// overdue is how late a ticking loop may be before it reads unhealthy: a
+// slow run or a busy database may delay a tick, a stopped loop never ticks.
+func overdue(every time.Duration) time.Duration { return 3*every + 10*time.Second }
+
+// expect records that the loop runs every interval from now on.
+func (s *LoopStatus) expect(every time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.every, s.since = every, time.Now()
+}
+
+// failing reports whether the latest run ended in an error.
+func (s *LoopStatus) failing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err != ""
+}
+
+// healthy: the latest run succeeded and a ticking loop is not overdue. It
+// reads the wall clock: /status is a report for people, not a due decision.
+func (s *LoopStatus) healthy() bool {
+	if s.err != "" {
+		return false
+	}
+	if s.every <= 0 {
+		return true
+	}
+	last := s.lastRun
+	if s.runs == 0 {
+		last = s.since
+	}
+	return time.Since(last) <= overdue(s.every)
 }
 
 func (s *LoopStatus) record(start time.Time, took time.Duration, result int, err error) {
@@ -31,7 +69,7 @@ func (s *LoopStatus) record(start time.Time, took time.Duration, result int, err
 func (s *LoopStatus) Snapshot() map[string]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := map[string]any{"runs": s.runs}
+	out := map[string]any{"runs": s.runs, "healthy": s.healthy()}
 	if s.runs == 0 {
 		return out
 	}
@@ -46,6 +84,7 @@ func (s *LoopStatus) Snapshot() map[string]any {
 
 // runLoop calls once immediately and then every interval until stop closes.
 func runLoop(stop <-chan struct{}, interval time.Duration, status *LoopStatus, once func() (int, error)) {
+	status.expect(interval)
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
