@@ -101,6 +101,7 @@ func launch(t testing.TB, name, dir string, env map[string]string, args ...strin
 		p.url = "http://" + addr
 	}
 	cmd.Stderr, cmd.Stdout = p.stderr, p.stdout
+	dieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
