@@ -200,6 +200,27 @@ func (e ScheduleFrequency) Valid() bool {
 	}
 }
 
+// Defines values for StatusStatus.
+const (
+	StatusStatusDegraded    StatusStatus = "degraded"
+	StatusStatusOk          StatusStatus = "ok"
+	StatusStatusUnavailable StatusStatus = "unavailable"
+)
+
+// Valid indicates whether the value is a known member of the StatusStatus enum.
+func (e StatusStatus) Valid() bool {
+	switch e {
+	case StatusStatusDegraded:
+		return true
+	case StatusStatusOk:
+		return true
+	case StatusStatusUnavailable:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TokenRequestAccess.
 const (
 	TokenRequestAccessAdmin     TokenRequestAccess = "admin"
@@ -536,10 +557,16 @@ type Status struct {
 	Queue      map[string]int         `json:"queue,omitempty"`
 	Scheduler  map[string]interface{} `json:"scheduler,omitempty"`
 	StartedAt  *time.Time             `json:"started_at,omitempty"`
-	Time       *time.Time             `json:"time,omitempty"`
-	Uptime     *string                `json:"uptime,omitempty"`
-	Version    string                 `json:"version"`
+
+	// Status degraded: Redis or a background loop unhealthy; unavailable: the database is down
+	Status  StatusStatus `json:"status"`
+	Time    *time.Time   `json:"time,omitempty"`
+	Uptime  *string      `json:"uptime,omitempty"`
+	Version string       `json:"version"`
 }
+
+// StatusStatus degraded: Redis or a background loop unhealthy; unavailable: the database is down
+type StatusStatus string
 
 // Timeline defines model for Timeline.
 type Timeline struct {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -19,8 +20,45 @@ import (
 	"github.com/qhronos/qhronos/internal/config"
 )
 
-// version is set at build time: -ldflags "-X main.version=1.2.3".
+// version is set at build time (-ldflags "-X main.version=1.2.3"); when it
+// is not, stampedVersion derives one from the build info Go records.
 var version = "dev"
+
+func init() { version = stampedVersion(version, debug.ReadBuildInfo) }
+
+// stampedVersion keeps a version set by -ldflags. Otherwise it is the module
+// version `go install …@v1.2.3` records, or for a build from a checkout
+// "dev+<commit>" (with "-dirty" for uncommitted changes), so a report names
+// the code it ran.
+func stampedVersion(v string, read func() (*debug.BuildInfo, bool)) string {
+	if v != "dev" {
+		return v
+	}
+	info, ok := read()
+	if !ok {
+		return v
+	}
+	if m := info.Main.Version; m != "" && m != "(devel)" {
+		return m
+	}
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev == "" {
+		return v
+	}
+	v += "+" + rev[:min(12, len(rev))]
+	if modified == "true" {
+		v += "-dirty"
+	}
+	return v
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)

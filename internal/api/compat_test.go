@@ -243,6 +243,19 @@ func TestIdempotencyKey(t *testing.T) {
 			require.Equal(t, http.StatusCreated, again.Status)
 			require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
 			require.JSONEq(t, string(first.Body), string(again.Body))
+			// The 201 says where the event lives and its version, replayed too.
+			id := first.object(t)["id"].(string)
+			for _, res := range []response{first, again} {
+				require.Equal(t, "/events/"+id, res.Header.Get("Location"))
+				require.Equal(t, `"`+id+`-v1"`, res.Header.Get("ETag"))
+			}
+			got := e.do("GET", first.Header.Get("Location"), e.master, nil)
+			require.Equal(t, http.StatusOK, got.Status)
+			require.Equal(t, first.Header.Get("ETag"), got.Header.Get("ETag"), "the same validator GET gives")
+			trig := e.do("POST", "/events/"+id+"/trigger", e.master, nil)
+			require.Equal(t, http.StatusCreated, trig.Status)
+			require.Equal(t, "/occurrences/"+trig.object(t)["id"].(string), trig.Header.Get("Location"))
+			require.Empty(t, trig.Header.Get("ETag"))
 
 			body["name"] = "different"
 			conflict := e.do("POST", "/events", e.master, body, "Idempotency-Key", "k-1")

@@ -72,6 +72,7 @@ func (s *Server) idempotent(c *gin.Context, body []byte, run func(tx *repository
 		if after != nil {
 			after()
 		}
+		setLocation(c, st, out)
 		c.Data(st, "application/json; charset=utf-8", out)
 		return nil
 	}
@@ -101,8 +102,32 @@ func (s *Server) idempotent(c *gin.Context, body []byte, run func(tx *repository
 	if after != nil {
 		after()
 	}
+	setLocation(c, status, out)
 	c.Data(status, "application/json; charset=utf-8", out)
 	return nil
+}
+
+// setLocation gives a 201 its Location (and an event its ETag), read from
+// the answer's body so that a replayed answer carries the same headers as
+// the first. An occurrence (it has an event_id) lives under /occurrences.
+func setLocation(c *gin.Context, status int, body []byte) {
+	if status != http.StatusCreated {
+		return
+	}
+	var v struct {
+		ID      string `json:"id"`
+		EventID string `json:"event_id"`
+		Version int64  `json:"version"`
+	}
+	if json.Unmarshal(body, &v) != nil || v.ID == "" {
+		return
+	}
+	if v.EventID != "" {
+		c.Header("Location", "/occurrences/"+v.ID)
+		return
+	}
+	c.Header("Location", "/events/"+v.ID)
+	c.Header("ETag", etag(&repository.Event{ID: v.ID, Version: v.Version}))
 }
 
 func replay(c *gin.Context, rec repository.IdempotencyRecord, hash string) error {
@@ -111,6 +136,7 @@ func replay(c *gin.Context, rec repository.IdempotencyRecord, hash string) error
 			Message: "Idempotency-Key: already used with a different request"}
 	}
 	c.Header("Idempotent-Replayed", "true")
+	setLocation(c, rec.StatusCode, rec.Body)
 	c.Data(rec.StatusCode, "application/json; charset=utf-8", rec.Body)
 	return nil
 }
