@@ -267,11 +267,16 @@ func observeAttempt(m *metrics.Metrics, clock scheduler.Clock, ev *repository.Ev
 func printBanner(w io.Writer, b *booted, url string, loopbackOnly bool) {
 	_, _ = fmt.Fprintf(w, "\nQhronos %s is running at %s (embedded SQLite in %s)\n", version, url, b.cfg.Server.DataDir)
 	_, _ = fmt.Fprintf(w, "Web console: %s%s/ (sign in with the master token)\n", url, console.Prefix)
-	if b.created {
+	switch {
+	case b.cfg.Auth.MasterToken != b.secrets.MasterToken:
+		// A token set in config or the environment wins over the generated
+		// one, which would only get 401s: never show it.
+		_, _ = fmt.Fprintln(w, "The master token is the one you configured (auth.master_token).")
+	case b.created:
 		_, _ = fmt.Fprintf(w, "Master token (shown once; kept in %s, mode 0600):\n  %s\n",
 			config.SecretsPath(b.cfg.Server.DataDir), b.secrets.MasterToken)
 		_, _ = fmt.Fprintf(w, "Try:\n  curl -H 'Authorization: Bearer %s' %s/events\n", b.secrets.MasterToken, url)
-	} else {
+	default:
 		_, _ = fmt.Fprintf(w, "The master token is in %s\n", config.SecretsPath(b.cfg.Server.DataDir))
 	}
 	if loopbackOnly {

@@ -142,3 +142,26 @@ func TestStartupFailuresNameTheCause(t *testing.T) {
 		}
 	})
 }
+
+// A master token set in the environment is the one in force: the banner
+// never shows the generated one (it would only get 401s).
+func TestEmbeddedBannerWithConfiguredMasterToken(t *testing.T) {
+	dir := t.TempDir()
+	env := embeddedEnv(t)
+	configured := "configured-master-token-" + randomHex(t, 16)
+	env["QHRONOS_AUTH_MASTER_TOKEN"] = configured
+	p := startEmbedded(t, "configured", dir, env)
+	raw, err := os.ReadFile(filepath.Join(dir, "data", "secrets.json"))
+	require.NoError(t, err)
+	generated := regexp.MustCompile(`"master_token"\s*:\s*"([^"]+)"`).FindSubmatch(raw)
+	require.NotNil(t, generated)
+	require.NotContains(t, p.stderr.String(), string(generated[1]), "the unused generated token is not shown")
+	require.NotContains(t, p.stderr.String(), configured, "nor the configured one")
+	require.Contains(t, p.stderr.String(), "auth.master_token")
+	req, _ := http.NewRequest("GET", p.url+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+configured)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_ = res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+}
