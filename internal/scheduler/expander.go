@@ -85,6 +85,17 @@ func (x *Expander) RunOnce(ctx context.Context) (int, error) {
 	}
 }
 
+// resign gives up the expander lock at shutdown, so another instance takes
+// over at its next tick instead of after the lock's TTL.
+func (x *Expander) resign(ctx context.Context) {
+	if x.locker == nil {
+		return
+	}
+	if err := x.locker.Unlock(ctx, expanderLock, x.cfg.InstanceID); err != nil {
+		x.log.Warn("release expander lock", zap.Error(err))
+	}
+}
+
 // lead reports whether this instance should expand now.
 func (x *Expander) lead(ctx context.Context) bool {
 	if x.locker == nil {

@@ -147,6 +147,9 @@ func (s *Service) Stop() {
 	s.mu.Unlock()
 	cancel()
 	s.loops.Wait()
+	rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Second)
+	s.Expander.resign(rctx)
+	rcancel()
 	dcancel()
 	s.dispWG.Wait()
 	s.Dispatcher.Close() // idempotent; stops the outcome writer of an API-only instance

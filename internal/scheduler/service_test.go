@@ -51,6 +51,9 @@ func TestServiceFiresWhenWokenAndReportsStatus(t *testing.T) {
 			require.NotZero(t, snap["runs"], "%s ran", loop)
 		}
 		require.Equal(t, repository.OccurrenceCompleted, e.occurrences(ev.ID)[0].Status)
+		took, err := local.TryLock(ctx, "expander", "the-next-instance", time.Minute)
+		require.NoError(t, err)
+		require.True(t, took, "a stopped instance hands the expander lock over at once, not after its TTL")
 	})
 }
 
