@@ -127,7 +127,7 @@ type Hub struct {
 	dropped atomic.Uint64
 }
 
-// Bounds of the tag-listener outbox.
+// Bounds of the outbox.
 const (
 	outboxSize     = 4096
 	publishTimeout = 2 * time.Second
@@ -145,7 +145,7 @@ func New(bus coordination.Bus, instanceID string, logger *zap.Logger) *Hub {
 func (h *Hub) DroppedFrames() uint64 { return h.dropped.Load() }
 
 // Run relays deliveries from other instances, and publishes this instance's
-// tag-listener frames, until ctx ends.
+// outbox, until ctx ends.
 func (h *Hub) Run(ctx context.Context) error {
 	go h.publishOutbox(ctx)
 	deliveries, err := h.bus.Subscribe(ctx, deliverChannel)
@@ -353,8 +353,8 @@ func (h *Hub) enqueue(b []byte) {
 	}
 }
 
-// publishOutbox sends queued tag-listener frames to the bus. While the bus
-// fails it drops them (counted), logging once per outage, not per frame.
+// publishOutbox sends queued frames to the bus. While the bus fails it drops
+// them (counted), logging once per outage, not per frame.
 func (h *Hub) publishOutbox(ctx context.Context) {
 	failing := false
 	for {
@@ -369,11 +369,11 @@ func (h *Hub) publishOutbox(ctx context.Context) {
 			case err != nil && ctx.Err() == nil:
 				h.dropped.Add(1)
 				if !failing {
-					h.log.Warn("publish tag-listener frames failing; dropping them until the bus answers", zap.Error(err))
+					h.log.Warn("publish websocket frames failing; dropping them until the bus answers", zap.Error(err))
 				}
 				failing = true
 			case err == nil && failing:
-				h.log.Info("publish tag-listener frames recovered", zap.Uint64("dropped_total", h.dropped.Load()))
+				h.log.Info("publish websocket frames recovered", zap.Uint64("dropped_total", h.dropped.Load()))
 				failing = false
 			}
 		}
