@@ -209,24 +209,15 @@ func schedulerConfig(cfg *config.Config, instanceID string, limits recurrence.Li
 }
 
 // secretsResolver decrypts an event's signing secrets, newest first; the
-// previous one signs too until its grace period ends. Events without a
-// secret of their own sign with hmac.default_secret.
+// one in force before a rotation (the event's own or hmac.default_secret)
+// signs too until its grace period ends. Events without a secret of their
+// own sign with hmac.default_secret.
 func secretsResolver(box *secrets.Box, defaultSecret string, clock scheduler.Clock) scheduler.SecretsResolver {
 	return func(ev *repository.Event) ([]string, error) {
-		if len(ev.HMACSecret) == 0 {
-			return []string{defaultSecret}, nil
-		}
-		current, err := box.Open(ev.HMACSecret)
+		out, err := box.SigningSecrets(secrets.Sealed{Current: ev.HMACSecret, Previous: ev.PreviousSecret,
+			PreviousUntil: ev.PreviousSecretExpires}, defaultSecret, clock.Now())
 		if err != nil {
-			return nil, fmt.Errorf("decrypt signing secret of event %s: %w", ev.ID, err)
-		}
-		out := []string{string(current)}
-		if len(ev.PreviousSecret) > 0 && ev.PreviousSecretExpires != nil && clock.Now().Before(*ev.PreviousSecretExpires) {
-			prev, err := box.Open(ev.PreviousSecret)
-			if err != nil {
-				return nil, fmt.Errorf("decrypt previous signing secret of event %s: %w", ev.ID, err)
-			}
-			out = append(out, string(prev))
+			return nil, fmt.Errorf("event %s: %w", ev.ID, err)
 		}
 		return out, nil
 	}
