@@ -235,8 +235,11 @@ func (l loopStatus) Status() map[string]any {
 	return st
 }
 
-// observeAttempt feeds the delivery metrics. Lateness is measured from the
-// instant to the attempt's start.
+// observeAttempt feeds the delivery metrics. Lateness is observed for an
+// occurrence's first, scheduled attempt only, measured from its instant to
+// the attempt's start: retries wait for their backoff and manual attempts
+// (triggers, replays) fire when asked, so neither is firing lateness — the
+// same attempts GET /stats leaves out.
 func observeAttempt(m *metrics.Metrics, clock scheduler.Clock, ev *repository.Event, occ *repository.Occurrence, out actions.Outcome) {
 	outcome := "success"
 	switch {
@@ -247,11 +250,15 @@ func observeAttempt(m *metrics.Metrics, clock scheduler.Clock, ev *repository.Ev
 	case !out.OK():
 		outcome = "failure"
 	}
+	m.ObserveAttempt(ev.ActionType, outcome, out.Duration)
+	if occ.AttemptCount != 1 || occ.Manual || occ.ManualRetry {
+		return
+	}
 	lateness := clock.Now().Sub(occ.ScheduledAt) - out.Duration
 	if occ.StartedAt != nil {
 		lateness = occ.StartedAt.Sub(occ.ScheduledAt)
 	}
-	m.ObserveAttempt(ev.ActionType, outcome, out.Duration, max(lateness, 0))
+	m.ObserveLateness(ev.ActionType, lateness)
 }
 
 func printBanner(w io.Writer, b *booted, url string, loopbackOnly bool) {
