@@ -27,6 +27,12 @@
 // and the previous secret, so a receiver holding either one keeps working;
 // give NewVerifier both secrets while you switch.
 //
+// During the grace X-Qhronos-Signature carries the previous secret's
+// signature (so a receiver of the original Qhronos keeps working) and
+// X-Qhronos-Signature-New the new secret's; when the grace ends
+// X-Qhronos-Signature switches to the new secret and X-Qhronos-Signature-New
+// is no longer sent.
+//
 // X-Qhronos-Signature carries no timestamp, so it cannot refuse a replay. A
 // request carrying only that header (a client of the original Qhronos) is
 // accepted only by a Verifier built WithLegacy; it then must match one of the

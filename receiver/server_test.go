@@ -87,6 +87,30 @@ func TestRealDeliveries(t *testing.T) {
 				}
 				require.NoError(t, receiver.NewVerifier([]string{rot.HmacSecret, secret}).Verify(got.Header, got.Body))
 				require.ErrorIs(t, receiver.Verify("wrong", got.Header, got.Body), receiver.ErrSignatureMismatch)
+				// A receiver of the original API holds the old secret and
+				// reads X-Qhronos-Signature only.
+				require.NoError(t, receiver.NewVerifier([]string{secret}, receiver.WithLegacy()).Verify(
+					http.Header{receiver.HeaderQhronosSignature: got.Header.Values(receiver.HeaderQhronosSignature)}, got.Body),
+					"X-Qhronos-Signature carries the previous secret during the grace")
+				require.NoError(t, receiver.NewVerifier([]string{rot.HmacSecret}, receiver.WithLegacy()).Verify(
+					http.Header{receiver.HeaderQhronosSignatureNew: got.Header.Values(receiver.HeaderQhronosSignatureNew)}, got.Body),
+					"X-Qhronos-Signature-New carries the new secret during the grace")
+			}
+
+			// An event signing with hmac.default_secret: the default keeps
+			// signing through the grace of its first rotation.
+			ev, err := c.Events.Create(ctx, client.EventInput{Name: client.Ptr("default-signed"),
+				StartTime: client.Ptr("in 1 hour"), Webhook: client.Ptr(rc.URL)})
+			require.NoError(t, err)
+			rot, err := c.Events.RotateSecret(ctx, ev.ID, time.Hour)
+			require.NoError(t, err)
+			require.NotNil(t, rot.PreviousSecretExpiresAt, "the default secret has a grace")
+			got := deliver(ev.ID)
+			require.NoError(t, receiver.NewVerifier([]string{srv.DefaultSecret}, receiver.WithLegacy()).Verify(
+				http.Header{receiver.HeaderQhronosSignature: got.Header.Values(receiver.HeaderQhronosSignature)}, got.Body),
+				"X-Qhronos-Signature with the default secret during the grace")
+			for _, s := range []string{srv.DefaultSecret, rot.HmacSecret} {
+				require.NoError(t, official(s).Verify(got.Body, got.Header), "official verifier during the grace")
 			}
 		})
 	}

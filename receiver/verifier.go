@@ -168,10 +168,14 @@ func (v *Verifier) verifyLegacy(header http.Header, body []byte) error {
 }
 
 // Sign returns the signature headers Qhronos sends for body with secrets
-// (newest first) at timestamp: webhook-id, webhook-timestamp,
+// (newest first: the current secret, then during a rotation's grace the
+// previous one) at timestamp: webhook-id, webhook-timestamp,
 // webhook-signature with one v1 value per secret, and X-Qhronos-Signature
-// with the first secret. Use it to test a receiver, or to sign requests that
-// the server did not sign (qhronos listen --secret does for tag-listeners).
+// with the only secret or, during a rotation, with the previous one (so a
+// receiver of the original API keeps working) while X-Qhronos-Signature-New
+// carries the current one. Use it to test a receiver, or to sign requests
+// that the server did not sign (qhronos listen --secret does for
+// tag-listeners).
 func Sign(secrets []string, id string, timestamp time.Time, body []byte) http.Header {
 	h := http.Header{}
 	ts := strconv.FormatInt(timestamp.Unix(), 10)
@@ -188,8 +192,16 @@ func Sign(secrets []string, id string, timestamp time.Time, body []byte) http.He
 		sigs = append(sigs, "v1,"+base64.StdEncoding.EncodeToString(m.Sum(nil)))
 	}
 	h.Set(HeaderWebhookSignature, strings.Join(sigs, " "))
-	m := hmac.New(sha256.New, SigningKey(secrets[0]))
-	m.Write(body)
-	h.Set(HeaderQhronosSignature, hex.EncodeToString(m.Sum(nil)))
+	legacy := func(secret string) string {
+		m := hmac.New(sha256.New, SigningKey(secret))
+		m.Write(body)
+		return hex.EncodeToString(m.Sum(nil))
+	}
+	if len(secrets) == 1 {
+		h.Set(HeaderQhronosSignature, legacy(secrets[0]))
+		return h
+	}
+	h.Set(HeaderQhronosSignature, legacy(secrets[1]))
+	h.Set(HeaderQhronosSignatureNew, legacy(secrets[0]))
 	return h
 }

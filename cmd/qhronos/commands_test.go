@@ -76,6 +76,7 @@ func TestCommands(t *testing.T) {
 		var rot client.SecretRotation
 		ok(t, e, &rot, "events", "rotate-secret", ev.ID, "--grace", "1h")
 		require.NotEmpty(t, rot.HmacSecret, "the new secret is shown once")
+		require.NotNil(t, rot.PreviousSecretExpiresAt, "the default secret the event signed with keeps signing through the grace")
 
 		var occ client.Occurrence
 		ok(t, e, &occ, "events", "trigger", ev.ID)

@@ -12,8 +12,10 @@ func newEventsRotateSecretCmd(a *app) *cobra.Command {
 		Use:   "rotate-secret EVENT_ID",
 		Short: "Issue a new signing secret; the previous one keeps signing until the grace ends",
 		Long: `rotate-secret issues a new signing secret for the event and shows it once, in this answer only.
-During the grace period deliveries carry signatures of both secrets, so give your receiver the
-new secret (a Verifier may hold both) before the grace ends.`,
+The secret in force until now (the event's own, or the server's default secret) keeps signing
+until the grace ends: deliveries carry both in webhook-signature, the previous one in
+X-Qhronos-Signature and the new one in X-Qhronos-Signature-New. Give your receiver the new secret
+(a Verifier may hold both) before the grace ends; then X-Qhronos-Signature switches to it.`,
 		Example: `  qhronos events rotate-secret 3f2b…
   qhronos events rotate-secret 3f2b… --grace 1h -o json | jq -r .hmac_secret`,
 		Args: exactArgs("EVENT_ID"),

@@ -210,24 +210,15 @@ func schedulerConfig(cfg *config.Config, instanceID string, limits recurrence.Li
 }
 
 // secretsResolver decrypts an event's signing secrets, newest first; the
-// previous one signs too until its grace period ends. Events without a
-// secret of their own sign with hmac.default_secret.
+// one in force before a rotation (the event's own or hmac.default_secret)
+// signs too until its grace period ends. Events without a secret of their
+// own sign with hmac.default_secret.
 func secretsResolver(box *secrets.Box, defaultSecret string, clock scheduler.Clock) scheduler.SecretsResolver {
 	return func(ev *repository.Event) ([]string, error) {
-		if len(ev.HMACSecret) == 0 {
-			return []string{defaultSecret}, nil
-		}
-		current, err := box.Open(ev.HMACSecret)
+		out, err := box.SigningSecrets(secrets.Sealed{Current: ev.HMACSecret, Previous: ev.PreviousSecret,
+			PreviousUntil: ev.PreviousSecretExpires}, defaultSecret, clock.Now())
 		if err != nil {
-			return nil, fmt.Errorf("decrypt signing secret of event %s: %w", ev.ID, err)
-		}
-		out := []string{string(current)}
-		if len(ev.PreviousSecret) > 0 && ev.PreviousSecretExpires != nil && clock.Now().Before(*ev.PreviousSecretExpires) {
-			prev, err := box.Open(ev.PreviousSecret)
-			if err != nil {
-				return nil, fmt.Errorf("decrypt previous signing secret of event %s: %w", ev.ID, err)
-			}
-			out = append(out, string(prev))
+			return nil, fmt.Errorf("event %s: %w", ev.ID, err)
 		}
 		return out, nil
 	}
@@ -245,8 +236,11 @@ func (l loopStatus) Status() map[string]any {
 	return st
 }
 
-// observeAttempt feeds the delivery metrics. Lateness is measured from the
-// instant to the attempt's start.
+// observeAttempt feeds the delivery metrics. Lateness is observed for an
+// occurrence's first, scheduled attempt only, measured from its instant to
+// the attempt's start: retries wait for their backoff and manual attempts
+// (triggers, replays) fire when asked, so neither is firing lateness — the
+// same attempts GET /stats leaves out.
 func observeAttempt(m *metrics.Metrics, clock scheduler.Clock, ev *repository.Event, occ *repository.Occurrence, out actions.Outcome) {
 	outcome := "success"
 	switch {
@@ -257,11 +251,15 @@ func observeAttempt(m *metrics.Metrics, clock scheduler.Clock, ev *repository.Ev
 	case !out.OK():
 		outcome = "failure"
 	}
+	m.ObserveAttempt(ev.ActionType, outcome, out.Duration)
+	if occ.AttemptCount != 1 || occ.Manual || occ.ManualRetry {
+		return
+	}
 	lateness := clock.Now().Sub(occ.ScheduledAt) - out.Duration
 	if occ.StartedAt != nil {
 		lateness = occ.StartedAt.Sub(occ.ScheduledAt)
 	}
-	m.ObserveAttempt(ev.ActionType, outcome, out.Duration, max(lateness, 0))
+	m.ObserveLateness(ev.ActionType, lateness)
 }
 
 func printBanner(w io.Writer, b *booted, url string, loopbackOnly bool) {

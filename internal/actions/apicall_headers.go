@@ -25,10 +25,11 @@ var forbiddenHeaders = map[string]bool{
 // when signing; a user value would make them lie.
 var reservedHeaders = map[string]bool{
 	"Idempotency-Key": true,
-	http.CanonicalHeaderKey(HeaderQhronosSignature): true,
-	http.CanonicalHeaderKey(HeaderWebhookID):        true,
-	http.CanonicalHeaderKey(HeaderWebhookTimestamp): true,
-	http.CanonicalHeaderKey(HeaderWebhookSignature): true,
+	http.CanonicalHeaderKey(HeaderQhronosSignature):    true,
+	http.CanonicalHeaderKey(HeaderQhronosSignatureNew): true,
+	http.CanonicalHeaderKey(HeaderWebhookID):           true,
+	http.CanonicalHeaderKey(HeaderWebhookTimestamp):    true,
+	http.CanonicalHeaderKey(HeaderWebhookSignature):    true,
 }
 
 // validateHeaders refuses header names and values that would break or

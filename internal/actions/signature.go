@@ -11,14 +11,16 @@ import (
 	"time"
 )
 
-// Signature header names. X-Qhronos-Signature is the original Qhronos header;
-// the webhook-* headers follow the Standard Webhooks specification so
+// Signature header names. X-Qhronos-Signature is the original Qhronos header
+// (X-Qhronos-Signature-New joins it during a rotation, see SignHeaders); the
+// webhook-* headers follow the Standard Webhooks specification so
 // off-the-shelf verifiers work and receivers get replay protection.
 const (
-	HeaderQhronosSignature = "X-Qhronos-Signature"
-	HeaderWebhookID        = "webhook-id"
-	HeaderWebhookTimestamp = "webhook-timestamp"
-	HeaderWebhookSignature = "webhook-signature"
+	HeaderQhronosSignature    = "X-Qhronos-Signature"
+	HeaderQhronosSignatureNew = "X-Qhronos-Signature-New"
+	HeaderWebhookID           = "webhook-id"
+	HeaderWebhookTimestamp    = "webhook-timestamp"
+	HeaderWebhookSignature    = "webhook-signature"
 )
 
 // SigningKey derives the HMAC key of a secret: a "whsec_" secret is the
@@ -57,14 +59,25 @@ func StandardSignature(secrets []string, id string, timestamp time.Time, body []
 }
 
 // SignHeaders sets the delivery id, the timestamp and, when there is at least
-// one secret, both signature headers. secrets are newest first; the
-// X-Qhronos-Signature uses the newest only, as the original did.
+// one secret, the signature headers. secrets are newest first: the current
+// one, then during a rotation's grace period the one in force before it.
+//
+// webhook-signature carries one v1 value per secret. X-Qhronos-Signature
+// carries the previous secret's signature during the grace, so a receiver of
+// the original API that still holds the old secret keeps working, and the
+// current secret's otherwise; X-Qhronos-Signature-New carries the current
+// secret's signature during the grace only.
 func SignHeaders(h http.Header, secrets []string, id string, timestamp time.Time, body []byte) {
 	h.Set(HeaderWebhookID, id)
 	h.Set(HeaderWebhookTimestamp, strconv.FormatInt(timestamp.Unix(), 10))
 	if len(secrets) == 0 {
 		return
 	}
-	h.Set(HeaderQhronosSignature, QhronosSignature(secrets[0], body))
 	h.Set(HeaderWebhookSignature, StandardSignature(secrets, id, timestamp, body))
+	if len(secrets) == 1 {
+		h.Set(HeaderQhronosSignature, QhronosSignature(secrets[0], body))
+		return
+	}
+	h.Set(HeaderQhronosSignature, QhronosSignature(secrets[1], body))
+	h.Set(HeaderQhronosSignatureNew, QhronosSignature(secrets[0], body))
 }

@@ -2,6 +2,7 @@ package actions_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,6 +72,41 @@ func TestSignHeadersWithoutSecretsSendsNoSignature(t *testing.T) {
 	}
 	if got := h.Get("webhook-signature") + h.Get("X-Qhronos-Signature"); got != "" {
 		t.Errorf("signature headers = %q, want none without a secret", got)
+	}
+}
+
+// Which header carries which secret, outside and during a rotation's grace
+// (secrets newest first). The hex values are QhronosSignature's, checked
+// against openssl above.
+func TestSignHeadersLegacyHeaders(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"event_id":"e1","occurrence_id":"o1"}`)
+	const testSecret = "ed8d37858c5845ff643ac3d84213db4f043a72a04f0295e42d867d907a2180c9"
+	other := actions.QhronosSignature("new-secret", body)
+	tests := []struct {
+		name              string
+		secrets           []string
+		wantSig, wantNew  string
+		wantStandardCount int
+	}{
+		{"one secret: X-Qhronos-Signature only", []string{"qhronos-test-secret"}, testSecret, "", 1},
+		{"grace: previous in X-Qhronos-Signature, new in -New", []string{"new-secret", "qhronos-test-secret"}, testSecret, other, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := http.Header{}
+			actions.SignHeaders(h, tc.secrets, "o1", time.Unix(1700000000, 0), body)
+			if got := h.Get("X-Qhronos-Signature"); got != tc.wantSig {
+				t.Errorf("X-Qhronos-Signature = %q, want %q", got, tc.wantSig)
+			}
+			if got := h.Get("X-Qhronos-Signature-New"); got != tc.wantNew {
+				t.Errorf("X-Qhronos-Signature-New = %q, want %q", got, tc.wantNew)
+			}
+			if got := len(strings.Fields(h.Get("webhook-signature"))); got != tc.wantStandardCount {
+				t.Errorf("webhook-signature has %d values, want %d", got, tc.wantStandardCount)
+			}
+		})
 	}
 }
 

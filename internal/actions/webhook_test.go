@@ -122,8 +122,12 @@ func TestWebhookRotationSendsBothSignatures(t *testing.T) {
 			t.Errorf("%s-secret receiver: %v", name, err)
 		}
 	}
-	if got, want := r.Header.Get("X-Qhronos-Signature"), actions.QhronosSignature(rotatedSecret, r.Body); got != want {
-		t.Errorf("X-Qhronos-Signature = %q, want the new secret's %q", got, want)
+	// A receiver of the original API still holds the previous secret.
+	if got, want := r.Header.Get("X-Qhronos-Signature"), actions.QhronosSignature("previous-plain-secret", r.Body); got != want {
+		t.Errorf("X-Qhronos-Signature = %q, want the previous secret's %q", got, want)
+	}
+	if got, want := r.Header.Get("X-Qhronos-Signature-New"), actions.QhronosSignature(rotatedSecret, r.Body); got != want {
+		t.Errorf("X-Qhronos-Signature-New = %q, want the new secret's %q", got, want)
 	}
 }
 

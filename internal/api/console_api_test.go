@@ -134,7 +134,7 @@ func TestOccurrenceStatusCodeFilter(t *testing.T) {
 			require.EqualValues(t, 1, res.object(t)["requeued"])
 			got, err := e.store.GetOccurrence(context.Background(), want404)
 			require.NoError(t, err)
-			require.Equal(t, repository.OccurrenceRetrying, got.Status, "only the 404 one is re-queued")
+			require.Equal(t, repository.OccurrencePending, got.Status, "only the 404 one is re-queued")
 			_, total = list("status=failed")
 			require.Equal(t, 2, total)
 

@@ -56,6 +56,7 @@ type envConfig struct {
 	coord      coordination.Coordinator
 	instanceID string
 	opts       Options
+	signNow    func() time.Time
 }
 
 type envOption func(*envConfig)
@@ -68,13 +69,23 @@ func withCoordinator(c coordination.Coordinator, instanceID string) envOption {
 	return func(cfg *envConfig) { cfg.coord, cfg.instanceID = c, instanceID }
 }
 
+// withSigningClock sets the clock that decides whether a rotation's grace
+// period has ended when deliveries are signed (default time.Now).
+func withSigningClock(now func() time.Time) envOption {
+	return func(c *envConfig) { c.signNow = now }
+}
+
+// testDefaultSecret is the env's hmac.default_secret.
+const testDefaultSecret = "default-secret"
+
 // newEnv builds the server on the given backend. The scheduler is built but
 // not started: tests that need deliveries call e.sched.Start.
 func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOption) *env {
 	t.Helper()
 	store := open(t)
 	log := zap.NewNop()
-	cfg := envConfig{instanceID: "test-instance", opts: Options{RateLimit: coordination.Limit{Rate: 1000, Burst: 1000}}}
+	cfg := envConfig{instanceID: "test-instance", opts: Options{RateLimit: coordination.Limit{Rate: 1000, Burst: 1000}},
+		signNow: time.Now}
 	for _, opt := range opts {
 		opt(&cfg)
 	}
@@ -99,12 +110,10 @@ func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOp
 		DrainTimeout: 5 * time.Second}, scheduler.ServiceDeps{
 		Store: store, Registry: registry, Wakeups: coordination.NewWakeups(coord, log), Logger: log,
 		OnAttempt: h.FeedTagListeners,
+		// As qhronosd's secretsResolver does.
 		Secrets: func(ev *repository.Event) ([]string, error) {
-			if len(ev.HMACSecret) == 0 {
-				return []string{"default-secret"}, nil
-			}
-			s, err := box.Open(ev.HMACSecret)
-			return []string{string(s)}, err
+			return box.SigningSecrets(secrets.Sealed{Current: ev.HMACSecret, Previous: ev.PreviousSecret,
+				PreviousUntil: ev.PreviousSecretExpires}, testDefaultSecret, cfg.signNow())
 		},
 	})
 	t.Cleanup(sched.Stop)

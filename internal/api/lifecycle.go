@@ -104,8 +104,9 @@ func (s *Server) triggerEvent(c *gin.Context) error {
 	}, func() { s.Scheduler.Wake(c.Request.Context(), occ.ScheduledAt) })
 }
 
-// rotateSecret issues a new signing secret, returned once; the old one keeps
-// signing beside it until the grace period ends.
+// rotateSecret issues a new signing secret, returned once; the secret in
+// force until now — the event's own or the default — keeps signing beside it
+// until the grace period ends.
 func (s *Server) rotateSecret(c *gin.Context) error {
 	ev, err := s.modifiableEvent(c)
 	if err != nil {
@@ -138,13 +139,13 @@ func (s *Server) rotateSecret(c *gin.Context) error {
 		return err
 	}
 	now := s.Now().UTC()
-	until := now.Add(grace)
 	version := ev.Version
-	ev.PreviousSecret, ev.PreviousSecretExpires = ev.HMACSecret, &until
-	if len(ev.PreviousSecret) == 0 || grace == 0 {
-		ev.PreviousSecret, ev.PreviousSecretExpires = nil, nil
-	}
-	ev.HMACSecret, ev.UpdatedAt = sealed, now
+	// An event without a secret of its own signed with hmac.default_secret:
+	// the rotation records that (an empty previous secret with an expiry,
+	// see secrets.Sealed) and the default keeps signing through the grace.
+	next := secrets.Sealed{Current: ev.HMACSecret}.Rotate(sealed, now, grace)
+	ev.HMACSecret, ev.PreviousSecret, ev.PreviousSecretExpires = next.Current, next.Previous, next.PreviousUntil
+	ev.UpdatedAt = now
 	if err := s.Store.UpdateEvent(c.Request.Context(), &ev, version); err != nil {
 		return err
 	}

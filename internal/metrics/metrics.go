@@ -148,11 +148,18 @@ func New(opts Options) *Metrics {
 // Registry exposes the registry, e.g. to add collectors of other packages.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
-// ObserveAttempt records one delivery attempt: its outcome, how long it took
-// and how late it started after the occurrence's instant.
-func (m *Metrics) ObserveAttempt(actionType, outcome string, duration, lateness time.Duration) {
+// ObserveAttempt records one delivery attempt: its outcome and how long it
+// took.
+func (m *Metrics) ObserveAttempt(actionType, outcome string, duration time.Duration) {
 	m.deliveries.WithLabelValues(actionType, outcome).Inc()
 	m.attemptDuration.WithLabelValues(actionType).Observe(duration.Seconds())
+}
+
+// ObserveLateness records how late an occurrence's first, scheduled attempt
+// started after its instant. Retries (which wait for their backoff) and
+// manual attempts (triggers and replays, which fire when asked) are not
+// firing lateness and are not observed, as GET /stats leaves them out.
+func (m *Metrics) ObserveLateness(actionType string, lateness time.Duration) {
 	m.lateness.WithLabelValues(actionType).Observe(max(lateness, 0).Seconds())
 }
 

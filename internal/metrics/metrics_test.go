@@ -75,10 +75,13 @@ func TestDeliveryCountersMoveAfterObserveAttempt(t *testing.T) {
 	if _, ok := value(before, "qhronos_deliveries_total", map[string]string{"action": "webhook"}); ok {
 		t.Fatalf("no delivery series before any attempt")
 	}
-	m.ObserveAttempt("webhook", "completed", 120*time.Millisecond, 3*time.Millisecond)
-	m.ObserveAttempt("webhook", "completed", 80*time.Millisecond, time.Second)
-	m.ObserveAttempt("webhook", "retrying", 30*time.Second, 0)
-	m.ObserveAttempt("apicall", "failed", time.Second, -time.Millisecond)
+	m.ObserveAttempt("webhook", "completed", 120*time.Millisecond)
+	m.ObserveLateness("webhook", 3*time.Millisecond)
+	m.ObserveAttempt("webhook", "completed", 80*time.Millisecond)
+	m.ObserveLateness("webhook", time.Second)
+	m.ObserveAttempt("webhook", "retrying", 30*time.Second)
+	m.ObserveAttempt("apicall", "failed", time.Second)
+	m.ObserveLateness("apicall", -time.Millisecond)
 	after := scrape(t, h, "")
 
 	tests := []struct {

@@ -457,7 +457,7 @@ func TestRetryRaceWithArchiverLeavesOneHome(t *testing.T) {
 		switch {
 		case retryErr == nil:
 			require.NoError(t, liveErr)
-			require.Equal(t, repository.OccurrenceRetrying, live.Status, "retried first: it stays live and queued")
+			require.Equal(t, repository.OccurrencePending, live.Status, "retried first: it stays live and queued")
 			require.Empty(t, archived)
 		case errors.Is(retryErr, repository.ErrNotFound):
 			require.ErrorIs(t, liveErr, repository.ErrNotFound)

@@ -14,11 +14,16 @@ import (
 var ErrNotRetryable = fmt.Errorf("%w: occurrence is not in a terminal state", ErrConflict)
 
 // requeue is the one update that turns a terminal occurrence into an
-// operator's re-delivery: due now, marked manual_retry so that the
-// dispatcher records the next attempt as manual (with the same delivery id,
-// the occurrence id) and lets it past the retry limit.
-const requeue = `UPDATE occurrences SET status = 'retrying', next_attempt_at = ?, manual_retry = ?,
-	completed_at = NULL, lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
+// operator's re-delivery: pending and due now, marked manual_retry so that
+// the dispatcher records the next attempt as manual (with the same delivery
+// id, the occurrence id) and lets it past the retry limit. It is pending,
+// not retrying: nothing has failed in this delivery yet (a completed
+// occurrence may be re-sent too). error_message describes the current state
+// only, so the old error is cleared; it stays in the attempts. status_code
+// and response_body remain the last attempt's answer until the next one.
+const requeue = `UPDATE occurrences SET status = 'pending', next_attempt_at = ?, manual_retry = ?,
+	error_message = NULL, completed_at = NULL, lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL,
+	updated_at = ?
 	WHERE status IN ('completed', 'failed', 'missed', 'cancelled') AND id IN (%s)`
 
 // RetryOccurrence re-queues one terminal occurrence for delivery at now. It

@@ -21,7 +21,7 @@ func TestRetryOccurrenceRequeuesWithSameID(t *testing.T) {
 		got, err := s.RetryOccurrence(ctx, failed.ID, now)
 		require.NoError(t, err)
 		require.Equal(t, failed.ID, got.ID)
-		require.Equal(t, repository.OccurrenceRetrying, got.Status)
+		require.Equal(t, repository.OccurrencePending, got.Status)
 		require.True(t, got.ManualRetry)
 		require.Equal(t, now, got.NextAttemptAt)
 		require.Nil(t, got.CompletedAt, "no longer terminal")
@@ -93,14 +93,15 @@ func TestRetryOccurrencesBulkIsScopedAndBounded(t *testing.T) {
 		for _, id := range failedA {
 			o, err := s.GetOccurrence(ctx, id)
 			require.NoError(t, err)
-			require.Equal(t, repository.OccurrenceRetrying, o.Status)
+			require.Equal(t, repository.OccurrencePending, o.Status, "queued for the manual attempt")
 			require.True(t, o.ManualRetry)
 			require.Equal(t, now, o.NextAttemptAt)
 		}
 		for _, id := range []string{completedA, failedShared} {
 			o, err := s.GetOccurrence(ctx, id)
 			require.NoError(t, err)
-			require.NotEqual(t, repository.OccurrenceRetrying, o.Status, "occurrence %s untouched", id)
+			require.False(t, o.ManualRetry, "occurrence %s untouched", id)
+			require.NotEqual(t, repository.OccurrencePending, o.Status, "occurrence %s untouched", id)
 		}
 
 		from, to := t0.Add(4*time.Minute), t0.Add(6*time.Minute)

@@ -39,7 +39,7 @@ func (d *Dispatcher) attempt(jb job) {
 	att := &repository.Attempt{
 		OccurrenceID: jb.occ.ID, EventID: jb.ev.ID, Attempt: jb.occ.AttemptCount, Manual: jb.occ.Manual || jb.occ.ManualRetry,
 		StartedAt: started.UTC(), DurationMS: out.Duration.Milliseconds(), Outcome: string(v.Status),
-		Truncated: out.Truncated, LatenessMS: started.Sub(jb.occ.ScheduledAt).Milliseconds(),
+		Truncated: out.Truncated, LatenessMS: started.Sub(lateFrom(&jb.occ)).Milliseconds(),
 	}
 	rec := repository.DispatchRecord{
 		OutcomeRecord: repository.OutcomeRecord{OccurrenceID: jb.occ.ID, LeaseToken: jb.token, Status: v.Status,
@@ -90,6 +90,18 @@ func (d *Dispatcher) attempt(jb job) {
 		}
 		d.settled(jb.token, jb.occ.ID)
 	})
+}
+
+// lateFrom is the instant an attempt's lateness is measured from: the
+// occurrence's own instant, or for an operator's re-delivery the moment it
+// was asked for (the original instant may be days old, or ahead for a
+// cancelled future row). Manual attempts are
+// left out of lateness figures either way (see repository.Stats).
+func lateFrom(occ *repository.Occurrence) time.Time {
+	if occ.ManualRetry {
+		return occ.NextAttemptAt
+	}
+	return occ.ScheduledAt
 }
 
 // execute builds the request and runs the action within its timeout.

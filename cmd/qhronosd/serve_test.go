@@ -1,0 +1,75 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/qhronos/qhronos/internal/actions"
+	"github.com/qhronos/qhronos/internal/metrics"
+	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/scheduler/schedulertest"
+)
+
+// Only an occurrence's first, scheduled attempt feeds the lateness
+// histogram: a replay of a two-day-old occurrence, a manual trigger and a
+// retry after its backoff are not firing late. Every attempt is counted.
+func TestObserveAttemptLeavesManualAttemptsOutOfLateness(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 24, 4, 0, 0, 0, time.UTC)
+	clock := schedulertest.NewClock(now)
+	twoDaysAgo := now.Add(-48 * time.Hour)
+	started := twoDaysAgo.Add(time.Second)
+	ev := &repository.Event{ID: "e", ActionType: "webhook"}
+	ok := actions.Outcome{Duration: 10 * time.Millisecond}
+	tests := []struct {
+		name         string
+		occ          repository.Occurrence
+		wantLateness uint64 // samples in the lateness histogram after it
+	}{
+		{"first scheduled attempt", repository.Occurrence{AttemptCount: 1, ScheduledAt: now.Add(-time.Second)}, 1},
+		{"replay of a two-day-old occurrence", repository.Occurrence{AttemptCount: 2, ScheduledAt: twoDaysAgo,
+			StartedAt: &started, ManualRetry: true}, 0},
+		{"replay of a missed occurrence (its first attempt)", repository.Occurrence{AttemptCount: 1,
+			ScheduledAt: twoDaysAgo, ManualRetry: true}, 0},
+		{"manual trigger", repository.Occurrence{AttemptCount: 1, ScheduledAt: now, Manual: true}, 0},
+		{"retry after its backoff", repository.Occurrence{AttemptCount: 3, ScheduledAt: now.Add(-time.Hour),
+			StartedAt: &started}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m := metrics.New(metrics.Options{})
+			observeAttempt(m, clock, ev, &tc.occ, ok)
+			if got := sampleCount(t, m, "qhronos_deliveries_total"); got != 1 {
+				t.Errorf("deliveries counted: got %d, want 1", got)
+			}
+			if got := sampleCount(t, m, "qhronos_firing_lateness_seconds"); got != tc.wantLateness {
+				t.Errorf("lateness samples: got %d, want %d", got, tc.wantLateness)
+			}
+		})
+	}
+}
+
+// sampleCount sums a counter's values or a histogram's sample counts.
+func sampleCount(t *testing.T, m *metrics.Metrics, name string) uint64 {
+	t.Helper()
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	var n uint64
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			if h := s.GetHistogram(); h != nil {
+				n += h.GetSampleCount()
+			}
+			if c := s.GetCounter(); c != nil {
+				n += uint64(c.GetValue())
+			}
+		}
+	}
+	return n
+}
