@@ -95,16 +95,19 @@ func TestEveryOperationIsCovered(t *testing.T) {
 	must(c.Events.List(ctx, client.ListEventsParams{Tags: []string{"a", "b"}, TagsAll: []string{"c"},
 		Status: client.Ptr("active"), From: &since, Limit: client.Ptr(10), Cursor: client.Ptr("x")}))
 	must(c.Events.Get(ctx, id))
+	must(c.Events.GetIncludingDeleted(ctx, id))
 	must(c.Events.Update(ctx, id, client.EventInput{Description: client.Ptr("d")}, client.IfMatch(`"3"`)))
 	require.NoError(t, c.Events.Delete(ctx, id, client.IfMatch(`"3"`)))
 	must(c.Events.Pause(ctx, id))
 	must(c.Events.Resume(ctx, id))
 	must(c.Events.Trigger(ctx, id, client.IdempotencyKey("k1")))
 	must(c.Events.RotateSecret(ctx, id, time.Hour))
-	must(c.Events.Occurrences(ctx, id, client.ListEventOccurrencesParams{Status: client.Ptr("completed"), Page: client.Ptr(2)}))
+	must(c.Events.Occurrences(ctx, id, client.ListEventOccurrencesParams{Status: client.Ptr("completed"), Page: client.Ptr(2),
+		Order: client.Ptr(client.OccurrenceOrderScheduledAt)}))
 	must(c.Events.Preview(ctx, id, client.PreviewEventParams{Count: client.Ptr(3), After: &since}))
 	must(c.Schedules.Preview(ctx, client.PreviewRequest{Rrule: client.Ptr("FREQ=DAILY"), Count: client.Ptr(2)}))
-	must(c.Occurrences.List(ctx, client.ListOccurrencesParams{EventID: client.Ptr(id), Archived: client.Ptr(false)}))
+	must(c.Occurrences.List(ctx, client.ListOccurrencesParams{EventID: client.Ptr(id), Archived: client.Ptr(false),
+		Order: client.Ptr(client.OccurrenceOrderMinusScheduledAt)}))
 	must(c.Occurrences.Get(ctx, id))
 	must(c.Occurrences.Attempts(ctx, id))
 	must(c.Occurrences.Replay(ctx, id))
@@ -171,7 +174,7 @@ var goTypes = map[string]any{
 	"Token": client.Token{}, "Preview": client.Preview{}, "PreviewRequest": client.PreviewRequest{},
 	"SecretRotation": client.SecretRotation{}, "Health": client.Health{}, "Ready": client.Ready{},
 	"Status": client.Status{}, "Stats": client.Stats{}, "RetryFilter": client.RetryFilter{},
-	"RetryResult": client.RetryResult{}, "Timeline": client.Timeline{},
+	"RetryResult": client.RetryResult{}, "Timeline": client.Timeline{}, "OccurrenceOrder": client.OccurrenceOrder(""),
 }
 
 // The generated types have exactly the properties of the document's schemas,
@@ -187,6 +190,14 @@ func TestTypesMatchDocument(t *testing.T) {
 		}
 		fields := map[string]reflect.StructField{}
 		rt := reflect.TypeOf(goType)
+		if rt.Kind() == reflect.String { // a string enum: every value of the document is a valid one here
+			require.Empty(t, ref.Value.Properties, "schema %s has properties but client.%s is a string", name, name)
+			for _, v := range ref.Value.Enum {
+				value := reflect.ValueOf(v).Convert(rt).Interface().(interface{ Valid() bool })
+				require.True(t, value.Valid(), "%s value %q is not in client.%s: run go generate ./client", name, v, name)
+			}
+			continue
+		}
 		for i := range rt.NumField() {
 			tag, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
 			fields[tag] = rt.Field(i)

@@ -63,6 +63,18 @@ func (s *EventsService) Get(ctx context.Context, id string) (*Event, error) {
 	return ev, err
 }
 
+// GetIncludingDeleted reads one event even when it is soft-deleted; a
+// deleted event has status "deleted" (GET /events/{id}?include_deleted=true).
+func (s *EventsService) GetIncludingDeleted(ctx context.Context, id string) (*Event, error) {
+	r := newRequest(http.MethodGet, "/events/"+pathID(id), nil)
+	r.query = encodeQuery(GetEventsIDParams{IncludeDeleted: Ptr(true)})
+	var ev Event
+	if _, err := s.c.do(ctx, r, &ev); err != nil {
+		return nil, err
+	}
+	return &ev, nil
+}
+
 // GetWithETag reads one event and its ETag, for IfMatch.
 func (s *EventsService) GetWithETag(ctx context.Context, id string) (*Event, string, error) {
 	var ev Event

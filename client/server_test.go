@@ -113,6 +113,13 @@ func TestTypedErrorsAgainstServer(t *testing.T) {
 		require.NoError(t, err)
 		_, err = c.Events.Update(ctx, id, client.EventInput{Description: client.Ptr("two")}, client.IfMatch(etag))
 		require.ErrorIs(t, err, client.ErrPreconditionFailed, "a stale ETag")
+
+		require.NoError(t, c.Events.Delete(ctx, id))
+		_, err = c.Events.Get(ctx, id)
+		require.ErrorIs(t, err, client.ErrNotFound, "a deleted event")
+		ev, err := c.Events.GetIncludingDeleted(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, client.EventStatusDeleted, ev.Status, "a deleted event, asked for")
 	})
 }
 

@@ -53,6 +53,7 @@ func (e EventCatchUp) Valid() bool {
 // Defines values for EventStatus.
 const (
 	EventStatusActive   EventStatus = "active"
+	EventStatusDeleted  EventStatus = "deleted"
 	EventStatusInactive EventStatus = "inactive"
 	EventStatusPaused   EventStatus = "paused"
 )
@@ -61,6 +62,8 @@ const (
 func (e EventStatus) Valid() bool {
 	switch e {
 	case EventStatusActive:
+		return true
+	case EventStatusDeleted:
 		return true
 	case EventStatusInactive:
 		return true
@@ -143,6 +146,24 @@ func (e OccurrenceStatus) Valid() bool {
 	case OccurrenceStatusPending:
 		return true
 	case OccurrenceStatusRetrying:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OccurrenceOrder.
+const (
+	OccurrenceOrderMinusScheduledAt OccurrenceOrder = "-scheduled_at"
+	OccurrenceOrderScheduledAt      OccurrenceOrder = "scheduled_at"
+)
+
+// Valid indicates whether the value is a known member of the OccurrenceOrder enum.
+func (e OccurrenceOrder) Valid() bool {
+	switch e {
+	case OccurrenceOrderMinusScheduledAt:
+		return true
+	case OccurrenceOrderScheduledAt:
 		return true
 	default:
 		return false
@@ -409,6 +430,9 @@ type Occurrence struct {
 
 // OccurrenceStatus defines model for Occurrence.Status.
 type OccurrenceStatus string
+
+// OccurrenceOrder order of an occurrence listing: scheduled_at oldest first, -scheduled_at newest first
+type OccurrenceOrder string
 
 // OccurrencePage defines model for OccurrencePage.
 type OccurrencePage struct {
@@ -682,6 +706,12 @@ type DeleteEventsIDParams struct {
 	IfMatch *string `json:"If-Match,omitempty"`
 }
 
+// GetEventsIDParams defines parameters for GetEventsID.
+type GetEventsIDParams struct {
+	// IncludeDeleted also find a soft-deleted event, shown with status deleted; without it a deleted event is 404
+	IncludeDeleted *bool `form:"include_deleted,omitempty" json:"include_deleted,omitempty"`
+}
+
 // PutEventsIDParams defines parameters for PutEventsID.
 type PutEventsIDParams struct {
 	IfMatch *string `json:"If-Match,omitempty"`
@@ -713,7 +743,10 @@ type GetEventsIDOccurrencesParams struct {
 	// Limit page size, default 50, clamped to 500
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor opaque cursor from the Link header
+	// Order scheduled_at: oldest first; -scheduled_at: newest first. Without order, from/to (or since/until) the listing shows history (scheduled at or before now) newest first, then upcoming occurrences nearest first; with from/to, newest first
+	Order *OccurrenceOrder `form:"order,omitempty" json:"order,omitempty"`
+
+	// Cursor opaque cursor from the Link header or pagination.next_cursor; it carries its order, and an order parameter must agree with it
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// Page page number
@@ -765,7 +798,10 @@ type GetOccurrencesParams struct {
 	// Limit page size, default 50, clamped to 500
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor opaque cursor from the Link header
+	// Order scheduled_at: oldest first; -scheduled_at: newest first. Without order, from/to (or since/until) the listing shows history (scheduled at or before now) newest first, then upcoming occurrences nearest first; with from/to, newest first
+	Order *OccurrenceOrder `form:"order,omitempty" json:"order,omitempty"`
+
+	// Cursor opaque cursor from the Link header or pagination.next_cursor; it carries its order, and an order parameter must agree with it
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// EventID one event

@@ -92,6 +92,14 @@ func TestCommands(t *testing.T) {
 		require.Len(t, occs, 1, "--status-code 200 keeps the delivered one")
 		ok(t, e, &occs, "occurrences", "list", "--event", ev.ID, "--status-code", "503")
 		require.Empty(t, occs)
+		// History first: the completed trigger, then the daily series ahead.
+		ok(t, e, &occs, "occurrences", "list", "--event", ev.ID)
+		require.Greater(t, len(occs), 1)
+		require.Equal(t, occ.ID, occs[0].ID, "the history comes first")
+		ok(t, e, &occs, "occurrences", "list", "--event", ev.ID, "--order", "-scheduled_at")
+		require.NotEqual(t, occ.ID, occs[0].ID, "newest first puts the furthest instant first")
+		ok(t, e, &occs, "occurrences", "list", "--event", ev.ID, "--order=scheduled_at")
+		require.Equal(t, occ.ID, occs[0].ID, "oldest first")
 		var atts []client.Attempt
 		ok(t, e, &atts, "occurrences", "attempts", occ.ID)
 		require.Len(t, atts, 1)
@@ -137,6 +145,10 @@ func TestCommands(t *testing.T) {
 		ok(t, e, nil, "events", "delete", ev.ID)
 		r = cli(t, e, "", "events", "get", ev.ID)
 		require.Equal(t, exitNotFound, r.code, "a deleted event: %s %s", r.stdout, r.stderr)
+		ok(t, e, &got, "events", "get", ev.ID, "--include-deleted")
+		require.Equal(t, client.EventStatusDeleted, got.Status, "a deleted event, asked for")
+		ok(t, e, &occs, "occurrences", "list", "--event", ev.ID, "--status", "completed")
+		require.Len(t, occs, 1, "a deleted event's history stays listable")
 	})
 }
 
@@ -164,6 +176,7 @@ func TestCommandErrors(t *testing.T) {
 			{"bad metadata", e, []string{"events", "create", "--name", "x", "--metadata", "{"}, exitUsage, "--metadata"},
 			{"missing id", e, []string{"events", "get"}, exitUsage, "EVENT_ID"},
 			{"bad time flag", e, []string{"occurrences", "list", "--from", "yesterday"}, exitUsage, "--from"},
+			{"bad order", e, []string{"occurrences", "list", "--order", "name"}, exitUsage, "--order"},
 			{"replay needs id or filters", e, []string{"occurrences", "replay"}, exitUsage, "filters"},
 			{"400 names the field", e, []string{"events", "create", "--name", "x", "--start", "2001-01-01T00:00:00Z",
 				"--webhook", "http://127.0.0.1:9999/h"}, exitError, "start_time"},

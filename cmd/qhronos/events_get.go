@@ -3,21 +3,29 @@ package main
 import "github.com/spf13/cobra"
 
 func newEventsGetCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:     "get EVENT_ID",
-		Short:   "Show one event",
-		Example: `  qhronos events get 3f2b6c1e-…  --output json`,
-		Args:    exactArgs("EVENT_ID"),
+	var includeDeleted bool
+	cmd := &cobra.Command{
+		Use:   "get EVENT_ID",
+		Short: "Show one event",
+		Example: `  qhronos events get 3f2b6c1e-…  --output json
+  qhronos events get 3f2b6c1e-…  --include-deleted`,
+		Args: exactArgs("EVENT_ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := a.client()
 			if err != nil {
 				return err
 			}
-			ev, err := c.Events.Get(cmd.Context(), args[0])
+			get := c.Events.Get
+			if includeDeleted {
+				get = c.Events.GetIncludingDeleted
+			}
+			ev, err := get(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
 			return a.render(ev, eventTable(ev))
 		},
 	}
+	cmd.Flags().BoolVar(&includeDeleted, "include-deleted", false, "also show a deleted event (status deleted)")
+	return cmd
 }

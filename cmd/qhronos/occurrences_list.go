@@ -10,14 +10,19 @@ import (
 )
 
 func newOccurrencesListCmd(a *app) *cobra.Command {
-	var eventID, status, from, to string
+	var eventID, status, from, to, order string
 	var tags []string
 	var limit, statusCode int
 	var all, archived bool
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List occurrences, latest scheduled first",
+		Short: "List occurrences: history newest first, then upcoming nearest first",
+		Long: `List occurrences. Without --order, --from or --to the server lists the history
+(scheduled at or before now) newest first, then the upcoming occurrences,
+nearest first; --all pages through both. --order=scheduled_at lists oldest
+first and --order=-scheduled_at newest first; --from/--to list newest first.`,
 		Example: `  qhronos occurrences list --event 3f2b…
+  qhronos occurrences list --event 3f2b… --order=scheduled_at
   qhronos occurrences list --status failed,retrying --from 2030-01-01T00:00:00Z
   qhronos occurrences list --status failed --status-code 503
   qhronos occurrences list --tag billing --all --output json`,
@@ -27,6 +32,13 @@ func newOccurrencesListCmd(a *app) *cobra.Command {
 				return usagef("--limit: must be at least 1")
 			}
 			p := client.ListOccurrencesParams{Tags: tags, Limit: &limit}
+			if order != "" {
+				o := client.OccurrenceOrder(order)
+				if !o.Valid() {
+					return usagef("--order: must be scheduled_at or -scheduled_at")
+				}
+				p.Order = &o
+			}
 			if eventID != "" {
 				p.EventID = &eventID
 			}
@@ -81,6 +93,7 @@ func newOccurrencesListCmd(a *app) *cobra.Command {
 	f.IntVar(&statusCode, "status-code", 0, "occurrences whose last attempt answered this HTTP status")
 	f.StringVar(&from, "from", "", "scheduled at or after (RFC 3339)")
 	f.StringVar(&to, "to", "", "scheduled before (RFC 3339)")
+	f.StringVar(&order, "order", "", "scheduled_at (oldest first) or -scheduled_at (newest first); default: history, then upcoming")
 	f.IntVar(&limit, "limit", 50, "page size (the server caps it at 500)")
 	f.BoolVar(&all, "all", false, "follow the cursor through every page")
 	f.BoolVar(&archived, "archived", false, "list the archive instead of live rows")

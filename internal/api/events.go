@@ -155,8 +155,18 @@ func checkIfMatch(c *gin.Context, ev *repository.Event) error {
 	return &Error{Status: http.StatusPreconditionFailed, Message: "If-Match: the event has changed (current ETag " + etag(ev) + ")"}
 }
 
+// getEvent answers 404 for a soft-deleted event unless include_deleted=true,
+// which shows it with status "deleted".
 func (s *Server) getEvent(c *gin.Context) error {
-	ev, err := s.visibleEvent(c)
+	includeDeleted, err := boolParam(c, "include_deleted")
+	if err != nil {
+		return err
+	}
+	find := s.visibleEvent
+	if includeDeleted {
+		find = s.visibleEventAny
+	}
+	ev, err := find(c)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -15,7 +16,7 @@ var occurrenceStatuses = set(string(repository.OccurrencePending), string(reposi
 	string(repository.OccurrenceCancelled))
 
 // occurrenceFilter builds the scoped filter of an occurrence listing.
-func occurrenceFilter(c *gin.Context, q listQuery) (repository.OccurrenceFilter, error) {
+func occurrenceFilter(c *gin.Context, q listQuery, now time.Time) (repository.OccurrenceFilter, error) {
 	f := repository.OccurrenceFilter{AnyTags: q.anyTags, AllTags: q.allTags, From: q.from, To: q.to, Limit: q.limit}
 	f.Scope, f.Unrestricted = principal(c).ScopeFilter()
 	for _, st := range q.status {
@@ -24,12 +25,17 @@ func occurrenceFilter(c *gin.Context, q listQuery) (repository.OccurrenceFilter,
 		}
 		f.Status = append(f.Status, repository.OccurrenceStatus(st))
 	}
+	var cursor *occurrenceCursor
 	if q.cursor != "" {
-		at, id, err := decodeCursor(q.cursor)
+		cur, err := decodeOccurrenceCursor(q.cursor)
 		if err != nil {
 			return f, err
 		}
-		f.After = &repository.OccurrenceCursor{ScheduledAt: at, ID: id}
+		cursor, f.After = &cur, &cur.position
+	}
+	var err error
+	if f.Order, f.Boundary, err = occurrenceOrder(q, cursor, now); err != nil {
+		return f, err
 	}
 	if q.page > 0 {
 		f.Offset = (q.page - 1) * q.limit
@@ -42,10 +48,11 @@ func occurrenceFilter(c *gin.Context, q listQuery) (repository.OccurrenceFilter,
 	return f, nil
 }
 
-// eventOccurrences lists one event's occurrences, past and future, newest
-// first, as a plain array.
+// eventOccurrences lists one event's occurrences, past and future, as a
+// plain array: by default its history newest first, then what is to come,
+// nearest first. A deleted event's history stays listable.
 func (s *Server) eventOccurrences(c *gin.Context) error {
-	ev, err := s.visibleEvent(c)
+	ev, err := s.visibleEventAny(c)
 	if err != nil {
 		return err
 	}
@@ -53,7 +60,7 @@ func (s *Server) eventOccurrences(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	f, err := occurrenceFilter(c, q)
+	f, err := occurrenceFilter(c, q, s.Now())
 	if err != nil {
 		return err
 	}
@@ -63,11 +70,23 @@ func (s *Server) eventOccurrences(c *gin.Context) error {
 		return err
 	}
 	if len(rows) == q.limit && q.page == 0 {
-		last := rows[len(rows)-1]
-		setNextLink(c, encodeCursor(last.ScheduledAt, last.ID))
+		setNextLink(c, encodeOccurrenceCursor(f.Order, f.Boundary, &rows[len(rows)-1]))
 	}
 	c.JSON(http.StatusOK, toOccurrencesJSON(rows))
 	return nil
+}
+
+// visibleEventAny is visibleEvent that also finds a soft-deleted event,
+// whose history stays readable under the same scope rules.
+func (s *Server) visibleEventAny(c *gin.Context) (repository.Event, error) {
+	ev, err := s.Store.GetEventAny(c.Request.Context(), c.Param("id"))
+	if err != nil {
+		return repository.Event{}, err
+	}
+	if !principal(c).CanRead(ev.Tags) {
+		return repository.Event{}, errNotFound
+	}
+	return ev, nil
 }
 
 // listOccurrences keeps the original {"data","pagination"} envelope.
@@ -81,7 +100,7 @@ func (s *Server) listOccurrences(c *gin.Context) error {
 	} else if archived {
 		return s.listArchivedOccurrences(c, q)
 	}
-	f, err := occurrenceFilter(c, q)
+	f, err := occurrenceFilter(c, q, s.Now())
 	if err != nil {
 		return err
 	}
@@ -101,16 +120,17 @@ func (s *Server) listOccurrences(c *gin.Context) error {
 	if len(rows) == q.limit {
 		last = &rows[len(rows)-1]
 	}
-	writeOccurrencePage(c, q, toOccurrencesJSON(rows), total, last)
+	writeOccurrencePage(c, q, f, toOccurrencesJSON(rows), total, last)
 	return nil
 }
 
 // writeOccurrencePage answers in the original {"data","pagination"}
 // envelope; last, when the page is full, gives the next cursor.
-func writeOccurrencePage(c *gin.Context, q listQuery, data any, total int, last *repository.Occurrence) {
+func writeOccurrencePage(c *gin.Context, q listQuery, f repository.OccurrenceFilter, data any, total int,
+	last *repository.Occurrence) {
 	pagination := gin.H{"page": max(q.page, 1), "limit": q.limit, "total": total}
 	if last != nil {
-		next := encodeCursor(last.ScheduledAt, last.ID)
+		next := encodeOccurrenceCursor(f.Order, f.Boundary, last)
 		pagination["next_cursor"] = next
 		if q.page == 0 {
 			setNextLink(c, next)

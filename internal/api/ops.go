@@ -202,7 +202,7 @@ type archivedOccurrenceJSON struct {
 // same filters, paging and envelope as the live listing; the scope applies
 // through the archived event's tags.
 func (s *Server) listArchivedOccurrences(c *gin.Context, q listQuery) error {
-	f, err := occurrenceFilter(c, q)
+	f, err := occurrenceFilter(c, q, s.Now())
 	if err != nil {
 		return err
 	}
@@ -227,7 +227,7 @@ func (s *Server) listArchivedOccurrences(c *gin.Context, q listQuery) error {
 	if len(rows) == q.limit {
 		last = &rows[len(rows)-1].Occurrence
 	}
-	writeOccurrencePage(c, q, data, total, last)
+	writeOccurrencePage(c, q, f, data, total, last)
 	return nil
 }
 

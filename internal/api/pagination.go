@@ -10,6 +10,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
+
+	"github.com/qhronos/qhronos/internal/repository"
 )
 
 const (
@@ -25,6 +27,7 @@ type listQuery struct {
 	limit            int
 	cursor           string
 	page             int // 1-based; 0 when not given
+	order            string
 }
 
 func parseListQuery(c *gin.Context) (listQuery, error) {
@@ -59,11 +62,25 @@ func parseListQuery(c *gin.Context) (listQuery, error) {
 		}
 		q.page = n
 	}
+	q.order = values.Get("order")
 	q.cursor = values.Get("cursor")
 	if q.cursor != "" && q.page != 0 {
 		return q, badRequest("cursor", "cannot be combined with page")
 	}
 	return q, nil
+}
+
+// boolParam reads an optional true/false query parameter.
+func boolParam(c *gin.Context, name string) (bool, error) {
+	v := c.Query(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, badRequest(name, "must be true or false")
+	}
+	return b, nil
 }
 
 // splitList merges repeated and comma-separated values.
@@ -119,6 +136,116 @@ func decodeCursor(s string) (time.Time, string, error) {
 		}
 	}
 	return time.Time{}, "", badRequest("cursor", "is not a cursor this server issued")
+}
+
+// An occurrence cursor names its order, and for the default order its
+// segment and the boundary between history and upcoming rows, so that a
+// listing pages through one consistent split however long the client takes:
+//
+//	h|<boundary>|<unix-micro>|<id>   default order, in the history
+//	u|<boundary>|<unix-micro>|<id>   default order, in the upcoming rows
+//	a|<unix-micro>|<id>              order=scheduled_at
+//	d|<unix-micro>|<id>              order=-scheduled_at
+//	<unix-micro>|<id>                issued before the default order changed:
+//	                                 continues newest first, as it was issued
+type occurrenceCursor struct {
+	order    repository.OccurrenceOrder
+	boundary time.Time
+	position repository.OccurrenceCursor
+}
+
+func encodeOccurrenceCursor(order repository.OccurrenceOrder, boundary time.Time, last *repository.Occurrence) string {
+	var s string
+	switch {
+	case order == repository.OldestFirst:
+		s = fmt.Sprintf("a|%d|%s", last.ScheduledAt.UnixMicro(), last.ID)
+	case order == repository.HistoryFirst:
+		segment := "h"
+		if last.ScheduledAt.After(boundary) {
+			segment = "u"
+		}
+		s = fmt.Sprintf("%s|%d|%d|%s", segment, boundary.UnixMicro(), last.ScheduledAt.UnixMicro(), last.ID)
+	default:
+		s = fmt.Sprintf("d|%d|%s", last.ScheduledAt.UnixMicro(), last.ID)
+	}
+	return base64.RawURLEncoding.EncodeToString([]byte(s))
+}
+
+// decodeOccurrenceCursor accepts what encodeOccurrenceCursor and the
+// earlier encodeCursor issued; anything else is 400.
+func decodeOccurrenceCursor(s string) (occurrenceCursor, error) {
+	bad := badRequest("cursor", "is not a cursor this server issued")
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return occurrenceCursor{}, bad
+	}
+	parts := strings.Split(string(b), "|")
+	var c occurrenceCursor
+	switch {
+	case len(parts) == 2:
+		c.order = repository.NewestFirst
+	case len(parts) == 3 && parts[0] == "a":
+		c.order, parts = repository.OldestFirst, parts[1:]
+	case len(parts) == 3 && parts[0] == "d":
+		c.order, parts = repository.NewestFirst, parts[1:]
+	case len(parts) == 4 && (parts[0] == "h" || parts[0] == "u"):
+		boundary, ok := cursorInstant(parts[1])
+		if !ok {
+			return occurrenceCursor{}, bad
+		}
+		c.order, c.boundary, c.position.Upcoming = repository.HistoryFirst, boundary, parts[0] == "u"
+		parts = parts[2:]
+	default:
+		return occurrenceCursor{}, bad
+	}
+	at, ok := cursorInstant(parts[0])
+	if !ok || uuid.Validate(parts[1]) != nil {
+		return occurrenceCursor{}, bad
+	}
+	// A position on the wrong side of its own boundary is forged.
+	if c.order == repository.HistoryFirst && at.After(c.boundary) != c.position.Upcoming {
+		return occurrenceCursor{}, bad
+	}
+	c.position.ScheduledAt, c.position.ID = at, parts[1]
+	return c, nil
+}
+
+// cursorInstant parses a cursor's unix-micro instant within the storable
+// years.
+func cursorInstant(s string) (time.Time, bool) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < minCursorMicros || n > maxCursorMicros {
+		return time.Time{}, false
+	}
+	return time.UnixMicro(n).UTC(), true
+}
+
+// occurrenceOrders are the values of an occurrence listing's order.
+var occurrenceOrders = map[string]repository.OccurrenceOrder{
+	"scheduled_at": repository.OldestFirst, "-scheduled_at": repository.NewestFirst}
+
+// occurrenceOrder decides a listing's order: the cursor's when paging on
+// (an explicit order must agree with it), else the order parameter, else
+// newest first when from/to bound the listing, else history first split at
+// now.
+func occurrenceOrder(q listQuery, cursor *occurrenceCursor, now time.Time) (repository.OccurrenceOrder, time.Time, error) {
+	explicit, named := occurrenceOrders[q.order]
+	if q.order != "" && !named {
+		return 0, time.Time{}, badRequest("order", `must be "scheduled_at" or "-scheduled_at"`)
+	}
+	switch {
+	case cursor != nil:
+		if named && explicit != cursor.order {
+			return 0, time.Time{}, badRequest("cursor", "was issued for another order")
+		}
+		return cursor.order, cursor.boundary, nil
+	case named:
+		return explicit, time.Time{}, nil
+	case q.from != nil || q.to != nil:
+		return repository.NewestFirst, time.Time{}, nil
+	default:
+		return repository.HistoryFirst, now.UTC().Truncate(time.Microsecond), nil
+	}
 }
 
 // maxFilterValues bounds every list filter (tags, tags_all, status): a

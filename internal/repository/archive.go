@@ -201,7 +201,7 @@ type ArchivedOccurrence struct {
 	ArchivedAt time.Time `db:"archived_at"`
 }
 
-// ListArchivedOccurrences lists archived occurrences newest first with the
+// ListArchivedOccurrences lists archived occurrences in f.Order with the
 // same filters as ListOccurrences. Tag filters and the scope apply to the
 // owning event's tags: event_tags while the event is live, tags_json of
 // events_archive once it is archived too.
@@ -210,19 +210,9 @@ func (s *Store) ListArchivedOccurrences(ctx context.Context, f OccurrenceFilter)
 	if !ok {
 		return []ArchivedOccurrence{}, nil
 	}
-	if f.After != nil {
-		where = append(where, `(o.scheduled_at < ? OR (o.scheduled_at = ? AND o.id < ?))`)
-		args = append(args, s.ts(f.After.ScheduledAt), s.ts(f.After.ScheduledAt), f.After.ID)
-	}
-	limit := f.Limit
-	if limit <= 0 {
-		limit = 50
-	}
-	q := `SELECT ` + prefixed("o.", occurrenceColumns) + `, o.archived_at FROM occurrences_archive o WHERE ` +
-		strings.Join(where, " AND ") + ` ORDER BY o.scheduled_at DESC, o.id DESC LIMIT ? OFFSET ?`
-	args = append(args, limit, f.Offset)
-	var out []ArchivedOccurrence
-	if err := s.selectAll(ctx, &out, q, args...); err != nil {
+	out, err := listOccurrenceRows[ArchivedOccurrence](ctx, s, "occurrences_archive",
+		prefixed("o.", occurrenceColumns)+", o.archived_at", where, args, f)
+	if err != nil {
 		return nil, fmt.Errorf("list archived occurrences: %w", err)
 	}
 	for i := range out {

@@ -132,36 +132,28 @@ type OccurrenceFilter struct {
 	AllTags      []string
 	Scope        []string
 	Unrestricted bool
-	After        *OccurrenceCursor // keyset position (newest first)
+	Order        OccurrenceOrder
+	Boundary     time.Time         // HistoryFirst: history is scheduled at or before it
+	After        *OccurrenceCursor // keyset position in Order
 	Offset       int               // page-based listing of the original API
 	Limit        int
 }
 
-// OccurrenceCursor is a keyset position in the newest-first listing.
+// OccurrenceCursor is a keyset position in a listing.
 type OccurrenceCursor struct {
 	ScheduledAt time.Time
 	ID          string
+	Upcoming    bool // HistoryFirst: the position is past the boundary
 }
 
-// ListOccurrences returns occurrences newest first.
+// ListOccurrences returns occurrences in f.Order (newest first by default).
 func (s *Store) ListOccurrences(ctx context.Context, f OccurrenceFilter) ([]Occurrence, error) {
 	where, args, ok := s.occurrenceWhere(f)
 	if !ok {
 		return []Occurrence{}, nil
 	}
-	if f.After != nil {
-		where = append(where, `(o.scheduled_at < ? OR (o.scheduled_at = ? AND o.id < ?))`)
-		args = append(args, s.ts(f.After.ScheduledAt), s.ts(f.After.ScheduledAt), f.After.ID)
-	}
-	limit := f.Limit
-	if limit <= 0 {
-		limit = 50
-	}
-	q := `SELECT ` + prefixed("o.", occurrenceColumns) + ` FROM occurrences o WHERE ` + strings.Join(where, " AND ") +
-		` ORDER BY o.scheduled_at DESC, o.id DESC LIMIT ? OFFSET ?`
-	args = append(args, limit, f.Offset)
-	var out []Occurrence
-	if err := s.selectAll(ctx, &out, q, args...); err != nil {
+	out, err := listOccurrenceRows[Occurrence](ctx, s, "occurrences", prefixed("o.", occurrenceColumns), where, args, f)
+	if err != nil {
 		return nil, fmt.Errorf("list occurrences: %w", err)
 	}
 	return normalizeAll(out), nil
