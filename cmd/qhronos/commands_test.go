@@ -141,6 +141,11 @@ func TestCommands(t *testing.T) {
 		var status client.Status
 		ok(t, e, &status, "status")
 		require.NotEmpty(t, status.Version)
+		require.Equal(t, client.StatusStatus("ok"), status.Status)
+		r = cli(t, e, "", "status")
+		require.Equal(t, 0, r.code, r.stderr)
+		require.Regexp(t, `(?m)^STATUS:\s+ok$`, r.stdout)
+		require.Regexp(t, `(?m)^LOOP dispatcher:\s+ok \(runs \d+\)$`, r.stdout)
 
 		ok(t, e, nil, "events", "delete", ev.ID)
 		r = cli(t, e, "", "events", "get", ev.ID)

@@ -23,7 +23,7 @@ func newStatusCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			t := fields("version", st.Version, "instance", st.InstanceID, "uptime", str(st.Uptime))
+			t := fields("status", string(st.Status), "version", st.Version, "instance", st.InstanceID, "uptime", str(st.Uptime))
 			keys := func(m map[string]any) []string {
 				out := make([]string, 0, len(m))
 				for k := range m {
@@ -37,6 +37,17 @@ func newStatusCmd(a *app) *cobra.Command {
 			}
 			if len(st.Queue) > 0 {
 				t.add("QUEUE:", statusCounts(st.Queue))
+			}
+			for _, k := range keys(st.Scheduler) {
+				loop, _ := st.Scheduler[k].(map[string]any)
+				state := "ok"
+				if loop["healthy"] == false {
+					state = "unhealthy"
+				}
+				if e, ok := loop["error"].(string); ok && e != "" {
+					state += ": " + e
+				}
+				t.add("LOOP "+k+":", fmt.Sprintf("%s (runs %v)", state, loop["runs"]))
 			}
 			return a.render(st, t)
 		},
