@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/rand"
 	"database/sql/driver"
 	"encoding/hex"
@@ -22,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/coordination"
 	"github.com/qhronos/qhronos/internal/repository"
 )
 
@@ -187,11 +189,8 @@ func (s *Server) rateLimit(c *gin.Context) {
 // limited checks key against the limit, sets the RateLimit headers and
 // answers 429 when denied. It reports whether the request was stopped.
 func (s *Server) limited(c *gin.Context, key string) bool {
-	res, err := s.Coord.Allow(c.Request.Context(), key, s.opts.RateLimit)
-	if err != nil {
-		// The limiter protects the service; when it cannot answer, let the
-		// request through rather than fail it.
-		s.log.Warn("rate limiter unavailable", zap.Error(err))
+	res, ok := s.allow(c.Request.Context(), key)
+	if !ok {
 		return false
 	}
 	c.Header("RateLimit-Limit", strconv.Itoa(res.Limit))
@@ -202,12 +201,24 @@ func (s *Server) limited(c *gin.Context, key string) bool {
 	if res.Allowed {
 		return false
 	}
-	if s.Metrics != nil {
-		s.Metrics.RateLimited()
-	}
 	c.Header("Retry-After", strconv.Itoa(max(1, ceilSeconds(res.RetryAfter))))
 	s.writeError(c, &Error{Status: http.StatusTooManyRequests, Message: "rate limit exceeded"})
 	return true
+}
+
+// allow charges one request to key's bucket and counts a denial. ok is
+// false when the limiter cannot answer: it protects the service, so the
+// request then goes through rather than fails.
+func (s *Server) allow(ctx context.Context, key string) (res coordination.LimitResult, ok bool) {
+	res, err := s.Coord.Allow(ctx, key, s.opts.RateLimit)
+	if err != nil {
+		s.log.Warn("rate limiter unavailable", zap.Error(err))
+		return res, false
+	}
+	if !res.Allowed && s.Metrics != nil {
+		s.Metrics.RateLimited()
+	}
+	return res, true
 }
 
 func ceilSeconds(d time.Duration) int { return int(math.Ceil(d.Seconds())) }

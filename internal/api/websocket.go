@@ -159,8 +159,11 @@ func (s *Server) wsHandshake(ctx context.Context, conn *websocket.Conn, opts Web
 	}
 	p, err := s.Auth.Authenticate(ctx, f.Token)
 	if err != nil {
-		if errors.Is(err, auth.ErrUnauthenticated) && s.handshakeLimited(ctx, limitKey) {
-			return s.wsRefuse(ctx, conn, "rate limit exceeded")
+		if errors.Is(err, auth.ErrUnauthenticated) {
+			// Charged to the client address's bucket, the one REST 401s use.
+			if res, ok := s.allow(ctx, limitKey); ok && !res.Allowed {
+				return s.wsRefuse(ctx, conn, "rate limit exceeded")
+			}
 		}
 		return s.wsRefuse(ctx, conn, "unauthorized")
 	}
@@ -187,20 +190,6 @@ func (s *Server) wsHandshake(ctx context.Context, conn *websocket.Conn, opts Web
 	}
 	l.TokenID, l.ExpiresAt = p.TokenID, p.ExpiresAt
 	return l, true
-}
-
-// handshakeLimited charges a failed handshake to the client address's
-// bucket, the one REST 401s use, and reports whether it is exhausted.
-func (s *Server) handshakeLimited(ctx context.Context, key string) bool {
-	res, err := s.Coord.Allow(ctx, key, s.opts.RateLimit)
-	if err != nil {
-		s.log.Warn("rate limiter unavailable", zap.Error(err))
-		return false
-	}
-	if !res.Allowed && s.Metrics != nil {
-		s.Metrics.RateLimited()
-	}
-	return !res.Allowed
 }
 
 func (s *Server) wsRefuse(ctx context.Context, conn *websocket.Conn, msg string) (*hub.Listener, bool) {

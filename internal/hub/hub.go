@@ -288,9 +288,6 @@ func sharesTag(a, b []string) bool {
 // many received it. When none is connected here it waits up to wait for
 // another instance to report a delivery.
 func (h *Hub) SendToClient(ctx context.Context, clientName string, tags []string, frame []byte, wait time.Duration) (int, error) {
-	if tags == nil {
-		tags = []string{}
-	}
 	d := delivery{ID: uuid.NewString(), ClientName: clientName, Tags: tags, Frame: frame, Origin: h.instanceID,
 		ReplyTo: h.instanceID}
 	local := h.deliverLocal(d)

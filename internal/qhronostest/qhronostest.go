@@ -102,7 +102,7 @@ type Server struct {
 func Start(t testing.TB, backend Backend, extra ...string) *Server {
 	t.Helper()
 	s := &Server{t: t, Backend: backend, Token: RandomHex(t, 32), DefaultSecret: RandomHex(t, 32),
-		addr: freeAddr(t), dir: t.TempDir()}
+		addr: FreeAddr(t), dir: t.TempDir()}
 	s.URL = "http://" + s.addr
 	s.env = []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + s.dir,
@@ -131,7 +131,7 @@ func Start(t testing.TB, backend Backend, extra ...string) *Server {
 	t.Cleanup(func() {
 		s.Stop()
 		if t.Failed() {
-			t.Logf("---- qhronosd (%s) stderr ----\n%s", backend, tail(s.stderr.String(), 6<<10))
+			t.Logf("---- qhronosd (%s) stderr ----\n%s", backend, Tail(s.stderr.String(), 6<<10))
 		}
 	})
 	return s
@@ -158,7 +158,7 @@ func (s *Server) Peer(t testing.TB, extra ...string) *Server {
 	if s.Backend != Postgres {
 		t.Fatalf("a peer needs the PostgreSQL store")
 	}
-	p := &Server{t: t, Backend: s.Backend, Token: s.Token, DefaultSecret: s.DefaultSecret, addr: freeAddr(t),
+	p := &Server{t: t, Backend: s.Backend, Token: s.Token, DefaultSecret: s.DefaultSecret, addr: FreeAddr(t),
 		dir: t.TempDir()}
 	p.URL = "http://" + p.addr
 	for _, kv := range s.env {
@@ -177,7 +177,7 @@ func (s *Server) Peer(t testing.TB, extra ...string) *Server {
 	t.Cleanup(func() {
 		p.Stop()
 		if t.Failed() {
-			t.Logf("---- qhronosd peer stderr ----\n%s", tail(p.stderr.String(), 6<<10))
+			t.Logf("---- qhronosd peer stderr ----\n%s", Tail(p.stderr.String(), 6<<10))
 		}
 	})
 	return p
@@ -192,7 +192,7 @@ func (s *Server) launch() {
 		s.stderr = &Buffer{}
 	}
 	cmd.Stderr, cmd.Stdout = s.stderr, s.stderr
-	dieWithParent(cmd)
+	coordinationtest.DieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
 		s.mu.Unlock()
 		s.t.Fatalf("start qhronosd: %v", err)
@@ -211,7 +211,7 @@ func (s *Server) launch() {
 		return res.StatusCode == http.StatusOK
 	})
 	if !ok {
-		s.t.Fatalf("qhronosd (%s) not ready:\n%s", s.Backend, tail(s.stderr.String(), 4<<10))
+		s.t.Fatalf("qhronosd (%s) not ready:\n%s", s.Backend, Tail(s.stderr.String(), 4<<10))
 	}
 }
 
@@ -283,7 +283,8 @@ func RandomHex(t testing.TB, n int) string {
 	return hex.EncodeToString(b)
 }
 
-func freeAddr(t testing.TB) string {
+// FreeAddr returns a loopback address whose port was free a moment ago.
+func FreeAddr(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("pick a free port: %v", err)
@@ -311,7 +312,8 @@ func (b *Buffer) String() string {
 	return b.buf.String()
 }
 
-func tail(s string, n int) string {
+// Tail is the last n bytes of s, marked when cut.
+func Tail(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 )
 
@@ -104,8 +103,12 @@ func (s *Store) RevokedTokens(ctx context.Context, ids []string) ([]string, erro
 		if err != nil {
 			return nil, fmt.Errorf("look up revoked tokens: %w", err)
 		}
+		live := make(map[string]bool, len(valid))
+		for _, id := range valid {
+			live[id] = true
+		}
 		for _, id := range chunk {
-			if !slices.Contains(valid, id) {
+			if !live[id] {
 				out = append(out, id)
 			}
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qhronos/qhronos/internal/coordination/coordinationtest"
+	"github.com/qhronos/qhronos/internal/qhronostest"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 )
 
@@ -39,7 +40,7 @@ type deployment struct {
 func newDeployment(t testing.TB) *deployment {
 	t.Helper()
 	schemaURL := repositorytest.PostgresSchema(t)
-	appName := "qe2e_" + randomHex(t, 6)
+	appName := "qe2e_" + qhronostest.RandomHex(t, 6)
 	u, err := url.Parse(schemaURL)
 	require.NoError(t, err)
 	q := u.Query()
@@ -50,15 +51,15 @@ func newDeployment(t testing.TB) *deployment {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() })
 
-	d := &deployment{t: t, appName: appName, dbURL: u.String(), db: db, token: randomHex(t, 32)}
+	d := &deployment{t: t, appName: appName, dbURL: u.String(), db: db, token: qhronostest.RandomHex(t, 32)}
 	d.env = map[string]string{
 		"QHRONOS_DATABASE_URL":                   d.dbURL,
 		"QHRONOS_DATABASE_CONNECT_TIMEOUT":       "3s",
 		"QHRONOS_DATABASE_MAX_OPEN_CONNS":        "8",
 		"QHRONOS_AUTH_MASTER_TOKEN":              d.token,
-		"QHRONOS_AUTH_JWT_SECRET":                randomHex(t, 32),
-		"QHRONOS_HMAC_DEFAULT_SECRET":            randomHex(t, 32),
-		"QHRONOS_SECRETS_ENCRYPTION_KEY":         randomHex(t, 32),
+		"QHRONOS_AUTH_JWT_SECRET":                qhronostest.RandomHex(t, 32),
+		"QHRONOS_HMAC_DEFAULT_SECRET":            qhronostest.RandomHex(t, 32),
+		"QHRONOS_SECRETS_ENCRYPTION_KEY":         qhronostest.RandomHex(t, 32),
 		"QHRONOS_OUTBOUND_ALLOW_CIDRS":           "127.0.0.0/8",
 		"QHRONOS_SCHEDULER_LEASE":                "3s",
 		"QHRONOS_SCHEDULER_LEASE_RENEW_INTERVAL": "1s",
@@ -300,7 +301,7 @@ func (d *deployment) statusCounts(ctx context.Context) (map[string]int, error) {
 func (d *deployment) waitAllCompleted(n int, timeout time.Duration) {
 	d.t.Helper()
 	var last map[string]int
-	done := poll(timeout, nil, func() bool {
+	done := qhronostest.Eventually(timeout, nil, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
 		counts, err := d.statusCounts(ctx)

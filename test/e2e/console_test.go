@@ -17,6 +17,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/qhronos/qhronos/internal/qhronostest"
 )
 
 // Bounds of the browser tests' waits: generous, because two cores are
@@ -71,7 +73,7 @@ func browser(t *testing.T) context.Context {
 	t.Cleanup(func() {
 		cancel()
 		cancelAlloc()
-		if !poll(10*time.Second, nil, func() bool { return os.RemoveAll(profile) == nil }) {
+		if !qhronostest.Eventually(10*time.Second, nil, func() bool { return os.RemoveAll(profile) == nil }) {
 			t.Logf("could not remove the browser profile %s", profile)
 		}
 	})
@@ -151,7 +153,7 @@ func (p *page) run(timeout time.Duration, what string, actions ...chromedp.Actio
 		dctx, dcancel := context.WithTimeout(p.ctx, 3*time.Second)
 		_ = chromedp.Run(dctx, chromedp.Location(&loc), chromedp.Evaluate(`document.body ? document.body.innerText : ""`, &body))
 		dcancel()
-		p.t.Fatalf("%s: %v\nat %s, the page shows:\n%s", what, err, loc, tail(body, 3000))
+		p.t.Fatalf("%s: %v\nat %s, the page shows:\n%s", what, err, loc, qhronostest.Tail(body, 3000))
 	}
 }
 
@@ -164,7 +166,7 @@ func (p *page) open(path string) {
 // evaluation that fails because the page is navigating counts as "not yet".
 func (p *page) waitFor(what, expr string, timeout time.Duration) {
 	p.t.Helper()
-	held := poll(timeout, nil, func() bool {
+	held := qhronostest.Eventually(timeout, nil, func() bool {
 		ctx, cancel := context.WithTimeout(p.ctx, pageTimeout)
 		defer cancel()
 		var ok bool
@@ -175,7 +177,7 @@ func (p *page) waitFor(what, expr string, timeout time.Duration) {
 		ctx, cancel := context.WithTimeout(p.ctx, 3*time.Second)
 		_ = chromedp.Run(ctx, chromedp.Location(&loc), chromedp.Evaluate(`document.body ? document.body.innerText : ""`, &body))
 		cancel()
-		p.t.Fatalf("timed out after %s waiting until %s\nat %s, the page shows:\n%s", timeout, what, loc, tail(body, 3000))
+		p.t.Fatalf("timed out after %s waiting until %s\nat %s, the page shows:\n%s", timeout, what, loc, qhronostest.Tail(body, 3000))
 	}
 }
 
@@ -192,7 +194,7 @@ func (p *page) waitText(sel, text string, timeout time.Duration) {
 func (p *page) reloadUntil(path, what, expr string, timeout time.Duration) {
 	p.t.Helper()
 	var ok bool
-	shown := poll(timeout, nil, func() bool {
+	shown := qhronostest.Eventually(timeout, nil, func() bool {
 		ctx, cancel := context.WithTimeout(p.ctx, pageTimeout)
 		defer cancel()
 		ok = false
@@ -203,7 +205,7 @@ func (p *page) reloadUntil(path, what, expr string, timeout time.Duration) {
 	if !shown {
 		var body string
 		_ = chromedp.Run(p.ctx, chromedp.Evaluate(`document.body.innerText`, &body))
-		p.t.Fatalf("timed out after %s waiting until %s at %s; the page shows:\n%s", timeout, what, path, tail(body, 3000))
+		p.t.Fatalf("timed out after %s waiting until %s at %s; the page shows:\n%s", timeout, what, path, qhronostest.Tail(body, 3000))
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/qhronos/qhronos/internal/qhronostest"
 )
 
 // completedAttempts counts the attempts the API shows as successful.
@@ -239,7 +241,7 @@ func TestKillNineMidBurstRecoversWithin30Seconds(t *testing.T) {
 func TestEmbeddedRestartAfterKillRescuesAtOnce(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	env := map[string]string{"QHRONOS_SERVER_ADDR": freeAddr(t), "QHRONOS_SCHEDULER_LEASE": "10m",
+	env := map[string]string{"QHRONOS_SERVER_ADDR": qhronostest.FreeAddr(t), "QHRONOS_SCHEDULER_LEASE": "10m",
 		"QHRONOS_ACTIONS_ATTEMPT_TIMEOUT": "5m", "QHRONOS_ACTIONS_MAX_ATTEMPT_TIMEOUT": "5m"}
 	rc := newReceiver(t)
 	rel := newReleaser(t)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/qhronos/qhronos/internal/qhronostest"
 )
 
 var bannerURL = regexp.MustCompile(`is running at (http://\S+)`)
@@ -23,7 +25,7 @@ func embeddedEnv(t *testing.T) map[string]string {
 	env := map[string]string{}
 	if conn, err := net.DialTimeout("tcp", "127.0.0.1:8080", 200*time.Millisecond); err == nil {
 		_ = conn.Close()
-		env["QHRONOS_SERVER_ADDR"] = freeAddr(t)
+		env["QHRONOS_SERVER_ADDR"] = qhronostest.FreeAddr(t)
 		t.Logf("127.0.0.1:8080 is in use on this machine; using %s", env["QHRONOS_SERVER_ADDR"])
 	}
 	return env
@@ -112,11 +114,11 @@ func TestStartupFailuresNameTheCause(t *testing.T) {
 		t.Parallel()
 		p := launch(t, "bad-db", "", map[string]string{
 			"QHRONOS_DATABASE_URL":           "postgres://postgres@127.0.0.1:1/x",
-			"QHRONOS_SERVER_ADDR":            freeAddr(t),
-			"QHRONOS_AUTH_MASTER_TOKEN":      randomHex(t, 32),
-			"QHRONOS_AUTH_JWT_SECRET":        randomHex(t, 32),
-			"QHRONOS_HMAC_DEFAULT_SECRET":    randomHex(t, 32),
-			"QHRONOS_SECRETS_ENCRYPTION_KEY": randomHex(t, 32),
+			"QHRONOS_SERVER_ADDR":            qhronostest.FreeAddr(t),
+			"QHRONOS_AUTH_MASTER_TOKEN":      qhronostest.RandomHex(t, 32),
+			"QHRONOS_AUTH_JWT_SECRET":        qhronostest.RandomHex(t, 32),
+			"QHRONOS_HMAC_DEFAULT_SECRET":    qhronostest.RandomHex(t, 32),
+			"QHRONOS_SECRETS_ENCRYPTION_KEY": qhronostest.RandomHex(t, 32),
 		})
 		if code := p.waitExit(10 * time.Second); code != 1 {
 			t.Errorf("exit code: got %d, want 1", code)
@@ -133,7 +135,7 @@ func TestStartupFailuresNameTheCause(t *testing.T) {
 		require.NoError(t, os.WriteFile(file, []byte("x"), 0o600))
 		dataDir := filepath.Join(file, "data")
 		p := launch(t, "bad-dir", dir, map[string]string{"QHRONOS_SERVER_DATA_DIR": dataDir,
-			"QHRONOS_SERVER_ADDR": freeAddr(t)})
+			"QHRONOS_SERVER_ADDR": qhronostest.FreeAddr(t)})
 		if code := p.waitExit(10 * time.Second); code != 1 {
 			t.Errorf("exit code: got %d, want 1", code)
 		}
@@ -148,7 +150,7 @@ func TestStartupFailuresNameTheCause(t *testing.T) {
 func TestEmbeddedBannerWithConfiguredMasterToken(t *testing.T) {
 	dir := t.TempDir()
 	env := embeddedEnv(t)
-	configured := "configured-master-token-" + randomHex(t, 16)
+	configured := "configured-master-token-" + qhronostest.RandomHex(t, 16)
 	env["QHRONOS_AUTH_MASTER_TOKEN"] = configured
 	p := startEmbedded(t, "configured", dir, env)
 	raw, err := os.ReadFile(filepath.Join(dir, "data", "secrets.json"))

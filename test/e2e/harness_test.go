@@ -5,31 +5,25 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/qhronos/qhronos/internal/coordination/coordinationtest"
+	"github.com/qhronos/qhronos/internal/qhronostest"
 )
 
 // binary is the qhronosd built once by TestMain.
 var binary string
 
-// Bounds of the harness's waits.
-const (
-	readyTimeout = 10 * time.Second
-	pollInterval = 50 * time.Millisecond
-)
+// readyTimeout bounds the harness's wait for a started server.
+const readyTimeout = 10 * time.Second
 
 func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
@@ -52,32 +46,14 @@ func runMain(m *testing.M) int {
 	return m.Run()
 }
 
-// syncBuffer collects a process's stderr while tests read it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // proc is one running qhronosd process.
 type proc struct {
 	t      testing.TB
 	name   string
 	cmd    *exec.Cmd
 	url    string // http://127.0.0.1:port, empty when not known
-	stderr *syncBuffer
-	stdout *syncBuffer
+	stderr *qhronostest.Buffer
+	stdout *qhronostest.Buffer
 	done   chan struct{}
 	state  *os.ProcessState
 }
@@ -96,12 +72,12 @@ func launch(t testing.TB, name, dir string, env map[string]string, args ...strin
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	p := &proc{t: t, name: name, cmd: cmd, stderr: &syncBuffer{}, stdout: &syncBuffer{}, done: make(chan struct{})}
+	p := &proc{t: t, name: name, cmd: cmd, stderr: &qhronostest.Buffer{}, stdout: &qhronostest.Buffer{}, done: make(chan struct{})}
 	if addr := env["QHRONOS_SERVER_ADDR"]; addr != "" {
 		p.url = "http://" + addr
 	}
 	cmd.Stderr, cmd.Stdout = p.stderr, p.stdout
-	dieWithTest(cmd)
+	coordinationtest.DieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
@@ -117,7 +93,7 @@ func launch(t testing.TB, name, dir string, env map[string]string, args ...strin
 			<-p.done
 		}
 		if t.Failed() {
-			t.Logf("---- %s stderr (last 6 KiB) ----\n%s", name, tail(p.stderr.String(), 6<<10))
+			t.Logf("---- %s stderr (last 6 KiB) ----\n%s", name, qhronostest.Tail(p.stderr.String(), 6<<10))
 		}
 	})
 	return p
@@ -150,7 +126,7 @@ func startNoWait(t testing.TB, name string, env map[string]string) *proc {
 	for k, v := range env {
 		e[k] = v
 	}
-	e["QHRONOS_SERVER_ADDR"] = freeAddr(t)
+	e["QHRONOS_SERVER_ADDR"] = qhronostest.FreeAddr(t)
 	return launch(t, name, "", e, "serve")
 }
 
@@ -176,7 +152,7 @@ func (p *proc) waitReady(timeout time.Duration) {
 
 func (p *proc) awaitReady(timeout time.Duration) error {
 	c := &http.Client{Timeout: time.Second}
-	ready := poll(timeout, p.done, func() bool {
+	ready := qhronostest.Eventually(timeout, p.done, func() bool {
 		res, err := c.Get(p.url + "/ready")
 		if err != nil {
 			return false
@@ -188,9 +164,9 @@ func (p *proc) awaitReady(timeout time.Duration) error {
 		return nil
 	}
 	if !p.running() {
-		return fmt.Errorf("%s exited before ready (%v):\n%s", p.name, p.state, tail(p.stderr.String(), 4<<10))
+		return fmt.Errorf("%s exited before ready (%v):\n%s", p.name, p.state, qhronostest.Tail(p.stderr.String(), 4<<10))
 	}
-	return fmt.Errorf("%s not ready after %s:\n%s", p.name, timeout, tail(p.stderr.String(), 4<<10))
+	return fmt.Errorf("%s not ready after %s:\n%s", p.name, timeout, qhronostest.Tail(p.stderr.String(), 4<<10))
 }
 
 // signal sends sig to the process.
@@ -216,7 +192,7 @@ func (p *proc) waitExit(timeout time.Duration) int {
 	case <-p.done:
 		return p.state.ExitCode()
 	case <-time.After(timeout):
-		p.t.Fatalf("%s still running after %s:\n%s", p.name, timeout, tail(p.stderr.String(), 4<<10))
+		p.t.Fatalf("%s still running after %s:\n%s", p.name, timeout, qhronostest.Tail(p.stderr.String(), 4<<10))
 		return 0
 	}
 }
@@ -232,60 +208,7 @@ func (p *proc) waitLog(s string, timeout time.Duration) {
 // eventually polls cond until it holds or timeout passes, then fails naming what.
 func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	if !poll(timeout, nil, cond) {
+	if !qhronostest.Eventually(timeout, nil, cond) {
 		t.Fatalf("timed out after %s waiting until %s", timeout, what)
 	}
-}
-
-// poll checks cond on every tick of pollInterval until it holds (true), or
-// the timeout passes or stop is closed (false). It never waits past either.
-func poll(timeout time.Duration, stop <-chan struct{}, cond func() bool) bool {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(pollInterval)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-stop:
-			return cond()
-		case <-deadline.C:
-			return cond()
-		}
-	}
-	return true
-}
-
-// freeAddr returns a loopback address whose port was free a moment ago.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("pick a free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-func randomHex(t testing.TB, n int) string {
-	t.Helper()
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatalf("random: %v", err)
-	}
-	return hex.EncodeToString(b)
-}
-
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n:]
-}
-
-// ctxTimeout is a context bounded by d, cancelled at cleanup.
-func ctxTimeout(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/qhronos/qhronos/internal/qhronostest"
 )
 
 // The embedded default logs one readable line per delivery attempt, and a
@@ -60,7 +62,7 @@ func TestProductionLogsDeliveriesOnlyWhenAsked(t *testing.T) {
 			occ := c.onlyOccurrence(p, id)
 			c.waitStatus(p, occ.ID, "completed", 15*time.Second)
 			logged := strings.Contains(p.stderr.String(), `"msg":"delivery attempt"`)
-			require.Equal(t, on, logged, "stderr:\n%s", tail(p.stderr.String(), 4<<10))
+			require.Equal(t, on, logged, "stderr:\n%s", qhronostest.Tail(p.stderr.String(), 4<<10))
 		})
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/qhronos/qhronos/internal/qhronostest"
 )
 
 // terminateBackends kills every PostgreSQL connection of the deployment's
@@ -41,7 +43,7 @@ func TestPostgresConnectionsKilledMidRun(t *testing.T) {
 		require.NoError(t, err, "pg_terminate_backend")
 		total += k
 		// Between cuts, the API answers: 200 once reconnected, 503 meanwhile.
-		poll(700*time.Millisecond, nil, func() bool {
+		qhronostest.Eventually(700*time.Millisecond, nil, func() bool {
 			code, _, err := readyBody(a)
 			require.NoError(t, err, "/ready while connections are cut")
 			readyCodes[code]++
@@ -64,6 +66,6 @@ func TestPostgresConnectionsKilledMidRun(t *testing.T) {
 	})
 	require.True(t, a.running(), "server exited")
 	if s := a.stderr.String(); strings.Contains(s, "panic") {
-		t.Errorf("server log mentions a panic:\n%s", tail(s, 4<<10))
+		t.Errorf("server log mentions a panic:\n%s", qhronostest.Tail(s, 4<<10))
 	}
 }

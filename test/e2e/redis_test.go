@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qhronos/qhronos/internal/coordination/coordinationtest"
+	"github.com/qhronos/qhronos/internal/qhronostest"
 )
 
 // Redis flushed mid-run and then stopped mid-run (a private redis-server):
@@ -28,7 +29,7 @@ func TestRedisFlushedAndStoppedLosesNothing(t *testing.T) {
 	c.createEvents(procs, first, time.Now().Add(2*time.Second), 2*time.Second, rc.URL())
 	rc.waitReceived(t, 10, 15*time.Second)
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	ctx := ctxTimeout(t, 5*time.Second)
+	ctx := qhronostest.Context(t, 5*time.Second)
 	require.NoError(t, rdb.FlushAll(ctx).Err(), "FLUSHALL on the private redis-server")
 	_ = rdb.Close()
 

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qhronos/qhronos/internal/coordination/coordinationtest"
+	"github.com/qhronos/qhronos/internal/qhronostest"
 )
 
 // withRedisCluster points every instance at a Redis Cluster under a prefix.
@@ -54,7 +55,7 @@ func TestRedisCluster(t *testing.T) {
 	// their prefixes only.
 	var mu sync.Mutex
 	var keys []string
-	require.NoError(t, cluster.ForEachMaster(ctxTimeout(t, 5*time.Second), func(ctx context.Context, node *redis.Client) error {
+	require.NoError(t, cluster.ForEachMaster(qhronostest.Context(t, 5*time.Second), func(ctx context.Context, node *redis.Client) error {
 		k, err := node.Keys(ctx, "*").Result()
 		mu.Lock()
 		keys = append(keys, k...)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"
+
+	"github.com/qhronos/qhronos/internal/qhronostest"
 )
 
 // A WebSocket client connected to one server process receives an occurrence
@@ -27,7 +29,7 @@ func webSocketAcrossProcesses(t *testing.T, d *deployment) {
 	b := d.start("b", "QHRONOS_SCHEDULER_DISPATCH", "false")
 	c := d.client()
 
-	ctx := ctxTimeout(t, 30*time.Second)
+	ctx := qhronostest.Context(t, 30*time.Second)
 	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(b.url, "http")+"/ws", nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.CloseNow() })

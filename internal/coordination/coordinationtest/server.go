@@ -91,7 +91,7 @@ func (s *server) start() error {
 		"--protected-mode", "no",
 	)
 	cmd.Args = append(cmd.Args, s.extra...)
-	dieWithTest(cmd)
+	DieWithTest(cmd)
 	var out strings.Builder
 	cmd.Stdout = &out
 	cmd.Stderr = &out

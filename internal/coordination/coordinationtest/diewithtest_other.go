@@ -4,6 +4,6 @@ package coordinationtest
 
 import "os/exec"
 
-// dieWithTest does nothing where the kernel offers no parent-death signal;
+// DieWithTest does nothing where the kernel offers no parent-death signal;
 // a test process killed before its cleanups leaves the server running.
-func dieWithTest(*exec.Cmd) {}
+func DieWithTest(*exec.Cmd) {}

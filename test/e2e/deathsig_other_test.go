@@ -1,8 +1,0 @@
-//go:build !linux
-
-package e2e
-
-import "os/exec"
-
-// dieWithTest does nothing where the kernel offers no parent-death signal.
-func dieWithTest(*exec.Cmd) {}
