@@ -23,6 +23,7 @@ import (
 	"github.com/qhronos/qhronos/internal/coordination"
 	"github.com/qhronos/qhronos/internal/hub"
 	"github.com/qhronos/qhronos/internal/metrics"
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/outbound"
 	"github.com/qhronos/qhronos/internal/recurrence"
 	"github.com/qhronos/qhronos/internal/repository"
@@ -86,7 +87,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	sched := scheduler.New(schedulerConfig(cfg, instanceID, limits), scheduler.ServiceDeps{
 		Store: b.store, Registry: registry, Clock: clock, Locker: coord,
 		Wakeups: coordination.NewWakeups(coord, log), Secrets: secretsResolver(box, cfg.HMAC.DefaultSecret, clock),
-		Logger: log, Observer: m, OnAttempt: func(ev *repository.Event, occ *repository.Occurrence, out actions.Outcome) {
+		Logger: log, Observer: m, OnAttempt: func(ev *model.Event, occ *model.Occurrence, out actions.Outcome) {
 			wsHub.FeedTagListeners(ev, occ, out)
 			observeAttempt(m, clock, ev, occ, out)
 		},
@@ -214,7 +215,7 @@ func schedulerConfig(cfg *config.Config, instanceID string, limits recurrence.Li
 // signs too until its grace period ends. Events without a secret of their
 // own sign with hmac.default_secret.
 func secretsResolver(box *secrets.Box, defaultSecret string, clock scheduler.Clock) scheduler.SecretsResolver {
-	return func(ev *repository.Event) ([]string, error) {
+	return func(ev *model.Event) ([]string, error) {
 		out, err := box.SigningSecrets(secrets.Sealed{Current: ev.HMACSecret, Previous: ev.PreviousSecret,
 			PreviousUntil: ev.PreviousSecretExpires}, defaultSecret, clock.Now())
 		if err != nil {
@@ -241,7 +242,7 @@ func (l loopStatus) Status() map[string]any {
 // the attempt's start: retries wait for their backoff and manual attempts
 // (triggers, replays) fire when asked, so neither is firing lateness — the
 // same attempts GET /stats leaves out.
-func observeAttempt(m *metrics.Metrics, clock scheduler.Clock, ev *repository.Event, occ *repository.Occurrence, out actions.Outcome) {
+func observeAttempt(m *metrics.Metrics, clock scheduler.Clock, ev *model.Event, occ *model.Occurrence, out actions.Outcome) {
 	outcome := "success"
 	switch {
 	case out.AwaitingAck:
@@ -251,7 +252,7 @@ func observeAttempt(m *metrics.Metrics, clock scheduler.Clock, ev *repository.Ev
 	case !out.OK():
 		outcome = "failure"
 	}
-	m.ObserveAttempt(ev.ActionType, outcome, out.Duration)
+	m.ObserveAttempt(ev.Action.Type, outcome, out.Duration)
 	if occ.AttemptCount != 1 || occ.Manual || occ.ManualRetry {
 		return
 	}
@@ -259,7 +260,7 @@ func observeAttempt(m *metrics.Metrics, clock scheduler.Clock, ev *repository.Ev
 	if occ.StartedAt != nil {
 		lateness = occ.StartedAt.Sub(occ.ScheduledAt)
 	}
-	m.ObserveLateness(ev.ActionType, lateness)
+	m.ObserveLateness(ev.Action.Type, lateness)
 }
 
 func printBanner(w io.Writer, b *booted, url string, loopbackOnly bool) {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/metrics"
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/scheduler/schedulertest"
 )
 
@@ -19,20 +19,20 @@ func TestObserveAttemptLeavesManualAttemptsOutOfLateness(t *testing.T) {
 	clock := schedulertest.NewClock(now)
 	twoDaysAgo := now.Add(-48 * time.Hour)
 	started := twoDaysAgo.Add(time.Second)
-	ev := &repository.Event{ID: "e", ActionType: "webhook"}
+	ev := &model.Event{ID: "e", Action: model.Action{Type: "webhook"}}
 	ok := actions.Outcome{Duration: 10 * time.Millisecond}
 	tests := []struct {
 		name         string
-		occ          repository.Occurrence
+		occ          model.Occurrence
 		wantLateness uint64 // samples in the lateness histogram after it
 	}{
-		{"first scheduled attempt", repository.Occurrence{AttemptCount: 1, ScheduledAt: now.Add(-time.Second)}, 1},
-		{"replay of a two-day-old occurrence", repository.Occurrence{AttemptCount: 2, ScheduledAt: twoDaysAgo,
+		{"first scheduled attempt", model.Occurrence{AttemptCount: 1, ScheduledAt: now.Add(-time.Second)}, 1},
+		{"replay of a two-day-old occurrence", model.Occurrence{AttemptCount: 2, ScheduledAt: twoDaysAgo,
 			StartedAt: &started, ManualRetry: true}, 0},
-		{"replay of a missed occurrence (its first attempt)", repository.Occurrence{AttemptCount: 1,
+		{"replay of a missed occurrence (its first attempt)", model.Occurrence{AttemptCount: 1,
 			ScheduledAt: twoDaysAgo, ManualRetry: true}, 0},
-		{"manual trigger", repository.Occurrence{AttemptCount: 1, ScheduledAt: now, Manual: true}, 0},
-		{"retry after its backoff", repository.Occurrence{AttemptCount: 3, ScheduledAt: now.Add(-time.Hour),
+		{"manual trigger", model.Occurrence{AttemptCount: 1, ScheduledAt: now, Manual: true}, 0},
+		{"retry after its backoff", model.Occurrence{AttemptCount: 3, ScheduledAt: now.Add(-time.Hour),
 			StartedAt: &started}, 0},
 	}
 	for _, tc := range tests {

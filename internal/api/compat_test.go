@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 )
 
@@ -322,8 +322,8 @@ func TestPauseResumeAndTrigger(t *testing.T) {
 			ev := e.createEvent(e.master, body)
 			id := ev["id"].(string)
 			pending := func() int {
-				n, err := e.store.CountOccurrences(t.Context(), repository.OccurrenceFilter{EventID: id,
-					Status: []repository.OccurrenceStatus{"pending"}, Unrestricted: true})
+				n, err := e.store.CountOccurrences(t.Context(), model.OccurrenceFilter{EventID: id,
+					Status: []model.OccurrenceStatus{"pending"}, Unrestricted: true})
 				require.NoError(t, err)
 				return n
 			}

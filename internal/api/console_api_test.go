@@ -13,13 +13,14 @@ import (
 
 	"github.com/qhronos/qhronos/internal/coordination"
 	"github.com/qhronos/qhronos/internal/coordination/coordinationtest"
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 )
 
 // fireWithCodes records one failed attempt per due occurrence at `at`, the
 // i-th claimed one answering codes[i] after lateness[i] milliseconds.
-func fireWithCodes(t *testing.T, e *env, at time.Time, codes []int, lateness []int64) []repository.Occurrence {
+func fireWithCodes(t *testing.T, e *env, at time.Time, codes []int, lateness []int64) []model.Occurrence {
 	t.Helper()
 	ctx := context.Background()
 	claimed, err := e.store.ClaimDue(ctx, repository.ClaimRequest{Now: at, Limit: 100, Token: "tok",
@@ -30,7 +31,7 @@ func fireWithCodes(t *testing.T, e *env, at time.Time, codes []int, lateness []i
 	for i, o := range claimed {
 		code := codes[i]
 		recs = append(recs, repository.OutcomeRecord{OccurrenceID: o.ID, LeaseToken: "tok",
-			Status: repository.OccurrenceFailed, Now: at, StatusCode: &code, Attempt: &repository.Attempt{
+			Status: model.OccurrenceFailed, Now: at, StatusCode: &code, Attempt: &model.Attempt{
 				OccurrenceID: o.ID, EventID: o.EventID, Attempt: 1, StartedAt: at, DurationMS: 10,
 				StatusCode: &code, Outcome: "failed", LatenessMS: lateness[i]}})
 	}
@@ -134,7 +135,7 @@ func TestOccurrenceStatusCodeFilter(t *testing.T) {
 			require.EqualValues(t, 1, res.object(t)["requeued"])
 			got, err := e.store.GetOccurrence(context.Background(), want404)
 			require.NoError(t, err)
-			require.Equal(t, repository.OccurrencePending, got.Status, "only the 404 one is re-queued")
+			require.Equal(t, model.OccurrencePending, got.Status, "only the 404 one is re-queued")
 			_, total = list("status=failed")
 			require.Equal(t, 2, total)
 

@@ -11,8 +11,8 @@ import (
 
 	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/recurrence"
-	"github.com/qhronos/qhronos/internal/repository"
 )
 
 // Error is an answer with a status code, a message safe to show and, for
@@ -98,11 +98,11 @@ func (s *Server) classify(err error) (int, errorBody) {
 		return http.StatusForbidden, errorBody{Error: err.Error()}
 	case errors.Is(err, auth.ErrUnauthenticated):
 		return http.StatusUnauthorized, errorBody{Error: err.Error()}
-	case errors.Is(err, repository.ErrNotFound):
+	case errors.Is(err, model.ErrNotFound):
 		return http.StatusNotFound, errorBody{Error: "not found"}
-	case errors.Is(err, repository.ErrStaleVersion):
+	case errors.Is(err, model.ErrStaleVersion):
 		return http.StatusPreconditionFailed, errorBody{Error: "the resource changed; fetch it again (version mismatch)"}
-	case errors.Is(err, repository.ErrConflict):
+	case errors.Is(err, model.ErrConflict):
 		return http.StatusConflict, errorBody{Error: "conflict"}
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled), isUnavailable(err):
 		return http.StatusServiceUnavailable, errorBody{Error: "service temporarily unavailable"}

@@ -7,8 +7,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/recurrence"
-	"github.com/qhronos/qhronos/internal/repository"
 )
 
 const (
@@ -20,7 +20,7 @@ const (
 // applyInput validates in and writes it onto ev. On create ev starts empty;
 // on update it holds the stored event and absent members keep their value.
 // It returns the compiled rule of the resulting event.
-func (s *Server) applyInput(in *eventInput, ev *repository.Event, creating bool, now time.Time) (*recurrence.Rule, error) {
+func (s *Server) applyInput(in *eventInput, ev *model.Event, creating bool, now time.Time) (*recurrence.Rule, error) {
 	if in.Name != nil {
 		name := strings.TrimSpace(*in.Name)
 		if name == "" {
@@ -68,7 +68,7 @@ func (s *Server) applyInput(in *eventInput, ev *repository.Event, creating bool,
 	return s.applySchedule(in, ev, creating, true, now)
 }
 
-func (s *Server) applyTags(in *eventInput, ev *repository.Event) error {
+func (s *Server) applyTags(in *eventInput, ev *model.Event) error {
 	if in.Tags == nil {
 		if ev.Tags == nil {
 			ev.Tags = []string{}
@@ -99,11 +99,11 @@ func (s *Server) applyTags(in *eventInput, ev *repository.Event) error {
 	return nil
 }
 
-func (s *Server) applyMetadata(in *eventInput, ev *repository.Event) error {
+func (s *Server) applyMetadata(in *eventInput, ev *model.Event) error {
 	raw, ok := in.members["metadata"]
 	if !ok {
 		if ev.Metadata == nil {
-			ev.Metadata = repository.JSON("{}")
+			ev.Metadata = json.RawMessage("{}")
 		}
 		return nil
 	}
@@ -111,16 +111,16 @@ func (s *Server) applyMetadata(in *eventInput, ev *repository.Event) error {
 		return badRequestf("metadata", "must be at most %d bytes of JSON", s.opts.MaxMetadataBytes)
 	}
 	if isNull(raw) {
-		ev.Metadata = repository.JSON("null")
+		ev.Metadata = json.RawMessage("null")
 		return nil
 	}
-	ev.Metadata = append(repository.JSON(nil), raw...)
+	ev.Metadata = append(json.RawMessage(nil), raw...)
 	return nil
 }
 
 // applyAction resolves action and the legacy webhook member: action wins;
 // "q:<client>" means a websocket client-hook; anything else is a webhook URL.
-func (s *Server) applyAction(in *eventInput, ev *repository.Event, creating bool) error {
+func (s *Server) applyAction(in *eventInput, ev *model.Event, creating bool) error {
 	var a actionInput
 	switch {
 	case in.Action != nil:
@@ -148,11 +148,7 @@ func (s *Server) applyAction(in *eventInput, ev *repository.Event, creating bool
 	if err := s.Actions.Validate(a.Type, a.Params); err != nil {
 		return err
 	}
-	stored, err := json.Marshal(a)
-	if err != nil {
-		return err
-	}
-	ev.ActionType, ev.Action, ev.Webhook = a.Type, stored, legacyWebhook(a)
+	ev.Action, ev.Webhook = model.Action(a), legacyWebhook(a)
 	return nil
 }
 
@@ -172,7 +168,7 @@ func legacyWebhook(a actionInput) string {
 	return ""
 }
 
-func (s *Server) applyPolicies(in *eventInput, ev *repository.Event) error {
+func (s *Server) applyPolicies(in *eventInput, ev *model.Event) error {
 	if in.CatchUp != nil {
 		switch *in.CatchUp {
 		case "all", "latest", "none":
@@ -217,7 +213,8 @@ func (s *Server) applyPolicies(in *eventInput, ev *repository.Event) error {
 		if initial > 0 && maxB > 0 && maxB < initial {
 			return badRequest("retry.max_backoff", "must not be less than retry.initial_backoff")
 		}
-		ev.Retry, _ = json.Marshal(r)
+		retry := model.Retry(r)
+		ev.Retry = &retry
 	}
 	return nil
 }
@@ -225,7 +222,7 @@ func (s *Server) applyPolicies(in *eventInput, ev *repository.Event) error {
 // applySchedule resolves start_time, time zone and recurrence, validates the
 // result by compiling it, and enforces "start_time in the future" on create
 // and whenever it changes.
-func (s *Server) applySchedule(in *eventInput, ev *repository.Event, creating, requireFuture bool, now time.Time) (*recurrence.Rule, error) {
+func (s *Server) applySchedule(in *eventInput, ev *model.Event, creating, requireFuture bool, now time.Time) (*recurrence.Rule, error) {
 	if in.Timezone != nil {
 		ev.Timezone = *in.Timezone
 	}
@@ -245,7 +242,7 @@ func (s *Server) applySchedule(in *eventInput, ev *repository.Event, creating, r
 		if err != nil {
 			return nil, err
 		}
-		t = repository.RoundUp(t)
+		t = model.RoundUp(t)
 		startChanged = creating || !t.Equal(ev.StartTime)
 		ev.StartTime = t
 	} else if creating {
@@ -253,16 +250,12 @@ func (s *Server) applySchedule(in *eventInput, ev *repository.Event, creating, r
 			return nil, badRequest("start_time", "is required (RFC 3339 or e.g. \"tomorrow at 9am\")")
 		}
 		// For cron, start_time is an optional inclusive lower bound.
-		ev.StartTime = repository.RoundUp(now)
+		ev.StartTime = model.RoundUp(now)
 	}
 	if requireFuture && startChanged && !ev.StartTime.After(now) {
 		return nil, badRequest("start_time", "must be in the future")
 	}
-	spec, err := eventSpec(ev)
-	if err != nil {
-		return nil, err
-	}
-	return recurrence.Compile(spec, s.opts.Recurrence)
+	return ev.Compile(s.opts.Recurrence)
 }
 
 // checkWhsec refuses a "whsec_" secret whose key part is not base64: the

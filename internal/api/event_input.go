@@ -2,12 +2,11 @@ package api
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"time"
 
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/recurrence"
-	"github.com/qhronos/qhronos/internal/repository"
 )
 
 // Event fields a client may send, and read-only ones it may send back (they
@@ -114,7 +113,7 @@ func (in *eventInput) touchesSchedule() bool {
 
 // applyRecurrence sets the recurrence source members onto ev: sending one
 // replaces the old, null clears it.
-func (in *eventInput) applyRecurrence(ev *repository.Event) error {
+func (in *eventInput) applyRecurrence(ev *model.Event) error {
 	rruleSent, rruleNull := in.present("rrule")
 	schedSent, schedNull := in.present("schedule")
 	cronSent, cronNull := in.present("cron")
@@ -162,7 +161,7 @@ func (in *eventInput) applyRecurrence(ev *repository.Event) error {
 
 // scheduleEcho validates the schedule object's shape and returns it as sent
 // with interval filled in (the original required it; we default it to 1).
-func scheduleEcho(raw json.RawMessage) (repository.JSON, error) {
+func scheduleEcho(raw json.RawMessage) (*model.Schedule, error) {
 	var sched recurrence.Schedule
 	if err := decodeStrict(raw, "schedule", &sched); err != nil {
 		return nil, err
@@ -181,26 +180,7 @@ func scheduleEcho(raw json.RawMessage) (repository.JSON, error) {
 	if err != nil {
 		return nil, badRequest("schedule", "must be an object")
 	}
-	return out, nil
-}
-
-// spec turns an event into the recurrence engine's input.
-func eventSpec(ev *repository.Event) (recurrence.Spec, error) {
-	spec := recurrence.Spec{StartTime: ev.StartTime, Timezone: ev.Timezone}
-	if ev.RRule != nil {
-		spec.RRule = *ev.RRule
-	}
-	if ev.Cron != nil {
-		spec.Cron = *ev.Cron
-	}
-	if len(ev.Schedule) > 0 {
-		var sched recurrence.Schedule
-		if err := json.Unmarshal(ev.Schedule, &sched); err != nil {
-			return recurrence.Spec{}, fmt.Errorf("decode stored schedule: %w", err)
-		}
-		spec.Schedule = &sched
-	}
-	return spec, nil
+	return model.DecodeSchedule(out)
 }
 
 // parseDuration reads a duration member within [lo, hi].

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 // eventJSON is the event resource. Secrets are never part of it.
@@ -37,19 +37,19 @@ type eventJSON struct {
 	UpdatedAt     time.Time       `json:"updated_at"`
 }
 
-func rawOrNull(j repository.JSON) json.RawMessage {
+func rawOrNull(j json.RawMessage) json.RawMessage {
 	if len(j) == 0 {
 		return json.RawMessage("null")
 	}
 	return json.RawMessage(j)
 }
 
-func toEventJSON(ev *repository.Event) eventJSON {
+func toEventJSON(ev *model.Event) eventJSON {
 	out := eventJSON{
 		ID: ev.ID, Name: ev.Name, Description: ev.Description, StartTime: ev.StartTime, Timezone: ev.Timezone,
-		RRule: ev.RRule, Schedule: rawOrNull(ev.Schedule), Cron: ev.Cron, Action: rawOrNull(ev.Action),
+		RRule: ev.RRule, Schedule: rawOrNull(ev.Schedule.EchoJSON()), Cron: ev.Cron, Action: mustJSON(ev.Action),
 		Webhook: ev.Webhook, Metadata: rawOrNull(ev.Metadata), Tags: ev.Tags, Status: string(ev.Status),
-		Retry: rawOrNull(ev.Retry), CatchUp: ev.CatchUp, HMACSecretSet: len(ev.HMACSecret) > 0,
+		Retry: mustJSON(ev.Retry), CatchUp: ev.CatchUp, HMACSecretSet: len(ev.HMACSecret) > 0,
 		CreatedBy: ev.CreatedBy, CreatedVia: ev.CreatedVia, Version: ev.Version, NextRunAt: ev.NextRunAt,
 		LastRunAt: ev.LastRunAt, LastStatus: ev.LastStatus, CreatedAt: ev.CreatedAt, UpdatedAt: ev.UpdatedAt,
 	}
@@ -64,7 +64,7 @@ func toEventJSON(ev *repository.Event) eventJSON {
 }
 
 // etag is the event's strong validator: its id and version.
-func etag(ev *repository.Event) string {
+func etag(ev *model.Event) string {
 	return `"` + ev.ID + "-v" + strconv.FormatInt(ev.Version, 10) + `"`
 }
 
@@ -87,21 +87,21 @@ type occurrenceJSON struct {
 	UpdatedAt    time.Time  `json:"updated_at"`
 }
 
-func toOccurrenceJSON(o *repository.Occurrence) occurrenceJSON {
+func toOccurrenceJSON(o *model.Occurrence) occurrenceJSON {
 	out := occurrenceJSON{
 		ID: o.ID, OccurrenceID: o.ID, EventID: o.EventID, ScheduledAt: o.ScheduledAt, Status: string(o.Status),
 		Manual: o.Manual, AttemptCount: o.AttemptCount, StatusCode: o.StatusCode, ResponseBody: o.ResponseBody,
 		ErrorMessage: o.ErrorMessage, StartedAt: o.StartedAt, CompletedAt: o.CompletedAt, CreatedAt: o.CreatedAt,
 		UpdatedAt: o.UpdatedAt,
 	}
-	if o.Status == repository.OccurrencePending || o.Status == repository.OccurrenceRetrying {
+	if o.Status == model.OccurrencePending || o.Status == model.OccurrenceRetrying {
 		next := o.NextAttemptAt
 		out.NextAttempt = &next
 	}
 	return out
 }
 
-func toOccurrencesJSON(os []repository.Occurrence) []occurrenceJSON {
+func toOccurrencesJSON(os []model.Occurrence) []occurrenceJSON {
 	out := make([]occurrenceJSON, 0, len(os))
 	for i := range os {
 		out = append(out, toOccurrenceJSON(&os[i]))
@@ -125,7 +125,7 @@ type attemptJSON struct {
 	LatenessMS      int64     `json:"lateness_ms"`
 }
 
-func toAttemptsJSON(as []repository.Attempt) []attemptJSON {
+func toAttemptsJSON(as []model.Attempt) []attemptJSON {
 	out := make([]attemptJSON, 0, len(as))
 	for _, a := range as {
 		out = append(out, attemptJSON{ID: a.ID, OccurrenceID: a.OccurrenceID, Attempt: a.Attempt, Manual: a.Manual,
@@ -133,4 +133,14 @@ func toAttemptsJSON(as []repository.Attempt) []attemptJSON {
 			Error: a.Error, ResponseExcerpt: a.ResponseExcerpt, Truncated: a.Truncated, LatenessMS: a.LatenessMS})
 	}
 	return out
+}
+
+// mustJSON encodes a decoded member of a stored event (a plain struct, which
+// always encodes); nil becomes null.
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	return b
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 )
 
@@ -38,14 +39,14 @@ func (s *Server) createEvent(c *gin.Context) error {
 	}
 	p := principal(c)
 	now := s.Now()
-	ev := repository.Event{
-		ID: uuid.NewString(), Status: repository.EventActive, CreatedBy: p.Subject, CreatedVia: createdVia(c),
+	ev := model.Event{
+		ID: uuid.NewString(), Status: model.EventActive, CreatedBy: p.Subject, CreatedVia: createdVia(c),
 		Version: 1, CreatedAt: now.UTC(), UpdatedAt: now.UTC(),
 	}
 	if in.Status != nil {
-		switch repository.EventStatus(*in.Status) {
-		case repository.EventActive, repository.EventPaused:
-			ev.Status = repository.EventStatus(*in.Status)
+		switch model.EventStatus(*in.Status) {
+		case model.EventActive, model.EventPaused:
+			ev.Status = model.EventStatus(*in.Status)
 		default:
 			return badRequest("status", `must be "active" or "paused" on create`)
 		}
@@ -65,7 +66,7 @@ func (s *Server) createEvent(c *gin.Context) error {
 }
 
 // wake tells dispatchers (on every instance) that ev may have something due.
-func (s *Server) wake(c *gin.Context, ev *repository.Event) {
+func (s *Server) wake(c *gin.Context, ev *model.Event) {
 	if ev.NextRunAt != nil {
 		s.Scheduler.Wake(c.Request.Context(), *ev.NextRunAt)
 	}
@@ -76,7 +77,7 @@ func (s *Server) listEvents(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	f := repository.EventFilter{AnyTags: q.anyTags, AllTags: q.allTags, CreatedFrom: q.from, CreatedTo: q.to,
+	f := model.EventFilter{AnyTags: q.anyTags, AllTags: q.allTags, CreatedFrom: q.from, CreatedTo: q.to,
 		Limit: q.limit}
 	f.Scope, f.Unrestricted = principal(c).ScopeFilter()
 	if name := strings.TrimSpace(c.Query("q")); name != "" {
@@ -86,9 +87,9 @@ func (s *Server) listEvents(c *gin.Context) error {
 		f.NameContains = name
 	}
 	for _, st := range q.status {
-		switch repository.EventStatus(st) {
-		case repository.EventActive, repository.EventPaused, repository.EventInactive:
-			f.Status = append(f.Status, repository.EventStatus(st))
+		switch model.EventStatus(st) {
+		case model.EventActive, model.EventPaused, model.EventInactive:
+			f.Status = append(f.Status, model.EventStatus(st))
 		default:
 			return badRequest("status", `must be "active", "paused" or "inactive"`)
 		}
@@ -98,7 +99,7 @@ func (s *Server) listEvents(c *gin.Context) error {
 		if err != nil {
 			return err
 		}
-		f.After = &repository.EventCursor{CreatedAt: at, ID: id}
+		f.After = &model.EventCursor{CreatedAt: at, ID: id}
 	}
 	events, err := s.Store.ListEvents(c.Request.Context(), f)
 	if err != nil {
@@ -117,32 +118,32 @@ func (s *Server) listEvents(c *gin.Context) error {
 }
 
 // visibleEvent loads an event the principal may read; anything else is 404.
-func (s *Server) visibleEvent(c *gin.Context) (repository.Event, error) {
+func (s *Server) visibleEvent(c *gin.Context) (model.Event, error) {
 	ev, err := s.Store.GetEvent(c.Request.Context(), c.Param("id"))
 	if err != nil {
-		return repository.Event{}, err
+		return model.Event{}, err
 	}
 	if !principal(c).CanRead(ev.Tags) {
-		return repository.Event{}, errNotFound
+		return model.Event{}, errNotFound
 	}
 	return ev, nil
 }
 
 // modifiableEvent loads an event the principal may change: invisible is 404,
 // visible but not fully inside the scope is 403.
-func (s *Server) modifiableEvent(c *gin.Context) (repository.Event, error) {
+func (s *Server) modifiableEvent(c *gin.Context) (model.Event, error) {
 	ev, err := s.visibleEvent(c)
 	if err != nil {
 		return ev, err
 	}
 	if !principal(c).CanModify(ev.Tags) {
-		return repository.Event{}, &Error{Status: http.StatusForbidden, Message: "tags: outside token scope", Field: "tags"}
+		return model.Event{}, &Error{Status: http.StatusForbidden, Message: "tags: outside token scope", Field: "tags"}
 	}
 	return ev, nil
 }
 
 // checkIfMatch answers 412 when If-Match names another version.
-func checkIfMatch(c *gin.Context, ev *repository.Event) error {
+func checkIfMatch(c *gin.Context, ev *model.Event) error {
 	want := c.GetHeader("If-Match")
 	if want == "" || want == "*" {
 		return nil
@@ -208,19 +209,19 @@ func (s *Server) updateEvent(c *gin.Context) error {
 	}
 	target := ev.Status
 	if in.Status != nil {
-		switch st := repository.EventStatus(*in.Status); st {
-		case repository.EventActive, repository.EventPaused, repository.EventInactive:
+		switch st := model.EventStatus(*in.Status); st {
+		case model.EventActive, model.EventPaused, model.EventInactive:
 			target = st
 		default:
 			return badRequest("status", `must be "active", "paused" or "inactive"`)
 		}
 	}
-	rescheduled := in.touchesSchedule() && scheduleChanged(&before, &ev)
+	rescheduled := in.touchesSchedule() && !model.SameSchedule(&before, &ev)
 	ev.UpdatedAt = now.UTC()
 	err = s.Store.WithTx(c.Request.Context(), func(tx *repository.Store) error {
 		return s.transition(c, tx, &ev, before.Version, target, rescheduled, now)
 	})
-	if errors.Is(err, repository.ErrStaleVersion) && c.GetHeader("If-Match") == "" {
+	if errors.Is(err, model.ErrStaleVersion) && c.GetHeader("If-Match") == "" {
 		return &Error{Status: http.StatusConflict, Message: "the event was changed concurrently; retry"}
 	}
 	if err != nil {
@@ -230,19 +231,6 @@ func (s *Server) updateEvent(c *gin.Context) error {
 	c.Header("ETag", etag(&ev))
 	c.JSON(http.StatusOK, toEventJSON(&ev))
 	return nil
-}
-
-// scheduleChanged reports whether the instants of the series may differ.
-func scheduleChanged(a, b *repository.Event) bool {
-	return !a.StartTime.Equal(b.StartTime) || a.Timezone != b.Timezone || !eqPtr(a.RRule, b.RRule) ||
-		!eqPtr(a.Cron, b.Cron) || string(a.Schedule) != string(b.Schedule)
-}
-
-func eqPtr(a, b *string) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
 }
 
 func (s *Server) deleteEvent(c *gin.Context) error {

@@ -20,6 +20,7 @@ import (
 	"github.com/qhronos/qhronos/internal/coordination"
 	"github.com/qhronos/qhronos/internal/hub"
 	"github.com/qhronos/qhronos/internal/metrics"
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/outbound"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
@@ -111,7 +112,7 @@ func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOp
 		Store: store, Registry: registry, Wakeups: coordination.NewWakeups(coord, log), Logger: log,
 		OnAttempt: h.FeedTagListeners,
 		// As qhronosd's secretsResolver does.
-		Secrets: func(ev *repository.Event) ([]string, error) {
+		Secrets: func(ev *model.Event) ([]string, error) {
 			return box.SigningSecrets(secrets.Sealed{Current: ev.HMACSecret, Previous: ev.PreviousSecret,
 				PreviousUntil: ev.PreviousSecretExpires}, testDefaultSecret, cfg.signNow())
 		},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 )
 
@@ -53,7 +54,7 @@ func (s *Server) idempotent(c *gin.Context, body []byte, run func(tx *repository
 		if err == nil {
 			return replay(c, rec, hash)
 		}
-		if !errors.Is(err, repository.ErrNotFound) {
+		if !errors.Is(err, model.ErrNotFound) {
 			return err
 		}
 	}
@@ -85,10 +86,10 @@ func (s *Server) idempotent(c *gin.Context, body []byte, run func(tx *repository
 			return err
 		}
 		status = st
-		return tx.PutIdempotency(ctx, repository.IdempotencyRecord{Principal: principalKey, Key: key,
+		return tx.PutIdempotency(ctx, model.IdempotencyRecord{Principal: principalKey, Key: key,
 			RequestHash: hash, StatusCode: st, Body: out, CreatedAt: now, ExpiresAt: now.Add(s.opts.IdempotencyTTL)})
 	})
-	if errors.Is(err, repository.ErrConflict) {
+	if errors.Is(err, model.ErrConflict) {
 		// A concurrent request with the same key committed first.
 		rec, gerr := s.Store.GetIdempotency(ctx, principalKey, key, now)
 		if gerr != nil {
@@ -127,10 +128,10 @@ func setLocation(c *gin.Context, status int, body []byte) {
 		return
 	}
 	c.Header("Location", "/events/"+v.ID)
-	c.Header("ETag", etag(&repository.Event{ID: v.ID, Version: v.Version}))
+	c.Header("ETag", etag(&model.Event{ID: v.ID, Version: v.Version}))
 }
 
-func replay(c *gin.Context, rec repository.IdempotencyRecord, hash string) error {
+func replay(c *gin.Context, rec model.IdempotencyRecord, hash string) error {
 	if rec.RequestHash != hash {
 		return &Error{Status: http.StatusConflict, Field: "Idempotency-Key",
 			Message: "Idempotency-Key: already used with a different request"}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/secrets"
 )
@@ -15,34 +16,34 @@ import (
 // cancels pending rows (history is untouched; manual triggers survive);
 // resuming or rescheduling re-expands from now, so instants that fell inside
 // a pause never fire while rows still in the series keep their ids.
-func (s *Server) transition(c *gin.Context, tx *repository.Store, ev *repository.Event, expectedVersion int64,
-	target repository.EventStatus, rescheduled bool, now time.Time) error {
+func (s *Server) transition(c *gin.Context, tx *repository.Store, ev *model.Event, expectedVersion int64,
+	target model.EventStatus, rescheduled bool, now time.Time) error {
 	ctx := c.Request.Context()
-	wasActive := ev.Status == repository.EventActive
+	wasActive := ev.Status == model.EventActive
 	ev.Status = target
 	if err := tx.UpdateEvent(ctx, ev, expectedVersion); err != nil {
 		return err
 	}
 	switch {
-	case target != repository.EventActive && wasActive:
+	case target != model.EventActive && wasActive:
 		return s.Scheduler.Pause(ctx, tx, ev, now)
-	case target == repository.EventActive && !wasActive:
+	case target == model.EventActive && !wasActive:
 		return s.Scheduler.Resume(ctx, tx, ev, now)
-	case target == repository.EventActive && rescheduled:
+	case target == model.EventActive && rescheduled:
 		return s.Scheduler.Reschedule(ctx, tx, ev, now)
 	}
 	return nil
 }
 
 func (s *Server) pauseEvent(c *gin.Context) error {
-	return s.setStatus(c, repository.EventPaused)
+	return s.setStatus(c, model.EventPaused)
 }
 
 func (s *Server) resumeEvent(c *gin.Context) error {
-	return s.setStatus(c, repository.EventActive)
+	return s.setStatus(c, model.EventActive)
 }
 
-func (s *Server) setStatus(c *gin.Context, target repository.EventStatus) error {
+func (s *Server) setStatus(c *gin.Context, target model.EventStatus) error {
 	ev, err := s.modifiableEvent(c)
 	if err != nil {
 		return err
@@ -75,10 +76,10 @@ func (s *Server) triggerEvent(c *gin.Context) error {
 		return err
 	}
 	now := s.Now()
-	var occ repository.Occurrence
+	var occ model.Occurrence
 	return s.idempotent(c, nil, func(tx *repository.Store) (int, any, error) {
 		ctx := c.Request.Context()
-		at := repository.RoundUp(now)
+		at := model.RoundUp(now)
 		// A scheduled instant may already hold this microsecond: step past it.
 		for range 16 {
 			n, err := tx.InsertOccurrences(ctx, ev.ID, []time.Time{at}, true, now)
@@ -91,7 +92,7 @@ func (s *Server) triggerEvent(c *gin.Context) error {
 			at = at.Add(time.Microsecond)
 		}
 		end := at.Add(time.Microsecond)
-		rows, err := tx.ListOccurrences(ctx, repository.OccurrenceFilter{EventID: ev.ID, From: &at, To: &end,
+		rows, err := tx.ListOccurrences(ctx, model.OccurrenceFilter{EventID: ev.ID, From: &at, To: &end,
 			Unrestricted: true, Limit: 1})
 		if err != nil {
 			return 0, nil, err

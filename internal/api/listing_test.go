@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 )
 
@@ -310,7 +311,7 @@ func FuzzOccurrenceCursor(f *testing.F) {
 		if err != nil {
 			return
 		}
-		last := &repository.Occurrence{ID: c.position.ID, ScheduledAt: c.position.ScheduledAt}
+		last := &model.Occurrence{ID: c.position.ID, ScheduledAt: c.position.ScheduledAt}
 		again, err := decodeOccurrenceCursor(encodeOccurrenceCursor(c.order, c.boundary, last))
 		if err != nil {
 			t.Fatalf("a re-encoded cursor does not decode: %v", err)

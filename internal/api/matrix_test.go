@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qhronos/qhronos/internal/auth"
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 )
 
@@ -45,7 +45,7 @@ func (e *env) mintToken(access string, scope []string) (token, id string) {
 }
 
 // claimsFor are the claims Mint would put in a JWT for row.
-func claimsFor(row repository.Token) jwt.MapClaims {
+func claimsFor(row model.Token) jwt.MapClaims {
 	now := time.Now()
 	return jwt.MapClaims{"iss": auth.DefaultIssuer, "aud": []string{auth.DefaultAudience}, "sub": row.Subject,
 		"exp": row.ExpiresAt.Unix(), "iat": now.Unix(), "nbf": now.Unix(), "jti": row.ID,
@@ -57,7 +57,7 @@ func claimsFor(row repository.Token) jwt.MapClaims {
 type credential struct {
 	name      string
 	token     string
-	level     repository.Access
+	level     model.Access
 	scopedOut bool   // a valid write token whose scope misses the fixture's tag
 	reason    string // what a refused credential's error says
 }
@@ -73,7 +73,7 @@ func credentials(t testing.TB, e *env) []credential {
 	// Expired: a row whose expiry has passed, signed as Mint would have done
 	// when it was still in the future.
 	past := time.Now().Add(-2 * time.Hour)
-	expiredRow := repository.Token{ID: uuid.NewString(), Subject: "matrix-expired", Access: repository.AccessAdmin,
+	expiredRow := model.Token{ID: uuid.NewString(), Subject: "matrix-expired", Access: model.AccessAdmin,
 		Scope: []string{}, ExpiresAt: time.Now().Add(-time.Hour).UTC().Truncate(time.Second), CreatedBy: "master",
 		CreatedAt: past.UTC()}
 	pastAuth := auth.NewAuthenticator(auth.Config{Keys: e.keys}, e.store, func() time.Time { return past })
@@ -110,11 +110,11 @@ func credentials(t testing.TB, e *env) []credential {
 		{name: "revoked jwt", token: revoked, reason: "token revoked"},
 		{name: "alg none", token: algNone, reason: "invalid token"},
 		{name: "alg HS512", token: algHS512, reason: "invalid token"},
-		{name: "read", token: read, level: repository.AccessRead},
-		{name: "write", token: write, level: repository.AccessWrite},
-		{name: "admin", token: admin, level: repository.AccessAdmin},
-		{name: "scoped-in", token: scopedIn, level: repository.AccessWrite},
-		{name: "scoped-out", token: scopedOut, level: repository.AccessWrite, scopedOut: true},
+		{name: "read", token: read, level: model.AccessRead},
+		{name: "write", token: write, level: model.AccessWrite},
+		{name: "admin", token: admin, level: model.AccessAdmin},
+		{name: "scoped-in", token: scopedIn, level: model.AccessWrite},
+		{name: "scoped-out", token: scopedOut, level: model.AccessWrite, scopedOut: true},
 	}
 }
 
@@ -140,7 +140,7 @@ func newFixture(e *env) fixture {
 // matrixRoute is one authenticated route and what it answers when allowed.
 type matrixRoute struct {
 	method, path string
-	level        repository.Access
+	level        model.Access
 	names        bool // names an event or occurrence: invisible ones are 404
 	list         bool // lists events or occurrences: scoped-out sees none of the fixture
 	ok           int
@@ -154,48 +154,48 @@ func (r matrixRoute) url(f fixture) string {
 func matrixRoutes() []matrixRoute {
 	future := func() string { return time.Now().Add(time.Hour).UTC().Format(time.RFC3339) }
 	return []matrixRoute{
-		{method: "POST", path: "/events", level: repository.AccessWrite, ok: http.StatusCreated,
+		{method: "POST", path: "/events", level: model.AccessWrite, ok: http.StatusCreated,
 			body: func(fixture) any { return eventBody(matrixTag) }},
-		{method: "GET", path: "/events?limit=500", level: repository.AccessRead, list: true, ok: http.StatusOK},
-		{method: "GET", path: "/events/{event}", level: repository.AccessRead, names: true, ok: http.StatusOK},
-		{method: "PUT", path: "/events/{event}", level: repository.AccessWrite, names: true, ok: http.StatusOK,
+		{method: "GET", path: "/events?limit=500", level: model.AccessRead, list: true, ok: http.StatusOK},
+		{method: "GET", path: "/events/{event}", level: model.AccessRead, names: true, ok: http.StatusOK},
+		{method: "PUT", path: "/events/{event}", level: model.AccessWrite, names: true, ok: http.StatusOK,
 			body: func(fixture) any { return map[string]any{"name": "renamed"} }},
-		{method: "DELETE", path: "/events/{event}", level: repository.AccessWrite, names: true, ok: http.StatusNoContent},
-		{method: "POST", path: "/events/{event}/pause", level: repository.AccessWrite, names: true, ok: http.StatusOK},
-		{method: "POST", path: "/events/{event}/resume", level: repository.AccessWrite, names: true, ok: http.StatusOK},
-		{method: "POST", path: "/events/{event}/trigger", level: repository.AccessWrite, names: true, ok: http.StatusCreated},
-		{method: "POST", path: "/events/{event}/rotate-secret", level: repository.AccessWrite, names: true,
+		{method: "DELETE", path: "/events/{event}", level: model.AccessWrite, names: true, ok: http.StatusNoContent},
+		{method: "POST", path: "/events/{event}/pause", level: model.AccessWrite, names: true, ok: http.StatusOK},
+		{method: "POST", path: "/events/{event}/resume", level: model.AccessWrite, names: true, ok: http.StatusOK},
+		{method: "POST", path: "/events/{event}/trigger", level: model.AccessWrite, names: true, ok: http.StatusCreated},
+		{method: "POST", path: "/events/{event}/rotate-secret", level: model.AccessWrite, names: true,
 			ok: http.StatusOK, body: func(fixture) any { return map[string]any{"grace": "1h"} }},
-		{method: "GET", path: "/events/{event}/occurrences", level: repository.AccessRead, names: true, ok: http.StatusOK},
-		{method: "GET", path: "/events/{event}/preview", level: repository.AccessRead, names: true, ok: http.StatusOK},
-		{method: "POST", path: "/schedules/preview", level: repository.AccessRead, ok: http.StatusOK,
+		{method: "GET", path: "/events/{event}/occurrences", level: model.AccessRead, names: true, ok: http.StatusOK},
+		{method: "GET", path: "/events/{event}/preview", level: model.AccessRead, names: true, ok: http.StatusOK},
+		{method: "POST", path: "/schedules/preview", level: model.AccessRead, ok: http.StatusOK,
 			body: func(fixture) any {
 				return map[string]any{"rrule": "FREQ=DAILY", "start_time": future(), "count": 3}
 			}},
-		{method: "GET", path: "/occurrences?event_id={event}", level: repository.AccessRead, list: true, ok: http.StatusOK},
-		{method: "GET", path: "/occurrences/{occurrence}", level: repository.AccessRead, names: true, ok: http.StatusOK},
-		{method: "GET", path: "/occurrences/{occurrence}/attempts", level: repository.AccessRead, names: true,
+		{method: "GET", path: "/occurrences?event_id={event}", level: model.AccessRead, list: true, ok: http.StatusOK},
+		{method: "GET", path: "/occurrences/{occurrence}", level: model.AccessRead, names: true, ok: http.StatusOK},
+		{method: "GET", path: "/occurrences/{occurrence}/attempts", level: model.AccessRead, names: true,
 			ok: http.StatusOK},
-		{method: "GET", path: "/stats", level: repository.AccessRead, ok: http.StatusOK},
-		{method: "GET", path: "/stats/timeline", level: repository.AccessRead, ok: http.StatusOK},
+		{method: "GET", path: "/stats", level: model.AccessRead, ok: http.StatusOK},
+		{method: "GET", path: "/stats/timeline", level: model.AccessRead, ok: http.StatusOK},
 		// The fixture's occurrence is pending, so an allowed retry is refused
 		// for its state (409), after the access and scope checks passed.
-		{method: "POST", path: "/occurrences/{occurrence}/retry", level: repository.AccessWrite, names: true,
+		{method: "POST", path: "/occurrences/{occurrence}/retry", level: model.AccessWrite, names: true,
 			ok: http.StatusConflict},
-		{method: "POST", path: "/occurrences/retry", level: repository.AccessWrite, ok: http.StatusOK,
+		{method: "POST", path: "/occurrences/retry", level: model.AccessWrite, ok: http.StatusOK,
 			body: func(f fixture) any { return map[string]any{"event_id": f.event} }},
-		{method: "POST", path: "/tokens", level: repository.AccessAdmin, ok: http.StatusOK,
+		{method: "POST", path: "/tokens", level: model.AccessAdmin, ok: http.StatusOK,
 			body: func(fixture) any {
 				return map[string]any{"sub": "minted", "access": "read", "scope": []string{matrixTag},
 					"expires_at": future()}
 			}},
-		{method: "GET", path: "/tokens", level: repository.AccessAdmin, ok: http.StatusOK},
-		{method: "DELETE", path: "/tokens/{token}", level: repository.AccessAdmin, ok: http.StatusNoContent},
+		{method: "GET", path: "/tokens", level: model.AccessAdmin, ok: http.StatusOK},
+		{method: "DELETE", path: "/tokens/{token}", level: model.AccessAdmin, ok: http.StatusNoContent},
 	}
 }
 
-var accessRank = map[repository.Access]int{repository.AccessRead: 1, repository.AccessWrite: 2,
-	repository.AccessAdmin: 3}
+var accessRank = map[model.Access]int{model.AccessRead: 1, model.AccessWrite: 2,
+	model.AccessAdmin: 3}
 
 // want is the documented answer of route r to credential c.
 func (r matrixRoute) want(c credential) int {

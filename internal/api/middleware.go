@@ -24,7 +24,7 @@ import (
 
 	"github.com/qhronos/qhronos/internal/auth"
 	"github.com/qhronos/qhronos/internal/coordination"
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 const (
@@ -163,7 +163,7 @@ func principal(c *gin.Context) auth.Principal {
 }
 
 // require answers 403 unless the principal has at least access a.
-func (s *Server) require(a repository.Access) gin.HandlerFunc {
+func (s *Server) require(a model.Access) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if !principal(c).Allows(a) {
 			s.writeError(c, errForbidden)

@@ -6,24 +6,23 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
-var occurrenceStatuses = set(string(repository.OccurrencePending), string(repository.OccurrenceDispatching),
-	string(repository.OccurrenceRetrying), string(repository.OccurrenceAwaitingAck),
-	string(repository.OccurrenceCompleted), string(repository.OccurrenceFailed), string(repository.OccurrenceMissed),
-	string(repository.OccurrenceCancelled))
+var occurrenceStatuses = set(string(model.OccurrencePending), string(model.OccurrenceDispatching),
+	string(model.OccurrenceRetrying), string(model.OccurrenceAwaitingAck),
+	string(model.OccurrenceCompleted), string(model.OccurrenceFailed), string(model.OccurrenceMissed),
+	string(model.OccurrenceCancelled))
 
 // occurrenceFilter builds the scoped filter of an occurrence listing.
-func occurrenceFilter(c *gin.Context, q listQuery, now time.Time) (repository.OccurrenceFilter, error) {
-	f := repository.OccurrenceFilter{AnyTags: q.anyTags, AllTags: q.allTags, From: q.from, To: q.to, Limit: q.limit}
+func occurrenceFilter(c *gin.Context, q listQuery, now time.Time) (model.OccurrenceFilter, error) {
+	f := model.OccurrenceFilter{AnyTags: q.anyTags, AllTags: q.allTags, From: q.from, To: q.to, Limit: q.limit}
 	f.Scope, f.Unrestricted = principal(c).ScopeFilter()
 	for _, st := range q.status {
 		if !occurrenceStatuses[st] {
 			return f, badRequestf("status", "unknown occurrence status %q", st)
 		}
-		f.Status = append(f.Status, repository.OccurrenceStatus(st))
+		f.Status = append(f.Status, model.OccurrenceStatus(st))
 	}
 	var cursor *occurrenceCursor
 	if q.cursor != "" {
@@ -78,13 +77,13 @@ func (s *Server) eventOccurrences(c *gin.Context) error {
 
 // visibleEventAny is visibleEvent that also finds a soft-deleted event,
 // whose history stays readable under the same scope rules.
-func (s *Server) visibleEventAny(c *gin.Context) (repository.Event, error) {
+func (s *Server) visibleEventAny(c *gin.Context) (model.Event, error) {
 	ev, err := s.Store.GetEventAny(c.Request.Context(), c.Param("id"))
 	if err != nil {
-		return repository.Event{}, err
+		return model.Event{}, err
 	}
 	if !principal(c).CanRead(ev.Tags) {
-		return repository.Event{}, errNotFound
+		return model.Event{}, errNotFound
 	}
 	return ev, nil
 }
@@ -116,7 +115,7 @@ func (s *Server) listOccurrences(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	var last *repository.Occurrence
+	var last *model.Occurrence
 	if len(rows) == q.limit {
 		last = &rows[len(rows)-1]
 	}
@@ -126,8 +125,8 @@ func (s *Server) listOccurrences(c *gin.Context) error {
 
 // writeOccurrencePage answers in the original {"data","pagination"}
 // envelope; last, when the page is full, gives the next cursor.
-func writeOccurrencePage(c *gin.Context, q listQuery, f repository.OccurrenceFilter, data any, total int,
-	last *repository.Occurrence) {
+func writeOccurrencePage(c *gin.Context, q listQuery, f model.OccurrenceFilter, data any, total int,
+	last *model.Occurrence) {
 	pagination := gin.H{"page": max(q.page, 1), "limit": q.limit, "total": total}
 	if last != nil {
 		next := encodeOccurrenceCursor(f.Order, f.Boundary, last)
@@ -140,7 +139,7 @@ func writeOccurrencePage(c *gin.Context, q listQuery, f repository.OccurrenceFil
 }
 
 // visibleOccurrence loads an occurrence whose event the principal may read.
-func (s *Server) visibleOccurrence(c *gin.Context) (repository.Occurrence, error) {
+func (s *Server) visibleOccurrence(c *gin.Context) (model.Occurrence, error) {
 	ctx := c.Request.Context()
 	occ, err := s.Store.GetOccurrence(ctx, c.Param("id"))
 	if err != nil {

@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 const (
@@ -35,7 +34,7 @@ func (s *Server) stats(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	f := repository.StatsFilter{Now: now, Until: now}
+	f := model.StatsFilter{Now: now, Until: now}
 	if until != nil {
 		f.Until = *until
 	}
@@ -84,7 +83,7 @@ func (s *Server) retryOccurrence(c *gin.Context) error {
 	now := s.Now()
 	got, err := s.Store.RetryOccurrence(ctx, occ.ID, now)
 	if err != nil {
-		if errors.Is(err, repository.ErrNotRetryable) {
+		if errors.Is(err, model.ErrNotRetryable) {
 			return &Error{Status: http.StatusConflict,
 				Message: "occurrence is " + string(occ.Status) + "; only completed, failed, missed or cancelled ones can be retried"}
 		}
@@ -140,7 +139,7 @@ func (s *Server) retryOccurrences(c *gin.Context) error {
 	if err := boundedList("status", req.Status); err != nil {
 		return err
 	}
-	f := repository.RetryFilter{EventID: req.EventID, AnyTags: req.Tags, From: req.Since, To: req.Until,
+	f := model.RetryFilter{EventID: req.EventID, AnyTags: req.Tags, From: req.Since, To: req.Until,
 		StatusCode: req.StatusCode, Limit: defaultRetryLimit, BatchSize: retryBatchSize}
 	if req.StatusCode != nil && (*req.StatusCode < 100 || *req.StatusCode > 599) {
 		return badRequest("status_code", "must be an HTTP status code between 100 and 599")
@@ -152,7 +151,7 @@ func (s *Server) retryOccurrences(c *gin.Context) error {
 		f.Limit = min(*req.Limit, maxRetryLimit)
 	}
 	for _, st := range req.Status {
-		os := repository.OccurrenceStatus(st)
+		os := model.OccurrenceStatus(st)
 		if !occurrenceStatuses[st] {
 			return badRequestf("status", "unknown occurrence status %q", st)
 		}
@@ -223,7 +222,7 @@ func (s *Server) listArchivedOccurrences(c *gin.Context, q listQuery) error {
 		data = append(data, archivedOccurrenceJSON{occurrenceJSON: toOccurrenceJSON(&rows[i].Occurrence),
 			Archived: true, ArchivedAt: rows[i].ArchivedAt})
 	}
-	var last *repository.Occurrence
+	var last *model.Occurrence
 	if len(rows) == q.limit {
 		last = &rows[len(rows)-1].Occurrence
 	}

@@ -9,13 +9,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 )
 
 // failAll fires every occurrence of the given events as failed at `at`, one
 // attempt each lasting the given durations in order.
-func failAll(t *testing.T, e *env, at time.Time, durations ...int64) []repository.Occurrence {
+func failAll(t *testing.T, e *env, at time.Time, durations ...int64) []model.Occurrence {
 	t.Helper()
 	ctx := context.Background()
 	claimed, err := e.store.ClaimDue(ctx, repository.ClaimRequest{Now: at, Limit: 100, Token: "tok",
@@ -25,7 +26,7 @@ func failAll(t *testing.T, e *env, at time.Time, durations ...int64) []repositor
 	var recs []repository.OutcomeRecord
 	for i, o := range claimed {
 		recs = append(recs, repository.OutcomeRecord{OccurrenceID: o.ID, LeaseToken: "tok",
-			Status: repository.OccurrenceFailed, Now: at, Attempt: &repository.Attempt{OccurrenceID: o.ID,
+			Status: model.OccurrenceFailed, Now: at, Attempt: &model.Attempt{OccurrenceID: o.ID,
 				EventID: o.EventID, Attempt: 1, StartedAt: at, DurationMS: durations[i], Outcome: "failed"}})
 	}
 	res, err := e.store.RecordOutcomes(ctx, recs)
@@ -36,7 +37,7 @@ func failAll(t *testing.T, e *env, at time.Time, durations ...int64) []repositor
 	return claimed
 }
 
-func occurrenceOf(t *testing.T, occ []repository.Occurrence, eventID string) repository.Occurrence {
+func occurrenceOf(t *testing.T, occ []model.Occurrence, eventID string) model.Occurrence {
 	t.Helper()
 	for _, o := range occ {
 		if o.EventID == eventID {
@@ -44,7 +45,7 @@ func occurrenceOf(t *testing.T, occ []repository.Occurrence, eventID string) rep
 		}
 	}
 	t.Fatalf("no occurrence of event %s", eventID)
-	return repository.Occurrence{}
+	return model.Occurrence{}
 }
 
 func TestRetryOccurrenceAPI(t *testing.T) {
@@ -91,7 +92,7 @@ func TestRetryOccurrenceAPI(t *testing.T) {
 			}
 			o, err := e.store.GetOccurrence(context.Background(), occB.ID)
 			require.NoError(t, err)
-			require.Equal(t, repository.OccurrenceFailed, o.Status, "a refused retry changes nothing")
+			require.Equal(t, model.OccurrenceFailed, o.Status, "a refused retry changes nothing")
 		})
 	}
 }
@@ -110,11 +111,11 @@ func TestBulkRetryAPI(t *testing.T) {
 	require.JSONEq(t, `{"requeued":1,"limit_reached":false}`, string(res.Body), "only the event entirely in scope")
 	o, err := e.store.GetOccurrence(context.Background(), occurrenceOf(t, fired, evA["id"].(string)).ID)
 	require.NoError(t, err)
-	require.Equal(t, repository.OccurrencePending, o.Status, "queued for the manual attempt")
+	require.Equal(t, model.OccurrencePending, o.Status, "queued for the manual attempt")
 	require.True(t, o.ManualRetry)
 	o, err = e.store.GetOccurrence(context.Background(), occurrenceOf(t, fired, evAB["id"].(string)).ID)
 	require.NoError(t, err)
-	require.Equal(t, repository.OccurrenceFailed, o.Status, "shared with tag b: not modifiable with scope [a]")
+	require.Equal(t, model.OccurrenceFailed, o.Status, "shared with tag b: not modifiable with scope [a]")
 
 	res = e.do("POST", "/occurrences/retry", e.master, map[string]any{"limit": 1, "status": "failed"})
 	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
@@ -153,20 +154,20 @@ func TestStatsAPI(t *testing.T) {
 	failAll(t, e, time.Now().Add(2*time.Hour), 100, 200, 300)
 	until := url.QueryEscape(time.Now().Add(3 * time.Hour).Format(time.RFC3339))
 
-	var all repository.Stats
+	var all model.Stats
 	res := e.do("GET", "/stats?until="+until, e.master, nil)
 	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
 	res.json(t, &all)
 	require.Equal(t, 3, all.Total.Occurrences)
 	require.Equal(t, 3, all.Total.ByStatus["failed"])
-	require.Equal(t, repository.Percentiles{Count: 3, P50: 200, P95: 300, P99: 300}, all.Total.DurationMS)
+	require.Equal(t, model.Percentiles{Count: 3, P50: 200, P95: 300, P99: 300}, all.Total.DurationMS)
 	require.Contains(t, all.ByAction, "webhook")
 
-	var scoped repository.Stats
+	var scoped model.Stats
 	e.do("GET", "/stats?until="+until, e.mint("read", []string{"b"}), nil).json(t, &scoped)
 	require.Equal(t, 2, scoped.Total.Occurrences, "only events readable with scope [b]")
 
-	var none repository.Stats
+	var none model.Stats
 	e.do("GET", "/stats", e.master, nil).json(t, &none)
 	require.Zero(t, none.Total.Occurrences, "the default window is the last 24 h; these are ahead")
 

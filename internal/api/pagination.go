@@ -10,8 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
-
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 const (
@@ -149,17 +148,17 @@ func decodeCursor(s string) (time.Time, string, error) {
 //	<unix-micro>|<id>                issued before the default order changed:
 //	                                 continues newest first, as it was issued
 type occurrenceCursor struct {
-	order    repository.OccurrenceOrder
+	order    model.OccurrenceOrder
 	boundary time.Time
-	position repository.OccurrenceCursor
+	position model.OccurrenceCursor
 }
 
-func encodeOccurrenceCursor(order repository.OccurrenceOrder, boundary time.Time, last *repository.Occurrence) string {
+func encodeOccurrenceCursor(order model.OccurrenceOrder, boundary time.Time, last *model.Occurrence) string {
 	var s string
 	switch {
-	case order == repository.OldestFirst:
+	case order == model.OldestFirst:
 		s = fmt.Sprintf("a|%d|%s", last.ScheduledAt.UnixMicro(), last.ID)
-	case order == repository.HistoryFirst:
+	case order == model.HistoryFirst:
 		segment := "h"
 		if last.ScheduledAt.After(boundary) {
 			segment = "u"
@@ -183,17 +182,17 @@ func decodeOccurrenceCursor(s string) (occurrenceCursor, error) {
 	var c occurrenceCursor
 	switch {
 	case len(parts) == 2:
-		c.order = repository.NewestFirst
+		c.order = model.NewestFirst
 	case len(parts) == 3 && parts[0] == "a":
-		c.order, parts = repository.OldestFirst, parts[1:]
+		c.order, parts = model.OldestFirst, parts[1:]
 	case len(parts) == 3 && parts[0] == "d":
-		c.order, parts = repository.NewestFirst, parts[1:]
+		c.order, parts = model.NewestFirst, parts[1:]
 	case len(parts) == 4 && (parts[0] == "h" || parts[0] == "u"):
 		boundary, ok := cursorInstant(parts[1])
 		if !ok {
 			return occurrenceCursor{}, bad
 		}
-		c.order, c.boundary, c.position.Upcoming = repository.HistoryFirst, boundary, parts[0] == "u"
+		c.order, c.boundary, c.position.Upcoming = model.HistoryFirst, boundary, parts[0] == "u"
 		parts = parts[2:]
 	default:
 		return occurrenceCursor{}, bad
@@ -203,7 +202,7 @@ func decodeOccurrenceCursor(s string) (occurrenceCursor, error) {
 		return occurrenceCursor{}, bad
 	}
 	// A position on the wrong side of its own boundary is forged.
-	if c.order == repository.HistoryFirst && at.After(c.boundary) != c.position.Upcoming {
+	if c.order == model.HistoryFirst && at.After(c.boundary) != c.position.Upcoming {
 		return occurrenceCursor{}, bad
 	}
 	c.position.ScheduledAt, c.position.ID = at, parts[1]
@@ -221,14 +220,14 @@ func cursorInstant(s string) (time.Time, bool) {
 }
 
 // occurrenceOrders are the values of an occurrence listing's order.
-var occurrenceOrders = map[string]repository.OccurrenceOrder{
-	"scheduled_at": repository.OldestFirst, "-scheduled_at": repository.NewestFirst}
+var occurrenceOrders = map[string]model.OccurrenceOrder{
+	"scheduled_at": model.OldestFirst, "-scheduled_at": model.NewestFirst}
 
 // occurrenceOrder decides a listing's order: the cursor's when paging on
 // (an explicit order must agree with it), else the order parameter, else
 // newest first when from/to bound the listing, else history first split at
 // now.
-func occurrenceOrder(q listQuery, cursor *occurrenceCursor, now time.Time) (repository.OccurrenceOrder, time.Time, error) {
+func occurrenceOrder(q listQuery, cursor *occurrenceCursor, now time.Time) (model.OccurrenceOrder, time.Time, error) {
 	explicit, named := occurrenceOrders[q.order]
 	if q.order != "" && !named {
 		return 0, time.Time{}, badRequest("order", `must be "scheduled_at" or "-scheduled_at"`)
@@ -242,9 +241,9 @@ func occurrenceOrder(q listQuery, cursor *occurrenceCursor, now time.Time) (repo
 	case named:
 		return explicit, time.Time{}, nil
 	case q.from != nil || q.to != nil:
-		return repository.NewestFirst, time.Time{}, nil
+		return model.NewestFirst, time.Time{}, nil
 	default:
-		return repository.HistoryFirst, now.UTC().Truncate(time.Microsecond), nil
+		return model.HistoryFirst, now.UTC().Truncate(time.Microsecond), nil
 	}
 }
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/recurrence"
-	"github.com/qhronos/qhronos/internal/repository"
 )
 
 const (
@@ -44,7 +44,7 @@ func (s *Server) previewSchedule(c *gin.Context) error {
 		return err
 	}
 	now := s.Now()
-	ev := repository.Event{}
+	ev := model.Event{}
 	// Preview accepts past start times: it shows what a series would do.
 	rule, err := s.applySchedulePreview(in, &ev, now)
 	if err != nil {
@@ -59,7 +59,7 @@ func (s *Server) previewSchedule(c *gin.Context) error {
 	return s.writePreview(c, rule, after, count)
 }
 
-func (s *Server) applySchedulePreview(in *eventInput, ev *repository.Event, now time.Time) (*recurrence.Rule, error) {
+func (s *Server) applySchedulePreview(in *eventInput, ev *model.Event, now time.Time) (*recurrence.Rule, error) {
 	if in.StartTime == nil {
 		text := now.UTC().Format(time.RFC3339Nano)
 		in.StartTime = &text
@@ -86,11 +86,7 @@ func (s *Server) previewEvent(c *gin.Context) error {
 	} else if v != nil {
 		after = *v
 	}
-	spec, err := eventSpec(&ev)
-	if err != nil {
-		return err
-	}
-	rule, err := recurrence.Compile(spec, s.opts.Recurrence)
+	rule, err := ev.Compile(s.opts.Recurrence)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 )
@@ -85,7 +86,7 @@ func TestReplayShowsTheNewStateAndStaysOutOfLateness(t *testing.T) {
 			// Each had an instant two hours ago (written to the store: the API
 			// takes only future instants) that fired and failed.
 			ctx := context.Background()
-			instant := repository.RoundUp(time.Now().Add(-2 * time.Hour))
+			instant := model.RoundUp(time.Now().Add(-2 * time.Hour))
 			for _, id := range []string{evOne, evBulk} {
 				n, err := e.store.InsertOccurrences(ctx, id, []time.Time{instant}, false, instant)
 				require.NoError(t, err)
@@ -100,8 +101,8 @@ func TestReplayShowsTheNewStateAndStaysOutOfLateness(t *testing.T) {
 			code := 500
 			for _, o := range claimed {
 				res, err := e.store.RecordOutcomes(ctx, []repository.OutcomeRecord{{OccurrenceID: o.ID, LeaseToken: "tok",
-					Status: repository.OccurrenceFailed, Now: failedAt, StatusCode: &code, ErrorMessage: &oldError,
-					Attempt: &repository.Attempt{OccurrenceID: o.ID, EventID: o.EventID, Attempt: 1, StartedAt: failedAt,
+					Status: model.OccurrenceFailed, Now: failedAt, StatusCode: &code, ErrorMessage: &oldError,
+					Attempt: &model.Attempt{OccurrenceID: o.ID, EventID: o.EventID, Attempt: 1, StartedAt: failedAt,
 						DurationMS: 5, StatusCode: &code, Outcome: "failed", Error: &oldError}}})
 				require.NoError(t, err)
 				require.NoError(t, res[0])
@@ -144,7 +145,7 @@ func TestReplayShowsTheNewStateAndStaysOutOfLateness(t *testing.T) {
 					"lateness %d ms is measured from the replay, not from the instant two hours ago", late)
 			}
 
-			var st repository.Stats
+			var st model.Stats
 			e.do("GET", "/stats", e.master, nil).json(t, &st)
 			require.Equal(t, 4, st.Total.Attempts, "the failed and the manual attempts are counted as attempts")
 			require.Equal(t, 2, st.Total.LatenessMS.Count, "the first, scheduled attempts have a lateness")

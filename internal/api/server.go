@@ -16,6 +16,7 @@ import (
 	"github.com/qhronos/qhronos/internal/coordination"
 	"github.com/qhronos/qhronos/internal/hub"
 	"github.com/qhronos/qhronos/internal/metrics"
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/recurrence"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/secrets"
@@ -25,10 +26,10 @@ import (
 // occurrences in step inside the transaction that changes it, and telling
 // dispatchers that something new is due.
 type Scheduling interface {
-	CreateEvent(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error
-	Pause(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error
-	Resume(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error
-	Reschedule(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error
+	CreateEvent(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error
+	Pause(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error
+	Resume(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error
+	Reschedule(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error
 	Wake(ctx context.Context, at time.Time)
 }
 
@@ -174,9 +175,9 @@ func (s *Server) routes() *gin.Engine {
 	}
 
 	authed := r.Group("/", s.authenticate, s.rateLimit, s.limitBody, s.storableParams)
-	read := authed.Group("/", s.require(repository.AccessRead))
-	write := authed.Group("/", s.require(repository.AccessWrite))
-	admin := authed.Group("/", s.require(repository.AccessAdmin))
+	read := authed.Group("/", s.require(model.AccessRead))
+	write := authed.Group("/", s.require(model.AccessWrite))
+	admin := authed.Group("/", s.require(model.AccessAdmin))
 
 	write.POST("/events", s.handle(s.createEvent))
 	read.GET("/events", s.handle(s.listEvents))

@@ -5,8 +5,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 // timelineSteps are the bucket widths GET /stats/timeline accepts.
@@ -17,7 +16,7 @@ var timelineSteps = map[string]time.Duration{
 // timeline answers GET /stats/timeline?since=&until=&step=: attempts per
 // bucket (completed, failed) and the lateness percentiles of first
 // scheduled attempts, over what the principal can read. The window is
-// aligned down to the step; at most repository.MaxTimelineBuckets buckets.
+// aligned down to the step; at most model.MaxTimelineBuckets buckets.
 func (s *Server) timeline(c *gin.Context) error {
 	values := c.Request.URL.Query()
 	stepText := values.Get("step")
@@ -49,10 +48,10 @@ func (s *Server) timeline(c *gin.Context) error {
 	}
 	start = start.UTC().Truncate(step)
 	buckets := int((end.Sub(start) + step - 1) / step)
-	if buckets > repository.MaxTimelineBuckets {
-		return badRequestf("since", "the window may span at most %d steps of %s", repository.MaxTimelineBuckets, stepText)
+	if buckets > model.MaxTimelineBuckets {
+		return badRequestf("since", "the window may span at most %d steps of %s", model.MaxTimelineBuckets, stepText)
 	}
-	f := repository.TimelineFilter{Since: start, Step: step, Buckets: buckets}
+	f := model.TimelineFilter{Since: start, Step: step, Buckets: buckets}
 	f.Scope, f.Unrestricted = principal(c).ScopeFilter()
 	out, err := s.Store.Timeline(c.Request.Context(), f)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/qhronos/qhronos/internal/auth"
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 var tokenFields = set("type", "sub", "access", "scope", "expires_at")
@@ -29,7 +29,7 @@ type tokenJSON struct {
 	CreatedAt time.Time  `json:"created_at"`
 }
 
-func toTokenJSON(t repository.Token) tokenJSON {
+func toTokenJSON(t model.Token) tokenJSON {
 	return tokenJSON{ID: t.ID, Type: "jwt", Sub: t.Subject, Access: string(t.Access), Scope: t.Scope,
 		ExpiresAt: t.ExpiresAt, RevokedAt: t.RevokedAt, CreatedBy: t.CreatedBy, CreatedAt: t.CreatedAt}
 }
@@ -88,7 +88,7 @@ func (s *Server) createToken(c *gin.Context) error {
 	if scope == nil {
 		scope = []string{}
 	}
-	t := repository.Token{ID: uuid.NewString(), Subject: sub, Access: level, Scope: scope,
+	t := model.Token{ID: uuid.NewString(), Subject: sub, Access: level, Scope: scope,
 		ExpiresAt: exp.UTC().Truncate(time.Second), CreatedBy: p.Subject, CreatedAt: now}
 	jwt, err := s.Auth.Mint(t)
 	if err != nil {

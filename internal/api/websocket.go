@@ -15,7 +15,7 @@ import (
 
 	"github.com/qhronos/qhronos/internal/auth"
 	"github.com/qhronos/qhronos/internal/hub"
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 // WebSocketOptions tunes /ws.
@@ -65,10 +65,10 @@ func errorFrame(msg string) []byte { return frame(gin.H{"type": "error", "messag
 // client; other tokens (read access or more) may hook the client named by
 // their subject or by a tag in their scope.
 func mayHook(p auth.Principal, clientName string) bool {
-	if p.Master || p.Allows(repository.AccessAdmin) {
+	if p.Master || p.Allows(model.AccessAdmin) {
 		return true
 	}
-	return p.Allows(repository.AccessRead) && (p.Subject == clientName || slices.Contains(p.Scope, clientName))
+	return p.Allows(model.AccessRead) && (p.Subject == clientName || slices.Contains(p.Scope, clientName))
 }
 
 // mayListen is the tag-listener rule: every requested tag within the scope.
@@ -82,7 +82,7 @@ func mayListen(p auth.Principal, tags []string) bool {
 			return false
 		}
 	}
-	return p.Allows(repository.AccessRead)
+	return p.Allows(model.AccessRead)
 }
 
 // websocketHandler serves /ws: the original handshake frame, then event
@@ -254,16 +254,12 @@ func (s *Server) wsAck(ctx context.Context, l *hub.Listener, f wsFrame) []byte {
 	var params struct {
 		ClientName string `json:"client_name"`
 	}
-	var action struct {
-		Params json.RawMessage `json:"params"`
-	}
-	_ = json.Unmarshal(ev.Action, &action)
-	_ = json.Unmarshal(action.Params, &params)
-	if ev.ActionType != "websocket" || params.ClientName != l.ClientName {
+	_ = json.Unmarshal(ev.Action.Params, &params)
+	if ev.Action.Type != "websocket" || params.ClientName != l.ClientName {
 		return errUnknownOccurrence
 	}
 	if err := s.Store.Acknowledge(ctx, occ.ID, s.Now()); err != nil {
-		if errors.Is(err, repository.ErrNotFound) {
+		if errors.Is(err, model.ErrNotFound) {
 			return errorFrame("occurrence_id: not awaiting acknowledgement")
 		}
 		s.log.Error("acknowledge occurrence", zap.String("occurrence_id", occ.ID), zap.Error(err))

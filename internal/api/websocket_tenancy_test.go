@@ -14,7 +14,7 @@ import (
 
 	"github.com/qhronos/qhronos/internal/coordination"
 	"github.com/qhronos/qhronos/internal/hub"
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 )
 
@@ -71,13 +71,13 @@ func TestWebSocketClientHookHonoursScope(t *testing.T) {
 			occs := e.store
 			var foreignOcc string
 			require.Eventually(t, func() bool {
-				rows, err := occs.ListOccurrences(context.Background(), repository.OccurrenceFilter{
+				rows, err := occs.ListOccurrences(context.Background(), model.OccurrenceFilter{
 					Unrestricted: true, EventID: foreign["id"].(string)})
 				if err != nil || len(rows) != 1 {
 					return false
 				}
 				foreignOcc = rows[0].ID
-				return rows[0].Status == repository.OccurrenceRetrying && rows[0].ErrorMessage != nil &&
+				return rows[0].Status == model.OccurrenceRetrying && rows[0].ErrorMessage != nil &&
 					strings.Contains(*rows[0].ErrorMessage, "no websocket client")
 			}, 15*time.Second, 20*time.Millisecond, "a client that may not read the event counts as no client")
 
@@ -106,7 +106,7 @@ func TestWebSocketAckOfAnotherClientsOccurrence(t *testing.T) {
 	e := newEnv(t, repositorytest.SQLite)
 	c := e.subscribe(t, map[string]any{"type": "client-hook", "client_name": "acme", "token": e.master})
 	ev := e.createEvent(e.master, eventBody("a"))
-	rows, err := e.store.ListOccurrences(context.Background(), repository.OccurrenceFilter{Unrestricted: true,
+	rows, err := e.store.ListOccurrences(context.Background(), model.OccurrenceFilter{Unrestricted: true,
 		EventID: ev["id"].(string)})
 	require.NoError(t, err)
 	require.Len(t, rows, 1)

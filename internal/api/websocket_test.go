@@ -17,6 +17,7 @@ import (
 
 	"github.com/qhronos/qhronos/internal/coordination"
 	"github.com/qhronos/qhronos/internal/coordination/coordinationtest"
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 )
@@ -129,8 +130,8 @@ func TestWebSocketWithoutClientRetries(t *testing.T) {
 	e.sched.Start(context.Background())
 	e.createEvent(e.master, map[string]any{"name": "nobody", "start_time": soon(), "webhook": "q:nobody-home"})
 	require.Eventually(t, func() bool {
-		rows, err := e.store.ListOccurrences(context.Background(), repository.OccurrenceFilter{Unrestricted: true})
-		return err == nil && len(rows) == 1 && rows[0].Status == repository.OccurrenceRetrying &&
+		rows, err := e.store.ListOccurrences(context.Background(), model.OccurrenceFilter{Unrestricted: true})
+		return err == nil && len(rows) == 1 && rows[0].Status == model.OccurrenceRetrying &&
 			rows[0].ErrorMessage != nil && strings.Contains(*rows[0].ErrorMessage, "no websocket client")
 	}, 15*time.Second, 20*time.Millisecond, "no client connected: the attempt fails and is retried")
 }

@@ -3,7 +3,7 @@ package auth
 import (
 	"errors"
 
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 // ErrInvalidAccess rejects an access level that is not read, write or admin
@@ -13,26 +13,26 @@ var ErrInvalidAccess = errors.New("access: must be read, write or admin")
 // ParseAccess turns a request or claim value into an access level.
 // "read_write" is accepted as an alias of write for clients of the original
 // API; anything else, including different case, is an error.
-func ParseAccess(s string) (repository.Access, error) {
+func ParseAccess(s string) (model.Access, error) {
 	switch s {
 	case "read":
-		return repository.AccessRead, nil
+		return model.AccessRead, nil
 	case "write", "read_write":
-		return repository.AccessWrite, nil
+		return model.AccessWrite, nil
 	case "admin":
-		return repository.AccessAdmin, nil
+		return model.AccessAdmin, nil
 	}
 	return "", ErrInvalidAccess
 }
 
 // rank orders access levels; 0 means unknown and allows nothing.
-func rank(a repository.Access) int {
+func rank(a model.Access) int {
 	switch a {
-	case repository.AccessRead:
+	case model.AccessRead:
 		return 1
-	case repository.AccessWrite:
+	case model.AccessWrite:
 		return 2
-	case repository.AccessAdmin:
+	case model.AccessAdmin:
 		return 3
 	}
 	return 0

@@ -4,20 +4,20 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 func TestParseAccess(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		in      string
-		want    repository.Access
+		want    model.Access
 		wantErr bool
 	}{
-		{"read", repository.AccessRead, false},
-		{"write", repository.AccessWrite, false},
-		{"read_write", repository.AccessWrite, false},
-		{"admin", repository.AccessAdmin, false},
+		{"read", model.AccessRead, false},
+		{"write", model.AccessWrite, false},
+		{"read_write", model.AccessWrite, false},
+		{"admin", model.AccessAdmin, false},
 		{"", "", true},
 		{"READ", "", true},
 		{"superuser", "", true},

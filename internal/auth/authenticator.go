@@ -10,8 +10,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 // Defaults applied by NewAuthenticator to zero Config fields.
@@ -31,10 +30,10 @@ const (
 const MasterSubject = "master"
 
 // TokenLookup finds a stored token row by its id (the JWT's jti). It returns
-// repository.ErrNotFound for an unknown id; any other error means the store
+// model.ErrNotFound for an unknown id; any other error means the store
 // is unavailable.
 type TokenLookup interface {
-	TokenByID(ctx context.Context, id string) (repository.Token, error)
+	TokenByID(ctx context.Context, id string) (model.Token, error)
 }
 
 // Config configures an Authenticator. Zero values take the defaults above;
@@ -130,7 +129,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, bearer string) (Princi
 		return Principal{}, unauthenticated("invalid token")
 	}
 	if a.isMaster(bearer) {
-		return Principal{Subject: MasterSubject, Master: true, Access: repository.AccessAdmin}, nil
+		return Principal{Subject: MasterSubject, Master: true, Access: model.AccessAdmin}, nil
 	}
 	c, err := a.verify(bearer)
 	if err != nil {
@@ -185,24 +184,24 @@ func (a *Authenticator) keyFunc(t *jwt.Token) (any, error) {
 }
 
 // lookup returns the token row for id, through the short-lived cache.
-func (a *Authenticator) lookup(ctx context.Context, id string) (repository.Token, error) {
+func (a *Authenticator) lookup(ctx context.Context, id string) (model.Token, error) {
 	now := a.now()
 	if e, ok := a.cache.get(id, now); ok {
 		if !e.found {
-			return repository.Token{}, unauthenticated("invalid token")
+			return model.Token{}, unauthenticated("invalid token")
 		}
 		return e.token, nil
 	}
 	if a.tokens == nil {
-		return repository.Token{}, unauthenticated("invalid token")
+		return model.Token{}, unauthenticated("invalid token")
 	}
 	row, err := a.tokens.TokenByID(ctx, id)
-	if errors.Is(err, repository.ErrNotFound) {
+	if errors.Is(err, model.ErrNotFound) {
 		a.cache.put(id, cacheEntry{fetchedAt: now})
-		return repository.Token{}, unauthenticated("invalid token")
+		return model.Token{}, unauthenticated("invalid token")
 	}
 	if err != nil {
-		return repository.Token{}, fmt.Errorf("look up token: %w", err)
+		return model.Token{}, fmt.Errorf("look up token: %w", err)
 	}
 	a.cache.put(id, cacheEntry{token: row, found: true, fetchedAt: now})
 	return row, nil
@@ -210,7 +209,7 @@ func (a *Authenticator) lookup(ctx context.Context, id string) (repository.Token
 
 // principal checks the stored row (the truth) against the claims and builds
 // the principal from the row.
-func (a *Authenticator) principal(c *claims, row repository.Token) (Principal, error) {
+func (a *Authenticator) principal(c *claims, row model.Token) (Principal, error) {
 	if row.ID != c.ID {
 		return Principal{}, unauthenticated("invalid token")
 	}

@@ -9,9 +9,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/stretchr/testify/require"
-
-	"github.com/qhronos/qhronos/internal/repository"
 )
 
 func TestAuthenticateRejectsAttacks(t *testing.T) {
@@ -129,7 +128,7 @@ func TestAuthenticateValidTokens(t *testing.T) {
 		with(validClaims(r), map[string]any{"access": "read_write", "scope": []string{"b", "a"}, "aud": DefaultAudience}))
 	clk.Advance(time.Hour)
 
-	want := Principal{Subject: "alice", Access: repository.AccessWrite, Scope: []string{"a", "b"}, TokenID: "tok-1"}
+	want := Principal{Subject: "alice", Access: model.AccessWrite, Scope: []string{"a", "b"}, TokenID: "tok-1"}
 	for name, bearer := range map[string]string{"current key": newToken, "rotated-out key": oldToken,
 		"within leeway": skewed, "alias and reordered scope": alias} {
 		p, err := after.Authenticate(context.Background(), bearer)
@@ -178,7 +177,7 @@ func TestAuthenticateMaster(t *testing.T) {
 	a, store, _ := newTestAuth(t, Config{})
 	p, err := a.Authenticate(context.Background(), testMaster)
 	require.NoError(t, err)
-	if !p.Master || p.Key() != "master" || !p.Allows(repository.AccessAdmin) {
+	if !p.Master || p.Key() != "master" || !p.Allows(model.AccessAdmin) {
 		t.Errorf("master principal = %+v (key %q), want Master with admin rights and key %q", p, p.Key(), "master")
 	}
 	if got := store.count(); got != 0 {

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 // maxCachedTokens bounds the token cache so a flood of distinct (validly
@@ -23,7 +23,7 @@ type tokenCache struct {
 }
 
 type cacheEntry struct {
-	token     repository.Token
+	token     model.Token
 	found     bool
 	fetchedAt time.Time
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 func TestTokenCacheIsBounded(t *testing.T) {
@@ -25,7 +25,7 @@ func TestTokenCacheIsBounded(t *testing.T) {
 func TestTokenCacheExpiry(t *testing.T) {
 	t.Parallel()
 	c := newTokenCache(time.Second, 10)
-	c.put("x", cacheEntry{token: repository.Token{ID: "x"}, found: true, fetchedAt: t0})
+	c.put("x", cacheEntry{token: model.Token{ID: "x"}, found: true, fetchedAt: t0})
 	tests := []struct {
 		at   time.Time
 		want bool

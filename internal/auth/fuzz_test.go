@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 // FuzzAuthenticate feeds arbitrary bearers: no panic, and success only for the
@@ -35,7 +35,7 @@ func FuzzAuthenticate(f *testing.F) {
 			if bearer != testMaster {
 				t.Fatalf("bearer %q authenticated as master", bearer)
 			}
-		case p.TokenID != r.ID || p.Access != repository.AccessWrite:
+		case p.TokenID != r.ID || p.Access != model.AccessWrite:
 			t.Fatalf("bearer %q authenticated as unexpected principal %+v", bearer, p)
 		}
 	})

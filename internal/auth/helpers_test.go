@@ -11,9 +11,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/stretchr/testify/require"
-
-	"github.com/qhronos/qhronos/internal/repository"
 )
 
 var (
@@ -28,35 +27,35 @@ const testMaster = "master-token-0123456789abcdef0123456789"
 // to fail like a database that is down.
 type fakeTokens struct {
 	mu      sync.Mutex
-	rows    map[string]repository.Token
+	rows    map[string]model.Token
 	err     error
 	lookups int
 }
 
-func newFakeTokens(rows ...repository.Token) *fakeTokens {
-	f := &fakeTokens{rows: map[string]repository.Token{}}
+func newFakeTokens(rows ...model.Token) *fakeTokens {
+	f := &fakeTokens{rows: map[string]model.Token{}}
 	for _, r := range rows {
 		f.rows[r.ID] = r
 	}
 	return f
 }
 
-func (f *fakeTokens) TokenByID(_ context.Context, id string) (repository.Token, error) {
+func (f *fakeTokens) TokenByID(_ context.Context, id string) (model.Token, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.lookups++
 	if f.err != nil {
-		return repository.Token{}, f.err
+		return model.Token{}, f.err
 	}
 	r, ok := f.rows[id]
 	if !ok {
-		return repository.Token{}, repository.ErrNotFound
+		return model.Token{}, model.ErrNotFound
 	}
 	r.Scope = append([]string(nil), r.Scope...)
 	return r, nil
 }
 
-func (f *fakeTokens) put(r repository.Token) {
+func (f *fakeTokens) put(r model.Token) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.rows[r.ID] = r
@@ -93,14 +92,14 @@ func (c *clock) Advance(d time.Duration) {
 }
 
 // row is a valid write token scoped to tags a and b, expiring in a day.
-func row(id string) repository.Token {
-	return repository.Token{
-		ID: id, Subject: "alice", Access: repository.AccessWrite, Scope: []string{"a", "b"},
+func row(id string) model.Token {
+	return model.Token{
+		ID: id, Subject: "alice", Access: model.AccessWrite, Scope: []string{"a", "b"},
 		ExpiresAt: t0.Add(24 * time.Hour), CreatedBy: "master", CreatedAt: t0,
 	}
 }
 
-func newTestAuth(t *testing.T, cfg Config, rows ...repository.Token) (*Authenticator, *fakeTokens, *clock) {
+func newTestAuth(t *testing.T, cfg Config, rows ...model.Token) (*Authenticator, *fakeTokens, *clock) {
 	t.Helper()
 	if cfg.Keys.Keys == nil {
 		cfg.Keys = NewKeyring(keyNew, keyOld)
@@ -114,7 +113,7 @@ func newTestAuth(t *testing.T, cfg Config, rows ...repository.Token) (*Authentic
 }
 
 // validClaims mirrors what Mint writes for r at t0.
-func validClaims(r repository.Token) jwt.MapClaims {
+func validClaims(r model.Token) jwt.MapClaims {
 	return jwt.MapClaims{
 		"iss": DefaultIssuer, "aud": []string{DefaultAudience}, "sub": r.Subject, "jti": r.ID,
 		"access": string(r.Access), "scope": r.Scope,

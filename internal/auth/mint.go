@@ -5,15 +5,14 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 // Mint signs a JWT for a token row with the current key. Call it before
 // storing the row: an input it rejects (a *FieldError naming the field) should
 // answer 400 and store nothing. The claims mirror the row; Authenticate trusts
 // the row, not the claims.
-func (a *Authenticator) Mint(t repository.Token) (string, error) {
+func (a *Authenticator) Mint(t model.Token) (string, error) {
 	now := a.now()
 	if t.ID == "" {
 		return "", &FieldError{Field: "id", Reason: "required"}

@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/stretchr/testify/require"
-
-	"github.com/qhronos/qhronos/internal/repository"
 )
 
 func TestMintClaims(t *testing.T) {
@@ -71,18 +70,18 @@ func TestMintRejectsBadInput(t *testing.T) {
 	revokedAt := t0
 	tests := []struct {
 		name      string
-		change    func(*repository.Token)
+		change    func(*model.Token)
 		wantField string
 	}{
-		{"no id", func(r *repository.Token) { r.ID = "" }, "id"},
-		{"no subject", func(r *repository.Token) { r.Subject = "" }, "sub"},
-		{"unknown access", func(r *repository.Token) { r.Access = "root" }, "access"},
-		{"empty access", func(r *repository.Token) { r.Access = "" }, "access"},
-		{"past expiry", func(r *repository.Token) { r.ExpiresAt = t0.Add(-time.Second) }, "expires_at"},
-		{"expiry now", func(r *repository.Token) { r.ExpiresAt = t0 }, "expires_at"},
-		{"expiry within the second", func(r *repository.Token) { r.ExpiresAt = t0.Add(500 * time.Millisecond) }, "expires_at"},
-		{"beyond max ttl", func(r *repository.Token) { r.ExpiresAt = t0.Add(31 * 24 * time.Hour) }, "expires_at"},
-		{"revoked", func(r *repository.Token) { r.RevokedAt = &revokedAt }, "revoked_at"},
+		{"no id", func(r *model.Token) { r.ID = "" }, "id"},
+		{"no subject", func(r *model.Token) { r.Subject = "" }, "sub"},
+		{"unknown access", func(r *model.Token) { r.Access = "root" }, "access"},
+		{"empty access", func(r *model.Token) { r.Access = "" }, "access"},
+		{"past expiry", func(r *model.Token) { r.ExpiresAt = t0.Add(-time.Second) }, "expires_at"},
+		{"expiry now", func(r *model.Token) { r.ExpiresAt = t0 }, "expires_at"},
+		{"expiry within the second", func(r *model.Token) { r.ExpiresAt = t0.Add(500 * time.Millisecond) }, "expires_at"},
+		{"beyond max ttl", func(r *model.Token) { r.ExpiresAt = t0.Add(31 * 24 * time.Hour) }, "expires_at"},
+		{"revoked", func(r *model.Token) { r.RevokedAt = &revokedAt }, "revoked_at"},
 	}
 	for _, tt := range tests {
 		r := row("tok-1")

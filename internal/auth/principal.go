@@ -9,7 +9,7 @@ import (
 
 	"slices"
 
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 // Principal is the authenticated caller of one request: the master token, or
@@ -17,7 +17,7 @@ import (
 type Principal struct {
 	Subject string
 	Master  bool
-	Access  repository.Access
+	Access  model.Access
 	Scope   []string
 	TokenID string
 	// ExpiresAt is the JWT's expiry (zero for the master token): long-lived
@@ -28,7 +28,7 @@ type Principal struct {
 // Allows reports whether the principal's access level is at least a
 // (read < write < admin). The master token allows everything; an unknown
 // level on either side allows nothing.
-func (p Principal) Allows(a repository.Access) bool {
+func (p Principal) Allows(a model.Access) bool {
 	if p.Master {
 		return true
 	}
@@ -39,14 +39,14 @@ func (p Principal) Allows(a repository.Access) bool {
 // unrestricted reports whether scope is ignored: the master token and admin
 // tokens see every tenant.
 func (p Principal) unrestricted() bool {
-	return p.Master || p.Access == repository.AccessAdmin
+	return p.Master || p.Access == model.AccessAdmin
 }
 
 // CanRead reports whether an event carrying tags is visible: it must share at
 // least one tag with the scope, so a non-admin token with an empty scope sees
 // nothing. Anything not readable answers 404, not 403, to hide its existence.
 func (p Principal) CanRead(tags []string) bool {
-	if !p.Allows(repository.AccessRead) {
+	if !p.Allows(model.AccessRead) {
 		return false
 	}
 	if p.unrestricted() {
@@ -64,7 +64,7 @@ func (p Principal) CanRead(tags []string) bool {
 // they must be non-empty and all inside the scope, so a scoped token can never
 // create an event it could not see or move one out of its own tenancy.
 func (p Principal) CanCreate(tags []string) error {
-	if !p.Allows(repository.AccessWrite) {
+	if !p.Allows(model.AccessWrite) {
 		return ErrInsufficientAccess
 	}
 	if p.unrestricted() {
@@ -80,7 +80,7 @@ func (p Principal) CanCreate(tags []string) error {
 // event given its CURRENT tags: all of them must be inside the scope, so a
 // token cannot act on an event shared with a tenant it does not cover.
 func (p Principal) CanModify(currentTags []string) bool {
-	if !p.Allows(repository.AccessWrite) {
+	if !p.Allows(model.AccessWrite) {
 		return false
 	}
 	return p.unrestricted() || p.inside(currentTags)
@@ -90,7 +90,7 @@ func (p Principal) CanModify(currentTags []string) bool {
 // filter at all; otherwise rows must share a tag with the returned list (an
 // empty list matches nothing). The slice is a copy the caller may keep.
 func (p Principal) ScopeFilter() (tags []string, unrestricted bool) {
-	if !p.Allows(repository.AccessRead) {
+	if !p.Allows(model.AccessRead) {
 		return []string{}, false
 	}
 	if p.unrestricted() {
@@ -112,7 +112,7 @@ func (p Principal) Key() string {
 // CanMint checks that a token the principal wants to mint is no wider than
 // the principal itself: access ≤ its own, scope ⊆ its own. The master token
 // may mint anything and an admin any access up to admin with any scope.
-func (p Principal) CanMint(access repository.Access, scope []string) error {
+func (p Principal) CanMint(access model.Access, scope []string) error {
 	if rank(access) == 0 {
 		return ErrInvalidAccess
 	}
@@ -122,7 +122,7 @@ func (p Principal) CanMint(access repository.Access, scope []string) error {
 	if rank(p.Access) == 0 || rank(access) > rank(p.Access) {
 		return ErrAccessTooWide
 	}
-	if p.Access == repository.AccessAdmin {
+	if p.Access == model.AccessAdmin {
 		return nil
 	}
 	for _, t := range scope {

@@ -5,15 +5,15 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 var (
-	master    = Principal{Subject: "master", Master: true, Access: repository.AccessAdmin}
-	admin     = Principal{Subject: "ops", Access: repository.AccessAdmin, TokenID: "t-admin"}
-	writerAB  = Principal{Subject: "alice", Access: repository.AccessWrite, Scope: []string{"a", "b"}, TokenID: "t-w"}
-	readerA   = Principal{Subject: "bob", Access: repository.AccessRead, Scope: []string{"a"}, TokenID: "t-r"}
-	unscoped  = Principal{Subject: "carol", Access: repository.AccessWrite, Scope: nil, TokenID: "t-empty"}
+	master    = Principal{Subject: "master", Master: true, Access: model.AccessAdmin}
+	admin     = Principal{Subject: "ops", Access: model.AccessAdmin, TokenID: "t-admin"}
+	writerAB  = Principal{Subject: "alice", Access: model.AccessWrite, Scope: []string{"a", "b"}, TokenID: "t-w"}
+	readerA   = Principal{Subject: "bob", Access: model.AccessRead, Scope: []string{"a"}, TokenID: "t-r"}
+	unscoped  = Principal{Subject: "carol", Access: model.AccessWrite, Scope: nil, TokenID: "t-empty"}
 	anonymous = Principal{}
 )
 
@@ -22,22 +22,22 @@ func TestPrincipalAllows(t *testing.T) {
 	tests := []struct {
 		name string
 		p    Principal
-		need repository.Access
+		need model.Access
 		want bool
 	}{
-		{"master read", master, repository.AccessRead, true},
-		{"master admin", master, repository.AccessAdmin, true},
-		{"admin admin", admin, repository.AccessAdmin, true},
-		{"admin write", admin, repository.AccessWrite, true},
-		{"admin read", admin, repository.AccessRead, true},
-		{"write admin", writerAB, repository.AccessAdmin, false},
-		{"write write", writerAB, repository.AccessWrite, true},
-		{"write read", writerAB, repository.AccessRead, true},
-		{"read write", readerA, repository.AccessWrite, false},
-		{"read read", readerA, repository.AccessRead, true},
-		{"unknown need", admin, repository.Access("root"), false},
-		{"zero principal", anonymous, repository.AccessRead, false},
-		{"unknown own level", Principal{Access: "superuser"}, repository.AccessRead, false},
+		{"master read", master, model.AccessRead, true},
+		{"master admin", master, model.AccessAdmin, true},
+		{"admin admin", admin, model.AccessAdmin, true},
+		{"admin write", admin, model.AccessWrite, true},
+		{"admin read", admin, model.AccessRead, true},
+		{"write admin", writerAB, model.AccessAdmin, false},
+		{"write write", writerAB, model.AccessWrite, true},
+		{"write read", writerAB, model.AccessRead, true},
+		{"read write", readerA, model.AccessWrite, false},
+		{"read read", readerA, model.AccessRead, true},
+		{"unknown need", admin, model.Access("root"), false},
+		{"zero principal", anonymous, model.AccessRead, false},
+		{"unknown own level", Principal{Access: "superuser"}, model.AccessRead, false},
 	}
 	for _, tt := range tests {
 		if got := tt.p.Allows(tt.need); got != tt.want {
@@ -170,7 +170,7 @@ func TestPrincipalKey(t *testing.T) {
 		{master, "master"},
 		{admin, "jwt:t-admin"},
 		{writerAB, "jwt:t-w"},
-		{Principal{Subject: "alice", Access: repository.AccessWrite, TokenID: "t-other"}, "jwt:t-other"},
+		{Principal{Subject: "alice", Access: model.AccessWrite, TokenID: "t-other"}, "jwt:t-other"},
 	}
 	for _, tt := range tests {
 		if got := tt.p.Key(); got != tt.want {
@@ -184,22 +184,22 @@ func TestPrincipalCanMint(t *testing.T) {
 	tests := []struct {
 		name    string
 		p       Principal
-		access  repository.Access
+		access  model.Access
 		scope   []string
 		wantErr error
 	}{
-		{"master admin any scope", master, repository.AccessAdmin, []string{"z"}, nil},
-		{"master read empty scope", master, repository.AccessRead, nil, nil},
-		{"admin mints admin", admin, repository.AccessAdmin, nil, nil},
-		{"admin mints write any scope", admin, repository.AccessWrite, []string{"z"}, nil},
-		{"writer mints read inside scope", writerAB, repository.AccessRead, []string{"a"}, nil},
-		{"writer mints write same scope", writerAB, repository.AccessWrite, []string{"a", "b"}, nil},
-		{"writer mints admin", writerAB, repository.AccessAdmin, []string{"a"}, ErrAccessTooWide},
-		{"writer widens scope", writerAB, repository.AccessRead, []string{"a", "z"}, ErrScopeTooWide},
-		{"reader mints write", readerA, repository.AccessWrite, []string{"a"}, ErrAccessTooWide},
-		{"empty scope cannot add tags", unscoped, repository.AccessRead, []string{"a"}, ErrScopeTooWide},
-		{"unknown access", master, repository.Access("root"), nil, ErrInvalidAccess},
-		{"zero principal", anonymous, repository.AccessRead, nil, ErrAccessTooWide},
+		{"master admin any scope", master, model.AccessAdmin, []string{"z"}, nil},
+		{"master read empty scope", master, model.AccessRead, nil, nil},
+		{"admin mints admin", admin, model.AccessAdmin, nil, nil},
+		{"admin mints write any scope", admin, model.AccessWrite, []string{"z"}, nil},
+		{"writer mints read inside scope", writerAB, model.AccessRead, []string{"a"}, nil},
+		{"writer mints write same scope", writerAB, model.AccessWrite, []string{"a", "b"}, nil},
+		{"writer mints admin", writerAB, model.AccessAdmin, []string{"a"}, ErrAccessTooWide},
+		{"writer widens scope", writerAB, model.AccessRead, []string{"a", "z"}, ErrScopeTooWide},
+		{"reader mints write", readerA, model.AccessWrite, []string{"a"}, ErrAccessTooWide},
+		{"empty scope cannot add tags", unscoped, model.AccessRead, []string{"a"}, ErrScopeTooWide},
+		{"unknown access", master, model.Access("root"), nil, ErrInvalidAccess},
+		{"zero principal", anonymous, model.AccessRead, nil, ErrAccessTooWide},
 	}
 	for _, tt := range tests {
 		err := tt.p.CanMint(tt.access, tt.scope)

@@ -2,13 +2,13 @@ package hub
 
 import (
 	"github.com/qhronos/qhronos/internal/actions"
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 // FeedTagListeners is the dispatcher's attempt hook for tag-listeners: one
 // frame per occurrence after its first attempt, whatever the action (best
 // effort, at most once). It never waits on the bus.
-func (h *Hub) FeedTagListeners(ev *repository.Event, occ *repository.Occurrence, _ actions.Outcome) {
+func (h *Hub) FeedTagListeners(ev *model.Event, occ *model.Occurrence, _ actions.Outcome) {
 	if occ.AttemptCount != 1 || len(ev.Tags) == 0 {
 		return
 	}

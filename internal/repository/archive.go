@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 // ArchiveBatch is one bounded step of the archiver: at most Limit rows older
@@ -195,39 +197,33 @@ func (s *Store) purge(ctx context.Context, table, extra string, cutoff time.Time
 	return affected(res), nil
 }
 
-// ArchivedOccurrence is an occurrence row in the archive.
-type ArchivedOccurrence struct {
-	Occurrence
-	ArchivedAt time.Time `db:"archived_at"`
-}
-
 // ListArchivedOccurrences lists archived occurrences in f.Order with the
 // same filters as ListOccurrences. Tag filters and the scope apply to the
 // owning event's tags: event_tags while the event is live, tags_json of
 // events_archive once it is archived too.
-func (s *Store) ListArchivedOccurrences(ctx context.Context, f OccurrenceFilter) ([]ArchivedOccurrence, error) {
+func (s *Store) ListArchivedOccurrences(ctx context.Context, f model.OccurrenceFilter) ([]model.ArchivedOccurrence, error) {
 	where, args, ok := s.archivedOccurrenceWhere(f)
 	if !ok {
-		return []ArchivedOccurrence{}, nil
+		return []model.ArchivedOccurrence{}, nil
 	}
-	out, err := listOccurrenceRows[ArchivedOccurrence](ctx, s, "occurrences_archive",
+	out, err := listOccurrenceRows[model.ArchivedOccurrence](ctx, s, "occurrences_archive",
 		prefixed("o.", occurrenceColumns)+", o.archived_at", where, args, f)
 	if err != nil {
 		return nil, fmt.Errorf("list archived occurrences: %w", err)
 	}
 	for i := range out {
-		out[i].normalize()
+		normalize(&out[i].Occurrence)
 		out[i].ArchivedAt = utc(out[i].ArchivedAt)
 	}
 	if out == nil {
-		out = []ArchivedOccurrence{}
+		out = []model.ArchivedOccurrence{}
 	}
 	return out, nil
 }
 
 // CountArchivedOccurrences counts what ListArchivedOccurrences would return
 // without paging.
-func (s *Store) CountArchivedOccurrences(ctx context.Context, f OccurrenceFilter) (int, error) {
+func (s *Store) CountArchivedOccurrences(ctx context.Context, f model.OccurrenceFilter) (int, error) {
 	where, args, ok := s.archivedOccurrenceWhere(f)
 	if !ok {
 		return 0, nil
@@ -241,14 +237,14 @@ func (s *Store) CountArchivedOccurrences(ctx context.Context, f OccurrenceFilter
 }
 
 // ListArchivedAttempts returns the archived attempts of one occurrence.
-func (s *Store) ListArchivedAttempts(ctx context.Context, occurrenceID string) ([]Attempt, error) {
+func (s *Store) ListArchivedAttempts(ctx context.Context, occurrenceID string) ([]model.Attempt, error) {
 	return s.attemptsIn(ctx, "attempts_archive", occurrenceID)
 }
 
 // archivedOccurrenceWhere reuses the live filter for everything but tags and
 // scope, then adds tag predicates that look at both homes of an event's tags.
-func (s *Store) archivedOccurrenceWhere(f OccurrenceFilter) (where []string, args []any, ok bool) {
-	base := OccurrenceFilter{EventID: f.EventID, Status: f.Status, From: f.From, To: f.To, Unrestricted: true}
+func (s *Store) archivedOccurrenceWhere(f model.OccurrenceFilter) (where []string, args []any, ok bool) {
+	base := model.OccurrenceFilter{EventID: f.EventID, Status: f.Status, From: f.From, To: f.To, Unrestricted: true}
 	where, args, _ = s.occurrenceWhere(base)
 	tagAny := func(tags []string) {
 		in := placeholders(len(tags))

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 )
 
@@ -22,8 +23,8 @@ const day = 24 * time.Hour
 // leased; an awaiting_ack row waits for an acknowledgement. Callers settle
 // rows in an order where no other row is claimable, so each claim takes the
 // row just inserted.
-func settle(t *testing.T, s *repository.Store, e *repository.Event, at, final time.Time,
-	status repository.OccurrenceStatus, attempts int) repository.Occurrence {
+func settle(t *testing.T, s *repository.Store, e *model.Event, at, final time.Time,
+	status model.OccurrenceStatus, attempts int) model.Occurrence {
 	t.Helper()
 	ctx := context.Background()
 	_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{at}, false, at)
@@ -39,21 +40,21 @@ func settle(t *testing.T, s *repository.Store, e *repository.Event, at, final ti
 		require.NoError(t, err)
 		require.Len(t, got, 1, "settle: exactly the new row is claimable")
 		occ := got[0]
-		if last && status == repository.OccurrenceDispatching {
+		if last && status == model.OccurrenceDispatching {
 			return occ
 		}
 		rec := repository.OutcomeRecord{OccurrenceID: occ.ID, LeaseToken: "tok", Status: status, Now: claimAt,
-			Attempt: &repository.Attempt{OccurrenceID: occ.ID, EventID: e.ID, Attempt: i, StartedAt: claimAt,
+			Attempt: &model.Attempt{OccurrenceID: occ.ID, EventID: e.ID, Attempt: i, StartedAt: claimAt,
 				DurationMS: int64(10 * i), Outcome: string(status), LatenessMS: claimAt.Sub(at).Milliseconds()}}
 		switch {
 		case !last:
 			next := claimAt.Add(time.Minute)
-			rec.Status, rec.NextAttemptAt, rec.Attempt.Outcome = repository.OccurrenceRetrying, &next, "retrying"
+			rec.Status, rec.NextAttemptAt, rec.Attempt.Outcome = model.OccurrenceRetrying, &next, "retrying"
 			claimAt = next
-		case status == repository.OccurrenceRetrying:
+		case status == model.OccurrenceRetrying:
 			next := final.Add(1000 * day) // never claimable again in these tests
 			rec.NextAttemptAt = &next
-		case status == repository.OccurrenceAwaitingAck:
+		case status == model.OccurrenceAwaitingAck:
 			deadline := final.Add(30 * time.Second)
 			rec.AckDeadline = &deadline
 		}
@@ -68,7 +69,7 @@ func settle(t *testing.T, s *repository.Store, e *repository.Event, at, final ti
 
 func occIDAt(t *testing.T, s *repository.Store, eventID string, at time.Time) string {
 	t.Helper()
-	occ, err := s.ListOccurrences(context.Background(), repository.OccurrenceFilter{EventID: eventID, Unrestricted: true,
+	occ, err := s.ListOccurrences(context.Background(), model.OccurrenceFilter{EventID: eventID, Unrestricted: true,
 		From: &at, Limit: 1000})
 	require.NoError(t, err)
 	for _, o := range occ {
@@ -109,12 +110,12 @@ func archiveAll(t *testing.T, s *repository.Store, b repository.ArchiveBatch) re
 // and retention 30 days (cutoff t0+10d).
 type archiveDataset struct {
 	now          time.Time
-	active       *repository.Event // stays
-	deletedOld   *repository.Event // goes
-	deletedNew   *repository.Event // stays: deleted inside retention
-	inactiveOld  *repository.Event // goes
-	pausedOld    *repository.Event // stays: paused is not finished
-	moved, kept  []string          // occurrence ids
+	active       *model.Event // stays
+	deletedOld   *model.Event // goes
+	deletedNew   *model.Event // stays: deleted inside retention
+	inactiveOld  *model.Event // goes
+	pausedOld    *model.Event // stays: paused is not finished
+	moved, kept  []string     // occurrence ids
 	movedAttempt int
 }
 
@@ -124,28 +125,28 @@ func seedArchiveDataset(t *testing.T, s *repository.Store) archiveDataset {
 	d := archiveDataset{now: t0.Add(40 * day)}
 	d.active, d.deletedOld, d.deletedNew = newEvent("a"), newEvent("b"), newEvent("c")
 	d.inactiveOld, d.pausedOld = newEvent("d", "x"), newEvent("e")
-	d.inactiveOld.Status, d.pausedOld.Status = repository.EventInactive, repository.EventPaused
-	for _, e := range []*repository.Event{d.active, d.deletedOld, d.deletedNew, d.inactiveOld, d.pausedOld} {
+	d.inactiveOld.Status, d.pausedOld.Status = model.EventInactive, model.EventPaused
+	for _, e := range []*model.Event{d.active, d.deletedOld, d.deletedNew, d.inactiveOld, d.pausedOld} {
 		mustCreate(t, s, e)
 	}
 	h := time.Hour
 	a := d.active
 	d.moved = append(d.moved,
-		settle(t, s, a, t0, t0.Add(2*time.Minute), repository.OccurrenceCompleted, 2).ID,
-		settle(t, s, a, t0.Add(h), t0.Add(h), repository.OccurrenceFailed, 1).ID,
-		settle(t, s, d.deletedOld, t0.Add(90*time.Minute), t0.Add(90*time.Minute), repository.OccurrenceCompleted, 1).ID,
-		settle(t, s, d.deletedNew, t0.Add(100*time.Minute), t0.Add(100*time.Minute), repository.OccurrenceMissed, 1).ID,
-		settle(t, s, d.inactiveOld, t0.Add(110*time.Minute), t0.Add(110*time.Minute), repository.OccurrenceCompleted, 1).ID,
-		settle(t, s, d.pausedOld, t0.Add(115*time.Minute), t0.Add(115*time.Minute), repository.OccurrenceCompleted, 1).ID,
+		settle(t, s, a, t0, t0.Add(2*time.Minute), model.OccurrenceCompleted, 2).ID,
+		settle(t, s, a, t0.Add(h), t0.Add(h), model.OccurrenceFailed, 1).ID,
+		settle(t, s, d.deletedOld, t0.Add(90*time.Minute), t0.Add(90*time.Minute), model.OccurrenceCompleted, 1).ID,
+		settle(t, s, d.deletedNew, t0.Add(100*time.Minute), t0.Add(100*time.Minute), model.OccurrenceMissed, 1).ID,
+		settle(t, s, d.inactiveOld, t0.Add(110*time.Minute), t0.Add(110*time.Minute), model.OccurrenceCompleted, 1).ID,
+		settle(t, s, d.pausedOld, t0.Add(115*time.Minute), t0.Add(115*time.Minute), model.OccurrenceCompleted, 1).ID,
 	)
 	d.movedAttempt = 2 + 1 + 1 + 1 + 1 + 1
 	d.kept = append(d.kept,
 		// Completed inside retention.
-		settle(t, s, a, t0.Add(2*h), t0.Add(20*day), repository.OccurrenceCompleted, 1).ID,
+		settle(t, s, a, t0.Add(2*h), t0.Add(20*day), model.OccurrenceCompleted, 1).ID,
 		// Leased long ago and never rescued: still in flight.
-		settle(t, s, a, t0.Add(4*h), t0.Add(4*h), repository.OccurrenceDispatching, 1).ID,
-		settle(t, s, a, t0.Add(5*h), t0.Add(5*h), repository.OccurrenceAwaitingAck, 1).ID,
-		settle(t, s, a, t0.Add(6*h), t0.Add(6*h), repository.OccurrenceRetrying, 1).ID,
+		settle(t, s, a, t0.Add(4*h), t0.Add(4*h), model.OccurrenceDispatching, 1).ID,
+		settle(t, s, a, t0.Add(5*h), t0.Add(5*h), model.OccurrenceAwaitingAck, 1).ID,
+		settle(t, s, a, t0.Add(6*h), t0.Add(6*h), model.OccurrenceRetrying, 1).ID,
 	)
 	// Old but never fired.
 	_, err := s.InsertOccurrences(ctx, a.ID, []time.Time{t0.Add(3 * h)}, false, t0)
@@ -170,12 +171,12 @@ func seedArchiveDataset(t *testing.T, s *repository.Store) archiveDataset {
 
 func liveIDs(t *testing.T, s *repository.Store) []string {
 	t.Helper()
-	occ, err := s.ListOccurrences(context.Background(), repository.OccurrenceFilter{Unrestricted: true, Limit: 1000})
+	occ, err := s.ListOccurrences(context.Background(), model.OccurrenceFilter{Unrestricted: true, Limit: 1000})
 	require.NoError(t, err)
 	return occurrenceIDs(occ)
 }
 
-func archivedIDs(t *testing.T, s *repository.Store, f repository.OccurrenceFilter) []string {
+func archivedIDs(t *testing.T, s *repository.Store, f model.OccurrenceFilter) []string {
 	t.Helper()
 	f.Limit = 1000
 	occ, err := s.ListArchivedOccurrences(context.Background(), f)
@@ -191,7 +192,7 @@ func archivedIDs(t *testing.T, s *repository.Store, f repository.OccurrenceFilte
 	return out
 }
 
-func occurrenceIDs(occ []repository.Occurrence) []string {
+func occurrenceIDs(occ []model.Occurrence) []string {
 	out := []string{}
 	for _, o := range occ {
 		out = append(out, o.ID)
@@ -210,7 +211,7 @@ func TestArchiveMovesOnlyOldTerminalHistory(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		ctx := context.Background()
 		d := seedArchiveDataset(t, s)
-		attemptsBefore := map[string][]repository.Attempt{}
+		attemptsBefore := map[string][]model.Attempt{}
 		for _, id := range d.moved {
 			as, err := s.ListAttempts(ctx, id)
 			require.NoError(t, err)
@@ -223,7 +224,7 @@ func TestArchiveMovesOnlyOldTerminalHistory(t *testing.T) {
 			t.Errorf("moved counts: got %+v, want %+v", got, want)
 		}
 		require.Equal(t, sorted(d.kept), liveIDs(t, s), "live occurrences after archival")
-		require.Equal(t, sorted(d.moved), archivedIDs(t, s, repository.OccurrenceFilter{Unrestricted: true}))
+		require.Equal(t, sorted(d.moved), archivedIDs(t, s, model.OccurrenceFilter{Unrestricted: true}))
 
 		for _, id := range d.moved {
 			live, err := s.ListAttempts(ctx, id)
@@ -233,15 +234,15 @@ func TestArchiveMovesOnlyOldTerminalHistory(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, attemptsBefore[id], archived, "attempts of %s archived verbatim", id)
 		}
-		for _, e := range []*repository.Event{d.deletedOld, d.inactiveOld} {
+		for _, e := range []*model.Event{d.deletedOld, d.inactiveOld} {
 			_, err := s.GetEventAny(ctx, e.ID)
-			require.ErrorIs(t, err, repository.ErrNotFound, "event %s archived", e.Name)
+			require.ErrorIs(t, err, model.ErrNotFound, "event %s archived", e.Name)
 		}
-		for _, e := range []*repository.Event{d.active, d.deletedNew, d.pausedOld} {
+		for _, e := range []*model.Event{d.active, d.deletedNew, d.pausedOld} {
 			_, err := s.GetEventAny(ctx, e.ID)
 			require.NoError(t, err, "event with status %s stays", e.Status)
 		}
-		archived, err := s.ListArchivedOccurrences(ctx, repository.OccurrenceFilter{Unrestricted: true, Limit: 1})
+		archived, err := s.ListArchivedOccurrences(ctx, model.OccurrenceFilter{Unrestricted: true, Limit: 1})
 		require.NoError(t, err)
 		require.Equal(t, d.now, archived[0].ArchivedAt)
 
@@ -254,28 +255,28 @@ func TestArchivedOccurrencesKeepTheirScope(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		d := seedArchiveDataset(t, s)
 		archiveAll(t, s, repository.ArchiveBatch{Cutoff: d.now.Add(-30 * day), Now: d.now, Limit: 100})
-		of := func(e *repository.Event) []string {
-			ids := archivedIDs(t, s, repository.OccurrenceFilter{Unrestricted: true, EventID: e.ID})
+		of := func(e *model.Event) []string {
+			ids := archivedIDs(t, s, model.OccurrenceFilter{Unrestricted: true, EventID: e.ID})
 			require.NotEmpty(t, ids)
 			return ids
 		}
 		tests := []struct {
 			name string
-			f    repository.OccurrenceFilter
+			f    model.OccurrenceFilter
 			want []string
 		}{
-			{"live event's tags", repository.OccurrenceFilter{Scope: []string{"a"}}, of(d.active)},
-			{"archived event's tags", repository.OccurrenceFilter{Scope: []string{"b"}}, of(d.deletedOld)},
-			{"archived, second tag", repository.OccurrenceFilter{Scope: []string{"x"}}, of(d.inactiveOld)},
-			{"empty scope sees nothing", repository.OccurrenceFilter{}, []string{}},
-			{"foreign scope", repository.OccurrenceFilter{Scope: []string{"zzz"}}, []string{}},
-			{"any tags", repository.OccurrenceFilter{Unrestricted: true, AnyTags: []string{"b", "c"}},
+			{"live event's tags", model.OccurrenceFilter{Scope: []string{"a"}}, of(d.active)},
+			{"archived event's tags", model.OccurrenceFilter{Scope: []string{"b"}}, of(d.deletedOld)},
+			{"archived, second tag", model.OccurrenceFilter{Scope: []string{"x"}}, of(d.inactiveOld)},
+			{"empty scope sees nothing", model.OccurrenceFilter{}, []string{}},
+			{"foreign scope", model.OccurrenceFilter{Scope: []string{"zzz"}}, []string{}},
+			{"any tags", model.OccurrenceFilter{Unrestricted: true, AnyTags: []string{"b", "c"}},
 				sorted(append(of(d.deletedOld), of(d.deletedNew)...))},
-			{"all tags on archived event", repository.OccurrenceFilter{Unrestricted: true, AllTags: []string{"d", "x"}},
+			{"all tags on archived event", model.OccurrenceFilter{Unrestricted: true, AllTags: []string{"d", "x"}},
 				of(d.inactiveOld)},
-			{"all tags not all present", repository.OccurrenceFilter{Unrestricted: true, AllTags: []string{"d", "a"}},
+			{"all tags not all present", model.OccurrenceFilter{Unrestricted: true, AllTags: []string{"d", "a"}},
 				[]string{}},
-			{"status", repository.OccurrenceFilter{Unrestricted: true, Status: []repository.OccurrenceStatus{"failed"}},
+			{"status", model.OccurrenceFilter{Unrestricted: true, Status: []model.OccurrenceStatus{"failed"}},
 				[]string{d.moved[1]}},
 		}
 		for _, tt := range tests {
@@ -308,14 +309,14 @@ func TestArchivingOffDeletes(t *testing.T) {
 			t.Errorf("deleted counts: got %+v, want %+v", got, want)
 		}
 		require.Equal(t, sorted(d.kept), liveIDs(t, s))
-		require.Empty(t, archivedIDs(t, s, repository.OccurrenceFilter{Unrestricted: true}), "nothing archived")
+		require.Empty(t, archivedIDs(t, s, model.OccurrenceFilter{Unrestricted: true}), "nothing archived")
 		for _, id := range d.moved {
 			as, err := s.ListArchivedAttempts(ctx, id)
 			require.NoError(t, err)
 			require.Empty(t, as)
 		}
 		_, err := s.GetEventAny(ctx, d.deletedOld.ID)
-		require.ErrorIs(t, err, repository.ErrNotFound)
+		require.ErrorIs(t, err, model.ErrNotFound)
 	})
 }
 
@@ -323,11 +324,11 @@ func TestPurgeRemovesOnlyArchiveRowsPastPurgeAfter(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		ctx := context.Background()
 		oldEvent, fresh := newEvent("old"), newEvent("new")
-		oldEvent.Status = repository.EventInactive
+		oldEvent.Status = model.EventInactive
 		mustCreate(t, s, oldEvent)
 		mustCreate(t, s, fresh)
-		oldOcc := settle(t, s, oldEvent, t0, t0.Add(2*time.Minute), repository.OccurrenceCompleted, 2)
-		newOcc := settle(t, s, fresh, t0.Add(time.Hour), t0.Add(100*day), repository.OccurrenceFailed, 1)
+		oldOcc := settle(t, s, oldEvent, t0, t0.Add(2*time.Minute), model.OccurrenceCompleted, 2)
+		newOcc := settle(t, s, fresh, t0.Add(time.Hour), t0.Add(100*day), model.OccurrenceFailed, 1)
 
 		// First archival run at T1 takes the old occurrence and its event;
 		// the second at T2 = T1 + 100 d takes the other one.
@@ -348,14 +349,14 @@ func TestPurgeRemovesOnlyArchiveRowsPastPurgeAfter(t *testing.T) {
 			purged = purged.Add(n)
 		}
 		require.Equal(t, repository.ArchiveCounts{Events: 1, Occurrences: 1, Attempts: 2}, purged)
-		require.Equal(t, []string{newOcc.ID}, archivedIDs(t, s, repository.OccurrenceFilter{Unrestricted: true}))
+		require.Equal(t, []string{newOcc.ID}, archivedIDs(t, s, model.OccurrenceFilter{Unrestricted: true}))
 		as, err := s.ListArchivedAttempts(ctx, oldOcc.ID)
 		require.NoError(t, err)
 		require.Empty(t, as)
 		as, err = s.ListArchivedAttempts(ctx, newOcc.ID)
 		require.NoError(t, err)
 		require.Len(t, as, 1, "attempts archived later are kept")
-		require.Equal(t, []string{newOcc.ID}, archivedIDs(t, s, repository.OccurrenceFilter{Scope: []string{"new"}}),
+		require.Equal(t, []string{newOcc.ID}, archivedIDs(t, s, model.OccurrenceFilter{Scope: []string{"new"}}),
 			"kept history still scoped by its live event")
 	})
 }
@@ -378,7 +379,7 @@ func TestConcurrentArchiversNeverDoubleMove(t *testing.T) {
 		recs := make([]repository.OutcomeRecord, 0, n)
 		for _, o := range claimed {
 			recs = append(recs, repository.OutcomeRecord{OccurrenceID: o.ID, LeaseToken: "tok",
-				Status: repository.OccurrenceCompleted, Now: done, Attempt: &repository.Attempt{ID: uuid.NewString(),
+				Status: model.OccurrenceCompleted, Now: done, Attempt: &model.Attempt{ID: uuid.NewString(),
 					OccurrenceID: o.ID, EventID: e.ID, Attempt: 1, StartedAt: done, Outcome: "completed"}})
 		}
 		_, err = s.RecordOutcomes(ctx, recs)
@@ -410,7 +411,7 @@ func TestConcurrentArchiversNeverDoubleMove(t *testing.T) {
 		}
 		wg.Wait()
 		require.Equal(t, repository.ArchiveCounts{Occurrences: n, Attempts: n}, total, "moved exactly once in sum")
-		ids := archivedIDs(t, s, repository.OccurrenceFilter{Unrestricted: true})
+		ids := archivedIDs(t, s, model.OccurrenceFilter{Unrestricted: true})
 		require.Len(t, ids, n, "one archive row per occurrence")
 		seen := map[string]bool{}
 		for _, id := range ids {
@@ -435,7 +436,7 @@ func TestRetryRaceWithArchiverLeavesOneHome(t *testing.T) {
 		ctx := context.Background()
 		e := newEvent("a")
 		mustCreate(t, s, e)
-		occ := settle(t, s, e, t0, t0, repository.OccurrenceFailed, 1)
+		occ := settle(t, s, e, t0, t0, model.OccurrenceFailed, 1)
 		now := t0.Add(40 * day)
 		var wg sync.WaitGroup
 		var retryErr error
@@ -453,14 +454,14 @@ func TestRetryRaceWithArchiverLeavesOneHome(t *testing.T) {
 		}()
 		wg.Wait()
 		live, liveErr := s.GetOccurrence(ctx, occ.ID)
-		archived := archivedIDs(t, s, repository.OccurrenceFilter{Unrestricted: true})
+		archived := archivedIDs(t, s, model.OccurrenceFilter{Unrestricted: true})
 		switch {
 		case retryErr == nil:
 			require.NoError(t, liveErr)
-			require.Equal(t, repository.OccurrencePending, live.Status, "retried first: it stays live and queued")
+			require.Equal(t, model.OccurrencePending, live.Status, "retried first: it stays live and queued")
 			require.Empty(t, archived)
-		case errors.Is(retryErr, repository.ErrNotFound):
-			require.ErrorIs(t, liveErr, repository.ErrNotFound)
+		case errors.Is(retryErr, model.ErrNotFound):
+			require.ErrorIs(t, liveErr, model.ErrNotFound)
 			require.Equal(t, []string{occ.ID}, archived, "archived first: retry answers not found")
 		default:
 			t.Fatalf("retry: unexpected error %v", retryErr)

@@ -2,6 +2,7 @@ package repository_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sort"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 )
@@ -28,16 +30,16 @@ func eachBackend(t *testing.T, fn func(t *testing.T, s *repository.Store)) {
 
 var t0 = time.Date(2031, 3, 4, 10, 0, 0, 0, time.UTC)
 
-func newEvent(tags ...string) *repository.Event {
-	return &repository.Event{
+func newEvent(tags ...string) *model.Event {
+	return &model.Event{
 		ID: uuid.NewString(), Name: "report", StartTime: t0, Timezone: "UTC",
-		ActionType: "webhook", Action: repository.JSON(`{"type":"webhook","params":{"url":"https://example.com/h"}}`),
-		Tags: tags, Metadata: repository.JSON(`{"b": 2, "a": [1, 2]}`), CatchUp: "all",
-		Status: repository.EventActive, CreatedVia: "api", Version: 1, CreatedAt: t0, UpdatedAt: t0,
+		Action: model.Action{Type: "webhook", Params: json.RawMessage(`{"url":"https://example.com/h"}`)},
+		Tags:   tags, Metadata: json.RawMessage(`{"b": 2, "a": [1, 2]}`), CatchUp: "all",
+		Status: model.EventActive, CreatedVia: "api", Version: 1, CreatedAt: t0, UpdatedAt: t0,
 	}
 }
 
-func mustCreate(t *testing.T, s *repository.Store, e *repository.Event) {
+func mustCreate(t *testing.T, s *repository.Store, e *model.Event) {
 	t.Helper()
 	require.NoError(t, s.CreateEvent(context.Background(), e))
 }
@@ -70,8 +72,8 @@ func TestGetUnknownOrMalformedIDIsNotFound(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		for _, id := range []string{uuid.NewString(), "not-a-uuid"} {
 			_, err := s.GetEvent(context.Background(), id)
-			if !errors.Is(err, repository.ErrNotFound) {
-				t.Errorf("GetEvent(%q) error = %v, want ErrNotFound", id, err)
+			if !errors.Is(err, model.ErrNotFound) {
+				t.Errorf("GetEvent(%q) error = %v, want model.ErrNotFound", id, err)
 			}
 		}
 	})
@@ -89,8 +91,8 @@ func TestUpdateEventOptimisticLocking(t *testing.T) {
 
 		stale := *e
 		stale.Name = "lost update"
-		if err := s.UpdateEvent(ctx, &stale, 1); !errors.Is(err, repository.ErrStaleVersion) {
-			t.Fatalf("update with stale version: err = %v, want ErrStaleVersion", err)
+		if err := s.UpdateEvent(ctx, &stale, 1); !errors.Is(err, model.ErrStaleVersion) {
+			t.Fatalf("update with stale version: err = %v, want model.ErrStaleVersion", err)
 		}
 		got, err := s.GetEvent(ctx, e.ID)
 		require.NoError(t, err)
@@ -98,8 +100,8 @@ func TestUpdateEventOptimisticLocking(t *testing.T) {
 		require.Equal(t, []string{"b"}, got.Tags)
 
 		missing := newEvent()
-		if err := s.UpdateEvent(ctx, missing, 1); !errors.Is(err, repository.ErrNotFound) {
-			t.Fatalf("update of unknown event: err = %v, want ErrNotFound", err)
+		if err := s.UpdateEvent(ctx, missing, 1); !errors.Is(err, model.ErrNotFound) {
+			t.Fatalf("update of unknown event: err = %v, want model.ErrNotFound", err)
 		}
 	})
 }
@@ -114,7 +116,7 @@ func TestListEventsFiltersAndPaginates(t *testing.T) {
 			mustCreate(t, s, e)
 			ids = append(ids, e.ID)
 		}
-		names := func(f repository.EventFilter) []string {
+		names := func(f model.EventFilter) []string {
 			t.Helper()
 			evs, err := s.ListEvents(ctx, f)
 			require.NoError(t, err)
@@ -124,7 +126,7 @@ func TestListEventsFiltersAndPaginates(t *testing.T) {
 			}
 			return out
 		}
-		all := repository.EventFilter{Unrestricted: true}
+		all := model.EventFilter{Unrestricted: true}
 		require.Equal(t, []string{ids[4], ids[3], ids[2], ids[1], ids[0]}, names(all), "newest first")
 
 		anyAB := all
@@ -135,15 +137,15 @@ func TestListEventsFiltersAndPaginates(t *testing.T) {
 		allAB.AllTags = []string{"a", "b", "a"}
 		require.Equal(t, []string{ids[1]}, names(allAB))
 
-		scoped := repository.EventFilter{Scope: []string{"b"}}
+		scoped := model.EventFilter{Scope: []string{"b"}}
 		require.Equal(t, []string{ids[2], ids[1]}, names(scoped))
-		require.Empty(t, names(repository.EventFilter{}), "an empty scope sees nothing")
+		require.Empty(t, names(model.EventFilter{}), "an empty scope sees nothing")
 
 		page := all
 		page.Limit = 2
 		first, err := s.ListEvents(ctx, page)
 		require.NoError(t, err)
-		page.After = &repository.EventCursor{CreatedAt: first[1].CreatedAt, ID: first[1].ID}
+		page.After = &model.EventCursor{CreatedAt: first[1].CreatedAt, ID: first[1].ID}
 		require.Equal(t, []string{ids[2], ids[1]}, names(page))
 	})
 }
@@ -162,14 +164,14 @@ func TestDeleteEventCancelsPendingAndKeepsHistory(t *testing.T) {
 
 		require.NoError(t, s.DeleteEvent(ctx, e.ID, 0, t0.Add(time.Minute)))
 		_, err = s.GetEvent(ctx, e.ID)
-		require.ErrorIs(t, err, repository.ErrNotFound)
-		require.ErrorIs(t, s.DeleteEvent(ctx, e.ID, 0, t0), repository.ErrNotFound, "second delete is 404")
+		require.ErrorIs(t, err, model.ErrNotFound)
+		require.ErrorIs(t, s.DeleteEvent(ctx, e.ID, 0, t0), model.ErrNotFound, "second delete is 404")
 
 		got := statuses(t, s, e.ID)
-		require.Equal(t, []repository.OccurrenceStatus{"completed", "cancelled", "cancelled"}, got)
+		require.Equal(t, []model.OccurrenceStatus{"completed", "cancelled", "cancelled"}, got)
 		deleted, err := s.GetEventAny(ctx, e.ID)
 		require.NoError(t, err)
-		require.Equal(t, repository.EventDeleted, deleted.Status)
+		require.Equal(t, model.EventDeleted, deleted.Status)
 	})
 }
 
@@ -186,18 +188,18 @@ func TestInsertOccurrencesIsIdempotentAndReinstatesCancelled(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 0, n, "re-expansion inserts nothing")
 
-		before, err := s.ListOccurrences(ctx, repository.OccurrenceFilter{EventID: e.ID, Unrestricted: true})
+		before, err := s.ListOccurrences(ctx, model.OccurrenceFilter{EventID: e.ID, Unrestricted: true})
 		require.NoError(t, err)
 		_, err = s.CancelPendingOccurrences(ctx, e.ID, t0, false, t0)
 		require.NoError(t, err)
 		n, err = s.InsertOccurrences(ctx, e.ID, instants, false, t0)
 		require.NoError(t, err)
 		require.Equal(t, 2, n, "cancelled future rows are reinstated")
-		after, err := s.ListOccurrences(ctx, repository.OccurrenceFilter{EventID: e.ID, Unrestricted: true})
+		after, err := s.ListOccurrences(ctx, model.OccurrenceFilter{EventID: e.ID, Unrestricted: true})
 		require.NoError(t, err)
 		for i := range after {
 			require.Equal(t, before[i].ID, after[i].ID, "reinstated rows keep their id")
-			require.Equal(t, repository.OccurrencePending, after[i].Status)
+			require.Equal(t, model.OccurrencePending, after[i].Status)
 		}
 
 		// A cancelled row in the past (an instant inside a pause) stays cancelled.
@@ -206,7 +208,7 @@ func TestInsertOccurrencesIsIdempotentAndReinstatesCancelled(t *testing.T) {
 		n, err = s.InsertOccurrences(ctx, e.ID, instants, false, t0.Add(90*time.Minute))
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
-		require.Equal(t, []repository.OccurrenceStatus{"cancelled", "pending"}, statuses(t, s, e.ID))
+		require.Equal(t, []model.OccurrenceStatus{"cancelled", "pending"}, statuses(t, s, e.ID))
 	})
 }
 
@@ -217,7 +219,7 @@ func TestInsertOccurrencesRoundsUpToMicroseconds(t *testing.T) {
 		at := t0.Add(1500 * time.Nanosecond)
 		_, err := s.InsertOccurrences(context.Background(), e.ID, []time.Time{at}, false, t0)
 		require.NoError(t, err)
-		occ, err := s.ListOccurrences(context.Background(), repository.OccurrenceFilter{EventID: e.ID, Unrestricted: true})
+		occ, err := s.ListOccurrences(context.Background(), model.OccurrenceFilter{EventID: e.ID, Unrestricted: true})
 		require.NoError(t, err)
 		require.Equal(t, t0.Add(2*time.Microsecond), occ[0].ScheduledAt, "never earlier than asked")
 	})
@@ -229,11 +231,11 @@ func TestListOccurrencesFilters(t *testing.T) {
 		a, b := newEvent("a"), newEvent("b")
 		mustCreate(t, s, a)
 		mustCreate(t, s, b)
-		for _, e := range []*repository.Event{a, b} {
+		for _, e := range []*model.Event{a, b} {
 			_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{t0, t0.Add(time.Hour), t0.Add(2 * time.Hour)}, false, t0)
 			require.NoError(t, err)
 		}
-		count := func(f repository.OccurrenceFilter) int {
+		count := func(f model.OccurrenceFilter) int {
 			n, err := s.CountOccurrences(ctx, f)
 			require.NoError(t, err)
 			list, err := s.ListOccurrences(ctx, f)
@@ -242,15 +244,15 @@ func TestListOccurrencesFilters(t *testing.T) {
 			return n
 		}
 		from, to := t0.Add(time.Hour), t0.Add(2*time.Hour)
-		require.Equal(t, 6, count(repository.OccurrenceFilter{Unrestricted: true}))
-		require.Equal(t, 3, count(repository.OccurrenceFilter{Unrestricted: true, AnyTags: []string{"a"}}))
-		require.Equal(t, 3, count(repository.OccurrenceFilter{Scope: []string{"b"}}))
-		require.Equal(t, 0, count(repository.OccurrenceFilter{}))
-		require.Equal(t, 2, count(repository.OccurrenceFilter{Unrestricted: true, From: &from, To: &to}))
-		require.Equal(t, 1, count(repository.OccurrenceFilter{Unrestricted: true, EventID: a.ID, From: &from, To: &to}))
-		require.Equal(t, 6, count(repository.OccurrenceFilter{Unrestricted: true, Status: []repository.OccurrenceStatus{"pending"}}))
+		require.Equal(t, 6, count(model.OccurrenceFilter{Unrestricted: true}))
+		require.Equal(t, 3, count(model.OccurrenceFilter{Unrestricted: true, AnyTags: []string{"a"}}))
+		require.Equal(t, 3, count(model.OccurrenceFilter{Scope: []string{"b"}}))
+		require.Equal(t, 0, count(model.OccurrenceFilter{}))
+		require.Equal(t, 2, count(model.OccurrenceFilter{Unrestricted: true, From: &from, To: &to}))
+		require.Equal(t, 1, count(model.OccurrenceFilter{Unrestricted: true, EventID: a.ID, From: &from, To: &to}))
+		require.Equal(t, 6, count(model.OccurrenceFilter{Unrestricted: true, Status: []model.OccurrenceStatus{"pending"}}))
 
-		page, err := s.ListOccurrences(ctx, repository.OccurrenceFilter{Unrestricted: true, Limit: 4, Offset: 4})
+		page, err := s.ListOccurrences(ctx, model.OccurrenceFilter{Unrestricted: true, Limit: 4, Offset: 4})
 		require.NoError(t, err)
 		require.Len(t, page, 2)
 	})
@@ -316,7 +318,7 @@ func TestClaimRespectsDueTimeAndAhead(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, got, 2)
 		for _, o := range got {
-			require.Equal(t, repository.OccurrenceDispatching, o.Status)
+			require.Equal(t, model.OccurrenceDispatching, o.Status)
 			require.Equal(t, 1, o.AttemptCount)
 			require.Equal(t, "t", *o.LeaseToken)
 		}
@@ -347,20 +349,20 @@ func TestOutcomeIsFencedByLeaseToken(t *testing.T) {
 		// The paused first worker wakes up and tries to record: refused.
 		code := 200
 		res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{
-			{OccurrenceID: first[0].ID, LeaseToken: "old", Status: repository.OccurrenceCompleted, StatusCode: &code,
-				Now: t0.Add(3 * time.Minute), Attempt: &repository.Attempt{OccurrenceID: first[0].ID, EventID: e.ID,
+			{OccurrenceID: first[0].ID, LeaseToken: "old", Status: model.OccurrenceCompleted, StatusCode: &code,
+				Now: t0.Add(3 * time.Minute), Attempt: &model.Attempt{OccurrenceID: first[0].ID, EventID: e.ID,
 					Attempt: 1, StartedAt: t0, Outcome: "completed"}},
-			{OccurrenceID: second[0].ID, LeaseToken: "new", Status: repository.OccurrenceFailed,
-				Now: t0.Add(3 * time.Minute), Attempt: &repository.Attempt{OccurrenceID: first[0].ID, EventID: e.ID,
+			{OccurrenceID: second[0].ID, LeaseToken: "new", Status: model.OccurrenceFailed,
+				Now: t0.Add(3 * time.Minute), Attempt: &model.Attempt{OccurrenceID: first[0].ID, EventID: e.ID,
 					Attempt: 2, StartedAt: t0.Add(2 * time.Minute), Outcome: "failed"}},
 		})
 		require.NoError(t, err)
-		require.ErrorIs(t, res[0], repository.ErrLeaseLost)
+		require.ErrorIs(t, res[0], model.ErrLeaseLost)
 		require.NoError(t, res[1])
 
 		got, err := s.GetOccurrence(ctx, first[0].ID)
 		require.NoError(t, err)
-		require.Equal(t, repository.OccurrenceFailed, got.Status, "one final state: the lease holder's")
+		require.Equal(t, model.OccurrenceFailed, got.Status, "one final state: the lease holder's")
 		attempts, err := s.ListAttempts(ctx, first[0].ID)
 		require.NoError(t, err)
 		require.Len(t, attempts, 1)
@@ -383,19 +385,19 @@ func TestReleaseAndAcknowledge(t *testing.T) {
 		require.Equal(t, 1, n)
 		released, err := s.GetOccurrence(ctx, got[1].ID)
 		require.NoError(t, err)
-		require.Equal(t, repository.OccurrencePending, released.Status)
+		require.Equal(t, model.OccurrencePending, released.Status)
 		require.Equal(t, 0, released.AttemptCount, "a released claim does not count as an attempt")
 
 		deadline := t0.Add(30 * time.Second)
 		res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{{OccurrenceID: got[0].ID, LeaseToken: "tok",
-			Status: repository.OccurrenceAwaitingAck, AckDeadline: &deadline, Now: t0.Add(time.Second)}})
+			Status: model.OccurrenceAwaitingAck, AckDeadline: &deadline, Now: t0.Add(time.Second)}})
 		require.NoError(t, err)
 		require.NoError(t, res[0])
 		require.NoError(t, s.Acknowledge(ctx, got[0].ID, t0.Add(2*time.Second)))
-		require.ErrorIs(t, s.Acknowledge(ctx, got[0].ID, t0.Add(3*time.Second)), repository.ErrNotFound)
+		require.ErrorIs(t, s.Acknowledge(ctx, got[0].ID, t0.Add(3*time.Second)), model.ErrNotFound)
 		done, err := s.GetOccurrence(ctx, got[0].ID)
 		require.NoError(t, err)
-		require.Equal(t, repository.OccurrenceCompleted, done.Status)
+		require.Equal(t, model.OccurrenceCompleted, done.Status)
 	})
 }
 
@@ -409,7 +411,7 @@ func TestUnackedDeliveryIsRescuedAfterDeadline(t *testing.T) {
 		got := claim(t, s, t0, 1)
 		deadline := t0.Add(30 * time.Second)
 		_, err = s.RecordOutcomes(ctx, []repository.OutcomeRecord{{OccurrenceID: got[0].ID, LeaseToken: "tok",
-			Status: repository.OccurrenceAwaitingAck, AckDeadline: &deadline, Now: t0}})
+			Status: model.OccurrenceAwaitingAck, AckDeadline: &deadline, Now: t0}})
 		require.NoError(t, err)
 		n, err := s.RescueExpired(ctx, t0.Add(29*time.Second), 10)
 		require.NoError(t, err)
@@ -419,7 +421,7 @@ func TestUnackedDeliveryIsRescuedAfterDeadline(t *testing.T) {
 		require.Equal(t, 1, n)
 		o, err := s.GetOccurrence(ctx, got[0].ID)
 		require.NoError(t, err)
-		require.Equal(t, repository.OccurrenceRetrying, o.Status)
+		require.Equal(t, model.OccurrenceRetrying, o.Status)
 		require.Equal(t, "acknowledgement timed out", *o.ErrorMessage)
 	})
 }
@@ -427,7 +429,7 @@ func TestUnackedDeliveryIsRescuedAfterDeadline(t *testing.T) {
 func TestTokens(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		ctx := context.Background()
-		tok := repository.Token{ID: uuid.NewString(), Subject: "alice", Access: repository.AccessWrite,
+		tok := model.Token{ID: uuid.NewString(), Subject: "alice", Access: model.AccessWrite,
 			Scope: []string{"billing"}, ExpiresAt: t0.Add(time.Hour), CreatedBy: "master", CreatedAt: t0}
 		require.NoError(t, s.CreateToken(ctx, tok))
 		got, err := s.TokenByID(ctx, tok.ID)
@@ -440,24 +442,24 @@ func TestTokens(t *testing.T) {
 		got, err = s.TokenByID(ctx, tok.ID)
 		require.NoError(t, err)
 		require.Equal(t, t0.Add(time.Minute), *got.RevokedAt)
-		require.ErrorIs(t, s.RevokeToken(ctx, "nope", t0), repository.ErrNotFound)
+		require.ErrorIs(t, s.RevokeToken(ctx, "nope", t0), model.ErrNotFound)
 	})
 }
 
 func TestIdempotencyKeys(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		ctx := context.Background()
-		rec := repository.IdempotencyRecord{Principal: "p", Key: "k", RequestHash: "h", StatusCode: 201,
+		rec := model.IdempotencyRecord{Principal: "p", Key: "k", RequestHash: "h", StatusCode: 201,
 			Body: []byte(`{"id":"x"}`), CreatedAt: t0, ExpiresAt: t0.Add(24 * time.Hour)}
 		require.NoError(t, s.PutIdempotency(ctx, rec))
-		require.ErrorIs(t, s.PutIdempotency(ctx, rec), repository.ErrConflict)
+		require.ErrorIs(t, s.PutIdempotency(ctx, rec), model.ErrConflict)
 		got, err := s.GetIdempotency(ctx, "p", "k", t0.Add(time.Hour))
 		require.NoError(t, err)
 		require.Equal(t, rec.Body, got.Body)
 		_, err = s.GetIdempotency(ctx, "other", "k", t0)
-		require.ErrorIs(t, err, repository.ErrNotFound, "keys are per principal")
+		require.ErrorIs(t, err, model.ErrNotFound, "keys are per principal")
 		_, err = s.GetIdempotency(ctx, "p", "k", t0.Add(25*time.Hour))
-		require.ErrorIs(t, err, repository.ErrNotFound, "expired")
+		require.ErrorIs(t, err, model.ErrNotFound, "expired")
 		rec.CreatedAt, rec.ExpiresAt = t0.Add(25*time.Hour), t0.Add(49*time.Hour)
 		require.NoError(t, s.PutIdempotency(ctx, rec), "an expired key can be reused")
 	})
@@ -477,7 +479,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 	})
 }
 
-func claim(t *testing.T, s *repository.Store, now time.Time, n int) []repository.Occurrence {
+func claim(t *testing.T, s *repository.Store, now time.Time, n int) []model.Occurrence {
 	t.Helper()
 	got, err := s.ClaimDue(context.Background(), repository.ClaimRequest{Now: now, Limit: n, Owner: "test",
 		Token: "tok", LeaseUntil: now.Add(time.Minute)})
@@ -485,20 +487,20 @@ func claim(t *testing.T, s *repository.Store, now time.Time, n int) []repository
 	return got
 }
 
-func complete(t *testing.T, s *repository.Store, o repository.Occurrence, token string, now time.Time) {
+func complete(t *testing.T, s *repository.Store, o model.Occurrence, token string, now time.Time) {
 	t.Helper()
 	res, err := s.RecordOutcomes(context.Background(), []repository.OutcomeRecord{{OccurrenceID: o.ID,
-		LeaseToken: token, Status: repository.OccurrenceCompleted, Now: now}})
+		LeaseToken: token, Status: model.OccurrenceCompleted, Now: now}})
 	require.NoError(t, err)
 	require.NoError(t, res[0])
 }
 
-func statuses(t *testing.T, s *repository.Store, eventID string) []repository.OccurrenceStatus {
+func statuses(t *testing.T, s *repository.Store, eventID string) []model.OccurrenceStatus {
 	t.Helper()
-	occ, err := s.ListOccurrences(context.Background(), repository.OccurrenceFilter{EventID: eventID, Unrestricted: true})
+	occ, err := s.ListOccurrences(context.Background(), model.OccurrenceFilter{EventID: eventID, Unrestricted: true})
 	require.NoError(t, err)
 	sort.Slice(occ, func(i, j int) bool { return occ[i].ScheduledAt.Before(occ[j].ScheduledAt) })
-	out := []repository.OccurrenceStatus{}
+	out := []model.OccurrenceStatus{}
 	for _, o := range occ {
 		out = append(out, o.Status)
 	}
@@ -517,14 +519,14 @@ func TestAcknowledgementBeforeTheDeliveryIsRecorded(t *testing.T) {
 		require.NoError(t, s.Acknowledge(ctx, got[0].ID, t0.Add(time.Millisecond)))
 		deadline := t0.Add(30 * time.Second)
 		res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{{OccurrenceID: got[0].ID, LeaseToken: "tok",
-			Status: repository.OccurrenceAwaitingAck, AckDeadline: &deadline, Now: t0.Add(2 * time.Millisecond),
-			Attempt: &repository.Attempt{OccurrenceID: got[0].ID, EventID: e.ID, Attempt: 1, StartedAt: t0,
+			Status: model.OccurrenceAwaitingAck, AckDeadline: &deadline, Now: t0.Add(2 * time.Millisecond),
+			Attempt: &model.Attempt{OccurrenceID: got[0].ID, EventID: e.ID, Attempt: 1, StartedAt: t0,
 				Outcome: "awaiting_ack"}}})
 		require.NoError(t, err)
 		require.NoError(t, res[0])
 		o, err := s.GetOccurrence(ctx, got[0].ID)
 		require.NoError(t, err)
-		require.Equal(t, repository.OccurrenceCompleted, o.Status)
+		require.Equal(t, model.OccurrenceCompleted, o.Status)
 		require.NotNil(t, o.CompletedAt)
 		n, err := s.RescueExpired(ctx, t0.Add(time.Hour), 10)
 		require.NoError(t, err)

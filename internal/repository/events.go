@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 const eventColumns = `id, name, description, start_time, timezone, rrule, schedule, cron, action_type,
@@ -13,27 +15,88 @@ const eventColumns = `id, name, description, start_time, timezone, rrule, schedu
 	catch_up, timeout_ms, status, last_status, created_by, created_via, version, expanded_until, next_run_at,
 	last_run_at, created_at, updated_at, deleted_at`
 
-// eventRow is an Event as stored: tags travel as JSON beside the event_tags
-// index table.
+// eventRow is an Event as stored: the JSON members as text, tags as JSON
+// beside the event_tags index table. It is decoded once, here.
 type eventRow struct {
-	Event
-	TagsJSON string `db:"tags_json"`
+	ID                    string            `db:"id"`
+	Name                  string            `db:"name"`
+	Description           string            `db:"description"`
+	StartTime             time.Time         `db:"start_time"`
+	Timezone              string            `db:"timezone"`
+	RRule                 *string           `db:"rrule"`
+	Schedule              JSON              `db:"schedule"`
+	Cron                  *string           `db:"cron"`
+	ActionType            string            `db:"action_type"`
+	Action                JSON              `db:"action"`
+	Webhook               string            `db:"webhook"`
+	HMACSecret            []byte            `db:"hmac_secret"`
+	PreviousSecret        []byte            `db:"previous_secret"`
+	PreviousSecretExpires *time.Time        `db:"previous_secret_expires_at"`
+	TagsJSON              string            `db:"tags_json"`
+	Metadata              JSON              `db:"metadata"`
+	Retry                 JSON              `db:"retry"`
+	CatchUp               string            `db:"catch_up"`
+	TimeoutMS             int64             `db:"timeout_ms"`
+	Status                model.EventStatus `db:"status"`
+	LastStatus            string            `db:"last_status"`
+	CreatedBy             string            `db:"created_by"`
+	CreatedVia            string            `db:"created_via"`
+	Version               int64             `db:"version"`
+	ExpandedUntil         *time.Time        `db:"expanded_until"`
+	NextRunAt             *time.Time        `db:"next_run_at"`
+	LastRunAt             *time.Time        `db:"last_run_at"`
+	CreatedAt             time.Time         `db:"created_at"`
+	UpdatedAt             time.Time         `db:"updated_at"`
+	DeletedAt             *time.Time        `db:"deleted_at"`
 }
 
-func (r *eventRow) event() (Event, error) {
-	e := r.Event
+func (r *eventRow) event() (model.Event, error) {
+	e := model.Event{ID: r.ID, Name: r.Name, Description: r.Description, StartTime: utc(r.StartTime),
+		Timezone: r.Timezone, RRule: r.RRule, Cron: r.Cron, Webhook: r.Webhook, HMACSecret: r.HMACSecret,
+		PreviousSecret: r.PreviousSecret, PreviousSecretExpires: utcp(r.PreviousSecretExpires),
+		CatchUp: r.CatchUp, TimeoutMS: r.TimeoutMS, Status: r.Status, LastStatus: r.LastStatus,
+		CreatedBy: r.CreatedBy, CreatedVia: r.CreatedVia, Version: r.Version, ExpandedUntil: utcp(r.ExpandedUntil),
+		NextRunAt: utcp(r.NextRunAt), LastRunAt: utcp(r.LastRunAt), CreatedAt: utc(r.CreatedAt),
+		UpdatedAt: utc(r.UpdatedAt), DeletedAt: utcp(r.DeletedAt)}
+	if len(r.Metadata) > 0 {
+		e.Metadata = json.RawMessage(r.Metadata)
+	}
+	var err error
+	if e.Schedule, err = model.DecodeSchedule(json.RawMessage(r.Schedule)); err != nil {
+		return model.Event{}, fmt.Errorf("event %s: %w", r.ID, err)
+	}
+	e.Action.Type = r.ActionType
+	if len(r.Action) > 0 {
+		if err := json.Unmarshal(r.Action, &e.Action); err != nil {
+			return model.Event{}, fmt.Errorf("decode action of event %s: %w", r.ID, err)
+		}
+	}
+	if len(r.Retry) > 0 && string(r.Retry) != "null" {
+		e.Retry = new(model.Retry)
+		if err := json.Unmarshal(r.Retry, e.Retry); err != nil {
+			return model.Event{}, fmt.Errorf("decode retry of event %s: %w", r.ID, err)
+		}
+	}
 	if err := json.Unmarshal([]byte(r.TagsJSON), &e.Tags); err != nil {
-		return Event{}, fmt.Errorf("decode tags of event %s: %w", e.ID, err)
+		return model.Event{}, fmt.Errorf("decode tags of event %s: %w", r.ID, err)
 	}
 	if e.Tags == nil {
 		e.Tags = []string{}
 	}
-	e.StartTime = utc(e.StartTime)
-	e.CreatedAt, e.UpdatedAt = utc(e.CreatedAt), utc(e.UpdatedAt)
-	e.PreviousSecretExpires = utcp(e.PreviousSecretExpires)
-	e.ExpandedUntil, e.NextRunAt, e.LastRunAt = utcp(e.ExpandedUntil), utcp(e.NextRunAt), utcp(e.LastRunAt)
-	e.DeletedAt = utcp(e.DeletedAt)
 	return e, nil
+}
+
+// eventJSONColumns encodes the event's JSON members for storage.
+func eventJSONColumns(e *model.Event) (schedule, action, metadata, retry JSON) {
+	if e.Schedule != nil {
+		schedule = JSON(e.Schedule.Echo)
+	}
+	action, _ = json.Marshal(e.Action) // a struct of a string and raw JSON always encodes
+	metadata = JSON(e.Metadata)
+	if e.Retry != nil {
+		retry, _ = json.Marshal(e.Retry)
+	}
+	return schedule, action, metadata, retry
 }
 
 func tagsJSON(tags []string) string {
@@ -48,7 +111,7 @@ func tagsJSON(tags []string) string {
 // occurrences (pending, not manual). e.ID, timestamps and version must be
 // set by the caller. It is atomic: one statement on PostgreSQL, one
 // transaction on SQLite.
-func (s *Store) CreateEvent(ctx context.Context, e *Event, first ...time.Time) error {
+func (s *Store) CreateEvent(ctx context.Context, e *model.Event, first ...time.Time) error {
 	const maxInOneStatement = 2000 // 8 parameters an occurrence
 	if s.backend != Postgres || len(first) > maxInOneStatement {
 		return s.WithTx(ctx, func(tx *Store) error {
@@ -87,11 +150,12 @@ func (s *Store) CreateEvent(ctx context.Context, e *Event, first ...time.Time) e
 const insertEventSQL = `INSERT INTO events (` + eventColumns + `) VALUES
 	(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-func (s *Store) eventArgs(e *Event) []any {
+func (s *Store) eventArgs(e *model.Event) []any {
+	schedule, action, metadata, retry := eventJSONColumns(e)
 	return []any{e.ID, e.Name, e.Description, s.ts(e.StartTime), e.Timezone, e.RRule,
-		e.Schedule, e.Cron, e.ActionType, e.Action, e.Webhook, e.HMACSecret,
-		e.PreviousSecret, s.tsp(e.PreviousSecretExpires), tagsJSON(e.Tags), e.Metadata,
-		e.Retry, e.CatchUp, e.TimeoutMS, e.Status, e.LastStatus, e.CreatedBy, e.CreatedVia,
+		schedule, e.Cron, e.Action.Type, action, e.Webhook, e.HMACSecret,
+		e.PreviousSecret, s.tsp(e.PreviousSecretExpires), tagsJSON(e.Tags), metadata,
+		retry, e.CatchUp, e.TimeoutMS, e.Status, e.LastStatus, e.CreatedBy, e.CreatedVia,
 		e.Version, s.tsp(e.ExpandedUntil), s.tsp(e.NextRunAt), s.tsp(e.LastRunAt), s.ts(e.CreatedAt),
 		s.ts(e.UpdatedAt), s.tsp(e.DeletedAt)}
 }
@@ -121,21 +185,21 @@ func (s *Store) insertTags(ctx context.Context, eventID string, tags []string) e
 }
 
 // GetEvent returns a live (not deleted) event.
-func (s *Store) GetEvent(ctx context.Context, id string) (Event, error) {
+func (s *Store) GetEvent(ctx context.Context, id string) (model.Event, error) {
 	var r eventRow
 	err := s.get(ctx, &r, `SELECT `+eventColumns+` FROM events WHERE id = ? AND deleted_at IS NULL`, id)
 	if err != nil {
-		return Event{}, fmt.Errorf("get event: %w", err)
+		return model.Event{}, fmt.Errorf("get event: %w", err)
 	}
 	return r.event()
 }
 
 // GetEventAny returns an event even when it is soft-deleted (the dispatcher
 // must see deletions to refuse stale occurrences).
-func (s *Store) GetEventAny(ctx context.Context, id string) (Event, error) {
+func (s *Store) GetEventAny(ctx context.Context, id string) (model.Event, error) {
 	var r eventRow
 	if err := s.get(ctx, &r, `SELECT `+eventColumns+` FROM events WHERE id = ?`, id); err != nil {
-		return Event{}, fmt.Errorf("get event: %w", err)
+		return model.Event{}, fmt.Errorf("get event: %w", err)
 	}
 	return r.event()
 }
@@ -143,7 +207,7 @@ func (s *Store) GetEventAny(ctx context.Context, id string) (Event, error) {
 // UpdateEvent writes every mutable field of e when the stored version equals
 // expectedVersion, then bumps e.Version. ErrStaleVersion when it moved on,
 // ErrNotFound when the event is gone.
-func (s *Store) UpdateEvent(ctx context.Context, e *Event, expectedVersion int64) error {
+func (s *Store) UpdateEvent(ctx context.Context, e *model.Event, expectedVersion int64) error {
 	return s.WithTx(ctx, func(tx *Store) error {
 		const q = `UPDATE events SET name = ?, description = ?, start_time = ?, timezone = ?, rrule = ?,
 			schedule = ?, cron = ?, action_type = ?, action = ?, webhook = ?, hmac_secret = ?,
@@ -151,10 +215,11 @@ func (s *Store) UpdateEvent(ctx context.Context, e *Event, expectedVersion int64
 			catch_up = ?, timeout_ms = ?, status = ?, last_status = ?, expanded_until = ?, next_run_at = ?,
 			last_run_at = ?, updated_at = ?, version = version + 1
 			WHERE id = ? AND version = ? AND deleted_at IS NULL`
+		schedule, action, metadata, retry := eventJSONColumns(e)
 		res, err := tx.exec(ctx, q, e.Name, e.Description, tx.ts(e.StartTime), e.Timezone, e.RRule,
-			e.Schedule, e.Cron, e.ActionType, e.Action, e.Webhook, e.HMACSecret,
-			e.PreviousSecret, tx.tsp(e.PreviousSecretExpires), tagsJSON(e.Tags), e.Metadata,
-			e.Retry, e.CatchUp, e.TimeoutMS, e.Status, e.LastStatus, tx.tsp(e.ExpandedUntil),
+			schedule, e.Cron, e.Action.Type, action, e.Webhook, e.HMACSecret,
+			e.PreviousSecret, tx.tsp(e.PreviousSecretExpires), tagsJSON(e.Tags), metadata,
+			retry, e.CatchUp, e.TimeoutMS, e.Status, e.LastStatus, tx.tsp(e.ExpandedUntil),
 			tx.tsp(e.NextRunAt), tx.tsp(e.LastRunAt), tx.ts(e.UpdatedAt), e.ID, expectedVersion)
 		if err != nil {
 			return fmt.Errorf("update event: %w", err)
@@ -167,7 +232,7 @@ func (s *Store) UpdateEvent(ctx context.Context, e *Event, expectedVersion int64
 	})
 }
 
-// checkVersioned turns "no row updated" into ErrNotFound or ErrStaleVersion.
+// checkVersioned turns "no row updated" into ErrNotFound or model.ErrStaleVersion.
 func (s *Store) checkVersioned(ctx context.Context, res interface{ RowsAffected() (int64, error) }, id string) error {
 	n, err := res.RowsAffected()
 	if err != nil {
@@ -182,9 +247,9 @@ func (s *Store) checkVersioned(ctx context.Context, res interface{ RowsAffected(
 		return fmt.Errorf("check event version: %w", err)
 	}
 	if exists == 0 {
-		return ErrNotFound
+		return model.ErrNotFound
 	}
-	return ErrStaleVersion
+	return model.ErrStaleVersion
 }
 
 // DeleteEvent soft-deletes an event and cancels its pending occurrences;
@@ -193,7 +258,7 @@ func (s *Store) DeleteEvent(ctx context.Context, id string, expectedVersion int6
 	return s.WithTx(ctx, func(tx *Store) error {
 		q := `UPDATE events SET status = ?, deleted_at = ?, updated_at = ?, next_run_at = NULL,
 			version = version + 1 WHERE id = ? AND deleted_at IS NULL`
-		args := []any{EventDeleted, tx.ts(now), tx.ts(now), id}
+		args := []any{model.EventDeleted, tx.ts(now), tx.ts(now), id}
 		if expectedVersion != 0 {
 			q += ` AND version = ?`
 			args = append(args, expectedVersion)
@@ -210,35 +275,11 @@ func (s *Store) DeleteEvent(ctx context.Context, id string, expectedVersion int6
 	})
 }
 
-// EventFilter selects events for listing.
-type EventFilter struct {
-	AnyTags []string // at least one of these tags
-	AllTags []string // every one of these tags
-	// Scope restricts to events sharing a tag with it unless Unrestricted.
-	Scope        []string
-	Unrestricted bool
-	Status       []EventStatus
-	CreatedFrom  *time.Time // inclusive
-	CreatedTo    *time.Time // exclusive
-	// NameContains keeps events whose name contains it, case-insensitively
-	// (case folding of ASCII letters, which both backends share).
-	NameContains string
-	// After is the keyset cursor: rows strictly older than (CreatedAt, ID).
-	After *EventCursor
-	Limit int
-}
-
-// EventCursor is a keyset position in the newest-first listing.
-type EventCursor struct {
-	CreatedAt time.Time
-	ID        string
-}
-
 // ListEvents returns live events newest first.
-func (s *Store) ListEvents(ctx context.Context, f EventFilter) ([]Event, error) {
+func (s *Store) ListEvents(ctx context.Context, f model.EventFilter) ([]model.Event, error) {
 	where, args, ok := tagPredicates("e.id", f.Scope, f.Unrestricted, f.AnyTags, f.AllTags)
 	if !ok {
-		return []Event{}, nil
+		return []model.Event{}, nil
 	}
 	where = append(where, "e.deleted_at IS NULL")
 	if len(f.Status) > 0 {
@@ -274,7 +315,7 @@ func (s *Store) ListEvents(ctx context.Context, f EventFilter) ([]Event, error) 
 	if err := s.selectAll(ctx, &rows, q, args...); err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
 	}
-	out := make([]Event, 0, len(rows))
+	out := make([]model.Event, 0, len(rows))
 	for i := range rows {
 		e, err := rows[i].event()
 		if err != nil {

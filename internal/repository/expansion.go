@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 // SeriesEnd is the expander cursor of an event whose series has no instant
@@ -20,7 +22,7 @@ const unfinishedStatuses = `('pending', 'retrying', 'dispatching', 'awaiting_ack
 
 // EventsToExpand returns active events whose cursor is behind horizon (or
 // that were never expanded), ordered by id after afterID, at most limit.
-func (s *Store) EventsToExpand(ctx context.Context, horizon time.Time, afterID string, limit int) ([]Event, error) {
+func (s *Store) EventsToExpand(ctx context.Context, horizon time.Time, afterID string, limit int) ([]model.Event, error) {
 	q := `SELECT ` + eventColumns + ` FROM events WHERE status = 'active' AND deleted_at IS NULL
 		AND (expanded_until IS NULL OR expanded_until < ?) AND id > ? ORDER BY id LIMIT ?`
 	var after any = afterID
@@ -36,8 +38,8 @@ func (s *Store) EventsToExpand(ctx context.Context, horizon time.Time, afterID s
 
 // EventsByID returns the events with the given ids, deleted ones included
 // (the dispatcher must see deletions to refuse stale occurrences).
-func (s *Store) EventsByID(ctx context.Context, ids []string) (map[string]Event, error) {
-	out := make(map[string]Event, len(ids))
+func (s *Store) EventsByID(ctx context.Context, ids []string) (map[string]model.Event, error) {
+	out := make(map[string]model.Event, len(ids))
 	ids = dedupe(ids)
 	for start := 0; start < len(ids); start += insertBatch {
 		chunk := ids[start:min(start+insertBatch, len(ids))]
@@ -61,8 +63,8 @@ func (s *Store) EventsByID(ctx context.Context, ids []string) (map[string]Event,
 	return out, nil
 }
 
-func decodeEvents(rows []eventRow) ([]Event, error) {
-	out := make([]Event, 0, len(rows))
+func decodeEvents(rows []eventRow) ([]model.Event, error) {
+	out := make([]model.Event, 0, len(rows))
 	for i := range rows {
 		e, err := rows[i].event()
 		if err != nil {
@@ -114,7 +116,7 @@ func (s *Store) SetExpansion(ctx context.Context, u ExpansionUpdate) (ExpansionR
 			return fmt.Errorf("set expansion cursor: %w", err)
 		}
 		if n, _ := r.RowsAffected(); n != 1 {
-			return ErrStaleVersion
+			return model.ErrStaleVersion
 		}
 		res.NextRunAt = utcp(next)
 		if !u.ExpandedUntil.Equal(SeriesEnd) {
@@ -160,7 +162,7 @@ func (s *Store) settleEvents(ctx context.Context, ids []string, now time.Time) (
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	args := []any{EventInactive, s.ts(now), s.ts(SeriesEnd), false}
+	args := []any{model.EventInactive, s.ts(now), s.ts(SeriesEnd), false}
 	for _, id := range ids {
 		args = append(args, id)
 	}
@@ -249,13 +251,13 @@ func (s *Store) LatestOverdue(ctx context.Context, eventIDs []string, cutoff tim
 // LeaseCheck is an occurrence's lease and its event's state just before a
 // dispatcher fires it.
 type LeaseCheck struct {
-	OccurrenceID string      `db:"id"`
-	Held         bool        `db:"-"`
-	LeaseToken   *string     `db:"lease_token"`
-	Status       string      `db:"status"`
-	EventStatus  EventStatus `db:"event_status"`
-	EventVersion int64       `db:"event_version"`
-	EventDeleted *time.Time  `db:"deleted_at"`
+	OccurrenceID string            `db:"id"`
+	Held         bool              `db:"-"`
+	LeaseToken   *string           `db:"lease_token"`
+	Status       string            `db:"status"`
+	EventStatus  model.EventStatus `db:"event_status"`
+	EventVersion int64             `db:"event_version"`
+	EventDeleted *time.Time        `db:"deleted_at"`
 }
 
 // CheckLeases reads, for each claimed occurrence, whether token still holds
@@ -276,7 +278,7 @@ func (s *Store) CheckLeases(ctx context.Context, token string, ids []string) (ma
 			return nil, fmt.Errorf("check leases: %w", err)
 		}
 		for _, r := range rows {
-			r.Held = r.Status == string(OccurrenceDispatching) && r.LeaseToken != nil && *r.LeaseToken == token
+			r.Held = r.Status == string(model.OccurrenceDispatching) && r.LeaseToken != nil && *r.LeaseToken == token
 			out[r.OccurrenceID] = r
 		}
 	}
@@ -322,7 +324,7 @@ func (s *Store) RecordDispatch(ctx context.Context, recs []DispatchRecord) ([]er
 		if results, err = tx.applyOutcomes(ctx, outcomes); err != nil {
 			return err
 		}
-		var attempts []*Attempt
+		var attempts []*model.Attempt
 		events := map[string]*DispatchRecord{} // the latest applied record of each event
 		var order []string
 		for i := range recs {
@@ -433,7 +435,7 @@ func (s *Store) noteEventRuns(ctx context.Context, ids []string, recs map[string
 func (s *Store) pauseGoneEvent(ctx context.Context, r *DispatchRecord) error {
 	if _, err := s.exec(ctx, `UPDATE events SET status = ?, last_status = ?, updated_at = ?,
 		version = version + 1 WHERE id = ? AND status = 'active'`,
-		EventPaused, r.PauseReason, s.ts(r.Now), r.EventID); err != nil {
+		model.EventPaused, r.PauseReason, s.ts(r.Now), r.EventID); err != nil {
 		return fmt.Errorf("pause gone event: %w", err)
 	}
 	_, err := s.CancelFutureOccurrences(ctx, r.EventID, time.Time{}, true, r.Now)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 )
 
@@ -18,8 +19,8 @@ func TestEventsToExpandSelectsActiveEventsBehindTheHorizon(t *testing.T) {
 		behind.ExpandedUntil = &t0
 		later := t0.Add(2 * time.Hour)
 		ahead.ExpandedUntil = &later
-		paused.Status = repository.EventPaused
-		for _, e := range []*repository.Event{behind, ahead, never, paused} {
+		paused.Status = model.EventPaused
+		for _, e := range []*model.Event{behind, ahead, never, paused} {
 			mustCreate(t, s, e)
 		}
 		var got []string
@@ -46,7 +47,7 @@ func TestSetExpansionIsFencedByVersionAndSettlesEndedSeries(t *testing.T) {
 		require.NoError(t, err)
 
 		_, err = s.SetExpansion(ctx, repository.ExpansionUpdate{EventID: e.ID, Version: 7, ExpandedUntil: t0, Now: t0})
-		require.ErrorIs(t, err, repository.ErrStaleVersion, "expansion of an older version is refused")
+		require.ErrorIs(t, err, model.ErrStaleVersion, "expansion of an older version is refused")
 
 		res, err := s.SetExpansion(ctx, repository.ExpansionUpdate{EventID: e.ID, Version: 1,
 			ExpandedUntil: repository.SeriesEnd, Now: t0})
@@ -61,7 +62,7 @@ func TestSetExpansionIsFencedByVersionAndSettlesEndedSeries(t *testing.T) {
 		require.True(t, res.Inactive)
 		got, err := s.GetEvent(ctx, e.ID)
 		require.NoError(t, err)
-		require.Equal(t, repository.EventInactive, got.Status)
+		require.Equal(t, model.EventInactive, got.Status)
 		require.EqualValues(t, 2, got.Version, "a status change bumps the version")
 		require.Nil(t, got.NextRunAt)
 	})
@@ -87,12 +88,12 @@ func TestCancelFutureOccurrencesRevokesHeldLeasesOnly(t *testing.T) {
 		n, err := s.CancelFutureOccurrences(ctx, e.ID, time.Time{}, true, t0.Add(100*time.Millisecond))
 		require.NoError(t, err)
 		require.Equal(t, 2, n)
-		require.Equal(t, []repository.OccurrenceStatus{"dispatching", "cancelled", "cancelled", "pending"}, statuses(t, s, e.ID))
+		require.Equal(t, []model.OccurrenceStatus{"dispatching", "cancelled", "cancelled", "pending"}, statuses(t, s, e.ID))
 		checks, err := s.CheckLeases(ctx, "tok", []string{got[0].ID, got[1].ID})
 		require.NoError(t, err)
 		require.True(t, checks[got[0].ID].Held, "the row in flight keeps its lease")
 		require.False(t, checks[got[1].ID].Held, "the held row's lease is revoked")
-		require.Equal(t, repository.EventActive, checks[got[0].ID].EventStatus)
+		require.Equal(t, model.EventActive, checks[got[0].ID].EventStatus)
 	})
 }
 
@@ -109,34 +110,34 @@ func TestRecordDispatchBookkeeping(t *testing.T) {
 		missed, code := "missed: catch_up is none", 410
 		res, err := s.RecordDispatch(ctx, []repository.DispatchRecord{
 			{OutcomeRecord: repository.OutcomeRecord{OccurrenceID: got[0].ID, LeaseToken: "tok",
-				Status: repository.OccurrenceMissed, ErrorMessage: &missed, Now: t0.Add(time.Second)},
+				Status: model.OccurrenceMissed, ErrorMessage: &missed, Now: t0.Add(time.Second)},
 				Uncount: true, EventID: e.ID},
 			{OutcomeRecord: repository.OutcomeRecord{OccurrenceID: got[1].ID, LeaseToken: "tok",
-				Status: repository.OccurrenceFailed, StatusCode: &code, Now: t0.Add(2 * time.Second),
-				Attempt: &repository.Attempt{OccurrenceID: got[1].ID, EventID: e.ID, Attempt: 1,
+				Status: model.OccurrenceFailed, StatusCode: &code, Now: t0.Add(2 * time.Second),
+				Attempt: &model.Attempt{OccurrenceID: got[1].ID, EventID: e.ID, Attempt: 1,
 					StartedAt: t0.Add(time.Second), Outcome: "failed", StatusCode: &code}},
 				EventID: e.ID, Ran: true, LastStatus: "failed (HTTP 410)", PauseReason: "paused: gone"},
 			{OutcomeRecord: repository.OutcomeRecord{OccurrenceID: got[1].ID, LeaseToken: "other",
-				Status: repository.OccurrenceCompleted, Now: t0.Add(2 * time.Second)}, EventID: e.ID},
+				Status: model.OccurrenceCompleted, Now: t0.Add(2 * time.Second)}, EventID: e.ID},
 		})
 		require.NoError(t, err)
 		require.NoError(t, res[0])
 		require.NoError(t, res[1])
-		require.ErrorIs(t, res[2], repository.ErrLeaseLost)
+		require.ErrorIs(t, res[2], model.ErrLeaseLost)
 
 		m, err := s.GetOccurrence(ctx, got[0].ID)
 		require.NoError(t, err)
-		require.Equal(t, repository.OccurrenceMissed, m.Status)
+		require.Equal(t, model.OccurrenceMissed, m.Status)
 		require.Equal(t, 0, m.AttemptCount, "a missed row was never attempted")
 		require.Nil(t, m.StartedAt)
 
 		ev, err := s.GetEvent(ctx, e.ID)
 		require.NoError(t, err)
-		require.Equal(t, repository.EventPaused, ev.Status, "410 pauses the event")
+		require.Equal(t, model.EventPaused, ev.Status, "410 pauses the event")
 		require.Equal(t, "paused: gone", ev.LastStatus)
 		require.Equal(t, t0.Add(time.Second), *ev.LastRunAt)
 		require.Nil(t, ev.NextRunAt)
-		require.Equal(t, []repository.OccurrenceStatus{"missed", "failed", "cancelled"}, statuses(t, s, e.ID))
+		require.Equal(t, []model.OccurrenceStatus{"missed", "failed", "cancelled"}, statuses(t, s, e.ID))
 	})
 }
 

@@ -4,15 +4,17 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 // GetIdempotency returns the unexpired record for (principal, key).
-func (s *Store) GetIdempotency(ctx context.Context, principal, key string, now time.Time) (IdempotencyRecord, error) {
-	var r IdempotencyRecord
+func (s *Store) GetIdempotency(ctx context.Context, principal, key string, now time.Time) (model.IdempotencyRecord, error) {
+	var r model.IdempotencyRecord
 	err := s.get(ctx, &r, `SELECT principal, key, request_hash, status_code, body, created_at, expires_at
 		FROM idempotency_keys WHERE principal = ? AND key = ? AND expires_at > ?`, principal, key, s.ts(now))
 	if err != nil {
-		return IdempotencyRecord{}, fmt.Errorf("get idempotency key: %w", err)
+		return model.IdempotencyRecord{}, fmt.Errorf("get idempotency key: %w", err)
 	}
 	r.CreatedAt, r.ExpiresAt = utc(r.CreatedAt), utc(r.ExpiresAt)
 	return r, nil
@@ -20,7 +22,7 @@ func (s *Store) GetIdempotency(ctx context.Context, principal, key string, now t
 
 // PutIdempotency stores the first answer for a key. An expired record under
 // the same key is replaced; a live one gives ErrConflict.
-func (s *Store) PutIdempotency(ctx context.Context, r IdempotencyRecord) error {
+func (s *Store) PutIdempotency(ctx context.Context, r model.IdempotencyRecord) error {
 	return s.WithTx(ctx, func(tx *Store) error {
 		if _, err := tx.exec(ctx, `DELETE FROM idempotency_keys WHERE principal = ? AND key = ? AND expires_at <= ?`,
 			r.Principal, r.Key, tx.ts(r.CreatedAt)); err != nil {

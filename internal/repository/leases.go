@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 // ClaimRequest describes one batch claim by a dispatcher.
@@ -20,7 +22,7 @@ type ClaimRequest struct {
 // ClaimDue atomically leases up to Limit occurrences due by Now+Ahead, oldest
 // first, bumping their attempt count. Concurrent claimers never receive the
 // same row (PostgreSQL: FOR UPDATE SKIP LOCKED; SQLite: one writer at a time).
-func (s *Store) ClaimDue(ctx context.Context, r ClaimRequest) ([]Occurrence, error) {
+func (s *Store) ClaimDue(ctx context.Context, r ClaimRequest) ([]model.Occurrence, error) {
 	lock := ""
 	if s.backend == Postgres {
 		lock = " FOR UPDATE SKIP LOCKED"
@@ -31,7 +33,7 @@ func (s *Store) ClaimDue(ctx context.Context, r ClaimRequest) ([]Occurrence, err
 			AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?` + lock + `)
 		RETURNING ` + occurrenceColumns
 	now := s.ts(r.Now)
-	var out []Occurrence
+	var out []model.Occurrence
 	err := s.selectAll(ctx, &out, q, r.Token, r.Owner, s.ts(r.LeaseUntil), now,
 		s.ts(r.Now.Add(r.Ahead)), r.Limit)
 	if err != nil {
@@ -60,7 +62,7 @@ func (s *Store) NextDue(ctx context.Context) (*time.Time, error) {
 type OutcomeRecord struct {
 	OccurrenceID string
 	LeaseToken   string
-	Status       OccurrenceStatus // completed, retrying, failed, awaiting_ack, cancelled
+	Status       model.OccurrenceStatus // completed, retrying, failed, awaiting_ack, cancelled
 	// NextAttemptAt is required for retrying.
 	NextAttemptAt *time.Time
 	// AckDeadline is required for awaiting_ack: after it the rescuer retries.
@@ -71,7 +73,7 @@ type OutcomeRecord struct {
 	Now          time.Time
 	// Attempt is recorded with the outcome when set (not for a cancellation
 	// made without attempting).
-	Attempt *Attempt
+	Attempt *model.Attempt
 }
 
 // RecordOutcomes applies a batch of outcomes in one transaction. Each is
@@ -89,7 +91,7 @@ func (s *Store) RecordOutcomes(ctx context.Context, recs []OutcomeRecord) ([]err
 		if results, err = tx.applyOutcomes(ctx, ptrs); err != nil {
 			return err
 		}
-		var attempts []*Attempt
+		var attempts []*model.Attempt
 		for i := range recs {
 			if results[i] == nil && recs[i].Attempt != nil {
 				attempts = append(attempts, recs[i].Attempt)
@@ -111,7 +113,7 @@ func (s *Store) applyOutcomes(ctx context.Context, recs []*OutcomeRecord) ([]err
 	results := make([]error, len(recs))
 	var bulk []int
 	for i, r := range recs {
-		if s.backend != Postgres || r.Status == OccurrenceAwaitingAck {
+		if s.backend != Postgres || r.Status == model.OccurrenceAwaitingAck {
 			lost, err := s.recordOutcome(ctx, r)
 			if err != nil {
 				return nil, err
@@ -130,7 +132,7 @@ func (s *Store) applyOutcomes(ctx context.Context, recs []*OutcomeRecord) ([]err
 		}
 		for _, i := range chunk {
 			if !applied[recs[i].OccurrenceID+"|"+recs[i].LeaseToken] {
-				results[i] = ErrLeaseLost
+				results[i] = model.ErrLeaseLost
 			}
 		}
 	}
@@ -198,7 +200,7 @@ func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord) (lost error
 	} else {
 		args = append(args, nil)
 	}
-	if r.Status == OccurrenceAwaitingAck {
+	if r.Status == model.OccurrenceAwaitingAck {
 		status, completed, args = `CASE WHEN acked_at IS NULL THEN 'awaiting_ack' ELSE 'completed' END`, "acked_at", nil
 	}
 	q := `UPDATE occurrences SET status = ` + status + `, completed_at = ` + completed + `,
@@ -213,7 +215,7 @@ func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord) (lost error
 		return nil, fmt.Errorf("record outcome: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
-		return ErrLeaseLost, nil
+		return model.ErrLeaseLost, nil
 	}
 	return nil, nil
 }
@@ -337,7 +339,7 @@ func (s *Store) Acknowledge(ctx context.Context, occurrenceID string, now time.T
 		return fmt.Errorf("acknowledge occurrence: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
-		return ErrNotFound
+		return model.ErrNotFound
 	}
 	return nil
 }
@@ -346,17 +348,17 @@ func (s *Store) Acknowledge(ctx context.Context, occurrenceID string, now time.T
 // (pending, dispatching, retrying, awaiting_ack): the queue of /status. The
 // states are literals, so the partial indexes on exactly those states serve
 // the count and the finished history is never scanned.
-func (s *Store) CountWaiting(ctx context.Context) (map[OccurrenceStatus]int, error) {
+func (s *Store) CountWaiting(ctx context.Context) (map[model.OccurrenceStatus]int, error) {
 	var rows []struct {
-		Status OccurrenceStatus `db:"status"`
-		N      int              `db:"n"`
+		Status model.OccurrenceStatus `db:"status"`
+		N      int                    `db:"n"`
 	}
 	err := s.selectAll(ctx, &rows, `SELECT status, COUNT(*) AS n FROM occurrences
 		WHERE status IN ('pending', 'retrying') OR status IN ('dispatching', 'awaiting_ack') GROUP BY status`)
 	if err != nil {
 		return nil, fmt.Errorf("count waiting occurrences: %w", err)
 	}
-	out := make(map[OccurrenceStatus]int, len(rows))
+	out := make(map[model.OccurrenceStatus]int, len(rows))
 	for _, r := range rows {
 		out[r.Status] = r.N
 	}

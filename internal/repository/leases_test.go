@@ -8,10 +8,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 )
 
-func claimWith(t *testing.T, s *repository.Store, now time.Time, n int, token string, until time.Time) []repository.Occurrence {
+func claimWith(t *testing.T, s *repository.Store, now time.Time, n int, token string, until time.Time) []model.Occurrence {
 	t.Helper()
 	got, err := s.ClaimDue(context.Background(), repository.ClaimRequest{Now: now, Limit: n, Owner: "test",
 		Token: token, LeaseUntil: until})
@@ -20,7 +21,7 @@ func claimWith(t *testing.T, s *repository.Store, now time.Time, n int, token st
 	return got
 }
 
-func keysOf(token string, occs ...repository.Occurrence) []repository.LeaseKey {
+func keysOf(token string, occs ...model.Occurrence) []repository.LeaseKey {
 	out := make([]repository.LeaseKey, len(occs))
 	for i, o := range occs {
 		out[i] = repository.LeaseKey{ID: o.ID, Token: token}
@@ -78,23 +79,23 @@ func TestRenewLeasesIsFencedByToken(t *testing.T) {
 		require.Equal(t, t0.Add(25*time.Second), leaseExpiry(t, s, taken[0].ID), "the new holder's lease is untouched")
 		o, err := s.GetOccurrence(ctx, done[0].ID)
 		require.NoError(t, err)
-		require.Equal(t, repository.OccurrenceCompleted, o.Status)
+		require.Equal(t, model.OccurrenceCompleted, o.Status)
 		require.Nil(t, o.LeaseExpiresAt, "a recorded row gets no lease back")
 
 		// The stalled worker's late outcome is refused; the renewed ones hold.
 		res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{
-			{OccurrenceID: stale[0].ID, LeaseToken: "b", Status: repository.OccurrenceCompleted, Now: t0.Add(26 * time.Second)},
-			{OccurrenceID: mine[0].ID, LeaseToken: "a", Status: repository.OccurrenceCompleted, Now: t0.Add(26 * time.Second)},
+			{OccurrenceID: stale[0].ID, LeaseToken: "b", Status: model.OccurrenceCompleted, Now: t0.Add(26 * time.Second)},
+			{OccurrenceID: mine[0].ID, LeaseToken: "a", Status: model.OccurrenceCompleted, Now: t0.Add(26 * time.Second)},
 		})
 		require.NoError(t, err)
-		require.ErrorIs(t, res[0], repository.ErrLeaseLost)
+		require.ErrorIs(t, res[0], model.ErrLeaseLost)
 		require.NoError(t, res[1])
 		n, err = s.RescueExpired(ctx, t0.Add(26*time.Second), 10)
 		require.NoError(t, err)
 		require.Equal(t, 1, n, "only c's row, whose lease passed, is rescued; a's renewed row is not")
 		o, err = s.GetOccurrence(ctx, mine[1].ID)
 		require.NoError(t, err)
-		require.Equal(t, repository.OccurrenceDispatching, o.Status)
+		require.Equal(t, model.OccurrenceDispatching, o.Status)
 	})
 }
 
@@ -111,8 +112,8 @@ func TestReleaseRestoresTheClaimedAttempt(t *testing.T) {
 		first := claimWith(t, s, t0, 2, "a", t0.Add(10*time.Second))
 		retry := t0.Add(time.Second)
 		res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{{OccurrenceID: first[0].ID, LeaseToken: "a",
-			Status: repository.OccurrenceRetrying, NextAttemptAt: &retry, Now: t0,
-			Attempt: &repository.Attempt{OccurrenceID: first[0].ID, EventID: e.ID, Attempt: 1, StartedAt: t0, Outcome: "retrying"}}})
+			Status: model.OccurrenceRetrying, NextAttemptAt: &retry, Now: t0,
+			Attempt: &model.Attempt{OccurrenceID: first[0].ID, EventID: e.ID, Attempt: 1, StartedAt: t0, Outcome: "retrying"}}})
 		require.NoError(t, err)
 		require.NoError(t, res[0])
 		n, err := s.ReleaseClaims(ctx, "a", []string{first[1].ID}, t0)
@@ -125,9 +126,9 @@ func TestReleaseRestoresTheClaimedAttempt(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 2, n)
 		want := map[string]struct {
-			status   repository.OccurrenceStatus
+			status   model.OccurrenceStatus
 			attempts int
-		}{first[0].ID: {repository.OccurrenceRetrying, 1}, first[1].ID: {repository.OccurrencePending, 0}}
+		}{first[0].ID: {model.OccurrenceRetrying, 1}, first[1].ID: {model.OccurrencePending, 0}}
 		for _, id := range ids {
 			o, err := s.GetOccurrence(ctx, id)
 			require.NoError(t, err)
@@ -159,7 +160,7 @@ func TestRescueDispatchingLeavesAwaitingAck(t *testing.T) {
 		got := claimWith(t, s, t0, 2, "a", t0.Add(10*time.Second))
 		deadline := t0.Add(30 * time.Second)
 		res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{{OccurrenceID: got[0].ID, LeaseToken: "a",
-			Status: repository.OccurrenceAwaitingAck, AckDeadline: &deadline, Now: t0}})
+			Status: model.OccurrenceAwaitingAck, AckDeadline: &deadline, Now: t0}})
 		require.NoError(t, err)
 		require.NoError(t, res[0])
 
@@ -168,12 +169,12 @@ func TestRescueDispatchingLeavesAwaitingAck(t *testing.T) {
 		require.Equal(t, 1, n)
 		o, err := s.GetOccurrence(ctx, got[1].ID)
 		require.NoError(t, err)
-		require.Equal(t, repository.OccurrenceRetrying, o.Status)
+		require.Equal(t, model.OccurrenceRetrying, o.Status)
 		require.Equal(t, 1, o.AttemptCount, "the claim may have sent: it stays counted")
 		require.Equal(t, t0.Add(time.Second), o.NextAttemptAt.UTC())
 		o, err = s.GetOccurrence(ctx, got[0].ID)
 		require.NoError(t, err)
-		require.Equal(t, repository.OccurrenceAwaitingAck, o.Status)
+		require.Equal(t, model.OccurrenceAwaitingAck, o.Status)
 	})
 }
 

@@ -4,19 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
-)
 
-// OccurrenceOrder is the order of an occurrence listing.
-type OccurrenceOrder int
-
-const (
-	// NewestFirst orders by scheduled_at descending (the zero value).
-	NewestFirst OccurrenceOrder = iota
-	// OldestFirst orders by scheduled_at ascending.
-	OldestFirst
-	// HistoryFirst lists history (scheduled at or before the filter's
-	// Boundary) newest first, then upcoming rows nearest first.
-	HistoryFirst
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 // listSegment is one ordered range of a listing: a plain order is one
@@ -30,12 +19,12 @@ type listSegment struct {
 // occurrenceSegments splits a listing into the segments its order reads in
 // turn, with the cursor's keyset predicate applied to the segment it points
 // into (earlier segments are skipped).
-func (s *Store) occurrenceSegments(f OccurrenceFilter) []listSegment {
+func (s *Store) occurrenceSegments(f model.OccurrenceFilter) []listSegment {
 	var segs []listSegment
 	switch f.Order {
-	case OldestFirst:
+	case model.OldestFirst:
 		segs = []listSegment{{asc: true}}
-	case HistoryFirst:
+	case model.HistoryFirst:
 		b := s.ts(f.Boundary)
 		segs = []listSegment{
 			{where: []string{`o.scheduled_at <= ?`}, args: []any{b}},
@@ -67,7 +56,7 @@ func (s *Store) occurrenceSegments(f OccurrenceFilter) []listSegment {
 // that skips a whole segment counts that segment's rows (fewer than the
 // offset) to know how far into the next one to start.
 func listOccurrenceRows[T any](ctx context.Context, s *Store, table, columns string, where []string, args []any,
-	f OccurrenceFilter) ([]T, error) {
+	f model.OccurrenceFilter) ([]T, error) {
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 50

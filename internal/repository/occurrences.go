@@ -7,25 +7,26 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 const occurrenceColumns = `id, event_id, scheduled_at, status, manual, attempt_count, next_attempt_at,
 	lease_token, lease_owner, lease_expires_at, status_code, response_body, error_message, started_at,
 	completed_at, created_at, updated_at, manual_retry, acked_at`
 
-func (o *Occurrence) normalize() {
+func normalize(o *model.Occurrence) {
 	o.ScheduledAt, o.NextAttemptAt = utc(o.ScheduledAt), utc(o.NextAttemptAt)
 	o.CreatedAt, o.UpdatedAt = utc(o.CreatedAt), utc(o.UpdatedAt)
 	o.LeaseExpiresAt, o.StartedAt, o.CompletedAt = utcp(o.LeaseExpiresAt), utcp(o.StartedAt), utcp(o.CompletedAt)
 	o.AckedAt = utcp(o.AckedAt)
 }
 
-func normalizeAll(os []Occurrence) []Occurrence {
+func normalizeAll(os []model.Occurrence) []model.Occurrence {
 	for i := range os {
-		os[i].normalize()
+		normalize(&os[i])
 	}
 	if os == nil {
-		return []Occurrence{}
+		return []model.Occurrence{}
 	}
 	return os
 }
@@ -65,8 +66,8 @@ func (s *Store) occurrenceValues(eventID string, instants []time.Time, manual bo
 			sb.WriteString(", ")
 		}
 		sb.WriteString("(?, ?, ?, ?, ?, 0, ?, ?, ?)")
-		at = RoundUp(at)
-		args = append(args, uuid.NewString(), eventID, s.ts(at), OccurrencePending, manual, s.ts(at), nowArg, nowArg)
+		at = model.RoundUp(at)
+		args = append(args, uuid.NewString(), eventID, s.ts(at), model.OccurrencePending, manual, s.ts(at), nowArg, nowArg)
 	}
 	return sb.String(), args
 }
@@ -91,12 +92,12 @@ func (s *Store) insertOccurrenceBatch(ctx context.Context, eventID string, insta
 }
 
 // GetOccurrence returns one occurrence by id.
-func (s *Store) GetOccurrence(ctx context.Context, id string) (Occurrence, error) {
-	var o Occurrence
+func (s *Store) GetOccurrence(ctx context.Context, id string) (model.Occurrence, error) {
+	var o model.Occurrence
 	if err := s.get(ctx, &o, `SELECT `+occurrenceColumns+` FROM occurrences WHERE id = ?`, id); err != nil {
-		return Occurrence{}, fmt.Errorf("get occurrence: %w", err)
+		return model.Occurrence{}, fmt.Errorf("get occurrence: %w", err)
 	}
-	o.normalize()
+	normalize(&o)
 	return o, nil
 }
 
@@ -121,38 +122,13 @@ func (s *Store) CancelPendingOccurrences(ctx context.Context, eventID string, fr
 	return int(n), nil
 }
 
-// OccurrenceFilter selects occurrences for listing; tag and scope filters
-// apply to the owning event's tags.
-type OccurrenceFilter struct {
-	EventID      string
-	Status       []OccurrenceStatus
-	From, To     *time.Time // scheduled_at in [From, To)
-	StatusCode   *int       // the last attempt's HTTP status code
-	AnyTags      []string
-	AllTags      []string
-	Scope        []string
-	Unrestricted bool
-	Order        OccurrenceOrder
-	Boundary     time.Time         // HistoryFirst: history is scheduled at or before it
-	After        *OccurrenceCursor // keyset position in Order
-	Offset       int               // page-based listing of the original API
-	Limit        int
-}
-
-// OccurrenceCursor is a keyset position in a listing.
-type OccurrenceCursor struct {
-	ScheduledAt time.Time
-	ID          string
-	Upcoming    bool // HistoryFirst: the position is past the boundary
-}
-
 // ListOccurrences returns occurrences in f.Order (newest first by default).
-func (s *Store) ListOccurrences(ctx context.Context, f OccurrenceFilter) ([]Occurrence, error) {
+func (s *Store) ListOccurrences(ctx context.Context, f model.OccurrenceFilter) ([]model.Occurrence, error) {
 	where, args, ok := s.occurrenceWhere(f)
 	if !ok {
-		return []Occurrence{}, nil
+		return []model.Occurrence{}, nil
 	}
-	out, err := listOccurrenceRows[Occurrence](ctx, s, "occurrences", prefixed("o.", occurrenceColumns), where, args, f)
+	out, err := listOccurrenceRows[model.Occurrence](ctx, s, "occurrences", prefixed("o.", occurrenceColumns), where, args, f)
 	if err != nil {
 		return nil, fmt.Errorf("list occurrences: %w", err)
 	}
@@ -160,7 +136,7 @@ func (s *Store) ListOccurrences(ctx context.Context, f OccurrenceFilter) ([]Occu
 }
 
 // CountOccurrences counts what ListOccurrences would return without paging.
-func (s *Store) CountOccurrences(ctx context.Context, f OccurrenceFilter) (int, error) {
+func (s *Store) CountOccurrences(ctx context.Context, f model.OccurrenceFilter) (int, error) {
 	where, args, ok := s.occurrenceWhere(f)
 	if !ok {
 		return 0, nil
@@ -174,7 +150,7 @@ func (s *Store) CountOccurrences(ctx context.Context, f OccurrenceFilter) (int, 
 
 // occurrenceWhere builds the shared filter; ok is false when the scope can
 // match nothing.
-func (s *Store) occurrenceWhere(f OccurrenceFilter) (where []string, args []any, ok bool) {
+func (s *Store) occurrenceWhere(f model.OccurrenceFilter) (where []string, args []any, ok bool) {
 	where, args, ok = tagPredicates("o.event_id", f.Scope, f.Unrestricted, f.AnyTags, f.AllTags)
 	if !ok {
 		return nil, nil, false
@@ -206,13 +182,13 @@ func (s *Store) occurrenceWhere(f OccurrenceFilter) (where []string, args []any,
 }
 
 // ListAttempts returns the attempts of one occurrence in order.
-func (s *Store) ListAttempts(ctx context.Context, occurrenceID string) ([]Attempt, error) {
+func (s *Store) ListAttempts(ctx context.Context, occurrenceID string) ([]model.Attempt, error) {
 	return s.attemptsIn(ctx, "attempts", occurrenceID)
 }
 
 // attemptsIn reads one occurrence's attempts from table (live or archive).
-func (s *Store) attemptsIn(ctx context.Context, table, occurrenceID string) ([]Attempt, error) {
-	var out []Attempt
+func (s *Store) attemptsIn(ctx context.Context, table, occurrenceID string) ([]model.Attempt, error) {
+	var out []model.Attempt
 	err := s.selectAll(ctx, &out, `SELECT `+attemptColumns+` FROM `+table+` WHERE occurrence_id = ?
 		ORDER BY attempt, started_at`, occurrenceID)
 	if err != nil {
@@ -222,7 +198,7 @@ func (s *Store) attemptsIn(ctx context.Context, table, occurrenceID string) ([]A
 		out[i].StartedAt = utc(out[i].StartedAt)
 	}
 	if out == nil {
-		out = []Attempt{}
+		out = []model.Attempt{}
 	}
 	return out, nil
 }
@@ -231,7 +207,7 @@ const attemptColumns = `id, occurrence_id, event_id, attempt, manual, started_at
 	outcome, error, response_excerpt, truncated, lateness_ms`
 
 // insertAttempts records attempts, many rows per statement.
-func (s *Store) insertAttempts(ctx context.Context, attempts []*Attempt) error {
+func (s *Store) insertAttempts(ctx context.Context, attempts []*model.Attempt) error {
 	const perStatement = 200 // 13 parameters a row
 	for start := 0; start < len(attempts); start += perStatement {
 		chunk := attempts[start:min(start+perStatement, len(attempts))]

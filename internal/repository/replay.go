@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
-)
 
-// ErrNotRetryable is returned (wrapping ErrConflict) when an occurrence asked
-// to be re-delivered is not in a terminal state: it is pending, leased,
-// retrying or awaiting an acknowledgement, so it will fire anyway.
-var ErrNotRetryable = fmt.Errorf("%w: occurrence is not in a terminal state", ErrConflict)
+	"github.com/qhronos/qhronos/internal/model"
+)
 
 // requeue is the one update that turns a terminal occurrence into an
 // operator's re-delivery: pending and due now, marked manual_retry so that
@@ -27,62 +24,40 @@ const requeue = `UPDATE occurrences SET status = 'pending', next_attempt_at = ?,
 	WHERE status IN ('completed', 'failed', 'missed', 'cancelled') AND id IN (%s)`
 
 // RetryOccurrence re-queues one terminal occurrence for delivery at now. It
-// answers ErrNotFound for an unknown id and ErrNotRetryable when the
+// answers ErrNotFound for an unknown id and model.ErrNotRetryable when the
 // occurrence is not terminal. Scope is the caller's business (the API checks
 // the event first).
-func (s *Store) RetryOccurrence(ctx context.Context, id string, now time.Time) (Occurrence, error) {
-	var out []Occurrence
+func (s *Store) RetryOccurrence(ctx context.Context, id string, now time.Time) (model.Occurrence, error) {
+	var out []model.Occurrence
 	q := fmt.Sprintf(requeue, "?") + ` RETURNING ` + occurrenceColumns
 	if err := s.selectAll(ctx, &out, q, s.ts(now), true, s.ts(now), id); err != nil {
-		return Occurrence{}, fmt.Errorf("retry occurrence: %w", err)
+		return model.Occurrence{}, fmt.Errorf("retry occurrence: %w", err)
 	}
 	if len(out) == 1 {
-		out[0].normalize()
+		normalize(&out[0])
 		return out[0], nil
 	}
 	if _, err := s.GetOccurrence(ctx, id); err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return Occurrence{}, ErrNotFound
+		if errors.Is(err, model.ErrNotFound) {
+			return model.Occurrence{}, model.ErrNotFound
 		}
-		return Occurrence{}, fmt.Errorf("retry occurrence: %w", err)
+		return model.Occurrence{}, fmt.Errorf("retry occurrence: %w", err)
 	}
-	return Occurrence{}, ErrNotRetryable
-}
-
-// RetryFilter selects terminal occurrences to re-queue in bulk. Scope is a
-// MODIFY scope: unless Unrestricted, an occurrence qualifies only when its
-// event has tags and all of them are inside Scope (what a write token may
-// change). Occurrences of deleted events never qualify.
-type RetryFilter struct {
-	EventID      string
-	AnyTags      []string
-	Status       []OccurrenceStatus // terminal statuses only
-	From, To     *time.Time         // scheduled_at in [From, To)
-	StatusCode   *int               // the last attempt's HTTP status code
-	Scope        []string
-	Unrestricted bool
-	Limit        int // total to re-queue
-	BatchSize    int // rows per transaction
-}
-
-// RetryResult reports a bulk re-queue.
-type RetryResult struct {
-	Requeued     int  `json:"requeued"`
-	LimitReached bool `json:"limit_reached"`
+	return model.Occurrence{}, model.ErrNotRetryable
 }
 
 // RetryOccurrences re-queues every match up to f.Limit, f.BatchSize rows per
 // transaction (PostgreSQL: FOR UPDATE SKIP LOCKED, so an archiver or another
 // bulk retry running at once never sees the same rows). LimitReached is set
 // when the limit stopped it while matches remain.
-func (s *Store) RetryOccurrences(ctx context.Context, f RetryFilter, now time.Time) (RetryResult, error) {
+func (s *Store) RetryOccurrences(ctx context.Context, f model.RetryFilter, now time.Time) (model.RetryResult, error) {
 	for _, st := range f.Status {
 		if !st.Terminal() {
-			return RetryResult{}, fmt.Errorf("retry occurrences: status %q is not terminal", st)
+			return model.RetryResult{}, fmt.Errorf("retry occurrences: status %q is not terminal", st)
 		}
 	}
 	if len(f.Status) == 0 {
-		f.Status = []OccurrenceStatus{OccurrenceFailed}
+		f.Status = []model.OccurrenceStatus{model.OccurrenceFailed}
 	}
 	batch := f.BatchSize
 	if batch <= 0 {
@@ -90,11 +65,11 @@ func (s *Store) RetryOccurrences(ctx context.Context, f RetryFilter, now time.Ti
 	}
 	where, args, ok := s.retryWhere(f)
 	if !ok {
-		return RetryResult{}, nil
+		return model.RetryResult{}, nil
 	}
 	pick := `SELECT o.id FROM occurrences o WHERE ` + strings.Join(where, " AND ") +
 		` ORDER BY o.scheduled_at, o.id LIMIT ?`
-	var res RetryResult
+	var res model.RetryResult
 	for res.Requeued < f.Limit {
 		n := min(batch, f.Limit-res.Requeued)
 		var moved int
@@ -130,8 +105,8 @@ func (s *Store) RetryOccurrences(ctx context.Context, f RetryFilter, now time.Ti
 	return res, nil
 }
 
-func (s *Store) retryWhere(f RetryFilter) (where []string, args []any, ok bool) {
-	base := OccurrenceFilter{EventID: f.EventID, Status: f.Status, From: f.From, To: f.To, AnyTags: f.AnyTags,
+func (s *Store) retryWhere(f model.RetryFilter) (where []string, args []any, ok bool) {
+	base := model.OccurrenceFilter{EventID: f.EventID, Status: f.Status, From: f.From, To: f.To, AnyTags: f.AnyTags,
 		StatusCode: f.StatusCode, Unrestricted: true}
 	where, args, _ = s.occurrenceWhere(base)
 	where = append(where, `EXISTS (SELECT 1 FROM events e WHERE e.id = o.event_id AND e.deleted_at IS NULL)`)

@@ -5,53 +5,12 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/qhronos/qhronos/internal/model"
 )
 
-// StatsFilter selects what GET /stats summarizes: occurrences scheduled and
-// attempts started in [Since, Until), of events the scope can read; Now
-// decides what is currently due.
-type StatsFilter struct {
-	Since, Until time.Time
-	Now          time.Time
-	Scope        []string
-	Unrestricted bool
-	// TotalOnly skips the per-action breakdown, which lets every query read
-	// occurrences and attempts without joining events.
-	TotalOnly bool
-}
-
-// Percentiles are nearest-rank percentiles of a set of millisecond values:
-// the value at rank ceil(p/100 × Count) of the sorted set (0 when empty).
-type Percentiles struct {
-	Count int   `json:"count"`
-	P50   int64 `json:"p50"`
-	P95   int64 `json:"p95"`
-	P99   int64 `json:"p99"`
-}
-
-// GroupStats summarizes one action type, or everything.
-type GroupStats struct {
-	Occurrences int                      `json:"occurrences"`
-	ByStatus    map[OccurrenceStatus]int `json:"by_status"`
-	Attempts    int                      `json:"attempts"`
-	DurationMS  Percentiles              `json:"duration_ms"`
-	LatenessMS  Percentiles              `json:"lateness_ms"`
-	Due         int                      `json:"due"`
-	Retrying    int                      `json:"retrying"`
-}
-
-// Stats is the answer of GET /stats. Due and Retrying are the queue now,
-// whatever the window; everything else is inside the window. Only live
-// tables are read: the window (24 h by default) is far inside retention.
-type Stats struct {
-	Since    time.Time              `json:"since"`
-	Until    time.Time              `json:"until"`
-	Total    GroupStats             `json:"total"`
-	ByAction map[string]*GroupStats `json:"by_action"`
-}
-
-func newGroupStats() *GroupStats {
-	return &GroupStats{ByStatus: map[OccurrenceStatus]int{}}
+func newGroupStats() *model.GroupStats {
+	return &model.GroupStats{ByStatus: map[model.OccurrenceStatus]int{}}
 }
 
 // Stats computes counts by status and action type, delivery duration and
@@ -63,13 +22,13 @@ func newGroupStats() *GroupStats {
 // is the nearest-rank definition (an observed value, no interpolation), so
 // SQLite (which has no percentile function) and PostgreSQL give the same
 // exact answer and no more than three rows per group leave the database.
-func (s *Store) Stats(ctx context.Context, f StatsFilter) (Stats, error) {
-	out := Stats{Since: f.Since.UTC(), Until: f.Until.UTC(), Total: *newGroupStats(), ByAction: map[string]*GroupStats{}}
+func (s *Store) Stats(ctx context.Context, f model.StatsFilter) (model.Stats, error) {
+	out := model.Stats{Since: f.Since.UTC(), Until: f.Until.UTC(), Total: *newGroupStats(), ByAction: map[string]*model.GroupStats{}}
 	scope, ok := s.readScope("o.event_id", f)
 	if !ok {
 		return out, nil
 	}
-	group := func(action string) *GroupStats {
+	group := func(action string) *model.GroupStats {
 		if f.TotalOnly {
 			return newGroupStats() // counted in Total only
 		}
@@ -81,23 +40,23 @@ func (s *Store) Stats(ctx context.Context, f StatsFilter) (Stats, error) {
 		return g
 	}
 	if err := s.statusCounts(ctx, f, scope, &out, group); err != nil {
-		return Stats{}, err
+		return model.Stats{}, err
 	}
 	if err := s.queueCounts(ctx, f, scope, &out, group); err != nil {
-		return Stats{}, err
+		return model.Stats{}, err
 	}
 	attemptScope, _ := s.readScope("a.event_id", f)
-	total := func(string) *GroupStats { return &out.Total }
+	total := func(string) *model.GroupStats { return &out.Total }
 	for _, pq := range []percentileQuery{durationQuery, latenessQuery} {
 		if !f.TotalOnly {
 			byAction := pq
 			byAction.byAction = true
 			if err := s.attemptPercentiles(ctx, f, attemptScope, byAction, group); err != nil {
-				return Stats{}, err
+				return model.Stats{}, err
 			}
 		}
 		if err := s.attemptPercentiles(ctx, f, attemptScope, pq, total); err != nil {
-			return Stats{}, err
+			return model.Stats{}, err
 		}
 	}
 	return out, nil
@@ -111,7 +70,7 @@ type sqlPredicate struct {
 
 // readScope is the read-scope predicate on an event id column; ok is false
 // when the scope can match nothing.
-func (s *Store) readScope(column string, f StatsFilter) (sqlPredicate, bool) {
+func (s *Store) readScope(column string, f model.StatsFilter) (sqlPredicate, bool) {
 	if f.Unrestricted {
 		return sqlPredicate{sql: "1 = 1"}, true
 	}
@@ -126,7 +85,7 @@ func (s *Store) readScope(column string, f StatsFilter) (sqlPredicate, bool) {
 
 // actionColumn is the grouping by action type of an occurrence query and
 // the join it needs; without the breakdown there is one group and no join.
-func actionColumn(f StatsFilter) (column, join string) {
+func actionColumn(f model.StatsFilter) (column, join string) {
 	if f.TotalOnly {
 		return "''", ""
 	}
@@ -142,16 +101,16 @@ func groupBy(action string, more ...string) string {
 	return strings.Join(append([]string{action}, more...), ", ")
 }
 
-func (s *Store) statusCounts(ctx context.Context, f StatsFilter, scope sqlPredicate, out *Stats, group func(string) *GroupStats) error {
+func (s *Store) statusCounts(ctx context.Context, f model.StatsFilter, scope sqlPredicate, out *model.Stats, group func(string) *model.GroupStats) error {
 	action, join := actionColumn(f)
 	q := `SELECT ` + action + ` AS action_type, o.status AS status, COUNT(*) AS n
 		FROM occurrences o ` + join + `
 		WHERE o.scheduled_at >= ? AND o.scheduled_at < ? AND ` + scope.sql + `
 		GROUP BY ` + groupBy(action, "o.status")
 	var rows []struct {
-		Action string           `db:"action_type"`
-		Status OccurrenceStatus `db:"status"`
-		N      int              `db:"n"`
+		Action string                 `db:"action_type"`
+		Status model.OccurrenceStatus `db:"status"`
+		N      int                    `db:"n"`
 	}
 	args := append([]any{s.ts(f.Since), s.ts(f.Until)}, scope.args...)
 	if err := s.selectAll(ctx, &rows, q, args...); err != nil {
@@ -167,7 +126,7 @@ func (s *Store) statusCounts(ctx context.Context, f StatsFilter, scope sqlPredic
 	return nil
 }
 
-func (s *Store) queueCounts(ctx context.Context, f StatsFilter, scope sqlPredicate, out *Stats, group func(string) *GroupStats) error {
+func (s *Store) queueCounts(ctx context.Context, f model.StatsFilter, scope sqlPredicate, out *model.Stats, group func(string) *model.GroupStats) error {
 	action, join := actionColumn(f)
 	q := `SELECT ` + action + ` AS action_type,
 		COALESCE(SUM(CASE WHEN o.status = 'pending' AND o.next_attempt_at <= ? THEN 1 ELSE 0 END), 0) AS due,
@@ -218,21 +177,21 @@ type percentileQuery struct {
 	byAction bool
 	// counts records the number of values as the attempt count.
 	counts bool
-	pick   func(g *GroupStats) *Percentiles
+	pick   func(g *model.GroupStats) *model.Percentiles
 }
 
 // Duration covers every attempt; lateness only first, scheduled attempts, so
 // that retry backoff and manual re-deliveries do not pass for late firing.
 var (
 	durationQuery = percentileQuery{value: "a.duration_ms", where: "1 = 1", counts: true,
-		pick: func(g *GroupStats) *Percentiles { return &g.DurationMS }}
+		pick: func(g *model.GroupStats) *model.Percentiles { return &g.DurationMS }}
 	latenessQuery = percentileQuery{value: "a.lateness_ms", where: "a.attempt = 1 AND a.manual = ?",
-		pick: func(g *GroupStats) *Percentiles { return &g.LatenessMS }}
+		pick: func(g *model.GroupStats) *model.Percentiles { return &g.LatenessMS }}
 )
 
 // attemptPercentiles fills one kind of percentiles (and optionally attempt
 // counts) per action type or for the total.
-func (s *Store) attemptPercentiles(ctx context.Context, f StatsFilter, scope sqlPredicate, pq percentileQuery, group func(string) *GroupStats) error {
+func (s *Store) attemptPercentiles(ctx context.Context, f model.StatsFilter, scope sqlPredicate, pq percentileQuery, group func(string) *model.GroupStats) error {
 	grp, partition, join := "''", "", ""
 	if pq.byAction {
 		grp, partition, join = "e.action_type", "PARTITION BY e.action_type ", "JOIN events e ON e.id = a.event_id"
@@ -273,7 +232,7 @@ func (s *Store) attemptPercentiles(ctx context.Context, f StatsFilter, scope sql
 	return nil
 }
 
-func setPercentile(ps *Percentiles, p int, v int64) {
+func setPercentile(ps *model.Percentiles, p int, v int64) {
 	switch p {
 	case 50:
 		ps.P50 = v

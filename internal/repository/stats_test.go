@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 )
 
@@ -24,11 +25,11 @@ func seedStats(t *testing.T, s *repository.Store) time.Time {
 	now := t0.Add(2 * time.Hour)
 	web := newEvent("a")
 	api := newEvent("b")
-	api.ActionType = "apicall"
+	api.Action.Type = "apicall"
 	mustCreate(t, s, web)
 	mustCreate(t, s, api)
 
-	settle(t, s, web, t0.Add(-2*day), t0.Add(-2*day), repository.OccurrenceCompleted, 1) // outside the window
+	settle(t, s, web, t0.Add(-2*day), t0.Add(-2*day), model.OccurrenceCompleted, 1) // outside the window
 
 	var instants []time.Time
 	for i := range 20 {
@@ -42,11 +43,11 @@ func seedStats(t *testing.T, s *repository.Store) time.Time {
 	retryAt := t0.Add(90 * time.Minute)
 	var recs []repository.OutcomeRecord
 	for i, o := range claimed {
-		rec := repository.OutcomeRecord{OccurrenceID: o.ID, LeaseToken: "tok", Status: repository.OccurrenceCompleted,
-			Now: fired, Attempt: &repository.Attempt{OccurrenceID: o.ID, EventID: web.ID, Attempt: 1, StartedAt: fired,
+		rec := repository.OutcomeRecord{OccurrenceID: o.ID, LeaseToken: "tok", Status: model.OccurrenceCompleted,
+			Now: fired, Attempt: &model.Attempt{OccurrenceID: o.ID, EventID: web.ID, Attempt: 1, StartedAt: fired,
 				DurationMS: int64(10 * (i + 1)), LatenessMS: int64(5 * i), Outcome: "completed"}}
 		if i == 7 {
-			rec.Status, rec.NextAttemptAt, rec.Attempt.Outcome = repository.OccurrenceRetrying, &retryAt, "retrying"
+			rec.Status, rec.NextAttemptAt, rec.Attempt.Outcome = model.OccurrenceRetrying, &retryAt, "retrying"
 		}
 		recs = append(recs, rec)
 	}
@@ -54,7 +55,7 @@ func seedStats(t *testing.T, s *repository.Store) time.Time {
 	again := claim(t, s, retryAt, 1)
 	require.Len(t, again, 1)
 	recordAll(t, s, []repository.OutcomeRecord{{OccurrenceID: again[0].ID, LeaseToken: "tok",
-		Status: repository.OccurrenceFailed, Now: retryAt, Attempt: &repository.Attempt{OccurrenceID: again[0].ID,
+		Status: model.OccurrenceFailed, Now: retryAt, Attempt: &model.Attempt{OccurrenceID: again[0].ID,
 			EventID: web.ID, Attempt: 2, StartedAt: retryAt, DurationMS: 1000, LatenessMS: 5_400_000, Outcome: "failed"}}})
 
 	_, err = s.InsertOccurrences(ctx, api.ID, []time.Time{t0.Add(10 * time.Minute), t0.Add(11 * time.Minute),
@@ -65,11 +66,11 @@ func seedStats(t *testing.T, s *repository.Store) time.Time {
 	later := now.Add(time.Hour)
 	recs = nil
 	for i, o := range claimed {
-		rec := repository.OutcomeRecord{OccurrenceID: o.ID, LeaseToken: "tok", Status: repository.OccurrenceCompleted,
-			Now: fired, Attempt: &repository.Attempt{OccurrenceID: o.ID, EventID: api.ID, Attempt: 1, StartedAt: fired,
+		rec := repository.OutcomeRecord{OccurrenceID: o.ID, LeaseToken: "tok", Status: model.OccurrenceCompleted,
+			Now: fired, Attempt: &model.Attempt{OccurrenceID: o.ID, EventID: api.ID, Attempt: 1, StartedAt: fired,
 				DurationMS: []int64{7, 3, 50}[i], LatenessMS: []int64{2, 1, 30}[i], Outcome: "completed"}}
 		if i == 2 {
-			rec.Status, rec.NextAttemptAt, rec.Attempt = repository.OccurrenceRetrying, &later, nil
+			rec.Status, rec.NextAttemptAt, rec.Attempt = model.OccurrenceRetrying, &later, nil
 		}
 		recs = append(recs, rec)
 	}
@@ -91,24 +92,24 @@ func recordAll(t *testing.T, s *repository.Store, recs []repository.OutcomeRecor
 func TestStatsExactCountsAndPercentiles(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		now := seedStats(t, s)
-		got, err := s.Stats(context.Background(), repository.StatsFilter{Since: now.Add(-24 * time.Hour), Until: now,
+		got, err := s.Stats(context.Background(), model.StatsFilter{Since: now.Add(-24 * time.Hour), Until: now,
 			Now: now, Unrestricted: true})
 		require.NoError(t, err)
 
-		web := repository.GroupStats{Occurrences: 20, ByStatus: map[repository.OccurrenceStatus]int{"completed": 19, "failed": 1},
+		web := model.GroupStats{Occurrences: 20, ByStatus: map[model.OccurrenceStatus]int{"completed": 19, "failed": 1},
 			Attempts:   21,
-			DurationMS: repository.Percentiles{Count: 21, P50: 110, P95: 200, P99: 1000},
-			LatenessMS: repository.Percentiles{Count: 20, P50: 45, P95: 90, P99: 95}}
-		api := repository.GroupStats{Occurrences: 4,
-			ByStatus: map[repository.OccurrenceStatus]int{"completed": 2, "retrying": 1, "pending": 1},
+			DurationMS: model.Percentiles{Count: 21, P50: 110, P95: 200, P99: 1000},
+			LatenessMS: model.Percentiles{Count: 20, P50: 45, P95: 90, P99: 95}}
+		api := model.GroupStats{Occurrences: 4,
+			ByStatus: map[model.OccurrenceStatus]int{"completed": 2, "retrying": 1, "pending": 1},
 			Attempts: 2, Due: 1, Retrying: 1,
-			DurationMS: repository.Percentiles{Count: 2, P50: 3, P95: 7, P99: 7},
-			LatenessMS: repository.Percentiles{Count: 2, P50: 1, P95: 2, P99: 2}}
-		total := repository.GroupStats{Occurrences: 24,
-			ByStatus: map[repository.OccurrenceStatus]int{"completed": 21, "failed": 1, "retrying": 1, "pending": 1},
+			DurationMS: model.Percentiles{Count: 2, P50: 3, P95: 7, P99: 7},
+			LatenessMS: model.Percentiles{Count: 2, P50: 1, P95: 2, P99: 2}}
+		total := model.GroupStats{Occurrences: 24,
+			ByStatus: map[model.OccurrenceStatus]int{"completed": 21, "failed": 1, "retrying": 1, "pending": 1},
 			Attempts: 23, Due: 1, Retrying: 1,
-			DurationMS: repository.Percentiles{Count: 23, P50: 100, P95: 200, P99: 1000},
-			LatenessMS: repository.Percentiles{Count: 22, P50: 40, P95: 90, P99: 95}}
+			DurationMS: model.Percentiles{Count: 23, P50: 100, P95: 200, P99: 1000},
+			LatenessMS: model.Percentiles{Count: 22, P50: 40, P95: 90, P99: 95}}
 
 		require.Len(t, got.ByAction, 2)
 		if g := *got.ByAction["webhook"]; !equalGroup(g, web) {
@@ -127,19 +128,19 @@ func TestStatsAreScoped(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		ctx := context.Background()
 		now := seedStats(t, s)
-		got, err := s.Stats(ctx, repository.StatsFilter{Since: now.Add(-24 * time.Hour), Until: now, Now: now,
+		got, err := s.Stats(ctx, model.StatsFilter{Since: now.Add(-24 * time.Hour), Until: now, Now: now,
 			Scope: []string{"b"}})
 		require.NoError(t, err)
 		require.Len(t, got.ByAction, 1, "only the apicall event is readable")
 		require.Equal(t, 4, got.Total.Occurrences)
-		require.Equal(t, repository.Percentiles{Count: 2, P50: 3, P95: 7, P99: 7}, got.Total.DurationMS)
+		require.Equal(t, model.Percentiles{Count: 2, P50: 3, P95: 7, P99: 7}, got.Total.DurationMS)
 
-		none, err := s.Stats(ctx, repository.StatsFilter{Since: now.Add(-24 * time.Hour), Until: now, Now: now})
+		none, err := s.Stats(ctx, model.StatsFilter{Since: now.Add(-24 * time.Hour), Until: now, Now: now})
 		require.NoError(t, err)
 		require.Zero(t, none.Total.Occurrences, "an empty scope sees nothing")
 		require.Empty(t, none.ByAction)
 
-		narrow, err := s.Stats(ctx, repository.StatsFilter{Since: t0.Add(-3 * day), Until: t0.Add(-day), Now: now,
+		narrow, err := s.Stats(ctx, model.StatsFilter{Since: t0.Add(-3 * day), Until: t0.Add(-day), Now: now,
 			Unrestricted: true})
 		require.NoError(t, err)
 		require.Equal(t, 1, narrow.Total.Occurrences, "the window selects the old occurrence only")
@@ -158,7 +159,7 @@ func TestQueueDepth(t *testing.T) {
 	})
 }
 
-func equalGroup(a, b repository.GroupStats) bool {
+func equalGroup(a, b model.GroupStats) bool {
 	if a.Occurrences != b.Occurrences || a.Attempts != b.Attempts || a.Due != b.Due || a.Retrying != b.Retrying ||
 		a.DurationMS != b.DurationMS || a.LatenessMS != b.LatenessMS || len(a.ByStatus) != len(b.ByStatus) {
 		return false

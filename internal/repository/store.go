@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	"github.com/jmoiron/sqlx"
+	"github.com/qhronos/qhronos/internal/model"
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
 )
 
@@ -212,16 +213,6 @@ func (s *Store) tsp(t *time.Time) any {
 	return s.ts(*t)
 }
 
-// RoundUp truncates t to the stored precision, rounding up so that nothing is
-// ever scheduled earlier than asked.
-func RoundUp(t time.Time) time.Time {
-	r := t.Truncate(time.Microsecond)
-	if r.Before(t) {
-		r = r.Add(time.Microsecond)
-	}
-	return r.UTC()
-}
-
 func utc(t time.Time) time.Time { return t.UTC() }
 
 func utcp(t *time.Time) *time.Time {
@@ -238,19 +229,19 @@ func mapErr(err error) error {
 		return nil
 	}
 	if errors.Is(err, sql.ErrNoRows) {
-		return ErrNotFound
+		return model.ErrNotFound
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
 		case "23505": // unique_violation
-			return fmt.Errorf("%w: %s", ErrConflict, pgErr.ConstraintName)
+			return fmt.Errorf("%w: %s", model.ErrConflict, pgErr.ConstraintName)
 		case "22P02": // invalid_text_representation, e.g. a malformed uuid
-			return ErrNotFound
+			return model.ErrNotFound
 		}
 	}
 	if strings.Contains(err.Error(), "UNIQUE constraint failed") {
-		return fmt.Errorf("%w: %s", ErrConflict, err.Error())
+		return fmt.Errorf("%w: %s", model.ErrConflict, err.Error())
 	}
 	return err
 }

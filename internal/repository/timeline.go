@@ -5,43 +5,22 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/qhronos/qhronos/internal/model"
 )
-
-// TimelineFilter selects the attempts GET /stats/timeline buckets: started
-// in [Since, Since + Step × Buckets), of events the scope can read.
-type TimelineFilter struct {
-	Since        time.Time
-	Step         time.Duration
-	Buckets      int
-	Scope        []string
-	Unrestricted bool
-}
-
-// TimelineBucket summarizes the attempts that started in one step.
-// Lateness covers first, scheduled attempts only (as in Stats).
-type TimelineBucket struct {
-	Start      time.Time   `json:"start"`
-	Attempts   int         `json:"attempts"`
-	Completed  int         `json:"completed"`
-	Failed     int         `json:"failed"`
-	LatenessMS Percentiles `json:"lateness_ms"`
-}
-
-// MaxTimelineBuckets bounds the CASE expression and the answer.
-const MaxTimelineBuckets = 1440
 
 // Timeline buckets attempts by start time. The bucket of a row is chosen by
 // a CASE over the bucket boundaries, compared as stored instants, so both
 // backends compute it the same way without date arithmetic of their own.
-func (s *Store) Timeline(ctx context.Context, f TimelineFilter) ([]TimelineBucket, error) {
-	if f.Buckets < 1 || f.Buckets > MaxTimelineBuckets || f.Step <= 0 {
+func (s *Store) Timeline(ctx context.Context, f model.TimelineFilter) ([]model.TimelineBucket, error) {
+	if f.Buckets < 1 || f.Buckets > model.MaxTimelineBuckets || f.Step <= 0 {
 		return nil, fmt.Errorf("timeline: %d buckets of %s", f.Buckets, f.Step)
 	}
-	out := make([]TimelineBucket, f.Buckets)
+	out := make([]model.TimelineBucket, f.Buckets)
 	for i := range out {
 		out[i].Start = f.Since.Add(time.Duration(i) * f.Step).UTC()
 	}
-	scope, ok := s.readScope("a.event_id", StatsFilter{Scope: f.Scope, Unrestricted: f.Unrestricted})
+	scope, ok := s.readScope("a.event_id", model.StatsFilter{Scope: f.Scope, Unrestricted: f.Unrestricted})
 	if !ok {
 		return out, nil
 	}

@@ -5,19 +5,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 const tokenColumns = `id, subject, access, scope_json, expires_at, revoked_at, created_by, created_at`
 
 type tokenRow struct {
-	Token
+	model.Token
 	ScopeJSON string `db:"scope_json"`
 }
 
-func (r *tokenRow) token() (Token, error) {
+func (r *tokenRow) token() (model.Token, error) {
 	t := r.Token
 	if err := json.Unmarshal([]byte(r.ScopeJSON), &t.Scope); err != nil {
-		return Token{}, fmt.Errorf("decode scope of token %s: %w", t.ID, err)
+		return model.Token{}, fmt.Errorf("decode scope of token %s: %w", t.ID, err)
 	}
 	if t.Scope == nil {
 		t.Scope = []string{}
@@ -27,7 +29,7 @@ func (r *tokenRow) token() (Token, error) {
 }
 
 // CreateToken stores a minted token's record.
-func (s *Store) CreateToken(ctx context.Context, t Token) error {
+func (s *Store) CreateToken(ctx context.Context, t model.Token) error {
 	_, err := s.exec(ctx, `INSERT INTO tokens (`+tokenColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		t.ID, t.Subject, t.Access, tagsJSON(t.Scope), s.ts(t.ExpiresAt), s.tsp(t.RevokedAt), t.CreatedBy,
 		s.ts(t.CreatedAt))
@@ -38,17 +40,17 @@ func (s *Store) CreateToken(ctx context.Context, t Token) error {
 }
 
 // TokenByID returns a token record by its id (the JWT's jti).
-func (s *Store) TokenByID(ctx context.Context, id string) (Token, error) {
+func (s *Store) TokenByID(ctx context.Context, id string) (model.Token, error) {
 	var r tokenRow
 	if err := s.get(ctx, &r, `SELECT `+tokenColumns+` FROM tokens WHERE id = ?`, id); err != nil {
-		return Token{}, fmt.Errorf("get token: %w", err)
+		return model.Token{}, fmt.Errorf("get token: %w", err)
 	}
 	return r.token()
 }
 
 // ListTokens returns token records newest first; createdBy filters by minter
 // when non-empty.
-func (s *Store) ListTokens(ctx context.Context, createdBy string, limit int) ([]Token, error) {
+func (s *Store) ListTokens(ctx context.Context, createdBy string, limit int) ([]model.Token, error) {
 	q := `SELECT ` + tokenColumns + ` FROM tokens`
 	var args []any
 	if createdBy != "" {
@@ -61,7 +63,7 @@ func (s *Store) ListTokens(ctx context.Context, createdBy string, limit int) ([]
 	if err := s.selectAll(ctx, &rows, q, args...); err != nil {
 		return nil, fmt.Errorf("list tokens: %w", err)
 	}
-	out := make([]Token, 0, len(rows))
+	out := make([]model.Token, 0, len(rows))
 	for i := range rows {
 		t, err := rows[i].token()
 		if err != nil {
@@ -79,7 +81,7 @@ func (s *Store) RevokeToken(ctx context.Context, id string, now time.Time) error
 		return fmt.Errorf("revoke token: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
-		return ErrNotFound
+		return model.ErrNotFound
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qhronos/qhronos/internal/coordination"
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 	"github.com/qhronos/qhronos/internal/scheduler"
@@ -23,9 +25,9 @@ var archiverT0 = time.Date(2032, 5, 6, 7, 0, 0, 0, time.UTC)
 func archiverSeed(t *testing.T, s *repository.Store, tags []string, instants ...time.Time) string {
 	t.Helper()
 	ctx := context.Background()
-	e := &repository.Event{ID: uuid.NewString(), Name: "archived", StartTime: archiverT0, Timezone: "UTC",
-		ActionType: "webhook", Action: repository.JSON(`{"type":"webhook","params":{"url":"https://example.com"}}`),
-		Tags: tags, CatchUp: "all", Status: repository.EventActive, CreatedVia: "api", Version: 1,
+	e := &model.Event{ID: uuid.NewString(), Name: "archived", StartTime: archiverT0, Timezone: "UTC",
+		Action: model.Action{Type: "webhook", Params: json.RawMessage(`{"url":"https://example.com"}`)},
+		Tags:   tags, CatchUp: "all", Status: model.EventActive, CreatedVia: "api", Version: 1,
 		CreatedAt: archiverT0, UpdatedAt: archiverT0}
 	require.NoError(t, s.CreateEvent(ctx, e))
 	for _, at := range instants {
@@ -35,7 +37,7 @@ func archiverSeed(t *testing.T, s *repository.Store, tags []string, instants ...
 		require.NoError(t, err)
 		require.Len(t, got, 1)
 		res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{{OccurrenceID: got[0].ID, LeaseToken: "tok",
-			Status: repository.OccurrenceCompleted, Now: at, Attempt: &repository.Attempt{OccurrenceID: got[0].ID,
+			Status: model.OccurrenceCompleted, Now: at, Attempt: &model.Attempt{OccurrenceID: got[0].ID,
 				EventID: e.ID, Attempt: 1, StartedAt: at, Outcome: "completed"}}})
 		require.NoError(t, err)
 		require.NoError(t, res[0])
@@ -48,9 +50,9 @@ func archiverSeed(t *testing.T, s *repository.Store, tags []string, instants ...
 func archiverCounts(t *testing.T, s *repository.Store) (live, archived int) {
 	t.Helper()
 	ctx := context.Background()
-	live, err := s.CountOccurrences(ctx, repository.OccurrenceFilter{Unrestricted: true})
+	live, err := s.CountOccurrences(ctx, model.OccurrenceFilter{Unrestricted: true})
 	require.NoError(t, err)
-	archived, err = s.CountArchivedOccurrences(ctx, repository.OccurrenceFilter{Unrestricted: true})
+	archived, err = s.CountArchivedOccurrences(ctx, model.OccurrenceFilter{Unrestricted: true})
 	require.NoError(t, err)
 	return live, archived
 }

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/qhronos/qhronos/internal/actions"
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 )
 
@@ -36,7 +37,7 @@ func (d *Dispatcher) attempt(jb job) {
 		out.Duration = ended.Sub(started)
 	}
 	v := jb.policy.Classify(out, jb.occ.AttemptCount, ended, d.ackTimeout(&jb.ev), d.rnd)
-	att := &repository.Attempt{
+	att := &model.Attempt{
 		OccurrenceID: jb.occ.ID, EventID: jb.ev.ID, Attempt: jb.occ.AttemptCount, Manual: jb.occ.Manual || jb.occ.ManualRetry,
 		StartedAt: started.UTC(), DurationMS: out.Duration.Milliseconds(), Outcome: string(v.Status),
 		Truncated: out.Truncated, LatenessMS: started.Sub(lateFrom(&jb.occ)).Milliseconds(),
@@ -68,7 +69,7 @@ func (d *Dispatcher) attempt(jb job) {
 	if ce := d.log.Check(level, "delivery attempt"); ce != nil {
 		// Error texts never carry the URL (it may hold credentials).
 		ce.Write(zap.String("event_id", jb.ev.ID), zap.String("occurrence_id", jb.occ.ID),
-			zap.Int("attempt", jb.occ.AttemptCount), zap.String("action", jb.ev.ActionType),
+			zap.Int("attempt", jb.occ.AttemptCount), zap.String("action", jb.ev.Action.Type),
 			zap.Time("scheduled_at", jb.occ.ScheduledAt), zap.Duration("lateness", started.Sub(jb.occ.ScheduledAt)),
 			zap.String("outcome", string(v.Status)), zap.Int("status_code", out.StatusCode),
 			zap.Duration("duration", out.Duration), zap.String("error", v.Error))
@@ -96,8 +97,8 @@ func (d *Dispatcher) attempt(jb job) {
 // occurrence's own instant, or for an operator's re-delivery the moment it
 // was asked for (the original instant may be days old, or ahead for a
 // cancelled future row). Manual attempts are
-// left out of lateness figures either way (see repository.Stats).
-func lateFrom(occ *repository.Occurrence) time.Time {
+// left out of lateness figures either way (see model.Stats).
+func lateFrom(occ *model.Occurrence) time.Time {
 	if occ.ManualRetry {
 		return occ.NextAttemptAt
 	}
@@ -106,7 +107,7 @@ func lateFrom(occ *repository.Occurrence) time.Time {
 
 // execute builds the request and runs the action within its timeout.
 func (d *Dispatcher) execute(jb *job, started time.Time) actions.Outcome {
-	action, err := d.registry.Get(jb.ev.ActionType)
+	action, err := d.registry.Get(jb.ev.Action.Type)
 	if err != nil {
 		return actions.Outcome{Err: fmt.Errorf("resolve action: %w", err)}
 	}
@@ -115,24 +116,16 @@ func (d *Dispatcher) execute(jb *job, started time.Time) actions.Outcome {
 		// An operator can fix the key; the next attempt may succeed.
 		return actions.Outcome{Err: fmt.Errorf("resolve signing secret: %w", err), Retryable: true}
 	}
-	var params struct {
-		Params json.RawMessage `json:"params"`
-	}
-	if len(jb.ev.Action) > 0 {
-		if err := json.Unmarshal(jb.ev.Action, &params); err != nil {
-			return actions.Outcome{Err: fmt.Errorf("decode action of event: %w", err)}
-		}
-	}
 	timeout := d.timeout(&jb.ev)
 	req := actions.Request{
 		EventID: jb.ev.ID, OccurrenceID: jb.occ.ID, Attempt: jb.occ.AttemptCount, Manual: jb.occ.Manual || jb.occ.ManualRetry,
 		ScheduledAt: jb.occ.ScheduledAt, DispatchedAt: started.UTC(), Name: jb.ev.Name,
 		Description: jb.ev.Description, Tags: jb.ev.Tags, Metadata: json.RawMessage(jb.ev.Metadata),
-		Params: params.Params, Secrets: secrets, Timeout: timeout,
+		Params: jb.ev.Action.Params, Secrets: secrets, Timeout: timeout,
 	}
 	ctx, cancel := context.WithTimeout(d.attemptCtx, timeout)
 	defer cancel()
-	if dest, ok := actions.DestinationOf(action, params.Params); ok {
+	if dest, ok := actions.DestinationOf(action, jb.ev.Action.Params); ok {
 		// Wait for the destination without holding a pool slot, so a slow
 		// receiver cannot starve the others.
 		<-d.sem
@@ -147,7 +140,7 @@ func (d *Dispatcher) execute(jb *job, started time.Time) actions.Outcome {
 }
 
 // timeout is the event's own attempt timeout (capped) or the default.
-func (d *Dispatcher) timeout(ev *repository.Event) time.Duration {
+func (d *Dispatcher) timeout(ev *model.Event) time.Duration {
 	if ev.TimeoutMS <= 0 {
 		return d.cfg.AttemptTimeout
 	}
@@ -156,23 +149,21 @@ func (d *Dispatcher) timeout(ev *repository.Event) time.Duration {
 
 // ackTimeout is the action's ack_timeout param (websocket require_ack) or
 // the default.
-func (d *Dispatcher) ackTimeout(ev *repository.Event) time.Duration {
+func (d *Dispatcher) ackTimeout(ev *model.Event) time.Duration {
 	var a struct {
-		Params struct {
-			AckTimeout json.RawMessage `json:"ack_timeout"`
-		} `json:"params"`
+		AckTimeout json.RawMessage `json:"ack_timeout"`
 	}
-	if json.Unmarshal(ev.Action, &a) != nil || len(a.Params.AckTimeout) == 0 {
+	if json.Unmarshal(ev.Action.Params, &a) != nil || len(a.AckTimeout) == 0 {
 		return d.cfg.AckTimeout
 	}
 	var text string
-	if json.Unmarshal(a.Params.AckTimeout, &text) == nil {
+	if json.Unmarshal(a.AckTimeout, &text) == nil {
 		if v, err := time.ParseDuration(text); err == nil && v > 0 {
 			return v
 		}
 	}
 	var secs float64
-	if json.Unmarshal(a.Params.AckTimeout, &secs) == nil && secs > 0 {
+	if json.Unmarshal(a.AckTimeout, &secs) == nil && secs > 0 {
 		return time.Duration(secs * float64(time.Second))
 	}
 	return d.cfg.AckTimeout

@@ -3,7 +3,7 @@ package scheduler
 import (
 	"time"
 
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 // Catch-up modes of an event's `catch_up` field.
@@ -42,7 +42,7 @@ func (c CatchUp) withDefaults() CatchUp {
 }
 
 // Overdue reports whether occ, claimed at now, is overdue.
-func (c CatchUp) Overdue(occ *repository.Occurrence, now time.Time) bool {
+func (c CatchUp) Overdue(occ *model.Occurrence, now time.Time) bool {
 	if occ.Manual || occ.ManualRetry || occ.AttemptCount > 1 {
 		return false
 	}
@@ -54,7 +54,7 @@ func (c CatchUp) Cutoff(now time.Time) time.Time { return now.Add(-c.Grace) }
 
 // Miss reports whether occ must be recorded `missed` instead of fired, and
 // why. latest is the event's newest overdue instant (used by `latest`).
-func (c CatchUp) Miss(mode string, occ *repository.Occurrence, now time.Time, latest time.Time) (bool, string) {
+func (c CatchUp) Miss(mode string, occ *model.Occurrence, now time.Time, latest time.Time) (bool, string) {
 	if !c.Overdue(occ, now) {
 		return false, ""
 	}

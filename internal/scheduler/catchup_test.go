@@ -4,21 +4,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 func TestCatchUpMiss(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2031, 1, 1, 12, 0, 0, 0, time.UTC)
 	c := CatchUp{}.withDefaults() // window 1 h, grace 1 min
-	occ := func(ago time.Duration, attempts int, manual bool) *repository.Occurrence {
-		return &repository.Occurrence{ScheduledAt: now.Add(-ago), AttemptCount: attempts, Manual: manual}
+	occ := func(ago time.Duration, attempts int, manual bool) *model.Occurrence {
+		return &model.Occurrence{ScheduledAt: now.Add(-ago), AttemptCount: attempts, Manual: manual}
 	}
 	latest := now.Add(-10 * time.Minute)
 	tests := []struct {
 		name string
 		mode string
-		occ  *repository.Occurrence
+		occ  *model.Occurrence
 		want bool
 	}{
 		{"on time fires under none", CatchUpNone, occ(time.Second, 1, false), false},

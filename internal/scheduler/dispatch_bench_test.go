@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 	"github.com/qhronos/qhronos/internal/scheduler"
@@ -20,7 +21,7 @@ func newBenchEnv(b *testing.B, s *repository.Store, cfg scheduler.Config) *env {
 	e.exp = scheduler.NewExpander(cfg, s, e.clock, nil, zap.NewNop())
 	e.disp = scheduler.NewDispatcher(cfg, scheduler.DispatcherDeps{Store: s, Registry: registry(b, e.clock),
 		Clock: e.clock, Logger: zap.NewNop(), Rand: func() float64 { return 0.5 },
-		Secrets: func(*repository.Event) ([]string, error) { return []string{"test-secret"}, nil }})
+		Secrets: func(*model.Event) ([]string, error) { return []string{"test-secret"}, nil }})
 	b.Cleanup(e.disp.Close)
 	return e
 }
@@ -48,8 +49,8 @@ func BenchmarkDispatch(b *testing.B) {
 				require.NoError(b, err)
 				if n == 0 {
 					require.NoError(b, e.disp.Wait(ctx))
-					if left, _ := store.CountOccurrences(ctx, repository.OccurrenceFilter{Unrestricted: true,
-						Status: []repository.OccurrenceStatus{"pending", "retrying", "dispatching"}}); left == 0 {
+					if left, _ := store.CountOccurrences(ctx, model.OccurrenceFilter{Unrestricted: true,
+						Status: []model.OccurrenceStatus{"pending", "retrying", "dispatching"}}); left == 0 {
 						break
 					}
 				}
@@ -72,7 +73,7 @@ func BenchmarkExpansion(b *testing.B) {
 			e := newBenchEnv(b, store, cfg)
 			rule := "FREQ=MINUTELY"
 			for i := 0; i < b.N; i++ {
-				ev := e.event(func(ev *repository.Event) { ev.RRule = &rule })
+				ev := e.event(func(ev *model.Event) { ev.RRule = &rule })
 				require.NoError(b, store.CreateEvent(context.Background(), ev))
 			}
 			b.ResetTimer()

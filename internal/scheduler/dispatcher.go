@@ -12,17 +12,18 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/qhronos/qhronos/internal/actions"
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/outbound"
 	"github.com/qhronos/qhronos/internal/repository"
 )
 
 // SecretsResolver returns an event's plaintext signing secrets, newest
 // first (the stored ones are ciphertext; the secrets package decrypts).
-type SecretsResolver func(ev *repository.Event) ([]string, error)
+type SecretsResolver func(ev *model.Event) ([]string, error)
 
 // AttemptHook observes every attempt once its outcome is recorded (the
 // WebSocket tag-listener feed and metrics use it). It must not block.
-type AttemptHook func(ev *repository.Event, occ *repository.Occurrence, out actions.Outcome)
+type AttemptHook func(ev *model.Event, occ *model.Occurrence, out actions.Outcome)
 
 // DispatcherDeps are the dispatcher's collaborators.
 type DispatcherDeps struct {
@@ -109,7 +110,7 @@ func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
 		deps.Rand = rand.Float64
 	}
 	if deps.Secrets == nil {
-		deps.Secrets = func(*repository.Event) ([]string, error) { return nil, nil }
+		deps.Secrets = func(*model.Event) ([]string, error) { return nil, nil }
 	}
 	log := deps.Logger.Named("dispatcher")
 	actx, cancel := context.WithCancel(context.Background())
@@ -135,8 +136,8 @@ const recordRetryFor = 2 * time.Minute
 
 // job is one claimed occurrence on its way to an attempt.
 type job struct {
-	occ    repository.Occurrence
-	ev     repository.Event
+	occ    model.Occurrence
+	ev     model.Event
 	policy RetryPolicy
 	token  string
 }
@@ -185,7 +186,7 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 
 // triage decides, at claim time, what each claimed row becomes; the rows
 // that may fire are returned sorted by their instant.
-func (d *Dispatcher) triage(ctx context.Context, occs []repository.Occurrence, token string, now time.Time) ([]job, error) {
+func (d *Dispatcher) triage(ctx context.Context, occs []model.Occurrence, token string, now time.Time) ([]job, error) {
 	ids := make([]string, len(occs))
 	for i := range occs {
 		ids[i] = occs[i].EventID
@@ -202,7 +203,7 @@ func (d *Dispatcher) triage(ctx context.Context, occs []repository.Occurrence, t
 	for _, occ := range occs {
 		ev, ok := events[occ.EventID]
 		if reason := staleReason(ok, &ev, &occ); reason != "" {
-			d.skip(&occ, token, repository.OccurrenceCancelled, reason, now, true)
+			d.skip(&occ, token, model.OccurrenceCancelled, reason, now, true)
 			continue
 		}
 		policy, err := PolicyFor(ev.Retry, d.cfg.Retry)
@@ -211,12 +212,12 @@ func (d *Dispatcher) triage(ctx context.Context, occs []repository.Occurrence, t
 		}
 		// An operator's re-delivery gets its attempt even past the limit.
 		if occ.AttemptCount > policy.MaxAttempts && !occ.ManualRetry {
-			d.skip(&occ, token, repository.OccurrenceFailed,
+			d.skip(&occ, token, model.OccurrenceFailed,
 				fmt.Sprintf("%s: no attempt left after %d", ErrAttemptsExhausted, policy.MaxAttempts), now, false)
 			continue
 		}
 		if miss, reason := d.cfg.CatchUp.Miss(ev.CatchUp, &occ, now, latest[ev.ID]); miss {
-			d.skip(&occ, token, repository.OccurrenceMissed, reason, now, true)
+			d.skip(&occ, token, model.OccurrenceMissed, reason, now, true)
 			continue
 		}
 		jobs = append(jobs, job{occ: occ, ev: ev, policy: policy, token: token})
@@ -227,7 +228,7 @@ func (d *Dispatcher) triage(ctx context.Context, occs []repository.Occurrence, t
 
 // latestOverdue finds the newest overdue instant of every catch_up=latest
 // event with an overdue row in the batch (it may sit in a later batch).
-func (d *Dispatcher) latestOverdue(ctx context.Context, occs []repository.Occurrence, events map[string]repository.Event, now time.Time) (map[string]time.Time, error) {
+func (d *Dispatcher) latestOverdue(ctx context.Context, occs []model.Occurrence, events map[string]model.Event, now time.Time) (map[string]time.Time, error) {
 	var ids []string
 	for i := range occs {
 		ev, ok := events[occs[i].EventID]
@@ -243,11 +244,11 @@ func (d *Dispatcher) latestOverdue(ctx context.Context, occs []repository.Occurr
 
 // staleReason says why an occurrence of ev must not fire now, or "".
 // Manual triggers and re-deliveries may fire while the event is paused.
-func staleReason(found bool, ev *repository.Event, occ *repository.Occurrence) string {
+func staleReason(found bool, ev *model.Event, occ *model.Occurrence) string {
 	switch {
-	case !found || ev.DeletedAt != nil || ev.Status == repository.EventDeleted:
+	case !found || ev.DeletedAt != nil || ev.Status == model.EventDeleted:
 		return "cancelled: event deleted"
-	case ev.Status == repository.EventPaused && !occ.Manual && !occ.ManualRetry:
+	case ev.Status == model.EventPaused && !occ.Manual && !occ.ManualRetry:
 		return "cancelled: event paused"
 	}
 	return ""
@@ -255,13 +256,13 @@ func staleReason(found bool, ev *repository.Event, occ *repository.Occurrence) s
 
 // skip records an outcome made without an attempt. uncount gives the claim's
 // attempt back (missed and cancelled rows were never attempted).
-func (d *Dispatcher) skip(occ *repository.Occurrence, token string, status repository.OccurrenceStatus, reason string, now time.Time, uncount bool) {
+func (d *Dispatcher) skip(occ *model.Occurrence, token string, status model.OccurrenceStatus, reason string, now time.Time, uncount bool) {
 	msg := reason
 	d.leases.recording(token, occ.ID)
 	d.rec.add(repository.DispatchRecord{
 		OutcomeRecord: repository.OutcomeRecord{OccurrenceID: occ.ID, LeaseToken: token, Status: status,
 			ErrorMessage: &msg, Now: now},
-		Uncount: uncount, EventID: occ.EventID, Ran: status == repository.OccurrenceFailed, LastStatus: reason,
+		Uncount: uncount, EventID: occ.EventID, Ran: status == model.OccurrenceFailed, LastStatus: reason,
 	}, func(error) { d.settled(token, occ.ID) })
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/scheduler/schedulertest"
 )
@@ -33,7 +34,7 @@ func TestDispatcherFiresOnTimeAndNeverEarly(t *testing.T) {
 		require.NoError(t, e.recv.WaitFor(deadline(t), 1))
 		require.NoError(t, e.disp.Wait(deadline(t)))
 		occ := e.occurrences(ev.ID)
-		require.Equal(t, repository.OccurrenceCompleted, occ[0].Status)
+		require.Equal(t, model.OccurrenceCompleted, occ[0].Status)
 		require.Equal(t, occ[0].ID, e.recv.Deliveries()[0].WebhookID, "the delivery id is the occurrence id")
 		attempts, err := s.ListAttempts(context.Background(), occ[0].ID)
 		require.NoError(t, err)
@@ -41,7 +42,7 @@ func TestDispatcherFiresOnTimeAndNeverEarly(t *testing.T) {
 		require.GreaterOrEqual(t, attempts[0].LatenessMS, int64(0))
 		require.Equal(t, 200, *attempts[0].StatusCode)
 		got := e.reload(ev.ID)
-		require.Equal(t, repository.EventInactive, got.Status, "a one-time event is inactive once it fired")
+		require.Equal(t, model.EventInactive, got.Status, "a one-time event is inactive once it fired")
 		require.Equal(t, t0.Add(time.Minute), *got.LastRunAt)
 		require.Contains(t, got.LastStatus, "completed")
 	})
@@ -53,23 +54,23 @@ func TestRetriesWithBackoffThenFailsWithoutBlockingTheSeries(t *testing.T) {
 		e.recv.Respond(func(schedulertest.Delivery, int) schedulertest.Reply {
 			return schedulertest.Reply{Status: http.StatusServiceUnavailable}
 		})
-		ev := e.create(e.event(func(ev *repository.Event) { ev.RRule = ptr("FREQ=MINUTELY") }))
+		ev := e.create(e.event(func(ev *model.Event) { ev.RRule = ptr("FREQ=MINUTELY") }))
 		e.clock.Set(t0.Add(time.Minute))
 		require.Equal(t, 1, e.dispatch())
 		first := e.occurrences(ev.ID)[0]
-		require.Equal(t, repository.OccurrenceRetrying, first.Status)
+		require.Equal(t, model.OccurrenceRetrying, first.Status)
 		require.Equal(t, t0.Add(time.Minute+5*time.Second), first.NextAttemptAt, "half of the 10 s jitter range")
 
 		e.clock.Advance(5 * time.Second)
 		require.Equal(t, 1, e.dispatch())
 		first = e.occurrences(ev.ID)[0]
-		require.Equal(t, repository.OccurrenceRetrying, first.Status)
+		require.Equal(t, model.OccurrenceRetrying, first.Status)
 		require.Equal(t, t0.Add(time.Minute+15*time.Second), first.NextAttemptAt, "the range doubles")
 
 		e.clock.Advance(10 * time.Second)
 		require.Equal(t, 1, e.dispatch())
 		first = e.occurrences(ev.ID)[0]
-		require.Equal(t, repository.OccurrenceFailed, first.Status)
+		require.Equal(t, model.OccurrenceFailed, first.Status)
 		require.Equal(t, 3, first.AttemptCount)
 		require.Contains(t, *first.ErrorMessage, "gave up after 3 attempts")
 		require.Equal(t, 3, e.recv.Count()[first.ID], "three deliveries with one webhook-id")
@@ -78,8 +79,8 @@ func TestRetriesWithBackoffThenFailsWithoutBlockingTheSeries(t *testing.T) {
 		e.recv.Respond(nil)
 		e.clock.Set(t0.Add(2 * time.Minute))
 		require.Equal(t, 1, e.dispatch())
-		require.Equal(t, repository.OccurrenceCompleted, e.occurrences(ev.ID)[1].Status)
-		require.Equal(t, repository.EventActive, e.reload(ev.ID).Status)
+		require.Equal(t, model.OccurrenceCompleted, e.occurrences(ev.ID)[1].Status)
+		require.Equal(t, model.EventActive, e.reload(ev.ID).Status)
 	})
 }
 
@@ -88,9 +89,9 @@ func TestReceiverAnswers(t *testing.T) {
 		tests := []struct {
 			name       string
 			reply      schedulertest.Reply
-			wantStatus repository.OccurrenceStatus
+			wantStatus model.OccurrenceStatus
 			wantNext   time.Duration // after the instant, for retrying
-			wantEvent  repository.EventStatus
+			wantEvent  model.EventStatus
 		}{
 			{"410 fails and pauses the event", schedulertest.Reply{Status: http.StatusGone}, "failed", 0, "paused"},
 			{"404 fails without retry", schedulertest.Reply{Status: http.StatusNotFound}, "failed", 0, "active"},
@@ -101,7 +102,7 @@ func TestReceiverAnswers(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				e := newEnv(t, s, testConfig())
 				e.recv.Respond(func(schedulertest.Delivery, int) schedulertest.Reply { return tt.reply })
-				ev := e.create(e.event(func(ev *repository.Event) { ev.RRule = ptr("FREQ=MINUTELY") }))
+				ev := e.create(e.event(func(ev *model.Event) { ev.RRule = ptr("FREQ=MINUTELY") }))
 				e.clock.Set(t0.Add(time.Minute))
 				require.Equal(t, 1, e.dispatch())
 				occ := e.occurrences(ev.ID)
@@ -112,10 +113,10 @@ func TestReceiverAnswers(t *testing.T) {
 				}
 				got := e.reload(ev.ID)
 				require.Equal(t, tt.wantEvent, got.Status)
-				if tt.wantEvent == repository.EventPaused {
+				if tt.wantEvent == model.EventPaused {
 					require.Contains(t, got.LastStatus, "410")
 					for _, o := range occ[1:] {
-						require.Equal(t, repository.OccurrenceCancelled, o.Status, "a paused event's future rows are cancelled")
+						require.Equal(t, model.OccurrenceCancelled, o.Status, "a paused event's future rows are cancelled")
 					}
 				}
 				require.Len(t, e.recv.Deliveries(), 1)
@@ -139,14 +140,14 @@ func TestPausedOrDeletedWhileHeldIsCancelledWithoutDelivery(t *testing.T) {
 				// (without the scheduler's helpers: the fire-time check alone
 				// must refuse it).
 				if change == "paused" {
-					e.setStatus(ev.ID, repository.EventPaused, nil)
+					e.setStatus(ev.ID, model.EventPaused, nil)
 				} else {
 					require.NoError(t, s.DeleteEvent(context.Background(), ev.ID, 0, e.clock.Now()))
 				}
 				e.clock.Advance(200 * time.Millisecond)
 				require.NoError(t, e.disp.Wait(deadline(t)))
 				occ := e.occurrences(ev.ID)
-				require.Equal(t, repository.OccurrenceCancelled, occ[0].Status)
+				require.Equal(t, model.OccurrenceCancelled, occ[0].Status)
 				require.Equal(t, 0, occ[0].AttemptCount, "no attempt was made")
 				require.Contains(t, *occ[0].ErrorMessage, change)
 				require.Empty(t, e.recv.Deliveries())
@@ -166,7 +167,7 @@ func TestPauseHelperRevokesHeldRow(t *testing.T) {
 		e.pause(ev.ID)
 		e.clock.Advance(200 * time.Millisecond)
 		require.NoError(t, e.disp.Wait(deadline(t)))
-		require.Equal(t, []repository.OccurrenceStatus{"cancelled"}, e.statuses(ev.ID))
+		require.Equal(t, []model.OccurrenceStatus{"cancelled"}, e.statuses(ev.ID))
 		require.Empty(t, e.recv.Deliveries())
 	})
 }
@@ -186,7 +187,7 @@ func TestCatchUpAfterDowntime(t *testing.T) {
 				cfg := testConfig()
 				cfg.Lookahead = 3 * time.Hour
 				e := newEnv(t, s, cfg)
-				ev := e.create(e.event(func(ev *repository.Event) {
+				ev := e.create(e.event(func(ev *model.Event) {
 					every10m(ev)
 					ev.CatchUp = tt.mode
 				}))
@@ -201,10 +202,10 @@ func TestCatchUpAfterDowntime(t *testing.T) {
 					m := int(o.ScheduledAt.Sub(t0) / time.Minute)
 					if fired[o.ID] {
 						gotFired = append(gotFired, m)
-						require.Equal(t, repository.OccurrenceCompleted, o.Status)
+						require.Equal(t, model.OccurrenceCompleted, o.Status)
 						continue
 					}
-					require.Equal(t, repository.OccurrenceMissed, o.Status, "+%dm is missed, never dropped", m)
+					require.Equal(t, model.OccurrenceMissed, o.Status, "+%dm is missed, never dropped", m)
 					require.Equal(t, 0, o.AttemptCount)
 					if m < 60 {
 						require.Contains(t, *o.ErrorMessage, "older than the catch-up window")
@@ -230,7 +231,7 @@ func TestGracefulShutdownReleasesUnstartedClaims(t *testing.T) {
 		// Run claims the row and holds it until its instant (one waiter),
 		// and sleeps (another).
 		require.NoError(t, e.clock.WaitForWaiters(deadline(t), 2))
-		require.Equal(t, repository.OccurrenceDispatching, e.occurrences(ev.ID)[0].Status)
+		require.Equal(t, model.OccurrenceDispatching, e.occurrences(ev.ID)[0].Status)
 		cancel()
 		select {
 		case <-done:
@@ -238,7 +239,7 @@ func TestGracefulShutdownReleasesUnstartedClaims(t *testing.T) {
 			t.Fatal("Run did not return after its context ended")
 		}
 		occ := e.occurrences(ev.ID)[0]
-		require.Equal(t, repository.OccurrencePending, occ.Status, "released for immediate pickup")
+		require.Equal(t, model.OccurrencePending, occ.Status, "released for immediate pickup")
 		require.Equal(t, 0, occ.AttemptCount)
 		require.Nil(t, occ.LeaseToken)
 		require.Empty(t, e.recv.Deliveries())
@@ -254,7 +255,7 @@ func TestGracefulShutdownReleasesUnstartedClaims(t *testing.T) {
 		require.Empty(t, e.recv.Deliveries(), "a released row never fires before its instant")
 		e.clock.Advance(200 * time.Millisecond)
 		require.NoError(t, other.Wait(deadline(t)))
-		require.Equal(t, repository.OccurrenceCompleted, e.occurrences(ev.ID)[0].Status)
+		require.Equal(t, model.OccurrenceCompleted, e.occurrences(ev.ID)[0].Status)
 		require.Equal(t, occ.ID, e.recv.Deliveries()[0].WebhookID, "same delivery id")
 	})
 }
@@ -263,7 +264,7 @@ func TestRowClaimedAfterItsLastAttemptFailsWithoutSending(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		ctx := context.Background()
 		e := newEnv(t, s, testConfig())
-		ev := e.create(e.event(func(ev *repository.Event) { ev.Retry = repository.JSON(`{"max_attempts":1}`) }))
+		ev := e.create(e.event(func(ev *model.Event) { one := 1; ev.Retry = &model.Retry{MaxAttempts: &one} }))
 		e.clock.Set(t0.Add(time.Minute))
 		// A worker claimed it and died; the rescuer returned it.
 		_, err := s.ClaimDue(ctx, repository.ClaimRequest{Now: e.clock.Now(), Limit: 1, Token: "dead",
@@ -275,7 +276,7 @@ func TestRowClaimedAfterItsLastAttemptFailsWithoutSending(t *testing.T) {
 
 		require.Equal(t, 1, e.dispatch())
 		occ := e.occurrences(ev.ID)[0]
-		require.Equal(t, repository.OccurrenceFailed, occ.Status)
+		require.Equal(t, model.OccurrenceFailed, occ.Status)
 		require.Contains(t, *occ.ErrorMessage, "attempts exhausted")
 		require.Empty(t, e.recv.Deliveries())
 	})
@@ -300,8 +301,8 @@ func TestEditWhileHeldCancelsAnInstantNoLongerInTheSeries(t *testing.T) {
 		e.clock.Advance(100 * time.Millisecond)
 		require.NoError(t, e.disp.Wait(deadline(t)))
 		occ := e.occurrences(ev.ID)
-		require.Equal(t, repository.OccurrenceCompleted, occ[0].Status)
-		require.Equal(t, repository.OccurrenceCancelled, occ[1].Status)
+		require.Equal(t, model.OccurrenceCompleted, occ[0].Status)
+		require.Equal(t, model.OccurrenceCancelled, occ[1].Status)
 		require.Contains(t, *occ[1].ErrorMessage, "edited")
 		require.Len(t, e.recv.Deliveries(), 1)
 	})

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/qhronos/qhronos/internal/coordination"
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/recurrence"
 	"github.com/qhronos/qhronos/internal/repository"
 )
@@ -67,7 +68,7 @@ func (x *Expander) RunOnce(ctx context.Context) (int, error) {
 				return err
 			})
 			switch {
-			case errors.Is(err, repository.ErrStaleVersion):
+			case errors.Is(err, model.ErrStaleVersion):
 				// Edited meanwhile; the edit expanded the new schedule.
 			case err != nil && ctx.Err() != nil:
 				return total, err
@@ -113,7 +114,7 @@ func (x *Expander) lead(ctx context.Context) bool {
 // (the API calls it when it creates, edits or resumes an event, so rows
 // exist before the answer) and updates ev's cursor, next_run_at and, when
 // its series is over, status in place.
-func (x *Expander) ExpandEvent(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error {
+func (x *Expander) ExpandEvent(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error {
 	_, err := x.expand(ctx, tx, ev, now)
 	return err
 }
@@ -121,8 +122,8 @@ func (x *Expander) ExpandEvent(ctx context.Context, tx *repository.Store, ev *re
 // CreateEvent stores a new event with its first window of occurrences in
 // the caller's transaction. The cursor and next_run_at are computed before
 // the insert, so the new row is written once.
-func (x *Expander) CreateEvent(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error {
-	if ev.Status != repository.EventActive {
+func (x *Expander) CreateEvent(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error {
+	if ev.Status != model.EventActive {
 		return tx.CreateEvent(ctx, ev)
 	}
 	rule, err := compileEvent(ev, x.cfg.Recurrence)
@@ -149,8 +150,8 @@ func (x *Expander) CreateEvent(ctx context.Context, tx *repository.Store, ev *re
 	return tx.CreateEvent(ctx, ev, instants...)
 }
 
-func (x *Expander) expand(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) (int, error) {
-	if ev.Status != repository.EventActive || ev.DeletedAt != nil {
+func (x *Expander) expand(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) (int, error) {
+	if ev.Status != model.EventActive || ev.DeletedAt != nil {
 		return 0, nil
 	}
 	rule, err := compileEvent(ev, x.cfg.Recurrence)
@@ -190,7 +191,7 @@ func (x *Expander) expand(ctx context.Context, tx *repository.Store, ev *reposit
 	c := cursor.UTC()
 	ev.ExpandedUntil, ev.NextRunAt = &c, res.NextRunAt
 	if res.Inactive {
-		ev.Status = repository.EventInactive
+		ev.Status = model.EventInactive
 		ev.Version++
 	}
 	return inserted, nil
@@ -233,7 +234,7 @@ func (x *Expander) beyond(rule *recurrence.Rule, horizon time.Time) (cursor time
 // Pause cancels the event's pending non-manual occurrences, including rows a
 // dispatcher is holding until their instant (their lease is revoked), inside
 // the transaction that sets the event paused. Manual triggers still fire.
-func (x *Expander) Pause(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error {
+func (x *Expander) Pause(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error {
 	if _, err := tx.CancelFutureOccurrences(ctx, ev.ID, time.Time{}, true, now); err != nil {
 		return err
 	}
@@ -246,7 +247,7 @@ func (x *Expander) Pause(ctx context.Context, tx *repository.Store, ev *reposito
 // their ids, and instants that fell inside the pause never fire (their rows
 // stay cancelled, and instants never materialized before now are skipped).
 // ev must already be active and stored.
-func (x *Expander) Resume(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error {
+func (x *Expander) Resume(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error {
 	return x.restart(ctx, tx, ev, now)
 }
 
@@ -254,7 +255,7 @@ func (x *Expander) Resume(ctx context.Context, tx *repository.Store, ev *reposit
 // transaction: future pending rows are cancelled and the series is
 // re-expanded from now, which reinstates (keeping its id) every instant
 // still in the series. Overdue rows already due keep their course.
-func (x *Expander) Reschedule(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error {
+func (x *Expander) Reschedule(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error {
 	if _, err := tx.CancelFutureOccurrences(ctx, ev.ID, now, true, now); err != nil {
 		return err
 	}
@@ -262,13 +263,13 @@ func (x *Expander) Reschedule(ctx context.Context, tx *repository.Store, ev *rep
 }
 
 // restart moves the cursor to now and expands from there.
-func (x *Expander) restart(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error {
+func (x *Expander) restart(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error {
 	start := now.UTC()
 	if err := tx.Reposition(ctx, ev.ID, &start); err != nil {
 		return err
 	}
 	ev.ExpandedUntil = &start
-	if ev.Status != repository.EventActive {
+	if ev.Status != model.EventActive {
 		return nil
 	}
 	return x.ExpandEvent(ctx, tx, ev, now)

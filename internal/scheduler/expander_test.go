@@ -7,12 +7,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 )
 
-func every10m(ev *repository.Event) { ev.RRule = ptr("FREQ=MINUTELY;INTERVAL=10") }
+func every10m(ev *model.Event) { ev.RRule = ptr("FREQ=MINUTELY;INTERVAL=10") }
 
-func scheduledAt(occ []repository.Occurrence) []time.Duration {
+func scheduledAt(occ []model.Occurrence) []time.Duration {
 	out := []time.Duration{}
 	for _, o := range occ {
 		out = append(out, o.ScheduledAt.Sub(t0))
@@ -63,7 +64,7 @@ func TestExpansionCapsSecondlyRulePerWindow(t *testing.T) {
 		cfg := testConfig()
 		cfg.MaxRowsPerEventWindow = 100
 		e := newEnv(t, s, cfg)
-		ev := e.create(e.event(func(ev *repository.Event) { ev.RRule = ptr("FREQ=SECONDLY") }))
+		ev := e.create(e.event(func(ev *model.Event) { ev.RRule = ptr("FREQ=SECONDLY") }))
 		occ := e.occurrences(ev.ID)
 		require.Len(t, occ, 100, "one window adds at most the cap")
 		require.Equal(t, t0.Add(time.Minute+99*time.Second), occ[99].ScheduledAt)
@@ -83,11 +84,11 @@ func TestExpansionRespectsCountAcrossRunsAndSettlesTheSeries(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		ctx := context.Background()
 		e := newEnv(t, s, testConfig())
-		ev := e.create(e.event(func(ev *repository.Event) { ev.RRule = ptr("FREQ=MINUTELY;INTERVAL=10;COUNT=8") }))
+		ev := e.create(e.event(func(ev *model.Event) { ev.RRule = ptr("FREQ=MINUTELY;INTERVAL=10;COUNT=8") }))
 		require.Len(t, e.occurrences(ev.ID), 6)
 		e.clock.Advance(55 * time.Minute)
 		require.Equal(t, 6, e.dispatch())
-		require.Equal(t, repository.EventActive, e.reload(ev.ID).Status, "two instants are still to come")
+		require.Equal(t, model.EventActive, e.reload(ev.ID).Status, "two instants are still to come")
 		e.clock.Advance(5 * time.Minute)
 		_, err := e.exp.RunOnce(ctx)
 		require.NoError(t, err)
@@ -98,14 +99,14 @@ func TestExpansionRespectsCountAcrossRunsAndSettlesTheSeries(t *testing.T) {
 		require.Equal(t, 2, e.dispatch())
 		require.Equal(t, 8, len(e.recv.Deliveries()))
 		got := e.reload(ev.ID)
-		require.Equal(t, repository.EventInactive, got.Status, "the series ended and everything fired")
+		require.Equal(t, model.EventInactive, got.Status, "the series ended and everything fired")
 		require.Nil(t, got.NextRunAt)
 	})
 }
 
 // setStatus changes an event's status as the API does, then applies fn in
 // the same transaction.
-func (e *env) setStatus(id string, st repository.EventStatus, fn func(ctx context.Context, tx *repository.Store, ev *repository.Event) error) {
+func (e *env) setStatus(id string, st model.EventStatus, fn func(ctx context.Context, tx *repository.Store, ev *model.Event) error) {
 	e.t.Helper()
 	ctx := context.Background()
 	require.NoError(e.t, e.store.WithTx(ctx, func(tx *repository.Store) error {
@@ -125,13 +126,13 @@ func (e *env) setStatus(id string, st repository.EventStatus, fn func(ctx contex
 }
 
 func (e *env) pause(id string) {
-	e.setStatus(id, repository.EventPaused, func(ctx context.Context, tx *repository.Store, ev *repository.Event) error {
+	e.setStatus(id, model.EventPaused, func(ctx context.Context, tx *repository.Store, ev *model.Event) error {
 		return e.exp.Pause(ctx, tx, ev, e.clock.Now())
 	})
 }
 
 func (e *env) resume(id string) {
-	e.setStatus(id, repository.EventActive, func(ctx context.Context, tx *repository.Store, ev *repository.Event) error {
+	e.setStatus(id, model.EventActive, func(ctx context.Context, tx *repository.Store, ev *model.Event) error {
 		return e.exp.Resume(ctx, tx, ev, e.clock.Now())
 	})
 }
@@ -143,7 +144,7 @@ func TestPauseCancelsAndResumeNeverFiresInstantsInsideThePause(t *testing.T) {
 		before := e.occurrences(ev.ID)
 		e.pause(ev.ID)
 		for _, st := range e.statuses(ev.ID) {
-			require.Equal(t, repository.OccurrenceCancelled, st)
+			require.Equal(t, model.OccurrenceCancelled, st)
 		}
 		require.Nil(t, e.reload(ev.ID).NextRunAt)
 
@@ -155,7 +156,7 @@ func TestPauseCancelsAndResumeNeverFiresInstantsInsideThePause(t *testing.T) {
 		for i := 3; i < 6; i++ {
 			require.Equal(t, before[i].ID, after[i].ID, "reinstated rows keep their id")
 		}
-		require.Equal(t, []repository.OccurrenceStatus{"cancelled", "cancelled", "cancelled", "pending", "pending",
+		require.Equal(t, []model.OccurrenceStatus{"cancelled", "cancelled", "cancelled", "pending", "pending",
 			"pending", "pending", "pending", "pending"}, e.statuses(ev.ID))
 
 		e.clock.Advance(30 * time.Minute) // to +55
@@ -188,7 +189,7 @@ func TestEditKeepsIDsOfInstantsStillInTheSeries(t *testing.T) {
 		}))
 		after := e.occurrences(ev.ID)
 		require.Equal(t, mins(1, 11, 21, 31, 41, 51), scheduledAt(after))
-		require.Equal(t, []repository.OccurrenceStatus{"pending", "cancelled", "pending", "cancelled", "pending", "cancelled"},
+		require.Equal(t, []model.OccurrenceStatus{"pending", "cancelled", "pending", "cancelled", "pending", "cancelled"},
 			e.statuses(ev.ID))
 		for i := range after {
 			require.Equal(t, before[i].ID, after[i].ID, "instant +%s keeps its id", scheduledAt(after)[i])

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/qhronos/qhronos/internal/actions"
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/outbound"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
@@ -73,18 +74,18 @@ func (e *env) newDispatcher(cfg scheduler.Config, reg *actions.Registry) *schedu
 	}
 	d := scheduler.NewDispatcher(cfg, scheduler.DispatcherDeps{Store: e.store, Registry: reg, Clock: e.clock,
 		Logger: zaptest.NewLogger(e.t), Rand: func() float64 { return 0.5 },
-		Secrets: func(*repository.Event) ([]string, error) { return []string{"test-secret"}, nil }})
+		Secrets: func(*model.Event) ([]string, error) { return []string{"test-secret"}, nil }})
 	e.t.Cleanup(d.Close)
 	return d
 }
 
 // event is a one-time webhook event at the receiver, at t0+1m unless mut
 // changes it.
-func (e *env) event(mut func(ev *repository.Event)) *repository.Event {
-	params, _ := json.Marshal(map[string]any{"type": "webhook", "params": map[string]string{"url": e.recv.URL + "/hook"}})
-	ev := &repository.Event{ID: uuid.NewString(), Name: "report", StartTime: t0.Add(time.Minute), Timezone: "UTC",
-		ActionType: "webhook", Action: params, Tags: []string{"a"}, Metadata: repository.JSON(`{}`), CatchUp: "all",
-		Status: repository.EventActive, CreatedVia: "api", Version: 1, CreatedAt: t0, UpdatedAt: t0}
+func (e *env) event(mut func(ev *model.Event)) *model.Event {
+	params, _ := json.Marshal(map[string]string{"url": e.recv.URL + "/hook"})
+	ev := &model.Event{ID: uuid.NewString(), Name: "report", StartTime: t0.Add(time.Minute), Timezone: "UTC",
+		Action: model.Action{Type: "webhook", Params: params}, Tags: []string{"a"}, Metadata: json.RawMessage(`{}`), CatchUp: "all",
+		Status: model.EventActive, CreatedVia: "api", Version: 1, CreatedAt: t0, UpdatedAt: t0}
 	if mut != nil {
 		mut(ev)
 	}
@@ -92,7 +93,7 @@ func (e *env) event(mut func(ev *repository.Event)) *repository.Event {
 }
 
 // create stores ev with its first window in one transaction, as the API does.
-func (e *env) create(ev *repository.Event) *repository.Event {
+func (e *env) create(ev *model.Event) *model.Event {
 	e.t.Helper()
 	ctx := context.Background()
 	require.NoError(e.t, e.store.WithTx(ctx, func(tx *repository.Store) error {
@@ -117,9 +118,9 @@ func dispatchWith(t testing.TB, d *scheduler.Dispatcher) int {
 	return n
 }
 
-func (e *env) occurrences(eventID string) []repository.Occurrence {
+func (e *env) occurrences(eventID string) []model.Occurrence {
 	e.t.Helper()
-	occ, err := e.store.ListOccurrences(context.Background(), repository.OccurrenceFilter{EventID: eventID,
+	occ, err := e.store.ListOccurrences(context.Background(), model.OccurrenceFilter{EventID: eventID,
 		Unrestricted: true, Limit: 10000})
 	require.NoError(e.t, err)
 	// oldest first
@@ -129,15 +130,15 @@ func (e *env) occurrences(eventID string) []repository.Occurrence {
 	return occ
 }
 
-func (e *env) statuses(eventID string) []repository.OccurrenceStatus {
-	out := []repository.OccurrenceStatus{}
+func (e *env) statuses(eventID string) []model.OccurrenceStatus {
+	out := []model.OccurrenceStatus{}
 	for _, o := range e.occurrences(eventID) {
 		out = append(out, o.Status)
 	}
 	return out
 }
 
-func (e *env) reload(id string) repository.Event {
+func (e *env) reload(id string) model.Event {
 	e.t.Helper()
 	ev, err := e.store.GetEventAny(context.Background(), id)
 	require.NoError(e.t, err)

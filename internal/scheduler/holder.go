@@ -4,9 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/qhronos/qhronos/internal/model"
 	"go.uber.org/zap"
-
-	"github.com/qhronos/qhronos/internal/repository"
 )
 
 // hold fires the jobs of one claim (sorted by instant), each no earlier than
@@ -51,7 +50,7 @@ func (d *Dispatcher) hold(token string, jobs []job) {
 // fireAt is when an occurrence may fire: its next attempt, and never before
 // its scheduled instant (a released claim is due "now", which may still be
 // a moment before the instant).
-func fireAt(occ *repository.Occurrence) time.Time {
+func fireAt(occ *model.Occurrence) time.Time {
 	if occ.ScheduledAt.After(occ.NextAttemptAt) {
 		return occ.ScheduledAt
 	}
@@ -82,7 +81,7 @@ func (d *Dispatcher) preFire(token string, group []job, now time.Time) []job {
 			edited = append(edited, jb.ev.ID)
 		}
 	}
-	var fresh map[string]repository.Event
+	var fresh map[string]model.Event
 	if len(edited) > 0 {
 		if fresh, err = d.store.EventsByID(ctx, edited); err != nil {
 			d.log.Warn("reload edited events", zap.Error(err))
@@ -103,11 +102,11 @@ func (d *Dispatcher) preFire(token string, group []job, now time.Time) []job {
 		state := jb.ev
 		state.Status, state.DeletedAt = c.EventStatus, c.EventDeleted
 		if reason := staleReason(true, &state, &jb.occ); reason != "" {
-			d.skip(&jb.occ, token, repository.OccurrenceCancelled, reason, now, true)
+			d.skip(&jb.occ, token, model.OccurrenceCancelled, reason, now, true)
 			continue
 		}
 		if _, ok := fresh[jb.ev.ID]; ok && !d.stillInSeries(&jb) {
-			d.skip(&jb.occ, token, repository.OccurrenceCancelled, "cancelled: event edited, instant no longer in its schedule", now, true)
+			d.skip(&jb.occ, token, model.OccurrenceCancelled, "cancelled: event edited, instant no longer in its schedule", now, true)
 			continue
 		}
 		fire = append(fire, jb)

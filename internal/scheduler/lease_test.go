@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 	"github.com/qhronos/qhronos/internal/scheduler"
@@ -64,7 +65,7 @@ func TestLeaseIsRenewedWhileTheAttemptRuns(t *testing.T) {
 		release()
 		require.NoError(t, e.disp.Wait(deadline(t)))
 		occ := e.occurrences(ev.ID)[0]
-		require.Equal(t, repository.OccurrenceCompleted, occ.Status)
+		require.Equal(t, model.OccurrenceCompleted, occ.Status)
 		require.Len(t, e.recv.Deliveries(), 1)
 		attempts, err := s.ListAttempts(context.Background(), occ.ID)
 		require.NoError(t, err)
@@ -105,7 +106,7 @@ func TestLostLeaseIsNotRecorded(t *testing.T) {
 		other := e.newDispatcher(leaseConfig(), nil)
 		require.Equal(t, 1, dispatchWith(t, other))
 		occ := e.occurrences(ev.ID)[0]
-		require.Equal(t, repository.OccurrenceCompleted, occ.Status)
+		require.Equal(t, model.OccurrenceCompleted, occ.Status)
 
 		renewed, lost, err := e.disp.RenewLeases(deadline(t))
 		require.NoError(t, err)
@@ -117,7 +118,7 @@ func TestLostLeaseIsNotRecorded(t *testing.T) {
 
 		got, err := s.GetOccurrence(context.Background(), occ.ID)
 		require.NoError(t, err)
-		require.Equal(t, repository.OccurrenceCompleted, got.Status, "the stale worker's failure is not written")
+		require.Equal(t, model.OccurrenceCompleted, got.Status, "the stale worker's failure is not written")
 		attempts, err := s.ListAttempts(context.Background(), occ.ID)
 		require.NoError(t, err)
 		require.Len(t, attempts, 1, "only the new holder's attempt")
@@ -141,7 +142,7 @@ func (cancelOnClaim) ObserveExpansion(time.Duration, error) {}
 func TestFailedReadAfterClaimReleasesTheBatch(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		e := newEnv(t, s, leaseConfig())
-		var evs []*repository.Event
+		var evs []*model.Event
 		for range 3 {
 			evs = append(evs, e.create(e.event(nil)))
 		}
@@ -157,7 +158,7 @@ func TestFailedReadAfterClaimReleasesTheBatch(t *testing.T) {
 		require.Zero(t, failing.Held())
 		for _, ev := range evs {
 			occ := e.occurrences(ev.ID)[0]
-			require.Equal(t, repository.OccurrencePending, occ.Status)
+			require.Equal(t, model.OccurrencePending, occ.Status)
 			require.Zero(t, occ.AttemptCount, "the failed claim is not an attempt")
 			require.Nil(t, occ.LeaseToken)
 			attempts, err := s.ListAttempts(context.Background(), occ.ID)
@@ -168,7 +169,7 @@ func TestFailedReadAfterClaimReleasesTheBatch(t *testing.T) {
 		require.Equal(t, 3, e.dispatch(), "claimable again at once, at the same instant")
 		for _, ev := range evs {
 			occ := e.occurrences(ev.ID)[0]
-			require.Equal(t, repository.OccurrenceCompleted, occ.Status)
+			require.Equal(t, model.OccurrenceCompleted, occ.Status)
 			require.Equal(t, 1, occ.AttemptCount)
 		}
 		require.Len(t, e.recv.Deliveries(), 3)
@@ -182,7 +183,7 @@ func TestCrashedClaimIsDeliveredWithin30Seconds(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		cfg := testConfig() // default lease, renewal and rescue interval
 		e := newEnv(t, s, cfg)
-		var evs []*repository.Event
+		var evs []*model.Event
 		for range 5 {
 			evs = append(evs, e.create(e.event(nil)))
 		}
@@ -217,7 +218,7 @@ func TestCrashedClaimIsDeliveredWithin30Seconds(t *testing.T) {
 		require.Less(t, took, 30*time.Second)
 		require.GreaterOrEqual(t, took, scheduler.DefaultLease, "not before the dead process's lease expired")
 		for _, ev := range evs {
-			require.Equal(t, repository.OccurrenceCompleted, e.occurrences(ev.ID)[0].Status)
+			require.Equal(t, model.OccurrenceCompleted, e.occurrences(ev.ID)[0].Status)
 		}
 	})
 }
@@ -231,7 +232,7 @@ func TestExclusiveRescuerPicksUpAKilledPredecessorsWorkAtStart(t *testing.T) {
 	cfg.Exclusive = true
 	e := newEnv(t, s, cfg)
 	ev := e.create(e.event(nil))
-	other := e.create(e.event(func(ev *repository.Event) { ev.StartTime = t0.Add(2 * time.Minute) }))
+	other := e.create(e.event(func(ev *model.Event) { ev.StartTime = t0.Add(2 * time.Minute) }))
 	e.clock.Set(t0.Add(time.Minute))
 	_, err := s.ClaimDue(context.Background(), repository.ClaimRequest{Now: e.clock.Now(), Limit: 10,
 		Owner: "killed", Token: "killed", LeaseUntil: e.clock.Now().Add(time.Hour)})
@@ -241,7 +242,7 @@ func TestExclusiveRescuerPicksUpAKilledPredecessorsWorkAtStart(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "the predecessor's claim is back at start")
 	require.Equal(t, 1, e.dispatch())
-	require.Equal(t, repository.OccurrenceCompleted, e.occurrences(ev.ID)[0].Status)
+	require.Equal(t, model.OccurrenceCompleted, e.occurrences(ev.ID)[0].Status)
 
 	e.clock.Set(t0.Add(2 * time.Minute))
 	_, err = s.ClaimDue(context.Background(), repository.ClaimRequest{Now: e.clock.Now(), Limit: 10,
@@ -250,5 +251,5 @@ func TestExclusiveRescuerPicksUpAKilledPredecessorsWorkAtStart(t *testing.T) {
 	n, err = e.resc.RunOnce(deadline(t))
 	require.NoError(t, err)
 	require.Zero(t, n, "after start only expired leases are rescued")
-	require.Equal(t, repository.OccurrenceDispatching, e.occurrences(other.ID)[0].Status)
+	require.Equal(t, model.OccurrenceDispatching, e.occurrences(other.ID)[0].Status)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qhronos/qhronos/internal/actions"
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 	"github.com/qhronos/qhronos/internal/scheduler"
@@ -39,9 +40,9 @@ func TestThreeDispatchersDeliverEachOccurrenceOnce(t *testing.T) {
 	e := newEnv(t, stores[0], testConfig())
 	// Thirty one-time events due within a few ms, plus a secondly series.
 	for i := range 30 {
-		e.create(e.event(func(ev *repository.Event) { ev.StartTime = t0.Add(time.Minute + time.Duration(i%3)*time.Millisecond) }))
+		e.create(e.event(func(ev *model.Event) { ev.StartTime = t0.Add(time.Minute + time.Duration(i%3)*time.Millisecond) }))
 	}
-	series := e.create(e.event(func(ev *repository.Event) { ev.RRule = ptr("FREQ=SECONDLY;COUNT=90") }))
+	series := e.create(e.event(func(ev *model.Event) { ev.RRule = ptr("FREQ=SECONDLY;COUNT=90") }))
 	e.clock.Set(t0.Add(3 * time.Minute))
 
 	cfg := testConfig()
@@ -80,11 +81,11 @@ func TestThreeDispatchersDeliverEachOccurrenceOnce(t *testing.T) {
 			t.Errorf("occurrence %s delivered %d times, want once", id, n)
 		}
 	}
-	left, err := stores[0].CountOccurrences(context.Background(), repository.OccurrenceFilter{Unrestricted: true,
-		Status: []repository.OccurrenceStatus{"pending", "retrying", "dispatching"}})
+	left, err := stores[0].CountOccurrences(context.Background(), model.OccurrenceFilter{Unrestricted: true,
+		Status: []model.OccurrenceStatus{"pending", "retrying", "dispatching"}})
 	require.NoError(t, err)
 	require.Zero(t, left)
-	require.Equal(t, repository.EventInactive, e.reload(series.ID).Status)
+	require.Equal(t, model.EventInactive, e.reload(series.ID).Status)
 }
 
 // gate is a test action that blocks each attempt until released: a worker
@@ -128,13 +129,13 @@ func TestStalledWorkerPastItsLeaseCannotOverwriteTheOutcome(t *testing.T) {
 		require.Equal(t, 1, n)
 		require.Equal(t, 1, e.dispatch())
 		occ := e.occurrences(ev.ID)[0]
-		require.Equal(t, repository.OccurrenceRetrying, occ.Status)
+		require.Equal(t, model.OccurrenceRetrying, occ.Status)
 
 		// The stalled worker wakes up with a success: refused by the fence.
 		close(g.release)
 		require.NoError(t, stalled.Wait(deadline(t)))
 		after := e.occurrences(ev.ID)[0]
-		require.Equal(t, repository.OccurrenceRetrying, after.Status, "one final state: the lease holder's")
+		require.Equal(t, model.OccurrenceRetrying, after.Status, "one final state: the lease holder's")
 		require.Equal(t, occ.NextAttemptAt, after.NextAttemptAt)
 		attempts, err := s.ListAttempts(context.Background(), occ.ID)
 		require.NoError(t, err)

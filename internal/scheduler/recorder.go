@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 )
 
@@ -17,7 +18,7 @@ type dispatchWriter interface {
 }
 
 // recorded is one outcome waiting to be written, and what to do once it is
-// (err is nil, repository.ErrLeaseLost, or the write error).
+// (err is nil, model.ErrLeaseLost, or the write error).
 type recorded struct {
 	rec  repository.DispatchRecord
 	done func(err error)
@@ -131,7 +132,7 @@ func (r *recorderShard) flush(items []recorded) {
 		cancel()
 		if err == nil {
 			for i, it := range items {
-				if errors.Is(results[i], repository.ErrLeaseLost) {
+				if errors.Is(results[i], model.ErrLeaseLost) {
 					r.log.Warn("outcome refused: lease lost", zap.String("occurrence_id", it.rec.OccurrenceID),
 						zap.String("status", string(it.rec.Status)))
 				}

@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -9,7 +8,7 @@ import (
 	"time"
 
 	"github.com/qhronos/qhronos/internal/actions"
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 // RetryDefaults are the server-wide retry settings an event's own `retry`
@@ -48,26 +47,14 @@ type RetryPolicy struct {
 	RetryAfterCap  time.Duration
 }
 
-// retryJSON is the stored shape of an event's `retry` object.
-type retryJSON struct {
-	MaxAttempts    *int   `json:"max_attempts"`
-	InitialBackoff string `json:"initial_backoff"`
-	MaxBackoff     string `json:"max_backoff"`
-	Retry4xx       *bool  `json:"retry_4xx"`
-}
-
 // PolicyFor overlays an event's stored `retry` object (nil for none) on the
 // defaults.
-func PolicyFor(raw repository.JSON, defaults RetryDefaults) (RetryPolicy, error) {
+func PolicyFor(r *model.Retry, defaults RetryDefaults) (RetryPolicy, error) {
 	d := defaults.withDefaults()
 	p := RetryPolicy{MaxAttempts: d.MaxAttempts, InitialBackoff: d.InitialBackoff, MaxBackoff: d.MaxBackoff,
 		RetryAfterCap: d.RetryAfterCap}
-	if len(raw) == 0 || string(raw) == "null" {
+	if r == nil {
 		return p, nil
-	}
-	var r retryJSON
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return p, fmt.Errorf("decode retry policy: %w", err)
 	}
 	if r.MaxAttempts != nil && *r.MaxAttempts > 0 {
 		p.MaxAttempts = *r.MaxAttempts
@@ -110,7 +97,7 @@ func (p RetryPolicy) Backoff(attempt int, rnd func() float64) time.Duration {
 
 // Verdict is what the dispatcher records after one attempt.
 type Verdict struct {
-	Status        repository.OccurrenceStatus
+	Status        model.OccurrenceStatus
 	NextAttemptAt *time.Time // retrying
 	AckDeadline   *time.Time // awaiting_ack
 	// PauseEvent is set on 410 Gone: the receiver asked us to stop.
@@ -130,27 +117,27 @@ func (p RetryPolicy) Classify(o actions.Outcome, attempt int, now time.Time, ack
 	if o.OK() {
 		if o.AwaitingAck {
 			deadline := now.Add(ackTimeout)
-			return Verdict{Status: repository.OccurrenceAwaitingAck, AckDeadline: &deadline}
+			return Verdict{Status: model.OccurrenceAwaitingAck, AckDeadline: &deadline}
 		}
-		return Verdict{Status: repository.OccurrenceCompleted}
+		return Verdict{Status: model.OccurrenceCompleted}
 	}
 	msg := o.Err.Error()
 	if o.Gone || o.StatusCode == http.StatusGone {
-		return Verdict{Status: repository.OccurrenceFailed, PauseEvent: true, Error: msg}
+		return Verdict{Status: model.OccurrenceFailed, PauseEvent: true, Error: msg}
 	}
 	retryable := o.Retryable ||
 		(p.Retry4xx && o.StatusCode >= 400 && o.StatusCode < 500)
 	if !retryable {
-		return Verdict{Status: repository.OccurrenceFailed, Error: msg}
+		return Verdict{Status: model.OccurrenceFailed, Error: msg}
 	}
 	if attempt >= p.MaxAttempts {
-		return Verdict{Status: repository.OccurrenceFailed,
+		return Verdict{Status: model.OccurrenceFailed,
 			Error: fmt.Sprintf("%s (gave up after %d attempts)", msg, attempt)}
 	}
 	delay := p.Backoff(attempt, rnd)
 	if o.RetryAfter > 0 {
 		delay = max(delay, min(o.RetryAfter, p.RetryAfterCap))
 	}
-	next := repository.RoundUp(now.Add(delay))
-	return Verdict{Status: repository.OccurrenceRetrying, NextAttemptAt: &next, Error: msg}
+	next := model.RoundUp(now.Add(delay))
+	return Verdict{Status: model.OccurrenceRetrying, NextAttemptAt: &next, Error: msg}
 }

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -8,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qhronos/qhronos/internal/actions"
-	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 func TestPolicyForOverlaysEventRetryOnDefaults(t *testing.T) {
@@ -31,7 +32,12 @@ func TestPolicyForOverlaysEventRetryOnDefaults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := PolicyFor(repository.JSON(tt.raw), defaults)
+			var r *model.Retry
+			if tt.raw != "" && tt.raw != "null" {
+				r = new(model.Retry)
+				require.NoError(t, json.Unmarshal([]byte(tt.raw), r))
+			}
+			got, err := PolicyFor(r, defaults)
 			require.NoError(t, err)
 			if got != tt.want {
 				t.Errorf("PolicyFor(%s) = %+v, want %+v", tt.raw, got, tt.want)

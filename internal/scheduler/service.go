@@ -9,6 +9,7 @@ import (
 
 	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/coordination"
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 )
 
@@ -157,29 +158,29 @@ func (s *Service) Stop() {
 
 // ExpandEvent materializes an event's occurrences in the caller's
 // transaction (see Expander.ExpandEvent).
-func (s *Service) ExpandEvent(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error {
+func (s *Service) ExpandEvent(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error {
 	return s.Expander.ExpandEvent(ctx, tx, ev, now)
 }
 
 // CreateEvent stores a new event with its first occurrences in the caller's
 // transaction (see Expander.CreateEvent).
-func (s *Service) CreateEvent(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error {
+func (s *Service) CreateEvent(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error {
 	return s.Expander.CreateEvent(ctx, tx, ev, now)
 }
 
 // Pause, Resume and Reschedule apply an event's state change to its
 // occurrences in the caller's transaction (see Expander).
-func (s *Service) Pause(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error {
+func (s *Service) Pause(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error {
 	return s.Expander.Pause(ctx, tx, ev, now)
 }
 
 // Resume re-expands a resumed event from now (see Expander.Resume).
-func (s *Service) Resume(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error {
+func (s *Service) Resume(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error {
 	return s.Expander.Resume(ctx, tx, ev, now)
 }
 
 // Reschedule re-expands an edited schedule (see Expander.Reschedule).
-func (s *Service) Reschedule(ctx context.Context, tx *repository.Store, ev *repository.Event, now time.Time) error {
+func (s *Service) Reschedule(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error {
 	return s.Expander.Reschedule(ctx, tx, ev, now)
 }
 

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/qhronos/qhronos/internal/coordination"
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/scheduler"
 )
@@ -50,7 +51,7 @@ func TestServiceFiresWhenWokenAndReportsStatus(t *testing.T) {
 			require.True(t, ok, "status has %s", loop)
 			require.NotZero(t, snap["runs"], "%s ran", loop)
 		}
-		require.Equal(t, repository.OccurrenceCompleted, e.occurrences(ev.ID)[0].Status)
+		require.Equal(t, model.OccurrenceCompleted, e.occurrences(ev.ID)[0].Status)
 		took, err := local.TryLock(ctx, "expander", "the-next-instance", time.Minute)
 		require.NoError(t, err)
 		require.True(t, took, "a stopped instance hands the expander lock over at once, not after its TTL")

@@ -1,0 +1,133 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/qhronos/qhronos/internal/recurrence"
+)
+
+// Event is a scheduled thing — a one-time moment or a recurrence — and the
+// action to run at each occurrence. Its JSON members (action, retry,
+// schedule, metadata) are decoded once, when it is read or validated.
+type Event struct {
+	ID          string
+	Name        string
+	Description string
+	StartTime   time.Time
+	Timezone    string
+	RRule       *string
+	Schedule    *Schedule // the Qhronos schedule object, or nil
+	Cron        *string
+	Action      Action
+	Webhook     string // legacy field, echoed back
+	// HMACSecret and PreviousSecret hold AES-GCM ciphertext; never plaintext.
+	HMACSecret            []byte
+	PreviousSecret        []byte
+	PreviousSecretExpires *time.Time
+	Tags                  []string
+	Metadata              json.RawMessage // the client's document, opaque; JSON null when cleared
+	Retry                 *Retry          // nil: the server's defaults
+	CatchUp               string          // all | latest | none
+	TimeoutMS             int64           // 0 = server default
+	Status                EventStatus
+	LastStatus            string
+	CreatedBy             string
+	CreatedVia            string
+	Version               int64
+	ExpandedUntil         *time.Time // expander cursor: instants before it are materialized
+	NextRunAt             *time.Time
+	LastRunAt             *time.Time
+	CreatedAt             time.Time
+	UpdatedAt             time.Time
+	DeletedAt             *time.Time
+}
+
+// Spec is the event's input to the recurrence engine — the one conversion
+// from an event to a rule's source.
+func (e *Event) Spec() recurrence.Spec {
+	spec := recurrence.Spec{StartTime: e.StartTime, Timezone: e.Timezone}
+	if e.RRule != nil {
+		spec.RRule = *e.RRule
+	}
+	if e.Cron != nil {
+		spec.Cron = *e.Cron
+	}
+	if e.Schedule != nil {
+		sched := e.Schedule.Rule
+		spec.Schedule = &sched
+	}
+	return spec
+}
+
+// Compile compiles the event's recurrence rule.
+func (e *Event) Compile(limits recurrence.Limits) (*recurrence.Rule, error) {
+	return recurrence.Compile(e.Spec(), limits)
+}
+
+// SameSchedule reports whether a and b fire at the same instants.
+func SameSchedule(a, b *Event) bool {
+	return a.StartTime.Equal(b.StartTime) && a.Timezone == b.Timezone && eqPtr(a.RRule, b.RRule) &&
+		eqPtr(a.Cron, b.Cron) && string(a.Schedule.EchoJSON()) == string(b.Schedule.EchoJSON())
+}
+
+func eqPtr(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// Action is what runs at each occurrence: a registered kind and its
+// parameters, validated by that kind.
+type Action struct {
+	Type   string          `json:"type"`
+	Params json.RawMessage `json:"params"`
+}
+
+// Retry is an event's own retry policy, overriding the server's defaults
+// member by member. Durations keep the text the client sent (validated when
+// the event was written).
+type Retry struct {
+	MaxAttempts    *int   `json:"max_attempts,omitempty"`
+	InitialBackoff string `json:"initial_backoff,omitempty"`
+	MaxBackoff     string `json:"max_backoff,omitempty"`
+	Retry4xx       *bool  `json:"retry_4xx,omitempty"`
+}
+
+// Schedule is the schedule object: decoded for the recurrence engine, and
+// kept as the client sent it (interval filled in) so that it echoes back
+// unchanged.
+type Schedule struct {
+	Rule recurrence.Schedule
+	Echo json.RawMessage
+}
+
+// DecodeSchedule decodes a stored or validated schedule object.
+func DecodeSchedule(raw json.RawMessage) (*Schedule, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	s := &Schedule{Echo: append(json.RawMessage(nil), raw...)}
+	if err := json.Unmarshal(raw, &s.Rule); err != nil {
+		return nil, fmt.Errorf("decode schedule: %w", err)
+	}
+	return s, nil
+}
+
+// MarshalJSON emits the schedule as sent.
+func (s *Schedule) MarshalJSON() ([]byte, error) {
+	if s == nil || len(s.Echo) == 0 {
+		return []byte("null"), nil
+	}
+	return s.Echo, nil
+}
+
+// EchoJSON is the schedule as sent, or nil.
+func (s *Schedule) EchoJSON() json.RawMessage {
+	if s == nil {
+		return nil
+	}
+	return s.Echo
+}

@@ -1,0 +1,60 @@
+package model
+
+// EventStatus is the life-cycle state of an event.
+type EventStatus string
+
+const (
+	EventActive   EventStatus = "active"
+	EventPaused   EventStatus = "paused"
+	EventInactive EventStatus = "inactive" // the series ended, or a one-time event fired
+	EventDeleted  EventStatus = "deleted"  // soft-deleted; reads answer 404
+)
+
+// OccurrenceStatus is the life-cycle state of one occurrence.
+type OccurrenceStatus string
+
+const (
+	OccurrencePending     OccurrenceStatus = "pending"
+	OccurrenceDispatching OccurrenceStatus = "dispatching" // leased by a worker
+	OccurrenceRetrying    OccurrenceStatus = "retrying"
+	OccurrenceAwaitingAck OccurrenceStatus = "awaiting_ack"
+	OccurrenceCompleted   OccurrenceStatus = "completed"
+	OccurrenceFailed      OccurrenceStatus = "failed"
+	OccurrenceMissed      OccurrenceStatus = "missed"
+	OccurrenceCancelled   OccurrenceStatus = "cancelled"
+)
+
+// The named sets of occurrence states; SQL and code both use these instead of
+// repeating the lists.
+var (
+	// Waiting rows are due work nobody holds: a dispatcher may claim them.
+	Waiting = []OccurrenceStatus{OccurrencePending, OccurrenceRetrying}
+	// Held rows are leased by a dispatcher or wait for a client's ack.
+	Held = []OccurrenceStatus{OccurrenceDispatching, OccurrenceAwaitingAck}
+	// Unfinished rows may still fire: waiting or held.
+	Unfinished = []OccurrenceStatus{OccurrencePending, OccurrenceRetrying, OccurrenceDispatching, OccurrenceAwaitingAck}
+	// Finished rows never fire again unless an operator replays them.
+	Finished = []OccurrenceStatus{OccurrenceCompleted, OccurrenceFailed, OccurrenceMissed, OccurrenceCancelled}
+)
+
+// Terminal reports whether no further attempt will be made.
+func (s OccurrenceStatus) Terminal() bool { return s.In(Finished) }
+
+// In reports whether s belongs to set.
+func (s OccurrenceStatus) In(set []OccurrenceStatus) bool {
+	for _, v := range set {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Access is a token's access level: read < write < admin.
+type Access string
+
+const (
+	AccessRead  Access = "read"
+	AccessWrite Access = "write"
+	AccessAdmin Access = "admin"
+)
