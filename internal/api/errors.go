@@ -11,19 +11,10 @@ import (
 
 	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/recurrence"
 )
-
-// Error is an answer with a status code, a message safe to show and, for
-// validation failures, the offending field.
-type Error struct {
-	Status  int
-	Message string
-	Field   string
-}
-
-func (e *Error) Error() string { return e.Message }
 
 // errorBody is the JSON every error answer carries.
 type errorBody struct {
@@ -31,21 +22,9 @@ type errorBody struct {
 	Field string `json:"field,omitempty"`
 }
 
-func badRequest(field, reason string) *Error {
-	msg := reason
-	if field != "" {
-		msg = field + ": " + reason
-	}
-	return &Error{Status: http.StatusBadRequest, Message: msg, Field: field}
-}
-
-func badRequestf(field, format string, args ...any) *Error {
-	return badRequest(field, fmt.Sprintf(format, args...))
-}
-
 var (
-	errNotFound  = &Error{Status: http.StatusNotFound, Message: "not found"}
-	errForbidden = &Error{Status: http.StatusForbidden, Message: "insufficient access"}
+	errNotFound  = &input.Error{Status: http.StatusNotFound, Message: "not found"}
+	errForbidden = &input.Error{Status: http.StatusForbidden, Message: "insufficient access"}
 )
 
 // handler is a gin handler that returns its failure instead of writing it.
@@ -76,7 +55,7 @@ func (s *Server) writeError(c *gin.Context, err error) {
 }
 
 func (s *Server) classify(err error) (int, errorBody) {
-	var apiErr *Error
+	var apiErr *input.Error
 	var fieldErr *recurrence.FieldError
 	var paramErr *actions.ParamError
 	var maxBytes *http.MaxBytesError

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/recurrence"
 )
@@ -24,18 +25,18 @@ func (s *Server) applyInput(in *eventInput, ev *model.Event, creating bool, now 
 	if in.Name != nil {
 		name := strings.TrimSpace(*in.Name)
 		if name == "" {
-			return nil, badRequest("name", "must not be empty")
+			return nil, input.BadRequest("name", "must not be empty")
 		}
 		if utf8.RuneCountInString(name) > maxNameLength {
-			return nil, badRequestf("name", "must be at most %d characters", maxNameLength)
+			return nil, input.BadRequestf("name", "must be at most %d characters", maxNameLength)
 		}
 		ev.Name = name
 	} else if creating {
-		return nil, badRequest("name", "is required")
+		return nil, input.BadRequest("name", "is required")
 	}
 	if in.Description != nil {
 		if utf8.RuneCountInString(*in.Description) > maxDescriptionLength {
-			return nil, badRequestf("description", "must be at most %d characters", maxDescriptionLength)
+			return nil, input.BadRequestf("description", "must be at most %d characters", maxDescriptionLength)
 		}
 		ev.Description = *in.Description
 	}
@@ -54,7 +55,7 @@ func (s *Server) applyInput(in *eventInput, ev *model.Event, creating bool, now 
 	if in.HMACSecret != nil {
 		secret := *in.HMACSecret
 		if secret == "" || len(secret) > maxSecretLength {
-			return nil, badRequestf("hmac_secret", "must be 1 to %d bytes", maxSecretLength)
+			return nil, input.BadRequestf("hmac_secret", "must be 1 to %d bytes", maxSecretLength)
 		}
 		if err := checkWhsec(secret); err != nil {
 			return nil, err
@@ -77,18 +78,18 @@ func (s *Server) applyTags(in *eventInput, ev *model.Event) error {
 	}
 	tags := *in.Tags
 	if len(tags) > s.opts.MaxTags {
-		return badRequestf("tags", "at most %d tags", s.opts.MaxTags)
+		return input.BadRequestf("tags", "at most %d tags", s.opts.MaxTags)
 	}
 	seen := map[string]bool{}
 	out := make([]string, 0, len(tags))
 	for _, t := range tags {
 		switch {
 		case t == "" || strings.TrimSpace(t) != t:
-			return badRequestf("tags", "tag %q must be non-empty without surrounding spaces", t)
+			return input.BadRequestf("tags", "tag %q must be non-empty without surrounding spaces", t)
 		case utf8.RuneCountInString(t) > s.opts.MaxTagLength:
-			return badRequestf("tags", "tags must be at most %d characters", s.opts.MaxTagLength)
+			return input.BadRequestf("tags", "tags must be at most %d characters", s.opts.MaxTagLength)
 		case strings.ContainsAny(t, ",\x00\r\n"):
-			return badRequestf("tags", "tag %q must not contain commas or control characters", t)
+			return input.BadRequestf("tags", "tag %q must not contain commas or control characters", t)
 		}
 		if !seen[t] {
 			seen[t] = true
@@ -108,9 +109,9 @@ func (s *Server) applyMetadata(in *eventInput, ev *model.Event) error {
 		return nil
 	}
 	if len(raw) > s.opts.MaxMetadataBytes {
-		return badRequestf("metadata", "must be at most %d bytes of JSON", s.opts.MaxMetadataBytes)
+		return input.BadRequestf("metadata", "must be at most %d bytes of JSON", s.opts.MaxMetadataBytes)
 	}
-	if isNull(raw) {
+	if input.IsNull(raw) {
 		ev.Metadata = json.RawMessage("null")
 		return nil
 	}
@@ -126,7 +127,7 @@ func (s *Server) applyAction(in *eventInput, ev *model.Event, creating bool) err
 	case in.Action != nil:
 		a = *in.Action
 		if a.Type == "" {
-			return badRequest("action.type", "is required")
+			return input.BadRequest("action.type", "is required")
 		}
 	case in.Webhook != nil:
 		w := strings.TrimSpace(*in.Webhook)
@@ -138,11 +139,11 @@ func (s *Server) applyAction(in *eventInput, ev *model.Event, creating bool) err
 			a = actionInput{Type: "webhook", Params: params}
 		}
 	case creating:
-		return badRequest("action", "is required (or the legacy webhook field)")
+		return input.BadRequest("action", "is required (or the legacy webhook field)")
 	default:
 		return nil
 	}
-	if len(a.Params) == 0 || isNull(a.Params) {
+	if len(a.Params) == 0 || input.IsNull(a.Params) {
 		a.Params = json.RawMessage("{}")
 	}
 	if err := s.Actions.Validate(a.Type, a.Params); err != nil {
@@ -174,44 +175,44 @@ func (s *Server) applyPolicies(in *eventInput, ev *model.Event) error {
 		case "all", "latest", "none":
 			ev.CatchUp = *in.CatchUp
 		default:
-			return badRequest("catch_up", `must be one of "all", "latest", "none"`)
+			return input.BadRequest("catch_up", `must be one of "all", "latest", "none"`)
 		}
 	} else if ev.CatchUp == "" {
 		ev.CatchUp = "all"
 	}
 	if in.Timeout != nil {
-		d, err := parseDuration("timeout", *in.Timeout, time.Second, s.opts.MaxTimeout)
+		d, err := input.ParseDuration("timeout", *in.Timeout, time.Second, s.opts.MaxTimeout)
 		if err != nil {
 			return err
 		}
 		ev.TimeoutMS = d.Milliseconds()
 	}
 	if raw, ok := in.members["retry"]; ok {
-		if isNull(raw) {
+		if input.IsNull(raw) {
 			ev.Retry = nil
 			return nil
 		}
 		var r retryInput
-		if err := decodeStrict(raw, "retry", &r); err != nil {
+		if err := input.DecodeStrict(raw, "retry", &r); err != nil {
 			return err
 		}
 		if r.MaxAttempts != nil && (*r.MaxAttempts < 1 || *r.MaxAttempts > 100) {
-			return badRequest("retry.max_attempts", "must be between 1 and 100")
+			return input.BadRequest("retry.max_attempts", "must be between 1 and 100")
 		}
 		var initial, maxB time.Duration
 		var err error
 		if r.InitialBackoff != "" {
-			if initial, err = parseDuration("retry.initial_backoff", r.InitialBackoff, time.Second, 24*time.Hour); err != nil {
+			if initial, err = input.ParseDuration("retry.initial_backoff", r.InitialBackoff, time.Second, 24*time.Hour); err != nil {
 				return err
 			}
 		}
 		if r.MaxBackoff != "" {
-			if maxB, err = parseDuration("retry.max_backoff", r.MaxBackoff, time.Second, 7*24*time.Hour); err != nil {
+			if maxB, err = input.ParseDuration("retry.max_backoff", r.MaxBackoff, time.Second, 7*24*time.Hour); err != nil {
 				return err
 			}
 		}
 		if initial > 0 && maxB > 0 && maxB < initial {
-			return badRequest("retry.max_backoff", "must not be less than retry.initial_backoff")
+			return input.BadRequest("retry.max_backoff", "must not be less than retry.initial_backoff")
 		}
 		retry := model.Retry(r)
 		ev.Retry = &retry
@@ -231,7 +232,7 @@ func (s *Server) applySchedule(in *eventInput, ev *model.Event, creating, requir
 	}
 	loc, err := time.LoadLocation(ev.Timezone)
 	if err != nil || ev.Timezone == "Local" {
-		return nil, badRequestf("timezone", "unknown time zone %q (use an IANA name such as Europe/Prague)", ev.Timezone)
+		return nil, input.BadRequestf("timezone", "unknown time zone %q (use an IANA name such as Europe/Prague)", ev.Timezone)
 	}
 	if err := in.applyRecurrence(ev); err != nil {
 		return nil, err
@@ -247,13 +248,13 @@ func (s *Server) applySchedule(in *eventInput, ev *model.Event, creating, requir
 		ev.StartTime = t
 	} else if creating {
 		if ev.Cron == nil {
-			return nil, badRequest("start_time", "is required (RFC 3339 or e.g. \"tomorrow at 9am\")")
+			return nil, input.BadRequest("start_time", "is required (RFC 3339 or e.g. \"tomorrow at 9am\")")
 		}
 		// For cron, start_time is an optional inclusive lower bound.
 		ev.StartTime = model.RoundUp(now)
 	}
 	if requireFuture && startChanged && !ev.StartTime.After(now) {
-		return nil, badRequest("start_time", "must be in the future")
+		return nil, input.BadRequest("start_time", "must be in the future")
 	}
 	return ev.Compile(s.opts.Recurrence)
 }
@@ -267,7 +268,7 @@ func checkWhsec(secret string) error {
 		return nil
 	}
 	if key, err := base64.StdEncoding.DecodeString(rest); err != nil || len(key) == 0 {
-		return badRequest("hmac_secret", "a whsec_ secret must be followed by the base64 of its key")
+		return input.BadRequest("hmac_secret", "a whsec_ secret must be followed by the base64 of its key")
 	}
 	return nil
 }

@@ -3,8 +3,8 @@ package api
 import (
 	"encoding/json"
 	"strings"
-	"time"
 
+	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/recurrence"
 )
@@ -12,19 +12,11 @@ import (
 // Event fields a client may send, and read-only ones it may send back (they
 // are ignored, so GET → edit → PUT round trips work).
 var (
-	eventFields = set("name", "description", "start_time", "timezone", "rrule", "schedule", "cron", "action",
+	eventFields = input.Set("name", "description", "start_time", "timezone", "rrule", "schedule", "cron", "action",
 		"webhook", "metadata", "tags", "status", "hmac_secret", "retry", "catch_up", "timeout")
-	eventReadOnly = set("id", "created_by", "created_via", "version", "next_run_at", "last_run_at", "last_status",
+	eventReadOnly = input.Set("id", "created_by", "created_via", "version", "next_run_at", "last_run_at", "last_status",
 		"created_at", "updated_at", "hmac_secret_set")
 )
-
-func set(names ...string) map[string]bool {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
-	}
-	return m
-}
 
 // eventInput is a decoded create or update body; nil means absent. The
 // recurrence members keep their raw form so that null (clear) and absent
@@ -53,7 +45,7 @@ type retryInput struct {
 }
 
 func parseEventInput(members map[string]json.RawMessage) (*eventInput, error) {
-	if err := rejectUnknown(members, eventFields, eventReadOnly); err != nil {
+	if err := input.RejectUnknown(members, eventFields, eventReadOnly); err != nil {
 		return nil, err
 	}
 	in := &eventInput{members: members}
@@ -66,25 +58,25 @@ func parseEventInput(members map[string]json.RawMessage) (*eventInput, error) {
 		{"hmac_secret", &in.HMACSecret}, {"catch_up", &in.CatchUp}, {"timeout", &in.Timeout},
 	} {
 		raw, ok := members[f.name]
-		if !ok || isNull(raw) {
+		if !ok || input.IsNull(raw) {
 			continue
 		}
 		var v string
 		if err := json.Unmarshal(raw, &v); err != nil {
-			return nil, badRequest(f.name, "must be a string")
+			return nil, input.BadRequest(f.name, "must be a string")
 		}
 		*f.dst = &v
 	}
-	if raw, ok := members["tags"]; ok && !isNull(raw) {
+	if raw, ok := members["tags"]; ok && !input.IsNull(raw) {
 		var tags []string
 		if err := json.Unmarshal(raw, &tags); err != nil {
-			return nil, badRequest("tags", "must be an array of strings")
+			return nil, input.BadRequest("tags", "must be an array of strings")
 		}
 		in.Tags = &tags
 	}
-	if raw, ok := members["action"]; ok && !isNull(raw) {
+	if raw, ok := members["action"]; ok && !input.IsNull(raw) {
 		var a actionInput
-		if err := decodeStrict(raw, "action", &a); err != nil {
+		if err := input.DecodeStrict(raw, "action", &a); err != nil {
 			return nil, err
 		}
 		in.Action = &a
@@ -98,7 +90,7 @@ func (in *eventInput) present(name string) (sent, null bool) {
 	if !ok {
 		return false, false
 	}
-	return true, isNull(raw)
+	return true, input.IsNull(raw)
 }
 
 // touchesSchedule reports whether the input changes when the event fires.
@@ -128,7 +120,7 @@ func (in *eventInput) applyRecurrence(ev *model.Event) error {
 		chosen = append(chosen, "cron")
 	}
 	if len(chosen) > 1 {
-		return badRequestf(chosen[1], "only one of rrule, schedule and cron may be set (got %s)", strings.Join(chosen, ", "))
+		return input.BadRequestf(chosen[1], "only one of rrule, schedule and cron may be set (got %s)", strings.Join(chosen, ", "))
 	}
 	if len(chosen) == 1 || rruleNull || schedNull || cronNull {
 		ev.RRule, ev.Schedule, ev.Cron = nil, nil, nil
@@ -140,13 +132,13 @@ func (in *eventInput) applyRecurrence(ev *model.Event) error {
 	case "rrule":
 		var v string
 		if err := json.Unmarshal(in.members["rrule"], &v); err != nil {
-			return badRequest("rrule", "must be a string")
+			return input.BadRequest("rrule", "must be a string")
 		}
 		ev.RRule = &v
 	case "cron":
 		var v string
 		if err := json.Unmarshal(in.members["cron"], &v); err != nil {
-			return badRequest("cron", "must be a string")
+			return input.BadRequest("cron", "must be a string")
 		}
 		ev.Cron = &v
 	case "schedule":
@@ -163,34 +155,22 @@ func (in *eventInput) applyRecurrence(ev *model.Event) error {
 // with interval filled in (the original required it; we default it to 1).
 func scheduleEcho(raw json.RawMessage) (*model.Schedule, error) {
 	var sched recurrence.Schedule
-	if err := decodeStrict(raw, "schedule", &sched); err != nil {
+	if err := input.DecodeStrict(raw, "schedule", &sched); err != nil {
 		return nil, err
 	}
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &members); err != nil {
-		return nil, badRequest("schedule", "must be an object")
+		return nil, input.BadRequest("schedule", "must be an object")
 	}
-	if v, ok := members["interval"]; !ok || isNull(v) {
+	if v, ok := members["interval"]; !ok || input.IsNull(v) {
 		members["interval"] = json.RawMessage("1")
 	} else if sched.Interval < 1 {
 		// Absent means 1; an explicit 0 is a mistake, not a default.
-		return nil, badRequest("schedule.interval", "must be at least 1")
+		return nil, input.BadRequest("schedule.interval", "must be at least 1")
 	}
 	out, err := json.Marshal(members)
 	if err != nil {
-		return nil, badRequest("schedule", "must be an object")
+		return nil, input.BadRequest("schedule", "must be an object")
 	}
 	return model.DecodeSchedule(out)
-}
-
-// parseDuration reads a duration member within [lo, hi].
-func parseDuration(field, text string, lo, hi time.Duration) (time.Duration, error) {
-	d, err := time.ParseDuration(text)
-	if err != nil {
-		return 0, badRequestf(field, "invalid duration %q (use forms like \"30s\", \"15m\")", text)
-	}
-	if d < lo || d > hi {
-		return 0, badRequestf(field, "must be between %s and %s", lo, hi)
-	}
-	return d, nil
 }

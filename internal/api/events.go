@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 )
@@ -48,14 +49,14 @@ func (s *Server) createEvent(c *gin.Context) error {
 		case model.EventActive, model.EventPaused:
 			ev.Status = model.EventStatus(*in.Status)
 		default:
-			return badRequest("status", `must be "active" or "paused" on create`)
+			return input.BadRequest("status", `must be "active" or "paused" on create`)
 		}
 	}
 	if _, err := s.applyInput(in, &ev, true, now); err != nil {
 		return err
 	}
 	if err := p.CanCreate(ev.Tags); err != nil {
-		return &Error{Status: http.StatusForbidden, Message: err.Error(), Field: "tags"}
+		return &input.Error{Status: http.StatusForbidden, Message: err.Error(), Field: "tags"}
 	}
 	return s.idempotent(c, body, func(tx *repository.Store) (int, any, error) {
 		if err := s.Scheduler.CreateEvent(c.Request.Context(), tx, &ev, now); err != nil {
@@ -82,7 +83,7 @@ func (s *Server) listEvents(c *gin.Context) error {
 	f.Scope, f.Unrestricted = principal(c).ScopeFilter()
 	if name := strings.TrimSpace(c.Query("q")); name != "" {
 		if len(name) > maxNameQuery {
-			return badRequestf("q", "at most %d bytes", maxNameQuery)
+			return input.BadRequestf("q", "at most %d bytes", maxNameQuery)
 		}
 		f.NameContains = name
 	}
@@ -91,7 +92,7 @@ func (s *Server) listEvents(c *gin.Context) error {
 		case model.EventActive, model.EventPaused, model.EventInactive:
 			f.Status = append(f.Status, model.EventStatus(st))
 		default:
-			return badRequest("status", `must be "active", "paused" or "inactive"`)
+			return input.BadRequest("status", `must be "active", "paused" or "inactive"`)
 		}
 	}
 	if q.cursor != "" {
@@ -137,7 +138,7 @@ func (s *Server) modifiableEvent(c *gin.Context) (model.Event, error) {
 		return ev, err
 	}
 	if !principal(c).CanModify(ev.Tags) {
-		return model.Event{}, &Error{Status: http.StatusForbidden, Message: "tags: outside token scope", Field: "tags"}
+		return model.Event{}, &input.Error{Status: http.StatusForbidden, Message: "tags: outside token scope", Field: "tags"}
 	}
 	return ev, nil
 }
@@ -153,7 +154,7 @@ func checkIfMatch(c *gin.Context, ev *model.Event) error {
 			return nil
 		}
 	}
-	return &Error{Status: http.StatusPreconditionFailed, Message: "If-Match: the event has changed (current ETag " + etag(ev) + ")"}
+	return &input.Error{Status: http.StatusPreconditionFailed, Message: "If-Match: the event has changed (current ETag " + etag(ev) + ")"}
 }
 
 // getEvent answers 404 for a soft-deleted event unless include_deleted=true,
@@ -204,7 +205,7 @@ func (s *Server) updateEvent(c *gin.Context) error {
 	p := principal(c)
 	if in.Tags != nil {
 		if err := p.CanCreate(ev.Tags); err != nil {
-			return &Error{Status: http.StatusForbidden, Message: err.Error(), Field: "tags"}
+			return &input.Error{Status: http.StatusForbidden, Message: err.Error(), Field: "tags"}
 		}
 	}
 	target := ev.Status
@@ -213,7 +214,7 @@ func (s *Server) updateEvent(c *gin.Context) error {
 		case model.EventActive, model.EventPaused, model.EventInactive:
 			target = st
 		default:
-			return badRequest("status", `must be "active", "paused" or "inactive"`)
+			return input.BadRequest("status", `must be "active", "paused" or "inactive"`)
 		}
 	}
 	rescheduled := in.touchesSchedule() && !model.SameSchedule(&before, &ev)
@@ -222,7 +223,7 @@ func (s *Server) updateEvent(c *gin.Context) error {
 		return s.transition(c, tx, &ev, before.Version, target, rescheduled, now)
 	})
 	if errors.Is(err, model.ErrStaleVersion) && c.GetHeader("If-Match") == "" {
-		return &Error{Status: http.StatusConflict, Message: "the event was changed concurrently; retry"}
+		return &input.Error{Status: http.StatusConflict, Message: "the event was changed concurrently; retry"}
 	}
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 )
@@ -40,10 +41,10 @@ func (s *Server) idempotent(c *gin.Context, body []byte, run func(tx *repository
 	ctx := c.Request.Context()
 	key := c.GetHeader("Idempotency-Key")
 	if len(key) > maxIdempotencyKey {
-		return badRequestf("Idempotency-Key", "must be at most %d characters", maxIdempotencyKey)
+		return input.BadRequestf("Idempotency-Key", "must be at most %d characters", maxIdempotencyKey)
 	}
 	if !validIdempotencyKey(key) {
-		return badRequest("Idempotency-Key", "must be printable UTF-8 text")
+		return input.BadRequest("Idempotency-Key", "must be printable UTF-8 text")
 	}
 	principalKey := principal(c).Key()
 	sum := sha256.Sum256(append([]byte(c.Request.Method+" "+c.Request.URL.Path+"\n"), body...))
@@ -133,7 +134,7 @@ func setLocation(c *gin.Context, status int, body []byte) {
 
 func replay(c *gin.Context, rec model.IdempotencyRecord, hash string) error {
 	if rec.RequestHash != hash {
-		return &Error{Status: http.StatusConflict, Field: "Idempotency-Key",
+		return &input.Error{Status: http.StatusConflict, Field: "Idempotency-Key",
 			Message: "Idempotency-Key: already used with a different request"}
 	}
 	c.Header("Idempotent-Replayed", "true")

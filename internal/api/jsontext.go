@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/qhronos/qhronos/internal/input"
 )
 
 // Text every backend can store: JSON must be UTF-8 (RFC 8259), and neither
@@ -21,7 +23,7 @@ const textRule = "must be valid UTF-8 text without \\u0000 or unpaired surrogate
 func badText(members map[string]json.RawMessage) error {
 	for _, k := range slices.Sorted(maps.Keys(members)) {
 		if path, ok := textProblem(members[k]); ok {
-			return badRequest(k+path, textRule)
+			return input.BadRequest(k+path, textRule)
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/secrets"
@@ -98,7 +99,7 @@ func (s *Server) triggerEvent(c *gin.Context) error {
 			return 0, nil, err
 		}
 		if len(rows) != 1 || !rows[0].Manual {
-			return 0, nil, &Error{Status: http.StatusConflict, Message: "could not schedule a manual occurrence; retry"}
+			return 0, nil, &input.Error{Status: http.StatusConflict, Message: "could not schedule a manual occurrence; retry"}
 		}
 		occ = rows[0]
 		return http.StatusCreated, toOccurrenceJSON(&occ), nil
@@ -119,14 +120,14 @@ func (s *Server) rotateSecret(c *gin.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := rejectUnknown(members, set("grace"), nil); err != nil {
+		if err := input.RejectUnknown(members, input.Set("grace"), nil); err != nil {
 			return err
 		}
 		var text string
-		if sent, err := decodeField(members, "grace", &text); err != nil {
+		if sent, err := input.DecodeField(members, "grace", &text); err != nil {
 			return err
 		} else if sent {
-			if grace, err = parseDuration("grace", text, 0, 30*24*time.Hour); err != nil {
+			if grace, err = input.ParseDuration("grace", text, 0, 30*24*time.Hour); err != nil {
 				return err
 			}
 		}

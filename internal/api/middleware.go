@@ -24,6 +24,7 @@ import (
 
 	"github.com/qhronos/qhronos/internal/auth"
 	"github.com/qhronos/qhronos/internal/coordination"
+	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 )
 
@@ -84,7 +85,7 @@ func (s *Server) accessLog(c *gin.Context) {
 func (s *Server) storableParams(c *gin.Context) {
 	for _, p := range c.Params {
 		if !storableText(p.Value) {
-			s.writeError(c, badRequest(p.Key, paramRule))
+			s.writeError(c, input.BadRequest(p.Key, paramRule))
 			return
 		}
 	}
@@ -96,12 +97,12 @@ func (s *Server) storableParams(c *gin.Context) {
 	slices.Sort(keys)
 	for _, k := range keys {
 		if !storableText(k) {
-			s.writeError(c, badRequest("query", "parameter names "+paramRule))
+			s.writeError(c, input.BadRequest("query", "parameter names "+paramRule))
 			return
 		}
 		for _, v := range query[k] {
 			if !storableText(v) {
-				s.writeError(c, badRequest(k, paramRule))
+				s.writeError(c, input.BadRequest(k, paramRule))
 				return
 			}
 		}
@@ -202,7 +203,7 @@ func (s *Server) limited(c *gin.Context, key string) bool {
 		return false
 	}
 	c.Header("Retry-After", strconv.Itoa(max(1, ceilSeconds(res.RetryAfter))))
-	s.writeError(c, &Error{Status: http.StatusTooManyRequests, Message: "rate limit exceeded"})
+	s.writeError(c, &input.Error{Status: http.StatusTooManyRequests, Message: "rate limit exceeded"})
 	return true
 }
 

@@ -6,10 +6,11 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 )
 
-var occurrenceStatuses = set(string(model.OccurrencePending), string(model.OccurrenceDispatching),
+var occurrenceStatuses = input.Set(string(model.OccurrencePending), string(model.OccurrenceDispatching),
 	string(model.OccurrenceRetrying), string(model.OccurrenceAwaitingAck),
 	string(model.OccurrenceCompleted), string(model.OccurrenceFailed), string(model.OccurrenceMissed),
 	string(model.OccurrenceCancelled))
@@ -20,7 +21,7 @@ func occurrenceFilter(c *gin.Context, q listQuery, now time.Time) (model.Occurre
 	f.Scope, f.Unrestricted = principal(c).ScopeFilter()
 	for _, st := range q.status {
 		if !occurrenceStatuses[st] {
-			return f, badRequestf("status", "unknown occurrence status %q", st)
+			return f, input.BadRequestf("status", "unknown occurrence status %q", st)
 		}
 		f.Status = append(f.Status, model.OccurrenceStatus(st))
 	}
@@ -185,7 +186,7 @@ func statusCodeParam(v string) (*int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 100 || n > 599 {
-		return nil, badRequest("status_code", "must be an HTTP status code between 100 and 599")
+		return nil, input.BadRequest("status_code", "must be an HTTP status code between 100 and 599")
 	}
 	return &n, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 )
 
@@ -43,15 +44,15 @@ func (s *Server) stats(c *gin.Context) error {
 		f.Since = *since
 	}
 	if !f.Since.Before(f.Until) {
-		return badRequest("since", "must be before until")
+		return input.BadRequest("since", "must be before until")
 	}
 	if f.Until.Sub(f.Since) > maxStatsWindow {
-		return badRequestf("since", "the window may span at most %d days", int(maxStatsWindow/(24*time.Hour)))
+		return input.BadRequestf("since", "the window may span at most %d days", int(maxStatsWindow/(24*time.Hour)))
 	}
 	if v := values.Get("by_action"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return badRequest("by_action", "must be true or false")
+			return input.BadRequest("by_action", "must be true or false")
 		}
 		f.TotalOnly = !b
 	}
@@ -84,7 +85,7 @@ func (s *Server) retryOccurrence(c *gin.Context) error {
 	got, err := s.Store.RetryOccurrence(ctx, occ.ID, now)
 	if err != nil {
 		if errors.Is(err, model.ErrNotRetryable) {
-			return &Error{Status: http.StatusConflict,
+			return &input.Error{Status: http.StatusConflict,
 				Message: "occurrence is " + string(occ.Status) + "; only completed, failed, missed or cancelled ones can be retried"}
 		}
 		return err
@@ -108,7 +109,7 @@ type retryRequest struct {
 	StatusCode *int `json:"status_code"`
 }
 
-var retryFields = set("event_id", "tags", "status", "since", "until", "limit", "status_code")
+var retryFields = input.Set("event_id", "tags", "status", "since", "until", "limit", "status_code")
 
 // retryOccurrences re-queues every terminal occurrence matching the filter
 // among the events the principal may modify, in bounded batches.
@@ -117,13 +118,13 @@ func (s *Server) retryOccurrences(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := rejectUnknown(members, retryFields, nil); err != nil {
+	if err := input.RejectUnknown(members, retryFields, nil); err != nil {
 		return err
 	}
 	var req retryRequest
 	for name, dst := range map[string]any{"event_id": &req.EventID, "tags": &req.Tags, "since": &req.Since,
 		"until": &req.Until, "limit": &req.Limit, "status_code": &req.StatusCode} {
-		if _, err := decodeField(members, name, dst); err != nil {
+		if _, err := input.DecodeField(members, name, dst); err != nil {
 			return err
 		}
 	}
@@ -142,26 +143,26 @@ func (s *Server) retryOccurrences(c *gin.Context) error {
 	f := model.RetryFilter{EventID: req.EventID, AnyTags: req.Tags, From: req.Since, To: req.Until,
 		StatusCode: req.StatusCode, Limit: defaultRetryLimit, BatchSize: retryBatchSize}
 	if req.StatusCode != nil && (*req.StatusCode < 100 || *req.StatusCode > 599) {
-		return badRequest("status_code", "must be an HTTP status code between 100 and 599")
+		return input.BadRequest("status_code", "must be an HTTP status code between 100 and 599")
 	}
 	if req.Limit != nil {
 		if *req.Limit < 1 {
-			return badRequest("limit", "must be a positive integer")
+			return input.BadRequest("limit", "must be a positive integer")
 		}
 		f.Limit = min(*req.Limit, maxRetryLimit)
 	}
 	for _, st := range req.Status {
 		os := model.OccurrenceStatus(st)
 		if !occurrenceStatuses[st] {
-			return badRequestf("status", "unknown occurrence status %q", st)
+			return input.BadRequestf("status", "unknown occurrence status %q", st)
 		}
 		if !os.Terminal() {
-			return badRequestf("status", "%q is not terminal; only completed, failed, missed or cancelled can be retried", st)
+			return input.BadRequestf("status", "%q is not terminal; only completed, failed, missed or cancelled can be retried", st)
 		}
 		f.Status = append(f.Status, os)
 	}
 	if f.From != nil && f.To != nil && !f.From.Before(*f.To) {
-		return badRequest("since", "must be before until")
+		return input.BadRequest("since", "must be before until")
 	}
 	f.Scope, f.Unrestricted = principal(c).ScopeFilter()
 	now := s.Now()
@@ -185,7 +186,7 @@ func decodeStatusList(raw json.RawMessage) ([]string, error) {
 	}
 	var many []string
 	if err := json.Unmarshal(raw, &many); err != nil {
-		return nil, badRequest("status", "must be a string or an array of strings")
+		return nil, input.BadRequest("status", "must be a string or an array of strings")
 	}
 	return splitList(many), nil
 }
@@ -239,7 +240,7 @@ func wantsArchived(c *gin.Context) (bool, error) {
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		return false, badRequest("archived", "must be true or false")
+		return false, input.BadRequest("archived", "must be true or false")
 	}
 	return b, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
+	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 )
 
@@ -50,21 +51,21 @@ func parseListQuery(c *gin.Context) (listQuery, error) {
 	if v := values.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return q, badRequest("limit", "must be a positive integer")
+			return q, input.BadRequest("limit", "must be a positive integer")
 		}
 		q.limit = min(n, maxLimit)
 	}
 	if v := values.Get("page"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1_000_000 {
-			return q, badRequest("page", "must be a positive integer")
+			return q, input.BadRequest("page", "must be a positive integer")
 		}
 		q.page = n
 	}
 	q.order = values.Get("order")
 	q.cursor = values.Get("cursor")
 	if q.cursor != "" && q.page != 0 {
-		return q, badRequest("cursor", "cannot be combined with page")
+		return q, input.BadRequest("cursor", "cannot be combined with page")
 	}
 	return q, nil
 }
@@ -77,7 +78,7 @@ func boolParam(c *gin.Context, name string) (bool, error) {
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		return false, badRequest(name, "must be true or false")
+		return false, input.BadRequest(name, "must be true or false")
 	}
 	return b, nil
 }
@@ -106,7 +107,7 @@ func timeParam(values url.Values, name, alias string) (*time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
-		return nil, badRequestf(field, "must be an RFC 3339 time, e.g. 2030-01-02T15:04:05Z")
+		return nil, input.BadRequestf(field, "must be an RFC 3339 time, e.g. 2030-01-02T15:04:05Z")
 	}
 	return &t, nil
 }
@@ -134,7 +135,7 @@ func decodeCursor(s string) (time.Time, string, error) {
 			return time.UnixMicro(n).UTC(), id, nil
 		}
 	}
-	return time.Time{}, "", badRequest("cursor", "is not a cursor this server issued")
+	return time.Time{}, "", input.BadRequest("cursor", "is not a cursor this server issued")
 }
 
 // An occurrence cursor names its order, and for the default order its
@@ -173,7 +174,7 @@ func encodeOccurrenceCursor(order model.OccurrenceOrder, boundary time.Time, las
 // decodeOccurrenceCursor accepts what encodeOccurrenceCursor and the
 // earlier encodeCursor issued; anything else is 400.
 func decodeOccurrenceCursor(s string) (occurrenceCursor, error) {
-	bad := badRequest("cursor", "is not a cursor this server issued")
+	bad := input.BadRequest("cursor", "is not a cursor this server issued")
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
 		return occurrenceCursor{}, bad
@@ -230,12 +231,12 @@ var occurrenceOrders = map[string]model.OccurrenceOrder{
 func occurrenceOrder(q listQuery, cursor *occurrenceCursor, now time.Time) (model.OccurrenceOrder, time.Time, error) {
 	explicit, named := occurrenceOrders[q.order]
 	if q.order != "" && !named {
-		return 0, time.Time{}, badRequest("order", `must be "scheduled_at" or "-scheduled_at"`)
+		return 0, time.Time{}, input.BadRequest("order", `must be "scheduled_at" or "-scheduled_at"`)
 	}
 	switch {
 	case cursor != nil:
 		if named && explicit != cursor.order {
-			return 0, time.Time{}, badRequest("cursor", "was issued for another order")
+			return 0, time.Time{}, input.BadRequest("cursor", "was issued for another order")
 		}
 		return cursor.order, cursor.boundary, nil
 	case named:
@@ -254,7 +255,7 @@ const maxFilterValues = 100
 // boundedList refuses a filter list longer than maxFilterValues.
 func boundedList(field string, list []string) error {
 	if len(list) > maxFilterValues {
-		return badRequestf(field, "at most %d values", maxFilterValues)
+		return input.BadRequestf(field, "at most %d values", maxFilterValues)
 	}
 	return nil
 }

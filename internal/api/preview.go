@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/recurrence"
 )
@@ -17,7 +18,7 @@ const (
 	maxPreviewCount     = 1000
 )
 
-var previewFields = set("start_time", "timezone", "rrule", "schedule", "cron", "count", "after")
+var previewFields = input.Set("start_time", "timezone", "rrule", "schedule", "cron", "count", "after")
 
 // previewSchedule shows the next instants of a schedule without creating
 // anything; validation errors are the ones POST /events would give.
@@ -26,15 +27,15 @@ func (s *Server) previewSchedule(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := rejectUnknown(members, previewFields, nil); err != nil {
+	if err := input.RejectUnknown(members, previewFields, nil); err != nil {
 		return err
 	}
 	count := defaultPreviewCount
-	if _, err := decodeField(members, "count", &count); err != nil {
+	if _, err := input.DecodeField(members, "count", &count); err != nil {
 		return err
 	}
 	var afterText string
-	if _, err := decodeField(members, "after", &afterText); err != nil {
+	if _, err := input.DecodeField(members, "after", &afterText); err != nil {
 		return err
 	}
 	delete(members, "count")
@@ -53,7 +54,7 @@ func (s *Server) previewSchedule(c *gin.Context) error {
 	after := now
 	if afterText != "" {
 		if after, err = time.Parse(time.RFC3339Nano, afterText); err != nil {
-			return badRequest("after", "must be an RFC 3339 time")
+			return input.BadRequest("after", "must be an RFC 3339 time")
 		}
 	}
 	return s.writePreview(c, rule, after, count)
@@ -77,7 +78,7 @@ func (s *Server) previewEvent(c *gin.Context) error {
 	count := defaultPreviewCount
 	if v := c.Query("count"); v != "" {
 		if count, err = strconv.Atoi(v); err != nil {
-			return badRequest("count", "must be an integer")
+			return input.BadRequest("count", "must be an integer")
 		}
 	}
 	after := s.Now()
@@ -95,11 +96,11 @@ func (s *Server) previewEvent(c *gin.Context) error {
 
 func (s *Server) writePreview(c *gin.Context, rule *recurrence.Rule, after time.Time, count int) error {
 	if count < 1 || count > maxPreviewCount {
-		return badRequestf("count", "must be between 1 and %d", maxPreviewCount)
+		return input.BadRequestf("count", "must be between 1 and %d", maxPreviewCount)
 	}
 	instants, err := recurrence.Preview(rule, after, count)
 	if errors.Is(err, recurrence.ErrIterationBudget) {
-		return badRequest("after", "the rule reaches no further instant within the computation budget from this "+
+		return input.BadRequest("after", "the rule reaches no further instant within the computation budget from this "+
 			"time; choose an earlier after, a smaller count or a simpler rule")
 	}
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 )
 
@@ -25,7 +26,7 @@ func (s *Server) timeline(c *gin.Context) error {
 	}
 	step, ok := timelineSteps[stepText]
 	if !ok {
-		return badRequest("step", `must be one of "1m", "5m", "15m", "1h"`)
+		return input.BadRequest("step", `must be one of "1m", "5m", "15m", "1h"`)
 	}
 	since, err := timeParam(values, "since", "from")
 	if err != nil {
@@ -44,12 +45,12 @@ func (s *Server) timeline(c *gin.Context) error {
 		start = *since
 	}
 	if !start.Before(end) {
-		return badRequest("since", "must be before until")
+		return input.BadRequest("since", "must be before until")
 	}
 	start = start.UTC().Truncate(step)
 	buckets := int((end.Sub(start) + step - 1) / step)
 	if buckets > model.MaxTimelineBuckets {
-		return badRequestf("since", "the window may span at most %d steps of %s", model.MaxTimelineBuckets, stepText)
+		return input.BadRequestf("since", "the window may span at most %d steps of %s", model.MaxTimelineBuckets, stepText)
 	}
 	f := model.TimelineFilter{Since: start, Step: step, Buckets: buckets}
 	f.Scope, f.Unrestricted = principal(c).ScopeFilter()

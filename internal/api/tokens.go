@@ -9,10 +9,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 )
 
-var tokenFields = set("type", "sub", "access", "scope", "expires_at")
+var tokenFields = input.Set("type", "sub", "access", "scope", "expires_at")
 
 // tokenJSON describes a token; the JWT itself appears only in the answer
 // that mints it.
@@ -41,49 +42,49 @@ func (s *Server) createToken(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := rejectUnknown(members, tokenFields, nil); err != nil {
+	if err := input.RejectUnknown(members, tokenFields, nil); err != nil {
 		return err
 	}
 	var typ, sub, access, expires string
 	var scope []string
 	for name, dst := range map[string]any{"type": &typ, "sub": &sub, "access": &access, "expires_at": &expires,
 		"scope": &scope} {
-		if _, err := decodeField(members, name, dst); err != nil {
+		if _, err := input.DecodeField(members, name, dst); err != nil {
 			return err
 		}
 	}
 	if typ != "" && typ != "jwt" {
-		return badRequest("type", `must be "jwt"`)
+		return input.BadRequest("type", `must be "jwt"`)
 	}
 	sub = strings.TrimSpace(sub)
 	if sub == "" || len(sub) > 255 {
-		return badRequest("sub", "is required (at most 255 characters)")
+		return input.BadRequest("sub", "is required (at most 255 characters)")
 	}
 	level, err := auth.ParseAccess(access)
 	if err != nil {
-		return badRequest("access", `must be one of "read", "write", "admin"`)
+		return input.BadRequest("access", `must be one of "read", "write", "admin"`)
 	}
 	scope = splitList(scope)
 	if len(scope) > s.opts.MaxTags {
-		return badRequestf("scope", "at most %d tags", s.opts.MaxTags)
+		return input.BadRequestf("scope", "at most %d tags", s.opts.MaxTags)
 	}
 	now := s.Now().UTC()
 	if expires == "" {
-		return badRequest("expires_at", "is required (RFC 3339)")
+		return input.BadRequest("expires_at", "is required (RFC 3339)")
 	}
 	exp, err := time.Parse(time.RFC3339Nano, expires)
 	if err != nil {
-		return badRequest("expires_at", "must be an RFC 3339 time")
+		return input.BadRequest("expires_at", "must be an RFC 3339 time")
 	}
 	if !exp.After(now) {
-		return badRequest("expires_at", "must be in the future")
+		return input.BadRequest("expires_at", "must be in the future")
 	}
 	if exp.Sub(now) > s.opts.TokenMaxTTL {
-		return badRequestf("expires_at", "must be within %s from now", s.opts.TokenMaxTTL)
+		return input.BadRequestf("expires_at", "must be within %s from now", s.opts.TokenMaxTTL)
 	}
 	p := principal(c)
 	if err := p.CanMint(level, scope); err != nil {
-		return &Error{Status: http.StatusForbidden, Message: err.Error()}
+		return &input.Error{Status: http.StatusForbidden, Message: err.Error()}
 	}
 	if scope == nil {
 		scope = []string{}

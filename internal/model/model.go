@@ -34,3 +34,7 @@ func RoundUp(t time.Time) time.Time {
 	}
 	return r.UTC()
 }
+
+// SeriesEnd is the expander cursor of an event whose series has no instant
+// left (a one-time event past its moment, a finished RRULE).
+var SeriesEnd = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)

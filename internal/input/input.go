@@ -1,0 +1,135 @@
+// Package input holds what every decoder of client input shares: the error
+// that names the offending field and carries the HTTP status it deserves,
+// and strict decoding of JSON members. The API and the events service both
+// produce these errors; the API's one error mapper turns them into answers.
+package input
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Error is an answer with a status code, a message safe to show and, for
+// validation failures, the offending field.
+type Error struct {
+	Status  int
+	Message string
+	Field   string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func BadRequest(field, reason string) *Error {
+	msg := reason
+	if field != "" {
+		msg = field + ": " + reason
+	}
+	return &Error{Status: http.StatusBadRequest, Message: msg, Field: field}
+}
+
+func BadRequestf(field, format string, args ...any) *Error {
+	return BadRequest(field, fmt.Sprintf(format, args...))
+}
+
+// RejectUnknown answers 400 naming the first unknown members; ignored members
+// (read-only fields a client may send back) are dropped.
+func RejectUnknown(members map[string]json.RawMessage, known, ignored map[string]bool) error {
+	var unknown []string
+	for k := range members {
+		switch {
+		case known[k]:
+		case ignored[k]:
+			delete(members, k)
+		default:
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	return BadRequestf(unknown[0], "unknown field (unknown: %s)", strings.Join(unknown, ", "))
+}
+
+// DecodeField decodes one member into v, naming the field on failure.
+func DecodeField(members map[string]json.RawMessage, name string, v any) (present bool, err error) {
+	raw, ok := members[name]
+	if !ok {
+		return false, nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return true, BadRequest(name, JSONReason(err))
+	}
+	return true, nil
+}
+
+// DecodeStrict decodes raw into v, refusing unknown members, naming field.
+func DecodeStrict(raw json.RawMessage, field string, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return BadRequest(field, JSONReason(err))
+	}
+	return nil
+}
+
+// IsNull reports whether a member is JSON null.
+func IsNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+// JSONReason turns a decoding error into a short reason without Go types.
+func JSONReason(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		want := typeErr.Type.Kind().String()
+		switch want {
+		case "slice":
+			want = "an array"
+		case "map", "struct", "ptr":
+			want = "an object"
+		case "int", "int64", "int32", "float64":
+			want = "a number"
+		case "string":
+			want = "a string"
+		case "bool":
+			want = "a boolean"
+		}
+		if typeErr.Field != "" {
+			return fmt.Sprintf("%s: must be %s, not %s", typeErr.Field, want, typeErr.Value)
+		}
+		return fmt.Sprintf("must be %s, not %s", want, typeErr.Value)
+	case errors.As(err, &syntaxErr):
+		return fmt.Sprintf("malformed JSON at offset %d", syntaxErr.Offset)
+	default:
+		msg := strings.TrimPrefix(err.Error(), "json: ")
+		return msg
+	}
+}
+
+// Set makes a lookup set of member names.
+func Set(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+// ParseDuration reads a duration member within [lo, hi].
+func ParseDuration(field, text string, lo, hi time.Duration) (time.Duration, error) {
+	d, err := time.ParseDuration(text)
+	if err != nil {
+		return 0, BadRequestf(field, "invalid duration %q (use forms like \"30s\", \"15m\")", text)
+	}
+	if d < lo || d > hi {
+		return 0, BadRequestf(field, "must be between %s and %s", lo, hi)
+	}
+	return d, nil
+}

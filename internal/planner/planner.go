@@ -1,0 +1,113 @@
+// Package planner decides which instants of an event's rule become
+// occurrence rows next. It is pure: (rule, cursor, window, now) in, instants,
+// the next cursor and next_run_at out — no clock, no I/O. The events service
+// uses it for an event's first rows when it is created, edited or resumed,
+// and the expander loop for every later window, so both agree by
+// construction.
+package planner
+
+import (
+	"errors"
+	"time"
+
+	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/recurrence"
+)
+
+// Window bounds what one plan materializes.
+type Window struct {
+	// CatchUp is how far behind now instants are still materialized (the
+	// catch-up window); older ones are never planned.
+	CatchUp time.Duration
+	// Lookahead is how far ahead of now rows exist before their instant.
+	Lookahead time.Duration
+	// MaxRows caps the instants of one plan; a longer window continues at
+	// the next plan from the returned cursor.
+	MaxRows int
+}
+
+// Plan is what to write: the instants to insert, where the event's cursor
+// (expanded_until) moves — every instant before it is planned — and the
+// series' first instant at or past the cursor when the window was complete
+// (nil when the series has none left, or the window was cut short).
+type Plan struct {
+	Instants []time.Time
+	Cursor   time.Time
+	After    *time.Time
+}
+
+// NextRunAt is the first instant the plan makes due: its first row, else
+// the instant after the window.
+func (p Plan) NextRunAt() *time.Time {
+	if len(p.Instants) > 0 {
+		first := p.Instants[0]
+		return &first
+	}
+	return p.After
+}
+
+// Next plans the window [max(now − CatchUp, cursor), now + Lookahead) of
+// rule. cursor is the event's expanded_until, nil for a new or restarted
+// event.
+func (w Window) Next(rule *recurrence.Rule, cursor *time.Time, now time.Time) (Plan, error) {
+	from := now.Add(-w.CatchUp)
+	if cursor != nil && cursor.After(from) {
+		from = *cursor
+	}
+	horizon := now.Add(w.Lookahead)
+	if !from.Before(horizon) {
+		// The cursor already sits on the next instant, beyond the horizon.
+		p := Plan{Cursor: from.UTC()}
+		if from.Before(model.SeriesEnd) {
+			next := from.UTC()
+			p.After = &next
+		}
+		return p, nil
+	}
+	instants, complete, err := w.window(rule, from, horizon)
+	if err != nil {
+		return Plan{}, err
+	}
+	p := Plan{Instants: instants}
+	if complete {
+		p.Cursor, p.After = beyond(rule, horizon)
+	} else {
+		p.Cursor = instants[len(instants)-1].Add(time.Microsecond)
+	}
+	p.Cursor = p.Cursor.UTC()
+	return p, nil
+}
+
+// window returns the instants in [from, to), at most MaxRows; complete is
+// false when the cap (or the engine's iteration budget) cut it short, in
+// which case the next plan continues after the last instant.
+func (w Window) window(rule *recurrence.Rule, from, to time.Time) (instants []time.Time, complete bool, err error) {
+	limit := max(w.MaxRows, 1)
+	instants, err = recurrence.Expand(rule, from, to, limit+1)
+	if errors.Is(err, recurrence.ErrIterationBudget) && len(instants) > 0 {
+		return instants[:min(len(instants), limit)], false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if len(instants) > limit {
+		return instants[:limit], false, nil
+	}
+	return instants, true, nil
+}
+
+// beyond finds where the cursor goes after a complete window up to horizon:
+// the series' next instant (nothing lies between), or SeriesEnd when there is
+// none. If the engine cannot tell within its budget the cursor stays at the
+// horizon and the next plan looks again.
+func beyond(rule *recurrence.Rule, horizon time.Time) (cursor time.Time, next *time.Time) {
+	after, err := recurrence.Expand(rule, horizon, model.SeriesEnd, 1)
+	switch {
+	case len(after) > 0:
+		return after[0], &after[0]
+	case err != nil:
+		return horizon, nil
+	default:
+		return model.SeriesEnd, nil
+	}
+}
