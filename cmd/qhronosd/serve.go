@@ -21,6 +21,7 @@ import (
 	"github.com/qhronos/qhronos/internal/config"
 	"github.com/qhronos/qhronos/internal/console"
 	"github.com/qhronos/qhronos/internal/coordination"
+	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/hub"
 	"github.com/qhronos/qhronos/internal/metrics"
 	"github.com/qhronos/qhronos/internal/model"
@@ -97,11 +98,14 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		scheduler.ArchiverDeps{Store: b.store, Now: clock.Now, Logger: log, Locker: coord, Owner: instanceID,
 			Observer: m})
 
+	lifecycle := events.New(events.Deps{Store: b.store, Actions: registry, Secrets: box, Waker: sched,
+		Now: clock.Now}, events.Options{Recurrence: limits, Window: sched.Window(),
+		MaxTimeout: cfg.Actions.MaxAttemptTimeout})
 	var ui *console.Console
 	srv := api.New(api.Deps{
-		Store: b.store, Auth: authn, Actions: registry, Coord: coord, Scheduler: sched,
+		Store: b.store, Events: lifecycle, Auth: authn, Actions: registry, Coord: coord,
 		Status: loopStatus{sched, archiver}, Secrets: box, Hub: wsHub, Metrics: m, Logger: log, Now: clock.Now,
-		Info: api.Info{Version: version, InstanceID: instanceID, StartedAt: time.Now()},
+		Info: api.Info{Database: string(b.store.Backend()), Version: version, InstanceID: instanceID, StartedAt: time.Now()},
 		Extra: func(r *gin.Engine) {
 			r.Any(console.Prefix+"/*page", func(c *gin.Context) { ui.ServeHTTP(c.Writer, c.Request) })
 		},
@@ -109,7 +113,6 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, TrustedProxies: cfg.Server.TrustedProxies,
 		RateLimit:   coordination.Limit{Rate: cfg.RateLimit.Rate, Burst: cfg.RateLimit.Burst},
 		LimitMaster: cfg.RateLimit.LimitMaster, TokenMaxTTL: cfg.Auth.TokenMaxTTL, Recurrence: limits,
-		DefaultTimeout: cfg.Actions.AttemptTimeout, MaxTimeout: cfg.Actions.MaxAttemptTimeout,
 		WebSocket: api.WebSocketOptions{AllowedOrigins: cfg.Server.AllowedOrigins,
 			HandshakeTimeout: cfg.WebSocket.HandshakeTimeout},
 		MetricsToken: cfg.Metrics.Token,

@@ -1,17 +1,15 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"regexp"
 	"strings"
 
 	"github.com/gin-gonic/gin"
-	"github.com/google/uuid"
 
+	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
-	"github.com/qhronos/qhronos/internal/repository"
 )
 
 // maxNameQuery bounds the name search of GET /events?q=.
@@ -34,43 +32,20 @@ func (s *Server) createEvent(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	in, err := parseEventInput(members)
+	in, err := events.DecodeInput(members)
 	if err != nil {
 		return err
 	}
-	p := principal(c)
-	now := s.Now()
-	ev := model.Event{
-		ID: uuid.NewString(), Status: model.EventActive, CreatedBy: p.Subject, CreatedVia: createdVia(c),
-		Version: 1, CreatedAt: now.UTC(), UpdatedAt: now.UTC(),
-	}
-	if in.Status != nil {
-		switch model.EventStatus(*in.Status) {
-		case model.EventActive, model.EventPaused:
-			ev.Status = model.EventStatus(*in.Status)
-		default:
-			return input.BadRequest("status", `must be "active" or "paused" on create`)
-		}
-	}
-	if _, err := s.applyInput(in, &ev, true, now); err != nil {
+	once, err := s.once(c, body)
+	if err != nil {
 		return err
 	}
-	if err := p.CanCreate(ev.Tags); err != nil {
-		return &input.Error{Status: http.StatusForbidden, Message: err.Error(), Field: "tags"}
+	ans, err := s.Events.Create(c.Request.Context(), principal(c), createdVia(c), in, once)
+	if err != nil {
+		return err
 	}
-	return s.idempotent(c, body, func(tx *repository.Store) (int, any, error) {
-		if err := s.Scheduler.CreateEvent(c.Request.Context(), tx, &ev, now); err != nil {
-			return 0, nil, err
-		}
-		return http.StatusCreated, toEventJSON(&ev), nil
-	}, func() { s.wake(c, &ev) })
-}
-
-// wake tells dispatchers (on every instance) that ev may have something due.
-func (s *Server) wake(c *gin.Context, ev *model.Event) {
-	if ev.NextRunAt != nil {
-		s.Scheduler.Wake(c.Request.Context(), *ev.NextRunAt)
-	}
+	writeAnswer(c, ans)
+	return nil
 }
 
 func (s *Server) listEvents(c *gin.Context) error {
@@ -120,41 +95,28 @@ func (s *Server) listEvents(c *gin.Context) error {
 
 // visibleEvent loads an event the principal may read; anything else is 404.
 func (s *Server) visibleEvent(c *gin.Context) (model.Event, error) {
-	ev, err := s.Store.GetEvent(c.Request.Context(), c.Param("id"))
-	if err != nil {
-		return model.Event{}, err
-	}
-	if !principal(c).CanRead(ev.Tags) {
-		return model.Event{}, errNotFound
-	}
-	return ev, nil
+	return s.Events.Get(c.Request.Context(), principal(c), c.Param("id"), false)
 }
 
-// modifiableEvent loads an event the principal may change: invisible is 404,
-// visible but not fully inside the scope is 403.
-func (s *Server) modifiableEvent(c *gin.Context) (model.Event, error) {
-	ev, err := s.visibleEvent(c)
-	if err != nil {
-		return ev, err
-	}
-	if !principal(c).CanModify(ev.Tags) {
-		return model.Event{}, &input.Error{Status: http.StatusForbidden, Message: "tags: outside token scope", Field: "tags"}
-	}
-	return ev, nil
-}
-
-// checkIfMatch answers 412 when If-Match names another version.
-func checkIfMatch(c *gin.Context, ev *model.Event) error {
+// ifMatch is the request's If-Match as the events service checks it: nil
+// without the header; otherwise 412 when it names another version.
+func ifMatch(c *gin.Context) events.Precondition {
 	want := c.GetHeader("If-Match")
-	if want == "" || want == "*" {
+	if want == "" {
 		return nil
 	}
-	for _, tag := range strings.Split(want, ",") {
-		if strings.TrimPrefix(strings.TrimSpace(tag), "W/") == etag(ev) {
+	return func(ev *model.Event) error {
+		if want == "*" {
 			return nil
 		}
+		for _, tag := range strings.Split(want, ",") {
+			if strings.TrimPrefix(strings.TrimSpace(tag), "W/") == etag(ev) {
+				return nil
+			}
+		}
+		return &input.Error{Status: http.StatusPreconditionFailed,
+			Message: "If-Match: the event has changed (current ETag " + etag(ev) + ")"}
 	}
-	return &input.Error{Status: http.StatusPreconditionFailed, Message: "If-Match: the event has changed (current ETag " + etag(ev) + ")"}
 }
 
 // getEvent answers 404 for a soft-deleted event unless include_deleted=true,
@@ -164,11 +126,7 @@ func (s *Server) getEvent(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	find := s.visibleEvent
-	if includeDeleted {
-		find = s.visibleEventAny
-	}
-	ev, err := find(c)
+	ev, err := s.Events.Get(c.Request.Context(), principal(c), c.Param("id"), includeDeleted)
 	if err != nil {
 		return err
 	}
@@ -182,73 +140,32 @@ func (s *Server) getEvent(c *gin.Context) error {
 }
 
 func (s *Server) updateEvent(c *gin.Context) error {
-	ev, err := s.modifiableEvent(c)
-	if err != nil {
-		return err
-	}
-	if err := checkIfMatch(c, &ev); err != nil {
-		return err
-	}
 	members, _, err := readObject(c)
 	if err != nil {
 		return err
 	}
-	in, err := parseEventInput(members)
+	in, err := events.DecodeInput(members)
 	if err != nil {
 		return err
 	}
-	now := s.Now()
-	before := ev
-	if _, err := s.applyInput(in, &ev, false, now); err != nil {
-		return err
-	}
-	p := principal(c)
-	if in.Tags != nil {
-		if err := p.CanCreate(ev.Tags); err != nil {
-			return &input.Error{Status: http.StatusForbidden, Message: err.Error(), Field: "tags"}
-		}
-	}
-	target := ev.Status
-	if in.Status != nil {
-		switch st := model.EventStatus(*in.Status); st {
-		case model.EventActive, model.EventPaused, model.EventInactive:
-			target = st
-		default:
-			return input.BadRequest("status", `must be "active", "paused" or "inactive"`)
-		}
-	}
-	rescheduled := in.touchesSchedule() && !model.SameSchedule(&before, &ev)
-	ev.UpdatedAt = now.UTC()
-	err = s.Store.WithTx(c.Request.Context(), func(tx *repository.Store) error {
-		return s.transition(c, tx, &ev, before.Version, target, rescheduled, now)
-	})
-	if errors.Is(err, model.ErrStaleVersion) && c.GetHeader("If-Match") == "" {
-		return &input.Error{Status: http.StatusConflict, Message: "the event was changed concurrently; retry"}
-	}
+	ev, err := s.Events.Update(c.Request.Context(), principal(c), c.Param("id"), in, ifMatch(c))
 	if err != nil {
 		return err
 	}
-	s.wake(c, &ev)
-	c.Header("ETag", etag(&ev))
-	c.JSON(http.StatusOK, toEventJSON(&ev))
+	writeEvent(c, &ev)
 	return nil
 }
 
 func (s *Server) deleteEvent(c *gin.Context) error {
-	ev, err := s.modifiableEvent(c)
-	if err != nil {
-		return err
-	}
-	if err := checkIfMatch(c, &ev); err != nil {
-		return err
-	}
-	var version int64
-	if c.GetHeader("If-Match") != "" {
-		version = ev.Version
-	}
-	if err := s.Store.DeleteEvent(c.Request.Context(), ev.ID, version, s.Now()); err != nil {
+	if err := s.Events.Delete(c.Request.Context(), principal(c), c.Param("id"), ifMatch(c)); err != nil {
 		return err
 	}
 	c.Status(http.StatusNoContent)
 	return nil
+}
+
+// writeEvent answers 200 with the event and its ETag.
+func writeEvent(c *gin.Context, ev *model.Event) {
+	c.Header("ETag", etag(ev))
+	c.JSON(http.StatusOK, toEventJSON(ev))
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/auth"
 	"github.com/qhronos/qhronos/internal/coordination"
+	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/hub"
 	"github.com/qhronos/qhronos/internal/metrics"
 	"github.com/qhronos/qhronos/internal/model"
@@ -118,11 +119,13 @@ func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOp
 		},
 	})
 	t.Cleanup(sched.Stop)
-	d := Deps{Store: store, Auth: authn, Actions: registry, Coord: coord, Scheduler: sched, Status: sched,
+	lifecycle := events.New(events.Deps{Store: store, Actions: registry, Secrets: box, Waker: sched},
+		events.Options{Recurrence: cfg.opts.Recurrence, Window: sched.Window(), MaxTimeout: 60 * time.Second})
+	d := Deps{Store: store, Events: lifecycle, Auth: authn, Actions: registry, Coord: coord, Status: sched,
 		Secrets: box, Hub: h, Logger: log, Now: time.Now,
 		Metrics: metrics.New(metrics.Options{WebSocketConnections: h.Connections,
 			Queue: func(ctx context.Context) (int, int, error) { return store.QueueDepth(ctx, time.Now()) }}),
-		Info: Info{Version: "test", InstanceID: cfg.instanceID, StartedAt: time.Now()}}
+		Info: Info{Database: string(store.Backend()), Version: "test", InstanceID: cfg.instanceID, StartedAt: time.Now()}}
 	srv := New(d, cfg.opts)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)

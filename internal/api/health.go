@@ -51,7 +51,7 @@ func (s *Server) status(c *gin.Context) error {
 		"uptime":      now.Sub(s.Info.StartedAt).Round(time.Second).String(),
 		"time":        now.UTC().Format(time.RFC3339Nano),
 	}
-	backends := gin.H{"database": string(s.Store.Backend()), "coordination": s.Coord.Name()}
+	backends := gin.H{"database": s.Info.Database, "coordination": s.Coord.Name()}
 	if err := s.Store.Ping(ctx); err != nil {
 		backends["database_status"] = "unreachable"
 	} else {

@@ -4,16 +4,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"net/http"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
-	"github.com/qhronos/qhronos/internal/repository"
 )
 
 const maxIdempotencyKey = 255
@@ -32,81 +32,46 @@ func validIdempotencyKey(key string) bool {
 	return true
 }
 
-// idempotent runs a write in one transaction. With an Idempotency-Key the
-// first answer is stored in that same transaction, per principal, so a
-// retried request — even a concurrent one — gets the first answer replayed
-// (Idempotent-Replayed: true) instead of a second write; the same key with a
-// different request is 409. after runs once the write has committed.
-func (s *Server) idempotent(c *gin.Context, body []byte, run func(tx *repository.Store) (int, any, error), after func()) error {
-	ctx := c.Request.Context()
+// once reads the request's Idempotency-Key for the events service: the
+// key, the principal it belongs to, the request's hash (method, path and
+// body), and how the write's result is rendered — the answer stored with
+// the key and replayed byte for byte.
+func (s *Server) once(c *gin.Context, body []byte) (events.Once, error) {
 	key := c.GetHeader("Idempotency-Key")
 	if len(key) > maxIdempotencyKey {
-		return input.BadRequestf("Idempotency-Key", "must be at most %d characters", maxIdempotencyKey)
+		return events.Once{}, input.BadRequestf("Idempotency-Key", "must be at most %d characters", maxIdempotencyKey)
 	}
 	if !validIdempotencyKey(key) {
-		return input.BadRequest("Idempotency-Key", "must be printable UTF-8 text")
+		return events.Once{}, input.BadRequest("Idempotency-Key", "must be printable UTF-8 text")
 	}
-	principalKey := principal(c).Key()
 	sum := sha256.Sum256(append([]byte(c.Request.Method+" "+c.Request.URL.Path+"\n"), body...))
-	hash := hex.EncodeToString(sum[:])
-	now := s.Now()
-	if key != "" {
-		rec, err := s.Store.GetIdempotency(ctx, principalKey, key, now)
-		if err == nil {
-			return replay(c, rec, hash)
-		}
-		if !errors.Is(err, model.ErrNotFound) {
-			return err
-		}
+	return events.Once{Key: key, Principal: principal(c).Key(), RequestHash: hex.EncodeToString(sum[:]),
+		Render: renderCreated}, nil
+}
+
+// renderCreated renders what a create answers: the new event or occurrence.
+func renderCreated(result any) (int, []byte, error) {
+	var v any
+	switch r := result.(type) {
+	case *model.Event:
+		v = toEventJSON(r)
+	case *model.Occurrence:
+		v = toOccurrenceJSON(r)
+	default:
+		return 0, nil, fmt.Errorf("render %T", result)
 	}
-	var status int
-	var out []byte
-	if key == "" {
-		// Without a key each write is atomic on its own (a create is one
-		// statement on PostgreSQL); no transaction round trips are needed.
-		st, v, err := run(s.Store)
-		if err != nil {
-			return err
-		}
-		if out, err = json.Marshal(v); err != nil {
-			return err
-		}
-		if after != nil {
-			after()
-		}
-		setLocation(c, st, out)
-		c.Data(st, "application/json; charset=utf-8", out)
-		return nil
+	body, err := json.Marshal(v)
+	return http.StatusCreated, body, err
+}
+
+// writeAnswer sends a write's answer, fresh or replayed
+// (Idempotent-Replayed: true), with the same headers either way.
+func writeAnswer(c *gin.Context, ans events.Answer) {
+	if ans.Replayed {
+		c.Header("Idempotent-Replayed", "true")
 	}
-	err := s.Store.WithTx(ctx, func(tx *repository.Store) error {
-		st, v, err := run(tx)
-		if err != nil {
-			return err
-		}
-		if out, err = json.Marshal(v); err != nil {
-			return err
-		}
-		status = st
-		return tx.PutIdempotency(ctx, model.IdempotencyRecord{Principal: principalKey, Key: key,
-			RequestHash: hash, StatusCode: st, Body: out, CreatedAt: now, ExpiresAt: now.Add(s.opts.IdempotencyTTL)})
-	})
-	if errors.Is(err, model.ErrConflict) {
-		// A concurrent request with the same key committed first.
-		rec, gerr := s.Store.GetIdempotency(ctx, principalKey, key, now)
-		if gerr != nil {
-			return gerr
-		}
-		return replay(c, rec, hash)
-	}
-	if err != nil {
-		return err
-	}
-	if after != nil {
-		after()
-	}
-	setLocation(c, status, out)
-	c.Data(status, "application/json; charset=utf-8", out)
-	return nil
+	setLocation(c, ans.Status, ans.Body)
+	c.Data(ans.Status, "application/json; charset=utf-8", ans.Body)
 }
 
 // setLocation gives a 201 its Location (and an event its ETag), read from
@@ -130,15 +95,4 @@ func setLocation(c *gin.Context, status int, body []byte) {
 	}
 	c.Header("Location", "/events/"+v.ID)
 	c.Header("ETag", etag(&model.Event{ID: v.ID, Version: v.Version}))
-}
-
-func replay(c *gin.Context, rec model.IdempotencyRecord, hash string) error {
-	if rec.RequestHash != hash {
-		return &input.Error{Status: http.StatusConflict, Field: "Idempotency-Key",
-			Message: "Idempotency-Key: already used with a different request"}
-	}
-	c.Header("Idempotent-Replayed", "true")
-	setLocation(c, rec.StatusCode, rec.Body)
-	c.Data(rec.StatusCode, "application/json; charset=utf-8", rec.Body)
-	return nil
 }

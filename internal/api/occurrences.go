@@ -52,7 +52,7 @@ func occurrenceFilter(c *gin.Context, q listQuery, now time.Time) (model.Occurre
 // plain array: by default its history newest first, then what is to come,
 // nearest first. A deleted event's history stays listable.
 func (s *Server) eventOccurrences(c *gin.Context) error {
-	ev, err := s.visibleEventAny(c)
+	ev, err := s.Events.Get(c.Request.Context(), principal(c), c.Param("id"), true)
 	if err != nil {
 		return err
 	}
@@ -74,19 +74,6 @@ func (s *Server) eventOccurrences(c *gin.Context) error {
 	}
 	c.JSON(http.StatusOK, toOccurrencesJSON(rows))
 	return nil
-}
-
-// visibleEventAny is visibleEvent that also finds a soft-deleted event,
-// whose history stays readable under the same scope rules.
-func (s *Server) visibleEventAny(c *gin.Context) (model.Event, error) {
-	ev, err := s.Store.GetEventAny(c.Request.Context(), c.Param("id"))
-	if err != nil {
-		return model.Event{}, err
-	}
-	if !principal(c).CanRead(ev.Tags) {
-		return model.Event{}, errNotFound
-	}
-	return ev, nil
 }
 
 // listOccurrences keeps the original {"data","pagination"} envelope.
@@ -141,19 +128,7 @@ func writeOccurrencePage(c *gin.Context, q listQuery, f model.OccurrenceFilter, 
 
 // visibleOccurrence loads an occurrence whose event the principal may read.
 func (s *Server) visibleOccurrence(c *gin.Context) (model.Occurrence, error) {
-	ctx := c.Request.Context()
-	occ, err := s.Store.GetOccurrence(ctx, c.Param("id"))
-	if err != nil {
-		return occ, err
-	}
-	ev, err := s.Store.GetEventAny(ctx, occ.EventID)
-	if err != nil {
-		return occ, err
-	}
-	if !principal(c).CanRead(ev.Tags) {
-		return occ, errNotFound
-	}
-	return occ, nil
+	return s.Events.Occurrence(c.Request.Context(), principal(c), c.Param("id"))
 }
 
 func (s *Server) getOccurrence(c *gin.Context) error {

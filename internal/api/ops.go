@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -69,29 +68,9 @@ func (s *Server) stats(c *gin.Context) error {
 // principal cannot read it, 403 when it may read but not modify its event,
 // 409 when it is not terminal.
 func (s *Server) retryOccurrence(c *gin.Context) error {
-	occ, err := s.visibleOccurrence(c)
+	got, err := s.Events.Replay(c.Request.Context(), principal(c), c.Param("id"))
 	if err != nil {
 		return err
-	}
-	ctx := c.Request.Context()
-	ev, err := s.Store.GetEvent(ctx, occ.EventID)
-	if err != nil {
-		return err // a deleted event's occurrences are not re-delivered
-	}
-	if !principal(c).CanModify(ev.Tags) {
-		return errForbidden
-	}
-	now := s.Now()
-	got, err := s.Store.RetryOccurrence(ctx, occ.ID, now)
-	if err != nil {
-		if errors.Is(err, model.ErrNotRetryable) {
-			return &input.Error{Status: http.StatusConflict,
-				Message: "occurrence is " + string(occ.Status) + "; only completed, failed, missed or cancelled ones can be retried"}
-		}
-		return err
-	}
-	if s.Scheduler != nil {
-		s.Scheduler.Wake(ctx, now)
 	}
 	c.JSON(http.StatusOK, toOccurrenceJSON(&got))
 	return nil
@@ -164,15 +143,9 @@ func (s *Server) retryOccurrences(c *gin.Context) error {
 	if f.From != nil && f.To != nil && !f.From.Before(*f.To) {
 		return input.BadRequest("since", "must be before until")
 	}
-	f.Scope, f.Unrestricted = principal(c).ScopeFilter()
-	now := s.Now()
-	ctx := c.Request.Context()
-	res, err := s.Store.RetryOccurrences(ctx, f, now)
+	res, err := s.Events.ReplayMany(c.Request.Context(), principal(c), f)
 	if err != nil {
 		return err
-	}
-	if res.Requeued > 0 && s.Scheduler != nil {
-		s.Scheduler.Wake(ctx, now)
 	}
 	c.JSON(http.StatusOK, res)
 	return nil

@@ -8,8 +8,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/input"
-	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/recurrence"
 )
 
@@ -40,14 +40,12 @@ func (s *Server) previewSchedule(c *gin.Context) error {
 	}
 	delete(members, "count")
 	delete(members, "after")
-	in, err := parseEventInput(members)
+	in, err := events.DecodeInput(members)
 	if err != nil {
 		return err
 	}
 	now := s.Now()
-	ev := model.Event{}
-	// Preview accepts past start times: it shows what a series would do.
-	rule, err := s.applySchedulePreview(in, &ev, now)
+	rule, err := s.Events.PreviewRule(in, now)
 	if err != nil {
 		return err
 	}
@@ -58,15 +56,6 @@ func (s *Server) previewSchedule(c *gin.Context) error {
 		}
 	}
 	return s.writePreview(c, rule, after, count)
-}
-
-func (s *Server) applySchedulePreview(in *eventInput, ev *model.Event, now time.Time) (*recurrence.Rule, error) {
-	if in.StartTime == nil {
-		text := now.UTC().Format(time.RFC3339Nano)
-		in.StartTime = &text
-	}
-	// The same path as events, except that a past start_time is allowed.
-	return s.applySchedule(in, ev, true, false, now)
 }
 
 // previewEvent shows the next instants of an existing event.

@@ -14,23 +14,31 @@ import (
 	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/auth"
 	"github.com/qhronos/qhronos/internal/coordination"
+	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/hub"
 	"github.com/qhronos/qhronos/internal/metrics"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/recurrence"
-	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/secrets"
 )
 
-// Scheduling is what the API needs from the scheduler: keeping an event's
-// occurrences in step inside the transaction that changes it, and telling
-// dispatchers that something new is due.
-type Scheduling interface {
-	CreateEvent(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error
-	Pause(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error
-	Resume(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error
-	Reschedule(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error
-	Wake(ctx context.Context, at time.Time)
+// Store is what the API reads directly. Every change goes through the
+// events service (Deps.Events); token records are the one exception — a
+// single-statement write each.
+type Store interface {
+	Ping(ctx context.Context) error
+	ListEvents(ctx context.Context, f model.EventFilter) ([]model.Event, error)
+	ListOccurrences(ctx context.Context, f model.OccurrenceFilter) ([]model.Occurrence, error)
+	CountOccurrences(ctx context.Context, f model.OccurrenceFilter) (int, error)
+	ListArchivedOccurrences(ctx context.Context, f model.OccurrenceFilter) ([]model.ArchivedOccurrence, error)
+	CountArchivedOccurrences(ctx context.Context, f model.OccurrenceFilter) (int, error)
+	ListAttempts(ctx context.Context, occurrenceID string) ([]model.Attempt, error)
+	CountWaiting(ctx context.Context) (map[model.OccurrenceStatus]int, error)
+	Stats(ctx context.Context, f model.StatsFilter) (model.Stats, error)
+	Timeline(ctx context.Context, f model.TimelineFilter) ([]model.TimelineBucket, error)
+	CreateToken(ctx context.Context, t model.Token) error
+	ListTokens(ctx context.Context, createdBy string, limit int) ([]model.Token, error)
+	RevokeToken(ctx context.Context, id string, now time.Time) error
 }
 
 // StatusReporter reports background loops for /status.
@@ -40,19 +48,13 @@ type StatusReporter interface {
 
 // Options are the API's tunables, taken from config.
 type Options struct {
-	MaxBodyBytes     int64
-	TrustedProxies   []netip.Prefix
-	RateLimit        coordination.Limit
-	LimitMaster      bool
-	TokenMaxTTL      time.Duration
-	IdempotencyTTL   time.Duration
-	Recurrence       recurrence.Limits
-	DefaultTimeout   time.Duration // per attempt
-	MaxTimeout       time.Duration // per-event override cap
-	MaxTags          int
-	MaxTagLength     int
-	MaxMetadataBytes int
-	WebSocket        WebSocketOptions
+	MaxBodyBytes   int64
+	TrustedProxies []netip.Prefix
+	RateLimit      coordination.Limit
+	LimitMaster    bool
+	TokenMaxTTL    time.Duration
+	Recurrence     recurrence.Limits
+	WebSocket      WebSocketOptions
 	// MetricsToken, when set, is required as a bearer token on /metrics.
 	MetricsToken string
 }
@@ -67,28 +69,11 @@ func (o *Options) withDefaults() {
 	if o.TokenMaxTTL <= 0 {
 		o.TokenMaxTTL = 365 * 24 * time.Hour
 	}
-	if o.IdempotencyTTL <= 0 {
-		o.IdempotencyTTL = 24 * time.Hour
-	}
-	if o.DefaultTimeout <= 0 {
-		o.DefaultTimeout = 30 * time.Second
-	}
-	if o.MaxTimeout <= 0 {
-		o.MaxTimeout = 60 * time.Second
-	}
-	if o.MaxTags <= 0 {
-		o.MaxTags = 50
-	}
-	if o.MaxTagLength <= 0 {
-		o.MaxTagLength = 100
-	}
-	if o.MaxMetadataBytes <= 0 {
-		o.MaxMetadataBytes = 64 << 10
-	}
 }
 
 // Info describes this instance for /status.
 type Info struct {
+	Database   string // sqlite | postgres
 	Version    string
 	InstanceID string
 	StartedAt  time.Time
@@ -96,18 +81,18 @@ type Info struct {
 
 // Deps are the server's collaborators, built in main.
 type Deps struct {
-	Store     *repository.Store
-	Auth      *auth.Authenticator
-	Actions   *actions.Registry
-	Coord     coordination.Coordinator
-	Scheduler Scheduling
-	Status    StatusReporter // may be nil
-	Secrets   *secrets.Box
-	Hub       *hub.Hub         // nil disables /ws
-	Metrics   *metrics.Metrics // nil disables /metrics
-	Logger    *zap.Logger
-	Now       func() time.Time
-	Info      Info
+	Store   Store
+	Events  *events.Service
+	Auth    *auth.Authenticator
+	Actions *actions.Registry
+	Coord   coordination.Coordinator
+	Status  StatusReporter // may be nil
+	Secrets *secrets.Box
+	Hub     *hub.Hub         // nil disables /ws
+	Metrics *metrics.Metrics // nil disables /metrics
+	Logger  *zap.Logger
+	Now     func() time.Time
+	Info    Info
 	// Extra registers more routes (the WebSocket endpoint, metrics) on the
 	// engine after the core ones.
 	Extra func(r *gin.Engine)

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 )
@@ -65,8 +66,8 @@ func (s *Server) createToken(c *gin.Context) error {
 		return input.BadRequest("access", `must be one of "read", "write", "admin"`)
 	}
 	scope = splitList(scope)
-	if len(scope) > s.opts.MaxTags {
-		return input.BadRequestf("scope", "at most %d tags", s.opts.MaxTags)
+	if len(scope) > events.MaxTags {
+		return input.BadRequestf("scope", "at most %d tags", events.MaxTags)
 	}
 	now := s.Now().UTC()
 	if expires == "" {

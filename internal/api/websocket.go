@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/hub"
 	"github.com/qhronos/qhronos/internal/model"
 )
@@ -239,31 +240,19 @@ func (s *Server) wsWriter(ctx context.Context, cancel context.CancelFunc, conn *
 // Answering them alike reveals nothing about other tenants' occurrences.
 var errUnknownOccurrence = errorFrame("occurrence_id: unknown occurrence")
 
-// wsAck completes an occurrence that awaits this client's acknowledgement.
-// The ack needs the same right as the delivery: the listener's token must be
-// able to read the event, and the event must address its client name.
+// wsAck completes an occurrence that awaits this client's acknowledgement
+// (see events.Service.Acknowledge).
 func (s *Server) wsAck(ctx context.Context, l *hub.Listener, f wsFrame) []byte {
-	occ, err := s.Store.GetOccurrence(ctx, f.OccurrenceID)
-	if err != nil {
+	err := s.Events.Acknowledge(ctx, events.Ack{OccurrenceID: f.OccurrenceID, EventID: f.EventID,
+		ClientName: l.ClientName, CanRead: l.CanRead})
+	switch {
+	case errors.Is(err, events.ErrUnknownOccurrence):
 		return errUnknownOccurrence
-	}
-	ev, err := s.Store.GetEventAny(ctx, occ.EventID)
-	if err != nil || (f.EventID != "" && f.EventID != ev.ID) || !l.CanRead(ev.Tags) {
-		return errUnknownOccurrence
-	}
-	var params struct {
-		ClientName string `json:"client_name"`
-	}
-	_ = json.Unmarshal(ev.Action.Params, &params)
-	if ev.Action.Type != "websocket" || params.ClientName != l.ClientName {
-		return errUnknownOccurrence
-	}
-	if err := s.Store.Acknowledge(ctx, occ.ID, s.Now()); err != nil {
-		if errors.Is(err, model.ErrNotFound) {
-			return errorFrame("occurrence_id: not awaiting acknowledgement")
-		}
-		s.log.Error("acknowledge occurrence", zap.String("occurrence_id", occ.ID), zap.Error(err))
+	case errors.Is(err, events.ErrNotAwaitingAck):
+		return errorFrame("occurrence_id: not awaiting acknowledgement")
+	case err != nil:
+		s.log.Error("acknowledge occurrence", zap.String("occurrence_id", f.OccurrenceID), zap.Error(err))
 		return errorFrame("acknowledgement could not be recorded; retry")
 	}
-	return frame(gin.H{"type": "ack", "message": "acknowledged", "occurrence_id": occ.ID})
+	return frame(gin.H{"type": "ack", "message": "acknowledged", "occurrence_id": f.OccurrenceID})
 }

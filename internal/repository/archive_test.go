@@ -164,8 +164,8 @@ func seedArchiveDataset(t *testing.T, s *repository.Store) archiveDataset {
 	_, err = s.InsertOccurrences(ctx, d.deletedOld.ID, []time.Time{t0.Add(7 * h)}, false, t0)
 	require.NoError(t, err)
 	d.moved = append(d.moved, occIDAt(t, s, d.deletedOld.ID, t0.Add(7*h)))
-	require.NoError(t, s.DeleteEvent(ctx, d.deletedOld.ID, 0, t0.Add(day)))
-	require.NoError(t, s.DeleteEvent(ctx, d.deletedNew.ID, 0, t0.Add(35*day)))
+	softDelete(t, s, d.deletedOld.ID, t0.Add(day))
+	softDelete(t, s, d.deletedNew.ID, t0.Add(35*day))
 	return d
 }
 

@@ -162,7 +162,7 @@ func TestDeleteEventCancelsPendingAndKeepsHistory(t *testing.T) {
 		require.Len(t, claimed, 1)
 		complete(t, s, claimed[0], "tok", t0)
 
-		require.NoError(t, s.DeleteEvent(ctx, e.ID, 0, t0.Add(time.Minute)))
+		softDelete(t, s, e.ID, t0.Add(time.Minute))
 		_, err = s.GetEvent(ctx, e.ID)
 		require.ErrorIs(t, err, model.ErrNotFound)
 		require.ErrorIs(t, s.DeleteEvent(ctx, e.ID, 0, t0), model.ErrNotFound, "second delete is 404")
@@ -532,4 +532,18 @@ func TestAcknowledgementBeforeTheDeliveryIsRecorded(t *testing.T) {
 		require.NoError(t, err)
 		require.Zero(t, n)
 	})
+}
+
+// softDelete deletes an event as the events service does: marked deleted and
+// its pending occurrences cancelled, in one transaction.
+func softDelete(t *testing.T, s *repository.Store, id string, at time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, s.WithTx(ctx, func(tx *repository.Store) error {
+		if err := tx.DeleteEvent(ctx, id, 0, at); err != nil {
+			return err
+		}
+		_, err := tx.CancelPendingOccurrences(ctx, id, time.Time{}, false, at)
+		return err
+	}))
 }

@@ -252,8 +252,9 @@ func (s *Store) checkVersioned(ctx context.Context, res interface{ RowsAffected(
 	return model.ErrStaleVersion
 }
 
-// DeleteEvent soft-deletes an event and cancels its pending occurrences;
-// history (fired, failed) is kept. expectedVersion 0 skips the version check.
+// DeleteEvent marks an event soft-deleted (the events service cancels what
+// it had not fired in the same transaction). expectedVersion 0 skips the
+// version check.
 func (s *Store) DeleteEvent(ctx context.Context, id string, expectedVersion int64, now time.Time) error {
 	return s.WithTx(ctx, func(tx *Store) error {
 		q := `UPDATE events SET status = ?, deleted_at = ?, updated_at = ?, next_run_at = NULL,
@@ -267,11 +268,7 @@ func (s *Store) DeleteEvent(ctx context.Context, id string, expectedVersion int6
 		if err != nil {
 			return fmt.Errorf("delete event: %w", err)
 		}
-		if err := tx.checkVersioned(ctx, res, id); err != nil {
-			return err
-		}
-		_, err = tx.CancelPendingOccurrences(ctx, id, time.Time{}, false, now)
-		return err
+		return tx.checkVersioned(ctx, res, id)
 	})
 }
 

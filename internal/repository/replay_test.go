@@ -79,7 +79,7 @@ func TestRetryOccurrencesBulkIsScopedAndBounded(t *testing.T) {
 		settle(t, s, onlyB, at, at, model.OccurrenceFailed, 1)
 		at = next()
 		settle(t, s, gone, at, at, model.OccurrenceFailed, 1)
-		require.NoError(t, s.DeleteEvent(ctx, gone.ID, 0, at))
+		softDelete(t, s, gone.ID, at)
 		now := t0.Add(time.Hour)
 
 		scopedA := model.RetryFilter{Scope: []string{"a"}, Limit: 2, BatchSize: 1}

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"time"
 
+	"github.com/qhronos/qhronos/internal/planner"
 	"github.com/qhronos/qhronos/internal/recurrence"
 )
 
@@ -105,4 +106,10 @@ func (c Config) withDefaults() Config {
 	c.Retry = c.Retry.withDefaults()
 	c.CatchUp = c.CatchUp.withDefaults()
 	return c
+}
+
+// Window is what one expansion of an event materializes.
+func (c Config) Window() planner.Window {
+	c = c.withDefaults()
+	return planner.Window{CatchUp: c.CatchUp.Window, Lookahead: c.Lookahead, MaxRows: c.MaxRowsPerEventWindow}
 }

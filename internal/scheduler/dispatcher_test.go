@@ -140,7 +140,9 @@ func TestPausedOrDeletedWhileHeldIsCancelledWithoutDelivery(t *testing.T) {
 				// (without the scheduler's helpers: the fire-time check alone
 				// must refuse it).
 				if change == "paused" {
-					e.setStatus(ev.ID, model.EventPaused, nil)
+					cur := e.reload(ev.ID)
+					cur.Status = model.EventPaused
+					require.NoError(t, s.UpdateEvent(context.Background(), &cur, cur.Version))
 				} else {
 					require.NoError(t, s.DeleteEvent(context.Background(), ev.ID, 0, e.clock.Now()))
 				}

@@ -2,13 +2,17 @@ package scheduler_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/scheduler"
 )
 
 func every10m(ev *model.Event) { ev.RRule = ptr("FREQ=MINUTELY;INTERVAL=10") }
@@ -104,37 +108,23 @@ func TestExpansionRespectsCountAcrossRunsAndSettlesTheSeries(t *testing.T) {
 	})
 }
 
-// setStatus changes an event's status as the API does, then applies fn in
-// the same transaction.
-func (e *env) setStatus(id string, st model.EventStatus, fn func(ctx context.Context, tx *repository.Store, ev *model.Event) error) {
-	e.t.Helper()
-	ctx := context.Background()
-	require.NoError(e.t, e.store.WithTx(ctx, func(tx *repository.Store) error {
-		ev, err := tx.GetEvent(ctx, id)
-		if err != nil {
-			return err
-		}
-		ev.Status = st
-		if err := tx.UpdateEvent(ctx, &ev, ev.Version); err != nil {
-			return err
-		}
-		if fn == nil {
-			return nil
-		}
-		return fn(ctx, tx, &ev)
-	}))
+// lifecycle is the events service on the test's store and stub clock, as
+// the API calls it.
+func (e *env) lifecycle(cfg scheduler.Config) *events.Service {
+	return events.New(events.Deps{Store: e.store, Actions: registry(e.t, e.clock), Now: e.clock.Now},
+		events.Options{Window: cfg.Window(), MaxTimeout: time.Minute})
 }
 
+var master = auth.Principal{Subject: "test", Master: true}
+
 func (e *env) pause(id string) {
-	e.setStatus(id, model.EventPaused, func(ctx context.Context, tx *repository.Store, ev *model.Event) error {
-		return e.exp.Pause(ctx, tx, ev, e.clock.Now())
-	})
+	_, err := e.lifecycle(testConfig()).Pause(context.Background(), master, id, nil)
+	require.NoError(e.t, err)
 }
 
 func (e *env) resume(id string) {
-	e.setStatus(id, model.EventActive, func(ctx context.Context, tx *repository.Store, ev *model.Event) error {
-		return e.exp.Resume(ctx, tx, ev, e.clock.Now())
-	})
+	_, err := e.lifecycle(testConfig()).Resume(context.Background(), master, id, nil)
+	require.NoError(e.t, err)
 }
 
 func TestPauseCancelsAndResumeNeverFiresInstantsInsideThePause(t *testing.T) {
@@ -176,17 +166,10 @@ func TestEditKeepsIDsOfInstantsStillInTheSeries(t *testing.T) {
 		e := newEnv(t, s, testConfig())
 		ev := e.create(e.event(every10m))
 		before := e.occurrences(ev.ID)
-		require.NoError(t, s.WithTx(ctx, func(tx *repository.Store) error {
-			cur, err := tx.GetEvent(ctx, ev.ID)
-			if err != nil {
-				return err
-			}
-			cur.RRule = ptr("FREQ=MINUTELY;INTERVAL=20")
-			if err := tx.UpdateEvent(ctx, &cur, cur.Version); err != nil {
-				return err
-			}
-			return e.exp.Reschedule(ctx, tx, &cur, e.clock.Now())
-		}))
+		in, err := events.DecodeInput(map[string]json.RawMessage{"rrule": json.RawMessage(`"FREQ=MINUTELY;INTERVAL=20"`)})
+		require.NoError(t, err)
+		_, err = e.lifecycle(testConfig()).Update(ctx, master, ev.ID, in, nil)
+		require.NoError(t, err)
 		after := e.occurrences(ev.ID)
 		require.Equal(t, mins(1, 11, 21, 31, 41, 51), scheduledAt(after))
 		require.Equal(t, []model.OccurrenceStatus{"pending", "cancelled", "pending", "cancelled", "pending", "cancelled"},

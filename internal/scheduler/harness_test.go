@@ -92,13 +92,18 @@ func (e *env) event(mut func(ev *model.Event)) *model.Event {
 	return ev
 }
 
-// create stores ev with its first window in one transaction, as the API does.
+// create stores ev with its first window, as the events service does.
 func (e *env) create(ev *model.Event) *model.Event {
 	e.t.Helper()
-	ctx := context.Background()
-	require.NoError(e.t, e.store.WithTx(ctx, func(tx *repository.Store) error {
-		return e.exp.CreateEvent(ctx, tx, ev, e.clock.Now())
-	}))
+	var instants []time.Time
+	if ev.Status == model.EventActive {
+		rule, err := ev.Compile(e.cfg.Recurrence)
+		require.NoError(e.t, err)
+		plan, err := e.cfg.Window().Next(rule, nil, e.clock.Now())
+		require.NoError(e.t, err)
+		ev.ExpandedUntil, ev.NextRunAt, instants = &plan.Cursor, plan.NextRunAt(), plan.Instants
+	}
+	require.NoError(e.t, e.store.CreateEvent(context.Background(), ev, instants...))
 	return ev
 }
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/coordination"
-	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/planner"
 	"github.com/qhronos/qhronos/internal/repository"
 )
 
@@ -41,7 +41,7 @@ type ServiceDeps struct {
 }
 
 // Service runs the expander, dispatcher and rescuer loops of one instance
-// and is what the API calls to expand events and wake dispatchers.
+// and wakes dispatchers when the events service made something due.
 type Service struct {
 	cfg        Config
 	log        *zap.Logger
@@ -156,34 +156,6 @@ func (s *Service) Stop() {
 	s.Dispatcher.Close() // idempotent; stops the outcome writer of an API-only instance
 }
 
-// ExpandEvent materializes an event's occurrences in the caller's
-// transaction (see Expander.ExpandEvent).
-func (s *Service) ExpandEvent(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error {
-	return s.Expander.ExpandEvent(ctx, tx, ev, now)
-}
-
-// CreateEvent stores a new event with its first occurrences in the caller's
-// transaction (see Expander.CreateEvent).
-func (s *Service) CreateEvent(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error {
-	return s.Expander.CreateEvent(ctx, tx, ev, now)
-}
-
-// Pause, Resume and Reschedule apply an event's state change to its
-// occurrences in the caller's transaction (see Expander).
-func (s *Service) Pause(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error {
-	return s.Expander.Pause(ctx, tx, ev, now)
-}
-
-// Resume re-expands a resumed event from now (see Expander.Resume).
-func (s *Service) Resume(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error {
-	return s.Expander.Resume(ctx, tx, ev, now)
-}
-
-// Reschedule re-expands an edited schedule (see Expander.Reschedule).
-func (s *Service) Reschedule(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error {
-	return s.Expander.Reschedule(ctx, tx, ev, now)
-}
-
 // Wake tells this instance's dispatcher at once, and every other instance
 // through the bus, that something is due at at. Best effort: a lost wake-up
 // only delays to the next poll.
@@ -196,6 +168,10 @@ func (s *Service) Wake(ctx context.Context, at time.Time) {
 		s.log.Debug("announce wakeup", zap.Error(err))
 	}
 }
+
+// Window is what one expansion of an event materializes: the events service
+// plans an event's first rows with the same window as the expander.
+func (s *Service) Window() planner.Window { return s.cfg.Window() }
 
 // Status reports each loop's last run for /status.
 func (s *Service) Status() map[string]any {

@@ -29,13 +29,7 @@ func TestServiceFiresWhenWokenAndReportsStatus(t *testing.T) {
 		// clock) with nothing due.
 		e.clock.Set(t0.Add(time.Minute - 100*time.Millisecond))
 		require.NoError(t, e.clock.WaitForWaiters(deadline(t), 1))
-		ev := e.event(nil)
-		require.NoError(t, s.WithTx(ctx, func(tx *repository.Store) error {
-			if err := tx.CreateEvent(ctx, ev); err != nil {
-				return err
-			}
-			return svc.ExpandEvent(ctx, tx, ev, e.clock.Now())
-		}))
+		ev := e.create(e.event(nil))
 		require.Equal(t, t0.Add(time.Minute), *ev.NextRunAt, "the API answers with next_run_at")
 		svc.Wake(ctx, *ev.NextRunAt)
 		// Woken, it claims the row and holds it until its instant.

@@ -1,4 +1,4 @@
-package api
+package events
 
 import (
 	"encoding/base64"
@@ -12,7 +12,12 @@ import (
 	"github.com/qhronos/qhronos/internal/recurrence"
 )
 
+// The product's limits on what an event holds (API.md).
 const (
+	MaxTags          = 50
+	MaxTagLength     = 100
+	MaxMetadataBytes = 64 << 10
+
 	maxNameLength        = 255
 	maxDescriptionLength = 4096
 	maxSecretLength      = 1024
@@ -21,7 +26,7 @@ const (
 // applyInput validates in and writes it onto ev. On create ev starts empty;
 // on update it holds the stored event and absent members keep their value.
 // It returns the compiled rule of the resulting event.
-func (s *Server) applyInput(in *eventInput, ev *model.Event, creating bool, now time.Time) (*recurrence.Rule, error) {
+func (s *Service) applyInput(in *Input, ev *model.Event, creating bool, now time.Time) (*recurrence.Rule, error) {
 	if in.Name != nil {
 		name := strings.TrimSpace(*in.Name)
 		if name == "" {
@@ -60,7 +65,7 @@ func (s *Server) applyInput(in *eventInput, ev *model.Event, creating bool, now 
 		if err := checkWhsec(secret); err != nil {
 			return nil, err
 		}
-		sealed, err := s.Secrets.Seal([]byte(secret))
+		sealed, err := s.secrets.Seal([]byte(secret))
 		if err != nil {
 			return nil, err
 		}
@@ -69,7 +74,7 @@ func (s *Server) applyInput(in *eventInput, ev *model.Event, creating bool, now 
 	return s.applySchedule(in, ev, creating, true, now)
 }
 
-func (s *Server) applyTags(in *eventInput, ev *model.Event) error {
+func (s *Service) applyTags(in *Input, ev *model.Event) error {
 	if in.Tags == nil {
 		if ev.Tags == nil {
 			ev.Tags = []string{}
@@ -77,8 +82,8 @@ func (s *Server) applyTags(in *eventInput, ev *model.Event) error {
 		return nil
 	}
 	tags := *in.Tags
-	if len(tags) > s.opts.MaxTags {
-		return input.BadRequestf("tags", "at most %d tags", s.opts.MaxTags)
+	if len(tags) > MaxTags {
+		return input.BadRequestf("tags", "at most %d tags", MaxTags)
 	}
 	seen := map[string]bool{}
 	out := make([]string, 0, len(tags))
@@ -86,8 +91,8 @@ func (s *Server) applyTags(in *eventInput, ev *model.Event) error {
 		switch {
 		case t == "" || strings.TrimSpace(t) != t:
 			return input.BadRequestf("tags", "tag %q must be non-empty without surrounding spaces", t)
-		case utf8.RuneCountInString(t) > s.opts.MaxTagLength:
-			return input.BadRequestf("tags", "tags must be at most %d characters", s.opts.MaxTagLength)
+		case utf8.RuneCountInString(t) > MaxTagLength:
+			return input.BadRequestf("tags", "tags must be at most %d characters", MaxTagLength)
 		case strings.ContainsAny(t, ",\x00\r\n"):
 			return input.BadRequestf("tags", "tag %q must not contain commas or control characters", t)
 		}
@@ -100,7 +105,7 @@ func (s *Server) applyTags(in *eventInput, ev *model.Event) error {
 	return nil
 }
 
-func (s *Server) applyMetadata(in *eventInput, ev *model.Event) error {
+func (s *Service) applyMetadata(in *Input, ev *model.Event) error {
 	raw, ok := in.members["metadata"]
 	if !ok {
 		if ev.Metadata == nil {
@@ -108,8 +113,8 @@ func (s *Server) applyMetadata(in *eventInput, ev *model.Event) error {
 		}
 		return nil
 	}
-	if len(raw) > s.opts.MaxMetadataBytes {
-		return input.BadRequestf("metadata", "must be at most %d bytes of JSON", s.opts.MaxMetadataBytes)
+	if len(raw) > MaxMetadataBytes {
+		return input.BadRequestf("metadata", "must be at most %d bytes of JSON", MaxMetadataBytes)
 	}
 	if input.IsNull(raw) {
 		ev.Metadata = json.RawMessage("null")
@@ -121,8 +126,8 @@ func (s *Server) applyMetadata(in *eventInput, ev *model.Event) error {
 
 // applyAction resolves action and the legacy webhook member: action wins;
 // "q:<client>" means a websocket client-hook; anything else is a webhook URL.
-func (s *Server) applyAction(in *eventInput, ev *model.Event, creating bool) error {
-	var a actionInput
+func (s *Service) applyAction(in *Input, ev *model.Event, creating bool) error {
+	var a model.Action
 	switch {
 	case in.Action != nil:
 		a = *in.Action
@@ -133,10 +138,10 @@ func (s *Server) applyAction(in *eventInput, ev *model.Event, creating bool) err
 		w := strings.TrimSpace(*in.Webhook)
 		if client, ok := strings.CutPrefix(w, "q:"); ok {
 			params, _ := json.Marshal(map[string]string{"client_name": client})
-			a = actionInput{Type: "websocket", Params: params}
+			a = model.Action{Type: "websocket", Params: params}
 		} else {
 			params, _ := json.Marshal(map[string]string{"url": w})
-			a = actionInput{Type: "webhook", Params: params}
+			a = model.Action{Type: "webhook", Params: params}
 		}
 	case creating:
 		return input.BadRequest("action", "is required (or the legacy webhook field)")
@@ -146,15 +151,15 @@ func (s *Server) applyAction(in *eventInput, ev *model.Event, creating bool) err
 	if len(a.Params) == 0 || input.IsNull(a.Params) {
 		a.Params = json.RawMessage("{}")
 	}
-	if err := s.Actions.Validate(a.Type, a.Params); err != nil {
+	if err := s.actions.Validate(a.Type, a.Params); err != nil {
 		return err
 	}
-	ev.Action, ev.Webhook = model.Action(a), legacyWebhook(a)
+	ev.Action, ev.Webhook = a, legacyWebhook(a)
 	return nil
 }
 
 // legacyWebhook is the original API's webhook field for an action.
-func legacyWebhook(a actionInput) string {
+func legacyWebhook(a model.Action) string {
 	var p struct {
 		URL        string `json:"url"`
 		ClientName string `json:"client_name"`
@@ -169,7 +174,7 @@ func legacyWebhook(a actionInput) string {
 	return ""
 }
 
-func (s *Server) applyPolicies(in *eventInput, ev *model.Event) error {
+func (s *Service) applyPolicies(in *Input, ev *model.Event) error {
 	if in.CatchUp != nil {
 		switch *in.CatchUp {
 		case "all", "latest", "none":
@@ -192,7 +197,7 @@ func (s *Server) applyPolicies(in *eventInput, ev *model.Event) error {
 			ev.Retry = nil
 			return nil
 		}
-		var r retryInput
+		var r model.Retry
 		if err := input.DecodeStrict(raw, "retry", &r); err != nil {
 			return err
 		}
@@ -214,8 +219,7 @@ func (s *Server) applyPolicies(in *eventInput, ev *model.Event) error {
 		if initial > 0 && maxB > 0 && maxB < initial {
 			return input.BadRequest("retry.max_backoff", "must not be less than retry.initial_backoff")
 		}
-		retry := model.Retry(r)
-		ev.Retry = &retry
+		ev.Retry = &r
 	}
 	return nil
 }
@@ -223,7 +227,7 @@ func (s *Server) applyPolicies(in *eventInput, ev *model.Event) error {
 // applySchedule resolves start_time, time zone and recurrence, validates the
 // result by compiling it, and enforces "start_time in the future" on create
 // and whenever it changes.
-func (s *Server) applySchedule(in *eventInput, ev *model.Event, creating, requireFuture bool, now time.Time) (*recurrence.Rule, error) {
+func (s *Service) applySchedule(in *Input, ev *model.Event, creating, requireFuture bool, now time.Time) (*recurrence.Rule, error) {
 	if in.Timezone != nil {
 		ev.Timezone = *in.Timezone
 	}
@@ -271,4 +275,15 @@ func checkWhsec(secret string) error {
 		return input.BadRequest("hmac_secret", "a whsec_ secret must be followed by the base64 of its key")
 	}
 	return nil
+}
+
+// PreviewRule compiles the schedule members of in the way Create would,
+// except that a past start_time is allowed (a preview shows what a series
+// would do) and start_time defaults to now.
+func (s *Service) PreviewRule(in *Input, now time.Time) (*recurrence.Rule, error) {
+	if in.StartTime == nil {
+		text := now.UTC().Format(time.RFC3339Nano)
+		in.StartTime = &text
+	}
+	return s.applySchedule(in, &model.Event{}, true, false, now)
 }

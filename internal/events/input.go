@@ -1,4 +1,4 @@
-package api
+package events
 
 import (
 	"encoding/json"
@@ -18,37 +18,26 @@ var (
 		"created_at", "updated_at", "hmac_secret_set")
 )
 
-// eventInput is a decoded create or update body; nil means absent. The
+// Input is a decoded create or update body of an event; nil means absent. The
 // recurrence members keep their raw form so that null (clear) and absent
 // (keep) differ.
-type eventInput struct {
+type Input struct {
 	members map[string]json.RawMessage
 
 	Name, Description, StartTime, Timezone *string
 	Webhook, Status, HMACSecret, CatchUp   *string
 	Timeout                                *string
 	Tags                                   *[]string
-	Action                                 *actionInput
+	Action                                 *model.Action
 }
 
-type actionInput struct {
-	Type   string          `json:"type"`
-	Params json.RawMessage `json:"params"`
-}
-
-// retryInput is the per-event retry policy.
-type retryInput struct {
-	MaxAttempts    *int   `json:"max_attempts,omitempty"`
-	InitialBackoff string `json:"initial_backoff,omitempty"`
-	MaxBackoff     string `json:"max_backoff,omitempty"`
-	Retry4xx       *bool  `json:"retry_4xx,omitempty"`
-}
-
-func parseEventInput(members map[string]json.RawMessage) (*eventInput, error) {
+// DecodeInput reads an event body's members: their JSON types, not yet
+// their rules (Create and Update check those).
+func DecodeInput(members map[string]json.RawMessage) (*Input, error) {
 	if err := input.RejectUnknown(members, eventFields, eventReadOnly); err != nil {
 		return nil, err
 	}
-	in := &eventInput{members: members}
+	in := &Input{members: members}
 	for _, f := range []struct {
 		name string
 		dst  **string
@@ -75,7 +64,7 @@ func parseEventInput(members map[string]json.RawMessage) (*eventInput, error) {
 		in.Tags = &tags
 	}
 	if raw, ok := members["action"]; ok && !input.IsNull(raw) {
-		var a actionInput
+		var a model.Action
 		if err := input.DecodeStrict(raw, "action", &a); err != nil {
 			return nil, err
 		}
@@ -85,7 +74,7 @@ func parseEventInput(members map[string]json.RawMessage) (*eventInput, error) {
 }
 
 // present reports whether a member was sent, and whether it was null.
-func (in *eventInput) present(name string) (sent, null bool) {
+func (in *Input) present(name string) (sent, null bool) {
 	raw, ok := in.members[name]
 	if !ok {
 		return false, false
@@ -94,7 +83,7 @@ func (in *eventInput) present(name string) (sent, null bool) {
 }
 
 // touchesSchedule reports whether the input changes when the event fires.
-func (in *eventInput) touchesSchedule() bool {
+func (in *Input) touchesSchedule() bool {
 	for _, f := range []string{"start_time", "timezone", "rrule", "schedule", "cron"} {
 		if sent, _ := in.present(f); sent {
 			return true
@@ -105,7 +94,7 @@ func (in *eventInput) touchesSchedule() bool {
 
 // applyRecurrence sets the recurrence source members onto ev: sending one
 // replaces the old, null clears it.
-func (in *eventInput) applyRecurrence(ev *model.Event) error {
+func (in *Input) applyRecurrence(ev *model.Event) error {
 	rruleSent, rruleNull := in.present("rrule")
 	schedSent, schedNull := in.present("schedule")
 	cronSent, cronNull := in.present("cron")

@@ -1,0 +1,350 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/input"
+	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/planner"
+	"github.com/qhronos/qhronos/internal/recurrence"
+	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/secrets"
+)
+
+// Precondition checks the stored event before a change (the API's
+// If-Match); nil means the change is unconditional.
+type Precondition func(ev *model.Event) error
+
+var (
+	errNotFound     = &input.Error{Status: http.StatusNotFound, Message: "not found"}
+	errOutsideScope = &input.Error{Status: http.StatusForbidden, Message: "tags: outside token scope", Field: "tags"}
+	errConcurrent   = &input.Error{Status: http.StatusConflict, Message: "the event was changed concurrently; retry"}
+)
+
+// Get returns a live event the principal may read; anything else is not
+// found. withDeleted also finds a soft-deleted event (status "deleted").
+func (s *Service) Get(ctx context.Context, p auth.Principal, id string, withDeleted bool) (model.Event, error) {
+	get := s.store.GetEvent
+	if withDeleted {
+		get = s.store.GetEventAny
+	}
+	ev, err := get(ctx, id)
+	if err != nil {
+		return model.Event{}, err
+	}
+	if !p.CanRead(ev.Tags) {
+		return model.Event{}, errNotFound
+	}
+	return ev, nil
+}
+
+// modifiable loads an event the principal may change: invisible is 404,
+// visible but not fully inside the scope is 403; then check runs.
+func (s *Service) modifiable(ctx context.Context, p auth.Principal, id string, check Precondition) (model.Event, error) {
+	ev, err := s.Get(ctx, p, id, false)
+	if err != nil {
+		return ev, err
+	}
+	if !p.CanModify(ev.Tags) {
+		return model.Event{}, errOutsideScope
+	}
+	if check != nil {
+		if err := check(&ev); err != nil {
+			return model.Event{}, err
+		}
+	}
+	return ev, nil
+}
+
+// Create validates in, stores the event with its first window of
+// occurrences (one statement on PostgreSQL), and wakes the dispatchers.
+// via names the client kind that created it.
+func (s *Service) Create(ctx context.Context, p auth.Principal, via string, in *Input, o Once) (Answer, error) {
+	now := s.now()
+	ev := model.Event{ID: uuid.NewString(), Status: model.EventActive, CreatedBy: p.Subject, CreatedVia: via,
+		Version: 1, CreatedAt: now.UTC(), UpdatedAt: now.UTC()}
+	if in.Status != nil {
+		switch model.EventStatus(*in.Status) {
+		case model.EventActive, model.EventPaused:
+			ev.Status = model.EventStatus(*in.Status)
+		default:
+			return Answer{}, input.BadRequest("status", `must be "active" or "paused" on create`)
+		}
+	}
+	rule, err := s.applyInput(in, &ev, true, now)
+	if err != nil {
+		return Answer{}, err
+	}
+	if err := p.CanCreate(ev.Tags); err != nil {
+		return Answer{}, &input.Error{Status: http.StatusForbidden, Message: err.Error(), Field: "tags"}
+	}
+	ans, err := s.once(ctx, o, func(tx *repository.Store) (any, error) {
+		if ev.Status != model.EventActive {
+			return &ev, tx.CreateEvent(ctx, &ev)
+		}
+		plan, err := s.opts.Window.Next(rule, nil, now)
+		if err != nil {
+			return nil, fmt.Errorf("expand event %s: %w", ev.ID, err)
+		}
+		ev.ExpandedUntil, ev.NextRunAt = &plan.Cursor, plan.NextRunAt()
+		return &ev, tx.CreateEvent(ctx, &ev, plan.Instants...)
+	})
+	if err == nil && !ans.Replayed {
+		s.wake(ctx, ev.NextRunAt)
+	}
+	return ans, err
+}
+
+// Update applies in to the event: absent members keep their value. An edit
+// of the schedule re-plans from now; a status change pauses or resumes.
+func (s *Service) Update(ctx context.Context, p auth.Principal, id string, in *Input, check Precondition) (model.Event, error) {
+	ev, err := s.modifiable(ctx, p, id, check)
+	if err != nil {
+		return ev, err
+	}
+	now := s.now()
+	before := ev
+	rule, err := s.applyInput(in, &ev, false, now)
+	if err != nil {
+		return model.Event{}, err
+	}
+	if in.Tags != nil {
+		if err := p.CanCreate(ev.Tags); err != nil {
+			return model.Event{}, &input.Error{Status: http.StatusForbidden, Message: err.Error(), Field: "tags"}
+		}
+	}
+	target := ev.Status
+	if in.Status != nil {
+		switch st := model.EventStatus(*in.Status); st {
+		case model.EventActive, model.EventPaused, model.EventInactive:
+			target = st
+		default:
+			return model.Event{}, input.BadRequest("status", `must be "active", "paused" or "inactive"`)
+		}
+	}
+	rescheduled := in.touchesSchedule() && !model.SameSchedule(&before, &ev)
+	ev.UpdatedAt = now.UTC()
+	err = s.store.WithTx(ctx, func(tx *repository.Store) error {
+		return s.transition(ctx, tx, &ev, before.Version, target, rescheduled, rule, now)
+	})
+	if errors.Is(err, model.ErrStaleVersion) && check == nil {
+		return model.Event{}, errConcurrent
+	}
+	if err != nil {
+		return model.Event{}, err
+	}
+	s.wake(ctx, ev.NextRunAt)
+	return ev, nil
+}
+
+// Pause stops the event's future occurrences (history is untouched; manual
+// triggers still fire).
+func (s *Service) Pause(ctx context.Context, p auth.Principal, id string, check Precondition) (model.Event, error) {
+	return s.setStatus(ctx, p, id, model.EventPaused, check)
+}
+
+// Resume re-plans a paused event from now: instants that fell inside the
+// pause never fire.
+func (s *Service) Resume(ctx context.Context, p auth.Principal, id string, check Precondition) (model.Event, error) {
+	return s.setStatus(ctx, p, id, model.EventActive, check)
+}
+
+func (s *Service) setStatus(ctx context.Context, p auth.Principal, id string, target model.EventStatus, check Precondition) (model.Event, error) {
+	ev, err := s.modifiable(ctx, p, id, check)
+	if err != nil || ev.Status == target {
+		return ev, err
+	}
+	var rule *recurrence.Rule
+	if target == model.EventActive {
+		if rule, err = ev.Compile(s.opts.Recurrence); err != nil {
+			return model.Event{}, fmt.Errorf("compile schedule of event %s: %w", ev.ID, err)
+		}
+	}
+	now := s.now()
+	version := ev.Version
+	ev.UpdatedAt = now.UTC()
+	err = s.store.WithTx(ctx, func(tx *repository.Store) error {
+		return s.transition(ctx, tx, &ev, version, target, false, rule, now)
+	})
+	if err != nil {
+		return model.Event{}, err
+	}
+	s.wake(ctx, ev.NextRunAt)
+	return ev, nil
+}
+
+// transition writes ev with its new status inside tx and keeps its future
+// occurrences in step: pausing cancels pending rows, including rows a
+// dispatcher holds until their instant (their lease is revoked); resuming or
+// rescheduling re-plans from now, so instants that fell inside a pause never
+// fire while rows still in the series keep their ids. rule is ev's compiled
+// rule (nil when ev will not be active).
+func (s *Service) transition(ctx context.Context, tx *repository.Store, ev *model.Event, expectedVersion int64,
+	target model.EventStatus, rescheduled bool, rule *recurrence.Rule, now time.Time) error {
+	wasActive := ev.Status == model.EventActive
+	ev.Status = target
+	if err := tx.UpdateEvent(ctx, ev, expectedVersion); err != nil {
+		return err
+	}
+	switch {
+	case target != model.EventActive && wasActive:
+		if _, err := tx.CancelFutureOccurrences(ctx, ev.ID, time.Time{}, true, now); err != nil {
+			return err
+		}
+		ev.NextRunAt = nil
+		return tx.ClearNextRun(ctx, ev.ID)
+	case target == model.EventActive && !wasActive:
+		return s.restart(ctx, tx, ev, rule, now)
+	case target == model.EventActive && rescheduled:
+		// Overdue rows already due keep their course; future ones are
+		// cancelled and the re-plan reinstates (keeping its id) every
+		// instant still in the series.
+		if _, err := tx.CancelFutureOccurrences(ctx, ev.ID, now, true, now); err != nil {
+			return err
+		}
+		return s.restart(ctx, tx, ev, rule, now)
+	}
+	return nil
+}
+
+// restart moves the cursor to now and plans from there.
+func (s *Service) restart(ctx context.Context, tx *repository.Store, ev *model.Event, rule *recurrence.Rule, now time.Time) error {
+	start := now.UTC()
+	if err := tx.Reposition(ctx, ev.ID, &start); err != nil {
+		return err
+	}
+	ev.ExpandedUntil = &start
+	_, err := Expand(ctx, tx, ev, rule, s.opts.Window, now)
+	return err
+}
+
+// Expand materializes the next window of an active event inside tx, moves
+// its cursor and next_run_at, and settles it to inactive when its series
+// ended with nothing left to fire (ev is updated in place). The expander
+// loop calls it for every event behind the horizon; the lifecycle calls it
+// when an event is resumed or rescheduled. It returns the rows inserted or
+// reinstated.
+func Expand(ctx context.Context, tx *repository.Store, ev *model.Event, rule *recurrence.Rule, w planner.Window, now time.Time) (int, error) {
+	if ev.Status != model.EventActive || ev.DeletedAt != nil {
+		return 0, nil
+	}
+	plan, err := w.Next(rule, ev.ExpandedUntil, now)
+	if err != nil {
+		return 0, fmt.Errorf("expand event %s: %w", ev.ID, err)
+	}
+	inserted := 0
+	if len(plan.Instants) > 0 {
+		if inserted, err = tx.InsertOccurrences(ctx, ev.ID, plan.Instants, false, now); err != nil {
+			return 0, err
+		}
+	}
+	res, err := tx.SetExpansion(ctx, repository.ExpansionUpdate{EventID: ev.ID, Version: ev.Version,
+		ExpandedUntil: plan.Cursor, NextRunAt: plan.After, Now: now})
+	if err != nil {
+		return 0, err
+	}
+	ev.ExpandedUntil, ev.NextRunAt = &plan.Cursor, res.NextRunAt
+	if res.Inactive {
+		ev.Status = model.EventInactive
+		ev.Version++
+	}
+	return inserted, nil
+}
+
+// Delete soft-deletes the event and cancels what it had not fired yet; its
+// history stays readable. With a precondition the delete is fenced by the
+// version it checked.
+func (s *Service) Delete(ctx context.Context, p auth.Principal, id string, check Precondition) error {
+	ev, err := s.modifiable(ctx, p, id, check)
+	if err != nil {
+		return err
+	}
+	var version int64
+	if check != nil {
+		version = ev.Version
+	}
+	now := s.now()
+	return s.store.WithTx(ctx, func(tx *repository.Store) error {
+		if err := tx.DeleteEvent(ctx, ev.ID, version, now); err != nil {
+			return err
+		}
+		_, err := tx.CancelPendingOccurrences(ctx, ev.ID, time.Time{}, false, now)
+		return err
+	})
+}
+
+// Trigger fires one occurrence now: marked manual, not counted toward
+// COUNT, allowed while paused.
+func (s *Service) Trigger(ctx context.Context, p auth.Principal, id string, o Once) (Answer, error) {
+	ev, err := s.modifiable(ctx, p, id, nil)
+	if err != nil {
+		return Answer{}, err
+	}
+	now := s.now()
+	var occ model.Occurrence
+	ans, err := s.once(ctx, o, func(tx *repository.Store) (any, error) {
+		at := model.RoundUp(now)
+		// A scheduled instant may already hold this microsecond: step past it.
+		for range 16 {
+			n, err := tx.InsertOccurrences(ctx, ev.ID, []time.Time{at}, true, now)
+			if err != nil {
+				return nil, err
+			}
+			if n == 1 {
+				break
+			}
+			at = at.Add(time.Microsecond)
+		}
+		end := at.Add(time.Microsecond)
+		rows, err := tx.ListOccurrences(ctx, model.OccurrenceFilter{EventID: ev.ID, From: &at, To: &end,
+			Unrestricted: true, Limit: 1})
+		if err != nil {
+			return nil, err
+		}
+		if len(rows) != 1 || !rows[0].Manual {
+			return nil, &input.Error{Status: http.StatusConflict, Message: "could not schedule a manual occurrence; retry"}
+		}
+		occ = rows[0]
+		return &occ, nil
+	})
+	if err == nil && !ans.Replayed {
+		s.wake(ctx, &occ.ScheduledAt)
+	}
+	return ans, err
+}
+
+// RotateSecret issues a new signing secret, returned once in plaintext; the
+// secret in force until now — the event's own or the default — keeps
+// signing beside it until grace ends.
+func (s *Service) RotateSecret(ctx context.Context, p auth.Principal, id string, grace time.Duration) (secret string, ev model.Event, err error) {
+	if ev, err = s.modifiable(ctx, p, id, nil); err != nil {
+		return "", ev, err
+	}
+	if secret, err = secrets.GenerateSecret(); err != nil {
+		return "", ev, err
+	}
+	sealed, err := s.secrets.Seal([]byte(secret))
+	if err != nil {
+		return "", ev, err
+	}
+	now := s.now().UTC()
+	version := ev.Version
+	// An event without a secret of its own signed with hmac.default_secret:
+	// the rotation records that (an empty previous secret with an expiry,
+	// see secrets.Sealed) and the default keeps signing through the grace.
+	next := secrets.Sealed{Current: ev.HMACSecret}.Rotate(sealed, now, grace)
+	ev.HMACSecret, ev.PreviousSecret, ev.PreviousSecretExpires = next.Current, next.Previous, next.PreviousUntil
+	ev.UpdatedAt = now
+	err = s.store.WithTx(ctx, func(tx *repository.Store) error { return tx.UpdateEvent(ctx, &ev, version) })
+	if err != nil {
+		return "", model.Event{}, err
+	}
+	return secret, ev, nil
+}

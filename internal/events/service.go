@@ -1,0 +1,73 @@
+// Package events owns an event's lifecycle: every change — create, edit,
+// pause, resume, delete, trigger, secret rotation, acknowledgement, replay —
+// is one method that validates the change, opens its own transaction, keeps
+// the occurrences in step and wakes the dispatchers once it committed. The
+// HTTP layer decodes, calls one method and encodes; the scheduler's loops
+// only expand, dispatch, rescue and archive.
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/qhronos/qhronos/internal/planner"
+	"github.com/qhronos/qhronos/internal/recurrence"
+	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/secrets"
+)
+
+// Actions validates an action's parameters (actions.Registry).
+type Actions interface {
+	Validate(kind string, params json.RawMessage) error
+}
+
+// Waker tells dispatchers — this instance's and, through the bus, every
+// other's — that something is due at at. Best effort.
+type Waker interface {
+	Wake(ctx context.Context, at time.Time)
+}
+
+// IdempotencyTTL is how long an Idempotency-Key replays its first answer.
+const IdempotencyTTL = 24 * time.Hour
+
+// Options are the service's limits, taken from config.
+type Options struct {
+	Recurrence recurrence.Limits
+	Window     planner.Window
+	MaxTimeout time.Duration // per-event attempt timeout cap
+}
+
+// Deps are the service's collaborators, built in main.
+type Deps struct {
+	Store   *repository.Store
+	Actions Actions
+	Secrets *secrets.Box
+	Waker   Waker // nil: nobody to wake (tests)
+	Now     func() time.Time
+}
+
+// Service is the one home of an event's lifecycle.
+type Service struct {
+	store   *repository.Store
+	actions Actions
+	secrets *secrets.Box
+	waker   Waker
+	now     func() time.Time
+	opts    Options
+}
+
+// New returns the service.
+func New(d Deps, opts Options) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	return &Service{store: d.Store, actions: d.Actions, secrets: d.Secrets, waker: d.Waker, now: d.Now, opts: opts}
+}
+
+// wake announces an instant that became due; nil does nothing.
+func (s *Service) wake(ctx context.Context, at *time.Time) {
+	if at != nil && s.waker != nil {
+		s.waker.Wake(ctx, *at)
+	}
+}
