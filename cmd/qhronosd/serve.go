@@ -21,8 +21,8 @@ import (
 	"github.com/qhronos/qhronos/internal/config"
 	"github.com/qhronos/qhronos/internal/console"
 	"github.com/qhronos/qhronos/internal/coordination"
-	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/hub"
+	"github.com/qhronos/qhronos/internal/lifecycle"
 	"github.com/qhronos/qhronos/internal/metrics"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/outbound"
@@ -98,12 +98,12 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		scheduler.ArchiverDeps{Store: b.store, Now: clock.Now, Logger: log, Locker: coord, Owner: instanceID,
 			Observer: m})
 
-	lifecycle := events.New(events.Deps{Store: b.store, Actions: registry, Secrets: box, Waker: sched,
-		Now: clock.Now}, events.Options{Recurrence: limits, Window: sched.Window(),
+	service := lifecycle.New(lifecycle.Deps{Store: b.store, Actions: registry, Secrets: box, Waker: sched,
+		Now: clock.Now}, lifecycle.Options{Recurrence: limits, Window: sched.Window(),
 		MaxTimeout: cfg.Actions.MaxAttemptTimeout})
 	var ui *console.Console
 	srv := api.New(api.Deps{
-		Store: b.store, Events: lifecycle, Auth: authn, Actions: registry, Coord: coord,
+		Store: b.store, Events: service, Auth: authn, Actions: registry, Coord: coord,
 		Status: loopStatus{sched, archiver}, Secrets: box, Hub: wsHub, Metrics: m, Logger: log, Now: clock.Now,
 		Info: api.Info{Database: string(b.store.Backend()), Version: version, InstanceID: instanceID, StartedAt: time.Now()},
 		Extra: func(r *gin.Engine) {

@@ -18,8 +18,8 @@ import (
 	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/auth"
 	"github.com/qhronos/qhronos/internal/coordination"
-	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/hub"
+	"github.com/qhronos/qhronos/internal/lifecycle"
 	"github.com/qhronos/qhronos/internal/metrics"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/outbound"
@@ -119,9 +119,9 @@ func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOp
 		},
 	})
 	t.Cleanup(sched.Stop)
-	lifecycle := events.New(events.Deps{Store: store, Actions: registry, Secrets: box, Waker: sched},
-		events.Options{Recurrence: cfg.opts.Recurrence, Window: sched.Window(), MaxTimeout: 60 * time.Second})
-	d := Deps{Store: store, Events: lifecycle, Auth: authn, Actions: registry, Coord: coord, Status: sched,
+	service := lifecycle.New(lifecycle.Deps{Store: store, Actions: registry, Secrets: box, Waker: sched},
+		lifecycle.Options{Recurrence: cfg.opts.Recurrence, Window: sched.Window(), MaxTimeout: 60 * time.Second})
+	d := Deps{Store: store, Events: service, Auth: authn, Actions: registry, Coord: coord, Status: sched,
 		Secrets: box, Hub: h, Logger: log, Now: time.Now,
 		Metrics: metrics.New(metrics.Options{WebSocketConnections: h.Connections,
 			Queue: func(ctx context.Context) (int, int, error) { return store.QueueDepth(ctx, time.Now()) }}),

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"crypto/rand"
-	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -19,7 +18,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
-	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
 
 	"github.com/qhronos/qhronos/internal/auth"
@@ -265,11 +263,9 @@ func (s *Server) trusted(a netip.Addr) bool {
 }
 
 // isUnavailable reports errors that mean "the database is not answering",
-// which the API turns into 503 rather than 500.
+// which the API turns into 503 rather than 500 (the store maps its driver's
+// connection failures to model.ErrUnavailable).
 func isUnavailable(err error) bool {
 	var netErr net.Error
-	var connErr *pgconn.ConnectError
-	return errors.Is(err, driver.ErrBadConn) || errors.As(err, &netErr) || errors.As(err, &connErr) ||
-		pgconn.SafeToRetry(err) || strings.Contains(err.Error(), "conn closed") ||
-		strings.Contains(err.Error(), "database is locked")
+	return errors.Is(err, model.ErrUnavailable) || errors.As(err, &netErr)
 }

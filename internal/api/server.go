@@ -41,6 +41,24 @@ type Store interface {
 	RevokeToken(ctx context.Context, id string, now time.Time) error
 }
 
+// Lifecycle is the events service (internal/lifecycle): every change to an
+// event or an occurrence, and the reads that check the principal's scope.
+type Lifecycle interface {
+	Get(ctx context.Context, p auth.Principal, id string, withDeleted bool) (model.Event, error)
+	Occurrence(ctx context.Context, p auth.Principal, id string) (model.Occurrence, error)
+	Create(ctx context.Context, p auth.Principal, via string, in *events.Input, o events.Once) (events.Answer, error)
+	Update(ctx context.Context, p auth.Principal, id string, in *events.Input, check events.Precondition) (model.Event, error)
+	Pause(ctx context.Context, p auth.Principal, id string, check events.Precondition) (model.Event, error)
+	Resume(ctx context.Context, p auth.Principal, id string, check events.Precondition) (model.Event, error)
+	Delete(ctx context.Context, p auth.Principal, id string, check events.Precondition) error
+	Trigger(ctx context.Context, p auth.Principal, id string, o events.Once) (events.Answer, error)
+	RotateSecret(ctx context.Context, p auth.Principal, id string, grace time.Duration) (string, model.Event, error)
+	Acknowledge(ctx context.Context, a events.Ack) error
+	Replay(ctx context.Context, p auth.Principal, id string) (model.Occurrence, error)
+	ReplayMany(ctx context.Context, p auth.Principal, f model.RetryFilter) (model.RetryResult, error)
+	PreviewRule(in *events.Input, now time.Time) (*recurrence.Rule, error)
+}
+
 // StatusReporter reports background loops for /status.
 type StatusReporter interface {
 	Status() map[string]any
@@ -82,7 +100,7 @@ type Info struct {
 // Deps are the server's collaborators, built in main.
 type Deps struct {
 	Store   Store
-	Events  *events.Service
+	Events  Lifecycle
 	Auth    *auth.Authenticator
 	Actions *actions.Registry
 	Coord   coordination.Coordinator

@@ -82,8 +82,8 @@ func (in *Input) present(name string) (sent, null bool) {
 	return true, input.IsNull(raw)
 }
 
-// touchesSchedule reports whether the input changes when the event fires.
-func (in *Input) touchesSchedule() bool {
+// TouchesSchedule reports whether the input changes when the event fires.
+func (in *Input) TouchesSchedule() bool {
 	for _, f := range []string{"start_time", "timezone", "rrule", "schedule", "cron"} {
 		if sent, _ := in.present(f); sent {
 			return true

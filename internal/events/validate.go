@@ -12,6 +12,26 @@ import (
 	"github.com/qhronos/qhronos/internal/recurrence"
 )
 
+// Validator checks an event body against the product's rules and writes it
+// onto an event: it seals a new signing secret and compiles the rule, which
+// it returns so that the caller plans with it instead of compiling again.
+type Validator struct {
+	Actions    Actions
+	Secrets    Sealer
+	Recurrence recurrence.Limits
+	MaxTimeout time.Duration // per-event attempt timeout cap
+}
+
+// Actions validates an action's parameters (actions.Registry).
+type Actions interface {
+	Validate(kind string, params json.RawMessage) error
+}
+
+// Sealer encrypts a signing secret for storage (secrets.Box).
+type Sealer interface {
+	Seal(plaintext []byte) ([]byte, error)
+}
+
 // The product's limits on what an event holds (API.md).
 const (
 	MaxTags          = 50
@@ -23,10 +43,10 @@ const (
 	maxSecretLength      = 1024
 )
 
-// applyInput validates in and writes it onto ev. On create ev starts empty;
+// Apply validates in and writes it onto ev. On create ev starts empty;
 // on update it holds the stored event and absent members keep their value.
 // It returns the compiled rule of the resulting event.
-func (s *Service) applyInput(in *Input, ev *model.Event, creating bool, now time.Time) (*recurrence.Rule, error) {
+func (v *Validator) Apply(in *Input, ev *model.Event, creating bool, now time.Time) (*recurrence.Rule, error) {
 	if in.Name != nil {
 		name := strings.TrimSpace(*in.Name)
 		if name == "" {
@@ -45,16 +65,16 @@ func (s *Service) applyInput(in *Input, ev *model.Event, creating bool, now time
 		}
 		ev.Description = *in.Description
 	}
-	if err := s.applyTags(in, ev); err != nil {
+	if err := v.applyTags(in, ev); err != nil {
 		return nil, err
 	}
-	if err := s.applyMetadata(in, ev); err != nil {
+	if err := v.applyMetadata(in, ev); err != nil {
 		return nil, err
 	}
-	if err := s.applyAction(in, ev, creating); err != nil {
+	if err := v.applyAction(in, ev, creating); err != nil {
 		return nil, err
 	}
-	if err := s.applyPolicies(in, ev); err != nil {
+	if err := v.applyPolicies(in, ev); err != nil {
 		return nil, err
 	}
 	if in.HMACSecret != nil {
@@ -65,16 +85,16 @@ func (s *Service) applyInput(in *Input, ev *model.Event, creating bool, now time
 		if err := checkWhsec(secret); err != nil {
 			return nil, err
 		}
-		sealed, err := s.secrets.Seal([]byte(secret))
+		sealed, err := v.Secrets.Seal([]byte(secret))
 		if err != nil {
 			return nil, err
 		}
 		ev.HMACSecret, ev.PreviousSecret, ev.PreviousSecretExpires = sealed, nil, nil
 	}
-	return s.applySchedule(in, ev, creating, true, now)
+	return v.applySchedule(in, ev, creating, true, now)
 }
 
-func (s *Service) applyTags(in *Input, ev *model.Event) error {
+func (v *Validator) applyTags(in *Input, ev *model.Event) error {
 	if in.Tags == nil {
 		if ev.Tags == nil {
 			ev.Tags = []string{}
@@ -105,7 +125,7 @@ func (s *Service) applyTags(in *Input, ev *model.Event) error {
 	return nil
 }
 
-func (s *Service) applyMetadata(in *Input, ev *model.Event) error {
+func (v *Validator) applyMetadata(in *Input, ev *model.Event) error {
 	raw, ok := in.members["metadata"]
 	if !ok {
 		if ev.Metadata == nil {
@@ -126,7 +146,7 @@ func (s *Service) applyMetadata(in *Input, ev *model.Event) error {
 
 // applyAction resolves action and the legacy webhook member: action wins;
 // "q:<client>" means a websocket client-hook; anything else is a webhook URL.
-func (s *Service) applyAction(in *Input, ev *model.Event, creating bool) error {
+func (v *Validator) applyAction(in *Input, ev *model.Event, creating bool) error {
 	var a model.Action
 	switch {
 	case in.Action != nil:
@@ -151,7 +171,7 @@ func (s *Service) applyAction(in *Input, ev *model.Event, creating bool) error {
 	if len(a.Params) == 0 || input.IsNull(a.Params) {
 		a.Params = json.RawMessage("{}")
 	}
-	if err := s.actions.Validate(a.Type, a.Params); err != nil {
+	if err := v.Actions.Validate(a.Type, a.Params); err != nil {
 		return err
 	}
 	ev.Action, ev.Webhook = a, legacyWebhook(a)
@@ -174,7 +194,7 @@ func legacyWebhook(a model.Action) string {
 	return ""
 }
 
-func (s *Service) applyPolicies(in *Input, ev *model.Event) error {
+func (v *Validator) applyPolicies(in *Input, ev *model.Event) error {
 	if in.CatchUp != nil {
 		switch *in.CatchUp {
 		case "all", "latest", "none":
@@ -186,7 +206,7 @@ func (s *Service) applyPolicies(in *Input, ev *model.Event) error {
 		ev.CatchUp = "all"
 	}
 	if in.Timeout != nil {
-		d, err := input.ParseDuration("timeout", *in.Timeout, time.Second, s.opts.MaxTimeout)
+		d, err := input.ParseDuration("timeout", *in.Timeout, time.Second, v.MaxTimeout)
 		if err != nil {
 			return err
 		}
@@ -227,7 +247,7 @@ func (s *Service) applyPolicies(in *Input, ev *model.Event) error {
 // applySchedule resolves start_time, time zone and recurrence, validates the
 // result by compiling it, and enforces "start_time in the future" on create
 // and whenever it changes.
-func (s *Service) applySchedule(in *Input, ev *model.Event, creating, requireFuture bool, now time.Time) (*recurrence.Rule, error) {
+func (v *Validator) applySchedule(in *Input, ev *model.Event, creating, requireFuture bool, now time.Time) (*recurrence.Rule, error) {
 	if in.Timezone != nil {
 		ev.Timezone = *in.Timezone
 	}
@@ -260,7 +280,7 @@ func (s *Service) applySchedule(in *Input, ev *model.Event, creating, requireFut
 	if requireFuture && startChanged && !ev.StartTime.After(now) {
 		return nil, input.BadRequest("start_time", "must be in the future")
 	}
-	return ev.Compile(s.opts.Recurrence)
+	return ev.Compile(v.Recurrence)
 }
 
 // checkWhsec refuses a "whsec_" secret whose key part is not base64: the
@@ -280,10 +300,10 @@ func checkWhsec(secret string) error {
 // PreviewRule compiles the schedule members of in the way Create would,
 // except that a past start_time is allowed (a preview shows what a series
 // would do) and start_time defaults to now.
-func (s *Service) PreviewRule(in *Input, now time.Time) (*recurrence.Rule, error) {
+func (v *Validator) PreviewRule(in *Input, now time.Time) (*recurrence.Rule, error) {
 	if in.StartTime == nil {
 		text := now.UTC().Format(time.RFC3339Nano)
 		in.StartTime = &text
 	}
-	return s.applySchedule(in, &model.Event{}, true, false, now)
+	return v.applySchedule(in, &model.Event{}, true, false, now)
 }

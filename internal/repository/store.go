@@ -3,8 +3,10 @@ package repository
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -244,4 +246,14 @@ func mapErr(err error) error {
 		return fmt.Errorf("%w: %s", model.ErrConflict, err.Error())
 	}
 	return err
+}
+
+// unavailable reports driver errors that mean "the database is not
+// answering": the request may succeed when retried.
+func unavailable(err error) bool {
+	var netErr net.Error
+	var connErr *pgconn.ConnectError
+	return errors.Is(err, driver.ErrBadConn) || errors.As(err, &netErr) || errors.As(err, &connErr) ||
+		pgconn.SafeToRetry(err) || strings.Contains(err.Error(), "conn closed") ||
+		strings.Contains(err.Error(), "database is locked")
 }

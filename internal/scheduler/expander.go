@@ -8,7 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/qhronos/qhronos/internal/coordination"
-	"github.com/qhronos/qhronos/internal/events"
+	"github.com/qhronos/qhronos/internal/lifecycle"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 )
@@ -118,5 +118,5 @@ func (x *Expander) expand(ctx context.Context, tx *repository.Store, ev *model.E
 	if err != nil {
 		return 0, err
 	}
-	return events.Expand(ctx, tx, ev, rule, x.cfg.Window(), now)
+	return lifecycle.Expand(ctx, tx, ev, rule, x.cfg.Window(), now)
 }

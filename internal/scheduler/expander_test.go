@@ -10,6 +10,7 @@ import (
 
 	"github.com/qhronos/qhronos/internal/auth"
 	"github.com/qhronos/qhronos/internal/events"
+	"github.com/qhronos/qhronos/internal/lifecycle"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/scheduler"
@@ -110,9 +111,9 @@ func TestExpansionRespectsCountAcrossRunsAndSettlesTheSeries(t *testing.T) {
 
 // lifecycle is the events service on the test's store and stub clock, as
 // the API calls it.
-func (e *env) lifecycle(cfg scheduler.Config) *events.Service {
-	return events.New(events.Deps{Store: e.store, Actions: registry(e.t, e.clock), Now: e.clock.Now},
-		events.Options{Window: cfg.Window(), MaxTimeout: time.Minute})
+func (e *env) lifecycle(cfg scheduler.Config) *lifecycle.Service {
+	return lifecycle.New(lifecycle.Deps{Store: e.store, Actions: registry(e.t, e.clock), Now: e.clock.Now},
+		lifecycle.Options{Window: cfg.Window(), MaxTimeout: time.Minute})
 }
 
 var master = auth.Principal{Subject: "test", Master: true}

@@ -1,35 +1,27 @@
-// Package events owns an event's lifecycle: every change — create, edit,
+// Package lifecycle is the events service: it owns an event's lifecycle: every change — create, edit,
 // pause, resume, delete, trigger, secret rotation, acknowledgement, replay —
 // is one method that validates the change, opens its own transaction, keeps
 // the occurrences in step and wakes the dispatchers once it committed. The
 // HTTP layer decodes, calls one method and encodes; the scheduler's loops
 // only expand, dispatch, rescue and archive.
-package events
+package lifecycle
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
+	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/planner"
 	"github.com/qhronos/qhronos/internal/recurrence"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/secrets"
 )
 
-// Actions validates an action's parameters (actions.Registry).
-type Actions interface {
-	Validate(kind string, params json.RawMessage) error
-}
-
 // Waker tells dispatchers — this instance's and, through the bus, every
 // other's — that something is due at at. Best effort.
 type Waker interface {
 	Wake(ctx context.Context, at time.Time)
 }
-
-// IdempotencyTTL is how long an Idempotency-Key replays its first answer.
-const IdempotencyTTL = 24 * time.Hour
 
 // Options are the service's limits, taken from config.
 type Options struct {
@@ -41,7 +33,7 @@ type Options struct {
 // Deps are the service's collaborators, built in main.
 type Deps struct {
 	Store   *repository.Store
-	Actions Actions
+	Actions events.Actions
 	Secrets *secrets.Box
 	Waker   Waker // nil: nobody to wake (tests)
 	Now     func() time.Time
@@ -49,12 +41,12 @@ type Deps struct {
 
 // Service is the one home of an event's lifecycle.
 type Service struct {
-	store   *repository.Store
-	actions Actions
-	secrets *secrets.Box
-	waker   Waker
-	now     func() time.Time
-	opts    Options
+	store    *repository.Store
+	validate *events.Validator
+	secrets  *secrets.Box
+	waker    Waker
+	now      func() time.Time
+	opts     Options
 }
 
 // New returns the service.
@@ -62,7 +54,8 @@ func New(d Deps, opts Options) *Service {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	return &Service{store: d.Store, actions: d.Actions, secrets: d.Secrets, waker: d.Waker, now: d.Now, opts: opts}
+	v := &events.Validator{Actions: d.Actions, Secrets: d.Secrets, Recurrence: opts.Recurrence, MaxTimeout: opts.MaxTimeout}
+	return &Service{store: d.Store, validate: v, secrets: d.Secrets, waker: d.Waker, now: d.Now, opts: opts}
 }
 
 // wake announces an instant that became due; nil does nothing.
@@ -70,4 +63,10 @@ func (s *Service) wake(ctx context.Context, at *time.Time) {
 	if at != nil && s.waker != nil {
 		s.waker.Wake(ctx, *at)
 	}
+}
+
+// PreviewRule compiles the schedule of a body the way Create would, except
+// that a past start_time is allowed (see events.Validator.PreviewRule).
+func (s *Service) PreviewRule(in *events.Input, now time.Time) (*recurrence.Rule, error) {
+	return s.validate.PreviewRule(in, now)
 }

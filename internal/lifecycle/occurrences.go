@@ -1,4 +1,4 @@
-package events
+package lifecycle
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 )
@@ -73,48 +74,28 @@ func (s *Service) ReplayMany(ctx context.Context, p auth.Principal, f model.Retr
 	return res, nil
 }
 
-// Errors of Acknowledge.
-var (
-	// ErrUnknownOccurrence answers an ack the listener may not make:
-	// unknown, unreadable by its token, or never sent to its client name.
-	// Answering them alike reveals nothing about other tenants.
-	ErrUnknownOccurrence = errors.New("unknown occurrence")
-	// ErrNotAwaitingAck: the occurrence is the listener's but no longer
-	// awaits an acknowledgement.
-	ErrNotAwaitingAck = errors.New("not awaiting acknowledgement")
-)
-
-// Ack is a WebSocket client's acknowledgement of a delivery.
-type Ack struct {
-	OccurrenceID string
-	EventID      string // optional; must match when sent
-	ClientName   string // the connection's client name
-	// CanRead is the connection's token's read right over event tags.
-	CanRead func(tags []string) bool
-}
-
 // Acknowledge completes an occurrence that awaits this client's
 // acknowledgement. It needs the same right as the delivery: the token must
 // be able to read the event, and the event must address the client name.
-func (s *Service) Acknowledge(ctx context.Context, a Ack) error {
+func (s *Service) Acknowledge(ctx context.Context, a events.Ack) error {
 	occ, err := s.store.GetOccurrence(ctx, a.OccurrenceID)
 	if err != nil {
-		return ErrUnknownOccurrence
+		return events.ErrUnknownOccurrence
 	}
 	ev, err := s.store.GetEventAny(ctx, occ.EventID)
 	if err != nil || (a.EventID != "" && a.EventID != ev.ID) || !a.CanRead(ev.Tags) {
-		return ErrUnknownOccurrence
+		return events.ErrUnknownOccurrence
 	}
 	var params struct {
 		ClientName string `json:"client_name"`
 	}
 	_ = json.Unmarshal(ev.Action.Params, &params)
 	if ev.Action.Type != "websocket" || params.ClientName != a.ClientName {
-		return ErrUnknownOccurrence
+		return events.ErrUnknownOccurrence
 	}
 	err = s.store.Acknowledge(ctx, occ.ID, s.now())
 	if errors.Is(err, model.ErrNotFound) {
-		return ErrNotAwaitingAck
+		return events.ErrNotAwaitingAck
 	}
 	return err
 }

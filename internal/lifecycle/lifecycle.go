@@ -1,4 +1,4 @@
-package events
+package lifecycle
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/planner"
@@ -17,10 +18,6 @@ import (
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/secrets"
 )
-
-// Precondition checks the stored event before a change (the API's
-// If-Match); nil means the change is unconditional.
-type Precondition func(ev *model.Event) error
 
 var (
 	errNotFound     = &input.Error{Status: http.StatusNotFound, Message: "not found"}
@@ -47,7 +44,7 @@ func (s *Service) Get(ctx context.Context, p auth.Principal, id string, withDele
 
 // modifiable loads an event the principal may change: invisible is 404,
 // visible but not fully inside the scope is 403; then check runs.
-func (s *Service) modifiable(ctx context.Context, p auth.Principal, id string, check Precondition) (model.Event, error) {
+func (s *Service) modifiable(ctx context.Context, p auth.Principal, id string, check events.Precondition) (model.Event, error) {
 	ev, err := s.Get(ctx, p, id, false)
 	if err != nil {
 		return ev, err
@@ -66,7 +63,7 @@ func (s *Service) modifiable(ctx context.Context, p auth.Principal, id string, c
 // Create validates in, stores the event with its first window of
 // occurrences (one statement on PostgreSQL), and wakes the dispatchers.
 // via names the client kind that created it.
-func (s *Service) Create(ctx context.Context, p auth.Principal, via string, in *Input, o Once) (Answer, error) {
+func (s *Service) Create(ctx context.Context, p auth.Principal, via string, in *events.Input, o events.Once) (events.Answer, error) {
 	now := s.now()
 	ev := model.Event{ID: uuid.NewString(), Status: model.EventActive, CreatedBy: p.Subject, CreatedVia: via,
 		Version: 1, CreatedAt: now.UTC(), UpdatedAt: now.UTC()}
@@ -75,15 +72,15 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, via string, in *
 		case model.EventActive, model.EventPaused:
 			ev.Status = model.EventStatus(*in.Status)
 		default:
-			return Answer{}, input.BadRequest("status", `must be "active" or "paused" on create`)
+			return events.Answer{}, input.BadRequest("status", `must be "active" or "paused" on create`)
 		}
 	}
-	rule, err := s.applyInput(in, &ev, true, now)
+	rule, err := s.validate.Apply(in, &ev, true, now)
 	if err != nil {
-		return Answer{}, err
+		return events.Answer{}, err
 	}
 	if err := p.CanCreate(ev.Tags); err != nil {
-		return Answer{}, &input.Error{Status: http.StatusForbidden, Message: err.Error(), Field: "tags"}
+		return events.Answer{}, &input.Error{Status: http.StatusForbidden, Message: err.Error(), Field: "tags"}
 	}
 	ans, err := s.once(ctx, o, func(tx *repository.Store) (any, error) {
 		if ev.Status != model.EventActive {
@@ -104,14 +101,14 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, via string, in *
 
 // Update applies in to the event: absent members keep their value. An edit
 // of the schedule re-plans from now; a status change pauses or resumes.
-func (s *Service) Update(ctx context.Context, p auth.Principal, id string, in *Input, check Precondition) (model.Event, error) {
+func (s *Service) Update(ctx context.Context, p auth.Principal, id string, in *events.Input, check events.Precondition) (model.Event, error) {
 	ev, err := s.modifiable(ctx, p, id, check)
 	if err != nil {
 		return ev, err
 	}
 	now := s.now()
 	before := ev
-	rule, err := s.applyInput(in, &ev, false, now)
+	rule, err := s.validate.Apply(in, &ev, false, now)
 	if err != nil {
 		return model.Event{}, err
 	}
@@ -129,7 +126,7 @@ func (s *Service) Update(ctx context.Context, p auth.Principal, id string, in *I
 			return model.Event{}, input.BadRequest("status", `must be "active", "paused" or "inactive"`)
 		}
 	}
-	rescheduled := in.touchesSchedule() && !model.SameSchedule(&before, &ev)
+	rescheduled := in.TouchesSchedule() && !model.SameSchedule(&before, &ev)
 	ev.UpdatedAt = now.UTC()
 	err = s.store.WithTx(ctx, func(tx *repository.Store) error {
 		return s.transition(ctx, tx, &ev, before.Version, target, rescheduled, rule, now)
@@ -146,17 +143,17 @@ func (s *Service) Update(ctx context.Context, p auth.Principal, id string, in *I
 
 // Pause stops the event's future occurrences (history is untouched; manual
 // triggers still fire).
-func (s *Service) Pause(ctx context.Context, p auth.Principal, id string, check Precondition) (model.Event, error) {
+func (s *Service) Pause(ctx context.Context, p auth.Principal, id string, check events.Precondition) (model.Event, error) {
 	return s.setStatus(ctx, p, id, model.EventPaused, check)
 }
 
 // Resume re-plans a paused event from now: instants that fell inside the
 // pause never fire.
-func (s *Service) Resume(ctx context.Context, p auth.Principal, id string, check Precondition) (model.Event, error) {
+func (s *Service) Resume(ctx context.Context, p auth.Principal, id string, check events.Precondition) (model.Event, error) {
 	return s.setStatus(ctx, p, id, model.EventActive, check)
 }
 
-func (s *Service) setStatus(ctx context.Context, p auth.Principal, id string, target model.EventStatus, check Precondition) (model.Event, error) {
+func (s *Service) setStatus(ctx context.Context, p auth.Principal, id string, target model.EventStatus, check events.Precondition) (model.Event, error) {
 	ev, err := s.modifiable(ctx, p, id, check)
 	if err != nil || ev.Status == target {
 		return ev, err
@@ -261,7 +258,7 @@ func Expand(ctx context.Context, tx *repository.Store, ev *model.Event, rule *re
 // Delete soft-deletes the event and cancels what it had not fired yet; its
 // history stays readable. With a precondition the delete is fenced by the
 // version it checked.
-func (s *Service) Delete(ctx context.Context, p auth.Principal, id string, check Precondition) error {
+func (s *Service) Delete(ctx context.Context, p auth.Principal, id string, check events.Precondition) error {
 	ev, err := s.modifiable(ctx, p, id, check)
 	if err != nil {
 		return err
@@ -282,10 +279,10 @@ func (s *Service) Delete(ctx context.Context, p auth.Principal, id string, check
 
 // Trigger fires one occurrence now: marked manual, not counted toward
 // COUNT, allowed while paused.
-func (s *Service) Trigger(ctx context.Context, p auth.Principal, id string, o Once) (Answer, error) {
+func (s *Service) Trigger(ctx context.Context, p auth.Principal, id string, o events.Once) (events.Answer, error) {
 	ev, err := s.modifiable(ctx, p, id, nil)
 	if err != nil {
-		return Answer{}, err
+		return events.Answer{}, err
 	}
 	now := s.now()
 	var occ model.Occurrence
