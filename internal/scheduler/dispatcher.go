@@ -61,7 +61,6 @@ type WakeupSource interface {
 type Dispatcher struct {
 	cfg       Config
 	store     *repository.Store
-	registry  *actions.Registry
 	clock     Clock
 	secrets   SecretsResolver
 	log       *zap.Logger
@@ -116,7 +115,7 @@ func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
 	log := deps.Logger.Named("dispatcher")
 	actx, cancel := context.WithCancel(context.Background())
 	d := &Dispatcher{
-		cfg: cfg, store: deps.Store, registry: deps.Registry, clock: deps.Clock, secrets: deps.Secrets, log: log,
+		cfg: cfg, store: deps.Store, clock: deps.Clock, secrets: deps.Secrets, log: log,
 		wakeups: deps.Wakeups, rnd: deps.Rand, onAttempt: deps.OnAttempt, obs: deps.Observer,
 		sem: make(chan struct{}, cfg.Workers), perDest: outbound.NewLimiter(cfg.MaxPerDestination),
 		deliveries: newDeliveries(deliveryCacheSize, deps.Registry.Prepare),
