@@ -11,20 +11,37 @@ import (
 	"time"
 )
 
-// Action is the extension point: one implementation per action type.
+// Action is the extension point: one implementation per action type, built
+// once in main and registered. As with a Caddy module, an event's params are
+// provisioned once (Prepare) and the result runs every attempt of that
+// version of the event.
 type Action interface {
 	// Type is the name used in an event's action.type ("webhook", …).
 	Type() string
-	// Validate checks params at event create/update. Errors should be
-	// *ParamError so the API can name the bad param.
-	Validate(params json.RawMessage) error
-	// Execute performs one attempt. It honours ctx's deadline and never
-	// returns a nil Outcome error for a failed delivery: failure is reported
-	// in the Outcome, not as a Go error.
+	// Prepare decodes and checks params (at event create/update, and once
+	// per event version before delivering). It does no I/O. Errors should
+	// be *ParamError so the API can name the bad param.
+	Prepare(params json.RawMessage) (Delivery, error)
+}
+
+// Delivery is an event's action in its decoded, ready-to-run form. It is
+// immutable: one Delivery runs concurrent attempts of many occurrences.
+type Delivery interface {
+	// Destination is the host:port the delivery sends to, the key of the
+	// per-destination concurrency limit; "" when it has no single network
+	// destination (websocket).
+	Destination() string
+	// AckTimeout bounds how long an attempt that reports AwaitingAck waits
+	// for its acknowledgement; zero leaves it to the dispatcher's default.
+	AckTimeout() time.Duration
+	// Execute performs one attempt. It honours ctx's deadline and reports
+	// failure in the Outcome, never as a Go error.
 	Execute(ctx context.Context, req Request) Outcome
 }
 
-// Request is everything an action needs to perform one attempt.
+// Request is what changes from one attempt of a prepared Delivery to the
+// next: the occurrence, the attempt and the event's current descriptive
+// fields.
 type Request struct {
 	EventID      string
 	OccurrenceID string // also the delivery id (webhook-id), stable across retries
@@ -36,7 +53,6 @@ type Request struct {
 	Description  string
 	Tags         []string
 	Metadata     json.RawMessage
-	Params       json.RawMessage
 	// Secrets are plaintext signing secrets, newest first; during a rotation
 	// grace period the previous one follows. Never logged.
 	Secrets []string
@@ -60,9 +76,6 @@ type Outcome struct {
 	// AwaitingAck is set when delivery succeeded but completion waits for a
 	// client acknowledgement (websocket with require_ack).
 	AwaitingAck bool
-	// AckTimeout overrides the default acknowledgement deadline (zero =
-	// the dispatcher's default).
-	AckTimeout time.Duration
 }
 
 // OK reports whether the attempt succeeded.
@@ -115,11 +128,18 @@ func (r *Registry) Types() []string {
 	return out
 }
 
-// Validate checks an action's params with its registered type.
-func (r *Registry) Validate(typ string, params json.RawMessage) error {
+// Prepare returns the ready delivery of params for the registered type typ.
+func (r *Registry) Prepare(typ string, params json.RawMessage) (Delivery, error) {
 	a, err := r.Get(typ)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return a.Validate(params)
+	return a.Prepare(params)
+}
+
+// Validate checks an action's params with its registered type: they are
+// valid when they prepare.
+func (r *Registry) Validate(typ string, params json.RawMessage) error {
+	_, err := r.Prepare(typ, params)
+	return err
 }

@@ -8,6 +8,9 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
+
+	"github.com/qhronos/qhronos/internal/outbound"
 )
 
 // APICall sends an arbitrary HTTP request: a method, URL, headers and body
@@ -17,6 +20,7 @@ type APICall struct {
 	cfg HTTPConfig
 }
 
+// The build fails here, not in main's registry, if APICall drifts from Action.
 var _ Action = (*APICall)(nil)
 
 // NewAPICall returns the apicall action.
@@ -38,10 +42,21 @@ var apiCallMethods = map[string]bool{
 // Type implements Action.
 func (a *APICall) Type() string { return "apicall" }
 
-// Validate implements Action.
-func (a *APICall) Validate(params json.RawMessage) error {
-	_, err := a.parse(params)
-	return err
+// Prepare implements Action.
+func (a *APICall) Prepare(params json.RawMessage) (Delivery, error) {
+	p, err := a.parse(params)
+	if err != nil {
+		return nil, err
+	}
+	dest, err := outbound.Destination(p.URL)
+	if err != nil {
+		return nil, &ParamError{Param: "url", Reason: "must be a valid URL"}
+	}
+	body, isJSON, err := requestBody(p.Body)
+	if err != nil {
+		return nil, &ParamError{Param: "body", Reason: "must be valid JSON"}
+	}
+	return &apiCallDelivery{cfg: a.cfg, params: p, dest: dest, body: body, isJSON: isJSON}, nil
 }
 
 // parse decodes and checks params, normalizing the method to upper case.
@@ -95,20 +110,32 @@ func requestBody(b json.RawMessage) (body []byte, isJSON bool, err error) {
 	return buf.Bytes(), true, nil
 }
 
-// Execute implements Action.
-func (a *APICall) Execute(ctx context.Context, req Request) Outcome {
-	p, err := a.parse(req.Params)
-	if err != nil {
-		return Outcome{Err: fmt.Errorf("apicall params: %w", err)}
-	}
-	body, isJSON, err := requestBody(p.Body)
-	if err != nil {
-		return Outcome{Err: fmt.Errorf("apicall body: %w", err)}
-	}
-	return a.cfg.deliver(ctx, req, func(ctx context.Context) (*http.Request, error) {
+// apiCallDelivery is an apicall's prepared params. Its headers map and body
+// are only read: attempts share them.
+type apiCallDelivery struct {
+	cfg    HTTPConfig
+	params apiCallParams
+	dest   string
+	body   []byte
+	isJSON bool
+}
+
+// Prepare returns it as a Delivery.
+var _ Delivery = (*apiCallDelivery)(nil)
+
+// Destination implements Delivery.
+func (d *apiCallDelivery) Destination() string { return d.dest }
+
+// AckTimeout implements Delivery: an API call never waits for an ack.
+func (d *apiCallDelivery) AckTimeout() time.Duration { return 0 }
+
+// Execute implements Delivery.
+func (d *apiCallDelivery) Execute(ctx context.Context, req Request) Outcome {
+	p := d.params
+	return d.cfg.deliver(ctx, req, func(ctx context.Context) (*http.Request, error) {
 		var rd io.Reader
-		if body != nil {
-			rd = bytes.NewReader(body)
+		if d.body != nil {
+			rd = bytes.NewReader(d.body)
 		}
 		r, err := http.NewRequestWithContext(ctx, p.Method, p.URL, rd)
 		if err != nil {
@@ -117,18 +144,18 @@ func (a *APICall) Execute(ctx context.Context, req Request) Outcome {
 		for k, v := range p.Headers {
 			r.Header.Set(k, v)
 		}
-		if isJSON && r.Header.Get("Content-Type") == "" {
+		if d.isJSON && r.Header.Get("Content-Type") == "" {
 			r.Header.Set("Content-Type", "application/json")
 		}
 		if r.Header.Get("User-Agent") == "" {
-			r.Header.Set("User-Agent", a.cfg.userAgent())
+			r.Header.Set("User-Agent", d.cfg.userAgent())
 		}
 		if r.Header.Get("Accept-Encoding") == "" {
 			r.Header.Set("Accept-Encoding", "gzip")
 		}
 		r.Header.Set("Idempotency-Key", req.OccurrenceID)
 		if p.Sign {
-			SignHeaders(r.Header, req.Secrets, req.OccurrenceID, a.cfg.Now(), body)
+			SignHeaders(r.Header, req.Secrets, req.OccurrenceID, d.cfg.Now(), d.body)
 		}
 		return r, nil
 	})

@@ -67,9 +67,9 @@ func TestAPICallSendsExactlyWhatWasConfigured(t *testing.T) {
 			srv, got := recorder(t, http.StatusOK)
 			tc.params["url"] = srv.URL + "/api/v1/charge"
 			ac := actions.NewAPICall(testConfig(t, nil))
-			req := baseRequest(params(t, tc.params))
+			req := baseRequest()
 
-			out := ac.Execute(context.Background(), req)
+			out := prepare(t, ac, tc.params).Execute(context.Background(), req)
 			require.NoError(t, out.Err)
 			r := next(t, got)
 			if r.Method != tc.wantMethod || r.Path != "/api/v1/charge" {
@@ -103,9 +103,10 @@ func TestAPICallSigned(t *testing.T) {
 	t.Parallel()
 	srv, got := recorder(t, http.StatusAccepted)
 	ac := actions.NewAPICall(testConfig(t, nil))
-	req := baseRequest(params(t, map[string]any{"method": "POST", "url": srv.URL, "body": map[string]int{"x": 1}, "sign": true}))
+	d := prepare(t, ac, map[string]any{"method": "POST", "url": srv.URL, "body": map[string]int{"x": 1}, "sign": true})
+	req := baseRequest()
 	req.Secrets = []string{rotatedSecret}
-	out := ac.Execute(context.Background(), req)
+	out := d.Execute(context.Background(), req)
 	require.NoError(t, out.Err)
 	r := next(t, got)
 	v, err := standardwebhooks.NewWebhook(rotatedSecret)
@@ -160,21 +161,21 @@ func TestAPICallValidate(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := ac.Validate(json.RawMessage(tc.params))
+			_, err := ac.Prepare(json.RawMessage(tc.params))
 			if tc.wantParam == "" {
 				if err != nil {
-					t.Errorf("Validate(%s) = %v, want nil", tc.params, err)
+					t.Errorf("Prepare(%s) = %v, want nil", tc.params, err)
 				}
 				return
 			}
 			var pe *actions.ParamError
-			require.ErrorAs(t, err, &pe, "Validate(%s)", tc.params)
+			require.ErrorAs(t, err, &pe, "Prepare(%s)", tc.params)
 			paramOK := pe.Param == tc.wantParam
 			if prefix, ok := strings.CutSuffix(tc.wantParam, "*"); ok {
 				paramOK = strings.HasPrefix(pe.Param, prefix)
 			}
 			if !paramOK || !strings.Contains(pe.Reason, tc.wantText) {
-				t.Errorf("Validate(%s) = %v, want param %q with %q", tc.params, err, tc.wantParam, tc.wantText)
+				t.Errorf("Prepare(%s) = %v, want param %q with %q", tc.params, err, tc.wantParam, tc.wantText)
 			}
 		})
 	}

@@ -82,7 +82,7 @@ func TestOutcomeClassification(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			req := baseRequest(params(t, map[string]string{"url": tc.url}))
+			req := baseRequest()
 			// Only the hanging receiver needs a short deadline; the others
 			// get a long one, or a loaded machine turns a 200 into a timeout
 			// (seen about once in 50 runs under the race detector).
@@ -90,7 +90,7 @@ func TestOutcomeClassification(t *testing.T) {
 			if tc.url == srv.URL+"/hang" {
 				req.Timeout = 300 * time.Millisecond
 			}
-			out := wh.Execute(context.Background(), req)
+			out := prepare(t, wh, map[string]string{"url": tc.url}).Execute(context.Background(), req)
 			if out.OK() != tc.wantOK {
 				t.Fatalf("OK = %v (err %v), want %v", out.OK(), out.Err, tc.wantOK)
 			}
@@ -133,9 +133,8 @@ func TestBlockedAtDialIsPermanent(t *testing.T) {
 	wh := actions.NewWebhook(testConfig(t, func(c *actions.HTTPConfig) {
 		c.Outbound = outbound.Options{Resolver: fixedResolver{netip.MustParseAddr("127.0.0.1")}}
 	}))
-	p := params(t, map[string]string{"url": "http://hooks.example.com:" + port + "/"})
-	require.NoError(t, wh.Validate(p))
-	out := wh.Execute(context.Background(), baseRequest(p))
+	d := prepare(t, wh, map[string]string{"url": "http://hooks.example.com:" + port + "/"})
+	out := d.Execute(context.Background(), baseRequest())
 
 	require.Error(t, out.Err)
 	var blocked *outbound.BlockedError
@@ -169,7 +168,7 @@ func TestRedirectToLoopbackIsRecordedNotFollowed(t *testing.T) {
 	redirector := httptest.NewServer(http.RedirectHandler(internal.URL+"/admin", http.StatusTemporaryRedirect))
 	t.Cleanup(redirector.Close)
 
-	out := actions.NewWebhook(testConfig(t, nil)).Execute(context.Background(), baseRequest(params(t, map[string]string{"url": redirector.URL})))
+	out := prepare(t, actions.NewWebhook(testConfig(t, nil)), map[string]string{"url": redirector.URL}).Execute(context.Background(), baseRequest())
 	if out.OK() || out.StatusCode != http.StatusTemporaryRedirect || !out.Retryable {
 		t.Errorf("outcome = {status %d, err %v, retryable %v}, want failed 307, retryable", out.StatusCode, out.Err, out.Retryable)
 	}
@@ -185,7 +184,7 @@ func TestTLSErrorIsRetryable(t *testing.T) {
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	// The client does not trust the test CA.
-	out := actions.NewWebhook(testConfig(t, nil)).Execute(context.Background(), baseRequest(params(t, map[string]string{"url": srv.URL})))
+	out := prepare(t, actions.NewWebhook(testConfig(t, nil)), map[string]string{"url": srv.URL}).Execute(context.Background(), baseRequest())
 	if out.OK() || !out.Retryable || out.StatusCode != 0 {
 		t.Errorf("outcome = {status %d, err %v, retryable %v}, want a retryable failure without status", out.StatusCode, out.Err, out.Retryable)
 	}
@@ -201,7 +200,7 @@ func TestTrustedTLSReceiverSucceeds(t *testing.T) {
 	cfg := testConfig(t, func(c *actions.HTTPConfig) {
 		c.Outbound.TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig
 	})
-	out := actions.NewWebhook(cfg).Execute(context.Background(), baseRequest(params(t, map[string]string{"url": srv.URL})))
+	out := prepare(t, actions.NewWebhook(cfg), map[string]string{"url": srv.URL}).Execute(context.Background(), baseRequest())
 	require.NoError(t, out.Err)
 }
 
@@ -213,15 +212,18 @@ func TestBlockedOutcomeFromDialGuard(t *testing.T) {
 	permissive := actions.NewWebhook(testConfig(t, nil))
 	strict := actions.NewWebhook(testConfig(t, func(c *actions.HTTPConfig) { c.Outbound.AllowCIDRs = nil }))
 	p := params(t, map[string]string{"url": srv.URL})
-	require.NoError(t, permissive.Validate(p))
+	_, err := permissive.Prepare(p)
+	require.NoError(t, err)
 
-	out := strict.Execute(context.Background(), baseRequest(p))
-	require.Error(t, out.Err)
-	if out.Retryable {
-		t.Errorf("Retryable = true, want false for a blocked destination")
+	// The running policy prepares the stored params before any attempt (the
+	// dispatcher fails such an attempt for good).
+	d, err := strict.Prepare(p)
+	require.Error(t, err)
+	if d != nil {
+		t.Errorf("Prepare returned a delivery with its error")
 	}
-	if !strings.Contains(out.Err.Error(), "blocked") || !strings.Contains(out.Err.Error(), "outbound.allow_cidrs") {
-		t.Errorf("Err = %q, want it to say blocked and name outbound.allow_cidrs", out.Err)
+	if !strings.Contains(err.Error(), "blocked") || !strings.Contains(err.Error(), "outbound.allow_cidrs") {
+		t.Errorf("err = %q, want it to say blocked and name outbound.allow_cidrs", err)
 	}
 	select {
 	case r := <-got:
@@ -229,7 +231,7 @@ func TestBlockedOutcomeFromDialGuard(t *testing.T) {
 	default:
 	}
 	var pe *actions.ParamError
-	if !errors.As(out.Err, &pe) || pe.Param != "url" {
-		t.Errorf("Err = %v, want a ParamError on url (execute re-validates with the running policy)", out.Err)
+	if !errors.As(err, &pe) || pe.Param != "url" {
+		t.Errorf("err = %v, want a ParamError on url (prepared with the running policy)", err)
 	}
 }

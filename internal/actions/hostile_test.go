@@ -39,10 +39,10 @@ func hostileServer(t *testing.T, h func(w http.ResponseWriter, r *http.Request, 
 
 func runHostile(t *testing.T, url string) actions.Outcome {
 	t.Helper()
-	req := baseRequest(params(t, map[string]string{"url": url}))
+	req := baseRequest()
 	req.Timeout = hostileTimeout
 	start := time.Now()
-	out := actions.NewWebhook(testConfig(t, nil)).Execute(context.Background(), req)
+	out := prepare(t, actions.NewWebhook(testConfig(t, nil)), map[string]string{"url": url}).Execute(context.Background(), req)
 	if elapsed := time.Since(start); elapsed > hostileTimeout+deadlineSlack {
 		t.Errorf("attempt took %s, want it to end by its %s deadline", elapsed, hostileTimeout)
 	}
@@ -235,7 +235,7 @@ func TestExcerptBoundAndDecoding(t *testing.T) {
 			}))
 			t.Cleanup(srv.Close)
 			cfg := testConfig(t, func(c *actions.HTTPConfig) { c.ExcerptLimit = tc.limit })
-			out := actions.NewWebhook(cfg).Execute(context.Background(), baseRequest(params(t, map[string]string{"url": srv.URL})))
+			out := prepare(t, actions.NewWebhook(cfg), map[string]string{"url": srv.URL}).Execute(context.Background(), baseRequest())
 			require.NoError(t, out.Err)
 			if tc.name == "gzip compressed over bound" {
 				// Whatever decoded from the first 64 compressed bytes.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/qhronos/qhronos/internal/actions"
@@ -79,7 +80,15 @@ func params(t *testing.T, v any) json.RawMessage {
 	return b
 }
 
-func baseRequest(params json.RawMessage) actions.Request {
+// prepare returns a's delivery for params (marshalled), which must be valid.
+func prepare(t *testing.T, a actions.Action, p any) actions.Delivery {
+	t.Helper()
+	d, err := a.Prepare(params(t, p))
+	require.NoError(t, err)
+	return d
+}
+
+func baseRequest() actions.Request {
 	return actions.Request{
 		EventID:      "0b0d1f34-9a43-4c2e-9a1b-000000000001",
 		OccurrenceID: "7c9e6679-7425-40de-944b-e07fc1f90ae7",
@@ -90,7 +99,6 @@ func baseRequest(params json.RawMessage) actions.Request {
 		Description:  "sends <the> report & more",
 		Tags:         []string{"billing"},
 		Metadata:     json.RawMessage(`{"customer": "acme", "n": 1}`),
-		Params:       params,
 		Secrets:      []string{"qhronos-test-secret"},
 		Timeout:      5 * time.Second,
 	}

@@ -30,6 +30,12 @@ func TestRegistry(t *testing.T) {
 	if err := r.Validate("carrier-pigeon", json.RawMessage(`{}`)); !errors.Is(err, actions.ErrUnknownType) {
 		t.Errorf("Validate(unknown) err = %v, want ErrUnknownType", err)
 	}
+	if d, err := r.Prepare("carrier-pigeon", json.RawMessage(`{}`)); !errors.Is(err, actions.ErrUnknownType) || d != nil {
+		t.Errorf("Prepare(unknown) = %v, %v; want no delivery and ErrUnknownType", d, err)
+	}
+	if d, err := r.Prepare("webhook", json.RawMessage(`{"url":"https://x.example/"}`)); err != nil || d.Destination() != "x.example:443" {
+		t.Errorf("Prepare(webhook, valid) = %v, %v; want the delivery to x.example:443", d, err)
+	}
 	var pe *actions.ParamError
 	if err := r.Validate("webhook", json.RawMessage(`{"url":"ftp://x.example/"}`)); !errors.As(err, &pe) || pe.Param != "url" {
 		t.Errorf("Validate(webhook, ftp url) = %v, want a ParamError on url", err)

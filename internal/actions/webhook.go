@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
+
+	"github.com/qhronos/qhronos/internal/outbound"
 )
 
 // Webhook POSTs the occurrence payload as signed JSON to params.url.
@@ -13,6 +16,7 @@ type Webhook struct {
 	cfg HTTPConfig
 }
 
+// The build fails here, not in main's registry, if Webhook drifts from Action.
 var _ Action = (*Webhook)(nil)
 
 // NewWebhook returns the webhook action.
@@ -25,41 +29,55 @@ type webhookParams struct {
 // Type implements Action.
 func (w *Webhook) Type() string { return "webhook" }
 
-// Validate implements Action: params must be {"url": <allowed http(s) URL>}.
-func (w *Webhook) Validate(params json.RawMessage) error {
-	_, err := w.parse(params)
-	return err
-}
-
-func (w *Webhook) parse(params json.RawMessage) (webhookParams, error) {
+// Prepare implements Action: params must be {"url": <allowed http(s) URL>}.
+func (w *Webhook) Prepare(params json.RawMessage) (Delivery, error) {
 	var p webhookParams
 	if err := decodeParams(params, &p); err != nil {
-		return p, err
+		return nil, err
 	}
-	return p, validateURL("url", p.URL, w.cfg.Outbound)
+	if err := validateURL("url", p.URL, w.cfg.Outbound); err != nil {
+		return nil, err
+	}
+	dest, err := outbound.Destination(p.URL)
+	if err != nil {
+		return nil, &ParamError{Param: "url", Reason: "must be a valid URL"}
+	}
+	return &webhookDelivery{cfg: w.cfg, url: p.URL, dest: dest}, nil
 }
 
-// Execute implements Action. The body and its signatures are computed per
+// webhookDelivery is a webhook's prepared params.
+type webhookDelivery struct {
+	cfg  HTTPConfig
+	url  string
+	dest string
+}
+
+// Prepare returns it as a Delivery.
+var _ Delivery = (*webhookDelivery)(nil)
+
+// Destination implements Delivery.
+func (d *webhookDelivery) Destination() string { return d.dest }
+
+// AckTimeout implements Delivery: a webhook never waits for an ack.
+func (d *webhookDelivery) AckTimeout() time.Duration { return 0 }
+
+// Execute implements Delivery. The body and its signatures are computed per
 // attempt (attempt and webhook-timestamp change); webhook-id stays the
 // occurrence id so receivers can deduplicate retries.
-func (w *Webhook) Execute(ctx context.Context, req Request) Outcome {
-	p, err := w.parse(req.Params)
-	if err != nil {
-		return Outcome{Err: fmt.Errorf("webhook params: %w", err)}
-	}
+func (d *webhookDelivery) Execute(ctx context.Context, req Request) Outcome {
 	body, err := NewPayload(req).Marshal()
 	if err != nil {
 		return Outcome{Err: fmt.Errorf("webhook payload: %w", err)}
 	}
-	return w.cfg.deliver(ctx, req, func(ctx context.Context) (*http.Request, error) {
-		r, err := http.NewRequestWithContext(ctx, http.MethodPost, p.URL, bytes.NewReader(body))
+	return d.cfg.deliver(ctx, req, func(ctx context.Context) (*http.Request, error) {
+		r, err := http.NewRequestWithContext(ctx, http.MethodPost, d.url, bytes.NewReader(body))
 		if err != nil {
 			return nil, fmt.Errorf("build webhook request: %w", err)
 		}
 		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("User-Agent", w.cfg.userAgent())
+		r.Header.Set("User-Agent", d.cfg.userAgent())
 		r.Header.Set("Accept-Encoding", "gzip")
-		SignHeaders(r.Header, req.Secrets, req.OccurrenceID, w.cfg.Now(), body)
+		SignHeaders(r.Header, req.Secrets, req.OccurrenceID, d.cfg.Now(), body)
 		return r, nil
 	})
 }

@@ -22,9 +22,9 @@ func TestWebhookDeliversSignedPayload(t *testing.T) {
 	t.Parallel()
 	srv, got := recorder(t, http.StatusNoContent)
 	wh := actions.NewWebhook(testConfig(t, nil))
-	req := baseRequest(params(t, map[string]string{"url": srv.URL + "/hooks/q?src=qhronos"}))
+	req := baseRequest()
 
-	out := wh.Execute(context.Background(), req)
+	out := prepare(t, wh, map[string]string{"url": srv.URL + "/hooks/q?src=qhronos"}).Execute(context.Background(), req)
 	require.NoError(t, out.Err)
 	if out.StatusCode != http.StatusNoContent {
 		t.Errorf("status = %d, want 204", out.StatusCode)
@@ -80,9 +80,9 @@ func TestWebhookEmptyMetadataAndTags(t *testing.T) {
 	t.Parallel()
 	srv, got := recorder(t, http.StatusOK)
 	wh := actions.NewWebhook(testConfig(t, nil))
-	req := baseRequest(params(t, map[string]string{"url": srv.URL}))
+	req := baseRequest()
 	req.Metadata, req.Tags = nil, nil
-	require.NoError(t, wh.Execute(context.Background(), req).Err)
+	require.NoError(t, prepare(t, wh, map[string]string{"url": srv.URL}).Execute(context.Background(), req).Err)
 	var body map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(next(t, got).Body, &body))
 	if got, want := string(body["metadata"]), "{}"; got != want {
@@ -97,9 +97,9 @@ func TestWebhookRotationSendsBothSignatures(t *testing.T) {
 	t.Parallel()
 	srv, got := recorder(t, http.StatusOK)
 	wh := actions.NewWebhook(testConfig(t, nil))
-	req := baseRequest(params(t, map[string]string{"url": srv.URL}))
+	req := baseRequest()
 	req.Secrets = []string{rotatedSecret, "previous-plain-secret"}
-	require.NoError(t, wh.Execute(context.Background(), req).Err)
+	require.NoError(t, prepare(t, wh, map[string]string{"url": srv.URL}).Execute(context.Background(), req).Err)
 	r := next(t, got)
 
 	sigs := strings.Fields(r.Header.Get("webhook-signature"))
@@ -138,8 +138,8 @@ func TestWebhookOldTimestampIsRejectedByVerifier(t *testing.T) {
 	wh := actions.NewWebhook(testConfig(t, func(c *actions.HTTPConfig) {
 		c.Now = func() time.Time { return sixMinutesAgo }
 	}))
-	req := baseRequest(params(t, map[string]string{"url": srv.URL}))
-	require.NoError(t, wh.Execute(context.Background(), req).Err)
+	req := baseRequest()
+	require.NoError(t, prepare(t, wh, map[string]string{"url": srv.URL}).Execute(context.Background(), req).Err)
 	r := next(t, got)
 
 	if got, want := r.Header.Get("webhook-timestamp"), strconv.FormatInt(sixMinutesAgo.Unix(), 10); got != want {
@@ -162,12 +162,13 @@ func TestWebhookRetryKeepsDeliveryIDAndChangesTimestamp(t *testing.T) {
 	wh := actions.NewWebhook(testConfig(t, func(c *actions.HTTPConfig) {
 		c.Now = func() time.Time { return clock }
 	}))
-	req := baseRequest(params(t, map[string]string{"url": srv.URL}))
-	require.NoError(t, wh.Execute(context.Background(), req).Err)
+	d := prepare(t, wh, map[string]string{"url": srv.URL}) // one delivery runs both attempts
+	req := baseRequest()
+	require.NoError(t, d.Execute(context.Background(), req).Err)
 	first := next(t, got)
 	clock = clock.Add(90 * time.Second)
 	req.Attempt = 2
-	require.NoError(t, wh.Execute(context.Background(), req).Err)
+	require.NoError(t, d.Execute(context.Background(), req).Err)
 	second := next(t, got)
 
 	if a, b := first.Header.Get("webhook-id"), second.Header.Get("webhook-id"); a != b || a != req.OccurrenceID {
@@ -206,17 +207,17 @@ func TestWebhookValidate(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := wh.Validate(json.RawMessage(tc.params))
+			_, err := wh.Prepare(json.RawMessage(tc.params))
 			if tc.wantParam == "" {
 				if err != nil {
-					t.Errorf("Validate(%s) = %v, want nil", tc.params, err)
+					t.Errorf("Prepare(%s) = %v, want nil", tc.params, err)
 				}
 				return
 			}
 			var pe *actions.ParamError
-			require.ErrorAs(t, err, &pe, "Validate(%s)", tc.params)
+			require.ErrorAs(t, err, &pe, "Prepare(%s)", tc.params)
 			if pe.Param != tc.wantParam || !strings.Contains(pe.Reason, tc.wantText) {
-				t.Errorf("Validate(%s) = %v, want param %q with %q", tc.params, err, tc.wantParam, tc.wantText)
+				t.Errorf("Prepare(%s) = %v, want param %q with %q", tc.params, err, tc.wantParam, tc.wantText)
 			}
 		})
 	}

@@ -22,15 +22,15 @@ type WebSocket struct {
 	ackTimeout time.Duration
 }
 
+// The build fails here, not in main's registry, if WebSocket drifts from
+// Action.
 var _ Action = (*WebSocket)(nil)
 
-// NewWebSocket builds the action; ackTimeout is the default time a
-// require_ack delivery may wait for its acknowledgement.
+// NewWebSocket builds the action; ackTimeout is how long a require_ack
+// delivery without an ack_timeout param waits for its acknowledgement (zero:
+// the dispatcher's default).
 func NewWebSocket(sender ClientSender, ackTimeout time.Duration) *WebSocket {
-	if ackTimeout <= 0 {
-		ackTimeout = 30 * time.Second
-	}
-	return &WebSocket{sender: sender, replyWait: 2 * time.Second, ackTimeout: ackTimeout}
+	return &WebSocket{sender: sender, replyWait: 2 * time.Second, ackTimeout: max(ackTimeout, 0)}
 }
 
 // Type implements Action.
@@ -44,45 +44,57 @@ type websocketParams struct {
 
 var clientNamePattern = regexp.MustCompile(`^[A-Za-z0-9._:@-]{1,255}$`)
 
-func (w *WebSocket) params(raw json.RawMessage) (websocketParams, time.Duration, error) {
+// Prepare implements Action.
+func (w *WebSocket) Prepare(raw json.RawMessage) (Delivery, error) {
 	var p websocketParams
 	if err := decodeParams(raw, &p); err != nil {
-		return p, 0, err
+		return nil, err
 	}
 	if !clientNamePattern.MatchString(p.ClientName) {
-		return p, 0, &ParamError{Param: "client_name", Reason: "required: 1-255 letters, digits or ._:@-"}
+		return nil, &ParamError{Param: "client_name", Reason: "required: 1-255 letters, digits or ._:@-"}
 	}
-	timeout := w.ackTimeout
+	d := &websocketDelivery{sender: w.sender, replyWait: w.replyWait, clientName: p.ClientName,
+		requireAck: p.RequireAck, ackTimeout: w.ackTimeout}
 	if p.AckTimeout != "" {
-		d, err := time.ParseDuration(p.AckTimeout)
-		if err != nil || d < time.Second || d > 24*time.Hour {
-			return p, 0, &ParamError{Param: "ack_timeout", Reason: "must be a duration between 1s and 24h"}
+		v, err := time.ParseDuration(p.AckTimeout)
+		if err != nil || v < time.Second || v > 24*time.Hour {
+			return nil, &ParamError{Param: "ack_timeout", Reason: "must be a duration between 1s and 24h"}
 		}
-		timeout = d
+		d.ackTimeout = v
 	}
-	return p, timeout, nil
+	return d, nil
 }
 
-// Validate implements Action.
-func (w *WebSocket) Validate(params json.RawMessage) error {
-	_, _, err := w.params(params)
-	return err
+// websocketDelivery is a websocket action's prepared params.
+type websocketDelivery struct {
+	sender     ClientSender
+	replyWait  time.Duration
+	clientName string
+	requireAck bool
+	ackTimeout time.Duration // zero: the dispatcher's default
 }
+
+// Prepare returns it as a Delivery.
+var _ Delivery = (*websocketDelivery)(nil)
+
+// Destination implements Delivery: client-hooks are reached through the
+// hub, not one network destination.
+func (d *websocketDelivery) Destination() string { return "" }
+
+// AckTimeout implements Delivery: the ack_timeout param, else the action's
+// default.
+func (d *websocketDelivery) AckTimeout() time.Duration { return d.ackTimeout }
 
 // Execute pushes the event frame. With no client connected anywhere the
 // attempt fails and is retried; with require_ack it completes only when the
 // client acknowledges.
-func (w *WebSocket) Execute(ctx context.Context, req Request) Outcome {
+func (d *websocketDelivery) Execute(ctx context.Context, req Request) Outcome {
 	start := time.Now()
-	p, ackTimeout, err := w.params(req.Params)
+	frame, err := ClientFrame(req, d.requireAck, time.Now())
 	if err != nil {
 		return Outcome{Err: err, Duration: time.Since(start)}
 	}
-	frame, err := ClientFrame(req, p.RequireAck, time.Now())
-	if err != nil {
-		return Outcome{Err: err, Duration: time.Since(start)}
-	}
-	n, err := w.sender.SendToClient(ctx, p.ClientName, req.Tags, frame, w.replyWait)
+	n, err := d.sender.SendToClient(ctx, d.clientName, req.Tags, frame, d.replyWait)
 	out := Outcome{Duration: time.Since(start)}
 	switch {
 	case err != nil:
@@ -90,9 +102,9 @@ func (w *WebSocket) Execute(ctx context.Context, req Request) Outcome {
 	case n == 0:
 		// Connected clients whose token may not read the event count as
 		// none: the occurrence retries like any undelivered one.
-		out.Err, out.Retryable = errors.New("no websocket client connected for "+p.ClientName), true
-	case p.RequireAck:
-		out.AwaitingAck, out.AckTimeout = true, ackTimeout
+		out.Err, out.Retryable = errors.New("no websocket client connected for "+d.clientName), true
+	case d.requireAck:
+		out.AwaitingAck = true
 	}
 	return out
 }

@@ -30,13 +30,13 @@ func (d *Dispatcher) attempt(jb job) {
 		d.releaseIDs(jb.token, []string{jb.occ.ID})
 		return
 	}
-	out := d.execute(&jb, started)
+	out, ackTimeout := d.execute(&jb, started)
 	<-d.sem
 	ended := d.clock.Now()
 	if out.Duration <= 0 {
 		out.Duration = ended.Sub(started)
 	}
-	v := jb.policy.Classify(out, jb.occ.AttemptCount, ended, d.ackTimeout(&jb.ev), d.rnd)
+	v := jb.policy.Classify(out, jb.occ.AttemptCount, ended, ackTimeout, d.rnd)
 	att := &model.Attempt{
 		OccurrenceID: jb.occ.ID, EventID: jb.ev.ID, Attempt: jb.occ.AttemptCount, Manual: jb.occ.Manual || jb.occ.ManualRetry,
 		StartedAt: started.UTC(), DurationMS: out.Duration.Milliseconds(), Outcome: string(v.Status),
@@ -105,38 +105,46 @@ func lateFrom(occ *model.Occurrence) time.Time {
 	return occ.ScheduledAt
 }
 
-// execute builds the request and runs the action within its timeout.
-func (d *Dispatcher) execute(jb *job, started time.Time) actions.Outcome {
-	action, err := d.registry.Get(jb.ev.Action.Type)
+// execute runs the event version's prepared delivery within the attempt's
+// timeout. It also returns how long an AwaitingAck outcome may wait: the
+// delivery's own ack timeout, else the default.
+func (d *Dispatcher) execute(jb *job, started time.Time) (actions.Outcome, time.Duration) {
+	delivery, err := d.deliveries.get(&jb.ev)
 	if err != nil {
-		return actions.Outcome{Err: fmt.Errorf("resolve action: %w", err)}
+		// The stored params no longer prepare (an unknown type, a URL the
+		// running outbound policy refuses): no later attempt can do better.
+		return actions.Outcome{Err: fmt.Errorf("resolve action: %w", err)}, d.cfg.AckTimeout
+	}
+	ackTimeout := delivery.AckTimeout()
+	if ackTimeout <= 0 {
+		ackTimeout = d.cfg.AckTimeout
 	}
 	secrets, err := d.secrets(&jb.ev)
 	if err != nil {
 		// An operator can fix the key; the next attempt may succeed.
-		return actions.Outcome{Err: fmt.Errorf("resolve signing secret: %w", err), Retryable: true}
+		return actions.Outcome{Err: fmt.Errorf("resolve signing secret: %w", err), Retryable: true}, ackTimeout
 	}
 	timeout := d.timeout(&jb.ev)
 	req := actions.Request{
 		EventID: jb.ev.ID, OccurrenceID: jb.occ.ID, Attempt: jb.occ.AttemptCount, Manual: jb.occ.Manual || jb.occ.ManualRetry,
 		ScheduledAt: jb.occ.ScheduledAt, DispatchedAt: started.UTC(), Name: jb.ev.Name,
 		Description: jb.ev.Description, Tags: jb.ev.Tags, Metadata: json.RawMessage(jb.ev.Metadata),
-		Params: jb.ev.Action.Params, Secrets: secrets, Timeout: timeout,
+		Secrets: secrets, Timeout: timeout,
 	}
 	ctx, cancel := context.WithTimeout(d.attemptCtx, timeout)
 	defer cancel()
-	if dest, ok := actions.DestinationOf(action, jb.ev.Action.Params); ok {
+	if dest := delivery.Destination(); dest != "" {
 		// Wait for the destination without holding a pool slot, so a slow
 		// receiver cannot starve the others.
 		<-d.sem
 		release, err := d.perDest.Acquire(ctx, dest)
 		d.sem <- struct{}{}
 		if err != nil {
-			return actions.Outcome{Err: fmt.Errorf("wait for a free slot to %s: %w", dest, err), Retryable: true}
+			return actions.Outcome{Err: fmt.Errorf("wait for a free slot to %s: %w", dest, err), Retryable: true}, ackTimeout
 		}
 		defer release()
 	}
-	return action.Execute(ctx, req)
+	return delivery.Execute(ctx, req), ackTimeout
 }
 
 // timeout is the event's own attempt timeout (capped) or the default.
@@ -145,28 +153,6 @@ func (d *Dispatcher) timeout(ev *model.Event) time.Duration {
 		return d.cfg.AttemptTimeout
 	}
 	return min(time.Duration(ev.TimeoutMS)*time.Millisecond, d.cfg.MaxTimeout)
-}
-
-// ackTimeout is the action's ack_timeout param (websocket require_ack) or
-// the default.
-func (d *Dispatcher) ackTimeout(ev *model.Event) time.Duration {
-	var a struct {
-		AckTimeout json.RawMessage `json:"ack_timeout"`
-	}
-	if json.Unmarshal(ev.Action.Params, &a) != nil || len(a.AckTimeout) == 0 {
-		return d.cfg.AckTimeout
-	}
-	var text string
-	if json.Unmarshal(a.AckTimeout, &text) == nil {
-		if v, err := time.ParseDuration(text); err == nil && v > 0 {
-			return v
-		}
-	}
-	var secs float64
-	if json.Unmarshal(a.AckTimeout, &secs) == nil && secs > 0 {
-		return time.Duration(secs * float64(time.Second))
-	}
-	return d.cfg.AckTimeout
 }
 
 // lastStatus summarizes an attempt for the event's last_status.

@@ -61,7 +61,6 @@ type WakeupSource interface {
 type Dispatcher struct {
 	cfg       Config
 	store     *repository.Store
-	registry  *actions.Registry
 	clock     Clock
 	secrets   SecretsResolver
 	log       *zap.Logger
@@ -69,11 +68,12 @@ type Dispatcher struct {
 	rnd       func() float64
 	onAttempt AttemptHook
 
-	sem     chan struct{} // one slot per running attempt
-	perDest *outbound.Limiter
-	obs     Observer
-	rec     *recorder
-	wakeNow chan struct{} // local wake-ups (Wake)
+	sem        chan struct{} // one slot per running attempt
+	perDest    *outbound.Limiter
+	deliveries *deliveries // each event version's prepared action
+	obs        Observer
+	rec        *recorder
+	wakeNow    chan struct{} // local wake-ups (Wake)
 
 	// stopping closes when Run's context ends: holders release the rows
 	// they have not started.
@@ -115,9 +115,10 @@ func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
 	log := deps.Logger.Named("dispatcher")
 	actx, cancel := context.WithCancel(context.Background())
 	d := &Dispatcher{
-		cfg: cfg, store: deps.Store, registry: deps.Registry, clock: deps.Clock, secrets: deps.Secrets, log: log,
+		cfg: cfg, store: deps.Store, clock: deps.Clock, secrets: deps.Secrets, log: log,
 		wakeups: deps.Wakeups, rnd: deps.Rand, onAttempt: deps.OnAttempt, obs: deps.Observer,
 		sem: make(chan struct{}, cfg.Workers), perDest: outbound.NewLimiter(cfg.MaxPerDestination),
+		deliveries: newDeliveries(deliveryCacheSize, deps.Registry.Prepare),
 		// Outcomes are retried past the lease while the database is away:
 		// the write is fenced, so a late one that lost its lease changes
 		// nothing, and one that still holds it saves a second delivery.

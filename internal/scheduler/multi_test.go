@@ -88,15 +88,17 @@ func TestThreeDispatchersDeliverEachOccurrenceOnce(t *testing.T) {
 	require.Equal(t, model.EventInactive, e.reload(series.ID).Status)
 }
 
-// gate is a test action that blocks each attempt until released: a worker
-// stalled mid-delivery (SIGSTOP) past its lease.
+// gate is a test action, its own delivery, that blocks each attempt until
+// released: a worker stalled mid-delivery (SIGSTOP) past its lease.
 type gate struct {
 	started chan string
 	release chan struct{}
 }
 
-func (g *gate) Type() string                   { return "webhook" }
-func (g *gate) Validate(json.RawMessage) error { return nil }
+func (g *gate) Type() string                                      { return "webhook" }
+func (g *gate) Prepare(json.RawMessage) (actions.Delivery, error) { return g, nil }
+func (g *gate) Destination() string                               { return "" }
+func (g *gate) AckTimeout() time.Duration                         { return 0 }
 func (g *gate) Execute(ctx context.Context, req actions.Request) actions.Outcome {
 	g.started <- req.OccurrenceID
 	<-g.release
