@@ -113,7 +113,7 @@ func tagsJSON(tags []string) string {
 // transaction on SQLite.
 func (s *Store) CreateEvent(ctx context.Context, e *model.Event, first ...time.Time) error {
 	const maxInOneStatement = 2000 // 8 parameters an occurrence
-	if s.backend != Postgres || len(first) > maxInOneStatement {
+	if !s.d.writableCTEs || len(first) > maxInOneStatement {
 		return s.WithTx(ctx, func(tx *Store) error {
 			if _, err := tx.exec(ctx, insertEventSQL, tx.eventArgs(e)...); err != nil {
 				return fmt.Errorf("insert event: %w", err)

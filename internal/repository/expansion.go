@@ -25,9 +25,9 @@ const unfinishedStatuses = `('pending', 'retrying', 'dispatching', 'awaiting_ack
 func (s *Store) EventsToExpand(ctx context.Context, horizon time.Time, afterID string, limit int) ([]model.Event, error) {
 	q := `SELECT ` + eventColumns + ` FROM events WHERE status = 'active' AND deleted_at IS NULL
 		AND (expanded_until IS NULL OR expanded_until < ?) AND id > ? ORDER BY id LIMIT ?`
-	var after any = afterID
-	if s.backend == Postgres && afterID == "" {
-		after = "00000000-0000-0000-0000-000000000000"
+	after := afterID
+	if after == "" {
+		after = s.d.minUUID
 	}
 	var rows []eventRow
 	if err := s.selectAll(ctx, &rows, q, s.ts(horizon), after, limit); err != nil {
@@ -403,11 +403,7 @@ func (s *Store) noteEventRuns(ctx context.Context, ids []string, recs map[string
 			if k > 0 {
 				sb.WriteString(", ")
 			}
-			if s.backend == Postgres {
-				sb.WriteString("(?::uuid, ?::timestamptz, ?::text, ?::timestamptz)")
-			} else {
-				sb.WriteString("(?, ?, ?, ?)")
-			}
+			sb.WriteString(s.d.typedRow("uuid", "timestamptz", "text", "timestamptz"))
 			args = append(args, id, s.tsp(lastRun), lastStatus, s.ts(r.Now))
 		}
 		// next_run_at is the earliest waiting occurrence; with none waiting, a
@@ -445,11 +441,11 @@ func (s *Store) pauseGoneEvent(ctx context.Context, r *DispatchRecord) error {
 // DatabaseNow reads the database's clock (PostgreSQL clock_timestamp());
 // SQLite runs in this process, so its clock is the local one.
 func (s *Store) DatabaseNow(ctx context.Context) (time.Time, error) {
-	if s.backend != Postgres {
+	if s.d.clockSQL == "" {
 		return time.Now().UTC(), nil
 	}
 	var t time.Time
-	if err := s.get(ctx, &t, `SELECT clock_timestamp()`); err != nil {
+	if err := s.get(ctx, &t, s.d.clockSQL); err != nil {
 		return time.Time{}, fmt.Errorf("read database clock: %w", err)
 	}
 	return t.UTC(), nil

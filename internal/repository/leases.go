@@ -23,14 +23,10 @@ type ClaimRequest struct {
 // first, bumping their attempt count. Concurrent claimers never receive the
 // same row (PostgreSQL: FOR UPDATE SKIP LOCKED; SQLite: one writer at a time).
 func (s *Store) ClaimDue(ctx context.Context, r ClaimRequest) ([]model.Occurrence, error) {
-	lock := ""
-	if s.backend == Postgres {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
 	q := `UPDATE occurrences SET status = 'dispatching', lease_token = ?, lease_owner = ?,
 		lease_expires_at = ?, attempt_count = attempt_count + 1, updated_at = ?
 		WHERE id IN (SELECT id FROM occurrences WHERE status IN ('pending', 'retrying')
-			AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?` + lock + `)
+			AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?` + s.d.skipLocked + `)
 		RETURNING ` + occurrenceColumns
 	now := s.ts(r.Now)
 	var out []model.Occurrence
@@ -113,7 +109,7 @@ func (s *Store) applyOutcomes(ctx context.Context, recs []*OutcomeRecord) ([]err
 	results := make([]error, len(recs))
 	var bulk []int
 	for i, r := range recs {
-		if s.backend != Postgres || r.Status == model.OccurrenceAwaitingAck {
+		if !s.d.updateFromValues || r.Status == model.OccurrenceAwaitingAck {
 			lost, err := s.recordOutcome(ctx, r)
 			if err != nil {
 				return nil, err
@@ -139,6 +135,10 @@ func (s *Store) applyOutcomes(ctx context.Context, recs []*OutcomeRecord) ([]err
 	return results, nil
 }
 
+// outcomeValuesRow is one typed row of recordOutcomeSet's VALUES list.
+var outcomeValuesRow = postgresDialect.typedRow("uuid", "text", "text", "timestamptz", "timestamptz", "int", "text",
+	"text", "timestamptz", "timestamptz")
+
 // recordOutcomeSet is recordOutcome for many rows in one PostgreSQL
 // statement; it returns "id|token" of the records whose lease still held.
 func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx []int) (map[string]bool, error) {
@@ -154,8 +154,7 @@ func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx
 		if k > 0 {
 			sb.WriteString(", ")
 		}
-		sb.WriteString(`(?::uuid, ?::text, ?::text, ?::timestamptz, ?::timestamptz, ?::int, ?::text, ?::text,
-			?::timestamptz, ?::timestamptz)`)
+		sb.WriteString(outcomeValuesRow)
 		var completed, started *time.Time
 		if r.Status.Terminal() {
 			completed = &r.Now
@@ -306,15 +305,11 @@ func (s *Store) RescueDispatching(ctx context.Context, now time.Time) (int, erro
 // RescueExpired returns expired leases and unacknowledged deliveries to
 // retry at now. The attempt they were on stays counted.
 func (s *Store) RescueExpired(ctx context.Context, now time.Time, limit int) (int, error) {
-	lock := ""
-	if s.backend == Postgres {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
 	q := `UPDATE occurrences SET status = 'retrying', lease_token = NULL, lease_owner = NULL,
 		lease_expires_at = NULL, next_attempt_at = ?, updated_at = ?,
 		error_message = CASE WHEN status = 'awaiting_ack' THEN 'acknowledgement timed out' ELSE 'lease expired' END
 		WHERE id IN (SELECT id FROM occurrences WHERE status IN ('dispatching', 'awaiting_ack')
-			AND lease_expires_at < ? ORDER BY lease_expires_at LIMIT ?` + lock + `)`
+			AND lease_expires_at < ? ORDER BY lease_expires_at LIMIT ?` + s.d.skipLocked + `)`
 	res, err := s.exec(ctx, q, s.ts(now), s.ts(now), s.ts(now), limit)
 	if err != nil {
 		return 0, fmt.Errorf("rescue expired leases: %w", err)

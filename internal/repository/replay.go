@@ -75,7 +75,7 @@ func (s *Store) RetryOccurrences(ctx context.Context, f model.RetryFilter, now t
 		var moved int
 		err := s.WithTx(ctx, func(tx *Store) error {
 			var ids []string
-			if err := tx.selectAll(ctx, &ids, pick+tx.skipLocked(), withArg(args, n)...); err != nil {
+			if err := tx.selectAll(ctx, &ids, pick+tx.d.skipLocked, withArg(args, n)...); err != nil {
 				return fmt.Errorf("pick occurrences to retry: %w", err)
 			}
 			if len(ids) == 0 {
