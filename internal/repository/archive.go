@@ -260,19 +260,3 @@ func (s *Store) archivedOccurrenceWhere(f model.OccurrenceFilter) (where []strin
 	}
 	return where, args, true
 }
-
-func stringArgs(in []string) []any {
-	out := make([]any, len(in))
-	for i, v := range in {
-		out[i] = v
-	}
-	return out
-}
-
-func affected(res interface{ RowsAffected() (int64, error) }) int {
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0
-	}
-	return int(n)
-}

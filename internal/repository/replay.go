@@ -121,8 +121,3 @@ func (s *Store) retryWhere(f model.RetryFilter) (where []string, args []any, ok 
 	}
 	return where, args, true
 }
-
-// withArg appends one argument to a copy of args.
-func withArg(args []any, v any) []any {
-	return append(append(make([]any, 0, len(args)+1), args...), v)
-}

@@ -265,3 +265,24 @@ func (s *Store) QueueDepth(ctx context.Context, now time.Time) (due, retrying in
 	}
 	return due, retrying, nil
 }
+
+// CountWaiting counts the occurrences still to be worked on, per status
+// (pending, dispatching, retrying, awaiting_ack): the queue of /status. The
+// states are literals, so the partial indexes on exactly those states serve
+// the count and the finished history is never scanned.
+func (s *Store) CountWaiting(ctx context.Context) (map[model.OccurrenceStatus]int, error) {
+	var rows []struct {
+		Status model.OccurrenceStatus `db:"status"`
+		N      int                    `db:"n"`
+	}
+	err := s.selectAll(ctx, &rows, `SELECT status, COUNT(*) AS n FROM occurrences
+		WHERE status IN ('pending', 'retrying') OR status IN ('dispatching', 'awaiting_ack') GROUP BY status`)
+	if err != nil {
+		return nil, fmt.Errorf("count waiting occurrences: %w", err)
+	}
+	out := make(map[model.OccurrenceStatus]int, len(rows))
+	for _, r := range rows {
+		out[r.Status] = r.N
+	}
+	return out, nil
+}

@@ -208,3 +208,62 @@ func utcp(t *time.Time) *time.Time {
 	u := t.UTC()
 	return &u
 }
+
+// DatabaseNow reads the database's clock (PostgreSQL clock_timestamp());
+// SQLite runs in this process, so its clock is the local one.
+func (s *Store) DatabaseNow(ctx context.Context) (time.Time, error) {
+	if s.d.clockSQL == "" {
+		return time.Now().UTC(), nil
+	}
+	var t time.Time
+	if err := s.get(ctx, &t, s.d.clockSQL); err != nil {
+		return time.Time{}, fmt.Errorf("read database clock: %w", err)
+	}
+	return t.UTC(), nil
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+func dedupe(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// prefixed qualifies a comma-separated column list with a table alias.
+func prefixed(alias, columns string) string {
+	parts := strings.Split(columns, ",")
+	for i, p := range parts {
+		parts[i] = alias + strings.TrimSpace(p)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func stringArgs(in []string) []any {
+	out := make([]any, len(in))
+	for i, v := range in {
+		out[i] = v
+	}
+	return out
+}
+
+func affected(res interface{ RowsAffected() (int64, error) }) int {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0
+	}
+	return int(n)
+}
+
+// withArg appends one argument to a copy of args.
+func withArg(args []any, v any) []any {
+	return append(append(make([]any, 0, len(args)+1), args...), v)
+}
