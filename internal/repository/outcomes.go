@@ -11,7 +11,9 @@ import (
 	"github.com/qhronos/qhronos/internal/model"
 )
 
-// OutcomeRecord is what a dispatcher writes after one attempt.
+// OutcomeRecord is what a dispatcher writes after one attempt, or after
+// resolving a claimed row without one (missed, cancelled), with its effect
+// on the event. A record without EventID changes only its occurrence.
 type OutcomeRecord struct {
 	OccurrenceID string
 	LeaseToken   string
@@ -27,35 +29,124 @@ type OutcomeRecord struct {
 	// Attempt is recorded with the outcome when set (not for a cancellation
 	// made without attempting).
 	Attempt *model.Attempt
+
+	// Uncount undoes the attempt count of the claim: the row was resolved
+	// (missed, cancelled) without an attempt.
+	Uncount bool
+	// EventID names the event whose bookkeeping follows the outcome.
+	EventID string
+	// Ran is set when an attempt was made: last_run_at and last_status.
+	Ran        bool
+	LastStatus string
+	// PauseReason, when set, pauses the event (410 Gone): its pending
+	// non-manual occurrences are cancelled and last_status says why.
+	PauseReason string
 }
 
-// RecordOutcomes applies a batch of outcomes in one transaction. Each is
+// DispatchRecord is the dispatcher's way of spelling an OutcomeRecord: the
+// occurrence part and the event part side by side. It is only a shape to
+// build; Outcome flattens it for RecordOutcomes.
+type DispatchRecord struct {
+	OutcomeRecord
+	Uncount     bool
+	EventID     string
+	Ran         bool
+	LastStatus  string
+	PauseReason string
+}
+
+// Outcome is the record RecordOutcomes takes.
+func (r DispatchRecord) Outcome() OutcomeRecord {
+	out := r.OutcomeRecord
+	out.Uncount, out.EventID, out.Ran, out.LastStatus, out.PauseReason =
+		r.Uncount, r.EventID, r.Ran, r.LastStatus, r.PauseReason
+	return out
+}
+
+// RecordOutcomes applies a batch of outcomes, their attempts and their event
+// bookkeeping in one transaction: the one way outcomes are written. Each is
 // fenced by its lease token: the result slice holds ErrLeaseLost for a record
 // whose lease was lost (rescued or cancelled meanwhile); those write nothing,
 // not even their attempt.
 func (s *Store) RecordOutcomes(ctx context.Context, recs []OutcomeRecord) ([]error, error) {
 	var results []error
 	err := s.WithTx(ctx, func(tx *Store) error {
-		ptrs := make([]*OutcomeRecord, len(recs))
+		outcomes := make([]*OutcomeRecord, len(recs))
 		for i := range recs {
-			ptrs[i] = &recs[i]
+			r := &recs[i]
+			outcomes[i] = r
+			if r.Uncount {
+				if err := tx.uncount(ctx, r); err != nil {
+					return err
+				}
+			}
 		}
 		var err error
-		if results, err = tx.applyOutcomes(ctx, ptrs); err != nil {
+		if results, err = tx.applyOutcomes(ctx, outcomes); err != nil {
 			return err
 		}
 		var attempts []*model.Attempt
+		events := map[string]*OutcomeRecord{} // the latest applied record of each event
+		var order []string
 		for i := range recs {
-			if results[i] == nil && recs[i].Attempt != nil {
-				attempts = append(attempts, recs[i].Attempt)
+			r := &recs[i]
+			if results[i] != nil {
+				continue
 			}
+			if r.Attempt != nil {
+				attempts = append(attempts, r.Attempt)
+			}
+			if r.EventID == "" {
+				continue
+			}
+			if r.PauseReason != "" {
+				if err := tx.pauseGoneEvent(ctx, r); err != nil {
+					return err
+				}
+			}
+			if prev, seen := events[r.EventID]; !seen {
+				order = append(order, r.EventID)
+			} else if !r.Ran && prev.Ran {
+				continue // keep the record that says when the event last ran
+			}
+			events[r.EventID] = r
 		}
-		return tx.insertAttempts(ctx, attempts)
+		if err := tx.insertAttempts(ctx, attempts); err != nil {
+			return err
+		}
+		// A fixed order keeps concurrent recorders from deadlocking on events.
+		sort.Strings(order)
+		if err := tx.noteEventRuns(ctx, order, events); err != nil {
+			return err
+		}
+		_, err = tx.settleEvents(ctx, order, latestNow(recs))
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return results, nil
+}
+
+// uncount gives back the attempt a claim counted, for a row resolved
+// without one.
+func (s *Store) uncount(ctx context.Context, r *OutcomeRecord) error {
+	if _, err := s.exec(ctx, `UPDATE occurrences SET attempt_count = attempt_count - 1,
+		started_at = CASE WHEN attempt_count <= 1 THEN NULL ELSE started_at END
+		WHERE id = ? AND lease_token = ? AND status = 'dispatching'`, r.OccurrenceID, r.LeaseToken); err != nil {
+		return fmt.Errorf("uncount skipped attempt: %w", err)
+	}
+	return nil
+}
+
+func latestNow(recs []OutcomeRecord) time.Time {
+	var t time.Time
+	for _, r := range recs {
+		if r.Now.After(t) {
+			t = r.Now
+		}
+	}
+	return t
 }
 
 // applyOutcomes writes outcomes under their leases; the result holds
@@ -92,13 +183,11 @@ func (s *Store) applyOutcomes(ctx context.Context, recs []*OutcomeRecord) ([]err
 	return results, nil
 }
 
-// outcomeValuesRow is one typed row of recordOutcomeSet's VALUES list.
-var outcomeValuesRow = postgresDialect.typedRow("uuid", "text", "text", "timestamptz", "timestamptz", "int", "text",
-	"text", "timestamptz", "timestamptz")
-
 // recordOutcomeSet is recordOutcome for many rows in one PostgreSQL
 // statement; it returns "id|token" of the records whose lease still held.
 func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx []int) (map[string]bool, error) {
+	row := s.d.typedRow("uuid", "text", "text", "timestamptz", "timestamptz", "int", "text", "text",
+		"timestamptz", "timestamptz")
 	var sb strings.Builder
 	sb.WriteString(`UPDATE occurrences o SET status = v.status, completed_at = v.completed_at,
 		next_attempt_at = COALESCE(v.next_attempt_at, o.next_attempt_at), lease_token = NULL, lease_owner = NULL,
@@ -111,7 +200,7 @@ func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx
 		if k > 0 {
 			sb.WriteString(", ")
 		}
-		sb.WriteString(outcomeValuesRow)
+		sb.WriteString(row)
 		var completed, started *time.Time
 		if r.Status.Terminal() {
 			completed = &r.Now
@@ -197,101 +286,9 @@ func (s *Store) Acknowledge(ctx context.Context, occurrenceID string, now time.T
 	return nil
 }
 
-// DispatchRecord is one outcome a dispatcher writes, with its effect on the
-// event.
-type DispatchRecord struct {
-	OutcomeRecord
-	// Uncount undoes the attempt count of the claim: the row was resolved
-	// (missed, cancelled) without an attempt.
-	Uncount bool
-	// EventID names the event whose bookkeeping follows the outcome.
-	EventID string
-	// Ran is set when an attempt was made: last_run_at and last_status.
-	Ran        bool
-	LastStatus string
-	// PauseReason, when set, pauses the event (410 Gone): its pending
-	// non-manual occurrences are cancelled and last_status says why.
-	PauseReason string
-}
-
-// RecordDispatch applies a batch of outcomes and their event bookkeeping in
-// one transaction. Each outcome is fenced by its lease token; a record whose
-// lease was lost gets ErrLeaseLost in the result slice and changes nothing.
-func (s *Store) RecordDispatch(ctx context.Context, recs []DispatchRecord) ([]error, error) {
-	var results []error
-	err := s.WithTx(ctx, func(tx *Store) error {
-		outcomes := make([]*OutcomeRecord, len(recs))
-		for i := range recs {
-			r := &recs[i]
-			outcomes[i] = &r.OutcomeRecord
-			if r.Uncount {
-				if _, err := tx.exec(ctx, `UPDATE occurrences SET attempt_count = attempt_count - 1,
-					started_at = CASE WHEN attempt_count <= 1 THEN NULL ELSE started_at END
-					WHERE id = ? AND lease_token = ? AND status = 'dispatching'`, r.OccurrenceID, r.LeaseToken); err != nil {
-					return fmt.Errorf("uncount skipped attempt: %w", err)
-				}
-			}
-		}
-		var err error
-		if results, err = tx.applyOutcomes(ctx, outcomes); err != nil {
-			return err
-		}
-		var attempts []*model.Attempt
-		events := map[string]*DispatchRecord{} // the latest applied record of each event
-		var order []string
-		for i := range recs {
-			r := &recs[i]
-			if results[i] != nil {
-				continue
-			}
-			if r.Attempt != nil {
-				attempts = append(attempts, r.Attempt)
-			}
-			if r.EventID == "" {
-				continue
-			}
-			if r.PauseReason != "" {
-				if err := tx.pauseGoneEvent(ctx, r); err != nil {
-					return err
-				}
-			}
-			if prev, seen := events[r.EventID]; !seen {
-				order = append(order, r.EventID)
-			} else if !r.Ran && prev.Ran {
-				continue // keep the record that says when the event last ran
-			}
-			events[r.EventID] = r
-		}
-		if err := tx.insertAttempts(ctx, attempts); err != nil {
-			return err
-		}
-		// A fixed order keeps concurrent recorders from deadlocking on events.
-		sort.Strings(order)
-		if err := tx.noteEventRuns(ctx, order, events); err != nil {
-			return err
-		}
-		_, err = tx.settleEvents(ctx, order, latestNow(recs))
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return results, nil
-}
-
-func latestNow(recs []DispatchRecord) time.Time {
-	var t time.Time
-	for _, r := range recs {
-		if r.Now.After(t) {
-			t = r.Now
-		}
-	}
-	return t
-}
-
-// noteEventRun updates last_run_at, last_status and next_run_at after an
+// noteEventRuns updates last_run_at, last_status and next_run_at after an
 // outcome, and pauses the event when the receiver is gone.
-func (s *Store) noteEventRuns(ctx context.Context, ids []string, recs map[string]*DispatchRecord) error {
+func (s *Store) noteEventRuns(ctx context.Context, ids []string, recs map[string]*OutcomeRecord) error {
 	const perStatement = 500 // 4 parameters a row
 	for start := 0; start < len(ids); start += perStatement {
 		chunk := ids[start:min(start+perStatement, len(ids))]
@@ -340,7 +337,7 @@ func (s *Store) noteEventRuns(ctx context.Context, ids []string, recs map[string
 
 // pauseGoneEvent pauses an event whose receiver answered 410 and cancels its
 // pending non-manual occurrences.
-func (s *Store) pauseGoneEvent(ctx context.Context, r *DispatchRecord) error {
+func (s *Store) pauseGoneEvent(ctx context.Context, r *OutcomeRecord) error {
 	if _, err := s.exec(ctx, `UPDATE events SET status = ?, last_status = ?, updated_at = ?,
 		version = version + 1 WHERE id = ? AND status = 'active'`,
 		model.EventPaused, r.PauseReason, s.ts(r.Now), r.EventID); err != nil {
