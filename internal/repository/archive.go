@@ -40,10 +40,10 @@ func (c ArchiveCounts) Total() int { return c.Events + c.Occurrences + c.Attempt
 // instant is still ahead (a cancelled future row that a resume could
 // reinstate) is never touched, nor is anything pending, retrying, leased or
 // awaiting an acknowledgement.
-const pickArchivableOccurrences = `SELECT id FROM occurrences
-	WHERE status IN ('completed', 'failed', 'missed', 'cancelled')
+var pickArchivableOccurrences = statusSQL(`SELECT id FROM occurrences
+	WHERE status IN {finished}
 	AND COALESCE(completed_at, updated_at) < ? AND scheduled_at < ?
-	LIMIT ?`
+	LIMIT ?`)
 
 // ArchiveOccurrences moves one batch of terminal occurrences past retention,
 // with their attempts, to the archive tables in one transaction (or deletes
@@ -100,10 +100,10 @@ func (s *Store) ArchiveOccurrences(ctx context.Context, b ArchiveBatch) (Archive
 // change is past retention and that have no live occurrence left at all
 // (ArchiveOccurrences runs first and takes the old terminal ones; anything
 // still there is recent or can still fire, which keeps the event).
-const pickArchivableEvents = `SELECT e.id FROM events e
-	WHERE e.status IN ('inactive', 'deleted') AND COALESCE(e.deleted_at, e.updated_at) < ?
+var pickArchivableEvents = statusSQL(`SELECT e.id FROM events e
+	WHERE e.status IN ({inactive}, {deleted}) AND COALESCE(e.deleted_at, e.updated_at) < ?
 	AND NOT EXISTS (SELECT 1 FROM occurrences o WHERE o.event_id = e.id)
-	LIMIT ?`
+	LIMIT ?`)
 
 // ArchiveEvents moves one batch of finished or deleted events past retention
 // to events_archive (their tags travel in tags_json) and removes their

@@ -14,15 +14,11 @@ import (
 // unfinished occurrence is settled to inactive.
 var SeriesEnd = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
 
-// unfinishedStatuses are the occurrence states that may still fire or are
-// waiting for an outcome.
-const unfinishedStatuses = `('pending', 'retrying', 'dispatching', 'awaiting_ack')`
-
 // EventsToExpand returns active events whose cursor is behind horizon (or
 // that were never expanded), ordered by id after afterID, at most limit.
 func (s *Store) EventsToExpand(ctx context.Context, horizon time.Time, afterID string, limit int) ([]model.Event, error) {
-	q := `SELECT ` + eventColumns + ` FROM events WHERE status = 'active' AND deleted_at IS NULL
-		AND (expanded_until IS NULL OR expanded_until < ?) AND id > ? ORDER BY id LIMIT ?`
+	q := `SELECT ` + eventColumns + statusSQL(` FROM events WHERE status = {active} AND deleted_at IS NULL
+		AND (expanded_until IS NULL OR expanded_until < ?) AND id > ? ORDER BY id LIMIT ?`)
 	after := afterID
 	if after == "" {
 		after = s.d.minUUID
@@ -68,8 +64,8 @@ func (s *Store) SetExpansion(ctx context.Context, u ExpansionUpdate) (ExpansionR
 		if next == nil {
 			next = u.NextRunAt
 		}
-		r, err := tx.exec(ctx, `UPDATE events SET expanded_until = ?, next_run_at = ?
-			WHERE id = ? AND version = ? AND status = 'active' AND deleted_at IS NULL`,
+		r, err := tx.exec(ctx, statusSQL(`UPDATE events SET expanded_until = ?, next_run_at = ?
+			WHERE id = ? AND version = ? AND status = {active} AND deleted_at IS NULL`),
 			tx.ts(u.ExpandedUntil), tx.tsp(next), u.EventID, u.Version)
 		if err != nil {
 			return fmt.Errorf("set expansion cursor: %w", err)
@@ -98,8 +94,8 @@ func (s *Store) SetExpansion(ctx context.Context, u ExpansionUpdate) (ExpansionR
 // waiting to be attempted.
 func (s *Store) nextPending(ctx context.Context, eventID string) (*time.Time, error) {
 	var rows []time.Time
-	err := s.selectAll(ctx, &rows, `SELECT next_attempt_at FROM occurrences WHERE event_id = ?
-		AND status IN ('pending', 'retrying') ORDER BY next_attempt_at LIMIT 1`, eventID)
+	err := s.selectAll(ctx, &rows, statusSQL(`SELECT next_attempt_at FROM occurrences WHERE event_id = ?
+		AND status IN {waiting} ORDER BY next_attempt_at LIMIT 1`), eventID)
 	if err != nil {
 		return nil, fmt.Errorf("next pending occurrence: %w", err)
 	}
@@ -112,9 +108,9 @@ func (s *Store) nextPending(ctx context.Context, eventID string) (*time.Time, er
 
 // settleEventsWhere selects active events whose series ended (cursor at
 // SeriesEnd) and that have no unfinished, non-manual occurrence.
-const settleEventsWhere = `status = 'active' AND deleted_at IS NULL AND expanded_until >= ?
+var settleEventsWhere = statusSQL(`status = {active} AND deleted_at IS NULL AND expanded_until >= ?
 	AND NOT EXISTS (SELECT 1 FROM occurrences o WHERE o.event_id = events.id AND o.manual = ?
-		AND o.status IN ` + unfinishedStatuses + `)`
+		AND o.status IN {unfinished})`)
 
 // settleEvents marks the given events inactive when their series is over.
 func (s *Store) settleEvents(ctx context.Context, ids []string, now time.Time) (int, error) {
@@ -171,8 +167,8 @@ func (s *Store) LatestOverdue(ctx context.Context, eventIDs []string, cutoff tim
 	out := map[string]time.Time{}
 	for _, id := range dedupe(eventIDs) {
 		var rows []time.Time
-		err := s.selectAll(ctx, &rows, `SELECT scheduled_at FROM occurrences WHERE event_id = ? AND manual = ?
-			AND status IN `+unfinishedStatuses+` AND scheduled_at <= ? ORDER BY scheduled_at DESC LIMIT 1`,
+		err := s.selectAll(ctx, &rows, statusSQL(`SELECT scheduled_at FROM occurrences WHERE event_id = ? AND manual = ?
+			AND status IN {unfinished} AND scheduled_at <= ? ORDER BY scheduled_at DESC LIMIT 1`),
 			id, false, s.ts(cutoff))
 		if err != nil {
 			return nil, fmt.Errorf("latest overdue occurrence: %w", err)

@@ -22,10 +22,10 @@ type ClaimRequest struct {
 // first, bumping their attempt count. Concurrent claimers never receive the
 // same row (PostgreSQL: FOR UPDATE SKIP LOCKED; SQLite: one writer at a time).
 func (s *Store) ClaimDue(ctx context.Context, r ClaimRequest) ([]model.Occurrence, error) {
-	q := `UPDATE occurrences SET status = 'dispatching', lease_token = ?, lease_owner = ?,
+	q := statusSQL(`UPDATE occurrences SET status = {dispatching}, lease_token = ?, lease_owner = ?,
 		lease_expires_at = ?, attempt_count = attempt_count + 1, updated_at = ?
-		WHERE id IN (SELECT id FROM occurrences WHERE status IN ('pending', 'retrying')
-			AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?` + s.d.skipLocked + `)
+		WHERE id IN (SELECT id FROM occurrences WHERE status IN {waiting}
+			AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?`) + s.d.skipLocked + `)
 		RETURNING ` + occurrenceColumns
 	now := s.ts(r.Now)
 	var out []model.Occurrence
@@ -41,8 +41,8 @@ func (s *Store) ClaimDue(ctx context.Context, r ClaimRequest) ([]model.Occurrenc
 // nil when none is waiting.
 func (s *Store) NextDue(ctx context.Context) (*time.Time, error) {
 	var rows []time.Time
-	err := s.selectAll(ctx, &rows, `SELECT next_attempt_at FROM occurrences
-		WHERE status IN ('pending', 'retrying') ORDER BY next_attempt_at LIMIT 1`)
+	err := s.selectAll(ctx, &rows, statusSQL(`SELECT next_attempt_at FROM occurrences
+		WHERE status IN {waiting} ORDER BY next_attempt_at LIMIT 1`))
 	if err != nil {
 		return nil, fmt.Errorf("next due occurrence: %w", err)
 	}
@@ -59,10 +59,10 @@ func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string, n
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	q := `UPDATE occurrences SET status = CASE WHEN attempt_count <= 1 THEN 'pending' ELSE 'retrying' END,
+	q := statusSQL(`UPDATE occurrences SET status = CASE WHEN attempt_count <= 1 THEN {pending} ELSE {retrying} END,
 		attempt_count = attempt_count - 1, lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL,
 		next_attempt_at = ?, updated_at = ?
-		WHERE lease_token = ? AND status = 'dispatching' AND id IN (` + placeholders(len(ids)) + `)`
+		WHERE lease_token = ? AND status = {dispatching} AND id IN (`) + placeholders(len(ids)) + `)`
 	args := []any{s.ts(now), s.ts(now), token}
 	for _, id := range ids {
 		args = append(args, id)
@@ -108,8 +108,8 @@ func (s *Store) RenewLeases(ctx context.Context, rows []LeaseKey, until time.Tim
 			}
 		}
 		var got []LeaseKey
-		err := s.selectAll(ctx, &got, `UPDATE occurrences SET lease_expires_at = ?
-			WHERE status = 'dispatching' AND id IN (`+placeholders(len(chunk))+`)
+		err := s.selectAll(ctx, &got, statusSQL(`UPDATE occurrences SET lease_expires_at = ?
+			WHERE status = {dispatching} AND id IN (`)+placeholders(len(chunk))+`)
 			AND lease_token IN (`+placeholders(len(tokens))+`)
 			RETURNING id, lease_token`, args...)
 		if err != nil {
@@ -126,9 +126,9 @@ func (s *Store) RenewLeases(ctx context.Context, rows []LeaseKey, until time.Tim
 // leases of its own killed predecessor and needs not wait for them to
 // expire. Unacknowledged deliveries keep their deadline.
 func (s *Store) RescueDispatching(ctx context.Context, now time.Time) (int, error) {
-	res, err := s.exec(ctx, `UPDATE occurrences SET status = 'retrying', lease_token = NULL, lease_owner = NULL,
+	res, err := s.exec(ctx, statusSQL(`UPDATE occurrences SET status = {retrying}, lease_token = NULL, lease_owner = NULL,
 		lease_expires_at = NULL, next_attempt_at = ?, updated_at = ?, error_message = 'lease of a stopped process'
-		WHERE status = 'dispatching'`, s.ts(now), s.ts(now))
+		WHERE status = {dispatching}`), s.ts(now), s.ts(now))
 	if err != nil {
 		return 0, fmt.Errorf("rescue leases of a stopped process: %w", err)
 	}
@@ -139,11 +139,11 @@ func (s *Store) RescueDispatching(ctx context.Context, now time.Time) (int, erro
 // RescueExpired returns expired leases and unacknowledged deliveries to
 // retry at now. The attempt they were on stays counted.
 func (s *Store) RescueExpired(ctx context.Context, now time.Time, limit int) (int, error) {
-	q := `UPDATE occurrences SET status = 'retrying', lease_token = NULL, lease_owner = NULL,
+	q := statusSQL(`UPDATE occurrences SET status = {retrying}, lease_token = NULL, lease_owner = NULL,
 		lease_expires_at = NULL, next_attempt_at = ?, updated_at = ?,
-		error_message = CASE WHEN status = 'awaiting_ack' THEN 'acknowledgement timed out' ELSE 'lease expired' END
-		WHERE id IN (SELECT id FROM occurrences WHERE status IN ('dispatching', 'awaiting_ack')
-			AND lease_expires_at < ? ORDER BY lease_expires_at LIMIT ?` + s.d.skipLocked + `)`
+		error_message = CASE WHEN status = {awaiting_ack} THEN 'acknowledgement timed out' ELSE 'lease expired' END
+		WHERE id IN (SELECT id FROM occurrences WHERE status IN {held}
+			AND lease_expires_at < ? ORDER BY lease_expires_at LIMIT ?`) + s.d.skipLocked + `)`
 	res, err := s.exec(ctx, q, s.ts(now), s.ts(now), s.ts(now), limit)
 	if err != nil {
 		return 0, fmt.Errorf("rescue expired leases: %w", err)

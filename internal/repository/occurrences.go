@@ -75,10 +75,10 @@ func (s *Store) occurrenceValues(eventID string, instants []time.Time, manual bo
 func (s *Store) insertOccurrenceBatch(ctx context.Context, eventID string, instants []time.Time, manual bool, now time.Time) (int, error) {
 	values, args := s.occurrenceValues(eventID, instants, manual, now)
 	q := `INSERT INTO occurrences (` + occurrenceInsertColumns + `) VALUES ` + values +
-		` ON CONFLICT (event_id, scheduled_at) DO UPDATE SET status = 'pending',
+		statusSQL(` ON CONFLICT (event_id, scheduled_at) DO UPDATE SET status = {pending},
 		next_attempt_at = excluded.next_attempt_at, updated_at = excluded.updated_at, attempt_count = 0,
 		status_code = NULL, response_body = NULL, error_message = NULL, started_at = NULL, completed_at = NULL
-		WHERE occurrences.status = 'cancelled' AND occurrences.scheduled_at >= ?`
+		WHERE occurrences.status = {cancelled} AND occurrences.scheduled_at >= ?`)
 	args = append(args, s.ts(now))
 	res, err := s.exec(ctx, q, args...)
 	if err != nil {
@@ -105,8 +105,8 @@ func (s *Store) GetOccurrence(ctx context.Context, id string) (model.Occurrence,
 // yet (pending or retrying) scheduled at or after from. keepManual spares
 // manual triggers, which may fire while an event is paused.
 func (s *Store) CancelPendingOccurrences(ctx context.Context, eventID string, from time.Time, keepManual bool, now time.Time) (int, error) {
-	q := `UPDATE occurrences SET status = 'cancelled', updated_at = ?, completed_at = ?
-		WHERE event_id = ? AND status IN ('pending', 'retrying') AND scheduled_at >= ?`
+	q := statusSQL(`UPDATE occurrences SET status = {cancelled}, updated_at = ?, completed_at = ?
+		WHERE event_id = ? AND status IN {waiting} AND scheduled_at >= ?`)
 	if keepManual {
 		q += ` AND manual = ?`
 	}
@@ -212,10 +212,10 @@ const attemptColumns = `id, occurrence_id, event_id, attempt, manual, started_at
 // lease is revoked, so the dispatcher's pre-fire check drops them). Manual
 // triggers are kept when keepManual. Used by pause and edit.
 func (s *Store) CancelFutureOccurrences(ctx context.Context, eventID string, from time.Time, keepManual bool, now time.Time) (int, error) {
-	q := `UPDATE occurrences SET status = 'cancelled', lease_token = NULL, lease_owner = NULL,
+	q := statusSQL(`UPDATE occurrences SET status = {cancelled}, lease_token = NULL, lease_owner = NULL,
 		lease_expires_at = NULL, updated_at = ?, completed_at = ?
-		WHERE event_id = ? AND scheduled_at >= ? AND (status IN ('pending', 'retrying')
-			OR (status = 'dispatching' AND scheduled_at > ?))`
+		WHERE event_id = ? AND scheduled_at >= ? AND (status IN {waiting}
+			OR (status = {dispatching} AND scheduled_at > ?))`)
 	args := []any{s.ts(now), s.ts(now), eventID, s.ts(from), s.ts(now)}
 	if keepManual {
 		q += ` AND manual = ?`

@@ -131,9 +131,9 @@ func (s *Store) RecordOutcomes(ctx context.Context, recs []OutcomeRecord) ([]err
 // uncount gives back the attempt a claim counted, for a row resolved
 // without one.
 func (s *Store) uncount(ctx context.Context, r *OutcomeRecord) error {
-	if _, err := s.exec(ctx, `UPDATE occurrences SET attempt_count = attempt_count - 1,
+	if _, err := s.exec(ctx, statusSQL(`UPDATE occurrences SET attempt_count = attempt_count - 1,
 		started_at = CASE WHEN attempt_count <= 1 THEN NULL ELSE started_at END
-		WHERE id = ? AND lease_token = ? AND status = 'dispatching'`, r.OccurrenceID, r.LeaseToken); err != nil {
+		WHERE id = ? AND lease_token = ? AND status = {dispatching}`), r.OccurrenceID, r.LeaseToken); err != nil {
 		return fmt.Errorf("uncount skipped attempt: %w", err)
 	}
 	return nil
@@ -211,10 +211,10 @@ func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx
 		args = append(args, r.OccurrenceID, r.LeaseToken, r.Status, s.tsp(completed), s.tsp(r.NextAttemptAt),
 			r.StatusCode, r.ResponseBody, r.ErrorMessage, s.ts(r.Now), s.tsp(started))
 	}
-	sb.WriteString(`) AS v(id, token, status, completed_at, next_attempt_at, status_code, response_body,
+	sb.WriteString(statusSQL(`) AS v(id, token, status, completed_at, next_attempt_at, status_code, response_body,
 		error_message, updated_at, started_at)
-		WHERE o.id = v.id AND o.lease_token = v.token AND o.status = 'dispatching'
-		RETURNING o.id, v.token`)
+		WHERE o.id = v.id AND o.lease_token = v.token AND o.status = {dispatching}
+		RETURNING o.id, v.token`))
 	var rows []struct {
 		ID    string `db:"id"`
 		Token string `db:"token"`
@@ -246,13 +246,13 @@ func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord) (lost error
 		args = append(args, nil)
 	}
 	if r.Status == model.OccurrenceAwaitingAck {
-		status, completed, args = `CASE WHEN acked_at IS NULL THEN 'awaiting_ack' ELSE 'completed' END`, "acked_at", nil
+		status, completed, args = statusSQL(`CASE WHEN acked_at IS NULL THEN {awaiting_ack} ELSE {completed} END`), "acked_at", nil
 	}
-	q := `UPDATE occurrences SET status = ` + status + `, completed_at = ` + completed + `,
+	q := `UPDATE occurrences SET status = ` + status + `, completed_at = ` + completed + statusSQL(`,
 		next_attempt_at = COALESCE(?, next_attempt_at), lease_token = NULL, lease_owner = NULL,
 		lease_expires_at = ?, manual_retry = ?, status_code = ?, response_body = ?, error_message = ?,
 		updated_at = ?, started_at = COALESCE(started_at, ?)
-		WHERE id = ? AND lease_token = ? AND status = 'dispatching'`
+		WHERE id = ? AND lease_token = ? AND status = {dispatching}`)
 	args = append(args, s.tsp(r.NextAttemptAt), s.tsp(r.AckDeadline), false, r.StatusCode, r.ResponseBody,
 		r.ErrorMessage, s.ts(r.Now), s.tsp(started), r.OccurrenceID, r.LeaseToken)
 	res, err := s.exec(ctx, q, args...)
@@ -271,11 +271,11 @@ func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord) (lost error
 // statement, so it cannot fall between the two states. ErrNotFound when the
 // occurrence is in neither.
 func (s *Store) Acknowledge(ctx context.Context, occurrenceID string, now time.Time) error {
-	res, err := s.exec(ctx, `UPDATE occurrences SET acked_at = ?, updated_at = ?,
-		completed_at = CASE WHEN status = 'awaiting_ack' THEN ? ELSE completed_at END,
-		lease_expires_at = CASE WHEN status = 'awaiting_ack' THEN NULL ELSE lease_expires_at END,
-		status = CASE WHEN status = 'awaiting_ack' THEN 'completed' ELSE status END
-		WHERE id = ? AND (status = 'awaiting_ack' OR (status = 'dispatching' AND acked_at IS NULL))`,
+	res, err := s.exec(ctx, statusSQL(`UPDATE occurrences SET acked_at = ?, updated_at = ?,
+		completed_at = CASE WHEN status = {awaiting_ack} THEN ? ELSE completed_at END,
+		lease_expires_at = CASE WHEN status = {awaiting_ack} THEN NULL ELSE lease_expires_at END,
+		status = CASE WHEN status = {awaiting_ack} THEN {completed} ELSE status END
+		WHERE id = ? AND (status = {awaiting_ack} OR (status = {dispatching} AND acked_at IS NULL))`),
 		s.ts(now), s.ts(now), s.ts(now), occurrenceID)
 	if err != nil {
 		return fmt.Errorf("acknowledge occurrence: %w", err)
@@ -318,16 +318,16 @@ func (s *Store) noteEventRuns(ctx context.Context, ids []string, recs map[string
 		// next_run_at is the earliest waiting occurrence; with none waiting, a
 		// future next_run_at the expander computed beyond its window is kept
 		// and a stale one dropped.
-		q := `WITH v(id, last_run_at, last_status, now) AS (VALUES ` + sb.String() + `)
+		q := `WITH v(id, last_run_at, last_status, now) AS (VALUES ` + sb.String() + statusSQL(`)
 			UPDATE events SET
 				last_run_at = COALESCE((SELECT v.last_run_at FROM v WHERE v.id = events.id), last_run_at),
 				last_status = COALESCE((SELECT v.last_status FROM v WHERE v.id = events.id), last_status),
 				next_run_at = COALESCE(
 					(SELECT MIN(o.next_attempt_at) FROM occurrences o
-						WHERE o.event_id = events.id AND o.status IN ('pending', 'retrying')),
-					CASE WHEN status = 'active' AND next_run_at > (SELECT v.now FROM v WHERE v.id = events.id)
+						WHERE o.event_id = events.id AND o.status IN {waiting}),
+					CASE WHEN status = {active} AND next_run_at > (SELECT v.now FROM v WHERE v.id = events.id)
 						THEN next_run_at END)
-			WHERE id IN (SELECT id FROM v)`
+			WHERE id IN (SELECT id FROM v)`)
 		if _, err := s.exec(ctx, q, args...); err != nil {
 			return fmt.Errorf("note event runs: %w", err)
 		}
@@ -338,8 +338,8 @@ func (s *Store) noteEventRuns(ctx context.Context, ids []string, recs map[string
 // pauseGoneEvent pauses an event whose receiver answered 410 and cancels its
 // pending non-manual occurrences.
 func (s *Store) pauseGoneEvent(ctx context.Context, r *OutcomeRecord) error {
-	if _, err := s.exec(ctx, `UPDATE events SET status = ?, last_status = ?, updated_at = ?,
-		version = version + 1 WHERE id = ? AND status = 'active'`,
+	if _, err := s.exec(ctx, statusSQL(`UPDATE events SET status = ?, last_status = ?, updated_at = ?,
+		version = version + 1 WHERE id = ? AND status = {active}`),
 		model.EventPaused, r.PauseReason, s.ts(r.Now), r.EventID); err != nil {
 		return fmt.Errorf("pause gone event: %w", err)
 	}

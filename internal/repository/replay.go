@@ -18,10 +18,10 @@ import (
 // occurrence may be re-sent too). error_message describes the current state
 // only, so the old error is cleared; it stays in the attempts. status_code
 // and response_body remain the last attempt's answer until the next one.
-const requeue = `UPDATE occurrences SET status = 'pending', next_attempt_at = ?, manual_retry = ?,
+var requeue = statusSQL(`UPDATE occurrences SET status = {pending}, next_attempt_at = ?, manual_retry = ?,
 	error_message = NULL, completed_at = NULL, lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL,
 	updated_at = ?
-	WHERE status IN ('completed', 'failed', 'missed', 'cancelled') AND id IN (%s)`
+	WHERE status IN {finished} AND id IN (%s)`)
 
 // RetryOccurrence re-queues one terminal occurrence for delivery at now. It
 // answers ErrNotFound for an unknown id and model.ErrNotRetryable when the
