@@ -36,5 +36,7 @@ func RoundUp(t time.Time) time.Time {
 }
 
 // SeriesEnd is the expander cursor of an event whose series has no instant
-// left (a one-time event past its moment, a finished RRULE).
+// left (a one-time event past its moment, a finished RRULE). An active event
+// whose cursor is SeriesEnd and that has nothing unfinished is settled to
+// inactive.
 var SeriesEnd = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)

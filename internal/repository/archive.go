@@ -35,27 +35,15 @@ func (c ArchiveCounts) Add(o ArchiveCounts) ArchiveCounts {
 // Total is the number of rows of every kind.
 func (c ArchiveCounts) Total() int { return c.Events + c.Occurrences + c.Attempts }
 
-// skipLocked is appended to the batch pick on PostgreSQL so that concurrent
-// archivers (or an archiver and a retry request) never pick the same row:
-// the picked rows stay locked until the move commits, so each row is in
-// exactly one of the live and archive tables at every commit. SQLite has one
-// writer at a time (_txlock=immediate), which gives the same guarantee.
-func (s *Store) skipLocked() string {
-	if s.backend == Postgres {
-		return " FOR UPDATE SKIP LOCKED"
-	}
-	return ""
-}
-
 // The batch pick of ArchiveOccurrences. "Older than retention" is
 // completed_at, or updated_at when completed_at is NULL; an occurrence whose
 // instant is still ahead (a cancelled future row that a resume could
 // reinstate) is never touched, nor is anything pending, retrying, leased or
 // awaiting an acknowledgement.
-const pickArchivableOccurrences = `SELECT id FROM occurrences
-	WHERE status IN ('completed', 'failed', 'missed', 'cancelled')
+var pickArchivableOccurrences = statusSQL(`SELECT id FROM occurrences
+	WHERE status IN {finished}
 	AND COALESCE(completed_at, updated_at) < ? AND scheduled_at < ?
-	LIMIT ?`
+	LIMIT ?`)
 
 // ArchiveOccurrences moves one batch of terminal occurrences past retention,
 // with their attempts, to the archive tables in one transaction (or deletes
@@ -66,7 +54,7 @@ func (s *Store) ArchiveOccurrences(ctx context.Context, b ArchiveBatch) (Archive
 	var out ArchiveCounts
 	err := s.WithTx(ctx, func(tx *Store) error {
 		var ids []string
-		err := tx.selectAll(ctx, &ids, pickArchivableOccurrences+tx.skipLocked(),
+		err := tx.selectAll(ctx, &ids, pickArchivableOccurrences+tx.d.skipLocked,
 			tx.ts(b.Cutoff), tx.ts(b.Now), b.Limit)
 		if err != nil {
 			return fmt.Errorf("pick archivable occurrences: %w", err)
@@ -112,10 +100,10 @@ func (s *Store) ArchiveOccurrences(ctx context.Context, b ArchiveBatch) (Archive
 // change is past retention and that have no live occurrence left at all
 // (ArchiveOccurrences runs first and takes the old terminal ones; anything
 // still there is recent or can still fire, which keeps the event).
-const pickArchivableEvents = `SELECT e.id FROM events e
-	WHERE e.status IN ('inactive', 'deleted') AND COALESCE(e.deleted_at, e.updated_at) < ?
+var pickArchivableEvents = statusSQL(`SELECT e.id FROM events e
+	WHERE e.status IN ({inactive}, {deleted}) AND COALESCE(e.deleted_at, e.updated_at) < ?
 	AND NOT EXISTS (SELECT 1 FROM occurrences o WHERE o.event_id = e.id)
-	LIMIT ?`
+	LIMIT ?`)
 
 // ArchiveEvents moves one batch of finished or deleted events past retention
 // to events_archive (their tags travel in tags_json) and removes their
@@ -124,7 +112,7 @@ func (s *Store) ArchiveEvents(ctx context.Context, b ArchiveBatch) (ArchiveCount
 	var out ArchiveCounts
 	err := s.WithTx(ctx, func(tx *Store) error {
 		var ids []string
-		if err := tx.selectAll(ctx, &ids, pickArchivableEvents+tx.skipLocked(), tx.ts(b.Cutoff), b.Limit); err != nil {
+		if err := tx.selectAll(ctx, &ids, pickArchivableEvents+tx.d.skipLocked, tx.ts(b.Cutoff), b.Limit); err != nil {
 			return fmt.Errorf("pick archivable events: %w", err)
 		}
 		if len(ids) == 0 {
@@ -183,13 +171,8 @@ func (s *Store) PurgeArchive(ctx context.Context, cutoff time.Time, limit int) (
 // archive tables have no key): ctid on PostgreSQL, rowid on SQLite, so each
 // batch is an index range scan on archived_at plus direct row deletes.
 func (s *Store) purge(ctx context.Context, table, extra string, cutoff time.Time, limit int) (int, error) {
-	pick := `SELECT %[1]s FROM ` + table + ` WHERE archived_at < ?` + extra + ` LIMIT ?`
-	var q string
-	if s.backend == Postgres {
-		q = `DELETE FROM ` + table + ` WHERE ctid = ANY(ARRAY(` + fmt.Sprintf(pick, "ctid") + `))`
-	} else {
-		q = `DELETE FROM ` + table + ` WHERE rowid IN (` + fmt.Sprintf(pick, "rowid") + `)`
-	}
+	pick := `SELECT ` + s.d.rowID + ` FROM ` + table + ` WHERE archived_at < ?` + extra + ` LIMIT ?`
+	q := `DELETE FROM ` + table + ` WHERE ` + s.d.inPick(s.d.rowID, pick)
 	res, err := s.exec(ctx, q, s.ts(cutoff), limit)
 	if err != nil {
 		return 0, fmt.Errorf("purge %s: %w", table, err)
@@ -249,7 +232,7 @@ func (s *Store) archivedOccurrenceWhere(f model.OccurrenceFilter) (where []strin
 	tagAny := func(tags []string) {
 		in := placeholders(len(tags))
 		where = append(where, `(EXISTS (SELECT 1 FROM event_tags t WHERE t.event_id = o.event_id AND t.tag IN (`+in+
-			`)) OR EXISTS (SELECT 1 FROM events_archive ea, `+s.jsonTags("ea.tags_json")+
+			`)) OR EXISTS (SELECT 1 FROM events_archive ea, `+s.d.jsonStrings("ea.tags_json")+
 			` WHERE ea.id = o.event_id AND j.value IN (`+in+`)))`)
 		tagArgs := stringArgs(tags)
 		args = append(args, tagArgs...)
@@ -267,7 +250,7 @@ func (s *Store) archivedOccurrenceWhere(f model.OccurrenceFilter) (where []strin
 	if all := dedupe(f.AllTags); len(all) > 0 {
 		in := placeholders(len(all))
 		where = append(where, `((SELECT COUNT(*) FROM event_tags t WHERE t.event_id = o.event_id AND t.tag IN (`+in+
-			`)) = ? OR (SELECT COUNT(DISTINCT j.value) FROM events_archive ea, `+s.jsonTags("ea.tags_json")+
+			`)) = ? OR (SELECT COUNT(DISTINCT j.value) FROM events_archive ea, `+s.d.jsonStrings("ea.tags_json")+
 			` WHERE ea.id = o.event_id AND j.value IN (`+in+`)) = ?)`)
 		tagArgs := stringArgs(all)
 		args = append(args, tagArgs...)
@@ -276,29 +259,4 @@ func (s *Store) archivedOccurrenceWhere(f model.OccurrenceFilter) (where []strin
 		args = append(args, len(all))
 	}
 	return where, args, true
-}
-
-// jsonTags expands a JSON array of strings column into rows j(value); the
-// one dialect difference of the archived tag filter.
-func (s *Store) jsonTags(column string) string {
-	if s.backend == Postgres {
-		return `jsonb_array_elements_text(` + column + `::jsonb) AS j(value)`
-	}
-	return `json_each(` + column + `) AS j`
-}
-
-func stringArgs(in []string) []any {
-	out := make([]any, len(in))
-	for i, v := range in {
-		out[i] = v
-	}
-	return out
-}
-
-func affected(res interface{ RowsAffected() (int64, error) }) int {
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0
-	}
-	return int(n)
 }

@@ -325,51 +325,6 @@ func TestClaimRespectsDueTimeAndAhead(t *testing.T) {
 	})
 }
 
-func TestOutcomeIsFencedByLeaseToken(t *testing.T) {
-	eachBackend(t, func(t *testing.T, s *repository.Store) {
-		ctx := context.Background()
-		e := newEvent()
-		mustCreate(t, s, e)
-		_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{t0}, false, t0)
-		require.NoError(t, err)
-		first, err := s.ClaimDue(ctx, repository.ClaimRequest{Now: t0, Limit: 1, Token: "old", LeaseUntil: t0.Add(time.Minute)})
-		require.NoError(t, err)
-		require.Len(t, first, 1)
-
-		// The lease expires; the rescuer hands the row to another worker.
-		n, err := s.RescueExpired(ctx, t0.Add(2*time.Minute), 100)
-		require.NoError(t, err)
-		require.Equal(t, 1, n)
-		second, err := s.ClaimDue(ctx, repository.ClaimRequest{Now: t0.Add(2 * time.Minute), Limit: 1, Token: "new",
-			LeaseUntil: t0.Add(4 * time.Minute)})
-		require.NoError(t, err)
-		require.Len(t, second, 1)
-		require.Equal(t, 2, second[0].AttemptCount)
-
-		// The paused first worker wakes up and tries to record: refused.
-		code := 200
-		res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{
-			{OccurrenceID: first[0].ID, LeaseToken: "old", Status: model.OccurrenceCompleted, StatusCode: &code,
-				Now: t0.Add(3 * time.Minute), Attempt: &model.Attempt{OccurrenceID: first[0].ID, EventID: e.ID,
-					Attempt: 1, StartedAt: t0, Outcome: "completed"}},
-			{OccurrenceID: second[0].ID, LeaseToken: "new", Status: model.OccurrenceFailed,
-				Now: t0.Add(3 * time.Minute), Attempt: &model.Attempt{OccurrenceID: first[0].ID, EventID: e.ID,
-					Attempt: 2, StartedAt: t0.Add(2 * time.Minute), Outcome: "failed"}},
-		})
-		require.NoError(t, err)
-		require.ErrorIs(t, res[0], model.ErrLeaseLost)
-		require.NoError(t, res[1])
-
-		got, err := s.GetOccurrence(ctx, first[0].ID)
-		require.NoError(t, err)
-		require.Equal(t, model.OccurrenceFailed, got.Status, "one final state: the lease holder's")
-		attempts, err := s.ListAttempts(ctx, first[0].ID)
-		require.NoError(t, err)
-		require.Len(t, attempts, 1)
-		require.Equal(t, 2, attempts[0].Attempt)
-	})
-}
-
 func TestReleaseAndAcknowledge(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		ctx := context.Background()
@@ -505,33 +460,6 @@ func statuses(t *testing.T, s *repository.Store, eventID string) []model.Occurre
 		out = append(out, o.Status)
 	}
 	return out
-}
-
-func TestAcknowledgementBeforeTheDeliveryIsRecorded(t *testing.T) {
-	eachBackend(t, func(t *testing.T, s *repository.Store) {
-		ctx := context.Background()
-		e := newEvent()
-		mustCreate(t, s, e)
-		_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{t0}, false, t0)
-		require.NoError(t, err)
-		got := claim(t, s, t0, 1)
-		// The client acks the frame before the dispatcher records it.
-		require.NoError(t, s.Acknowledge(ctx, got[0].ID, t0.Add(time.Millisecond)))
-		deadline := t0.Add(30 * time.Second)
-		res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{{OccurrenceID: got[0].ID, LeaseToken: "tok",
-			Status: model.OccurrenceAwaitingAck, AckDeadline: &deadline, Now: t0.Add(2 * time.Millisecond),
-			Attempt: &model.Attempt{OccurrenceID: got[0].ID, EventID: e.ID, Attempt: 1, StartedAt: t0,
-				Outcome: "awaiting_ack"}}})
-		require.NoError(t, err)
-		require.NoError(t, res[0])
-		o, err := s.GetOccurrence(ctx, got[0].ID)
-		require.NoError(t, err)
-		require.Equal(t, model.OccurrenceCompleted, o.Status)
-		require.NotNil(t, o.CompletedAt)
-		n, err := s.RescueExpired(ctx, t0.Add(time.Hour), 10)
-		require.NoError(t, err)
-		require.Zero(t, n)
-	})
 }
 
 // softDelete deletes an event as the events service does: marked deleted and

@@ -113,7 +113,7 @@ func tagsJSON(tags []string) string {
 // transaction on SQLite.
 func (s *Store) CreateEvent(ctx context.Context, e *model.Event, first ...time.Time) error {
 	const maxInOneStatement = 2000 // 8 parameters an occurrence
-	if s.backend != Postgres || len(first) > maxInOneStatement {
+	if !s.d.writableCTEs || len(first) > maxInOneStatement {
 		return s.WithTx(ctx, func(tx *Store) error {
 			if _, err := tx.exec(ctx, insertEventSQL, tx.eventArgs(e)...); err != nil {
 				return fmt.Errorf("insert event: %w", err)
@@ -369,27 +369,41 @@ func tagPredicates(idColumn string, scope []string, unrestricted bool, anyTags, 
 	return where, args, true
 }
 
-func placeholders(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
-}
-
-func dedupe(in []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, s := range in {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
+// EventsByID returns the events with the given ids, deleted ones included
+// (the dispatcher must see deletions to refuse stale occurrences).
+func (s *Store) EventsByID(ctx context.Context, ids []string) (map[string]model.Event, error) {
+	out := make(map[string]model.Event, len(ids))
+	ids = dedupe(ids)
+	for start := 0; start < len(ids); start += insertBatch {
+		chunk := ids[start:min(start+insertBatch, len(ids))]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		var rows []eventRow
+		q := `SELECT ` + eventColumns + ` FROM events WHERE id IN (` + placeholders(len(chunk)) + `)`
+		if err := s.selectAll(ctx, &rows, q, args...); err != nil {
+			return nil, fmt.Errorf("get events by id: %w", err)
+		}
+		evs, err := decodeEvents(rows)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range evs {
+			out[e.ID] = e
 		}
 	}
-	return out
+	return out, nil
 }
 
-// prefixed qualifies a comma-separated column list with a table alias.
-func prefixed(alias, columns string) string {
-	parts := strings.Split(columns, ",")
-	for i, p := range parts {
-		parts[i] = alias + strings.TrimSpace(p)
+func decodeEvents(rows []eventRow) ([]model.Event, error) {
+	out := make([]model.Event, 0, len(rows))
+	for i := range rows {
+		e, err := rows[i].event()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
 	}
-	return strings.Join(parts, ", ")
+	return out, nil
 }

@@ -50,14 +50,14 @@ func TestSetExpansionIsFencedByVersionAndSettlesEndedSeries(t *testing.T) {
 		require.ErrorIs(t, err, model.ErrStaleVersion, "expansion of an older version is refused")
 
 		res, err := s.SetExpansion(ctx, repository.ExpansionUpdate{EventID: e.ID, Version: 1,
-			ExpandedUntil: repository.SeriesEnd, Now: t0})
+			ExpandedUntil: model.SeriesEnd, Now: t0})
 		require.NoError(t, err)
 		require.False(t, res.Inactive, "its occurrence has not fired yet")
 		require.Equal(t, t0, *res.NextRunAt, "next_run_at is the pending row")
 
 		complete(t, s, claim(t, s, t0, 1)[0], "tok", t0)
 		res, err = s.SetExpansion(ctx, repository.ExpansionUpdate{EventID: e.ID, Version: 1,
-			ExpandedUntil: repository.SeriesEnd, Now: t0})
+			ExpandedUntil: model.SeriesEnd, Now: t0})
 		require.NoError(t, err)
 		require.True(t, res.Inactive)
 		got, err := s.GetEvent(ctx, e.ID)
@@ -94,50 +94,6 @@ func TestCancelFutureOccurrencesRevokesHeldLeasesOnly(t *testing.T) {
 		require.True(t, checks[got[0].ID].Held, "the row in flight keeps its lease")
 		require.False(t, checks[got[1].ID].Held, "the held row's lease is revoked")
 		require.Equal(t, model.EventActive, checks[got[0].ID].EventStatus)
-	})
-}
-
-func TestRecordDispatchBookkeeping(t *testing.T) {
-	eachBackend(t, func(t *testing.T, s *repository.Store) {
-		ctx := context.Background()
-		e := newEvent()
-		mustCreate(t, s, e)
-		_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{t0, t0.Add(time.Second), t0.Add(time.Hour)}, false, t0)
-		require.NoError(t, err)
-		got := claim(t, s, t0.Add(time.Second), 2)
-		require.Len(t, got, 2)
-		sort.Slice(got, func(i, j int) bool { return got[i].ScheduledAt.Before(got[j].ScheduledAt) })
-		missed, code := "missed: catch_up is none", 410
-		res, err := s.RecordDispatch(ctx, []repository.DispatchRecord{
-			{OutcomeRecord: repository.OutcomeRecord{OccurrenceID: got[0].ID, LeaseToken: "tok",
-				Status: model.OccurrenceMissed, ErrorMessage: &missed, Now: t0.Add(time.Second)},
-				Uncount: true, EventID: e.ID},
-			{OutcomeRecord: repository.OutcomeRecord{OccurrenceID: got[1].ID, LeaseToken: "tok",
-				Status: model.OccurrenceFailed, StatusCode: &code, Now: t0.Add(2 * time.Second),
-				Attempt: &model.Attempt{OccurrenceID: got[1].ID, EventID: e.ID, Attempt: 1,
-					StartedAt: t0.Add(time.Second), Outcome: "failed", StatusCode: &code}},
-				EventID: e.ID, Ran: true, LastStatus: "failed (HTTP 410)", PauseReason: "paused: gone"},
-			{OutcomeRecord: repository.OutcomeRecord{OccurrenceID: got[1].ID, LeaseToken: "other",
-				Status: model.OccurrenceCompleted, Now: t0.Add(2 * time.Second)}, EventID: e.ID},
-		})
-		require.NoError(t, err)
-		require.NoError(t, res[0])
-		require.NoError(t, res[1])
-		require.ErrorIs(t, res[2], model.ErrLeaseLost)
-
-		m, err := s.GetOccurrence(ctx, got[0].ID)
-		require.NoError(t, err)
-		require.Equal(t, model.OccurrenceMissed, m.Status)
-		require.Equal(t, 0, m.AttemptCount, "a missed row was never attempted")
-		require.Nil(t, m.StartedAt)
-
-		ev, err := s.GetEvent(ctx, e.ID)
-		require.NoError(t, err)
-		require.Equal(t, model.EventPaused, ev.Status, "410 pauses the event")
-		require.Equal(t, "paused: gone", ev.LastStatus)
-		require.Equal(t, t0.Add(time.Second), *ev.LastRunAt)
-		require.Nil(t, ev.NextRunAt)
-		require.Equal(t, []model.OccurrenceStatus{"missed", "failed", "cancelled"}, statuses(t, s, e.ID))
 	})
 }
 

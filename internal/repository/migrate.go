@@ -22,7 +22,7 @@ type Migration struct {
 // Migrations lists the embedded migrations of the store's backend with the
 // time each was applied, if it was.
 func (s *Store) Migrations(ctx context.Context) ([]Migration, error) {
-	all, err := embedded(s.backend)
+	all, err := embedded(s.d.migrations)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func (s *Store) Migrations(ctx context.Context) ([]Migration, error) {
 // Concurrent callers against one PostgreSQL schema serialize on an advisory
 // lock, so the schema is applied once.
 func (s *Store) Migrate(ctx context.Context) (applied int, err error) {
-	all, err := embedded(s.backend)
+	all, err := embedded(s.d.migrations)
 	if err != nil {
 		return 0, err
 	}
@@ -91,8 +91,7 @@ type embeddedMigration struct {
 	sql     string
 }
 
-func embedded(b Backend) ([]embeddedMigration, error) {
-	dir := string(b)
+func embedded(dir string) ([]embeddedMigration, error) {
 	entries, err := fs.ReadDir(migrations.FS, dir)
 	if err != nil {
 		return nil, fmt.Errorf("read embedded migrations: %w", err)
@@ -147,20 +146,19 @@ func (s *Store) appliedMigrations(ctx context.Context) (map[int]time.Time, error
 // keyed by the current schema, held on one pinned connection. SQLite: the
 // data directory lock already guarantees one process.
 func (s *Store) migrationLock(ctx context.Context) (func(), error) {
-	if s.backend != Postgres {
+	if s.d.lockSQL == "" {
 		return func() {}, nil
 	}
 	conn, err := s.db.Connx(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("migration lock: %w", err)
 	}
-	const key = `hashtext('qhronos-migrate:' || current_schema())`
-	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(`+key+`)`); err != nil {
+	if _, err := conn.ExecContext(ctx, s.d.lockSQL); err != nil {
 		_ = conn.Close()
 		return nil, fmt.Errorf("migration lock: %w", err)
 	}
 	return func() {
-		_, _ = conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock(`+key+`)`)
+		_, _ = conn.ExecContext(context.Background(), s.d.unlockSQL)
 		_ = conn.Close()
 	}, nil
 }

@@ -75,10 +75,10 @@ func (s *Store) occurrenceValues(eventID string, instants []time.Time, manual bo
 func (s *Store) insertOccurrenceBatch(ctx context.Context, eventID string, instants []time.Time, manual bool, now time.Time) (int, error) {
 	values, args := s.occurrenceValues(eventID, instants, manual, now)
 	q := `INSERT INTO occurrences (` + occurrenceInsertColumns + `) VALUES ` + values +
-		` ON CONFLICT (event_id, scheduled_at) DO UPDATE SET status = 'pending',
+		statusSQL(` ON CONFLICT (event_id, scheduled_at) DO UPDATE SET status = {pending},
 		next_attempt_at = excluded.next_attempt_at, updated_at = excluded.updated_at, attempt_count = 0,
 		status_code = NULL, response_body = NULL, error_message = NULL, started_at = NULL, completed_at = NULL
-		WHERE occurrences.status = 'cancelled' AND occurrences.scheduled_at >= ?`
+		WHERE occurrences.status = {cancelled} AND occurrences.scheduled_at >= ?`)
 	args = append(args, s.ts(now))
 	res, err := s.exec(ctx, q, args...)
 	if err != nil {
@@ -105,8 +105,8 @@ func (s *Store) GetOccurrence(ctx context.Context, id string) (model.Occurrence,
 // yet (pending or retrying) scheduled at or after from. keepManual spares
 // manual triggers, which may fire while an event is paused.
 func (s *Store) CancelPendingOccurrences(ctx context.Context, eventID string, from time.Time, keepManual bool, now time.Time) (int, error) {
-	q := `UPDATE occurrences SET status = 'cancelled', updated_at = ?, completed_at = ?
-		WHERE event_id = ? AND status IN ('pending', 'retrying') AND scheduled_at >= ?`
+	q := statusSQL(`UPDATE occurrences SET status = {cancelled}, updated_at = ?, completed_at = ?
+		WHERE event_id = ? AND status IN {waiting} AND scheduled_at >= ?`)
 	if keepManual {
 		q += ` AND manual = ?`
 	}
@@ -206,24 +206,25 @@ func (s *Store) attemptsIn(ctx context.Context, table, occurrenceID string) ([]m
 const attemptColumns = `id, occurrence_id, event_id, attempt, manual, started_at, duration_ms, status_code,
 	outcome, error, response_excerpt, truncated, lateness_ms`
 
-// insertAttempts records attempts, many rows per statement.
-func (s *Store) insertAttempts(ctx context.Context, attempts []*model.Attempt) error {
-	const perStatement = 200 // 13 parameters a row
-	for start := 0; start < len(attempts); start += perStatement {
-		chunk := attempts[start:min(start+perStatement, len(attempts))]
-		args := make([]any, 0, 13*len(chunk))
-		for _, a := range chunk {
-			if a.ID == "" {
-				a.ID = uuid.NewString()
-			}
-			args = append(args, a.ID, a.OccurrenceID, a.EventID, a.Attempt, a.Manual, s.ts(a.StartedAt), a.DurationMS,
-				a.StatusCode, a.Outcome, a.Error, a.ResponseExcerpt, a.Truncated, a.LatenessMS)
-		}
-		q := `INSERT INTO attempts (` + attemptColumns + `) VALUES ` +
-			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", len(chunk)), ", ")
-		if _, err := s.exec(ctx, q, args...); err != nil {
-			return fmt.Errorf("insert attempts: %w", err)
-		}
+// CancelFutureOccurrences cancels an event's occurrences scheduled at or
+// after from that have not fired: pending and retrying rows, and rows a
+// dispatcher has claimed but is still holding until their instant (their
+// lease is revoked, so the dispatcher's pre-fire check drops them). Manual
+// triggers are kept when keepManual. Used by pause and edit.
+func (s *Store) CancelFutureOccurrences(ctx context.Context, eventID string, from time.Time, keepManual bool, now time.Time) (int, error) {
+	q := statusSQL(`UPDATE occurrences SET status = {cancelled}, lease_token = NULL, lease_owner = NULL,
+		lease_expires_at = NULL, updated_at = ?, completed_at = ?
+		WHERE event_id = ? AND scheduled_at >= ? AND (status IN {waiting}
+			OR (status = {dispatching} AND scheduled_at > ?))`)
+	args := []any{s.ts(now), s.ts(now), eventID, s.ts(from), s.ts(now)}
+	if keepManual {
+		q += ` AND manual = ?`
+		args = append(args, false)
 	}
-	return nil
+	r, err := s.exec(ctx, q, args...)
+	if err != nil {
+		return 0, fmt.Errorf("cancel future occurrences: %w", err)
+	}
+	n, _ := r.RowsAffected()
+	return int(n), nil
 }

@@ -18,10 +18,10 @@ import (
 // occurrence may be re-sent too). error_message describes the current state
 // only, so the old error is cleared; it stays in the attempts. status_code
 // and response_body remain the last attempt's answer until the next one.
-const requeue = `UPDATE occurrences SET status = 'pending', next_attempt_at = ?, manual_retry = ?,
+var requeue = statusSQL(`UPDATE occurrences SET status = {pending}, next_attempt_at = ?, manual_retry = ?,
 	error_message = NULL, completed_at = NULL, lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL,
 	updated_at = ?
-	WHERE status IN ('completed', 'failed', 'missed', 'cancelled') AND id IN (%s)`
+	WHERE status IN {finished} AND id IN (%s)`)
 
 // RetryOccurrence re-queues one terminal occurrence for delivery at now. It
 // answers ErrNotFound for an unknown id and model.ErrNotRetryable when the
@@ -75,7 +75,7 @@ func (s *Store) RetryOccurrences(ctx context.Context, f model.RetryFilter, now t
 		var moved int
 		err := s.WithTx(ctx, func(tx *Store) error {
 			var ids []string
-			if err := tx.selectAll(ctx, &ids, pick+tx.skipLocked(), withArg(args, n)...); err != nil {
+			if err := tx.selectAll(ctx, &ids, pick+tx.d.skipLocked, withArg(args, n)...); err != nil {
 				return fmt.Errorf("pick occurrences to retry: %w", err)
 			}
 			if len(ids) == 0 {
@@ -120,9 +120,4 @@ func (s *Store) retryWhere(f model.RetryFilter) (where []string, args []any, ok 
 		args = append(args, stringArgs(f.Scope)...)
 	}
 	return where, args, true
-}
-
-// withArg appends one argument to a copy of args.
-func withArg(args []any, v any) []any {
-	return append(append(make([]any, 0, len(args)+1), args...), v)
 }

@@ -128,11 +128,11 @@ func (s *Store) statusCounts(ctx context.Context, f model.StatsFilter, scope sql
 
 func (s *Store) queueCounts(ctx context.Context, f model.StatsFilter, scope sqlPredicate, out *model.Stats, group func(string) *model.GroupStats) error {
 	action, join := actionColumn(f)
-	q := `SELECT ` + action + ` AS action_type,
-		COALESCE(SUM(CASE WHEN o.status = 'pending' AND o.next_attempt_at <= ? THEN 1 ELSE 0 END), 0) AS due,
-		COALESCE(SUM(CASE WHEN o.status = 'retrying' THEN 1 ELSE 0 END), 0) AS retrying
-		FROM occurrences o ` + join + `
-		WHERE o.status IN ('pending', 'retrying') AND ` + scope.sql
+	q := `SELECT ` + action + statusSQL(` AS action_type,
+		COALESCE(SUM(CASE WHEN o.status = {pending} AND o.next_attempt_at <= ? THEN 1 ELSE 0 END), 0) AS due,
+		COALESCE(SUM(CASE WHEN o.status = {retrying} THEN 1 ELSE 0 END), 0) AS retrying
+		FROM occurrences o `) + join + statusSQL(`
+		WHERE o.status IN {waiting} AND `) + scope.sql
 	if !f.TotalOnly {
 		q += ` GROUP BY ` + action
 	}
@@ -250,10 +250,10 @@ func (s *Store) QueueDepth(ctx context.Context, now time.Time) (due, retrying in
 		Due      *int `db:"due"`
 		Retrying *int `db:"retrying"`
 	}
-	err = s.get(ctx, &row, `SELECT
-		SUM(CASE WHEN status = 'pending' AND next_attempt_at <= ? THEN 1 ELSE 0 END) AS due,
-		SUM(CASE WHEN status = 'retrying' THEN 1 ELSE 0 END) AS retrying
-		FROM occurrences WHERE status IN ('pending', 'retrying')`, s.ts(now))
+	err = s.get(ctx, &row, statusSQL(`SELECT
+		SUM(CASE WHEN status = {pending} AND next_attempt_at <= ? THEN 1 ELSE 0 END) AS due,
+		SUM(CASE WHEN status = {retrying} THEN 1 ELSE 0 END) AS retrying
+		FROM occurrences WHERE status IN {waiting}`), s.ts(now))
 	if err != nil {
 		return 0, 0, fmt.Errorf("queue depth: %w", err)
 	}
@@ -264,4 +264,25 @@ func (s *Store) QueueDepth(ctx context.Context, now time.Time) (due, retrying in
 		retrying = *row.Retrying
 	}
 	return due, retrying, nil
+}
+
+// CountWaiting counts the occurrences still to be worked on, per status
+// (pending, dispatching, retrying, awaiting_ack): the queue of /status. The
+// states are literals, so the partial indexes on exactly those states serve
+// the count and the finished history is never scanned.
+func (s *Store) CountWaiting(ctx context.Context) (map[model.OccurrenceStatus]int, error) {
+	var rows []struct {
+		Status model.OccurrenceStatus `db:"status"`
+		N      int                    `db:"n"`
+	}
+	err := s.selectAll(ctx, &rows, statusSQL(`SELECT status, COUNT(*) AS n FROM occurrences
+		WHERE status IN {waiting} OR status IN {held} GROUP BY status`))
+	if err != nil {
+		return nil, fmt.Errorf("count waiting occurrences: %w", err)
+	}
+	out := make(map[model.OccurrenceStatus]int, len(rows))
+	for _, r := range rows {
+		out[r.Status] = r.N
+	}
+	return out, nil
 }

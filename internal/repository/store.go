@@ -3,17 +3,14 @@ package repository
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	"github.com/jmoiron/sqlx"
 	"github.com/qhronos/qhronos/internal/model"
@@ -31,9 +28,9 @@ const (
 // Store is the repository for both backends. A Store returned by WithTx runs
 // every method inside that transaction.
 type Store struct {
-	db      *sqlx.DB
-	q       sqlx.ExtContext // db or a transaction
-	backend Backend
+	db *sqlx.DB
+	q  sqlx.ExtContext // db or a transaction
+	d  *dialect
 }
 
 // Options tunes the connection pool.
@@ -66,7 +63,7 @@ func OpenSQLite(ctx context.Context, dataDir string) (*Store, error) {
 		_ = db.Close()
 		return nil, err
 	}
-	return &Store{db: db, q: db, backend: SQLite}, nil
+	return &Store{db: db, q: db, d: sqliteDialect}, nil
 }
 
 func checkWritable(dir string) error {
@@ -103,9 +100,9 @@ func OpenPostgres(ctx context.Context, rawURL string, opts Options) (*Store, err
 	defer cancel()
 	if err := db.PingContext(pctx); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("connect to postgres: %w", redactErr(err, rawURL))
+		return nil, fmt.Errorf("connect to postgres: %w", redactErr(postgresDialect.mapErr(err), rawURL))
 	}
-	return &Store{db: db, q: db, backend: Postgres}, nil
+	return &Store{db: db, q: db, d: postgresDialect}, nil
 }
 
 // postgresDSN adds the connect timeout and application name to the URL.
@@ -139,11 +136,16 @@ func redactErr(err error, rawURL string) error {
 	if !ok || pw == "" || !strings.Contains(err.Error(), pw) {
 		return err
 	}
-	return errors.New(strings.ReplaceAll(err.Error(), pw, "xxxxx"))
+	msg := strings.ReplaceAll(err.Error(), pw, "xxxxx")
+	if errors.Is(err, model.ErrUnavailable) {
+		// The message already says so; keep the sentinel, drop the cause.
+		return fmt.Errorf("%w%s", model.ErrUnavailable, strings.TrimPrefix(msg, model.ErrUnavailable.Error()))
+	}
+	return errors.New(msg)
 }
 
 // Backend reports which backend the store runs on.
-func (s *Store) Backend() Backend { return s.backend }
+func (s *Store) Backend() Backend { return s.d.backend }
 
 // DB exposes the pool for health checks and tests.
 func (s *Store) DB() *sqlx.DB { return s.db }
@@ -161,51 +163,33 @@ func (s *Store) WithTx(ctx context.Context, fn func(tx *Store) error) error {
 	}
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("begin transaction: %w", mapErr(err))
+		return fmt.Errorf("begin transaction: %w", s.d.mapErr(err))
 	}
-	if err := fn(&Store{db: s.db, q: tx, backend: s.backend}); err != nil {
+	if err := fn(&Store{db: s.db, q: tx, d: s.d}); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", mapErr(err))
+		return fmt.Errorf("commit: %w", s.d.mapErr(err))
 	}
 	return nil
 }
 
-// rebind turns ? placeholders into the backend's form.
-func (s *Store) rebind(query string) string {
-	if s.backend == Postgres {
-		return sqlx.Rebind(sqlx.DOLLAR, query)
-	}
-	return query
-}
-
 func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	res, err := s.q.ExecContext(ctx, s.rebind(query), args...)
-	return res, mapErr(err)
+	res, err := s.q.ExecContext(ctx, s.d.rebind(query), args...)
+	return res, s.d.mapErr(err)
 }
 
 func (s *Store) get(ctx context.Context, dest any, query string, args ...any) error {
-	return mapErr(sqlx.GetContext(ctx, s.q, dest, s.rebind(query), args...))
+	return s.d.mapErr(sqlx.GetContext(ctx, s.q, dest, s.d.rebind(query), args...))
 }
 
 func (s *Store) selectAll(ctx context.Context, dest any, query string, args ...any) error {
-	return mapErr(sqlx.SelectContext(ctx, s.q, dest, s.rebind(query), args...))
+	return s.d.mapErr(sqlx.SelectContext(ctx, s.q, dest, s.d.rebind(query), args...))
 }
-
-// instantLayout is fixed-width so that SQLite's text comparison orders
-// instants correctly; microsecond precision as stored by PostgreSQL.
-const instantLayout = "2006-01-02T15:04:05.000000Z"
 
 // ts encodes an instant for the backend.
-func (s *Store) ts(t time.Time) any {
-	t = t.UTC()
-	if s.backend == SQLite {
-		return t.Format(instantLayout)
-	}
-	return t
-}
+func (s *Store) ts(t time.Time) any { return s.d.instant(t) }
 
 // tsp encodes an optional instant.
 func (s *Store) tsp(t *time.Time) any {
@@ -225,35 +209,61 @@ func utcp(t *time.Time) *time.Time {
 	return &u
 }
 
-// mapErr turns driver errors into the package's sentinel errors.
-func mapErr(err error) error {
-	if err == nil {
-		return nil
+// DatabaseNow reads the database's clock (PostgreSQL clock_timestamp());
+// SQLite runs in this process, so its clock is the local one.
+func (s *Store) DatabaseNow(ctx context.Context) (time.Time, error) {
+	if s.d.clockSQL == "" {
+		return time.Now().UTC(), nil
 	}
-	if errors.Is(err, sql.ErrNoRows) {
-		return model.ErrNotFound
+	var t time.Time
+	if err := s.get(ctx, &t, s.d.clockSQL); err != nil {
+		return time.Time{}, fmt.Errorf("read database clock: %w", err)
 	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		switch pgErr.Code {
-		case "23505": // unique_violation
-			return fmt.Errorf("%w: %s", model.ErrConflict, pgErr.ConstraintName)
-		case "22P02": // invalid_text_representation, e.g. a malformed uuid
-			return model.ErrNotFound
-		}
-	}
-	if strings.Contains(err.Error(), "UNIQUE constraint failed") {
-		return fmt.Errorf("%w: %s", model.ErrConflict, err.Error())
-	}
-	return err
+	return t.UTC(), nil
 }
 
-// unavailable reports driver errors that mean "the database is not
-// answering": the request may succeed when retried.
-func unavailable(err error) bool {
-	var netErr net.Error
-	var connErr *pgconn.ConnectError
-	return errors.Is(err, driver.ErrBadConn) || errors.As(err, &netErr) || errors.As(err, &connErr) ||
-		pgconn.SafeToRetry(err) || strings.Contains(err.Error(), "conn closed") ||
-		strings.Contains(err.Error(), "database is locked")
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+func dedupe(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// prefixed qualifies a comma-separated column list with a table alias.
+func prefixed(alias, columns string) string {
+	parts := strings.Split(columns, ",")
+	for i, p := range parts {
+		parts[i] = alias + strings.TrimSpace(p)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func stringArgs(in []string) []any {
+	out := make([]any, len(in))
+	for i, v := range in {
+		out[i] = v
+	}
+	return out
+}
+
+func affected(res interface{ RowsAffected() (int64, error) }) int {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0
+	}
+	return int(n)
+}
+
+// withArg appends one argument to a copy of args.
+func withArg(args []any, v any) []any {
+	return append(append(make([]any, 0, len(args)+1), args...), v)
 }

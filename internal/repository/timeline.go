@@ -36,11 +36,11 @@ func (s *Store) Timeline(ctx context.Context, f model.TimelineFilter) ([]model.T
 	window := append(append([]any{}, bucketArgs...), s.ts(f.Since), s.ts(until))
 	window = append(window, scope.args...)
 
-	counts := `SELECT ` + bucket.String() + ` AS bk, COUNT(*) AS n,
-			SUM(CASE WHEN a.outcome = 'completed' THEN 1 ELSE 0 END) AS completed,
-			SUM(CASE WHEN a.outcome = 'failed' OR a.outcome = 'retrying' THEN 1 ELSE 0 END) AS failed
+	counts := `SELECT ` + bucket.String() + statusSQL(` AS bk, COUNT(*) AS n,
+			SUM(CASE WHEN a.outcome = {completed} THEN 1 ELSE 0 END) AS completed,
+			SUM(CASE WHEN a.outcome = {failed} OR a.outcome = {retrying} THEN 1 ELSE 0 END) AS failed
 		FROM attempts a
-		WHERE a.started_at >= ? AND a.started_at < ? AND ` + scope.sql + `
+		WHERE a.started_at >= ? AND a.started_at < ? AND `) + scope.sql + `
 		GROUP BY bk`
 	var rows []struct {
 		Bucket    int `db:"bk"`

@@ -12,15 +12,15 @@ import (
 	"github.com/qhronos/qhronos/internal/repository"
 )
 
-// dispatchWriter persists outcomes (the repository's RecordDispatch).
-type dispatchWriter interface {
-	RecordDispatch(ctx context.Context, recs []repository.DispatchRecord) ([]error, error)
+// outcomeWriter persists outcomes (the repository's RecordOutcomes).
+type outcomeWriter interface {
+	RecordOutcomes(ctx context.Context, recs []repository.OutcomeRecord) ([]error, error)
 }
 
 // recorded is one outcome waiting to be written, and what to do once it is
 // (err is nil, model.ErrLeaseLost, or the write error).
 type recorded struct {
-	rec  repository.DispatchRecord
+	rec  repository.OutcomeRecord
 	done func(err error)
 }
 
@@ -35,7 +35,7 @@ type recorder struct {
 	shards []*recorderShard
 }
 
-func newRecorder(store dispatchWriter, log *zap.Logger, batch int, interval, retryFor time.Duration) *recorder {
+func newRecorder(store outcomeWriter, log *zap.Logger, batch int, interval, retryFor time.Duration) *recorder {
 	r := &recorder{}
 	for range recorderShards {
 		r.shards = append(r.shards, newRecorderShard(store, log, batch, interval, retryFor))
@@ -46,9 +46,10 @@ func newRecorder(store dispatchWriter, log *zap.Logger, batch int, interval, ret
 // add queues an outcome on its event's shard; it blocks while that queue is
 // full (backpressure on the workers when the database is slow).
 func (r *recorder) add(rec repository.DispatchRecord, done func(error)) {
+	out := rec.Outcome()
 	h := fnv.New32a()
-	_, _ = h.Write([]byte(rec.EventID))
-	r.shards[h.Sum32()%uint32(len(r.shards))].add(rec, done)
+	_, _ = h.Write([]byte(out.EventID))
+	r.shards[h.Sum32()%uint32(len(r.shards))].add(out, done)
 }
 
 // close writes what is queued and stops; add must not be called after.
@@ -62,7 +63,7 @@ func (r *recorder) close() {
 // waiting or RecordInterval after the first one arrived, whichever comes
 // first, so that thousands of attempts per second cost a few transactions.
 type recorderShard struct {
-	store    dispatchWriter
+	store    outcomeWriter
 	log      *zap.Logger
 	batch    int
 	interval time.Duration
@@ -74,14 +75,14 @@ type recorderShard struct {
 	done chan struct{}
 }
 
-func newRecorderShard(store dispatchWriter, log *zap.Logger, batch int, interval, retryFor time.Duration) *recorderShard {
+func newRecorderShard(store outcomeWriter, log *zap.Logger, batch int, interval, retryFor time.Duration) *recorderShard {
 	r := &recorderShard{store: store, log: log, batch: batch, interval: interval, retryFor: retryFor,
 		in: make(chan recorded, batch), done: make(chan struct{})}
 	go r.run()
 	return r
 }
 
-func (r *recorderShard) add(rec repository.DispatchRecord, done func(error)) {
+func (r *recorderShard) add(rec repository.OutcomeRecord, done func(error)) {
 	r.in <- recorded{rec: rec, done: done}
 }
 
@@ -120,7 +121,7 @@ func (r *recorderShard) flush(items []recorded) {
 	if len(items) == 0 {
 		return
 	}
-	recs := make([]repository.DispatchRecord, len(items))
+	recs := make([]repository.OutcomeRecord, len(items))
 	for i := range items {
 		recs[i] = items[i].rec
 	}
@@ -128,7 +129,7 @@ func (r *recorderShard) flush(items []recorded) {
 	backoff := 50 * time.Millisecond
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		results, err := r.store.RecordDispatch(ctx, recs)
+		results, err := r.store.RecordOutcomes(ctx, recs)
 		cancel()
 		if err == nil {
 			for i, it := range items {

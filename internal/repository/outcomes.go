@@ -1,0 +1,370 @@
+package repository
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/qhronos/qhronos/internal/model"
+)
+
+// OutcomeRecord is what a dispatcher writes after one attempt, or after
+// resolving a claimed row without one (missed, cancelled), with its effect
+// on the event. A record without EventID changes only its occurrence.
+type OutcomeRecord struct {
+	OccurrenceID string
+	LeaseToken   string
+	Status       model.OccurrenceStatus // completed, retrying, failed, awaiting_ack, cancelled
+	// NextAttemptAt is required for retrying.
+	NextAttemptAt *time.Time
+	// AckDeadline is required for awaiting_ack: after it the rescuer retries.
+	AckDeadline  *time.Time
+	StatusCode   *int
+	ResponseBody *string
+	ErrorMessage *string
+	Now          time.Time
+	// Attempt is recorded with the outcome when set (not for a cancellation
+	// made without attempting).
+	Attempt *model.Attempt
+
+	// Uncount undoes the attempt count of the claim: the row was resolved
+	// (missed, cancelled) without an attempt.
+	Uncount bool
+	// EventID names the event whose bookkeeping follows the outcome.
+	EventID string
+	// Ran is set when an attempt was made: last_run_at and last_status.
+	Ran        bool
+	LastStatus string
+	// PauseReason, when set, pauses the event (410 Gone): its pending
+	// non-manual occurrences are cancelled and last_status says why.
+	PauseReason string
+}
+
+// DispatchRecord is the dispatcher's way of spelling an OutcomeRecord: the
+// occurrence part and the event part side by side. It is only a shape to
+// build; Outcome flattens it for RecordOutcomes.
+type DispatchRecord struct {
+	OutcomeRecord
+	Uncount     bool
+	EventID     string
+	Ran         bool
+	LastStatus  string
+	PauseReason string
+}
+
+// Outcome is the record RecordOutcomes takes.
+func (r DispatchRecord) Outcome() OutcomeRecord {
+	out := r.OutcomeRecord
+	out.Uncount, out.EventID, out.Ran, out.LastStatus, out.PauseReason =
+		r.Uncount, r.EventID, r.Ran, r.LastStatus, r.PauseReason
+	return out
+}
+
+// RecordOutcomes applies a batch of outcomes, their attempts and their event
+// bookkeeping in one transaction: the one way outcomes are written. Each is
+// fenced by its lease token: the result slice holds ErrLeaseLost for a record
+// whose lease was lost (rescued or cancelled meanwhile); those write nothing,
+// not even their attempt.
+func (s *Store) RecordOutcomes(ctx context.Context, recs []OutcomeRecord) ([]error, error) {
+	var results []error
+	err := s.WithTx(ctx, func(tx *Store) error {
+		outcomes := make([]*OutcomeRecord, len(recs))
+		for i := range recs {
+			r := &recs[i]
+			outcomes[i] = r
+			if r.Uncount {
+				if err := tx.uncount(ctx, r); err != nil {
+					return err
+				}
+			}
+		}
+		var err error
+		if results, err = tx.applyOutcomes(ctx, outcomes); err != nil {
+			return err
+		}
+		var attempts []*model.Attempt
+		events := map[string]*OutcomeRecord{} // the latest applied record of each event
+		var order []string
+		for i := range recs {
+			r := &recs[i]
+			if results[i] != nil {
+				continue
+			}
+			if r.Attempt != nil {
+				attempts = append(attempts, r.Attempt)
+			}
+			if r.EventID == "" {
+				continue
+			}
+			if r.PauseReason != "" {
+				if err := tx.pauseGoneEvent(ctx, r); err != nil {
+					return err
+				}
+			}
+			if prev, seen := events[r.EventID]; !seen {
+				order = append(order, r.EventID)
+			} else if !r.Ran && prev.Ran {
+				continue // keep the record that says when the event last ran
+			}
+			events[r.EventID] = r
+		}
+		if err := tx.insertAttempts(ctx, attempts); err != nil {
+			return err
+		}
+		// A fixed order keeps concurrent recorders from deadlocking on events.
+		sort.Strings(order)
+		if err := tx.noteEventRuns(ctx, order, events); err != nil {
+			return err
+		}
+		_, err = tx.settleEvents(ctx, order, latestNow(recs))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// uncount gives back the attempt a claim counted, for a row resolved
+// without one.
+func (s *Store) uncount(ctx context.Context, r *OutcomeRecord) error {
+	if _, err := s.exec(ctx, statusSQL(`UPDATE occurrences SET attempt_count = attempt_count - 1,
+		started_at = CASE WHEN attempt_count <= 1 THEN NULL ELSE started_at END
+		WHERE id = ? AND lease_token = ? AND status = {dispatching}`), r.OccurrenceID, r.LeaseToken); err != nil {
+		return fmt.Errorf("uncount skipped attempt: %w", err)
+	}
+	return nil
+}
+
+func latestNow(recs []OutcomeRecord) time.Time {
+	var t time.Time
+	for _, r := range recs {
+		if r.Now.After(t) {
+			t = r.Now
+		}
+	}
+	return t
+}
+
+// applyOutcomes writes outcomes under their leases; the result holds
+// ErrLeaseLost where the lease was gone. On PostgreSQL plain outcomes go in
+// set-based statements (one round trip per chunk instead of one per row);
+// awaiting_ack ones, which may meet an early acknowledgement, go one by one.
+func (s *Store) applyOutcomes(ctx context.Context, recs []*OutcomeRecord) ([]error, error) {
+	results := make([]error, len(recs))
+	var bulk []int
+	for i, r := range recs {
+		if !s.d.updateFromValues || r.Status == model.OccurrenceAwaitingAck {
+			lost, err := s.recordOutcome(ctx, r)
+			if err != nil {
+				return nil, err
+			}
+			results[i] = lost
+			continue
+		}
+		bulk = append(bulk, i)
+	}
+	const perStatement = 500 // 10 parameters a row
+	for start := 0; start < len(bulk); start += perStatement {
+		chunk := bulk[start:min(start+perStatement, len(bulk))]
+		applied, err := s.recordOutcomeSet(ctx, recs, chunk)
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range chunk {
+			if !applied[recs[i].OccurrenceID+"|"+recs[i].LeaseToken] {
+				results[i] = model.ErrLeaseLost
+			}
+		}
+	}
+	return results, nil
+}
+
+// recordOutcomeSet is recordOutcome for many rows in one PostgreSQL
+// statement; it returns "id|token" of the records whose lease still held.
+func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx []int) (map[string]bool, error) {
+	row := s.d.typedRow("uuid", "text", "text", "timestamptz", "timestamptz", "int", "text", "text",
+		"timestamptz", "timestamptz")
+	var sb strings.Builder
+	sb.WriteString(`UPDATE occurrences o SET status = v.status, completed_at = v.completed_at,
+		next_attempt_at = COALESCE(v.next_attempt_at, o.next_attempt_at), lease_token = NULL, lease_owner = NULL,
+		lease_expires_at = NULL, manual_retry = false, status_code = v.status_code, response_body = v.response_body,
+		error_message = v.error_message, updated_at = v.updated_at, started_at = COALESCE(o.started_at, v.started_at)
+		FROM (VALUES `)
+	args := make([]any, 0, 10*len(idx))
+	for k, i := range idx {
+		r := recs[i]
+		if k > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(row)
+		var completed, started *time.Time
+		if r.Status.Terminal() {
+			completed = &r.Now
+		}
+		if r.Attempt != nil {
+			started = &r.Attempt.StartedAt
+		}
+		args = append(args, r.OccurrenceID, r.LeaseToken, r.Status, s.tsp(completed), s.tsp(r.NextAttemptAt),
+			r.StatusCode, r.ResponseBody, r.ErrorMessage, s.ts(r.Now), s.tsp(started))
+	}
+	sb.WriteString(statusSQL(`) AS v(id, token, status, completed_at, next_attempt_at, status_code, response_body,
+		error_message, updated_at, started_at)
+		WHERE o.id = v.id AND o.lease_token = v.token AND o.status = {dispatching}
+		RETURNING o.id, v.token`))
+	var rows []struct {
+		ID    string `db:"id"`
+		Token string `db:"token"`
+	}
+	if err := s.selectAll(ctx, &rows, sb.String(), args...); err != nil {
+		return nil, fmt.Errorf("record outcomes: %w", err)
+	}
+	applied := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		applied[r.ID+"|"+r.Token] = true
+	}
+	return applied, nil
+}
+
+func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord) (lost error, err error) {
+	var started *time.Time
+	if r.Attempt != nil {
+		started = &r.Attempt.StartedAt
+	}
+	// A delivery waiting for its acknowledgement is already complete when the
+	// client acknowledged it first (acked_at set): one statement decides, so
+	// a concurrent Acknowledge either lands before it (and is seen here) or
+	// after it (and sees awaiting_ack).
+	status, completed := "?", "?"
+	args := []any{r.Status}
+	if r.Status.Terminal() {
+		args = append(args, s.ts(r.Now))
+	} else {
+		args = append(args, nil)
+	}
+	if r.Status == model.OccurrenceAwaitingAck {
+		status, completed, args = statusSQL(`CASE WHEN acked_at IS NULL THEN {awaiting_ack} ELSE {completed} END`), "acked_at", nil
+	}
+	q := `UPDATE occurrences SET status = ` + status + `, completed_at = ` + completed + statusSQL(`,
+		next_attempt_at = COALESCE(?, next_attempt_at), lease_token = NULL, lease_owner = NULL,
+		lease_expires_at = ?, manual_retry = ?, status_code = ?, response_body = ?, error_message = ?,
+		updated_at = ?, started_at = COALESCE(started_at, ?)
+		WHERE id = ? AND lease_token = ? AND status = {dispatching}`)
+	args = append(args, s.tsp(r.NextAttemptAt), s.tsp(r.AckDeadline), false, r.StatusCode, r.ResponseBody,
+		r.ErrorMessage, s.ts(r.Now), s.tsp(started), r.OccurrenceID, r.LeaseToken)
+	res, err := s.exec(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("record outcome: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return model.ErrLeaseLost, nil
+	}
+	return nil, nil
+}
+
+// Acknowledge completes an occurrence that awaits a client acknowledgement.
+// An acknowledgement racing the dispatcher (the row is still dispatching) is
+// kept in acked_at and completes the row when the delivery is recorded. One
+// statement, so it cannot fall between the two states. ErrNotFound when the
+// occurrence is in neither.
+func (s *Store) Acknowledge(ctx context.Context, occurrenceID string, now time.Time) error {
+	res, err := s.exec(ctx, statusSQL(`UPDATE occurrences SET acked_at = ?, updated_at = ?,
+		completed_at = CASE WHEN status = {awaiting_ack} THEN ? ELSE completed_at END,
+		lease_expires_at = CASE WHEN status = {awaiting_ack} THEN NULL ELSE lease_expires_at END,
+		status = CASE WHEN status = {awaiting_ack} THEN {completed} ELSE status END
+		WHERE id = ? AND (status = {awaiting_ack} OR (status = {dispatching} AND acked_at IS NULL))`),
+		s.ts(now), s.ts(now), s.ts(now), occurrenceID)
+	if err != nil {
+		return fmt.Errorf("acknowledge occurrence: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return model.ErrNotFound
+	}
+	return nil
+}
+
+// noteEventRuns updates last_run_at, last_status and next_run_at after an
+// outcome, and pauses the event when the receiver is gone.
+func (s *Store) noteEventRuns(ctx context.Context, ids []string, recs map[string]*OutcomeRecord) error {
+	const perStatement = 500 // 4 parameters a row
+	for start := 0; start < len(ids); start += perStatement {
+		chunk := ids[start:min(start+perStatement, len(ids))]
+		var sb strings.Builder
+		args := make([]any, 0, 4*len(chunk))
+		for k, id := range chunk {
+			r := recs[id]
+			var lastRun *time.Time
+			var lastStatus *string
+			if r.Ran {
+				at := r.Now
+				if r.Attempt != nil {
+					at = r.Attempt.StartedAt
+				}
+				status := r.LastStatus
+				if r.PauseReason != "" {
+					status = r.PauseReason
+				}
+				lastRun, lastStatus = &at, &status
+			}
+			if k > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteString(s.d.typedRow("uuid", "timestamptz", "text", "timestamptz"))
+			args = append(args, id, s.tsp(lastRun), lastStatus, s.ts(r.Now))
+		}
+		// next_run_at is the earliest waiting occurrence; with none waiting, a
+		// future next_run_at the expander computed beyond its window is kept
+		// and a stale one dropped.
+		q := `WITH v(id, last_run_at, last_status, now) AS (VALUES ` + sb.String() + statusSQL(`)
+			UPDATE events SET
+				last_run_at = COALESCE((SELECT v.last_run_at FROM v WHERE v.id = events.id), last_run_at),
+				last_status = COALESCE((SELECT v.last_status FROM v WHERE v.id = events.id), last_status),
+				next_run_at = COALESCE(
+					(SELECT MIN(o.next_attempt_at) FROM occurrences o
+						WHERE o.event_id = events.id AND o.status IN {waiting}),
+					CASE WHEN status = {active} AND next_run_at > (SELECT v.now FROM v WHERE v.id = events.id)
+						THEN next_run_at END)
+			WHERE id IN (SELECT id FROM v)`)
+		if _, err := s.exec(ctx, q, args...); err != nil {
+			return fmt.Errorf("note event runs: %w", err)
+		}
+	}
+	return nil
+}
+
+// pauseGoneEvent pauses an event whose receiver answered 410 and cancels its
+// pending non-manual occurrences.
+func (s *Store) pauseGoneEvent(ctx context.Context, r *OutcomeRecord) error {
+	if _, err := s.exec(ctx, statusSQL(`UPDATE events SET status = ?, last_status = ?, updated_at = ?,
+		version = version + 1 WHERE id = ? AND status = {active}`),
+		model.EventPaused, r.PauseReason, s.ts(r.Now), r.EventID); err != nil {
+		return fmt.Errorf("pause gone event: %w", err)
+	}
+	_, err := s.CancelFutureOccurrences(ctx, r.EventID, time.Time{}, true, r.Now)
+	return err
+}
+
+// insertAttempts records attempts, many rows per statement.
+func (s *Store) insertAttempts(ctx context.Context, attempts []*model.Attempt) error {
+	const perStatement = 200 // 13 parameters a row
+	for start := 0; start < len(attempts); start += perStatement {
+		chunk := attempts[start:min(start+perStatement, len(attempts))]
+		args := make([]any, 0, 13*len(chunk))
+		for _, a := range chunk {
+			if a.ID == "" {
+				a.ID = uuid.NewString()
+			}
+			args = append(args, a.ID, a.OccurrenceID, a.EventID, a.Attempt, a.Manual, s.ts(a.StartedAt), a.DurationMS,
+				a.StatusCode, a.Outcome, a.Error, a.ResponseExcerpt, a.Truncated, a.LatenessMS)
+		}
+		q := `INSERT INTO attempts (` + attemptColumns + `) VALUES ` +
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", len(chunk)), ", ")
+		if _, err := s.exec(ctx, q, args...); err != nil {
+			return fmt.Errorf("insert attempts: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,162 @@
+package repository_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/repository/repositorytest"
+)
+
+// freeLoopbackAddr is a loopback address nothing listens on: connections to
+// it are refused at once.
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
+}
+
+func TestUnavailableWhenPostgresIsUnreachable(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	raw := "postgres://qhronos:s3cret-pw@" + freeLoopbackAddr(t) + "/qhronos?sslmode=disable"
+	_, err := repository.OpenPostgres(ctx, raw, repository.Options{ConnectTimeout: 2 * time.Second})
+	require.ErrorIs(t, err, model.ErrUnavailable)
+	require.NotContains(t, err.Error(), "s3cret-pw", "the password stays out of the error")
+}
+
+// proxy forwards loopback connections to a PostgreSQL server until stopped;
+// stopping it cuts every forwarded connection and refuses new ones, which is
+// how the database goes away for one store without touching the server.
+type proxy struct {
+	l      net.Listener
+	target string
+	mu     sync.Mutex
+	conns  []net.Conn
+	wg     sync.WaitGroup
+}
+
+func startProxy(t *testing.T, target string) *proxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &proxy{l: l, target: target}
+	p.wg.Add(1)
+	go p.accept()
+	t.Cleanup(p.stop)
+	return p
+}
+
+func (p *proxy) accept() {
+	defer p.wg.Done()
+	for {
+		c, err := p.l.Accept()
+		if err != nil {
+			return
+		}
+		up, err := net.Dial("tcp", p.target)
+		if err != nil {
+			_ = c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, c, up)
+		p.mu.Unlock()
+		p.wg.Add(2)
+		go p.pipe(c, up)
+		go p.pipe(up, c)
+	}
+}
+
+func (p *proxy) pipe(dst, src net.Conn) {
+	defer p.wg.Done()
+	_, _ = io.Copy(dst, src)
+	_ = dst.Close()
+}
+
+// stop refuses new connections and cuts the open ones; it returns once
+// every forwarding goroutine has ended.
+func (p *proxy) stop() {
+	_ = p.l.Close()
+	p.mu.Lock()
+	for _, c := range p.conns {
+		_ = c.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+func TestUnavailableWhenPostgresGoesAway(t *testing.T) {
+	t.Parallel()
+	schemaURL := repositorytest.PostgresSchema(t) // a private schema; skips without a server
+	u, err := url.Parse(schemaURL)
+	require.NoError(t, err)
+	p := startProxy(t, u.Host)
+	u.Host = p.l.Addr().String()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := repository.OpenPostgres(ctx, u.String(), repository.Options{MaxOpenConns: 2, ConnectTimeout: 2 * time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	_, err = s.Migrate(ctx)
+	require.NoError(t, err)
+	e := newEvent()
+	mustCreate(t, s, e)
+
+	p.stop()
+
+	_, err = s.GetEvent(ctx, e.ID)
+	require.ErrorIs(t, err, model.ErrUnavailable, "a read: %v", err)
+	err = s.CreateEvent(ctx, newEvent())
+	require.ErrorIs(t, err, model.ErrUnavailable, "a write: %v", err)
+	_, err = s.RecordOutcomes(ctx, []repository.OutcomeRecord{{OccurrenceID: e.ID, LeaseToken: "tok",
+		Status: model.OccurrenceCompleted, Now: t0}})
+	require.ErrorIs(t, err, model.ErrUnavailable, "a write in a transaction: %v", err)
+	require.NoError(t, ctx.Err(), "failing took no waiting for timeouts")
+}
+
+func TestUnavailableOnceTheStoreIsClosed(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEvent()
+		mustCreate(t, s, e)
+		require.NoError(t, s.Close())
+
+		_, err := s.GetEvent(ctx, e.ID)
+		require.ErrorIs(t, err, model.ErrUnavailable, "a read: %v", err)
+		require.False(t, errors.Is(err, model.ErrNotFound))
+		err = s.CreateEvent(ctx, newEvent())
+		require.ErrorIs(t, err, model.ErrUnavailable, "a write: %v", err)
+	})
+}
+
+func TestAnswersAreNotUnavailable(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		_, err := s.GetEvent(ctx, "00000000-0000-0000-0000-000000000001")
+		require.ErrorIs(t, err, model.ErrNotFound)
+		require.NotErrorIs(t, err, model.ErrUnavailable)
+
+		e := newEvent()
+		mustCreate(t, s, e)
+		err = s.CreateEvent(ctx, e)
+		require.ErrorIs(t, err, model.ErrConflict)
+		require.NotErrorIs(t, err, model.ErrUnavailable)
+		require.False(t, strings.Contains(err.Error(), model.ErrUnavailable.Error()))
+	})
+}
