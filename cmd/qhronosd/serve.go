@@ -23,7 +23,6 @@ import (
 	"github.com/qhronos/qhronos/internal/coordination"
 	"github.com/qhronos/qhronos/internal/hub"
 	"github.com/qhronos/qhronos/internal/metrics"
-	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/outbound"
 	"github.com/qhronos/qhronos/internal/recurrence"
 	"github.com/qhronos/qhronos/internal/repository"
@@ -86,11 +85,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		Queue: func(ctx context.Context) (int, int, error) { return b.store.QueueDepth(ctx, clock.Now()) }})
 	sched := scheduler.New(schedulerConfig(cfg, instanceID, limits), scheduler.ServiceDeps{
 		Store: b.store, Registry: registry, Clock: clock, Locker: coord,
-		Wakeups: coordination.NewWakeups(coord, log), Secrets: secretsResolver(box, cfg.HMAC.DefaultSecret, clock),
-		Logger: log, Observer: m, OnAttempt: func(ev *model.Event, occ *model.Occurrence, out actions.Outcome) {
-			wsHub.FeedTagListeners(ev, occ, out)
-			observeAttempt(m, clock, ev, occ, out)
-		},
+		Wakeups: coordination.NewWakeups(coord, log),
+		Secrets: secrets.NewResolver(box, cfg.HMAC.DefaultSecret, clock.Now).Resolve,
+		Logger:  log, Observer: m, Observers: []scheduler.AttemptObserver{m, wsHub},
 	})
 	archiver := scheduler.NewArchiver(scheduler.ArchiverConfig{Enabled: cfg.Archival.Enabled,
 		Retention: cfg.Archival.Retention, PurgeAfter: cfg.Archival.PurgeAfter, BatchSize: cfg.Archival.BatchSize},
@@ -210,21 +207,6 @@ func schedulerConfig(cfg *config.Config, instanceID string, limits recurrence.Li
 	}
 }
 
-// secretsResolver decrypts an event's signing secrets, newest first; the
-// one in force before a rotation (the event's own or hmac.default_secret)
-// signs too until its grace period ends. Events without a secret of their
-// own sign with hmac.default_secret.
-func secretsResolver(box *secrets.Box, defaultSecret string, clock scheduler.Clock) scheduler.SecretsResolver {
-	return func(ev *model.Event) ([]string, error) {
-		out, err := box.SigningSecrets(secrets.Sealed{Current: ev.HMACSecret, Previous: ev.PreviousSecret,
-			PreviousUntil: ev.PreviousSecretExpires}, defaultSecret, clock.Now())
-		if err != nil {
-			return nil, fmt.Errorf("event %s: %w", ev.ID, err)
-		}
-		return out, nil
-	}
-}
-
 // loopStatus reports every background loop for /status.
 type loopStatus struct {
 	sched    *scheduler.Service
@@ -235,32 +217,6 @@ func (l loopStatus) Status() map[string]any {
 	st := l.sched.Status()
 	st["archiver"] = l.archiver.Status()
 	return st
-}
-
-// observeAttempt feeds the delivery metrics. Lateness is observed for an
-// occurrence's first, scheduled attempt only, measured from its instant to
-// the attempt's start: retries wait for their backoff and manual attempts
-// (triggers, replays) fire when asked, so neither is firing lateness — the
-// same attempts GET /stats leaves out.
-func observeAttempt(m *metrics.Metrics, clock scheduler.Clock, ev *model.Event, occ *model.Occurrence, out actions.Outcome) {
-	outcome := "success"
-	switch {
-	case out.AwaitingAck:
-		outcome = "awaiting_ack"
-	case !out.OK() && out.Retryable:
-		outcome = "retryable_failure"
-	case !out.OK():
-		outcome = "failure"
-	}
-	m.ObserveAttempt(ev.Action.Type, outcome, out.Duration)
-	if occ.AttemptCount != 1 || occ.Manual || occ.ManualRetry {
-		return
-	}
-	lateness := clock.Now().Sub(occ.ScheduledAt) - out.Duration
-	if occ.StartedAt != nil {
-		lateness = occ.StartedAt.Sub(occ.ScheduledAt)
-	}
-	m.ObserveLateness(ev.Action.Type, lateness)
 }
 
 func printBanner(w io.Writer, b *booted, url string, loopbackOnly bool) {

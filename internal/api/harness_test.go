@@ -110,7 +110,7 @@ func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOp
 	sched := scheduler.New(scheduler.Config{InstanceID: cfg.instanceID, MaxSleep: 50 * time.Millisecond,
 		DrainTimeout: 5 * time.Second}, scheduler.ServiceDeps{
 		Store: store, Registry: registry, Wakeups: coordination.NewWakeups(coord, log), Logger: log,
-		OnAttempt: h.FeedTagListeners,
+		Observers: []scheduler.AttemptObserver{h},
 		// As qhronosd's secretsResolver does.
 		Secrets: func(ev *model.Event) ([]string, error) {
 			return box.SigningSecrets(secrets.Sealed{Current: ev.HMACSecret, Previous: ev.PreviousSecret,

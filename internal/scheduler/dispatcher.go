@@ -21,9 +21,13 @@ import (
 // first (the stored ones are ciphertext; the secrets package decrypts).
 type SecretsResolver func(ev *model.Event) ([]string, error)
 
-// AttemptHook observes every attempt once its outcome is recorded (the
-// WebSocket tag-listener feed and metrics use it). It must not block.
-type AttemptHook func(ev *model.Event, occ *model.Occurrence, out actions.Outcome)
+// AttemptObserver is told about every attempt once its outcome is written
+// (metrics.Metrics and hub.Hub implement it): the event and occurrence as
+// claimed, the action's outcome and the instant the attempt started. It must
+// not block.
+type AttemptObserver interface {
+	ObserveAttempt(ev *model.Event, occ *model.Occurrence, out actions.Outcome, started time.Time)
+}
 
 // DispatcherDeps are the dispatcher's collaborators.
 type DispatcherDeps struct {
@@ -37,8 +41,8 @@ type DispatcherDeps struct {
 	Wakeups WakeupSource
 	// Rand returns floats in [0, 1) for backoff jitter; default math/rand.
 	Rand func() float64
-	// OnAttempt is optional.
-	OnAttempt AttemptHook
+	// Observers are told about every recorded attempt (optional).
+	Observers []AttemptObserver
 	// Observer is optional.
 	Observer Observer
 }
@@ -67,7 +71,7 @@ type Dispatcher struct {
 	log       *zap.Logger
 	wakeups   WakeupSource
 	rnd       func() float64
-	onAttempt AttemptHook
+	observers []AttemptObserver
 
 	sem     chan struct{} // one slot per running attempt
 	perDest *outbound.Limiter
@@ -116,7 +120,7 @@ func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
 	actx, cancel := context.WithCancel(context.Background())
 	d := &Dispatcher{
 		cfg: cfg, store: deps.Store, registry: deps.Registry, clock: deps.Clock, secrets: deps.Secrets, log: log,
-		wakeups: deps.Wakeups, rnd: deps.Rand, onAttempt: deps.OnAttempt, obs: deps.Observer,
+		wakeups: deps.Wakeups, rnd: deps.Rand, observers: deps.Observers, obs: deps.Observer,
 		sem: make(chan struct{}, cfg.Workers), perDest: outbound.NewLimiter(cfg.MaxPerDestination),
 		// Outcomes are retried past the lease while the database is away:
 		// the write is fenced, so a late one that lost its lease changes

@@ -34,8 +34,8 @@ type ServiceDeps struct {
 	Wakeups  Wakeups             // nil: local wake-ups and polling only
 	Secrets  SecretsResolver
 	Logger   *zap.Logger
-	// OnAttempt observes every recorded attempt (optional).
-	OnAttempt AttemptHook
+	// Observers are told about every recorded attempt (optional).
+	Observers []AttemptObserver
 	// Observer receives claim and expansion measurements (optional).
 	Observer Observer
 }
@@ -75,7 +75,7 @@ func New(cfg Config, deps ServiceDeps) *Service {
 		source = deps.Wakeups
 	}
 	d := NewDispatcher(cfg, DispatcherDeps{Store: deps.Store, Registry: deps.Registry, Clock: deps.Clock,
-		Secrets: deps.Secrets, Logger: deps.Logger, Wakeups: source, OnAttempt: deps.OnAttempt,
+		Secrets: deps.Secrets, Logger: deps.Logger, Wakeups: source, Observers: deps.Observers,
 		Observer: deps.Observer})
 	return &Service{
 		cfg: cfg, log: deps.Logger.Named("scheduler"), wakeups: deps.Wakeups, obs: deps.Observer,
