@@ -28,6 +28,7 @@ import (
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/scheduler"
 	"github.com/qhronos/qhronos/internal/secrets"
+	"github.com/qhronos/qhronos/internal/startstop"
 )
 
 // serve runs the server until ctx ends, then shuts down in order: stop
@@ -89,15 +90,11 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		Secrets: secrets.NewResolver(box, cfg.HMAC.DefaultSecret, clock.Now).Resolve,
 		Logger:  log, Observer: m, Observers: []scheduler.AttemptObserver{m, wsHub},
 	})
-	archiver := scheduler.NewArchiver(scheduler.ArchiverConfig{Enabled: cfg.Archival.Enabled,
-		Retention: cfg.Archival.Retention, PurgeAfter: cfg.Archival.PurgeAfter, BatchSize: cfg.Archival.BatchSize},
-		scheduler.ArchiverDeps{Store: b.store, Now: clock.Now, Logger: log, Locker: coord, Owner: instanceID,
-			Observer: m})
 
 	var ui *console.Console
 	srv := api.New(api.Deps{
 		Store: b.store, Auth: authn, Actions: registry, Coord: coord, Scheduler: sched,
-		Status: loopStatus{sched, archiver}, Secrets: box, Hub: wsHub, Metrics: m, Logger: log, Now: clock.Now,
+		Status: sched, Secrets: box, Hub: wsHub, Metrics: m, Logger: log, Now: clock.Now,
 		Info: api.Info{Version: version, InstanceID: instanceID, StartedAt: time.Now()},
 		Extra: func(r *gin.Engine) {
 			r.Any(console.Prefix+"/*page", func(c *gin.Context) { ui.ServeHTTP(c.Writer, c.Request) })
@@ -121,16 +118,16 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	httpSrv.WriteTimeout, httpSrv.IdleTimeout = cfg.Server.WriteTimeout, cfg.Server.IdleTimeout
 	httpSrv.MaxHeaderBytes = cfg.Server.MaxHeaderBytes
 
-	hubCtx, stopHub := context.WithCancel(context.Background())
-	defer stopHub()
-	go func() {
-		if err := wsHub.Run(hubCtx); err != nil {
-			log.Error("websocket hub stopped", zap.Error(err))
+	// The services run on a context of their own: the shutdown below stops
+	// them in order once the HTTP server has stopped taking requests.
+	sessions := hub.NewSessionWatcher(wsHub, b.store, time.Now, hub.SessionCheckInterval)
+	services := []startstop.Service{wsHub, sessions, sched}
+	for i, svc := range services {
+		if err := svc.Start(context.Background()); err != nil {
+			stopAll(services[:i])
+			return err
 		}
-	}()
-	go wsHub.WatchSessions(hubCtx, b.store, time.Now, hub.SessionCheckInterval)
-	sched.Start(context.Background())
-	go archiver.Run(hubCtx, cfg.Archival.Interval)
+	}
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()
 
@@ -146,7 +143,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	case <-ctx.Done():
 	case err := <-served:
 		if !errors.Is(err, http.ErrServerClosed) {
-			sched.Stop()
+			stopAll(services)
 			return fmt.Errorf("serve http: %w", err)
 		}
 	}
@@ -156,8 +153,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := httpSrv.Shutdown(shutdownCtx); err != nil {
 		log.Warn("http shutdown", zap.Error(err))
 	}
-	sched.Stop()
-	stopHub()
+	stopAll(services)
 	log.Info("stopped")
 	return nil
 }
@@ -183,7 +179,7 @@ func deploymentClock(ctx context.Context, store *repository.Store, log *zap.Logg
 	if err := c.Sync(ctx); err != nil {
 		log.Warn("measure database clock offset", zap.Error(err))
 	}
-	go c.Run(ctx)
+	_ = c.Start(ctx) // stops with ctx
 	return c
 }
 
@@ -207,16 +203,12 @@ func schedulerConfig(cfg *config.Config, instanceID string, limits recurrence.Li
 	}
 }
 
-// loopStatus reports every background loop for /status.
-type loopStatus struct {
-	sched    *scheduler.Service
-	archiver *scheduler.Archiver
-}
-
-func (l loopStatus) Status() map[string]any {
-	st := l.sched.Status()
-	st["archiver"] = l.archiver.Status()
-	return st
+// stopAll stops services in reverse order of start: the scheduler drains
+// (the websocket action still needs the hub) before the hub stops.
+func stopAll(services []startstop.Service) {
+	for i := len(services) - 1; i >= 0; i-- {
+		services[i].Stop()
+	}
 }
 
 func printBanner(w io.Writer, b *booted, url string, loopbackOnly bool) {

@@ -128,8 +128,11 @@ func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOp
 	t.Cleanup(ts.Close)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	go func() { _ = h.Run(ctx) }()
-	go h.WatchSessions(ctx, store, time.Now, 50*time.Millisecond)
+	require.NoError(t, h.Start(ctx))
+	t.Cleanup(h.Stop)
+	watcher := hub.NewSessionWatcher(h, store, time.Now, 50*time.Millisecond)
+	require.NoError(t, watcher.Start(ctx))
+	t.Cleanup(watcher.Stop)
 	select {
 	case <-h.Ready():
 	case <-time.After(10 * time.Second):

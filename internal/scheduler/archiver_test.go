@@ -198,14 +198,10 @@ func TestArchiverRunLoopsUntilCancelled(t *testing.T) {
 	t.Parallel()
 	s := repositorytest.SQLite(t)
 	rec := &archiverRecorder{runs: make(chan struct{}, 1)}
-	a := scheduler.NewArchiver(scheduler.ArchiverConfig{Enabled: true},
+	a := scheduler.NewArchiver(scheduler.ArchiverConfig{Enabled: true, Interval: time.Millisecond},
 		scheduler.ArchiverDeps{Store: s, Now: func() time.Time { return archiverT0 }, Observer: rec})
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		a.Run(ctx, time.Millisecond)
-		close(done)
-	}()
+	require.NoError(t, a.Start(ctx))
 	for range 2 {
 		select {
 		case <-rec.runs:
@@ -214,10 +210,15 @@ func TestArchiverRunLoopsUntilCancelled(t *testing.T) {
 		}
 	}
 	cancel()
+	done := make(chan struct{})
+	go func() {
+		a.Stop() // joins: returns once the loop has ended
+		close(done)
+	}()
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not return after cancel")
+		t.Fatal("the archiver did not stop after cancel")
 	}
 	require.GreaterOrEqual(t, a.Status()["runs"], int64(2))
 }

@@ -55,6 +55,7 @@ type Config struct {
 
 	Retry   RetryDefaults
 	CatchUp CatchUp
+	Archive ArchiverConfig
 
 	// LogDeliveries logs one line per attempt outcome at info (the embedded
 	// default, or log.deliveries in production); otherwise at debug.

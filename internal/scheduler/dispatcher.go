@@ -15,6 +15,7 @@ import (
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/outbound"
 	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/startstop"
 )
 
 // SecretsResolver returns an event's plaintext signing secrets, newest
@@ -63,6 +64,9 @@ type WakeupSource interface {
 // by the deployment clock, checks its event's current state, runs its action
 // on a bounded pool and records the outcome under its lease.
 type Dispatcher struct {
+	startstop.Base
+	runStatus LoopStatus // Run's claims, for /status
+
 	cfg       Config
 	store     *repository.Store
 	registry  *actions.Registry
@@ -130,6 +134,7 @@ func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
 		attemptCtx: actx, cancelAttempt: cancel, changed: make(chan struct{}),
 		leases: newHeldLeases(), heartbeatStop: make(chan struct{}), heartbeatDone: make(chan struct{}),
 	}
+	_ = d.rec.Start(context.Background()) // stopped by Close
 	go d.heartbeat()
 	return d
 }
@@ -348,8 +353,8 @@ func (d *Dispatcher) Wake() {
 }
 
 // status adds the dispatcher's live figures to its loop status.
-func (d *Dispatcher) status(loop *LoopStatus) map[string]any {
-	out := loop.Snapshot()
+func (d *Dispatcher) status() map[string]any {
+	out := d.runStatus.Snapshot()
 	out["in_flight"] = d.Held()
 	out["workers"] = d.cfg.Workers
 	return out
