@@ -24,7 +24,6 @@ import (
 	"github.com/qhronos/qhronos/internal/hub"
 	"github.com/qhronos/qhronos/internal/metrics"
 	"github.com/qhronos/qhronos/internal/outbound"
-	"github.com/qhronos/qhronos/internal/recurrence"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/scheduler"
 	"github.com/qhronos/qhronos/internal/secrets"
@@ -81,10 +80,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 
 	clock := deploymentClock(ctx, b.store, log)
-	limits := recurrence.Limits{MinInterval: cfg.Scheduler.MinInterval, MaxCount: cfg.Scheduler.MaxCount}
 	m := metrics.New(metrics.Options{WebSocketConnections: wsHub.Connections, DroppedFrames: wsHub.DroppedFrames,
 		Queue: func(ctx context.Context) (int, int, error) { return b.store.QueueDepth(ctx, clock.Now()) }})
-	sched := scheduler.New(schedulerConfig(cfg, instanceID, limits), scheduler.ServiceDeps{
+	sched := scheduler.New(scheduler.ConfigFrom(cfg, instanceID), scheduler.ServiceDeps{
 		Store: b.store, Registry: registry, Clock: clock, Locker: coord,
 		Wakeups: coordination.NewWakeups(coord, log),
 		Secrets: secrets.NewResolver(box, cfg.HMAC.DefaultSecret, clock.Now).Resolve,
@@ -99,24 +97,13 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		Extra: func(r *gin.Engine) {
 			r.Any(console.Prefix+"/*page", func(c *gin.Context) { ui.ServeHTTP(c.Writer, c.Request) })
 		},
-	}, api.Options{
-		MaxBodyBytes: cfg.Server.MaxBodyBytes, TrustedProxies: cfg.Server.TrustedProxies,
-		RateLimit:   coordination.Limit{Rate: cfg.RateLimit.Rate, Burst: cfg.RateLimit.Burst},
-		LimitMaster: cfg.RateLimit.LimitMaster, TokenMaxTTL: cfg.Auth.TokenMaxTTL, Recurrence: limits,
-		DefaultTimeout: cfg.Actions.AttemptTimeout, MaxTimeout: cfg.Actions.MaxAttemptTimeout,
-		WebSocket: api.WebSocketOptions{AllowedOrigins: cfg.Server.AllowedOrigins,
-			HandshakeTimeout: cfg.WebSocket.HandshakeTimeout},
-		MetricsToken: cfg.Metrics.Token,
-	})
+	}, api.OptionsFrom(cfg))
 	if ui, err = console.New(console.Options{API: srv.Handler(), EncryptionKey: cfg.Secrets.EncryptionKey,
 		Logger: log}); err != nil {
 		return fmt.Errorf("console: %w", err)
 	}
 	defer ui.Close()
 	httpSrv := srv.HTTPServer(cfg.Server.Addr)
-	httpSrv.ReadHeaderTimeout, httpSrv.ReadTimeout = cfg.Server.ReadHeaderTimeout, cfg.Server.ReadTimeout
-	httpSrv.WriteTimeout, httpSrv.IdleTimeout = cfg.Server.WriteTimeout, cfg.Server.IdleTimeout
-	httpSrv.MaxHeaderBytes = cfg.Server.MaxHeaderBytes
 
 	// The services run on a context of their own: the shutdown below stops
 	// them in order once the HTTP server has stopped taking requests.
@@ -181,26 +168,6 @@ func deploymentClock(ctx context.Context, store *repository.Store, log *zap.Logg
 	}
 	_ = c.Start(ctx) // stops with ctx
 	return c
-}
-
-func schedulerConfig(cfg *config.Config, instanceID string, limits recurrence.Limits) scheduler.Config {
-	s := cfg.Scheduler
-	return scheduler.Config{
-		// Without database.url the data directory is locked: no other
-		// process holds leases in it.
-		Exclusive:  !cfg.Production(),
-		InstanceID: instanceID, Lookahead: s.Lookahead, ExpandInterval: s.ExpansionInterval,
-		MaxRowsPerEventWindow: s.MaxRowsPerEventWindow, Recurrence: limits, MaxSleep: s.MaxSleep,
-		ClaimBatch: s.ClaimBatch, ClaimAhead: s.ClaimAhead, Lease: s.Lease,
-		LeaseRenewInterval: s.LeaseRenewInterval, Workers: s.Workers,
-		MaxPerDestination: cfg.Outbound.MaxPerHost, APIOnly: !s.Dispatch,
-		AttemptTimeout: cfg.Actions.AttemptTimeout, MaxTimeout: cfg.Actions.MaxAttemptTimeout,
-		AckTimeout: cfg.WebSocket.AckTimeout, DrainTimeout: s.DrainTimeout, RescueInterval: s.RescuerInterval,
-		Retry: scheduler.RetryDefaults{MaxAttempts: cfg.Retry.MaxAttempts, InitialBackoff: cfg.Retry.InitialBackoff,
-			MaxBackoff: cfg.Retry.MaxBackoff, RetryAfterCap: cfg.Retry.MaxRetryAfter},
-		CatchUp:       scheduler.CatchUp{Window: s.CatchupWindow},
-		LogDeliveries: !cfg.Production() || cfg.Log.Deliveries,
-	}
 }
 
 // stopAll stops services in reverse order of start: the scheduler drains

@@ -17,6 +17,7 @@ import (
 
 	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/config"
 	"github.com/qhronos/qhronos/internal/coordination"
 	"github.com/qhronos/qhronos/internal/hub"
 	"github.com/qhronos/qhronos/internal/metrics"
@@ -85,8 +86,9 @@ func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOp
 	t.Helper()
 	store := open(t)
 	log := zap.NewNop()
-	cfg := envConfig{instanceID: "test-instance", opts: Options{RateLimit: coordination.Limit{Rate: 1000, Burst: 1000}},
-		signNow: time.Now}
+	apiOpts := OptionsFrom(config.Default())
+	apiOpts.RateLimit = coordination.Limit{Rate: 1000, Burst: 1000}
+	cfg := envConfig{instanceID: "test-instance", opts: apiOpts, signNow: time.Now}
 	for _, opt := range opts {
 		opt(&cfg)
 	}
@@ -107,8 +109,10 @@ func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOp
 		actions.NewWebSocket(h, 30*time.Second)} {
 		require.NoError(t, registry.Register(a))
 	}
-	sched := scheduler.New(scheduler.Config{InstanceID: cfg.instanceID, MaxSleep: 50 * time.Millisecond,
-		DrainTimeout: 5 * time.Second}, scheduler.ServiceDeps{
+	schedCfg := scheduler.ConfigFrom(config.Default(), cfg.instanceID)
+	schedCfg.Exclusive, schedCfg.LogDeliveries = false, false
+	schedCfg.MaxSleep, schedCfg.DrainTimeout = 50*time.Millisecond, 5*time.Second
+	sched := scheduler.New(schedCfg, scheduler.ServiceDeps{
 		Store: store, Registry: registry, Wakeups: coordination.NewWakeups(coord, log), Logger: log,
 		Observers: []scheduler.AttemptObserver{h},
 		// As qhronosd's secretsResolver does.

@@ -31,6 +31,16 @@ type Config struct {
 	RateLimit RateLimitConfig `yaml:"ratelimit"`
 	Archival  ArchivalConfig  `yaml:"archival"`
 	Metrics   MetricsConfig   `yaml:"metrics"`
+	// Limits are the API's product limits: defaults here, not settable.
+	Limits LimitsConfig `yaml:"-"`
+}
+
+// LimitsConfig bounds what one API request may store.
+type LimitsConfig struct {
+	IdempotencyTTL   time.Duration // how long an Idempotency-Key is remembered
+	MaxTags          int           // tags per event or token scope
+	MaxTagLength     int           // characters per tag
+	MaxMetadataBytes int           // bytes of an event's metadata JSON
 }
 
 // ServerConfig is the HTTP listener and the embedded data directory.
@@ -165,6 +175,13 @@ type SchedulerConfig struct {
 	MinInterval time.Duration `yaml:"min_interval"`
 	// MaxCount rejects RRULE COUNT values above this.
 	MaxCount int `yaml:"max_count"`
+
+	// Internal tunables: defaults here, not settable.
+	ExpandBatch    int           `yaml:"-"` // events read per expander query
+	RecordBatch    int           `yaml:"-"` // outcomes per write
+	RecordInterval time.Duration `yaml:"-"` // longest an outcome waits to be written
+	RescueBatch    int           `yaml:"-"` // rows per rescue statement
+	CatchupGrace   time.Duration `yaml:"-"` // lateness before a first attempt is overdue
 }
 
 // ActionsConfig bounds one delivery attempt.
@@ -204,6 +221,10 @@ type ArchivalConfig struct {
 	PurgeAfter time.Duration `yaml:"purge_after"`
 	Interval   time.Duration `yaml:"interval"`
 	BatchSize  int           `yaml:"batch_size"`
+
+	// Internal tunables: defaults here, not settable.
+	MaxBatches int           `yaml:"-"` // batches per phase of one run
+	LockTTL    time.Duration `yaml:"-"` // lease on the "archiver" lock
 }
 
 // MetricsConfig protects /metrics; an empty token leaves it public.

@@ -44,27 +44,6 @@ type ArchiverConfig struct {
 	Interval time.Duration
 }
 
-func (c *ArchiverConfig) withDefaults() {
-	if c.Retention <= 0 {
-		c.Retention = 30 * 24 * time.Hour
-	}
-	if c.PurgeAfter <= 0 {
-		c.PurgeAfter = 365 * 24 * time.Hour
-	}
-	if c.BatchSize <= 0 {
-		c.BatchSize = 1000
-	}
-	if c.MaxBatches <= 0 {
-		c.MaxBatches = 1000
-	}
-	if c.LockTTL <= 0 {
-		c.LockTTL = time.Minute
-	}
-	if c.Interval <= 0 {
-		c.Interval = time.Hour
-	}
-}
-
 // ArchiverDeps are the archiver's collaborators.
 type ArchiverDeps struct {
 	Store ArchiveStore
@@ -115,7 +94,6 @@ var _ startstop.Service = (*Archiver)(nil)
 
 // NewArchiver builds an archiver; it does nothing until RunOnce or Start.
 func NewArchiver(cfg ArchiverConfig, deps ArchiverDeps) *Archiver {
-	cfg.withDefaults()
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}

@@ -107,7 +107,6 @@ type Dispatcher struct {
 // NewDispatcher returns a dispatcher; Close it (Run does) to stop its
 // outcome writer.
 func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
-	cfg = cfg.withDefaults()
 	if deps.Logger == nil {
 		deps.Logger = zap.NewNop()
 	}

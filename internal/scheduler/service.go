@@ -70,7 +70,6 @@ var _ startstop.Service = (*Service)(nil)
 
 // New wires the scheduler's parts.
 func New(cfg Config, deps ServiceDeps) *Service {
-	cfg = cfg.withDefaults()
 	if deps.Logger == nil {
 		deps.Logger = zap.NewNop()
 	}
