@@ -24,12 +24,11 @@ import (
 	"github.com/qhronos/qhronos/internal/hub"
 	"github.com/qhronos/qhronos/internal/lifecycle"
 	"github.com/qhronos/qhronos/internal/metrics"
-	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/outbound"
-	"github.com/qhronos/qhronos/internal/recurrence"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/scheduler"
 	"github.com/qhronos/qhronos/internal/secrets"
+	"github.com/qhronos/qhronos/internal/startstop"
 )
 
 // serve runs the server until ctx ends, then shuts down in order: stop
@@ -82,61 +81,45 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 
 	clock := deploymentClock(ctx, b.store, log)
-	limits := recurrence.Limits{MinInterval: cfg.Scheduler.MinInterval, MaxCount: cfg.Scheduler.MaxCount}
 	m := metrics.New(metrics.Options{WebSocketConnections: wsHub.Connections, DroppedFrames: wsHub.DroppedFrames,
 		Queue: func(ctx context.Context) (int, int, error) { return b.store.QueueDepth(ctx, clock.Now()) }})
-	sched := scheduler.New(schedulerConfig(cfg, instanceID, limits), scheduler.ServiceDeps{
+	sched := scheduler.New(scheduler.ConfigFrom(cfg, instanceID), scheduler.ServiceDeps{
 		Store: b.store, Registry: registry, Clock: clock, Locker: coord,
-		Wakeups: coordination.NewWakeups(coord, log), Secrets: secretsResolver(box, cfg.HMAC.DefaultSecret, clock),
-		Logger: log, Observer: m, OnAttempt: func(ev *model.Event, occ *model.Occurrence, out actions.Outcome) {
-			wsHub.FeedTagListeners(ev, occ, out)
-			observeAttempt(m, clock, ev, occ, out)
-		},
+		Wakeups: coordination.NewWakeups(coord, log),
+		Secrets: secrets.NewResolver(box, cfg.HMAC.DefaultSecret, clock.Now).Resolve,
+		Logger:  log, Observer: m, Observers: []scheduler.AttemptObserver{m, wsHub},
 	})
-	archiver := scheduler.NewArchiver(scheduler.ArchiverConfig{Enabled: cfg.Archival.Enabled,
-		Retention: cfg.Archival.Retention, PurgeAfter: cfg.Archival.PurgeAfter, BatchSize: cfg.Archival.BatchSize},
-		scheduler.ArchiverDeps{Store: b.store, Now: clock.Now, Logger: log, Locker: coord, Owner: instanceID,
-			Observer: m})
 
+	apiOpts := api.OptionsFrom(cfg)
 	service := lifecycle.New(lifecycle.Deps{Store: b.store, Actions: registry, Secrets: box, Waker: sched,
-		Now: clock.Now}, lifecycle.Options{Recurrence: limits, Window: sched.Window(),
+		Now: clock.Now}, lifecycle.Options{Recurrence: apiOpts.Recurrence, Window: sched.Window(),
 		MaxTimeout: cfg.Actions.MaxAttemptTimeout})
 	var ui *console.Console
 	srv := api.New(api.Deps{
 		Store: b.store, Events: service, Auth: authn, Actions: registry, Coord: coord,
-		Status: loopStatus{sched, archiver}, Secrets: box, Hub: wsHub, Metrics: m, Logger: log, Now: clock.Now,
+		Status: sched, Secrets: box, Hub: wsHub, Metrics: m, Logger: log, Now: clock.Now,
 		Info: api.Info{Database: string(b.store.Backend()), Version: version, InstanceID: instanceID, StartedAt: time.Now()},
 		Extra: func(r *gin.Engine) {
 			r.Any(console.Prefix+"/*page", func(c *gin.Context) { ui.ServeHTTP(c.Writer, c.Request) })
 		},
-	}, api.Options{
-		MaxBodyBytes: cfg.Server.MaxBodyBytes, TrustedProxies: cfg.Server.TrustedProxies,
-		RateLimit:   coordination.Limit{Rate: cfg.RateLimit.Rate, Burst: cfg.RateLimit.Burst},
-		LimitMaster: cfg.RateLimit.LimitMaster, TokenMaxTTL: cfg.Auth.TokenMaxTTL, Recurrence: limits,
-		WebSocket: api.WebSocketOptions{AllowedOrigins: cfg.Server.AllowedOrigins,
-			HandshakeTimeout: cfg.WebSocket.HandshakeTimeout},
-		MetricsToken: cfg.Metrics.Token,
-	})
+	}, apiOpts)
 	if ui, err = console.New(console.Options{API: srv.Handler(), EncryptionKey: cfg.Secrets.EncryptionKey,
 		Logger: log}); err != nil {
 		return fmt.Errorf("console: %w", err)
 	}
 	defer ui.Close()
 	httpSrv := srv.HTTPServer(cfg.Server.Addr)
-	httpSrv.ReadHeaderTimeout, httpSrv.ReadTimeout = cfg.Server.ReadHeaderTimeout, cfg.Server.ReadTimeout
-	httpSrv.WriteTimeout, httpSrv.IdleTimeout = cfg.Server.WriteTimeout, cfg.Server.IdleTimeout
-	httpSrv.MaxHeaderBytes = cfg.Server.MaxHeaderBytes
 
-	hubCtx, stopHub := context.WithCancel(context.Background())
-	defer stopHub()
-	go func() {
-		if err := wsHub.Run(hubCtx); err != nil {
-			log.Error("websocket hub stopped", zap.Error(err))
+	// The services run on a context of their own: the shutdown below stops
+	// them in order once the HTTP server has stopped taking requests.
+	sessions := hub.NewSessionWatcher(wsHub, b.store, time.Now, hub.SessionCheckInterval)
+	services := []startstop.Service{wsHub, sessions, sched}
+	for i, svc := range services {
+		if err := svc.Start(context.Background()); err != nil {
+			stopAll(services[:i])
+			return err
 		}
-	}()
-	go wsHub.WatchSessions(hubCtx, b.store, time.Now, hub.SessionCheckInterval)
-	sched.Start(context.Background())
-	go archiver.Run(hubCtx, cfg.Archival.Interval)
+	}
 	served := make(chan error, 1)
 	go func() { served <- httpSrv.Serve(ln) }()
 
@@ -152,7 +135,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	case <-ctx.Done():
 	case err := <-served:
 		if !errors.Is(err, http.ErrServerClosed) {
-			sched.Stop()
+			stopAll(services)
 			return fmt.Errorf("serve http: %w", err)
 		}
 	}
@@ -162,8 +145,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := httpSrv.Shutdown(shutdownCtx); err != nil {
 		log.Warn("http shutdown", zap.Error(err))
 	}
-	sched.Stop()
-	stopHub()
+	stopAll(services)
 	log.Info("stopped")
 	return nil
 }
@@ -189,81 +171,16 @@ func deploymentClock(ctx context.Context, store *repository.Store, log *zap.Logg
 	if err := c.Sync(ctx); err != nil {
 		log.Warn("measure database clock offset", zap.Error(err))
 	}
-	go c.Run(ctx)
+	_ = c.Start(ctx) // stops with ctx
 	return c
 }
 
-func schedulerConfig(cfg *config.Config, instanceID string, limits recurrence.Limits) scheduler.Config {
-	s := cfg.Scheduler
-	return scheduler.Config{
-		// Without database.url the data directory is locked: no other
-		// process holds leases in it.
-		Exclusive:  !cfg.Production(),
-		InstanceID: instanceID, Lookahead: s.Lookahead, ExpandInterval: s.ExpansionInterval,
-		MaxRowsPerEventWindow: s.MaxRowsPerEventWindow, Recurrence: limits, MaxSleep: s.MaxSleep,
-		ClaimBatch: s.ClaimBatch, ClaimAhead: s.ClaimAhead, Lease: s.Lease,
-		LeaseRenewInterval: s.LeaseRenewInterval, Workers: s.Workers,
-		MaxPerDestination: cfg.Outbound.MaxPerHost, APIOnly: !s.Dispatch,
-		AttemptTimeout: cfg.Actions.AttemptTimeout, MaxTimeout: cfg.Actions.MaxAttemptTimeout,
-		AckTimeout: cfg.WebSocket.AckTimeout, DrainTimeout: s.DrainTimeout, RescueInterval: s.RescuerInterval,
-		Retry: scheduler.RetryDefaults{MaxAttempts: cfg.Retry.MaxAttempts, InitialBackoff: cfg.Retry.InitialBackoff,
-			MaxBackoff: cfg.Retry.MaxBackoff, RetryAfterCap: cfg.Retry.MaxRetryAfter},
-		CatchUp:       scheduler.CatchUp{Window: s.CatchupWindow},
-		LogDeliveries: !cfg.Production() || cfg.Log.Deliveries,
+// stopAll stops services in reverse order of start: the scheduler drains
+// (the websocket action still needs the hub) before the hub stops.
+func stopAll(services []startstop.Service) {
+	for i := len(services) - 1; i >= 0; i-- {
+		services[i].Stop()
 	}
-}
-
-// secretsResolver decrypts an event's signing secrets, newest first; the
-// one in force before a rotation (the event's own or hmac.default_secret)
-// signs too until its grace period ends. Events without a secret of their
-// own sign with hmac.default_secret.
-func secretsResolver(box *secrets.Box, defaultSecret string, clock scheduler.Clock) scheduler.SecretsResolver {
-	return func(ev *model.Event) ([]string, error) {
-		out, err := box.SigningSecrets(secrets.Sealed{Current: ev.HMACSecret, Previous: ev.PreviousSecret,
-			PreviousUntil: ev.PreviousSecretExpires}, defaultSecret, clock.Now())
-		if err != nil {
-			return nil, fmt.Errorf("event %s: %w", ev.ID, err)
-		}
-		return out, nil
-	}
-}
-
-// loopStatus reports every background loop for /status.
-type loopStatus struct {
-	sched    *scheduler.Service
-	archiver *scheduler.Archiver
-}
-
-func (l loopStatus) Status() map[string]any {
-	st := l.sched.Status()
-	st["archiver"] = l.archiver.Status()
-	return st
-}
-
-// observeAttempt feeds the delivery metrics. Lateness is observed for an
-// occurrence's first, scheduled attempt only, measured from its instant to
-// the attempt's start: retries wait for their backoff and manual attempts
-// (triggers, replays) fire when asked, so neither is firing lateness — the
-// same attempts GET /stats leaves out.
-func observeAttempt(m *metrics.Metrics, clock scheduler.Clock, ev *model.Event, occ *model.Occurrence, out actions.Outcome) {
-	outcome := "success"
-	switch {
-	case out.AwaitingAck:
-		outcome = "awaiting_ack"
-	case !out.OK() && out.Retryable:
-		outcome = "retryable_failure"
-	case !out.OK():
-		outcome = "failure"
-	}
-	m.ObserveAttempt(ev.Action.Type, outcome, out.Duration)
-	if occ.AttemptCount != 1 || occ.Manual || occ.ManualRetry {
-		return
-	}
-	lateness := clock.Now().Sub(occ.ScheduledAt) - out.Duration
-	if occ.StartedAt != nil {
-		lateness = occ.StartedAt.Sub(occ.ScheduledAt)
-	}
-	m.ObserveLateness(ev.Action.Type, lateness)
 }
 
 func printBanner(w io.Writer, b *booted, url string, loopbackOnly bool) {

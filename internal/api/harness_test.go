@@ -17,6 +17,7 @@ import (
 
 	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/config"
 	"github.com/qhronos/qhronos/internal/coordination"
 	"github.com/qhronos/qhronos/internal/hub"
 	"github.com/qhronos/qhronos/internal/lifecycle"
@@ -86,8 +87,9 @@ func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOp
 	t.Helper()
 	store := open(t)
 	log := zap.NewNop()
-	cfg := envConfig{instanceID: "test-instance", opts: Options{RateLimit: coordination.Limit{Rate: 1000, Burst: 1000}},
-		signNow: time.Now}
+	apiOpts := OptionsFrom(config.Default())
+	apiOpts.RateLimit = coordination.Limit{Rate: 1000, Burst: 1000}
+	cfg := envConfig{instanceID: "test-instance", opts: apiOpts, signNow: time.Now}
 	for _, opt := range opts {
 		opt(&cfg)
 	}
@@ -108,10 +110,12 @@ func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOp
 		actions.NewWebSocket(h, 30*time.Second)} {
 		require.NoError(t, registry.Register(a))
 	}
-	sched := scheduler.New(scheduler.Config{InstanceID: cfg.instanceID, MaxSleep: 50 * time.Millisecond,
-		DrainTimeout: 5 * time.Second}, scheduler.ServiceDeps{
+	schedCfg := scheduler.ConfigFrom(config.Default(), cfg.instanceID)
+	schedCfg.Exclusive, schedCfg.LogDeliveries = false, false
+	schedCfg.MaxSleep, schedCfg.DrainTimeout = 50*time.Millisecond, 5*time.Second
+	sched := scheduler.New(schedCfg, scheduler.ServiceDeps{
 		Store: store, Registry: registry, Wakeups: coordination.NewWakeups(coord, log), Logger: log,
-		OnAttempt: h.FeedTagListeners,
+		Observers: []scheduler.AttemptObserver{h},
 		// As qhronosd's secretsResolver does.
 		Secrets: func(ev *model.Event) ([]string, error) {
 			return box.SigningSecrets(secrets.Sealed{Current: ev.HMACSecret, Previous: ev.PreviousSecret,
@@ -131,8 +135,11 @@ func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOp
 	t.Cleanup(ts.Close)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	go func() { _ = h.Run(ctx) }()
-	go h.WatchSessions(ctx, store, time.Now, 50*time.Millisecond)
+	require.NoError(t, h.Start(ctx))
+	t.Cleanup(h.Stop)
+	watcher := hub.NewSessionWatcher(h, store, time.Now, 50*time.Millisecond)
+	require.NoError(t, watcher.Start(ctx))
+	t.Cleanup(watcher.Stop)
 	select {
 	case <-h.Ready():
 	case <-time.After(10 * time.Second):

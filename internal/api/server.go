@@ -13,6 +13,7 @@ import (
 
 	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/config"
 	"github.com/qhronos/qhronos/internal/coordination"
 	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/hub"
@@ -64,7 +65,8 @@ type StatusReporter interface {
 	Status() map[string]any
 }
 
-// Options are the API's tunables, taken from config.
+// Options are the API's tunables, every one explicit: OptionsFrom takes
+// them from the configuration, where their defaults live.
 type Options struct {
 	MaxBodyBytes   int64
 	TrustedProxies []netip.Prefix
@@ -75,17 +77,34 @@ type Options struct {
 	WebSocket      WebSocketOptions
 	// MetricsToken, when set, is required as a bearer token on /metrics.
 	MetricsToken string
+	// HTTP holds the listener's limits (server.*).
+	HTTP HTTPOptions
 }
 
-func (o *Options) withDefaults() {
-	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = 1 << 20
-	}
-	if o.RateLimit.Rate <= 0 {
-		o.RateLimit = coordination.Limit{Rate: 10, Burst: 100}
-	}
-	if o.TokenMaxTTL <= 0 {
-		o.TokenMaxTTL = 365 * 24 * time.Hour
+// HTTPOptions are the timeouts and header limit that keep slow or idle
+// clients (slowloris, unfinished bodies) from holding resources.
+type HTTPOptions struct {
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	MaxHeaderBytes    int
+}
+
+// OptionsFrom takes the API's options from the loaded (validated)
+// configuration.
+func OptionsFrom(cfg *config.Config) Options {
+	return Options{
+		MaxBodyBytes: cfg.Server.MaxBodyBytes, TrustedProxies: cfg.Server.TrustedProxies,
+		RateLimit:   coordination.Limit{Rate: cfg.RateLimit.Rate, Burst: cfg.RateLimit.Burst},
+		LimitMaster: cfg.RateLimit.LimitMaster, TokenMaxTTL: cfg.Auth.TokenMaxTTL,
+		Recurrence: recurrence.Limits{MinInterval: cfg.Scheduler.MinInterval, MaxCount: cfg.Scheduler.MaxCount},
+		WebSocket: WebSocketOptions{AllowedOrigins: cfg.Server.AllowedOrigins,
+			HandshakeTimeout: cfg.WebSocket.HandshakeTimeout},
+		MetricsToken: cfg.Metrics.Token,
+		HTTP: HTTPOptions{ReadHeaderTimeout: cfg.Server.ReadHeaderTimeout, ReadTimeout: cfg.Server.ReadTimeout,
+			WriteTimeout: cfg.Server.WriteTimeout, IdleTimeout: cfg.Server.IdleTimeout,
+			MaxHeaderBytes: cfg.Server.MaxHeaderBytes},
 	}
 }
 
@@ -126,7 +145,6 @@ type Server struct {
 
 // New builds the server and its routes.
 func New(d Deps, opts Options) *Server {
-	opts.withDefaults()
 	if d.Now == nil {
 		d.Now = time.Now
 	}
@@ -139,17 +157,17 @@ func New(d Deps, opts Options) *Server {
 // Handler returns the HTTP handler.
 func (s *Server) Handler() http.Handler { return s.engine }
 
-// HTTPServer wraps the handler with the timeouts that keep slow or idle
-// clients (slowloris, unfinished bodies) from holding resources.
+// HTTPServer wraps the handler with the limits of Options.HTTP.
 func (s *Server) HTTPServer(addr string) *http.Server {
+	h := s.opts.HTTP
 	return &http.Server{
 		Addr:              addr,
 		Handler:           s.engine,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
+		ReadHeaderTimeout: h.ReadHeaderTimeout,
+		ReadTimeout:       h.ReadTimeout,
+		WriteTimeout:      h.WriteTimeout,
+		IdleTimeout:       h.IdleTimeout,
+		MaxHeaderBytes:    h.MaxHeaderBytes,
 	}
 }
 

@@ -165,6 +165,13 @@ type SchedulerConfig struct {
 	MinInterval time.Duration `yaml:"min_interval"`
 	// MaxCount rejects RRULE COUNT values above this.
 	MaxCount int `yaml:"max_count"`
+
+	// Internal tunables: defaults here, not settable.
+	ExpandBatch    int           `yaml:"-"` // events read per expander query
+	RecordBatch    int           `yaml:"-"` // outcomes per write
+	RecordInterval time.Duration `yaml:"-"` // longest an outcome waits to be written
+	RescueBatch    int           `yaml:"-"` // rows per rescue statement
+	CatchupGrace   time.Duration `yaml:"-"` // lateness before a first attempt is overdue
 }
 
 // ActionsConfig bounds one delivery attempt.
@@ -204,6 +211,10 @@ type ArchivalConfig struct {
 	PurgeAfter time.Duration `yaml:"purge_after"`
 	Interval   time.Duration `yaml:"interval"`
 	BatchSize  int           `yaml:"batch_size"`
+
+	// Internal tunables: defaults here, not settable.
+	MaxBatches int           `yaml:"-"` // batches per phase of one run
+	LockTTL    time.Duration `yaml:"-"` // lease on the "archiver" lock
 }
 
 // MetricsConfig protects /metrics; an empty token leaves it public.

@@ -55,6 +55,11 @@ func Default() *Config {
 			Dispatch:              true,
 			MinInterval:           time.Second,
 			MaxCount:              100000,
+			ExpandBatch:           200,
+			RecordBatch:           200,
+			RecordInterval:        5 * time.Millisecond,
+			RescueBatch:           1000,
+			CatchupGrace:          time.Minute,
 		},
 		Actions: ActionsConfig{
 			AttemptTimeout:    30 * time.Second,
@@ -77,6 +82,8 @@ func Default() *Config {
 			PurgeAfter: 365 * Day,
 			Interval:   time.Hour,
 			BatchSize:  1000,
+			MaxBatches: 1000,
+			LockTTL:    time.Minute,
 		},
 	}
 }

@@ -21,6 +21,7 @@ func TestRepoConfigYAMLEqualsDefault(t *testing.T) {
 	// Start from a zero Config so a key missing from the file shows up as a
 	// difference instead of silently keeping its default.
 	got := &Config{}
+	withInternalDefaults(got)
 	warnings, err := applyYAML(got, data, repoConfigYAML)
 	require.NoError(t, err)
 	require.Empty(t, warnings, "config.yaml has keys the server does not know")
@@ -67,4 +68,14 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// withInternalDefaults copies the internal tunables (yaml:"-", not settings,
+// so not in config.yaml) from Default.
+func withInternalDefaults(c *Config) {
+	d := Default()
+	c.Scheduler.ExpandBatch, c.Scheduler.RecordBatch = d.Scheduler.ExpandBatch, d.Scheduler.RecordBatch
+	c.Scheduler.RecordInterval, c.Scheduler.RescueBatch = d.Scheduler.RecordInterval, d.Scheduler.RescueBatch
+	c.Scheduler.CatchupGrace = d.Scheduler.CatchupGrace
+	c.Archival.MaxBatches, c.Archival.LockTTL = d.Archival.MaxBatches, d.Archival.LockTTL
 }

@@ -113,6 +113,15 @@ func (c *Config) Validate() error {
 	v.positiveDuration("archival.purge_after", c.Archival.PurgeAfter)
 	v.positiveDuration("archival.interval", c.Archival.Interval)
 	v.positive("archival.batch_size", int64(c.Archival.BatchSize))
+	// The internal tunables cannot be set, but a Config built by hand
+	// must still carry them.
+	v.positive("scheduler (internal) expand_batch", int64(s.ExpandBatch))
+	v.positive("scheduler (internal) record_batch", int64(s.RecordBatch))
+	v.positiveDuration("scheduler (internal) record_interval", s.RecordInterval)
+	v.positive("scheduler (internal) rescue_batch", int64(s.RescueBatch))
+	v.positiveDuration("scheduler (internal) catchup_grace", s.CatchupGrace)
+	v.positive("archival (internal) max_batches", int64(c.Archival.MaxBatches))
+	v.positiveDuration("archival (internal) lock_ttl", c.Archival.LockTTL)
 
 	return v.err()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/api"
 	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/config"
 	"github.com/qhronos/qhronos/internal/coordination"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
@@ -86,7 +87,7 @@ func BenchmarkConsolePages(b *testing.B) {
 	keys := auth.NewKeyring([]byte("bench-jwt-secret-0123456789abcdef0123"))
 	srv := api.New(api.Deps{Store: store, Auth: auth.NewAuthenticator(auth.Config{MasterToken: master, Keys: keys},
 		store, time.Now), Actions: actions.NewRegistry(), Coord: coord, Logger: zap.NewNop(), Now: time.Now,
-		Info: api.Info{Version: "bench", InstanceID: "bench", StartedAt: time.Now()}}, api.Options{})
+		Info: api.Info{Version: "bench", InstanceID: "bench", StartedAt: time.Now()}}, api.OptionsFrom(config.Default()))
 	c, err := New(Options{API: srv.Handler(), EncryptionKey: testKey})
 	if err != nil {
 		b.Fatal(err)

@@ -1,14 +1,16 @@
 package hub
 
 import (
+	"time"
+
 	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/model"
 )
 
-// FeedTagListeners is the dispatcher's attempt hook for tag-listeners: one
+// ObserveAttempt is the scheduler's attempt observer for tag-listeners: one
 // frame per occurrence after its first attempt, whatever the action (best
 // effort, at most once). It never waits on the bus.
-func (h *Hub) FeedTagListeners(ev *model.Event, occ *model.Occurrence, _ actions.Outcome) {
+func (h *Hub) ObserveAttempt(ev *model.Event, occ *model.Occurrence, _ actions.Outcome, _ time.Time) {
 	if occ.AttemptCount != 1 || len(ev.Tags) == 0 {
 		return
 	}

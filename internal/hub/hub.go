@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/qhronos/qhronos/internal/coordination"
+	"github.com/qhronos/qhronos/internal/startstop"
 )
 
 const (
@@ -108,11 +109,14 @@ type reply struct {
 
 // Hub is this instance's registry of listeners.
 type Hub struct {
+	startstop.Base
+
 	bus        coordination.Bus
 	instanceID string
 	log        *zap.Logger
 
 	ready     chan struct{}
+	readyOnce sync.Once
 	mu        sync.RWMutex
 	clients   map[string]map[*Listener]struct{}
 	listeners map[*Listener]struct{}
@@ -144,10 +148,39 @@ func New(bus coordination.Bus, instanceID string, logger *zap.Logger) *Hub {
 // bus: the outbox was full or the publish failed (Redis away). For metrics.
 func (h *Hub) DroppedFrames() uint64 { return h.dropped.Load() }
 
-// Run relays deliveries from other instances, and publishes this instance's
-// outbox, until ctx ends.
-func (h *Hub) Run(ctx context.Context) error {
-	go h.publishOutbox(ctx)
+var _ startstop.Service = (*Hub)(nil)
+
+// Start publishes this instance's outbox, and subscribes to the deliveries
+// of other instances and relays them, until ctx ends or Stop is called. It
+// does not wait for the bus: Ready closes once subscribed, and a failed
+// subscription is logged (this instance then serves its own listeners only).
+func (h *Hub) Start(ctx context.Context) error {
+	ctx, shouldStart, stopped := h.StartInit(ctx)
+	if !shouldStart {
+		return nil
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		h.publishOutbox(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		if err := h.relay(ctx); err != nil && ctx.Err() == nil {
+			h.log.Error("websocket hub stopped", zap.Error(err))
+		}
+	}()
+	go func() {
+		wg.Wait()
+		stopped()
+	}()
+	return nil
+}
+
+// relay subscribes to deliveries and replies from other instances and
+// hands them on until ctx ends.
+func (h *Hub) relay(ctx context.Context) error {
 	deliveries, err := h.bus.Subscribe(ctx, deliverChannel)
 	if err != nil {
 		return fmt.Errorf("subscribe to websocket deliveries: %w", err)
@@ -156,7 +189,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("subscribe to websocket replies: %w", err)
 	}
-	close(h.ready)
+	h.readyOnce.Do(func() { close(h.ready) })
 	for {
 		select {
 		case <-ctx.Done():
@@ -205,7 +238,7 @@ func (h *Hub) onReply(msg []byte) {
 	}
 }
 
-// Ready is closed once Run receives deliveries from other instances.
+// Ready is closed once Start has subscribed to deliveries from other instances.
 func (h *Hub) Ready() <-chan struct{} { return h.ready }
 
 // Add registers a listener; Remove forgets it.

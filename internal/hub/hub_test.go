@@ -22,7 +22,8 @@ func TestBroadcastNeverWaitsOnTheBus(t *testing.T) {
 	t.Cleanup(func() { _ = client.Close() })
 	bus := coordination.NewRedis(client, "hub-test:", zap.NewNop())
 	h := hub.New(bus, "instance-a", zap.NewNop())
-	go func() { _ = h.Run(t.Context()) }()
+	require.NoError(t, h.Start(t.Context()))
+	t.Cleanup(h.Stop)
 
 	l := hub.NewListener("", []string{"billing"}, func([]string) bool { return true }, 64)
 	h.Add(l)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/qhronos/qhronos/internal/startstop"
 )
 
 // TokenChecker reports which token ids are no longer usable (revoked or
@@ -15,7 +17,7 @@ type TokenChecker interface {
 	RevokedTokens(ctx context.Context, ids []string) ([]string, error)
 }
 
-// SessionCheckInterval is how often WatchSessions looks at the tokens of
+// SessionCheckInterval is how often a SessionWatcher looks at the tokens of
 // open sessions: a revoked token's sessions close within it (plus one query)
 // on every instance.
 const SessionCheckInterval = 250 * time.Millisecond
@@ -76,20 +78,46 @@ func (h *Hub) all() []*Listener {
 	return out
 }
 
-// WatchSessions runs EndInvalidSessions every interval until ctx ends. An
+// SessionWatcher runs EndInvalidSessions every interval while started. An
 // interval well under a second keeps the promise that a revoked or expired
 // token's sessions close within a second on every instance.
-func (h *Hub) WatchSessions(ctx context.Context, checker TokenChecker, now func() time.Time, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := h.EndInvalidSessions(ctx, checker, now()); err != nil && ctx.Err() == nil {
-				h.log.Warn("check websocket sessions", zap.Error(err))
+type SessionWatcher struct {
+	startstop.Base
+	hub      *Hub
+	checker  TokenChecker
+	now      func() time.Time
+	interval time.Duration
+}
+
+var _ startstop.Service = (*SessionWatcher)(nil)
+
+// NewSessionWatcher returns a watcher of h's sessions (SessionCheckInterval
+// in production).
+func NewSessionWatcher(h *Hub, checker TokenChecker, now func() time.Time, interval time.Duration) *SessionWatcher {
+	return &SessionWatcher{hub: h, checker: checker, now: now, interval: interval}
+}
+
+// Start checks the sessions every interval until ctx ends or Stop is
+// called.
+func (w *SessionWatcher) Start(ctx context.Context) error {
+	ctx, shouldStart, stopped := w.StartInit(ctx)
+	if !shouldStart {
+		return nil
+	}
+	go func() {
+		defer stopped()
+		t := time.NewTicker(w.interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := w.hub.EndInvalidSessions(ctx, w.checker, w.now()); err != nil && ctx.Err() == nil {
+					w.hub.log.Warn("check websocket sessions", zap.Error(err))
+				}
 			}
 		}
-	}
+	}()
+	return nil
 }

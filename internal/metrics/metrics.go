@@ -148,9 +148,9 @@ func New(opts Options) *Metrics {
 // Registry exposes the registry, e.g. to add collectors of other packages.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
-// ObserveAttempt records one delivery attempt: its outcome and how long it
+// ObserveDelivery records one delivery attempt: its outcome and how long it
 // took.
-func (m *Metrics) ObserveAttempt(actionType, outcome string, duration time.Duration) {
+func (m *Metrics) ObserveDelivery(actionType, outcome string, duration time.Duration) {
 	m.deliveries.WithLabelValues(actionType, outcome).Inc()
 	m.attemptDuration.WithLabelValues(actionType).Observe(duration.Seconds())
 }

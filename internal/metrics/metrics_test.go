@@ -67,7 +67,7 @@ func value(families map[string]*dto.MetricFamily, name string, want map[string]s
 	return 0, false
 }
 
-func TestDeliveryCountersMoveAfterObserveAttempt(t *testing.T) {
+func TestDeliveryCountersMoveAfterObserveDelivery(t *testing.T) {
 	t.Parallel()
 	m := metrics.New(metrics.Options{})
 	h := m.Handler("")
@@ -75,12 +75,12 @@ func TestDeliveryCountersMoveAfterObserveAttempt(t *testing.T) {
 	if _, ok := value(before, "qhronos_deliveries_total", map[string]string{"action": "webhook"}); ok {
 		t.Fatalf("no delivery series before any attempt")
 	}
-	m.ObserveAttempt("webhook", "completed", 120*time.Millisecond)
+	m.ObserveDelivery("webhook", "completed", 120*time.Millisecond)
 	m.ObserveLateness("webhook", 3*time.Millisecond)
-	m.ObserveAttempt("webhook", "completed", 80*time.Millisecond)
+	m.ObserveDelivery("webhook", "completed", 80*time.Millisecond)
 	m.ObserveLateness("webhook", time.Second)
-	m.ObserveAttempt("webhook", "retrying", 30*time.Second)
-	m.ObserveAttempt("apicall", "failed", time.Second)
+	m.ObserveDelivery("webhook", "retrying", 30*time.Second)
+	m.ObserveDelivery("apicall", "failed", time.Second)
 	m.ObserveLateness("apicall", -time.Millisecond)
 	after := scrape(t, h, "")
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/qhronos/qhronos/internal/coordination"
 	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/startstop"
 )
 
 // ArchiveStore is what the archiver needs from the repository; each call is
@@ -39,24 +40,8 @@ type ArchiverConfig struct {
 	// LockTTL is the lease on the "archiver" lock, renewed every batch
 	// (default 1 min).
 	LockTTL time.Duration
-}
-
-func (c *ArchiverConfig) withDefaults() {
-	if c.Retention <= 0 {
-		c.Retention = 30 * 24 * time.Hour
-	}
-	if c.PurgeAfter <= 0 {
-		c.PurgeAfter = 365 * 24 * time.Hour
-	}
-	if c.BatchSize <= 0 {
-		c.BatchSize = 1000
-	}
-	if c.MaxBatches <= 0 {
-		c.MaxBatches = 1000
-	}
-	if c.LockTTL <= 0 {
-		c.LockTTL = time.Minute
-	}
+	// Interval is the period of the runs Start makes.
+	Interval time.Duration
 }
 
 // ArchiverDeps are the archiver's collaborators.
@@ -89,6 +74,8 @@ type ArchiveResult struct {
 // Archiver moves terminal history past retention out of the live tables and
 // purges the archive after a second retention.
 type Archiver struct {
+	startstop.Base
+
 	cfg  ArchiverConfig
 	deps ArchiverDeps
 	log  *zap.Logger
@@ -103,9 +90,10 @@ type Archiver struct {
 // archiverLock names the leader lock of the archiver.
 const archiverLock = "archiver"
 
-// NewArchiver builds an archiver; it does nothing until RunOnce or Run.
+var _ startstop.Service = (*Archiver)(nil)
+
+// NewArchiver builds an archiver; it does nothing until RunOnce or Start.
 func NewArchiver(cfg ArchiverConfig, deps ArchiverDeps) *Archiver {
-	cfg.withDefaults()
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}
@@ -245,21 +233,30 @@ func (a *Archiver) record(start time.Time, res ArchiveResult, err error) {
 	}
 }
 
-// Run calls RunOnce now and then every interval until ctx ends. Errors are
-// logged and shown by Status; the next tick tries again.
-func (a *Archiver) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		if _, err := a.RunOnce(ctx); err != nil && ctx.Err() == nil {
-			a.log.Error("archiver run", zap.Error(err))
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+// Start calls RunOnce now and then every interval until ctx ends or Stop
+// is called. Errors are logged and shown by Status; the next tick tries
+// again.
+func (a *Archiver) Start(ctx context.Context) error {
+	ctx, shouldStart, stopped := a.StartInit(ctx)
+	if !shouldStart {
+		return nil
 	}
+	go func() {
+		defer stopped()
+		t := time.NewTicker(a.cfg.Interval)
+		defer t.Stop()
+		for {
+			if _, err := a.RunOnce(ctx); err != nil && ctx.Err() == nil {
+				a.log.Error("archiver run", zap.Error(err))
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return nil
 }
 
 // Status is a snapshot for /status: counts, timing and error text only.

@@ -87,7 +87,7 @@ func TestArchiverRunOnceMovesOldHistoryInBatches(t *testing.T) {
 			archiverSeed(t, s, []string{"a"}, append(old, archiverT0.Add(25*day))...)
 			now := archiverT0.Add(40 * day)
 			rec := &archiverRecorder{runs: make(chan struct{}, 1)}
-			a := scheduler.NewArchiver(scheduler.ArchiverConfig{Enabled: true, Retention: 30 * day, BatchSize: 2},
+			a := scheduler.NewArchiver(archiverConfig(func(c *scheduler.ArchiverConfig) { c.Enabled = true; c.Retention = 30 * day; c.BatchSize = 2 }),
 				scheduler.ArchiverDeps{Store: s, Now: func() time.Time { return now }, Observer: rec})
 
 			res, err := a.RunOnce(context.Background())
@@ -121,7 +121,7 @@ func TestArchiverDeletesWhenDisabledAndPurges(t *testing.T) {
 	archiverSeed(t, s, []string{"a"}, archiverT0, archiverT0.Add(time.Minute))
 	now := archiverT0.Add(40 * day)
 	clock := func() time.Time { return now }
-	off := scheduler.NewArchiver(scheduler.ArchiverConfig{Enabled: false, Retention: 30 * day},
+	off := scheduler.NewArchiver(archiverConfig(func(c *scheduler.ArchiverConfig) { c.Enabled = false; c.Retention = 30 * day }),
 		scheduler.ArchiverDeps{Store: s, Now: clock})
 	res, err := off.RunOnce(context.Background())
 	require.NoError(t, err)
@@ -133,7 +133,7 @@ func TestArchiverDeletesWhenDisabledAndPurges(t *testing.T) {
 	require.Equal(t, "delete", off.Status()["mode"])
 
 	archiverSeed(t, s, []string{"b"}, archiverT0.Add(2*day))
-	on := scheduler.NewArchiver(scheduler.ArchiverConfig{Enabled: true, Retention: 30 * day, PurgeAfter: 365 * day},
+	on := scheduler.NewArchiver(archiverConfig(func(c *scheduler.ArchiverConfig) { c.Enabled = true; c.Retention = 30 * day; c.PurgeAfter = 365 * day }),
 		scheduler.ArchiverDeps{Store: s, Now: clock})
 	_, err = on.RunOnce(context.Background())
 	require.NoError(t, err)
@@ -164,7 +164,7 @@ func TestArchiverSkipsWhileAnotherInstanceHoldsTheLock(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, held)
 
-	a := scheduler.NewArchiver(scheduler.ArchiverConfig{Enabled: true, Retention: 30 * day},
+	a := scheduler.NewArchiver(archiverConfig(func(c *scheduler.ArchiverConfig) { c.Enabled = true; c.Retention = 30 * day }),
 		scheduler.ArchiverDeps{Store: s, Now: func() time.Time { return now }, Locker: locker, Owner: "me"})
 	res, err := a.RunOnce(ctx)
 	require.NoError(t, err)
@@ -185,7 +185,7 @@ func TestArchiverSkipsWhileAnotherInstanceHoldsTheLock(t *testing.T) {
 func TestArchiverReportsErrors(t *testing.T) {
 	t.Parallel()
 	s := repositorytest.SQLite(t)
-	a := scheduler.NewArchiver(scheduler.ArchiverConfig{Enabled: true},
+	a := scheduler.NewArchiver(archiverConfig(func(c *scheduler.ArchiverConfig) { c.Enabled = true }),
 		scheduler.ArchiverDeps{Store: s, Now: func() time.Time { return archiverT0 }})
 	require.NoError(t, s.Close())
 	_, err := a.RunOnce(context.Background())
@@ -198,14 +198,10 @@ func TestArchiverRunLoopsUntilCancelled(t *testing.T) {
 	t.Parallel()
 	s := repositorytest.SQLite(t)
 	rec := &archiverRecorder{runs: make(chan struct{}, 1)}
-	a := scheduler.NewArchiver(scheduler.ArchiverConfig{Enabled: true},
+	a := scheduler.NewArchiver(archiverConfig(func(c *scheduler.ArchiverConfig) { c.Enabled = true; c.Interval = time.Millisecond }),
 		scheduler.ArchiverDeps{Store: s, Now: func() time.Time { return archiverT0 }, Observer: rec})
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		a.Run(ctx, time.Millisecond)
-		close(done)
-	}()
+	require.NoError(t, a.Start(ctx))
 	for range 2 {
 		select {
 		case <-rec.runs:
@@ -214,10 +210,15 @@ func TestArchiverRunLoopsUntilCancelled(t *testing.T) {
 		}
 	}
 	cancel()
+	done := make(chan struct{})
+	go func() {
+		a.Stop() // joins: returns once the loop has ended
+		close(done)
+	}()
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not return after cancel")
+		t.Fatal("the archiver did not stop after cancel")
 	}
 	require.GreaterOrEqual(t, a.Status()["runs"], int64(2))
 }

@@ -86,8 +86,10 @@ func (d *Dispatcher) attempt(jb job) {
 	occ := jb.occ
 	ev := jb.ev
 	d.rec.add(rec, func(err error) {
-		if err == nil && d.onAttempt != nil {
-			d.onAttempt(&ev, &occ, out)
+		if err == nil {
+			for _, o := range d.observers {
+				o.ObserveAttempt(&ev, &occ, out, started)
+			}
 		}
 		d.settled(jb.token, jb.occ.ID)
 	})

@@ -31,16 +31,6 @@ type CatchUp struct {
 	Grace  time.Duration
 }
 
-func (c CatchUp) withDefaults() CatchUp {
-	if c.Window <= 0 {
-		c.Window = time.Hour
-	}
-	if c.Grace <= 0 {
-		c.Grace = time.Minute
-	}
-	return c
-}
-
 // Overdue reports whether occ, claimed at now, is overdue.
 func (c CatchUp) Overdue(occ *model.Occurrence, now time.Time) bool {
 	if occ.Manual || occ.ManualRetry || occ.AttemptCount > 1 {

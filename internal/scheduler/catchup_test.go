@@ -4,13 +4,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/qhronos/qhronos/internal/config"
 	"github.com/qhronos/qhronos/internal/model"
 )
 
 func TestCatchUpMiss(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2031, 1, 1, 12, 0, 0, 0, time.UTC)
-	c := CatchUp{}.withDefaults() // window 1 h, grace 1 min
+	c := ConfigFrom(config.Default(), "test").CatchUp // window 1 h, grace 1 min
 	occ := func(ago time.Duration, attempts int, manual bool) *model.Occurrence {
 		return &model.Occurrence{ScheduledAt: now.Add(-ago), AttemptCount: attempts, Manual: manual}
 	}

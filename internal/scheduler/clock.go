@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/qhronos/qhronos/internal/startstop"
 )
 
 // Clock is the deployment clock every due decision uses.
@@ -39,14 +41,17 @@ type DatabaseTimer interface {
 // holds rows until their instant by the database's time (no early fire) and
 // claims what the database considers due.
 type DBClock struct {
+	startstop.Base
 	db       DatabaseTimer
 	log      *zap.Logger
 	interval time.Duration
 	offset   atomic.Int64 // nanoseconds to add to the local clock
 }
 
+var _ startstop.Service = (*DBClock)(nil)
+
 // NewDBClock returns a clock that follows db; call Sync once before use and
-// Run to keep it measured.
+// Start to keep it measured.
 func NewDBClock(db DatabaseTimer, log *zap.Logger, interval time.Duration) *DBClock {
 	if interval <= 0 {
 		interval = time.Minute
@@ -90,20 +95,29 @@ func (c *DBClock) Sync(ctx context.Context) error {
 	return nil
 }
 
-// Run re-measures the offset every interval until ctx ends.
-func (c *DBClock) Run(ctx context.Context) {
-	t := time.NewTicker(c.interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := c.Sync(ctx); err != nil && ctx.Err() == nil {
-				c.log.Warn("measure database clock offset", zap.Error(err))
+// Start re-measures the offset every interval until ctx ends or Stop is
+// called.
+func (c *DBClock) Start(ctx context.Context) error {
+	ctx, shouldStart, stopped := c.StartInit(ctx)
+	if !shouldStart {
+		return nil
+	}
+	go func() {
+		defer stopped()
+		t := time.NewTicker(c.interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := c.Sync(ctx); err != nil && ctx.Err() == nil {
+					c.log.Warn("measure database clock offset", zap.Error(err))
+				}
 			}
 		}
-	}
+	}()
+	return nil
 }
 
 func absDuration(d time.Duration) time.Duration {

@@ -3,12 +3,14 @@ package scheduler
 import (
 	"time"
 
+	"github.com/qhronos/qhronos/internal/config"
 	"github.com/qhronos/qhronos/internal/planner"
 	"github.com/qhronos/qhronos/internal/recurrence"
 )
 
-// Config holds the scheduler's tunables (config keys scheduler.*, retry.*);
-// a zero field takes the documented default.
+// Config holds the scheduler's tunables (config keys scheduler.*, retry.*,
+// archival.*), every one explicit: ConfigFrom fills them from the
+// configuration, whose defaults the comments below quote.
 type Config struct {
 	// InstanceID names this process as lease owner and leader candidate.
 	InstanceID string
@@ -56,6 +58,7 @@ type Config struct {
 
 	Retry   RetryDefaults
 	CatchUp CatchUp
+	Archive ArchiverConfig
 
 	// LogDeliveries logs one line per attempt outcome at info (the embedded
 	// default, or log.deliveries in production); otherwise at debug.
@@ -70,46 +73,37 @@ const (
 	DefaultRescueInterval = 5 * time.Second
 )
 
-func (c Config) withDefaults() Config {
-	def := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
-			*d = v
-		}
+// ConfigFrom takes the scheduler's settings from the loaded (validated)
+// configuration, where their defaults live: the scheduler has none of its
+// own. instanceID names this process.
+func ConfigFrom(cfg *config.Config, instanceID string) Config {
+	s := cfg.Scheduler
+	return Config{
+		InstanceID: instanceID,
+		Lookahead:  s.Lookahead, ExpandInterval: s.ExpansionInterval, MaxRowsPerEventWindow: s.MaxRowsPerEventWindow,
+		ExpandBatch: s.ExpandBatch,
+		Recurrence:  recurrence.Limits{MinInterval: s.MinInterval, MaxCount: s.MaxCount},
+		MaxSleep:    s.MaxSleep, ClaimBatch: s.ClaimBatch, ClaimAhead: s.ClaimAhead, Lease: s.Lease,
+		LeaseRenewInterval: s.LeaseRenewInterval, Workers: s.Workers,
+		// Without database.url the data directory is locked: no other
+		// process holds leases in it.
+		Exclusive: !cfg.Production(), APIOnly: !s.Dispatch,
+		MaxPerDestination: cfg.Outbound.MaxPerHost,
+		AttemptTimeout:    cfg.Actions.AttemptTimeout, MaxTimeout: cfg.Actions.MaxAttemptTimeout,
+		AckTimeout: cfg.WebSocket.AckTimeout, DrainTimeout: s.DrainTimeout,
+		RecordBatch: s.RecordBatch, RecordInterval: s.RecordInterval,
+		RescueInterval: s.RescuerInterval, RescueBatch: s.RescueBatch,
+		Retry: RetryDefaults{MaxAttempts: cfg.Retry.MaxAttempts, InitialBackoff: cfg.Retry.InitialBackoff,
+			MaxBackoff: cfg.Retry.MaxBackoff, RetryAfterCap: cfg.Retry.MaxRetryAfter},
+		CatchUp: CatchUp{Window: s.CatchupWindow, Grace: s.CatchupGrace},
+		Archive: ArchiverConfig{Enabled: cfg.Archival.Enabled, Retention: cfg.Archival.Retention,
+			PurgeAfter: cfg.Archival.PurgeAfter, BatchSize: cfg.Archival.BatchSize,
+			MaxBatches: cfg.Archival.MaxBatches, LockTTL: cfg.Archival.LockTTL, Interval: cfg.Archival.Interval},
+		LogDeliveries: !cfg.Production() || cfg.Log.Deliveries,
 	}
-	defInt := func(i *int, v int) {
-		if *i <= 0 {
-			*i = v
-		}
-	}
-	if c.InstanceID == "" {
-		c.InstanceID = "qhronos"
-	}
-	def(&c.Lookahead, 24*time.Hour)
-	def(&c.ExpandInterval, time.Minute)
-	defInt(&c.MaxRowsPerEventWindow, 1000)
-	defInt(&c.ExpandBatch, 200)
-	def(&c.MaxSleep, time.Second)
-	defInt(&c.ClaimBatch, 500)
-	defInt(&c.MaxPerDestination, 16)
-	def(&c.ClaimAhead, 250*time.Millisecond)
-	def(&c.Lease, DefaultLease)
-	def(&c.LeaseRenewInterval, c.Lease/3)
-	defInt(&c.Workers, 64)
-	def(&c.AttemptTimeout, 30*time.Second)
-	def(&c.MaxTimeout, 60*time.Second)
-	def(&c.AckTimeout, 30*time.Second)
-	def(&c.DrainTimeout, 30*time.Second)
-	defInt(&c.RecordBatch, 200)
-	def(&c.RecordInterval, 5*time.Millisecond)
-	def(&c.RescueInterval, DefaultRescueInterval)
-	defInt(&c.RescueBatch, 1000)
-	c.Retry = c.Retry.withDefaults()
-	c.CatchUp = c.CatchUp.withDefaults()
-	return c
 }
 
 // Window is what one expansion of an event materializes.
 func (c Config) Window() planner.Window {
-	c = c.withDefaults()
 	return planner.Window{CatchUp: c.CatchUp.Window, Lookahead: c.Lookahead, MaxRows: c.MaxRowsPerEventWindow}
 }

@@ -15,15 +15,20 @@ import (
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/outbound"
 	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/startstop"
 )
 
 // SecretsResolver returns an event's plaintext signing secrets, newest
 // first (the stored ones are ciphertext; the secrets package decrypts).
 type SecretsResolver func(ev *model.Event) ([]string, error)
 
-// AttemptHook observes every attempt once its outcome is recorded (the
-// WebSocket tag-listener feed and metrics use it). It must not block.
-type AttemptHook func(ev *model.Event, occ *model.Occurrence, out actions.Outcome)
+// AttemptObserver is told about every attempt once its outcome is written
+// (metrics.Metrics and hub.Hub implement it): the event and occurrence as
+// claimed, the action's outcome and the instant the attempt started. It must
+// not block.
+type AttemptObserver interface {
+	ObserveAttempt(ev *model.Event, occ *model.Occurrence, out actions.Outcome, started time.Time)
+}
 
 // DispatcherDeps are the dispatcher's collaborators.
 type DispatcherDeps struct {
@@ -37,8 +42,8 @@ type DispatcherDeps struct {
 	Wakeups WakeupSource
 	// Rand returns floats in [0, 1) for backoff jitter; default math/rand.
 	Rand func() float64
-	// OnAttempt is optional.
-	OnAttempt AttemptHook
+	// Observers are told about every recorded attempt (optional).
+	Observers []AttemptObserver
 	// Observer is optional.
 	Observer Observer
 }
@@ -59,6 +64,9 @@ type WakeupSource interface {
 // by the deployment clock, checks its event's current state, runs its action
 // on a bounded pool and records the outcome under its lease.
 type Dispatcher struct {
+	startstop.Base
+	runStatus LoopStatus // Run's claims, for /status
+
 	cfg       Config
 	store     *repository.Store
 	clock     Clock
@@ -66,7 +74,7 @@ type Dispatcher struct {
 	log       *zap.Logger
 	wakeups   WakeupSource
 	rnd       func() float64
-	onAttempt AttemptHook
+	observers []AttemptObserver
 
 	sem        chan struct{} // one slot per running attempt
 	perDest    *outbound.Limiter
@@ -99,7 +107,6 @@ type Dispatcher struct {
 // NewDispatcher returns a dispatcher; Close it (Run does) to stop its
 // outcome writer.
 func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
-	cfg = cfg.withDefaults()
 	if deps.Logger == nil {
 		deps.Logger = zap.NewNop()
 	}
@@ -116,7 +123,7 @@ func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
 	actx, cancel := context.WithCancel(context.Background())
 	d := &Dispatcher{
 		cfg: cfg, store: deps.Store, clock: deps.Clock, secrets: deps.Secrets, log: log,
-		wakeups: deps.Wakeups, rnd: deps.Rand, onAttempt: deps.OnAttempt, obs: deps.Observer,
+		wakeups: deps.Wakeups, rnd: deps.Rand, observers: deps.Observers, obs: deps.Observer,
 		sem: make(chan struct{}, cfg.Workers), perDest: outbound.NewLimiter(cfg.MaxPerDestination),
 		deliveries: newDeliveries(deliveryCacheSize, deps.Registry.Prepare),
 		// Outcomes are retried past the lease while the database is away:
@@ -127,6 +134,7 @@ func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
 		attemptCtx: actx, cancelAttempt: cancel, changed: make(chan struct{}),
 		leases: newHeldLeases(), heartbeatStop: make(chan struct{}), heartbeatDone: make(chan struct{}),
 	}
+	_ = d.rec.Start(context.Background()) // stopped by Close
 	go d.heartbeat()
 	return d
 }
@@ -345,8 +353,8 @@ func (d *Dispatcher) Wake() {
 }
 
 // status adds the dispatcher's live figures to its loop status.
-func (d *Dispatcher) status(loop *LoopStatus) map[string]any {
-	out := loop.Snapshot()
+func (d *Dispatcher) status() map[string]any {
+	out := d.runStatus.Snapshot()
 	out["in_flight"] = d.Held()
 	out["workers"] = d.cfg.Workers
 	return out

@@ -5,7 +5,23 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/qhronos/qhronos/internal/startstop"
 )
+
+// Start runs the dispatcher (Run) until ctx ends or Stop is called; Stop
+// returns once it has drained (Close).
+func (d *Dispatcher) Start(ctx context.Context) error {
+	ctx, shouldStart, stopped := d.StartInit(ctx)
+	if !shouldStart {
+		return nil
+	}
+	go func() {
+		defer stopped()
+		d.Run(ctx, &d.runStatus)
+	}()
+	return nil
+}
 
 // Run claims and fires until ctx ends, then shuts down gracefully: it stops
 // claiming, releases claimed rows not yet started so another instance picks
@@ -95,6 +111,8 @@ func (d *Dispatcher) room() (changed <-chan struct{}, busy bool) {
 	return d.changed, d.capacityLocked() < d.minClaim()
 }
 
+var _ startstop.Service = (*Dispatcher)(nil)
+
 // Close stops claiming work: holders release rows not yet started, in-flight
 // attempts get the drain timeout to finish (then their context is
 // cancelled), and the outcome writer stops after writing what is queued.
@@ -121,10 +139,9 @@ func (d *Dispatcher) Close() {
 		<-d.heartbeatDone
 		if err != nil {
 			// An action ignored its context; its lease will expire and the
-			// rescuer retries it. The writer stays open for its late outcome.
+			// rescuer retries it (its late outcome finds the writer stopped).
 			d.log.Error("attempts still running at exit", zap.Error(err))
-			return
 		}
-		d.rec.close()
+		d.rec.Stop()
 	})
 }

@@ -38,7 +38,7 @@ func NewExpander(cfg Config, store *repository.Store, clock Clock, locker coordi
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Expander{cfg: cfg.withDefaults(), store: store, clock: clock, locker: locker, log: log.Named("expander")}
+	return &Expander{cfg: cfg, store: store, clock: clock, locker: locker, log: log.Named("expander")}
 }
 
 // RunOnce expands every active event whose cursor is behind the horizon, in

@@ -98,7 +98,7 @@ func TestExpansionRespectsCountAcrossRunsAndSettlesTheSeries(t *testing.T) {
 		_, err := e.exp.RunOnce(ctx)
 		require.NoError(t, err)
 		require.Equal(t, mins(1, 11, 21, 31, 41, 51, 61, 71), scheduledAt(e.occurrences(ev.ID)), "COUNT=8 across two runs")
-		require.Equal(t, repository.SeriesEnd, *e.reload(ev.ID).ExpandedUntil)
+		require.Equal(t, model.SeriesEnd, *e.reload(ev.ID).ExpandedUntil)
 
 		e.clock.Advance(15 * time.Minute)
 		require.Equal(t, 2, e.dispatch())

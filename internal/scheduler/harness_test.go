@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/qhronos/qhronos/internal/actions"
+	"github.com/qhronos/qhronos/internal/config"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/outbound"
 	"github.com/qhronos/qhronos/internal/repository"
@@ -46,9 +47,24 @@ type env struct {
 	resc  *scheduler.Rescuer
 }
 
+// testConfig is the product defaults (config.Default) with a shorter
+// lookahead, a smaller pool and shorter retries; no data-directory lock, so
+// not exclusive.
 func testConfig() scheduler.Config {
-	return scheduler.Config{InstanceID: "test", Lookahead: time.Hour, Workers: 8,
-		Retry: scheduler.RetryDefaults{MaxAttempts: 3, InitialBackoff: 10 * time.Second, MaxBackoff: time.Minute}}
+	cfg := scheduler.ConfigFrom(config.Default(), "test")
+	cfg.Exclusive, cfg.LogDeliveries = false, false
+	cfg.Lookahead, cfg.Workers = time.Hour, 8
+	cfg.Retry.MaxAttempts, cfg.Retry.InitialBackoff, cfg.Retry.MaxBackoff = 3, 10*time.Second, time.Minute
+	return cfg
+}
+
+// archiverConfig is the product's archival defaults, changed by mut.
+func archiverConfig(mut func(c *scheduler.ArchiverConfig)) scheduler.ArchiverConfig {
+	c := testConfig().Archive
+	if mut != nil {
+		mut(&c)
+	}
+	return c
 }
 
 func newEnv(t *testing.T, s *repository.Store, cfg scheduler.Config) *env {

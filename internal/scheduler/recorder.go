@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"hash/fnv"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/startstop"
 )
 
 // outcomeWriter persists outcomes (the repository's RecordOutcomes).
@@ -30,10 +32,24 @@ type recorded struct {
 // of queueing behind one another.
 const recorderShards = 4
 
-// recorder writes outcomes through recorderShards shards.
+// errRecorderStopped answers outcomes handed to a stopped recorder.
+var errRecorderStopped = errors.New("outcome writer stopped")
+
+// recorder writes outcomes through recorderShards shards. It is a service:
+// Start launches the shards' writers; cancelling Start's context or Stop
+// writes what is queued, with one try per batch, and stops.
+//
+// A failing database must not hold shutdown: once the recorder is stopping,
+// a failed write is not retried, and outcomes not written (or handed to the
+// recorder after it stopped) are given up. Their rows keep the lease of the
+// attempt, which expires without a heartbeat behind it, and the rescuer
+// returns them to retry: at least once, never lost.
 type recorder struct {
+	startstop.Base
 	shards []*recorderShard
 }
+
+var _ startstop.Service = (*recorder)(nil)
 
 func newRecorder(store outcomeWriter, log *zap.Logger, batch int, interval, retryFor time.Duration) *recorder {
 	r := &recorder{}
@@ -43,20 +59,36 @@ func newRecorder(store outcomeWriter, log *zap.Logger, batch int, interval, retr
 	return r
 }
 
+// Start launches the shards' writers.
+func (r *recorder) Start(ctx context.Context) error {
+	ctx, shouldStart, stopped := r.StartInit(ctx)
+	if !shouldStart {
+		return nil
+	}
+	var wg sync.WaitGroup
+	for _, s := range r.shards {
+		s.open()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.run(ctx)
+		}()
+	}
+	go func() {
+		wg.Wait()
+		stopped()
+	}()
+	return nil
+}
+
 // add queues an outcome on its event's shard; it blocks while that queue is
-// full (backpressure on the workers when the database is slow).
+// full (backpressure on the workers when the database is slow). On a
+// stopped recorder done is called at once with errRecorderStopped.
 func (r *recorder) add(rec repository.DispatchRecord, done func(error)) {
 	out := rec.Outcome()
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(out.EventID))
 	r.shards[h.Sum32()%uint32(len(r.shards))].add(out, done)
-}
-
-// close writes what is queued and stops; add must not be called after.
-func (r *recorder) close() {
-	for _, s := range r.shards {
-		s.close()
-	}
 }
 
 // recorderShard batches outcomes: it writes when RecordBatch records are
@@ -71,53 +103,72 @@ type recorderShard struct {
 	// away; after it the leases have expired and the rescuer owns the rows.
 	retryFor time.Duration
 
-	in   chan recorded
-	done chan struct{}
+	// gate orders add against the intake's closing: adders hold it shared
+	// while they send, the writer's shutdown takes it to close in.
+	gate   sync.RWMutex
+	closed bool
+	in     chan recorded
 }
 
 func newRecorderShard(store outcomeWriter, log *zap.Logger, batch int, interval, retryFor time.Duration) *recorderShard {
-	r := &recorderShard{store: store, log: log, batch: batch, interval: interval, retryFor: retryFor,
-		in: make(chan recorded, batch), done: make(chan struct{})}
-	go r.run()
-	return r
+	return &recorderShard{store: store, log: log, batch: batch, interval: interval, retryFor: retryFor,
+		closed: true}
+}
+
+// open makes a fresh intake for a run.
+func (r *recorderShard) open() {
+	r.gate.Lock()
+	defer r.gate.Unlock()
+	r.in, r.closed = make(chan recorded, r.batch), false
 }
 
 func (r *recorderShard) add(rec repository.OutcomeRecord, done func(error)) {
+	r.gate.RLock()
+	defer r.gate.RUnlock()
+	if r.closed {
+		done(errRecorderStopped)
+		return
+	}
 	r.in <- recorded{rec: rec, done: done}
 }
 
-func (r *recorderShard) close() {
-	close(r.in)
-	<-r.done
-}
-
-func (r *recorderShard) run() {
-	defer close(r.done)
+// run writes batches until ctx ends, then closes the intake (once adders
+// blocked on a full queue got in), writes what is queued and returns.
+func (r *recorderShard) run(ctx context.Context) {
+	go func() {
+		<-ctx.Done()
+		r.gate.Lock()
+		r.closed = true
+		close(r.in)
+		r.gate.Unlock()
+	}()
 	var pending []recorded
 	var timer <-chan time.Time
 	for {
 		select {
 		case item, ok := <-r.in:
 			if !ok {
-				r.flush(pending)
+				r.flush(ctx, pending)
 				return
 			}
 			pending = append(pending, item)
 			if len(pending) >= r.batch {
-				r.flush(pending)
+				r.flush(ctx, pending)
 				pending, timer = nil, nil
 			} else if timer == nil {
 				timer = time.After(r.interval)
 			}
 		case <-timer:
-			r.flush(pending)
+			r.flush(ctx, pending)
 			pending, timer = nil, nil
 		}
 	}
 }
 
-// flush writes one batch, retrying with back-off while the database fails.
-func (r *recorderShard) flush(items []recorded) {
+// flush writes one batch, retrying with back-off while the database fails
+// and the recorder is not stopping. The write itself does not take ctx:
+// what is queued at shutdown still gets its one try.
+func (r *recorderShard) flush(ctx context.Context, items []recorded) {
 	if len(items) == 0 {
 		return
 	}
@@ -128,8 +179,8 @@ func (r *recorderShard) flush(items []recorded) {
 	deadline := time.Now().Add(r.retryFor)
 	backoff := 50 * time.Millisecond
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		results, err := r.store.RecordOutcomes(ctx, recs)
+		wctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		results, err := r.store.RecordOutcomes(wctx, recs)
 		cancel()
 		if err == nil {
 			for i, it := range items {
@@ -141,17 +192,30 @@ func (r *recorderShard) flush(items []recorded) {
 			}
 			return
 		}
-		if time.Now().Add(backoff).After(deadline) {
-			r.log.Error("record outcomes: giving up, leases will expire and be rescued",
-				zap.Int("records", len(items)), zap.Error(err))
-			for _, it := range items {
-				it.done(err)
-			}
-			return
+		giveUp := ""
+		switch {
+		case ctx.Err() != nil:
+			giveUp = "record outcomes: stopping, leases will expire and be rescued"
+		case time.Now().Add(backoff).After(deadline):
+			giveUp = "record outcomes: giving up, leases will expire and be rescued"
 		}
-		r.log.Warn("record outcomes", zap.Int("records", len(items)), zap.Error(err),
-			zap.Duration("retry_in", backoff))
-		time.Sleep(backoff)
-		backoff = min(2*backoff, 5*time.Second)
+		if giveUp == "" {
+			r.log.Warn("record outcomes", zap.Int("records", len(items)), zap.Error(err),
+				zap.Duration("retry_in", backoff))
+			t := time.NewTimer(backoff)
+			select {
+			case <-t.C:
+				backoff = min(2*backoff, 5*time.Second)
+				continue
+			case <-ctx.Done():
+				t.Stop()
+				giveUp = "record outcomes: stopping, leases will expire and be rescued"
+			}
+		}
+		r.log.Error(giveUp, zap.Int("records", len(items)), zap.Error(err))
+		for _, it := range items {
+			it.done(err)
+		}
+		return
 	}
 }

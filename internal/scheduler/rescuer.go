@@ -22,7 +22,6 @@ type Rescuer struct {
 
 // NewRescuer returns a rescuer over store.
 func NewRescuer(cfg Config, store *repository.Store, clock Clock, wake func()) *Rescuer {
-	cfg = cfg.withDefaults()
 	if clock == nil {
 		clock = SystemClock{}
 	}

@@ -22,22 +22,6 @@ type RetryDefaults struct {
 	RetryAfterCap time.Duration
 }
 
-func (d RetryDefaults) withDefaults() RetryDefaults {
-	if d.MaxAttempts <= 0 {
-		d.MaxAttempts = 5
-	}
-	if d.InitialBackoff <= 0 {
-		d.InitialBackoff = 30 * time.Second
-	}
-	if d.MaxBackoff <= 0 {
-		d.MaxBackoff = 15 * time.Minute
-	}
-	if d.RetryAfterCap <= 0 {
-		d.RetryAfterCap = time.Hour
-	}
-	return d
-}
-
 // RetryPolicy is the effective retry policy of one event.
 type RetryPolicy struct {
 	MaxAttempts    int
@@ -50,7 +34,7 @@ type RetryPolicy struct {
 // PolicyFor overlays an event's stored `retry` object (nil for none) on the
 // defaults.
 func PolicyFor(r *model.Retry, defaults RetryDefaults) (RetryPolicy, error) {
-	d := defaults.withDefaults()
+	d := defaults
 	p := RetryPolicy{MaxAttempts: d.MaxAttempts, InitialBackoff: d.InitialBackoff, MaxBackoff: d.MaxBackoff,
 		RetryAfterCap: d.RetryAfterCap}
 	if r == nil {

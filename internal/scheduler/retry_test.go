@@ -9,12 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qhronos/qhronos/internal/actions"
+	"github.com/qhronos/qhronos/internal/config"
 	"github.com/qhronos/qhronos/internal/model"
 )
 
 func TestPolicyForOverlaysEventRetryOnDefaults(t *testing.T) {
 	t.Parallel()
-	defaults := RetryDefaults{}
+	defaults := ConfigFrom(config.Default(), "test").Retry // the product defaults
 	tests := []struct {
 		name string
 		raw  string

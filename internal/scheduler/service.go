@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -11,6 +10,7 @@ import (
 	"github.com/qhronos/qhronos/internal/coordination"
 	"github.com/qhronos/qhronos/internal/planner"
 	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/startstop"
 )
 
 // WakeupNotifier announces an instant at which something became due to the
@@ -25,6 +25,13 @@ type Wakeups interface {
 	WakeupSource
 }
 
+// ServiceObserver receives the measurements of every loop of the service
+// (metrics.Metrics implements it).
+type ServiceObserver interface {
+	Observer
+	ArchiveObserver
+}
+
 // ServiceDeps are the collaborators of the whole scheduler.
 type ServiceDeps struct {
 	Store    *repository.Store
@@ -34,36 +41,35 @@ type ServiceDeps struct {
 	Wakeups  Wakeups             // nil: local wake-ups and polling only
 	Secrets  SecretsResolver
 	Logger   *zap.Logger
-	// OnAttempt observes every recorded attempt (optional).
-	OnAttempt AttemptHook
-	// Observer receives claim and expansion measurements (optional).
-	Observer Observer
+	// Observers are told about every recorded attempt (optional).
+	Observers []AttemptObserver
+	// Observer receives claim, expansion and archival measurements
+	// (optional).
+	Observer ServiceObserver
 }
 
-// Service runs the expander, dispatcher and rescuer loops of one instance
-// and wakes dispatchers when the events service made something due.
+// Service runs the background loops of one instance — expander,
+// dispatcher, rescuer and archiver — and wakes dispatchers when the events
+// service made something due.
 type Service struct {
+	startstop.Base
+
 	cfg        Config
 	log        *zap.Logger
-	obs        Observer
 	wakeups    Wakeups
 	Expander   *Expander
 	Dispatcher *Dispatcher
 	Rescuer    *Rescuer
+	Archiver   *Archiver
 
-	expandStatus, dispatchStatus, rescueStatus LoopStatus
-
-	mu      sync.Mutex
-	cancel  context.CancelFunc
-	stop    chan struct{}
-	loops   sync.WaitGroup
-	dispCtl context.CancelFunc
-	dispWG  sync.WaitGroup
+	expandStatus, rescueStatus LoopStatus
+	expandLoop, rescueLoop     *loop
 }
+
+var _ startstop.Service = (*Service)(nil)
 
 // New wires the scheduler's parts.
 func New(cfg Config, deps ServiceDeps) *Service {
-	cfg = cfg.withDefaults()
 	if deps.Logger == nil {
 		deps.Logger = zap.NewNop()
 	}
@@ -74,85 +80,78 @@ func New(cfg Config, deps ServiceDeps) *Service {
 	if deps.Wakeups != nil {
 		source = deps.Wakeups
 	}
+	var obs Observer
+	var archObs ArchiveObserver
+	if deps.Observer != nil {
+		obs, archObs = deps.Observer, deps.Observer
+	}
 	d := NewDispatcher(cfg, DispatcherDeps{Store: deps.Store, Registry: deps.Registry, Clock: deps.Clock,
-		Secrets: deps.Secrets, Logger: deps.Logger, Wakeups: source, OnAttempt: deps.OnAttempt,
-		Observer: deps.Observer})
-	return &Service{
-		cfg: cfg, log: deps.Logger.Named("scheduler"), wakeups: deps.Wakeups, obs: deps.Observer,
+		Secrets: deps.Secrets, Logger: deps.Logger, Wakeups: source, Observers: deps.Observers,
+		Observer: obs})
+	s := &Service{
+		cfg: cfg, log: deps.Logger.Named("scheduler"), wakeups: deps.Wakeups,
 		Expander:   NewExpander(cfg, deps.Store, deps.Clock, deps.Locker, deps.Logger),
 		Dispatcher: d,
 		Rescuer:    NewRescuer(cfg, deps.Store, deps.Clock, d.Wake),
+		Archiver: NewArchiver(cfg.Archive, ArchiverDeps{Store: deps.Store, Now: deps.Clock.Now,
+			Logger: deps.Logger, Locker: deps.Locker, Owner: cfg.InstanceID, Observer: archObs}),
 	}
-}
-
-// Start launches the loops; Stop ends them.
-func (s *Service) Start(ctx context.Context) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stop != nil {
-		return
-	}
-	s.stop = make(chan struct{})
-	loopCtx, cancel := context.WithCancel(context.Background())
-	s.cancel = cancel
-	go func() {
-		select {
-		case <-ctx.Done():
-			s.Stop()
-		case <-s.stop:
-		}
-	}()
-	s.loops.Add(2)
-	go func() {
-		defer s.loops.Done()
-		runLoop(s.stop, s.cfg.ExpandInterval, &s.expandStatus, func() (int, error) {
+	s.expandLoop = &loop{interval: cfg.ExpandInterval, status: &s.expandStatus,
+		once: func(ctx context.Context) (int, error) {
 			start := time.Now()
-			n, err := s.Expander.RunOnce(loopCtx)
-			if s.obs != nil {
-				s.obs.ObserveExpansion(time.Since(start), err)
+			n, err := s.Expander.RunOnce(ctx)
+			if obs != nil {
+				obs.ObserveExpansion(time.Since(start), err)
 			}
 			return n, err
-		})
-	}()
-	go func() {
-		defer s.loops.Done()
-		runLoop(s.stop, s.cfg.RescueInterval, &s.rescueStatus, func() (int, error) { return s.Rescuer.RunOnce(loopCtx) })
-	}()
-	dctx, dcancel := context.WithCancel(context.Background())
-	s.dispCtl = dcancel
-	if s.cfg.APIOnly {
-		return
-	}
-	s.dispWG.Add(1)
-	go func() {
-		defer s.dispWG.Done()
-		s.Dispatcher.Run(dctx, &s.dispatchStatus)
-	}()
+		}}
+	s.rescueLoop = &loop{interval: cfg.RescueInterval, status: &s.rescueStatus, once: s.Rescuer.RunOnce}
+	return s
 }
 
-// Stop ends the loops in order: the expander and rescuer first, then the
-// dispatcher, which drains its attempts within the drain timeout and
-// releases rows it had not started. It returns when all have stopped.
-func (s *Service) Stop() {
-	s.mu.Lock()
-	if s.stop == nil {
-		s.mu.Unlock()
-		return
+// Start launches the loops (the dispatcher unless the instance is API-only)
+// and returns. Cancelling ctx or calling Stop shuts them down in order: the
+// expander, rescuer and archiver first (the expander hands its lock over),
+// then the dispatcher, which drains its attempts within the drain timeout,
+// releases rows it had not started and closes its outcome writer. A stopped
+// service is not started again: its dispatcher is closed.
+func (s *Service) Start(ctx context.Context) error {
+	ctx, shouldStart, stopped := s.StartInit(ctx)
+	if !shouldStart {
+		return nil
 	}
-	select {
-	case <-s.stop:
-	default:
-		close(s.stop)
+	// The parts do not share ctx: shutdown stops them one after another.
+	partCtx := context.WithoutCancel(ctx)
+	parts := []startstop.Service{s.expandLoop, s.rescueLoop, s.Archiver}
+	if !s.cfg.APIOnly {
+		parts = append(parts, s.Dispatcher)
 	}
-	cancel, dcancel := s.cancel, s.dispCtl
-	s.mu.Unlock()
-	cancel()
-	s.loops.Wait()
+	for i, p := range parts {
+		if err := p.Start(partCtx); err != nil {
+			for _, started := range parts[:i] {
+				started.Stop()
+			}
+			stopped()
+			return err
+		}
+	}
+	go func() {
+		defer stopped()
+		<-ctx.Done()
+		s.shutdown()
+	}()
+	return nil
+}
+
+// shutdown stops the parts in order.
+func (s *Service) shutdown() {
+	s.expandLoop.Stop()
+	s.rescueLoop.Stop()
+	s.Archiver.Stop()
 	rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Second)
 	s.Expander.resign(rctx)
 	rcancel()
-	dcancel()
-	s.dispWG.Wait()
+	s.Dispatcher.Stop()
 	s.Dispatcher.Close() // idempotent; stops the outcome writer of an API-only instance
 }
 
@@ -177,7 +176,8 @@ func (s *Service) Window() planner.Window { return s.cfg.Window() }
 func (s *Service) Status() map[string]any {
 	return map[string]any{
 		"expander":   s.expandStatus.Snapshot(),
-		"dispatcher": s.Dispatcher.status(&s.dispatchStatus),
+		"dispatcher": s.Dispatcher.status(),
 		"rescuer":    s.rescueStatus.Snapshot(),
+		"archiver":   s.Archiver.Status(),
 	}
 }

@@ -1,8 +1,11 @@
 package scheduler
 
 import (
+	"context"
 	"sync"
 	"time"
+
+	"github.com/qhronos/qhronos/internal/startstop"
 )
 
 // LoopStatus is the last run of one background loop, for /status. It holds
@@ -82,19 +85,39 @@ func (s *LoopStatus) Snapshot() map[string]any {
 	return out
 }
 
-// runLoop calls once immediately and then every interval until stop closes.
-func runLoop(stop <-chan struct{}, interval time.Duration, status *LoopStatus, once func() (int, error)) {
-	status.expect(interval)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		start := time.Now()
-		n, err := once()
-		status.record(start, time.Since(start), n, err)
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
+// loop is a ticking background loop: it calls once at Start and then every
+// interval until its context ends or Stop is called, recording each run in
+// status.
+type loop struct {
+	startstop.Base
+	interval time.Duration
+	status   *LoopStatus
+	once     func(ctx context.Context) (int, error)
+}
+
+var _ startstop.Service = (*loop)(nil)
+
+// Start launches the loop.
+func (l *loop) Start(ctx context.Context) error {
+	ctx, shouldStart, stopped := l.StartInit(ctx)
+	if !shouldStart {
+		return nil
 	}
+	l.status.expect(l.interval)
+	go func() {
+		defer stopped()
+		t := time.NewTicker(l.interval)
+		defer t.Stop()
+		for {
+			start := time.Now()
+			n, err := l.once(ctx)
+			l.status.record(start, time.Since(start), n, err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return nil
 }

@@ -1,13 +1,13 @@
-package main
+package metrics_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/metrics"
 	"github.com/qhronos/qhronos/internal/model"
-	"github.com/qhronos/qhronos/internal/scheduler/schedulertest"
 )
 
 // Only an occurrence's first, scheduled attempt feeds the lateness
@@ -16,7 +16,6 @@ import (
 func TestObserveAttemptLeavesManualAttemptsOutOfLateness(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 24, 4, 0, 0, 0, time.UTC)
-	clock := schedulertest.NewClock(now)
 	twoDaysAgo := now.Add(-48 * time.Hour)
 	started := twoDaysAgo.Add(time.Second)
 	ev := &model.Event{ID: "e", Action: model.Action{Type: "webhook"}}
@@ -39,12 +38,56 @@ func TestObserveAttemptLeavesManualAttemptsOutOfLateness(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			m := metrics.New(metrics.Options{})
-			observeAttempt(m, clock, ev, &tc.occ, ok)
+			m.ObserveAttempt(ev, &tc.occ, ok, now)
 			if got := sampleCount(t, m, "qhronos_deliveries_total"); got != 1 {
 				t.Errorf("deliveries counted: got %d, want 1", got)
 			}
 			if got := sampleCount(t, m, "qhronos_firing_lateness_seconds"); got != tc.wantLateness {
 				t.Errorf("lateness samples: got %d, want %d", got, tc.wantLateness)
+			}
+		})
+	}
+}
+
+// Each attempt lands under the outcome label an operator alerts on.
+func TestObserveAttemptLabelsOutcomes(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 24, 4, 0, 0, 0, time.UTC)
+	ev := &model.Event{ID: "e", Action: model.Action{Type: "webhook"}}
+	occ := &model.Occurrence{AttemptCount: 2, ScheduledAt: now}
+	tests := []struct {
+		out  actions.Outcome
+		want string
+	}{
+		{actions.Outcome{}, "success"},
+		{actions.Outcome{AwaitingAck: true}, "awaiting_ack"},
+		{actions.Outcome{Err: errors.New("refused"), Retryable: true}, "retryable_failure"},
+		{actions.Outcome{Err: errors.New("bad request")}, "failure"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.want, func(t *testing.T) {
+			t.Parallel()
+			m := metrics.New(metrics.Options{})
+			m.ObserveAttempt(ev, occ, tc.out, now)
+			families, err := m.Registry().Gather()
+			if err != nil {
+				t.Fatalf("gather: %v", err)
+			}
+			got := ""
+			for _, f := range families {
+				if f.GetName() != "qhronos_deliveries_total" {
+					continue
+				}
+				for _, s := range f.GetMetric() {
+					for _, l := range s.GetLabel() {
+						if l.GetName() == "outcome" {
+							got = l.GetValue()
+						}
+					}
+				}
+			}
+			if got != tc.want {
+				t.Errorf("outcome label: got %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -1,0 +1,132 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/qhronos/qhronos/internal/repository"
+)
+
+// failingWriter fails every write and signals each try.
+type failingWriter struct {
+	tries chan struct{}
+}
+
+func (w *failingWriter) RecordOutcomes(context.Context, []repository.OutcomeRecord) ([]error, error) {
+	select {
+	case w.tries <- struct{}{}:
+	default:
+	}
+	return nil, errors.New("database away")
+}
+
+// okWriter writes every batch and counts the records.
+type okWriter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (w *okWriter) RecordOutcomes(_ context.Context, recs []repository.OutcomeRecord) ([]error, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.n += len(recs)
+	return make([]error, len(recs)), nil
+}
+
+func within(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: not within 10s", what)
+	}
+}
+
+// A database that keeps failing does not hold shutdown: Stop ends the
+// retries at once and the outcome is given up (its lease expires and the
+// rescuer retries the row), although the retry window is an hour.
+func TestRecorderStopEndsRetriesWhileTheStoreFails(t *testing.T) {
+	t.Parallel()
+	w := &failingWriter{tries: make(chan struct{}, 1)}
+	r := newRecorder(w, zaptest.NewLogger(t), 1, time.Millisecond, time.Hour)
+	if err := r.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	given := make(chan error, 1)
+	r.add(repository.DispatchRecord{EventID: "e"}, func(err error) { given <- err })
+	within(t, w.tries, "a first write")
+
+	stopped := make(chan struct{})
+	go func() {
+		r.Stop()
+		close(stopped)
+	}()
+	within(t, stopped, "Stop while the store fails")
+	select {
+	case err := <-given:
+		if err == nil {
+			t.Fatal("an outcome that was never written reported success")
+		}
+	default:
+		t.Fatal("Stop returned before the outcome was given up")
+	}
+}
+
+// Cancelling Start's context stops the recorder the same way.
+func TestRecorderStopsWhenItsContextEnds(t *testing.T) {
+	t.Parallel()
+	w := &failingWriter{tries: make(chan struct{}, 1)}
+	r := newRecorder(w, zaptest.NewLogger(t), 1, time.Millisecond, time.Hour)
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	given := make(chan struct{})
+	r.add(repository.DispatchRecord{EventID: "e"}, func(error) { close(given) })
+	within(t, w.tries, "a first write")
+	cancel()
+	within(t, given, "the outcome given up after cancel")
+	stopped := make(chan struct{})
+	go func() {
+		r.Stop()
+		close(stopped)
+	}()
+	within(t, stopped, "Stop after cancel")
+}
+
+// Stop writes what is queued; an outcome handed over after Stop is given
+// up at once instead of blocking its worker.
+func TestRecorderStopWritesQueuedOutcomes(t *testing.T) {
+	t.Parallel()
+	w := &okWriter{}
+	// A long interval: only Stop makes the shards write.
+	r := newRecorder(w, zaptest.NewLogger(t), 100, time.Hour, time.Hour)
+	if err := r.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var written sync.WaitGroup
+	for _, id := range []string{"a", "b", "c", "d", "e", "f"} {
+		written.Add(1)
+		r.add(repository.DispatchRecord{EventID: id}, func(err error) {
+			if err != nil {
+				t.Errorf("event %s: %v", id, err)
+			}
+			written.Done()
+		})
+	}
+	r.Stop()
+	written.Wait()
+	if w.n != 6 {
+		t.Fatalf("records written at Stop: got %d, want 6", w.n)
+	}
+	late := make(chan error, 1)
+	r.add(repository.DispatchRecord{EventID: "late"}, func(err error) { late <- err })
+	if err := <-late; !errors.Is(err, errRecorderStopped) {
+		t.Fatalf("late outcome: got %v, want errRecorderStopped", err)
+	}
+}
