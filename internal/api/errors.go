@@ -23,7 +23,6 @@ type errorBody struct {
 }
 
 var (
-	errNotFound  = &input.Error{Status: http.StatusNotFound, Message: "not found"}
 	errForbidden = &input.Error{Status: http.StatusForbidden, Message: "insufficient access"}
 )
 
