@@ -83,16 +83,17 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	clock := deploymentClock(ctx, b.store, log)
 	m := metrics.New(metrics.Options{WebSocketConnections: wsHub.Connections, DroppedFrames: wsHub.DroppedFrames,
 		Queue: func(ctx context.Context) (int, int, error) { return b.store.QueueDepth(ctx, clock.Now()) }})
-	sched := scheduler.New(scheduler.ConfigFrom(cfg, instanceID), scheduler.ServiceDeps{
+	schedCfg := scheduler.ConfigFrom(cfg, instanceID)
+	sched := scheduler.New(schedCfg, scheduler.ServiceDeps{
 		Store: b.store, Registry: registry, Clock: clock, Locker: coord,
 		Wakeups: coordination.NewWakeups(coord, log),
 		Secrets: secrets.NewResolver(box, cfg.HMAC.DefaultSecret, clock.Now).Resolve,
 		Logger:  log, Observer: m, Observers: []scheduler.AttemptObserver{m, wsHub},
 	})
 
-	apiOpts := api.OptionsFrom(cfg)
+	// The service plans an event's first rows with the expander's window.
 	service := lifecycle.New(lifecycle.Deps{Store: b.store, Actions: registry, Secrets: box, Waker: sched,
-		Now: clock.Now}, lifecycle.Options{Recurrence: apiOpts.Recurrence, Window: sched.Window(),
+		Now: clock.Now}, lifecycle.Options{Recurrence: schedCfg.Recurrence, Window: schedCfg.Window(),
 		MaxTimeout: cfg.Actions.MaxAttemptTimeout})
 	var ui *console.Console
 	srv := api.New(api.Deps{
@@ -102,7 +103,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		Extra: func(r *gin.Engine) {
 			r.Any(console.Prefix+"/*page", func(c *gin.Context) { ui.ServeHTTP(c.Writer, c.Request) })
 		},
-	}, apiOpts)
+	}, api.OptionsFrom(cfg))
 	if ui, err = console.New(console.Options{API: srv.Handler(), EncryptionKey: cfg.Secrets.EncryptionKey,
 		Logger: log}); err != nil {
 		return fmt.Errorf("console: %w", err)

@@ -106,18 +106,11 @@ func (w *SessionWatcher) Start(ctx context.Context) error {
 	}
 	go func() {
 		defer stopped()
-		t := time.NewTicker(w.interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if err := w.hub.EndInvalidSessions(ctx, w.checker, w.now()); err != nil && ctx.Err() == nil {
-					w.hub.log.Warn("check websocket sessions", zap.Error(err))
-				}
+		startstop.Every(ctx, w.interval, false, func(ctx context.Context) {
+			if err := w.hub.EndInvalidSessions(ctx, w.checker, w.now()); err != nil && ctx.Err() == nil {
+				w.hub.log.Warn("check websocket sessions", zap.Error(err))
 			}
-		}
+		})
 	}()
 	return nil
 }

@@ -43,26 +43,6 @@ type OutcomeRecord struct {
 	PauseReason string
 }
 
-// DispatchRecord is the dispatcher's way of spelling an OutcomeRecord: the
-// occurrence part and the event part side by side. It is only a shape to
-// build; Outcome flattens it for RecordOutcomes.
-type DispatchRecord struct {
-	OutcomeRecord
-	Uncount     bool
-	EventID     string
-	Ran         bool
-	LastStatus  string
-	PauseReason string
-}
-
-// Outcome is the record RecordOutcomes takes.
-func (r DispatchRecord) Outcome() OutcomeRecord {
-	out := r.OutcomeRecord
-	out.Uncount, out.EventID, out.Ran, out.LastStatus, out.PauseReason =
-		r.Uncount, r.EventID, r.Ran, r.LastStatus, r.PauseReason
-	return out
-}
-
 // RecordOutcomes applies a batch of outcomes, their attempts and their event
 // bookkeeping in one transaction: the one way outcomes are written. Each is
 // fenced by its lease token: the result slice holds ErrLeaseLost for a record

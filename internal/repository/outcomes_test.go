@@ -25,12 +25,11 @@ func TestRecordOutcomesBookkeeping(t *testing.T) {
 		res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{
 			{OccurrenceID: got[0].ID, LeaseToken: "tok", Status: model.OccurrenceMissed, ErrorMessage: &missed,
 				Now: t0.Add(time.Second), Uncount: true, EventID: e.ID},
-			// The dispatcher's shape of the same record goes the same way.
-			repository.DispatchRecord{OutcomeRecord: repository.OutcomeRecord{OccurrenceID: got[1].ID, LeaseToken: "tok",
+			{OccurrenceID: got[1].ID, LeaseToken: "tok",
 				Status: model.OccurrenceFailed, StatusCode: &code, Now: t0.Add(2 * time.Second),
 				Attempt: &model.Attempt{OccurrenceID: got[1].ID, EventID: e.ID, Attempt: 1,
-					StartedAt: t0.Add(time.Second), Outcome: "failed", StatusCode: &code}},
-				EventID: e.ID, Ran: true, LastStatus: "failed (HTTP 410)", PauseReason: "paused: gone"}.Outcome(),
+					StartedAt: t0.Add(time.Second), Outcome: "failed", StatusCode: &code},
+				EventID: e.ID, Ran: true, LastStatus: "failed (HTTP 410)", PauseReason: "paused: gone"},
 			{OccurrenceID: got[1].ID, LeaseToken: "other", Status: model.OccurrenceCompleted,
 				Now: t0.Add(2 * time.Second), EventID: e.ID},
 		})

@@ -243,18 +243,11 @@ func (a *Archiver) Start(ctx context.Context) error {
 	}
 	go func() {
 		defer stopped()
-		t := time.NewTicker(a.cfg.Interval)
-		defer t.Stop()
-		for {
+		startstop.Every(ctx, a.cfg.Interval, true, func(ctx context.Context) {
 			if _, err := a.RunOnce(ctx); err != nil && ctx.Err() == nil {
 				a.log.Error("archiver run", zap.Error(err))
 			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
+		})
 	}()
 	return nil
 }

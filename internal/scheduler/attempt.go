@@ -42,11 +42,9 @@ func (d *Dispatcher) attempt(jb job) {
 		StartedAt: started.UTC(), DurationMS: out.Duration.Milliseconds(), Outcome: string(v.Status),
 		Truncated: out.Truncated, LatenessMS: started.Sub(lateFrom(&jb.occ)).Milliseconds(),
 	}
-	rec := repository.DispatchRecord{
-		OutcomeRecord: repository.OutcomeRecord{OccurrenceID: jb.occ.ID, LeaseToken: jb.token, Status: v.Status,
-			NextAttemptAt: v.NextAttemptAt, AckDeadline: v.AckDeadline, Now: ended, Attempt: att},
-		EventID: jb.ev.ID, Ran: true, LastStatus: lastStatus(v, out),
-	}
+	rec := repository.OutcomeRecord{OccurrenceID: jb.occ.ID, LeaseToken: jb.token, Status: v.Status,
+		NextAttemptAt: v.NextAttemptAt, AckDeadline: v.AckDeadline, Now: ended, Attempt: att,
+		EventID: jb.ev.ID, Ran: true, LastStatus: lastStatus(v, out)}
 	if out.StatusCode != 0 {
 		code := out.StatusCode
 		att.StatusCode, rec.StatusCode = &code, &code

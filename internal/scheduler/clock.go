@@ -104,18 +104,11 @@ func (c *DBClock) Start(ctx context.Context) error {
 	}
 	go func() {
 		defer stopped()
-		t := time.NewTicker(c.interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if err := c.Sync(ctx); err != nil && ctx.Err() == nil {
-					c.log.Warn("measure database clock offset", zap.Error(err))
-				}
+		startstop.Every(ctx, c.interval, false, func(ctx context.Context) {
+			if err := c.Sync(ctx); err != nil && ctx.Err() == nil {
+				c.log.Warn("measure database clock offset", zap.Error(err))
 			}
-		}
+		})
 	}()
 	return nil
 }

@@ -268,10 +268,9 @@ func staleReason(found bool, ev *model.Event, occ *model.Occurrence) string {
 func (d *Dispatcher) skip(occ *model.Occurrence, token string, status model.OccurrenceStatus, reason string, now time.Time, uncount bool) {
 	msg := reason
 	d.leases.recording(token, occ.ID)
-	d.rec.add(repository.DispatchRecord{
-		OutcomeRecord: repository.OutcomeRecord{OccurrenceID: occ.ID, LeaseToken: token, Status: status,
-			ErrorMessage: &msg, Now: now},
-		Uncount: uncount, EventID: occ.EventID, Ran: status == model.OccurrenceFailed, LastStatus: reason,
+	d.rec.add(repository.OutcomeRecord{OccurrenceID: occ.ID, LeaseToken: token, Status: status,
+		ErrorMessage: &msg, Now: now, Uncount: uncount, EventID: occ.EventID,
+		Ran: status == model.OccurrenceFailed, LastStatus: reason,
 	}, func(error) { d.settled(token, occ.ID) })
 }
 

@@ -84,11 +84,10 @@ func (r *recorder) Start(ctx context.Context) error {
 // add queues an outcome on its event's shard; it blocks while that queue is
 // full (backpressure on the workers when the database is slow). On a
 // stopped recorder done is called at once with errRecorderStopped.
-func (r *recorder) add(rec repository.DispatchRecord, done func(error)) {
-	out := rec.Outcome()
+func (r *recorder) add(rec repository.OutcomeRecord, done func(error)) {
 	h := fnv.New32a()
-	_, _ = h.Write([]byte(out.EventID))
-	r.shards[h.Sum32()%uint32(len(r.shards))].add(out, done)
+	_, _ = h.Write([]byte(rec.EventID))
+	r.shards[h.Sum32()%uint32(len(r.shards))].add(rec, done)
 }
 
 // recorderShard batches outcomes: it writes when RecordBatch records are

@@ -58,7 +58,7 @@ func TestRecorderStopEndsRetriesWhileTheStoreFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	given := make(chan error, 1)
-	r.add(repository.DispatchRecord{EventID: "e"}, func(err error) { given <- err })
+	r.add(repository.OutcomeRecord{EventID: "e"}, func(err error) { given <- err })
 	within(t, w.tries, "a first write")
 
 	stopped := make(chan struct{})
@@ -87,7 +87,7 @@ func TestRecorderStopsWhenItsContextEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	given := make(chan struct{})
-	r.add(repository.DispatchRecord{EventID: "e"}, func(error) { close(given) })
+	r.add(repository.OutcomeRecord{EventID: "e"}, func(error) { close(given) })
 	within(t, w.tries, "a first write")
 	cancel()
 	within(t, given, "the outcome given up after cancel")
@@ -112,7 +112,7 @@ func TestRecorderStopWritesQueuedOutcomes(t *testing.T) {
 	var written sync.WaitGroup
 	for _, id := range []string{"a", "b", "c", "d", "e", "f"} {
 		written.Add(1)
-		r.add(repository.DispatchRecord{EventID: id}, func(err error) {
+		r.add(repository.OutcomeRecord{EventID: id}, func(err error) {
 			if err != nil {
 				t.Errorf("event %s: %v", id, err)
 			}
@@ -125,7 +125,7 @@ func TestRecorderStopWritesQueuedOutcomes(t *testing.T) {
 		t.Fatalf("records written at Stop: got %d, want 6", w.n)
 	}
 	late := make(chan error, 1)
-	r.add(repository.DispatchRecord{EventID: "late"}, func(err error) { late <- err })
+	r.add(repository.OutcomeRecord{EventID: "late"}, func(err error) { late <- err })
 	if err := <-late; !errors.Is(err, errRecorderStopped) {
 		t.Fatalf("late outcome: got %v, want errRecorderStopped", err)
 	}

@@ -106,18 +106,11 @@ func (l *loop) Start(ctx context.Context) error {
 	l.status.expect(l.interval)
 	go func() {
 		defer stopped()
-		t := time.NewTicker(l.interval)
-		defer t.Stop()
-		for {
+		startstop.Every(ctx, l.interval, true, func(ctx context.Context) {
 			start := time.Now()
 			n, err := l.once(ctx)
 			l.status.record(start, time.Since(start), n, err)
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
+		})
 	}()
 	return nil
 }

@@ -8,6 +8,7 @@ package startstop
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // Service is a background service.
@@ -74,4 +75,22 @@ func (b *Base) Stop() {
 	}
 	cancel()
 	<-done
+}
+
+// Every calls fn every interval — and once at once when immediately is
+// set — until ctx ends: the body of a ticking service's goroutine.
+func Every(ctx context.Context, interval time.Duration, immediately bool, fn func(ctx context.Context)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	if immediately {
+		fn(ctx)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			fn(ctx)
+		}
+	}
 }
