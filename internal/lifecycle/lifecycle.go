@@ -13,7 +13,6 @@ import (
 	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
-	"github.com/qhronos/qhronos/internal/planner"
 	"github.com/qhronos/qhronos/internal/recurrence"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/secrets"
@@ -86,12 +85,16 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, via string, in *
 		if ev.Status != model.EventActive {
 			return &ev, tx.CreateEvent(ctx, &ev)
 		}
-		plan, err := s.opts.Window.Next(rule, nil, now)
+		series, err := s.plan.Series(ctx, tx, &ev, rule, now, now)
+		if err != nil {
+			return nil, err
+		}
+		plan, err := s.opts.Window.Next(series, nil, now)
 		if err != nil {
 			return nil, fmt.Errorf("expand event %s: %w", ev.ID, err)
 		}
 		ev.ExpandedUntil, ev.NextRunAt = &plan.Cursor, plan.NextRunAt()
-		return &ev, tx.CreateEvent(ctx, &ev, plan.Instants...)
+		return &ev, tx.CreateEvent(ctx, &ev, plan.Rows...)
 	})
 	if err == nil && !ans.Replayed {
 		s.wake(ctx, ev.NextRunAt)
@@ -218,41 +221,8 @@ func (s *Service) restart(ctx context.Context, tx *repository.Store, ev *model.E
 		return err
 	}
 	ev.ExpandedUntil = &start
-	_, err := Expand(ctx, tx, ev, rule, s.opts.Window, now)
+	_, err := s.plan.Expand(ctx, tx, ev, rule, now)
 	return err
-}
-
-// Expand materializes the next window of an active event inside tx, moves
-// its cursor and next_run_at, and settles it to inactive when its series
-// ended with nothing left to fire (ev is updated in place). The expander
-// loop calls it for every event behind the horizon; the lifecycle calls it
-// when an event is resumed or rescheduled. It returns the rows inserted or
-// reinstated.
-func Expand(ctx context.Context, tx *repository.Store, ev *model.Event, rule *recurrence.Rule, w planner.Window, now time.Time) (int, error) {
-	if ev.Status != model.EventActive || ev.DeletedAt != nil {
-		return 0, nil
-	}
-	plan, err := w.Next(rule, ev.ExpandedUntil, now)
-	if err != nil {
-		return 0, fmt.Errorf("expand event %s: %w", ev.ID, err)
-	}
-	inserted := 0
-	if len(plan.Instants) > 0 {
-		if inserted, err = tx.InsertOccurrences(ctx, ev.ID, plan.Instants, false, now); err != nil {
-			return 0, err
-		}
-	}
-	res, err := tx.SetExpansion(ctx, repository.ExpansionUpdate{EventID: ev.ID, Version: ev.Version,
-		ExpandedUntil: plan.Cursor, NextRunAt: plan.After, Now: now})
-	if err != nil {
-		return 0, err
-	}
-	ev.ExpandedUntil, ev.NextRunAt = &plan.Cursor, res.NextRunAt
-	if res.Inactive {
-		ev.Status = model.EventInactive
-		ev.Version++
-	}
-	return inserted, nil
 }
 
 // Delete soft-deletes the event and cancels what it had not fired yet; its

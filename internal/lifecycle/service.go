@@ -36,7 +36,9 @@ type Deps struct {
 	Actions events.Actions
 	Secrets *secrets.Box
 	Waker   Waker // nil: nobody to wake (tests)
-	Now     func() time.Time
+	// Calendars compiles events' calendars for the planner (calendar.Cache).
+	Calendars Calendars
+	Now       func() time.Time
 }
 
 // Service is the one home of an event's lifecycle.
@@ -47,6 +49,7 @@ type Service struct {
 	waker    Waker
 	now      func() time.Time
 	opts     Options
+	plan     Planning
 }
 
 // New returns the service.
@@ -55,7 +58,8 @@ func New(d Deps, opts Options) *Service {
 		d.Now = time.Now
 	}
 	v := &events.Validator{Actions: d.Actions, Secrets: d.Secrets, Recurrence: opts.Recurrence, MaxTimeout: opts.MaxTimeout}
-	return &Service{store: d.Store, validate: v, secrets: d.Secrets, waker: d.Waker, now: d.Now, opts: opts}
+	return &Service{store: d.Store, validate: v, secrets: d.Secrets, waker: d.Waker, now: d.Now, opts: opts,
+		plan: Planning{Window: opts.Window, Calendars: d.Calendars}}
 }
 
 // wake announces an instant that became due; nil does nothing.
@@ -64,6 +68,9 @@ func (s *Service) wake(ctx context.Context, at *time.Time) {
 		s.waker.Wake(ctx, *at)
 	}
 }
+
+// Planning is how the service plans rows; the expander loop uses the same.
+func (s *Service) Planning() Planning { return s.plan }
 
 // PreviewRule compiles the schedule of a body the way Create would, except
 // that a past start_time is allowed (see events.Validator.PreviewRule).

@@ -33,15 +33,29 @@ type Event struct {
 	TimeoutMS             int64           // 0 = server default
 	Status                EventStatus
 	LastStatus            string
-	CreatedBy             string
-	CreatedVia            string
-	Version               int64
-	ExpandedUntil         *time.Time // expander cursor: instants before it are materialized
-	NextRunAt             *time.Time
-	LastRunAt             *time.Time
-	CreatedAt             time.Time
-	UpdatedAt             time.Time
-	DeletedAt             *time.Time
+	// The pause in force: when it began, when it ends by itself (nil: until
+	// resumed), why, by whom, and what happens to the instants inside it on
+	// resume (PauseSkip or PauseFire).
+	PausedAt     *time.Time
+	PausedUntil  *time.Time
+	PauseReason  string
+	PausedBy     string
+	PauseCatchUp string
+	// The event's time policy: DST choices, and a deterministic spread of
+	// each instant inside [instant, instant+Jitter).
+	DST    DST
+	Jitter time.Duration
+	// Calendars are the exclusion calendars the event honours, in order.
+	Calendars     []CalendarRef
+	CreatedBy     string
+	CreatedVia    string
+	Version       int64
+	ExpandedUntil *time.Time // expander cursor: instants before it are materialized
+	NextRunAt     *time.Time
+	LastRunAt     *time.Time
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	DeletedAt     *time.Time
 }
 
 // Spec is the event's input to the recurrence engine — the one conversion
@@ -77,6 +91,37 @@ func eqPtr(a, b *string) bool {
 		return a == b
 	}
 	return *a == *b
+}
+
+// What a pause does with the instants inside it when the event resumes.
+const (
+	PauseSkip = "skip" // record them skipped, reason paused (the default)
+	PauseFire = "fire" // make them due: the event's catch_up decides
+)
+
+// DST is an event's policy for local times that do not exist (gap: "shift"
+// or "skip") or occur twice (repeat: "first", "last" or "both"); empty
+// members keep the recurrence source's documented default.
+type DST struct {
+	Gap    string `json:"gap,omitempty"`
+	Repeat string `json:"repeat,omitempty"`
+}
+
+// IsZero reports whether no policy was chosen.
+func (d DST) IsZero() bool { return d == DST{} }
+
+// The policies of an event's calendar.
+const (
+	CalendarSkip         = "skip"          // a blocked instant is skipped, reason calendar
+	CalendarRollForward  = "roll_forward"  // moved to the next allowed day, same wall-clock time
+	CalendarRollBackward = "roll_backward" // moved to the previous allowed day, same wall-clock time
+)
+
+// CalendarRef is one calendar an event honours and what a blocked instant
+// becomes.
+type CalendarRef struct {
+	ID     string `json:"id"`
+	Policy string `json:"policy"`
 }
 
 // Action is what runs at each occurrence: a registered kind and its

@@ -1,6 +1,9 @@
 package model
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Occurrence is one instant of an event, materialized as a row before it can
 // fire. (event_id, scheduled_at) is unique.
@@ -24,8 +27,13 @@ type Occurrence struct {
 	StartedAt      *time.Time `db:"started_at"`
 	CompletedAt    *time.Time `db:"completed_at"`
 	AckedAt        *time.Time `db:"acked_at"` // a client acknowledged the delivery
-	CreatedAt      time.Time  `db:"created_at"`
-	UpdatedAt      time.Time  `db:"updated_at"`
+	// Reason says why a skipped, missed or cancelled row did not fire.
+	Reason *string `db:"reason"`
+	// OriginalScheduledAt is the planned instant of a row that was moved
+	// (or rolled by a calendar) to ScheduledAt.
+	OriginalScheduledAt *time.Time `db:"original_scheduled_at"`
+	CreatedAt           time.Time  `db:"created_at"`
+	UpdatedAt           time.Time  `db:"updated_at"`
 }
 
 // Attempt is one try at delivering an occurrence.
@@ -73,4 +81,74 @@ type IdempotencyRecord struct {
 type ArchivedOccurrence struct {
 	Occurrence
 	ArchivedAt time.Time `db:"archived_at"`
+}
+
+// The actions of an exception.
+const (
+	ExceptionSkip = "skip"
+	ExceptionMove = "move"
+)
+
+// Exception changes one planned instant of an event: skip it, or move it to
+// To. It is keyed by the instant as planned (after DST, calendar and jitter)
+// and honoured whenever the planner reaches that instant.
+type Exception struct {
+	EventID   string     `db:"event_id" json:"-"`
+	At        time.Time  `db:"at" json:"at"`
+	Action    string     `db:"action" json:"action"`
+	To        *time.Time `db:"to_at" json:"to,omitempty"`
+	Reason    string     `db:"reason" json:"reason,omitempty"`
+	CreatedBy string     `db:"created_by" json:"created_by"`
+	CreatedAt time.Time  `db:"created_at" json:"created_at"`
+}
+
+// Planned is one row the planner wants for an event: it fires at At
+// (pending), or is recorded skipped with Reason. Original is the instant a
+// moved or rolled row was planned at before.
+type Planned struct {
+	At       time.Time
+	Original *time.Time
+	Status   OccurrenceStatus // pending or skipped
+	Reason   string
+	Note     string // a skipped row's error_message: why, in words
+}
+
+// Calendar is a shared set of days on which events that honour it do not
+// fire: single dates, inclusive date ranges and RRULEs (weekends), read in
+// its time zone.
+type Calendar struct {
+	ID        string
+	Name      string
+	Timezone  string
+	Dates     []string    // YYYY-MM-DD
+	Ranges    []DateRange // inclusive
+	RRules    []string    // e.g. FREQ=WEEKLY;BYDAY=SA,SU
+	Tags      []string    // scope, like an event's
+	Version   int64
+	CreatedBy string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	// ReplanRequestedAt is set while the events that use the calendar still
+	// have to be re-planned after an edit.
+	ReplanRequestedAt *time.Time
+}
+
+// DateRange is an inclusive range of days, YYYY-MM-DD.
+type DateRange struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// HistoryEntry is one change in an event's audit log.
+type HistoryEntry struct {
+	ID      string    `db:"id" json:"id"`
+	EventID string    `db:"event_id" json:"event_id"`
+	At      time.Time `db:"at" json:"at"`
+	Subject string    `db:"subject" json:"subject"`
+	Channel string    `db:"channel" json:"channel"` // api, console, cli, scheduler
+	Action  string    `db:"action" json:"action"`
+	Reason  string    `db:"reason" json:"reason,omitempty"`
+	// Changes is a JSON object of changed fields, each {"from", "to"};
+	// secrets appear as "[redacted]".
+	Changes json.RawMessage `db:"-" json:"changes,omitempty"`
 }

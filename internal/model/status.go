@@ -22,7 +22,32 @@ const (
 	OccurrenceFailed      OccurrenceStatus = "failed"
 	OccurrenceMissed      OccurrenceStatus = "missed"
 	OccurrenceCancelled   OccurrenceStatus = "cancelled"
+	OccurrenceSkipped     OccurrenceStatus = "skipped" // not fired on purpose; Reason says why
 )
+
+// The reasons a planned instant did not fire (Occurrence.Reason), by the
+// terminal state they go with. They are machine-readable and stable.
+const (
+	// skipped
+	ReasonManual   = "manual"   // an operator skipped the instant
+	ReasonCalendar = "calendar" // an exclusion calendar blocks its day
+	ReasonPaused   = "paused"   // the event was paused at its instant
+	ReasonDSTGap   = "dst_gap"  // its local time does not exist (spring forward) and dst.gap is skip
+	// missed
+	ReasonCatchUpWindow = "catch_up_window" // found older than the catch-up window
+	ReasonCatchUpPolicy = "catch_up_policy" // the event's catch_up said not to fire it late
+	// cancelled
+	ReasonEventDeleted = "event_deleted"
+	ReasonRuleChanged  = "rule_changed" // an edit of the schedule removed or re-planned the instant
+)
+
+// Reasons lists every reason by the state it goes with (filters and
+// validation use it).
+var Reasons = map[OccurrenceStatus][]string{
+	OccurrenceSkipped:   {ReasonManual, ReasonCalendar, ReasonPaused, ReasonDSTGap},
+	OccurrenceMissed:    {ReasonCatchUpWindow, ReasonCatchUpPolicy},
+	OccurrenceCancelled: {ReasonEventDeleted, ReasonRuleChanged},
+}
 
 // The named sets of occurrence states; SQL and code both use these instead of
 // repeating the lists.
@@ -34,7 +59,8 @@ var (
 	// Unfinished rows may still fire: waiting or held.
 	Unfinished = []OccurrenceStatus{OccurrencePending, OccurrenceRetrying, OccurrenceDispatching, OccurrenceAwaitingAck}
 	// Finished rows never fire again unless an operator replays them.
-	Finished = []OccurrenceStatus{OccurrenceCompleted, OccurrenceFailed, OccurrenceMissed, OccurrenceCancelled}
+	Finished = []OccurrenceStatus{OccurrenceCompleted, OccurrenceFailed, OccurrenceMissed, OccurrenceCancelled,
+		OccurrenceSkipped}
 )
 
 // Terminal reports whether no further attempt will be made.

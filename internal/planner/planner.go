@@ -26,30 +26,34 @@ type Window struct {
 	MaxRows int
 }
 
-// Plan is what to write: the instants to insert, where the event's cursor
-// (expanded_until) moves — every instant before it is planned — and the
-// series' first instant at or past the cursor when the window was complete
-// (nil when the series has none left, or the window was cut short).
+// Plan is what to write: the rows to insert, where the event's cursor
+// (expanded_until) moves — every instant of the rule before it is planned —
+// and the series' first instant at or past the cursor when the window was
+// complete (nil when the series has none left, or the window was cut
+// short).
 type Plan struct {
-	Instants []time.Time
-	Cursor   time.Time
-	After    *time.Time
+	Rows   []model.Planned
+	Cursor time.Time
+	After  *time.Time
 }
 
-// NextRunAt is the first instant the plan makes due: its first row, else
-// the instant after the window.
+// NextRunAt is the first instant the plan makes due: its first firing row,
+// else the instant after the window.
 func (p Plan) NextRunAt() *time.Time {
-	if len(p.Instants) > 0 {
-		first := p.Instants[0]
-		return &first
+	for _, r := range p.Rows {
+		if r.Status == model.OccurrencePending {
+			at := r.At
+			return &at
+		}
 	}
 	return p.After
 }
 
 // Next plans the window [max(now − CatchUp, cursor), now + Lookahead) of
-// rule. cursor is the event's expanded_until, nil for a new or restarted
-// event.
-func (w Window) Next(rule *recurrence.Rule, cursor *time.Time, now time.Time) (Plan, error) {
+// the series. cursor is the event's expanded_until, nil for a new or
+// restarted event.
+func (w Window) Next(s *Series, cursor *time.Time, now time.Time) (Plan, error) {
+	rule := s.Rule
 	from := now.Add(-w.CatchUp)
 	if cursor != nil && cursor.After(from) {
 		from = *cursor
@@ -68,22 +72,30 @@ func (w Window) Next(rule *recurrence.Rule, cursor *time.Time, now time.Time) (P
 	if err != nil {
 		return Plan{}, err
 	}
-	p := Plan{Instants: instants}
+	var p Plan
 	if complete {
 		p.Cursor, p.After = beyond(rule, horizon)
+		if p.After != nil {
+			after := model.RoundUp(p.After.Add(s.offset(*p.After)))
+			p.After = &after
+		}
 	} else {
-		p.Cursor = instants[len(instants)-1].Add(time.Microsecond)
+		p.Cursor = instants[len(instants)-1].At.Add(time.Microsecond)
 	}
 	p.Cursor = p.Cursor.UTC()
+	if s.Now.IsZero() {
+		s.Now = now
+	}
+	p.Rows = s.rows(instants)
 	return p, nil
 }
 
 // window returns the instants in [from, to), at most MaxRows; complete is
 // false when the cap (or the engine's iteration budget) cut it short, in
 // which case the next plan continues after the last instant.
-func (w Window) window(rule *recurrence.Rule, from, to time.Time) (instants []time.Time, complete bool, err error) {
+func (w Window) window(rule *recurrence.Rule, from, to time.Time) (instants []recurrence.Instant, complete bool, err error) {
 	limit := max(w.MaxRows, 1)
-	instants, err = recurrence.Expand(rule, from, to, limit+1)
+	instants, err = recurrence.ExpandInstants(rule, from, to, limit+1)
 	if errors.Is(err, recurrence.ErrIterationBudget) && len(instants) > 0 {
 		return instants[:min(len(instants), limit)], false, nil
 	}

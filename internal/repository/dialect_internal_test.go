@@ -57,7 +57,7 @@ func TestStatusSQLRendersTheNamedSets(t *testing.T) {
 		// The text of the partial indexes' predicates in migrations/postgres.
 		{"status IN {waiting}", "status IN ('pending', 'retrying')"},
 		{"status IN {held}", "status IN ('dispatching', 'awaiting_ack')"},
-		{"status IN {finished}", "status IN ('completed', 'failed', 'missed', 'cancelled')"},
+		{"status IN {finished}", "status IN ('completed', 'failed', 'missed', 'cancelled', 'skipped')"},
 		{"status IN {unfinished}", "status IN ('pending', 'retrying', 'dispatching', 'awaiting_ack')"},
 		{"status = {dispatching} AND e.status = {active}", "status = 'dispatching' AND e.status = 'active'"},
 	}

@@ -13,7 +13,8 @@ import (
 const eventColumns = `id, name, description, start_time, timezone, rrule, schedule, cron, action_type,
 	action, webhook, hmac_secret, previous_secret, previous_secret_expires_at, tags_json, metadata, retry,
 	catch_up, timeout_ms, status, last_status, created_by, created_via, version, expanded_until, next_run_at,
-	last_run_at, created_at, updated_at, deleted_at`
+	last_run_at, created_at, updated_at, deleted_at, paused_at, paused_until, pause_reason, paused_by,
+	pause_catch_up, dst, jitter_ms, calendars`
 
 // eventRow is an Event as stored: the JSON members as text, tags as JSON
 // beside the event_tags index table. It is decoded once, here.
@@ -48,6 +49,14 @@ type eventRow struct {
 	CreatedAt             time.Time         `db:"created_at"`
 	UpdatedAt             time.Time         `db:"updated_at"`
 	DeletedAt             *time.Time        `db:"deleted_at"`
+	PausedAt              *time.Time        `db:"paused_at"`
+	PausedUntil           *time.Time        `db:"paused_until"`
+	PauseReason           string            `db:"pause_reason"`
+	PausedBy              string            `db:"paused_by"`
+	PauseCatchUp          string            `db:"pause_catch_up"`
+	DST                   JSON              `db:"dst"`
+	JitterMS              int64             `db:"jitter_ms"`
+	Calendars             JSON              `db:"calendars"`
 }
 
 func (r *eventRow) event() (model.Event, error) {
@@ -57,7 +66,9 @@ func (r *eventRow) event() (model.Event, error) {
 		CatchUp: r.CatchUp, TimeoutMS: r.TimeoutMS, Status: r.Status, LastStatus: r.LastStatus,
 		CreatedBy: r.CreatedBy, CreatedVia: r.CreatedVia, Version: r.Version, ExpandedUntil: utcp(r.ExpandedUntil),
 		NextRunAt: utcp(r.NextRunAt), LastRunAt: utcp(r.LastRunAt), CreatedAt: utc(r.CreatedAt),
-		UpdatedAt: utc(r.UpdatedAt), DeletedAt: utcp(r.DeletedAt)}
+		UpdatedAt: utc(r.UpdatedAt), DeletedAt: utcp(r.DeletedAt), PausedAt: utcp(r.PausedAt),
+		PausedUntil: utcp(r.PausedUntil), PauseReason: r.PauseReason, PausedBy: r.PausedBy,
+		PauseCatchUp: r.PauseCatchUp, Jitter: time.Duration(r.JitterMS) * time.Millisecond}
 	if len(r.Metadata) > 0 {
 		e.Metadata = json.RawMessage(r.Metadata)
 	}
@@ -77,6 +88,16 @@ func (r *eventRow) event() (model.Event, error) {
 			return model.Event{}, fmt.Errorf("decode retry of event %s: %w", r.ID, err)
 		}
 	}
+	if len(r.DST) > 0 {
+		if err := json.Unmarshal(r.DST, &e.DST); err != nil {
+			return model.Event{}, fmt.Errorf("decode dst of event %s: %w", r.ID, err)
+		}
+	}
+	if len(r.Calendars) > 0 {
+		if err := json.Unmarshal(r.Calendars, &e.Calendars); err != nil {
+			return model.Event{}, fmt.Errorf("decode calendars of event %s: %w", r.ID, err)
+		}
+	}
 	if err := json.Unmarshal([]byte(r.TagsJSON), &e.Tags); err != nil {
 		return model.Event{}, fmt.Errorf("decode tags of event %s: %w", r.ID, err)
 	}
@@ -84,6 +105,18 @@ func (r *eventRow) event() (model.Event, error) {
 		e.Tags = []string{}
 	}
 	return e, nil
+}
+
+// policyColumns encodes the event's time policy and calendars (NULL when
+// none, which keeps rows of events without them as they were).
+func policyColumns(e *model.Event) (dst, calendars JSON) {
+	if !e.DST.IsZero() {
+		dst, _ = json.Marshal(e.DST)
+	}
+	if len(e.Calendars) > 0 {
+		calendars, _ = json.Marshal(e.Calendars)
+	}
+	return dst, calendars
 }
 
 // eventJSONColumns encodes the event's JSON members for storage.
@@ -111,8 +144,8 @@ func tagsJSON(tags []string) string {
 // occurrences (pending, not manual). e.ID, timestamps and version must be
 // set by the caller. It is atomic: one statement on PostgreSQL, one
 // transaction on SQLite.
-func (s *Store) CreateEvent(ctx context.Context, e *model.Event, first ...time.Time) error {
-	const maxInOneStatement = 2000 // 8 parameters an occurrence
+func (s *Store) CreateEvent(ctx context.Context, e *model.Event, first ...model.Planned) error {
+	const maxInOneStatement = 2000 // 12 parameters an occurrence
 	if !s.d.writableCTEs || len(first) > maxInOneStatement {
 		return s.WithTx(ctx, func(tx *Store) error {
 			if _, err := tx.exec(ctx, insertEventSQL, tx.eventArgs(e)...); err != nil {
@@ -121,7 +154,7 @@ func (s *Store) CreateEvent(ctx context.Context, e *model.Event, first ...time.T
 			if err := tx.insertTags(ctx, e.ID, e.Tags); err != nil {
 				return err
 			}
-			_, err := tx.InsertOccurrences(ctx, e.ID, first, false, e.CreatedAt)
+			_, err := tx.InsertPlanned(ctx, e.ID, first, e.CreatedAt)
 			return err
 		})
 	}
@@ -148,16 +181,19 @@ func (s *Store) CreateEvent(ctx context.Context, e *model.Event, first ...time.T
 }
 
 const insertEventSQL = `INSERT INTO events (` + eventColumns + `) VALUES
-	(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+	 ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func (s *Store) eventArgs(e *model.Event) []any {
 	schedule, action, metadata, retry := eventJSONColumns(e)
+	dst, calendars := policyColumns(e)
 	return []any{e.ID, e.Name, e.Description, s.ts(e.StartTime), e.Timezone, e.RRule,
 		schedule, e.Cron, e.Action.Type, action, e.Webhook, e.HMACSecret,
 		e.PreviousSecret, s.tsp(e.PreviousSecretExpires), tagsJSON(e.Tags), metadata,
 		retry, e.CatchUp, e.TimeoutMS, e.Status, e.LastStatus, e.CreatedBy, e.CreatedVia,
 		e.Version, s.tsp(e.ExpandedUntil), s.tsp(e.NextRunAt), s.tsp(e.LastRunAt), s.ts(e.CreatedAt),
-		s.ts(e.UpdatedAt), s.tsp(e.DeletedAt)}
+		s.ts(e.UpdatedAt), s.tsp(e.DeletedAt), s.tsp(e.PausedAt), s.tsp(e.PausedUntil), e.PauseReason,
+		e.PausedBy, e.PauseCatchUp, dst, e.Jitter.Milliseconds(), calendars}
 }
 
 func (s *Store) replaceTags(ctx context.Context, eventID string, tags []string) error {
@@ -213,14 +249,18 @@ func (s *Store) UpdateEvent(ctx context.Context, e *model.Event, expectedVersion
 			schedule = ?, cron = ?, action_type = ?, action = ?, webhook = ?, hmac_secret = ?,
 			previous_secret = ?, previous_secret_expires_at = ?, tags_json = ?, metadata = ?, retry = ?,
 			catch_up = ?, timeout_ms = ?, status = ?, last_status = ?, expanded_until = ?, next_run_at = ?,
-			last_run_at = ?, updated_at = ?, version = version + 1
+			last_run_at = ?, updated_at = ?, paused_at = ?, paused_until = ?, pause_reason = ?, paused_by = ?,
+			pause_catch_up = ?, dst = ?, jitter_ms = ?, calendars = ?, version = version + 1
 			WHERE id = ? AND version = ? AND deleted_at IS NULL`
 		schedule, action, metadata, retry := eventJSONColumns(e)
+		dst, calendars := policyColumns(e)
 		res, err := tx.exec(ctx, q, e.Name, e.Description, tx.ts(e.StartTime), e.Timezone, e.RRule,
 			schedule, e.Cron, e.Action.Type, action, e.Webhook, e.HMACSecret,
 			e.PreviousSecret, tx.tsp(e.PreviousSecretExpires), tagsJSON(e.Tags), metadata,
 			retry, e.CatchUp, e.TimeoutMS, e.Status, e.LastStatus, tx.tsp(e.ExpandedUntil),
-			tx.tsp(e.NextRunAt), tx.tsp(e.LastRunAt), tx.ts(e.UpdatedAt), e.ID, expectedVersion)
+			tx.tsp(e.NextRunAt), tx.tsp(e.LastRunAt), tx.ts(e.UpdatedAt), tx.tsp(e.PausedAt),
+			tx.tsp(e.PausedUntil), e.PauseReason, e.PausedBy, e.PauseCatchUp, dst, e.Jitter.Milliseconds(),
+			calendars, e.ID, expectedVersion)
 		if err != nil {
 			return fmt.Errorf("update event: %w", err)
 		}

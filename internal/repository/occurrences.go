@@ -12,13 +12,13 @@ import (
 
 const occurrenceColumns = `id, event_id, scheduled_at, status, manual, attempt_count, next_attempt_at,
 	lease_token, lease_owner, lease_expires_at, status_code, response_body, error_message, started_at,
-	completed_at, created_at, updated_at, manual_retry, acked_at`
+	completed_at, created_at, updated_at, manual_retry, acked_at, reason, original_scheduled_at`
 
 func normalize(o *model.Occurrence) {
 	o.ScheduledAt, o.NextAttemptAt = utc(o.ScheduledAt), utc(o.NextAttemptAt)
 	o.CreatedAt, o.UpdatedAt = utc(o.CreatedAt), utc(o.UpdatedAt)
 	o.LeaseExpiresAt, o.StartedAt, o.CompletedAt = utcp(o.LeaseExpiresAt), utcp(o.StartedAt), utcp(o.CompletedAt)
-	o.AckedAt = utcp(o.AckedAt)
+	o.AckedAt, o.OriginalScheduledAt = utcp(o.AckedAt), utcp(o.OriginalScheduledAt)
 }
 
 func normalizeAll(os []model.Occurrence) []model.Occurrence {
@@ -34,16 +34,31 @@ func normalizeAll(os []model.Occurrence) []model.Occurrence {
 // insertBatch bounds the rows of one multi-row INSERT.
 const insertBatch = 500
 
-// InsertOccurrences materializes instants of an event as pending rows. It is
-// idempotent: an instant that already has a row is left alone, except that a
-// cancelled row at or after now is reinstated (keeping its id) — that is how
-// resume and edits restore instants. It returns how many rows were inserted
-// or reinstated.
+// InsertOccurrences materializes instants of an event as pending rows (a
+// manual trigger); see InsertPlanned.
 func (s *Store) InsertOccurrences(ctx context.Context, eventID string, instants []time.Time, manual bool, now time.Time) (int, error) {
+	rows := make([]model.Planned, len(instants))
+	for i, at := range instants {
+		rows[i] = model.Planned{At: at, Status: model.OccurrencePending}
+	}
+	return s.insertRows(ctx, eventID, rows, manual, now)
+}
+
+// InsertPlanned writes the planner's rows of an event. It is idempotent: an
+// instant that already has a row is left alone, except that a cancelled or
+// skipped row still ahead of now — or skipped because of a pause — takes
+// the planned state, keeping its id: that is how resume, edits, unskip and
+// calendar re-plans restore or skip instants. It returns how many rows were
+// inserted or changed.
+func (s *Store) InsertPlanned(ctx context.Context, eventID string, rows []model.Planned, now time.Time) (int, error) {
+	return s.insertRows(ctx, eventID, rows, false, now)
+}
+
+func (s *Store) insertRows(ctx context.Context, eventID string, rows []model.Planned, manual bool, now time.Time) (int, error) {
 	total := 0
-	for start := 0; start < len(instants); start += insertBatch {
-		end := min(start+insertBatch, len(instants))
-		n, err := s.insertOccurrenceBatch(ctx, eventID, instants[start:end], manual, now)
+	for start := 0; start < len(rows); start += insertBatch {
+		end := min(start+insertBatch, len(rows))
+		n, err := s.insertOccurrenceBatch(ctx, eventID, rows[start:end], manual, now)
 		if err != nil {
 			return total, err
 		}
@@ -53,33 +68,46 @@ func (s *Store) InsertOccurrences(ctx context.Context, eventID string, instants 
 }
 
 const occurrenceInsertColumns = `id, event_id, scheduled_at, status, manual, attempt_count, next_attempt_at,
-	created_at, updated_at`
+	created_at, updated_at, reason, original_scheduled_at, error_message, completed_at`
 
-// occurrenceValues renders pending rows for instants (rounded up to the
-// stored precision) as a VALUES list with its arguments.
-func (s *Store) occurrenceValues(eventID string, instants []time.Time, manual bool, now time.Time) (string, []any) {
+// occurrenceValues renders rows (rounded up to the stored precision) as a
+// VALUES list with its arguments.
+func (s *Store) occurrenceValues(eventID string, rows []model.Planned, manual bool, now time.Time) (string, []any) {
 	var sb strings.Builder
-	args := make([]any, 0, len(instants)*8)
+	args := make([]any, 0, len(rows)*12)
 	nowArg := s.ts(now)
-	for i, at := range instants {
+	for i, r := range rows {
 		if i > 0 {
 			sb.WriteString(", ")
 		}
-		sb.WriteString("(?, ?, ?, ?, ?, 0, ?, ?, ?)")
-		at = model.RoundUp(at)
-		args = append(args, uuid.NewString(), eventID, s.ts(at), model.OccurrencePending, manual, s.ts(at), nowArg, nowArg)
+		sb.WriteString("(?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)")
+		at := s.ts(model.RoundUp(r.At))
+		var reason, note, done any
+		if r.Status != model.OccurrencePending {
+			reason, note, done = r.Reason, r.Note, nowArg
+		}
+		args = append(args, uuid.NewString(), eventID, at, r.Status, manual, at, nowArg, nowArg,
+			reason, s.tsp(r.Original), note, done)
 	}
 	return sb.String(), args
 }
 
-func (s *Store) insertOccurrenceBatch(ctx context.Context, eventID string, instants []time.Time, manual bool, now time.Time) (int, error) {
-	values, args := s.occurrenceValues(eventID, instants, manual, now)
+// reinstatable is which existing row a planned row may overwrite (see
+// InsertPlanned); its two parameters are now.
+var reinstatable = statusSQL(`occurrences.manual = false AND (
+	(occurrences.status = {cancelled} AND occurrences.scheduled_at >= ?)
+	OR (occurrences.status = {skipped} AND (occurrences.scheduled_at >= ? OR occurrences.reason = 'paused')))`)
+
+func (s *Store) insertOccurrenceBatch(ctx context.Context, eventID string, rows []model.Planned, manual bool, now time.Time) (int, error) {
+	values, args := s.occurrenceValues(eventID, rows, manual, now)
 	q := `INSERT INTO occurrences (` + occurrenceInsertColumns + `) VALUES ` + values +
-		statusSQL(` ON CONFLICT (event_id, scheduled_at) DO UPDATE SET status = {pending},
+		` ON CONFLICT (event_id, scheduled_at) DO UPDATE SET status = excluded.status,
 		next_attempt_at = excluded.next_attempt_at, updated_at = excluded.updated_at, attempt_count = 0,
-		status_code = NULL, response_body = NULL, error_message = NULL, started_at = NULL, completed_at = NULL
-		WHERE occurrences.status = {cancelled} AND occurrences.scheduled_at >= ?`)
-	args = append(args, s.ts(now))
+		status_code = NULL, response_body = NULL, error_message = excluded.error_message, started_at = NULL,
+		completed_at = excluded.completed_at, reason = excluded.reason,
+		original_scheduled_at = excluded.original_scheduled_at, lease_token = NULL, lease_owner = NULL,
+		lease_expires_at = NULL WHERE ` + reinstatable
+	args = append(args, s.ts(now), s.ts(now))
 	res, err := s.exec(ctx, q, args...)
 	if err != nil {
 		return 0, fmt.Errorf("insert occurrences: %w", err)

@@ -18,7 +18,7 @@ import (
 // newBenchEnv is newEnv without per-attempt test logging.
 func newBenchEnv(b *testing.B, s *repository.Store, cfg scheduler.Config) *env {
 	e := &env{t: b, store: s, clock: schedulertest.NewClock(t0), recv: schedulertest.NewReceiver(b), cfg: cfg}
-	e.exp = scheduler.NewExpander(cfg, s, e.clock, nil, zap.NewNop())
+	e.exp = scheduler.NewExpander(cfg, s, nil, e.clock, nil, zap.NewNop())
 	e.disp = scheduler.NewDispatcher(cfg, scheduler.DispatcherDeps{Store: s, Registry: registry(b, e.clock),
 		Clock: e.clock, Logger: zap.NewNop(), Rand: func() float64 { return 0.5 },
 		Secrets: func(*model.Event) ([]string, error) { return []string{"test-secret"}, nil }})

@@ -28,17 +28,21 @@ type Expander struct {
 	clock  Clock
 	locker coordination.Locker
 	log    *zap.Logger
+	plan   lifecycle.Planning
 }
 
-// NewExpander returns an expander. locker may be nil (single instance).
-func NewExpander(cfg Config, store *repository.Store, clock Clock, locker coordination.Locker, log *zap.Logger) *Expander {
+// NewExpander returns an expander. locker may be nil (single instance), and
+// cals nil when no event uses calendars (tests).
+func NewExpander(cfg Config, store *repository.Store, cals lifecycle.Calendars, clock Clock, locker coordination.Locker,
+	log *zap.Logger) *Expander {
 	if clock == nil {
 		clock = SystemClock{}
 	}
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Expander{cfg: cfg, store: store, clock: clock, locker: locker, log: log.Named("expander")}
+	return &Expander{cfg: cfg, store: store, clock: clock, locker: locker, log: log.Named("expander"),
+		plan: lifecycle.Planning{Window: cfg.Window(), Calendars: cals}}
 }
 
 // RunOnce expands every active event whose cursor is behind the horizon, in
@@ -118,5 +122,5 @@ func (x *Expander) expand(ctx context.Context, tx *repository.Store, ev *model.E
 	if err != nil {
 		return 0, err
 	}
-	return lifecycle.Expand(ctx, tx, ev, rule, x.cfg.Window(), now)
+	return x.plan.Expand(ctx, tx, ev, rule, now)
 }

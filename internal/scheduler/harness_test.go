@@ -14,6 +14,7 @@ import (
 	"github.com/qhronos/qhronos/internal/config"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/outbound"
+	"github.com/qhronos/qhronos/internal/planner"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 	"github.com/qhronos/qhronos/internal/scheduler"
@@ -70,7 +71,7 @@ func archiverConfig(mut func(c *scheduler.ArchiverConfig)) scheduler.ArchiverCon
 func newEnv(t *testing.T, s *repository.Store, cfg scheduler.Config) *env {
 	t.Helper()
 	e := &env{t: t, store: s, clock: schedulertest.NewClock(t0), recv: schedulertest.NewReceiver(t), cfg: cfg}
-	e.exp = scheduler.NewExpander(cfg, s, e.clock, nil, zaptest.NewLogger(t))
+	e.exp = scheduler.NewExpander(cfg, s, nil, e.clock, nil, zaptest.NewLogger(t))
 	e.disp = e.newDispatcher(cfg, nil)
 	e.resc = scheduler.NewRescuer(cfg, s, e.clock, nil)
 	return e
@@ -111,15 +112,15 @@ func (e *env) event(mut func(ev *model.Event)) *model.Event {
 // create stores ev with its first window, as the events service does.
 func (e *env) create(ev *model.Event) *model.Event {
 	e.t.Helper()
-	var instants []time.Time
+	var rows []model.Planned
 	if ev.Status == model.EventActive {
 		rule, err := ev.Compile(e.cfg.Recurrence)
 		require.NoError(e.t, err)
-		plan, err := e.cfg.Window().Next(rule, nil, e.clock.Now())
+		plan, err := e.cfg.Window().Next(&planner.Series{Rule: rule, EventID: ev.ID}, nil, e.clock.Now())
 		require.NoError(e.t, err)
-		ev.ExpandedUntil, ev.NextRunAt, instants = &plan.Cursor, plan.NextRunAt(), plan.Instants
+		ev.ExpandedUntil, ev.NextRunAt, rows = &plan.Cursor, plan.NextRunAt(), plan.Rows
 	}
-	require.NoError(e.t, e.store.CreateEvent(context.Background(), ev, instants...))
+	require.NoError(e.t, e.store.CreateEvent(context.Background(), ev, rows...))
 	return ev
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/coordination"
+	"github.com/qhronos/qhronos/internal/lifecycle"
 	"github.com/qhronos/qhronos/internal/planner"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/startstop"
@@ -41,6 +42,8 @@ type ServiceDeps struct {
 	Wakeups  Wakeups             // nil: local wake-ups and polling only
 	Secrets  SecretsResolver
 	Logger   *zap.Logger
+	// Calendars compiles events' calendars for the expander (nil: none).
+	Calendars lifecycle.Calendars
 	// Observers are told about every recorded attempt (optional).
 	Observers []AttemptObserver
 	// Observer receives claim, expansion and archival measurements
@@ -90,7 +93,7 @@ func New(cfg Config, deps ServiceDeps) *Service {
 		Observer: obs})
 	s := &Service{
 		cfg: cfg, log: deps.Logger.Named("scheduler"), wakeups: deps.Wakeups,
-		Expander:   NewExpander(cfg, deps.Store, deps.Clock, deps.Locker, deps.Logger),
+		Expander:   NewExpander(cfg, deps.Store, deps.Calendars, deps.Clock, deps.Locker, deps.Logger),
 		Dispatcher: d,
 		Rescuer:    NewRescuer(cfg, deps.Store, deps.Clock, d.Wake),
 		Archiver: NewArchiver(cfg.Archive, ArchiverDeps{Store: deps.Store, Now: deps.Clock.Now,

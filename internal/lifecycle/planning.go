@@ -1,0 +1,107 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/planner"
+	"github.com/qhronos/qhronos/internal/recurrence"
+	"github.com/qhronos/qhronos/internal/repository"
+)
+
+// Calendars turns an event's calendar references into what the planner
+// checks instants against (calendar.Cache).
+type Calendars interface {
+	Planner(ctx context.Context, tx *repository.Store, refs []model.CalendarRef) ([]planner.Calendar, error)
+}
+
+// Planning is how an event's rows are planned: the window, and where its
+// calendars come from. The events service and the expander loop share one,
+// so an event plans the same rows on every path.
+type Planning struct {
+	Window    planner.Window
+	Calendars Calendars // nil: no event has calendars
+}
+
+// exceptionReach is how far before a window an exception may sit and still
+// apply to one of its instants (a calendar rolls an instant at most
+// planner.MaxRoll days; jitter adds less than a day).
+const exceptionReach = (planner.MaxRoll + 1) * 24 * time.Hour
+
+// Series is the planner's view of ev: its rule, zone, jitter, calendars
+// and the exceptions that may fall in windows from from on. Call it inside
+// the transaction that writes the plan.
+func (p Planning) Series(ctx context.Context, tx *repository.Store, ev *model.Event, rule *recurrence.Rule,
+	from, now time.Time) (*planner.Series, error) {
+	loc, err := time.LoadLocation(ev.Timezone)
+	if err != nil {
+		loc = time.UTC // the rule compiled with this zone; it cannot fail here
+	}
+	s := &planner.Series{Rule: rule, EventID: ev.ID, Location: loc, Jitter: ev.Jitter, Now: now}
+	if len(ev.Calendars) > 0 {
+		if p.Calendars == nil {
+			return nil, fmt.Errorf("event %s has calendars but none are configured", ev.ID)
+		}
+		if s.Calendars, err = p.Calendars.Planner(ctx, tx, ev.Calendars); err != nil {
+			return nil, err
+		}
+	}
+	exceptions, err := tx.Exceptions(ctx, ev.ID, from.Add(-exceptionReach))
+	if err != nil {
+		return nil, err
+	}
+	if len(exceptions) > 0 {
+		s.Exceptions = make(map[time.Time]model.Exception, len(exceptions))
+		for _, ex := range exceptions {
+			s.Exceptions[ex.At] = ex
+		}
+	}
+	return s, nil
+}
+
+// Expand materializes the next window of an active event inside tx, moves
+// its cursor and next_run_at, and settles it to inactive when its series
+// ended with nothing left to fire (ev is updated in place). The expander
+// loop calls it for every event behind the horizon; the events service
+// when an event is resumed or rescheduled. It returns the rows inserted or
+// changed.
+func (p Planning) Expand(ctx context.Context, tx *repository.Store, ev *model.Event, rule *recurrence.Rule, now time.Time) (int, error) {
+	if ev.Status != model.EventActive || ev.DeletedAt != nil {
+		return 0, nil
+	}
+	from := now.Add(-p.Window.CatchUp)
+	if ev.ExpandedUntil != nil && ev.ExpandedUntil.After(from) {
+		from = *ev.ExpandedUntil
+	}
+	series, err := p.Series(ctx, tx, ev, rule, from, now)
+	if err != nil {
+		return 0, err
+	}
+	return p.expand(ctx, tx, ev, series, now)
+}
+
+func (p Planning) expand(ctx context.Context, tx *repository.Store, ev *model.Event, series *planner.Series, now time.Time) (int, error) {
+	plan, err := p.Window.Next(series, ev.ExpandedUntil, now)
+	if err != nil {
+		return 0, fmt.Errorf("expand event %s: %w", ev.ID, err)
+	}
+	inserted := 0
+	if len(plan.Rows) > 0 {
+		if inserted, err = tx.InsertPlanned(ctx, ev.ID, plan.Rows, now); err != nil {
+			return 0, err
+		}
+	}
+	res, err := tx.SetExpansion(ctx, repository.ExpansionUpdate{EventID: ev.ID, Version: ev.Version,
+		ExpandedUntil: plan.Cursor, NextRunAt: plan.After, Now: now})
+	if err != nil {
+		return 0, err
+	}
+	ev.ExpandedUntil, ev.NextRunAt = &plan.Cursor, res.NextRunAt
+	if res.Inactive {
+		ev.Status = model.EventInactive
+		ev.Version++
+	}
+	return inserted, nil
+}

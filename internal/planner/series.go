@@ -1,0 +1,220 @@
+package planner
+
+import (
+	"encoding/binary"
+	"hash/fnv"
+	"sort"
+	"time"
+
+	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/recurrence"
+)
+
+// MaxRoll is how far a calendar may roll an instant (forward or backward)
+// looking for an allowed day; an instant with none that close is skipped.
+const MaxRoll = 31
+
+// Series is one event's plan input beyond its rule: the time policy,
+// calendars and exceptions that turn the rule's instants into rows. The
+// zero value of every member but Rule means "none", so a plain event plans
+// exactly its rule's instants.
+type Series struct {
+	Rule    *recurrence.Rule
+	EventID string // seeds the jitter
+	// Location is the event's zone: a rolled instant keeps its wall-clock
+	// time there.
+	Location  *time.Location
+	Jitter    time.Duration
+	Calendars []Calendar
+	// Exceptions by the planned instant they change (UTC, µs).
+	Exceptions map[time.Time]model.Exception
+	// SkipBefore records instants planned before it as skipped, reason
+	// paused (an event resuming from a pause whose instants are skipped).
+	SkipBefore time.Time
+	// Now is the moment of planning: a roll never lands before it.
+	Now time.Time
+}
+
+// Calendar is an exclusion calendar as the planner uses it, with the
+// event's policy for it.
+type Calendar struct {
+	Blocks Blocker
+	Policy string // model.CalendarSkip, CalendarRollForward or CalendarRollBackward
+}
+
+// Blocker reports whether an instant falls on a blocked day
+// (calendar.Compiled).
+type Blocker interface {
+	Blocks(t time.Time) bool
+}
+
+// Plain reports whether the series plans its rule's instants unchanged (no
+// jitter, calendars, exceptions or pause).
+func (s *Series) Plain() bool {
+	return s.Jitter <= 0 && len(s.Calendars) == 0 && len(s.Exceptions) == 0 && s.SkipBefore.IsZero()
+}
+
+// rows turns the rule's instants into the rows to write, in this order:
+// a DST-gap reading is skipped (dst_gap); a blocked day skips or rolls the
+// instant (calendar); jitter spreads it; an exception skips or moves it;
+// a pause skips it. Two rows never share an instant: the firing one wins.
+func (s *Series) rows(instants []recurrence.Instant) []model.Planned {
+	out := make([]model.Planned, 0, len(instants))
+	plain := s.Plain()
+	for _, in := range instants {
+		if plain && !in.Skipped {
+			out = append(out, model.Planned{At: model.RoundUp(in.At), Status: model.OccurrencePending})
+			continue
+		}
+		if in.Skipped {
+			out = append(out, model.Planned{At: model.RoundUp(in.At), Status: model.OccurrenceSkipped,
+				Reason: model.ReasonDSTGap, Note: "skipped: the local time does not exist (daylight saving)"})
+			continue
+		}
+		out = append(out, s.plan(in.At))
+	}
+	if plain && len(out) == len(instants) {
+		return out // sorted and unique as the engine returned them
+	}
+	return dedupe(out)
+}
+
+// plan decides one firing instant of the rule.
+func (s *Series) plan(nominal time.Time) model.Planned {
+	at, rolled, blocked := s.applyCalendars(nominal)
+	p := model.Planned{At: model.RoundUp(at.Add(s.offset(nominal))), Status: model.OccurrencePending}
+	if blocked {
+		p.At, p.Status, p.Reason = model.RoundUp(nominal.Add(s.offset(nominal))), model.OccurrenceSkipped, model.ReasonCalendar
+		p.Note = "skipped: an exclusion calendar blocks this day"
+	} else if rolled {
+		orig := model.RoundUp(nominal)
+		p.Original = &orig
+	}
+	if ex, ok := s.Exceptions[p.At]; ok {
+		switch ex.Action {
+		case model.ExceptionSkip:
+			p.Status, p.Reason, p.Note = model.OccurrenceSkipped, model.ReasonManual, skipNote(ex)
+		case model.ExceptionMove:
+			if ex.To != nil && p.Status == model.OccurrencePending {
+				orig := p.At
+				p.At, p.Original = model.RoundUp(*ex.To), &orig
+			}
+		}
+	}
+	if p.Status == model.OccurrencePending && p.At.Before(s.SkipBefore) {
+		p.Status, p.Reason, p.Note = model.OccurrenceSkipped, model.ReasonPaused, "skipped: the event was paused"
+	}
+	return p
+}
+
+func skipNote(ex model.Exception) string {
+	note := "skipped"
+	if ex.CreatedBy != "" {
+		note += " by " + ex.CreatedBy
+	}
+	if ex.Reason != "" {
+		note += ": " + ex.Reason
+	}
+	return note
+}
+
+// applyCalendars checks the nominal instant against the calendars in order:
+// a blocked day under "skip" skips it; under a roll it moves to the nearest
+// allowed day in that direction at the same wall-clock time, unless that
+// lands before now, on an instant the series already has, or beyond MaxRoll
+// days (then it is skipped too).
+func (s *Series) applyCalendars(nominal time.Time) (at time.Time, rolled, blocked bool) {
+	policy := ""
+	for _, c := range s.Calendars {
+		if c.Blocks.Blocks(nominal) {
+			policy = c.Policy
+			break
+		}
+	}
+	switch policy {
+	case "":
+		return nominal, false, false
+	case model.CalendarRollForward, model.CalendarRollBackward:
+		step := 1
+		if policy == model.CalendarRollBackward {
+			step = -1
+		}
+		if cand, ok := s.roll(nominal, step); ok {
+			return cand, true, false
+		}
+	}
+	return nominal, false, true
+}
+
+// roll finds the nearest day in direction step whose same wall-clock time
+// no calendar blocks.
+func (s *Series) roll(nominal time.Time, step int) (time.Time, bool) {
+	loc := s.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	wall := nominal.In(loc)
+	for k := 1; k <= MaxRoll; k++ {
+		cand := time.Date(wall.Year(), wall.Month(), wall.Day()+k*step, wall.Hour(), wall.Minute(), wall.Second(),
+			wall.Nanosecond(), loc).UTC()
+		if s.blocked(cand) {
+			continue
+		}
+		if cand.Before(s.Now) || s.inRule(cand) {
+			return time.Time{}, false
+		}
+		return cand, true
+	}
+	return time.Time{}, false
+}
+
+func (s *Series) blocked(t time.Time) bool {
+	for _, c := range s.Calendars {
+		if c.Blocks.Blocks(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// inRule reports whether t is itself an instant of the rule.
+func (s *Series) inRule(t time.Time) bool {
+	got, err := recurrence.Expand(s.Rule, t, t.Add(time.Microsecond), 1)
+	return err != nil || len(got) > 0
+}
+
+// offset is the instant's deterministic jitter in [0, Jitter): a hash of
+// the event and the nominal instant, so every instance and every preview
+// computes the same one.
+func (s *Series) offset(nominal time.Time) time.Duration {
+	if s.Jitter <= 0 {
+		return 0
+	}
+	h := fnv.New64a()
+	h.Write([]byte(s.EventID))
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(nominal.UnixMicro()))
+	h.Write(b[:])
+	span := uint64(s.Jitter / time.Microsecond)
+	if span == 0 {
+		return 0
+	}
+	return time.Duration(h.Sum64()%span) * time.Microsecond
+}
+
+// dedupe keeps one row per instant, preferring a firing row, and sorts the
+// rows by instant.
+func dedupe(rows []model.Planned) []model.Planned {
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].At.Before(rows[j].At) })
+	out := rows[:0]
+	for _, r := range rows {
+		if n := len(out); n > 0 && out[n-1].At.Equal(r.At) {
+			if out[n-1].Status != model.OccurrencePending && r.Status == model.OccurrencePending {
+				out[n-1] = r
+			}
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
