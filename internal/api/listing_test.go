@@ -177,7 +177,7 @@ func TestArchivedOccurrenceListingFollowsTheSameOrder(t *testing.T) {
 			fx := newListingFixture(t, e)
 			ctx := context.Background()
 			now := time.Now()
-			_, err := e.store.CancelPendingOccurrences(ctx, fx.eventID, fx.want[2], false, now)
+			_, err := e.store.CancelPendingOccurrences(ctx, fx.eventID, fx.want[2], false, model.ReasonEventDeleted, now)
 			require.NoError(t, err)
 			later := now.Add(4 * time.Hour) // past every instant of the fixture
 			n, err := e.store.ArchiveOccurrences(ctx, repository.ArchiveBatch{Cutoff: later, Now: later, Limit: 100})

@@ -195,7 +195,7 @@ func (s *Service) transition(ctx context.Context, tx *repository.Store, ev *mode
 	}
 	switch {
 	case target != model.EventActive && wasActive:
-		if _, err := tx.CancelFutureOccurrences(ctx, ev.ID, time.Time{}, true, now); err != nil {
+		if _, err := tx.CancelFutureOccurrences(ctx, ev.ID, time.Time{}, true, model.ReasonPaused, now); err != nil {
 			return err
 		}
 		ev.NextRunAt = nil
@@ -206,7 +206,7 @@ func (s *Service) transition(ctx context.Context, tx *repository.Store, ev *mode
 		// Overdue rows already due keep their course; future ones are
 		// cancelled and the re-plan reinstates (keeping its id) every
 		// instant still in the series.
-		if _, err := tx.CancelFutureOccurrences(ctx, ev.ID, now, true, now); err != nil {
+		if _, err := tx.CancelFutureOccurrences(ctx, ev.ID, now, true, model.ReasonRuleChanged, now); err != nil {
 			return err
 		}
 		return s.restart(ctx, tx, ev, rule, now)
@@ -242,7 +242,7 @@ func (s *Service) Delete(ctx context.Context, p auth.Principal, id string, check
 		if err := tx.DeleteEvent(ctx, ev.ID, version, now); err != nil {
 			return err
 		}
-		_, err := tx.CancelPendingOccurrences(ctx, ev.ID, time.Time{}, false, now)
+		_, err := tx.CancelPendingOccurrences(ctx, ev.ID, time.Time{}, false, model.ReasonEventDeleted, now)
 		return err
 	})
 }
@@ -314,4 +314,37 @@ func (s *Service) RotateSecret(ctx context.Context, p auth.Principal, id string,
 		return "", model.Event{}, err
 	}
 	return secret, ev, nil
+}
+
+// Replan re-plans the future occurrences of an active event after something
+// its plan depends on changed (a calendar it honours was edited): its future
+// rows are decided afresh, keeping the ids of instants still planned. An
+// event that is not active has nothing to re-plan; a concurrent edit
+// re-planned it already.
+func (s *Service) Replan(ctx context.Context, eventID string) error {
+	ev, err := s.store.GetEvent(ctx, eventID)
+	if errors.Is(err, model.ErrNotFound) {
+		return nil
+	}
+	if err != nil || ev.Status != model.EventActive {
+		return err
+	}
+	rule, err := ev.Compile(s.opts.Recurrence)
+	if err != nil {
+		return fmt.Errorf("compile schedule of event %s: %w", ev.ID, err)
+	}
+	now := s.now()
+	err = s.store.WithTx(ctx, func(tx *repository.Store) error {
+		if _, err := tx.CancelFutureOccurrences(ctx, ev.ID, now, true, model.ReasonRuleChanged, now); err != nil {
+			return err
+		}
+		return s.restart(ctx, tx, &ev, rule, now)
+	})
+	if errors.Is(err, model.ErrStaleVersion) {
+		return nil
+	}
+	if err == nil {
+		s.wake(ctx, ev.NextRunAt)
+	}
+	return err
 }

@@ -156,7 +156,7 @@ func seedArchiveDataset(t *testing.T, s *repository.Store) archiveDataset {
 	future := t0.Add(60 * day)
 	_, err = s.InsertOccurrences(ctx, a.ID, []time.Time{future}, false, t0)
 	require.NoError(t, err)
-	_, err = s.CancelPendingOccurrences(ctx, a.ID, future, false, t0)
+	_, err = s.CancelPendingOccurrences(ctx, a.ID, future, false, model.ReasonEventDeleted, t0)
 	require.NoError(t, err)
 	d.kept = append(d.kept, occIDAt(t, s, a.ID, future))
 

@@ -190,7 +190,7 @@ func TestInsertOccurrencesIsIdempotentAndReinstatesCancelled(t *testing.T) {
 
 		before, err := s.ListOccurrences(ctx, model.OccurrenceFilter{EventID: e.ID, Unrestricted: true})
 		require.NoError(t, err)
-		_, err = s.CancelPendingOccurrences(ctx, e.ID, t0, false, t0)
+		_, err = s.CancelPendingOccurrences(ctx, e.ID, t0, false, model.ReasonEventDeleted, t0)
 		require.NoError(t, err)
 		n, err = s.InsertOccurrences(ctx, e.ID, instants, false, t0)
 		require.NoError(t, err)
@@ -203,7 +203,7 @@ func TestInsertOccurrencesIsIdempotentAndReinstatesCancelled(t *testing.T) {
 		}
 
 		// A cancelled row in the past (an instant inside a pause) stays cancelled.
-		_, err = s.CancelPendingOccurrences(ctx, e.ID, t0, false, t0)
+		_, err = s.CancelPendingOccurrences(ctx, e.ID, t0, false, model.ReasonEventDeleted, t0)
 		require.NoError(t, err)
 		n, err = s.InsertOccurrences(ctx, e.ID, instants, false, t0.Add(90*time.Minute))
 		require.NoError(t, err)
@@ -471,7 +471,7 @@ func softDelete(t *testing.T, s *repository.Store, id string, at time.Time) {
 		if err := tx.DeleteEvent(ctx, id, 0, at); err != nil {
 			return err
 		}
-		_, err := tx.CancelPendingOccurrences(ctx, id, time.Time{}, false, at)
+		_, err := tx.CancelPendingOccurrences(ctx, id, time.Time{}, false, model.ReasonEventDeleted, at)
 		return err
 	}))
 }

@@ -129,16 +129,18 @@ func (s *Store) GetOccurrence(ctx context.Context, id string) (model.Occurrence,
 	return o, nil
 }
 
-// CancelPendingOccurrences cancels an event's occurrences that have not fired
-// yet (pending or retrying) scheduled at or after from. keepManual spares
-// manual triggers, which may fire while an event is paused.
-func (s *Store) CancelPendingOccurrences(ctx context.Context, eventID string, from time.Time, keepManual bool, now time.Time) (int, error) {
-	q := statusSQL(`UPDATE occurrences SET status = {cancelled}, updated_at = ?, completed_at = ?
+// CancelPendingOccurrences ends an event's occurrences that have not fired
+// yet (pending or retrying) scheduled at or after from, with reason (see
+// endedBy). keepManual spares manual triggers, which may fire while an
+// event is paused.
+func (s *Store) CancelPendingOccurrences(ctx context.Context, eventID string, from time.Time, keepManual bool, reason string, now time.Time) (int, error) {
+	status, note := endedBy(reason)
+	q := statusSQL(`UPDATE occurrences SET status = ?, reason = ?, error_message = ?, updated_at = ?, completed_at = ?
 		WHERE event_id = ? AND status IN {waiting} AND scheduled_at >= ?`)
 	if keepManual {
 		q += ` AND manual = ?`
 	}
-	args := []any{s.ts(now), s.ts(now), eventID, s.ts(from)}
+	args := []any{status, reason, note, s.ts(now), s.ts(now), eventID, s.ts(from)}
 	if keepManual {
 		args = append(args, false)
 	}
@@ -148,6 +150,19 @@ func (s *Store) CancelPendingOccurrences(ctx context.Context, eventID string, fr
 	}
 	n, _ := res.RowsAffected()
 	return int(n), nil
+}
+
+// endedBy is the terminal state and description of rows ended for reason:
+// a pause skips them, anything else cancels them.
+func endedBy(reason string) (model.OccurrenceStatus, string) {
+	switch reason {
+	case model.ReasonPaused:
+		return model.OccurrenceSkipped, "skipped: the event was paused"
+	case model.ReasonEventDeleted:
+		return model.OccurrenceCancelled, "cancelled: the event was deleted"
+	default:
+		return model.OccurrenceCancelled, "cancelled: the event's schedule changed"
+	}
 }
 
 // ListOccurrences returns occurrences in f.Order (newest first by default).
@@ -234,17 +249,25 @@ func (s *Store) attemptsIn(ctx context.Context, table, occurrenceID string) ([]m
 const attemptColumns = `id, occurrence_id, event_id, attempt, manual, started_at, duration_ms, status_code,
 	outcome, error, response_excerpt, truncated, lateness_ms`
 
-// CancelFutureOccurrences cancels an event's occurrences scheduled at or
-// after from that have not fired: pending and retrying rows, and rows a
-// dispatcher has claimed but is still holding until their instant (their
-// lease is revoked, so the dispatcher's pre-fire check drops them). Manual
-// triggers are kept when keepManual. Used by pause and edit.
-func (s *Store) CancelFutureOccurrences(ctx context.Context, eventID string, from time.Time, keepManual bool, now time.Time) (int, error) {
-	q := statusSQL(`UPDATE occurrences SET status = {cancelled}, lease_token = NULL, lease_owner = NULL,
-		lease_expires_at = NULL, updated_at = ?, completed_at = ?
+// CancelFutureOccurrences ends an event's occurrences scheduled at or after
+// from that have not fired, with reason (see endedBy): pending and retrying
+// rows, and rows a dispatcher has claimed but is still holding until their
+// instant (their lease is revoked, so the dispatcher's pre-fire check drops
+// them). A re-plan (reason rule_changed) also cancels future skipped rows,
+// so that the plan decides them afresh. Manual triggers are kept when
+// keepManual. Used by pause, edit and re-plans.
+func (s *Store) CancelFutureOccurrences(ctx context.Context, eventID string, from time.Time, keepManual bool, reason string, now time.Time) (int, error) {
+	status, note := endedBy(reason)
+	q := statusSQL(`UPDATE occurrences SET status = ?, reason = ?, error_message = ?, lease_token = NULL,
+		lease_owner = NULL, lease_expires_at = NULL, updated_at = ?, completed_at = ?
 		WHERE event_id = ? AND scheduled_at >= ? AND (status IN {waiting}
-			OR (status = {dispatching} AND scheduled_at > ?))`)
-	args := []any{s.ts(now), s.ts(now), eventID, s.ts(from), s.ts(now)}
+			OR (status = {dispatching} AND scheduled_at > ?)`)
+	args := []any{status, reason, note, s.ts(now), s.ts(now), eventID, s.ts(from), s.ts(now)}
+	if reason == model.ReasonRuleChanged {
+		q += statusSQL(` OR (status = {skipped} AND scheduled_at > ?)`)
+		args = append(args, s.ts(now))
+	}
+	q += `)`
 	if keepManual {
 		q += ` AND manual = ?`
 		args = append(args, false)

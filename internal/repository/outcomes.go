@@ -323,7 +323,7 @@ func (s *Store) pauseGoneEvent(ctx context.Context, r *OutcomeRecord) error {
 		model.EventPaused, r.PauseReason, s.ts(r.Now), r.EventID); err != nil {
 		return fmt.Errorf("pause gone event: %w", err)
 	}
-	_, err := s.CancelFutureOccurrences(ctx, r.EventID, time.Time{}, true, r.Now)
+	_, err := s.CancelFutureOccurrences(ctx, r.EventID, time.Time{}, true, model.ReasonPaused, r.Now)
 	return err
 }
 
