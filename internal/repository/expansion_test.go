@@ -85,7 +85,7 @@ func TestCancelFutureOccurrencesRevokesHeldLeasesOnly(t *testing.T) {
 		require.Len(t, got, 2)
 		sort.Slice(got, func(i, j int) bool { return got[i].ScheduledAt.Before(got[j].ScheduledAt) })
 
-		n, err := s.CancelFutureOccurrences(ctx, e.ID, time.Time{}, true, model.ReasonPaused, t0.Add(100*time.Millisecond))
+		n, err := s.CancelFutureOccurrences(ctx, e.ID, time.Time{}, true, model.ReasonRuleChanged, t0.Add(100*time.Millisecond))
 		require.NoError(t, err)
 		require.Equal(t, 2, n)
 		require.Equal(t, []model.OccurrenceStatus{"dispatching", "cancelled", "cancelled", "pending"}, statuses(t, s, e.ID))

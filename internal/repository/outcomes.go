@@ -319,8 +319,10 @@ func (s *Store) noteEventRuns(ctx context.Context, ids []string, recs map[string
 // pending non-manual occurrences.
 func (s *Store) pauseGoneEvent(ctx context.Context, r *OutcomeRecord) error {
 	if _, err := s.exec(ctx, statusSQL(`UPDATE events SET status = ?, last_status = ?, updated_at = ?,
+		paused_at = ?, paused_until = NULL, pause_reason = ?, paused_by = 'scheduler', pause_catch_up = ?,
 		version = version + 1 WHERE id = ? AND status = {active}`),
-		model.EventPaused, r.PauseReason, s.ts(r.Now), r.EventID); err != nil {
+		model.EventPaused, r.PauseReason, s.ts(r.Now), s.ts(r.Now), "the receiver answered 410 Gone", model.PauseSkip,
+		r.EventID); err != nil {
 		return fmt.Errorf("pause gone event: %w", err)
 	}
 	_, err := s.CancelFutureOccurrences(ctx, r.EventID, time.Time{}, true, model.ReasonPaused, r.Now)

@@ -50,7 +50,7 @@ func TestRecordOutcomesBookkeeping(t *testing.T) {
 		require.Equal(t, "paused: gone", ev.LastStatus)
 		require.Equal(t, t0.Add(time.Second), *ev.LastRunAt)
 		require.Nil(t, ev.NextRunAt)
-		require.Equal(t, []model.OccurrenceStatus{"missed", "failed", "cancelled"}, statuses(t, s, e.ID))
+		require.Equal(t, []model.OccurrenceStatus{"missed", "failed", "skipped"}, statuses(t, s, e.ID))
 	})
 }
 
