@@ -58,6 +58,7 @@ type Lifecycle interface {
 	Replay(ctx context.Context, p auth.Principal, id string) (model.Occurrence, error)
 	ReplayMany(ctx context.Context, p auth.Principal, f model.RetryFilter) (model.RetryResult, error)
 	PreviewRule(in *events.Input, now time.Time) (*recurrence.Rule, error)
+	History(ctx context.Context, p auth.Principal, id string, withDeleted bool, f model.HistoryFilter) ([]model.HistoryEntry, error)
 }
 
 // StatusReporter reports background loops for /status.
@@ -211,6 +212,7 @@ func (s *Server) routes() *gin.Engine {
 	write.POST("/events/:id/rotate-secret", s.handle(s.rotateSecret))
 	read.GET("/events/:id/occurrences", s.handle(s.eventOccurrences))
 	read.GET("/events/:id/preview", s.handle(s.previewEvent))
+	read.GET("/events/:id/history", s.handle(s.eventHistory))
 	read.POST("/schedules/preview", s.handle(s.previewSchedule))
 
 	read.GET("/occurrences", s.handle(s.listOccurrences))
