@@ -47,6 +47,7 @@ const (
 type OccurrenceFilter struct {
 	EventID      string
 	Status       []OccurrenceStatus
+	Reasons      []string   // any of these reasons (skipped, missed, cancelled rows)
 	From, To     *time.Time // scheduled_at in [From, To)
 	StatusCode   *int       // the last attempt's HTTP status code
 	AnyTags      []string

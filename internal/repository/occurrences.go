@@ -209,6 +209,12 @@ func (s *Store) occurrenceWhere(f model.OccurrenceFilter) (where []string, args 
 			args = append(args, st)
 		}
 	}
+	if len(f.Reasons) > 0 {
+		where = append(where, `o.reason IN (`+placeholders(len(f.Reasons))+`)`)
+		for _, r := range f.Reasons {
+			args = append(args, r)
+		}
+	}
 	if f.From != nil {
 		where = append(where, `o.scheduled_at >= ?`)
 		args = append(args, s.ts(*f.From))
