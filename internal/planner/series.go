@@ -270,3 +270,54 @@ func dedupe(rows []model.Planned) []model.Planned {
 	}
 	return out
 }
+
+// Preview returns the series' next n rows strictly after after, as they
+// will be written: jittered, rolled, moved, and skipped ones with their
+// reason (a DST gap, a calendar, an exception). It looks back as far as
+// jitter and rolls can carry an earlier instant past after.
+func (s *Series) Preview(after time.Time, n int) ([]model.Planned, error) {
+	span := s.Jitter
+	for _, c := range s.Calendars {
+		if c.Policy != model.CalendarSkip {
+			span += (MaxRoll + 1) * 24 * time.Hour
+			break
+		}
+	}
+	from := after.Add(-span)
+	var instants []recurrence.Instant
+	if span > 0 {
+		// Earlier instants that jitter or a roll may carry past after (a
+		// bounded look: a dense rule shows its nearest ones).
+		back, err := recurrence.ExpandInstants(s.Rule, from, after, maxLookBack)
+		if err != nil && len(back) == 0 {
+			return nil, err
+		}
+		instants = back
+	}
+	ahead, err := recurrence.ExpandInstants(s.Rule, after, model.SeriesEnd, n+previewMargin)
+	if err != nil && len(ahead) == 0 {
+		return nil, err
+	}
+	instants = append(instants, ahead...)
+	horizon := model.SeriesEnd
+	if len(ahead) == n+previewMargin {
+		horizon = ahead[len(ahead)-1].At
+	}
+	var out []model.Planned
+	for _, r := range s.rows(instants, from, horizon) {
+		if r.At.After(after) && r.At.Before(horizon) || r.At.After(after) && horizon.Equal(model.SeriesEnd) {
+			out = append(out, r)
+		}
+	}
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out, err
+}
+
+// previewMargin is how many instants beyond the count a preview plans, so
+// that instants rolled or jittered past their neighbours still show.
+const previewMargin = 64
+
+// maxLookBack bounds the earlier instants a preview considers.
+const maxLookBack = 10_000
