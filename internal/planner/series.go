@@ -294,18 +294,18 @@ func (s *Series) Preview(after time.Time, n int) ([]model.Planned, error) {
 		}
 		instants = back
 	}
-	ahead, err := recurrence.ExpandInstants(s.Rule, after, model.SeriesEnd, n+previewMargin)
+	ahead, err := recurrence.ExpandInstants(s.Rule, after.Add(time.Nanosecond), previewEnd, n+previewMargin)
 	if err != nil && len(ahead) == 0 {
 		return nil, err
 	}
 	instants = append(instants, ahead...)
-	horizon := model.SeriesEnd
+	horizon := previewEnd
 	if len(ahead) == n+previewMargin {
 		horizon = ahead[len(ahead)-1].At
 	}
 	var out []model.Planned
 	for _, r := range s.rows(instants, from, horizon) {
-		if r.At.After(after) && r.At.Before(horizon) || r.At.After(after) && horizon.Equal(model.SeriesEnd) {
+		if r.At.After(after) && (r.At.Before(horizon) || horizon.Equal(previewEnd)) {
 			out = append(out, r)
 		}
 	}
@@ -318,6 +318,9 @@ func (s *Series) Preview(after time.Time, n int) ([]model.Planned, error) {
 // previewMargin is how many instants beyond the count a preview plans, so
 // that instants rolled or jittered past their neighbours still show.
 const previewMargin = 64
+
+// previewEnd is where a preview stops looking: the end of year 9999.
+var previewEnd = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // maxLookBack bounds the earlier instants a preview considers.
 const maxLookBack = 10_000
