@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -194,6 +196,41 @@ func controlScenario(t *testing.T, via []client, rc *qhronostest.Receiver, fire 
 	}{&skipped}))
 	require.Len(t, skipped, 1)
 	require.Equal(t, rows[1].ID, skipped[0].ID)
+
+	// /stats counts by reason; the Prometheus counter too, once the instant
+	// passed (the leader tallies rows decided ahead of their time).
+	var stats struct {
+		Total struct {
+			ByReason map[string]map[string]int `json:"by_reason"`
+		} `json:"total"`
+	}
+	require.Equal(t, 200, c.call("GET", "/stats", nil, &stats))
+	require.Equal(t, 1, stats.Total.ByReason["skipped"]["manual"])
+	qhronostest.Wait(t, 20*time.Second, "the ledger counter", func() bool {
+		total := 0
+		for _, cl := range via {
+			total += cl.metric(`qhronos_occurrences_ended_total{reason="manual",status="skipped"}`)
+		}
+		return total == 1
+	})
+}
+
+// metric reads one sample of the server's /metrics (0 when absent).
+func (c client) metric(sample string) int {
+	c.t.Helper()
+	res, err := http.Get(c.srv.URL + "/metrics")
+	require.NoError(c.t, err)
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(c.t, err)
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, sample+" "); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			require.NoError(c.t, err)
+			return n
+		}
+	}
+	return 0
 }
 
 func TestSkipAndMoveHoldAcrossARestart(t *testing.T) {
