@@ -10,31 +10,39 @@ import (
 
 // eventJSON is the event resource. Secrets are never part of it.
 type eventJSON struct {
-	ID            string          `json:"id"`
-	Name          string          `json:"name"`
-	Description   string          `json:"description"`
-	StartTime     time.Time       `json:"start_time"`
-	Timezone      string          `json:"timezone"`
-	RRule         *string         `json:"rrule"`
-	Schedule      json.RawMessage `json:"schedule"`
-	Cron          *string         `json:"cron"`
-	Action        json.RawMessage `json:"action"`
-	Webhook       string          `json:"webhook"`
-	Metadata      json.RawMessage `json:"metadata"`
-	Tags          []string        `json:"tags"`
-	Status        string          `json:"status"`
-	Retry         json.RawMessage `json:"retry"`
-	CatchUp       string          `json:"catch_up"`
-	Timeout       *string         `json:"timeout"`
-	HMACSecretSet bool            `json:"hmac_secret_set"`
-	CreatedBy     string          `json:"created_by"`
-	CreatedVia    string          `json:"created_via"`
-	Version       int64           `json:"version"`
-	NextRunAt     *time.Time      `json:"next_run_at"`
-	LastRunAt     *time.Time      `json:"last_run_at"`
-	LastStatus    string          `json:"last_status"`
-	CreatedAt     time.Time       `json:"created_at"`
-	UpdatedAt     time.Time       `json:"updated_at"`
+	ID            string              `json:"id"`
+	Name          string              `json:"name"`
+	Description   string              `json:"description"`
+	StartTime     time.Time           `json:"start_time"`
+	Timezone      string              `json:"timezone"`
+	RRule         *string             `json:"rrule"`
+	Schedule      json.RawMessage     `json:"schedule"`
+	Cron          *string             `json:"cron"`
+	Action        json.RawMessage     `json:"action"`
+	Webhook       string              `json:"webhook"`
+	Metadata      json.RawMessage     `json:"metadata"`
+	Tags          []string            `json:"tags"`
+	Status        string              `json:"status"`
+	Retry         json.RawMessage     `json:"retry"`
+	CatchUp       string              `json:"catch_up"`
+	Timeout       *string             `json:"timeout"`
+	HMACSecretSet bool                `json:"hmac_secret_set"`
+	CreatedBy     string              `json:"created_by"`
+	CreatedVia    string              `json:"created_via"`
+	Version       int64               `json:"version"`
+	NextRunAt     *time.Time          `json:"next_run_at"`
+	LastRunAt     *time.Time          `json:"last_run_at"`
+	LastStatus    string              `json:"last_status"`
+	CreatedAt     time.Time           `json:"created_at"`
+	UpdatedAt     time.Time           `json:"updated_at"`
+	DST           *model.DST          `json:"dst"`
+	Jitter        *string             `json:"jitter"`
+	Calendars     []model.CalendarRef `json:"calendars"`
+	PausedAt      *time.Time          `json:"paused_at"`
+	PausedUntil   *time.Time          `json:"paused_until"`
+	PauseReason   string              `json:"pause_reason"`
+	PausedBy      string              `json:"paused_by"`
+	PauseCatchUp  string              `json:"pause_catch_up,omitempty"`
 }
 
 func rawOrNull(j json.RawMessage) json.RawMessage {
@@ -55,6 +63,22 @@ func toEventJSON(ev *model.Event) eventJSON {
 	}
 	if out.Tags == nil {
 		out.Tags = []string{}
+	}
+	if !ev.DST.IsZero() {
+		dst := ev.DST
+		out.DST = &dst
+	}
+	if ev.Jitter > 0 {
+		j := ev.Jitter.String()
+		out.Jitter = &j
+	}
+	out.Calendars = ev.Calendars
+	if out.Calendars == nil {
+		out.Calendars = []model.CalendarRef{}
+	}
+	if ev.Status == model.EventPaused {
+		out.PausedAt, out.PausedUntil, out.PauseReason, out.PausedBy = ev.PausedAt, ev.PausedUntil, ev.PauseReason, ev.PausedBy
+		out.PauseCatchUp = ev.PauseCatchUp
 	}
 	if ev.TimeoutMS > 0 {
 		d := (time.Duration(ev.TimeoutMS) * time.Millisecond).String()
@@ -85,6 +109,10 @@ type occurrenceJSON struct {
 	CompletedAt  *time.Time `json:"completed_at"`
 	CreatedAt    time.Time  `json:"created_at"`
 	UpdatedAt    time.Time  `json:"updated_at"`
+	// Reason says why a skipped, missed or cancelled row did not fire;
+	// OriginalScheduledAt is where a moved or rolled row was planned.
+	Reason              *string    `json:"reason"`
+	OriginalScheduledAt *time.Time `json:"original_scheduled_at"`
 }
 
 func toOccurrenceJSON(o *model.Occurrence) occurrenceJSON {
@@ -92,7 +120,7 @@ func toOccurrenceJSON(o *model.Occurrence) occurrenceJSON {
 		ID: o.ID, OccurrenceID: o.ID, EventID: o.EventID, ScheduledAt: o.ScheduledAt, Status: string(o.Status),
 		Manual: o.Manual, AttemptCount: o.AttemptCount, StatusCode: o.StatusCode, ResponseBody: o.ResponseBody,
 		ErrorMessage: o.ErrorMessage, StartedAt: o.StartedAt, CompletedAt: o.CompletedAt, CreatedAt: o.CreatedAt,
-		UpdatedAt: o.UpdatedAt,
+		UpdatedAt: o.UpdatedAt, Reason: o.Reason, OriginalScheduledAt: o.OriginalScheduledAt,
 	}
 	if o.Status == model.OccurrencePending || o.Status == model.OccurrenceRetrying {
 		next := o.NextAttemptAt

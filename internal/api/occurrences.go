@@ -13,7 +13,18 @@ import (
 var occurrenceStatuses = input.Set(string(model.OccurrencePending), string(model.OccurrenceDispatching),
 	string(model.OccurrenceRetrying), string(model.OccurrenceAwaitingAck),
 	string(model.OccurrenceCompleted), string(model.OccurrenceFailed), string(model.OccurrenceMissed),
-	string(model.OccurrenceCancelled))
+	string(model.OccurrenceCancelled), string(model.OccurrenceSkipped))
+
+// occurrenceReasons are the reasons a listing may filter by.
+var occurrenceReasons = func() map[string]bool {
+	out := map[string]bool{}
+	for _, rs := range model.Reasons {
+		for _, r := range rs {
+			out[r] = true
+		}
+	}
+	return out
+}()
 
 // occurrenceFilter builds the scoped filter of an occurrence listing.
 func occurrenceFilter(c *gin.Context, q listQuery, now time.Time) (model.OccurrenceFilter, error) {
@@ -25,6 +36,16 @@ func occurrenceFilter(c *gin.Context, q listQuery, now time.Time) (model.Occurre
 		}
 		f.Status = append(f.Status, model.OccurrenceStatus(st))
 	}
+	reasons := splitList(c.Request.URL.Query()["reason"])
+	if err := boundedList("reason", reasons); err != nil {
+		return f, err
+	}
+	for _, r := range reasons {
+		if !occurrenceReasons[r] {
+			return f, input.BadRequestf("reason", "unknown reason %q", r)
+		}
+	}
+	f.Reasons = reasons
 	var cursor *occurrenceCursor
 	if q.cursor != "" {
 		cur, err := decodeOccurrenceCursor(q.cursor)

@@ -13,9 +13,11 @@ import (
 // are ignored, so GET → edit → PUT round trips work).
 var (
 	eventFields = input.Set("name", "description", "start_time", "timezone", "rrule", "schedule", "cron", "action",
-		"webhook", "metadata", "tags", "status", "hmac_secret", "retry", "catch_up", "timeout")
+		"webhook", "metadata", "tags", "status", "hmac_secret", "retry", "catch_up", "timeout", "dst", "jitter",
+		"calendars")
 	eventReadOnly = input.Set("id", "created_by", "created_via", "version", "next_run_at", "last_run_at", "last_status",
-		"created_at", "updated_at", "hmac_secret_set")
+		"created_at", "updated_at", "hmac_secret_set", "paused_at", "paused_until", "pause_reason", "paused_by",
+		"pause_catch_up")
 )
 
 // Input is a decoded create or update body of an event; nil means absent. The
@@ -84,7 +86,7 @@ func (in *Input) present(name string) (sent, null bool) {
 
 // TouchesSchedule reports whether the input changes when the event fires.
 func (in *Input) TouchesSchedule() bool {
-	for _, f := range []string{"start_time", "timezone", "rrule", "schedule", "cron"} {
+	for _, f := range []string{"start_time", "timezone", "rrule", "schedule", "cron", "dst", "jitter", "calendars"} {
 		if sent, _ := in.present(f); sent {
 			return true
 		}

@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/qhronos/qhronos/internal/recurrence"
@@ -80,10 +81,11 @@ func (e *Event) Compile(limits recurrence.Limits) (*recurrence.Rule, error) {
 	return recurrence.Compile(e.Spec(), limits)
 }
 
-// SameSchedule reports whether a and b fire at the same instants.
+// SameSchedule reports whether a and b plan the same instants.
 func SameSchedule(a, b *Event) bool {
 	return a.StartTime.Equal(b.StartTime) && a.Timezone == b.Timezone && eqPtr(a.RRule, b.RRule) &&
-		eqPtr(a.Cron, b.Cron) && string(a.Schedule.EchoJSON()) == string(b.Schedule.EchoJSON())
+		eqPtr(a.Cron, b.Cron) && string(a.Schedule.EchoJSON()) == string(b.Schedule.EchoJSON()) &&
+		a.DST == b.DST && a.Jitter == b.Jitter && slices.Equal(a.Calendars, b.Calendars)
 }
 
 func eqPtr(a, b *string) bool {

@@ -283,7 +283,8 @@ func (s *Store) ListArchivedAttempts(ctx context.Context, occurrenceID string) (
 // archivedOccurrenceWhere reuses the live filter for everything but tags and
 // scope, then adds tag predicates that look at both homes of an event's tags.
 func (s *Store) archivedOccurrenceWhere(f model.OccurrenceFilter) (where []string, args []any, ok bool) {
-	base := model.OccurrenceFilter{EventID: f.EventID, Status: f.Status, From: f.From, To: f.To, Unrestricted: true}
+	base := model.OccurrenceFilter{EventID: f.EventID, Status: f.Status, Reasons: f.Reasons, From: f.From, To: f.To,
+		Unrestricted: true}
 	where, args, _ = s.occurrenceWhere(base)
 	tagAny := func(tags []string) {
 		in := placeholders(len(tags))
