@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/qhronos/qhronos/internal/auth"
 	"github.com/qhronos/qhronos/internal/events"
@@ -55,4 +56,14 @@ func statusAction(target model.EventStatus) string {
 // statusChange is the changes of a status move alone (a delete).
 func statusChange(from, to model.EventStatus) json.RawMessage {
 	return events.Changes(map[string]events.Change{"status": {From: from, To: to}})
+}
+
+// exceptionAt is the event's exception at at, or nil when it has none (the
+// one an added exception replaces).
+func exceptionAt(ctx context.Context, tx *repository.Store, eventID string, at time.Time) (*model.Exception, error) {
+	exs, err := tx.Exceptions(ctx, eventID, at)
+	if err != nil || len(exs) == 0 || !exs[0].At.Equal(at) {
+		return nil, err
+	}
+	return &exs[0], nil
 }
