@@ -227,3 +227,68 @@ func TestEventHistoryOfArchivedEvent(t *testing.T) {
 		})
 	}
 }
+
+// Schedule control shows in the history with its reasons: a pause with a
+// reason, skip, unskip and move of one occurrence, an exception added and
+// removed.
+func TestEventHistoryRecordsScheduleControl(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, b.Open)
+			start := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+			body := eventBody("control")
+			body["start_time"], body["rrule"] = start.Format(time.RFC3339), "FREQ=DAILY"
+			id := e.createEvent(e.master, body)["id"].(string)
+
+			res := e.do("GET", "/events/"+id+"/occurrences?order=scheduled_at", e.master, nil)
+			require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+			var occs []map[string]any
+			res.json(t, &occs)
+			require.NotEmpty(t, occs)
+			occ := occs[0]["id"].(string)
+			moveTo := start.Add(30 * time.Minute).Format(time.RFC3339)
+			exceptionAt := start.Add(48 * time.Hour).Format(time.RFC3339)
+			for _, step := range []struct {
+				method, path string
+				body         any
+				want         int
+			}{
+				{"POST", "/occurrences/" + occ + "/skip", map[string]any{"reason": "public holiday"}, http.StatusOK},
+				{"POST", "/occurrences/" + occ + "/unskip", nil, http.StatusOK},
+				{"POST", "/occurrences/" + occ + "/move", map[string]any{"to": moveTo, "reason": "later"}, http.StatusOK},
+				{"POST", "/events/" + id + "/exceptions", map[string]any{"at": exceptionAt, "action": "skip",
+					"reason": "Christmas"}, http.StatusCreated},
+				{"DELETE", "/events/" + id + "/exceptions/" + exceptionAt, nil, http.StatusNoContent},
+				{"POST", "/events/" + id + "/pause", map[string]any{"reason": "office closed"}, http.StatusOK},
+				{"POST", "/events/" + id + "/resume", nil, http.StatusOK},
+			} {
+				res = e.do(step.method, step.path, e.master, step.body)
+				require.Equal(t, step.want, res.Status, "%s %s: %s", step.method, step.path, res.Body)
+			}
+
+			h := e.history(e.master, id, 50, "")
+			require.Equal(t, []string{"create", "skip", "unskip", "move", "exception_added", "exception_removed",
+				"pause", "resume"}, h.actions())
+			reasons := []string{}
+			for _, entry := range h.Data {
+				reasons = append(reasons, entry.Reason)
+			}
+			require.Equal(t, []string{"", "public holiday", "", "later", "Christmas", "", "office closed", ""}, reasons)
+			skip := h.Data[1].Changes["occurrence"]
+			require.Equal(t, "pending", skip.From.(map[string]any)["status"])
+			require.Equal(t, "skipped", skip.To.(map[string]any)["status"])
+			moved := h.Data[3].Changes["occurrence"].To.(map[string]any)
+			require.Equal(t, occ, moved["id"])
+			require.Equal(t, moveTo, moved["scheduled_at"])
+			require.Equal(t, start.Format(time.RFC3339), moved["original_scheduled_at"])
+			added := h.Data[4].Changes["exception"]
+			require.Nil(t, added.From)
+			require.Equal(t, map[string]any{"at": exceptionAt, "action": "skip", "reason": "Christmas"}, added.To)
+			require.Equal(t, added.To, h.Data[5].Changes["exception"].From)
+			require.Nil(t, h.Data[5].Changes["exception"].To)
+			require.Equal(t, struct{ From, To any }{"active", "paused"}, h.Data[6].Changes["status"])
+		})
+	}
+}

@@ -195,3 +195,30 @@ func countRows(t *testing.T, s *repository.Store, q string, args ...any) int {
 	require.NoError(t, s.DB().GetContext(context.Background(), &n, s.DB().Rebind(q), args...))
 	return n
 }
+
+// A 410 pauses the event as the scheduler, once: the history says so.
+func TestHistoryRecordsTheSchedulersGonePause(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEvent("a")
+		mustCreate(t, s, e)
+		_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{t0, t0.Add(time.Second)}, false, t0)
+		require.NoError(t, err)
+		code := 410
+		for i, occ := range claim(t, s, t0.Add(time.Second), 2) {
+			now := t0.Add(time.Duration(2+i) * time.Second)
+			res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{{OccurrenceID: occ.ID, LeaseToken: "tok",
+				Status: model.OccurrenceFailed, StatusCode: &code, Now: now, EventID: e.ID, Ran: true,
+				LastStatus: "failed (HTTP 410)", PauseReason: "paused: gone"}})
+			require.NoError(t, err)
+			require.NoError(t, res[0])
+		}
+		got := listAllHistory(t, s, e.ID)
+		require.Equal(t, []string{"pause"}, historyActions(got), "paused once; the second 410 finds it paused")
+		require.Equal(t, "scheduler", got[0].Subject)
+		require.Equal(t, "scheduler", got[0].Channel)
+		require.Equal(t, "the receiver answered 410 Gone", got[0].Reason)
+		require.Equal(t, t0.Add(2*time.Second), got[0].At)
+		require.JSONEq(t, `{"status":{"from":"active","to":"paused"}}`, string(got[0].Changes))
+	})
+}
