@@ -274,16 +274,15 @@ func (e ExceptionAction) Valid() bool {
 
 // Defines values for OccurrenceReason.
 const (
-	OccurrenceReasonCalendar         OccurrenceReason = "calendar"
-	OccurrenceReasonCatchUpPolicy    OccurrenceReason = "catch_up_policy"
-	OccurrenceReasonCatchUpWindow    OccurrenceReason = "catch_up_window"
-	OccurrenceReasonDstGap           OccurrenceReason = "dst_gap"
-	OccurrenceReasonEndpointDisabled OccurrenceReason = "endpoint_disabled"
-	OccurrenceReasonEventDeleted     OccurrenceReason = "event_deleted"
-	OccurrenceReasonLessThanNil      OccurrenceReason = "<nil>"
-	OccurrenceReasonManual           OccurrenceReason = "manual"
-	OccurrenceReasonPaused           OccurrenceReason = "paused"
-	OccurrenceReasonRuleChanged      OccurrenceReason = "rule_changed"
+	OccurrenceReasonCalendar      OccurrenceReason = "calendar"
+	OccurrenceReasonCatchUpPolicy OccurrenceReason = "catch_up_policy"
+	OccurrenceReasonCatchUpWindow OccurrenceReason = "catch_up_window"
+	OccurrenceReasonDstGap        OccurrenceReason = "dst_gap"
+	OccurrenceReasonEventDeleted  OccurrenceReason = "event_deleted"
+	OccurrenceReasonLessThanNil   OccurrenceReason = "<nil>"
+	OccurrenceReasonManual        OccurrenceReason = "manual"
+	OccurrenceReasonPaused        OccurrenceReason = "paused"
+	OccurrenceReasonRuleChanged   OccurrenceReason = "rule_changed"
 )
 
 // Valid indicates whether the value is a known member of the OccurrenceReason enum.
@@ -296,8 +295,6 @@ func (e OccurrenceReason) Valid() bool {
 	case OccurrenceReasonCatchUpWindow:
 		return true
 	case OccurrenceReasonDstGap:
-		return true
-	case OccurrenceReasonEndpointDisabled:
 		return true
 	case OccurrenceReasonEventDeleted:
 		return true
