@@ -13,7 +13,8 @@ import (
 )
 
 // schedulerPrincipal is the principal of the server's own changes (a
-// calendar re-plan), as an event's history shows them.
+// calendar re-plan, the end of a pause with until), as an event's history
+// shows them.
 var schedulerPrincipal = auth.Principal{Subject: "scheduler", Channel: "scheduler"}
 
 // record appends one entry to an event's history inside tx, the
@@ -43,14 +44,6 @@ func (s *Service) History(ctx context.Context, p auth.Principal, id string, with
 		return nil, err
 	}
 	return s.store.ListHistory(ctx, ev.ID, f)
-}
-
-// statusAction names the history action of a move to status target.
-func statusAction(target model.EventStatus) string {
-	if target == model.EventPaused {
-		return model.HistoryPause
-	}
-	return model.HistoryResume
 }
 
 // statusChange is the changes of a status move alone (a delete).
