@@ -82,3 +82,62 @@ func TestJitterPreviewAndLedgerAgree(t *testing.T) {
 		})
 	}
 }
+
+// TestDSTPolicyInPreviews: the preview of an event shows what its DST
+// policy does in three zones — a skipped gap reading with reason dst_gap, a
+// shifted one, both passes of a repeated time.
+func TestDSTPolicyInPreviews(t *testing.T) {
+	e := newEnv(t, backends()[0].Open)
+	type instant struct {
+		UTC     string `json:"utc"`
+		Local   string `json:"local"`
+		Skipped bool   `json:"skipped"`
+		Reason  string `json:"reason"`
+	}
+	for _, tt := range []struct {
+		name, zone, start, rrule string
+		dst                      map[string]any
+		after                    string
+		want                     []string // local instants, "skipped:" prefix when skipped
+	}{
+		{"Santiago midnight gap skipped", "America/Santiago", "2030-09-01T00:30:00", "FREQ=DAILY",
+			map[string]any{"gap": "skip"}, "2031-09-05T00:00:00Z",
+			[]string{"2031-09-05T00:30:00-04:00", "2031-09-06T00:30:00-04:00", "skipped:2031-09-07T01:30:00-03:00"}},
+		{"Santiago midnight gap shifted", "America/Santiago", "2030-09-01T00:30:00", "FREQ=DAILY",
+			map[string]any{"gap": "shift"}, "2031-09-05T00:00:00Z",
+			[]string{"2031-09-05T00:30:00-04:00", "2031-09-06T00:30:00-04:00", "2031-09-07T01:30:00-03:00"}},
+		{"Lord Howe half-hour gap shifted", "Australia/Lord_Howe", "2030-09-01T02:10:00", "FREQ=DAILY",
+			map[string]any{"gap": "shift"}, "2031-10-03T12:00:00Z",
+			[]string{"2031-10-04T02:10:00+10:30", "2031-10-05T02:40:00+11:00", "2031-10-06T02:10:00+11:00"}},
+		{"New York repeated hour both", "America/New_York", "2030-09-01T01:30:00", "FREQ=DAILY",
+			map[string]any{"repeat": "both"}, "2031-11-01T12:00:00Z",
+			[]string{"2031-11-02T01:30:00-04:00", "2031-11-02T01:30:00-05:00", "2031-11-03T01:30:00-05:00"}},
+		{"New York repeated hour last", "America/New_York", "2030-09-01T01:30:00", "FREQ=DAILY",
+			map[string]any{"repeat": "last"}, "2031-11-01T12:00:00Z",
+			[]string{"2031-11-02T01:30:00-05:00", "2031-11-03T01:30:00-05:00", "2031-11-04T01:30:00-05:00"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			loc, err := time.LoadLocation(tt.zone)
+			require.NoError(t, err)
+			start, err := time.ParseInLocation("2006-01-02T15:04:05", tt.start, loc)
+			require.NoError(t, err)
+			ev := e.createEvent(e.master, map[string]any{"name": tt.name, "timezone": tt.zone,
+				"start_time": start.Format(time.RFC3339), "rrule": tt.rrule, "dst": tt.dst,
+				"webhook": "http://127.0.0.1:9999/hook"})
+			res := e.do("GET", "/events/"+ev["id"].(string)+"/preview?count=3&after="+tt.after, e.master, nil)
+			require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+			var p struct{ Instants []instant }
+			res.json(t, &p)
+			var got []string
+			for _, in := range p.Instants {
+				s := in.Local
+				if in.Skipped {
+					require.Equal(t, "dst_gap", in.Reason)
+					s = "skipped:" + s
+				}
+				got = append(got, s)
+			}
+			require.Equal(t, tt.want, got)
+		})
+	}
+}

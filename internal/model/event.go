@@ -62,7 +62,8 @@ type Event struct {
 // Spec is the event's input to the recurrence engine — the one conversion
 // from an event to a rule's source.
 func (e *Event) Spec() recurrence.Spec {
-	spec := recurrence.Spec{StartTime: e.StartTime, Timezone: e.Timezone}
+	spec := recurrence.Spec{StartTime: e.StartTime, Timezone: e.Timezone,
+		DST: recurrence.DST{Gap: e.DST.Gap, Repeat: e.DST.Repeat}}
 	if e.RRule != nil {
 		spec.RRule = *e.RRule
 	}

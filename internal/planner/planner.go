@@ -109,14 +109,21 @@ func (w Window) window(rule *recurrence.Rule, from, to time.Time) (instants []re
 }
 
 // beyond finds where the cursor goes after a complete window up to horizon:
-// the series' next instant (nothing lies between), or SeriesEnd when there is
-// none. If the engine cannot tell within its budget the cursor stays at the
-// horizon and the next plan looks again.
+// the series' next reading — a skipped DST-gap reading too, so that the
+// next window records it — or SeriesEnd when there is none; next is its
+// next firing instant. If the engine cannot tell within its budget the
+// cursor stays at the horizon and the next plan looks again.
 func beyond(rule *recurrence.Rule, horizon time.Time) (cursor time.Time, next *time.Time) {
-	after, err := recurrence.Expand(rule, horizon, model.SeriesEnd, 1)
+	after, err := recurrence.ExpandInstants(rule, horizon, model.SeriesEnd, 2)
 	switch {
 	case len(after) > 0:
-		return after[0], &after[0]
+		for i := range after {
+			if !after[i].Skipped {
+				next = &after[i].At
+				break
+			}
+		}
+		return after[0].At, next
 	case err != nil:
 		return horizon, nil
 	default:

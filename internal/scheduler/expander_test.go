@@ -220,3 +220,34 @@ func TestPauseWithCatchUpFireHandsTheInstantsInsideToTheEventsPolicy(t *testing.
 			"21m0s": "completed"}, got)
 	})
 }
+
+func TestExpanderRecordsADSTGapInTheLedger(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		e := newEnv(t, s, testConfig())
+		ny, err := time.LoadLocation("America/New_York")
+		require.NoError(t, err)
+		// Daily at 02:30 New York from 8 March 2031; clocks skip 02:00–03:00 on 9 March.
+		start := time.Date(2031, 3, 8, 2, 30, 0, 0, ny)
+		e.clock.Set(start.Add(-30 * time.Minute))
+		ev := e.create(e.event(func(ev *model.Event) {
+			ev.StartTime, ev.Timezone, ev.RRule = start, "America/New_York", ptr("FREQ=DAILY")
+			ev.DST = model.DST{Gap: "skip"}
+		}))
+		for range 3 {
+			e.clock.Advance(24 * time.Hour)
+			_, err := e.exp.RunOnce(context.Background())
+			require.NoError(t, err)
+		}
+		got := map[string]string{}
+		for _, o := range e.occurrences(ev.ID) {
+			r := ""
+			if o.Reason != nil {
+				r = "/" + *o.Reason
+			}
+			got[o.ScheduledAt.In(ny).Format("01-02 15:04 MST")] = string(o.Status) + r
+		}
+		require.Equal(t, "skipped/dst_gap", got["03-09 03:30 EDT"], "the reading that does not exist: %v", got)
+		require.Equal(t, "pending", got["03-10 02:30 EDT"])
+		require.Len(t, got, 4, "8, 9 (skipped), 10 and 11 March: %v", got)
+	})
+}
