@@ -114,7 +114,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	// The services run on a context of their own: the shutdown below stops
 	// them in order once the HTTP server has stopped taking requests.
 	sessions := hub.NewSessionWatcher(wsHub, b.store, time.Now, hub.SessionCheckInterval)
-	services := []startstop.Service{wsHub, sessions, sched}
+	resumer := lifecycle.NewResumer(service, coord, instanceID, time.Second, log)
+	services := []startstop.Service{wsHub, sessions, sched, resumer}
 	for i, svc := range services {
 		if err := svc.Start(context.Background()); err != nil {
 			stopAll(services[:i])

@@ -39,3 +39,19 @@ func readObject(c *gin.Context) (map[string]json.RawMessage, []byte, error) {
 	}
 	return members, body, nil
 }
+
+// readOptionalObject reads a body that may be empty (nil) or one JSON
+// object (its bytes).
+func readOptionalObject(c *gin.Context) ([]byte, error) {
+	if c.Request.ContentLength == 0 {
+		return nil, nil
+	}
+	_, body, err := readObject(c)
+	if err != nil {
+		var in *input.Error
+		if errors.As(err, &in) && in.Message == "must be a JSON object" && len(body) == 0 {
+			return nil, nil // chunked but empty
+		}
+	}
+	return body, err
+}

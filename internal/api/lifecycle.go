@@ -6,11 +6,22 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/input"
 )
 
+// pauseEvent pauses an event; the optional body {until, reason, catch_up}
+// makes it resume by itself and says why.
 func (s *Server) pauseEvent(c *gin.Context) error {
-	ev, err := s.Events.Pause(c.Request.Context(), principal(c), c.Param("id"), ifMatch(c))
+	body, err := readOptionalObject(c)
+	if err != nil {
+		return err
+	}
+	req, err := events.DecodePause(body, s.Now())
+	if err != nil {
+		return err
+	}
+	ev, err := s.Events.Pause(c.Request.Context(), principal(c), c.Param("id"), req, ifMatch(c))
 	if err != nil {
 		return err
 	}
@@ -18,8 +29,18 @@ func (s *Server) pauseEvent(c *gin.Context) error {
 	return nil
 }
 
+// resumeEvent resumes a paused event; the optional body {catch_up}
+// overrides what the pause said about the instants inside it.
 func (s *Server) resumeEvent(c *gin.Context) error {
-	ev, err := s.Events.Resume(c.Request.Context(), principal(c), c.Param("id"), ifMatch(c))
+	body, err := readOptionalObject(c)
+	if err != nil {
+		return err
+	}
+	req, err := events.DecodeResume(body)
+	if err != nil {
+		return err
+	}
+	ev, err := s.Events.Resume(c.Request.Context(), principal(c), c.Param("id"), req, ifMatch(c))
 	if err != nil {
 		return err
 	}

@@ -51,8 +51,8 @@ type Lifecycle interface {
 	Occurrence(ctx context.Context, p auth.Principal, id string) (model.Occurrence, error)
 	Create(ctx context.Context, p auth.Principal, via string, in *events.Input, o events.Once) (events.Answer, error)
 	Update(ctx context.Context, p auth.Principal, id string, in *events.Input, check events.Precondition) (model.Event, error)
-	Pause(ctx context.Context, p auth.Principal, id string, check events.Precondition) (model.Event, error)
-	Resume(ctx context.Context, p auth.Principal, id string, check events.Precondition) (model.Event, error)
+	Pause(ctx context.Context, p auth.Principal, id string, req events.Pause, check events.Precondition) (model.Event, error)
+	Resume(ctx context.Context, p auth.Principal, id string, req events.Resume, check events.Precondition) (model.Event, error)
 	Delete(ctx context.Context, p auth.Principal, id string, check events.Precondition) error
 	Trigger(ctx context.Context, p auth.Principal, id string, o events.Once) (events.Answer, error)
 	RotateSecret(ctx context.Context, p auth.Principal, id string, grace time.Duration) (string, model.Event, error)

@@ -70,6 +70,9 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, via string, in *
 		switch model.EventStatus(*in.Status) {
 		case model.EventActive, model.EventPaused:
 			ev.Status = model.EventStatus(*in.Status)
+			if ev.Status == model.EventPaused {
+				markPaused(&ev, p, events.Pause{}, now)
+			}
 		default:
 			return events.Answer{}, input.BadRequest("status", `must be "active" or "paused" on create`)
 		}
@@ -131,6 +134,9 @@ func (s *Service) Update(ctx context.Context, p auth.Principal, id string, in *e
 	}
 	rescheduled := in.TouchesSchedule() && !model.SameSchedule(&before, &ev)
 	ev.UpdatedAt = now.UTC()
+	if target == model.EventPaused && before.Status != model.EventPaused {
+		markPaused(&ev, p, events.Pause{}, now)
+	}
 	err = s.store.WithTx(ctx, func(tx *repository.Store) error {
 		return s.transition(ctx, tx, &ev, before.Version, target, rescheduled, rule, now)
 	})
@@ -144,40 +150,111 @@ func (s *Service) Update(ctx context.Context, p auth.Principal, id string, in *e
 	return ev, nil
 }
 
-// Pause stops the event's future occurrences (history is untouched; manual
-// triggers still fire).
-func (s *Service) Pause(ctx context.Context, p auth.Principal, id string, check events.Precondition) (model.Event, error) {
-	return s.setStatus(ctx, p, id, model.EventPaused, check)
-}
-
-// Resume re-plans a paused event from now: instants that fell inside the
-// pause never fire.
-func (s *Service) Resume(ctx context.Context, p auth.Principal, id string, check events.Precondition) (model.Event, error) {
-	return s.setStatus(ctx, p, id, model.EventActive, check)
-}
-
-func (s *Service) setStatus(ctx context.Context, p auth.Principal, id string, target model.EventStatus, check events.Precondition) (model.Event, error) {
+// Pause stops the event's future occurrences until it is resumed — by a
+// call, or by itself at req.Until. Rows ahead are skipped with reason
+// paused (history is untouched; manual triggers still fire). Pausing a
+// paused event changes its until, reason and catch-up.
+func (s *Service) Pause(ctx context.Context, p auth.Principal, id string, req events.Pause, check events.Precondition) (model.Event, error) {
 	ev, err := s.modifiable(ctx, p, id, check)
-	if err != nil || ev.Status == target {
+	if err != nil {
 		return ev, err
 	}
-	var rule *recurrence.Rule
-	if target == model.EventActive {
-		if rule, err = ev.Compile(s.opts.Recurrence); err != nil {
-			return model.Event{}, fmt.Errorf("compile schedule of event %s: %w", ev.ID, err)
-		}
+	now := s.now()
+	if ev.Status == model.EventPaused {
+		version := ev.Version
+		ev.PausedUntil, ev.PauseReason, ev.PauseCatchUp, ev.UpdatedAt = req.Until, req.Reason, req.CatchUp, now.UTC()
+		err = s.store.WithTx(ctx, func(tx *repository.Store) error { return tx.UpdateEvent(ctx, &ev, version) })
+		return ev, err
+	}
+	if ev.Status != model.EventActive {
+		return model.Event{}, &input.Error{Status: http.StatusConflict, Message: "only an active event can be paused"}
+	}
+	version := ev.Version
+	markPaused(&ev, p, req, now)
+	err = s.store.WithTx(ctx, func(tx *repository.Store) error {
+		return s.transition(ctx, tx, &ev, version, model.EventPaused, false, nil, now)
+	})
+	if err != nil {
+		return model.Event{}, err
+	}
+	return ev, nil
+}
+
+// markPaused records who paused ev, when and why.
+func markPaused(ev *model.Event, p auth.Principal, req events.Pause, now time.Time) {
+	at := now.UTC()
+	ev.PausedAt, ev.PausedUntil, ev.PauseReason, ev.PausedBy = &at, req.Until, req.Reason, p.Subject
+	ev.PauseCatchUp = req.CatchUp
+	if ev.PauseCatchUp == "" {
+		ev.PauseCatchUp = model.PauseSkip
+	}
+}
+
+// Resume re-plans a paused event from now. The instants that fell inside
+// the pause are recorded skipped (reason paused), or with catch_up "fire"
+// made due so that the event's catch_up policy decides; req.CatchUp
+// overrides the pause's choice.
+func (s *Service) Resume(ctx context.Context, p auth.Principal, id string, req events.Resume, check events.Precondition) (model.Event, error) {
+	ev, err := s.modifiable(ctx, p, id, check)
+	if err != nil || ev.Status != model.EventPaused {
+		return ev, err
+	}
+	return s.resume(ctx, ev, req)
+}
+
+func (s *Service) resume(ctx context.Context, ev model.Event, req events.Resume) (model.Event, error) {
+	if req.CatchUp != "" {
+		ev.PauseCatchUp = req.CatchUp
+	}
+	rule, err := ev.Compile(s.opts.Recurrence)
+	if err != nil {
+		return model.Event{}, fmt.Errorf("compile schedule of event %s: %w", ev.ID, err)
 	}
 	now := s.now()
 	version := ev.Version
 	ev.UpdatedAt = now.UTC()
 	err = s.store.WithTx(ctx, func(tx *repository.Store) error {
-		return s.transition(ctx, tx, &ev, version, target, false, rule, now)
+		return s.transition(ctx, tx, &ev, version, model.EventActive, false, rule, now)
 	})
 	if err != nil {
 		return model.Event{}, err
 	}
 	s.wake(ctx, ev.NextRunAt)
 	return ev, nil
+}
+
+// ResumeDue resumes up to limit paused events whose pause ended by now, as
+// the scheduler (the resumer loop calls it on the leading instance). It
+// returns how many it resumed.
+func (s *Service) ResumeDue(ctx context.Context, limit int) (int, error) {
+	now := s.now()
+	ids, err := s.store.PausesEnded(ctx, now, limit)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, id := range ids {
+		ev, err := s.store.GetEvent(ctx, id)
+		if errors.Is(err, model.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if ev.Status != model.EventPaused || ev.PausedUntil == nil || ev.PausedUntil.After(now) {
+			continue // resumed or re-paused meanwhile
+		}
+		_, err = s.resume(ctx, ev, events.Resume{})
+		switch {
+		case errors.Is(err, model.ErrStaleVersion):
+			// changed meanwhile: the next pass looks again
+		case err != nil:
+			return n, err
+		default:
+			n++
+		}
+	}
+	return n, nil
 }
 
 // transition writes ev with its new status inside tx and keeps its future
@@ -190,6 +267,10 @@ func (s *Service) transition(ctx context.Context, tx *repository.Store, ev *mode
 	target model.EventStatus, rescheduled bool, rule *recurrence.Rule, now time.Time) error {
 	wasActive := ev.Status == model.EventActive
 	ev.Status = target
+	pausedAt, policy := ev.PausedAt, ev.PauseCatchUp
+	if target != model.EventPaused {
+		ev.PausedAt, ev.PausedUntil, ev.PauseReason, ev.PausedBy, ev.PauseCatchUp = nil, nil, "", "", ""
+	}
 	if err := tx.UpdateEvent(ctx, ev, expectedVersion); err != nil {
 		return err
 	}
@@ -201,7 +282,7 @@ func (s *Service) transition(ctx context.Context, tx *repository.Store, ev *mode
 		ev.NextRunAt = nil
 		return tx.ClearNextRun(ctx, ev.ID)
 	case target == model.EventActive && !wasActive:
-		return s.restart(ctx, tx, ev, rule, now)
+		return s.resumeFromPause(ctx, tx, ev, rule, pausedAt, policy, now)
 	case target == model.EventActive && rescheduled:
 		// Overdue rows already due keep their course; future ones are
 		// cancelled and the re-plan reinstates (keeping its id) every
@@ -212,6 +293,48 @@ func (s *Service) transition(ctx context.Context, tx *repository.Store, ev *mode
 		return s.restart(ctx, tx, ev, rule, now)
 	}
 	return nil
+}
+
+// maxResumeSteps bounds the windows a resume plans inside the pause; a
+// pause longer than that (at most the catch-up window is planned) leaves
+// its oldest instants without a row.
+const maxResumeSteps = 20
+
+// resumeFromPause plans a resumed event: from where the pause began (at
+// most the catch-up window back), instants before now are recorded as the
+// pause said — skipped, reason paused, or due — and from now on as usual.
+// An event paused without a record of when (paused at creation before
+// this was kept) restarts from now.
+func (s *Service) resumeFromPause(ctx context.Context, tx *repository.Store, ev *model.Event, rule *recurrence.Rule,
+	pausedAt *time.Time, policy string, now time.Time) error {
+	if pausedAt == nil || !pausedAt.Before(now) {
+		return s.restart(ctx, tx, ev, rule, now)
+	}
+	from := now.Add(-s.opts.Window.CatchUp)
+	if pausedAt.After(from) {
+		from = *pausedAt
+	}
+	from = from.UTC()
+	if err := tx.Reposition(ctx, ev.ID, &from); err != nil {
+		return err
+	}
+	ev.ExpandedUntil = &from
+	series, err := s.plan.Series(ctx, tx, ev, rule, from, now)
+	if err != nil {
+		return err
+	}
+	if policy != model.PauseFire {
+		series.SkipBefore = now
+	}
+	for range maxResumeSteps {
+		if _, err := s.plan.expand(ctx, tx, ev, series, now); err != nil {
+			return err
+		}
+		if ev.Status != model.EventActive || !ev.ExpandedUntil.Before(now) {
+			return nil
+		}
+	}
+	return s.restart(ctx, tx, ev, rule, now)
 }
 
 // restart moves the cursor to now and plans from there.

@@ -173,3 +173,15 @@ func (s *Store) LatestOverdue(ctx context.Context, eventIDs []string, cutoff tim
 	}
 	return out, nil
 }
+
+// PausesEnded returns up to limit paused events whose pause ends at or
+// before now, the earliest first.
+func (s *Store) PausesEnded(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	var ids []string
+	err := s.selectAll(ctx, &ids, statusSQL(`SELECT id FROM events WHERE status = {paused} AND paused_until IS NOT NULL
+		AND paused_until <= ? AND deleted_at IS NULL ORDER BY paused_until LIMIT ?`), s.ts(now), limit)
+	if err != nil {
+		return nil, fmt.Errorf("find ended pauses: %w", err)
+	}
+	return ids, nil
+}

@@ -25,7 +25,9 @@ type OutcomeRecord struct {
 	StatusCode   *int
 	ResponseBody *string
 	ErrorMessage *string
-	Now          time.Time
+	// Reason is the ledger's reason of a missed, skipped or cancelled row.
+	Reason string
+	Now    time.Time
 	// Attempt is recorded with the outcome when set (not for a cancellation
 	// made without attempting).
 	Attempt *model.Attempt
@@ -132,12 +134,13 @@ func latestNow(recs []OutcomeRecord) time.Time {
 // applyOutcomes writes outcomes under their leases; the result holds
 // ErrLeaseLost where the lease was gone. On PostgreSQL plain outcomes go in
 // set-based statements (one round trip per chunk instead of one per row);
-// awaiting_ack ones, which may meet an early acknowledgement, go one by one.
+// awaiting_ack ones, which may meet an early acknowledgement, and rows ended
+// with a reason (missed, skipped, cancelled: rare) go one by one.
 func (s *Store) applyOutcomes(ctx context.Context, recs []*OutcomeRecord) ([]error, error) {
 	results := make([]error, len(recs))
 	var bulk []int
 	for i, r := range recs {
-		if !s.d.updateFromValues || r.Status == model.OccurrenceAwaitingAck {
+		if !s.d.updateFromValues || r.Status == model.OccurrenceAwaitingAck || r.Reason != "" {
 			lost, err := s.recordOutcome(ctx, r)
 			if err != nil {
 				return nil, err
@@ -231,10 +234,14 @@ func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord) (lost error
 	q := `UPDATE occurrences SET status = ` + status + `, completed_at = ` + completed + statusSQL(`,
 		next_attempt_at = COALESCE(?, next_attempt_at), lease_token = NULL, lease_owner = NULL,
 		lease_expires_at = ?, manual_retry = ?, status_code = ?, response_body = ?, error_message = ?,
-		updated_at = ?, started_at = COALESCE(started_at, ?)
+		updated_at = ?, started_at = COALESCE(started_at, ?), reason = ?
 		WHERE id = ? AND lease_token = ? AND status = {dispatching}`)
+	var reason any
+	if r.Reason != "" {
+		reason = r.Reason
+	}
 	args = append(args, s.tsp(r.NextAttemptAt), s.tsp(r.AckDeadline), false, r.StatusCode, r.ResponseBody,
-		r.ErrorMessage, s.ts(r.Now), s.tsp(started), r.OccurrenceID, r.LeaseToken)
+		r.ErrorMessage, s.ts(r.Now), s.tsp(started), reason, r.OccurrenceID, r.LeaseToken)
 	res, err := s.exec(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("record outcome: %w", err)

@@ -42,22 +42,23 @@ func (c CatchUp) Overdue(occ *model.Occurrence, now time.Time) bool {
 // Cutoff is the latest scheduled instant that counts as overdue at now.
 func (c CatchUp) Cutoff(now time.Time) time.Time { return now.Add(-c.Grace) }
 
-// Miss reports whether occ must be recorded `missed` instead of fired, and
-// why. latest is the event's newest overdue instant (used by `latest`).
-func (c CatchUp) Miss(mode string, occ *model.Occurrence, now time.Time, latest time.Time) (bool, string) {
+// Miss reports whether occ must be recorded `missed` instead of fired, the
+// ledger's reason and a description. latest is the event's newest overdue
+// instant (used by `latest`).
+func (c CatchUp) Miss(mode string, occ *model.Occurrence, now time.Time, latest time.Time) (miss bool, reason, msg string) {
 	if !c.Overdue(occ, now) {
-		return false, ""
+		return false, "", ""
 	}
 	if now.Sub(occ.ScheduledAt) > c.Window {
-		return true, "missed: older than the catch-up window of " + c.Window.String()
+		return true, model.ReasonCatchUpWindow, "missed: older than the catch-up window of " + c.Window.String()
 	}
 	switch mode {
 	case CatchUpNone:
-		return true, "missed: catch_up is none"
+		return true, model.ReasonCatchUpPolicy, "missed: catch_up is none"
 	case CatchUpLatest:
 		if occ.ScheduledAt.Before(latest) {
-			return true, "missed: catch_up is latest and a newer instant is due"
+			return true, model.ReasonCatchUpPolicy, "missed: catch_up is latest and a newer instant is due"
 		}
 	}
-	return false, ""
+	return false, "", ""
 }

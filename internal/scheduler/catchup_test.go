@@ -17,27 +17,29 @@ func TestCatchUpMiss(t *testing.T) {
 	}
 	latest := now.Add(-10 * time.Minute)
 	tests := []struct {
-		name string
-		mode string
-		occ  *model.Occurrence
-		want bool
+		name   string
+		mode   string
+		occ    *model.Occurrence
+		want   bool
+		reason string
 	}{
-		{"on time fires under none", CatchUpNone, occ(time.Second, 1, false), false},
-		{"within grace fires under none", CatchUpNone, occ(59*time.Second, 1, false), false},
-		{"overdue missed under none", CatchUpNone, occ(2*time.Minute, 1, false), true},
-		{"overdue fires under all", CatchUpAll, occ(30*time.Minute, 1, false), false},
-		{"older than window missed under all", CatchUpAll, occ(61*time.Minute, 1, false), true},
-		{"older overdue missed under latest", CatchUpLatest, occ(20*time.Minute, 1, false), true},
-		{"newest overdue fires under latest", CatchUpLatest, occ(10*time.Minute, 1, false), false},
-		{"retries are never overdue", CatchUpNone, occ(3*time.Hour, 2, false), false},
-		{"manual triggers are never overdue", CatchUpNone, occ(3*time.Hour, 1, true), false},
+		{"on time fires under none", CatchUpNone, occ(time.Second, 1, false), false, ""},
+		{"within grace fires under none", CatchUpNone, occ(59*time.Second, 1, false), false, ""},
+		{"overdue missed under none", CatchUpNone, occ(2*time.Minute, 1, false), true, model.ReasonCatchUpPolicy},
+		{"overdue fires under all", CatchUpAll, occ(30*time.Minute, 1, false), false, ""},
+		{"older than window missed under all", CatchUpAll, occ(61*time.Minute, 1, false), true, model.ReasonCatchUpWindow},
+		{"older overdue missed under latest", CatchUpLatest, occ(20*time.Minute, 1, false), true, model.ReasonCatchUpPolicy},
+		{"newest overdue fires under latest", CatchUpLatest, occ(10*time.Minute, 1, false), false, ""},
+		{"retries are never overdue", CatchUpNone, occ(3*time.Hour, 2, false), false, ""},
+		{"manual triggers are never overdue", CatchUpNone, occ(3*time.Hour, 1, true), false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, reason := c.Miss(tt.mode, tt.occ, now, latest)
-			if got != tt.want {
-				t.Errorf("Miss(%s, %s late) = %v (%q), want %v", tt.mode, now.Sub(tt.occ.ScheduledAt), got, reason, tt.want)
+			got, reason, msg := c.Miss(tt.mode, tt.occ, now, latest)
+			if got != tt.want || reason != tt.reason {
+				t.Errorf("Miss(%s, %s late) = %v %s (%q), want %v %s", tt.mode, now.Sub(tt.occ.ScheduledAt), got, reason,
+					msg, tt.want, tt.reason)
 			}
 		})
 	}

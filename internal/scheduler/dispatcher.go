@@ -212,7 +212,7 @@ func (d *Dispatcher) triage(ctx context.Context, occs []model.Occurrence, token 
 	for _, occ := range occs {
 		ev, ok := events[occ.EventID]
 		if reason := staleReason(ok, &ev, &occ); reason != "" {
-			d.skip(&occ, token, model.OccurrenceCancelled, reason, now, true)
+			d.ended(&occ, token, reason, now)
 			continue
 		}
 		policy, err := PolicyFor(ev.Retry, d.cfg.Retry)
@@ -225,8 +225,8 @@ func (d *Dispatcher) triage(ctx context.Context, occs []model.Occurrence, token 
 				fmt.Sprintf("%s: no attempt left after %d", ErrAttemptsExhausted, policy.MaxAttempts), now, false)
 			continue
 		}
-		if miss, reason := d.cfg.CatchUp.Miss(ev.CatchUp, &occ, now, latest[ev.ID]); miss {
-			d.skip(&occ, token, model.OccurrenceMissed, reason, now, true)
+		if miss, reason, msg := d.cfg.CatchUp.Miss(ev.CatchUp, &occ, now, latest[ev.ID]); miss {
+			d.resolve(&occ, token, model.OccurrenceMissed, reason, msg, now, true)
 			continue
 		}
 		jobs = append(jobs, job{occ: occ, ev: ev, policy: policy, token: token})
@@ -256,21 +256,39 @@ func (d *Dispatcher) latestOverdue(ctx context.Context, occs []model.Occurrence,
 func staleReason(found bool, ev *model.Event, occ *model.Occurrence) string {
 	switch {
 	case !found || ev.DeletedAt != nil || ev.Status == model.EventDeleted:
-		return "cancelled: event deleted"
+		return model.ReasonEventDeleted
 	case ev.Status == model.EventPaused && !occ.Manual && !occ.ManualRetry:
-		return "cancelled: event paused"
+		return model.ReasonPaused
 	}
 	return ""
 }
 
+// ended resolves a claimed row that must not fire for a ledger reason.
+func (d *Dispatcher) ended(occ *model.Occurrence, token, reason string, now time.Time) {
+	status, msg := model.OccurrenceCancelled, "cancelled: the event was deleted"
+	switch reason {
+	case model.ReasonPaused:
+		status, msg = model.OccurrenceSkipped, "skipped: the event was paused"
+	case model.ReasonRuleChanged:
+		msg = "cancelled: the event was edited and the instant is no longer in its schedule"
+	}
+	d.resolve(occ, token, status, reason, msg, now, true)
+}
+
 // skip records an outcome made without an attempt. uncount gives the claim's
 // attempt back (missed and cancelled rows were never attempted).
-func (d *Dispatcher) skip(occ *model.Occurrence, token string, status model.OccurrenceStatus, reason string, now time.Time, uncount bool) {
-	msg := reason
+func (d *Dispatcher) skip(occ *model.Occurrence, token string, status model.OccurrenceStatus, msg string, now time.Time, uncount bool) {
+	d.resolve(occ, token, status, "", msg, now, uncount)
+}
+
+// resolve records an outcome made without an attempt, with its ledger
+// reason (may be empty) and description.
+func (d *Dispatcher) resolve(occ *model.Occurrence, token string, status model.OccurrenceStatus, reason, msg string,
+	now time.Time, uncount bool) {
 	d.leases.recording(token, occ.ID)
 	d.rec.add(repository.OutcomeRecord{OccurrenceID: occ.ID, LeaseToken: token, Status: status,
-		ErrorMessage: &msg, Now: now, Uncount: uncount, EventID: occ.EventID,
-		Ran: status == model.OccurrenceFailed, LastStatus: reason,
+		ErrorMessage: &msg, Reason: reason, Now: now, Uncount: uncount, EventID: occ.EventID,
+		Ran: status == model.OccurrenceFailed, LastStatus: msg,
 	}, func(error) { d.settled(token, occ.ID) })
 }
 

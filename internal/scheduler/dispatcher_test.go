@@ -116,7 +116,8 @@ func TestReceiverAnswers(t *testing.T) {
 				if tt.wantEvent == model.EventPaused {
 					require.Contains(t, got.LastStatus, "410")
 					for _, o := range occ[1:] {
-						require.Equal(t, model.OccurrenceCancelled, o.Status, "a paused event's future rows are cancelled")
+						require.Equal(t, model.OccurrenceSkipped, o.Status, "a paused event's future rows are skipped")
+						require.Equal(t, model.ReasonPaused, *o.Reason)
 					}
 				}
 				require.Len(t, e.recv.Deliveries(), 1)
@@ -125,7 +126,7 @@ func TestReceiverAnswers(t *testing.T) {
 	})
 }
 
-func TestPausedOrDeletedWhileHeldIsCancelledWithoutDelivery(t *testing.T) {
+func TestPausedOrDeletedWhileHeldEndsWithoutDelivery(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		for _, change := range []string{"paused", "deleted"} {
 			t.Run(change, func(t *testing.T) {
@@ -149,7 +150,12 @@ func TestPausedOrDeletedWhileHeldIsCancelledWithoutDelivery(t *testing.T) {
 				e.clock.Advance(200 * time.Millisecond)
 				require.NoError(t, e.disp.Wait(deadline(t)))
 				occ := e.occurrences(ev.ID)
-				require.Equal(t, model.OccurrenceCancelled, occ[0].Status)
+				want, reason := model.OccurrenceCancelled, model.ReasonEventDeleted
+				if change == "paused" {
+					want, reason = model.OccurrenceSkipped, model.ReasonPaused
+				}
+				require.Equal(t, want, occ[0].Status)
+				require.Equal(t, reason, *occ[0].Reason)
 				require.Equal(t, 0, occ[0].AttemptCount, "no attempt was made")
 				require.Contains(t, *occ[0].ErrorMessage, change)
 				require.Empty(t, e.recv.Deliveries())
@@ -169,7 +175,7 @@ func TestPauseHelperRevokesHeldRow(t *testing.T) {
 		e.pause(ev.ID)
 		e.clock.Advance(200 * time.Millisecond)
 		require.NoError(t, e.disp.Wait(deadline(t)))
-		require.Equal(t, []model.OccurrenceStatus{"cancelled"}, e.statuses(ev.ID))
+		require.Equal(t, []model.OccurrenceStatus{"skipped"}, e.statuses(ev.ID))
 		require.Empty(t, e.recv.Deliveries())
 	})
 }

@@ -119,23 +119,24 @@ func (e *env) lifecycle(cfg scheduler.Config) *lifecycle.Service {
 var master = auth.Principal{Subject: "test", Master: true}
 
 func (e *env) pause(id string) {
-	_, err := e.lifecycle(testConfig()).Pause(context.Background(), master, id, nil)
+	_, err := e.lifecycle(testConfig()).Pause(context.Background(), master, id, events.Pause{}, nil)
 	require.NoError(e.t, err)
 }
 
 func (e *env) resume(id string) {
-	_, err := e.lifecycle(testConfig()).Resume(context.Background(), master, id, nil)
+	_, err := e.lifecycle(testConfig()).Resume(context.Background(), master, id, events.Resume{}, nil)
 	require.NoError(e.t, err)
 }
 
-func TestPauseCancelsAndResumeNeverFiresInstantsInsideThePause(t *testing.T) {
+func TestPauseSkipsAndResumeNeverFiresInstantsInsideThePause(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		e := newEnv(t, s, testConfig())
 		ev := e.create(e.event(every10m))
 		before := e.occurrences(ev.ID)
 		e.pause(ev.ID)
-		for _, st := range e.statuses(ev.ID) {
-			require.Equal(t, model.OccurrenceCancelled, st)
+		for _, o := range e.occurrences(ev.ID) {
+			require.Equal(t, model.OccurrenceSkipped, o.Status)
+			require.Equal(t, model.ReasonPaused, *o.Reason)
 		}
 		require.Nil(t, e.reload(ev.ID).NextRunAt)
 
@@ -147,8 +148,8 @@ func TestPauseCancelsAndResumeNeverFiresInstantsInsideThePause(t *testing.T) {
 		for i := 3; i < 6; i++ {
 			require.Equal(t, before[i].ID, after[i].ID, "reinstated rows keep their id")
 		}
-		require.Equal(t, []model.OccurrenceStatus{"cancelled", "cancelled", "cancelled", "pending", "pending",
-			"pending", "pending", "pending", "pending"}, e.statuses(ev.ID))
+		require.Equal(t, []model.OccurrenceStatus{"skipped", "skipped", "skipped", "pending", "pending",
+			"pending", "pending", "pending", "pending"}, e.statuses(ev.ID), "instants inside the pause stay skipped")
 
 		e.clock.Advance(30 * time.Minute) // to +55
 		require.Equal(t, 3, e.dispatch())

@@ -102,11 +102,11 @@ func (d *Dispatcher) preFire(token string, group []job, now time.Time) []job {
 		state := jb.ev
 		state.Status, state.DeletedAt = c.EventStatus, c.EventDeleted
 		if reason := staleReason(true, &state, &jb.occ); reason != "" {
-			d.skip(&jb.occ, token, model.OccurrenceCancelled, reason, now, true)
+			d.ended(&jb.occ, token, reason, now)
 			continue
 		}
 		if _, ok := fresh[jb.ev.ID]; ok && !d.stillInSeries(&jb) {
-			d.skip(&jb.occ, token, model.OccurrenceCancelled, "cancelled: event edited, instant no longer in its schedule", now, true)
+			d.ended(&jb.occ, token, model.ReasonRuleChanged, now)
 			continue
 		}
 		fire = append(fire, jb)
