@@ -48,6 +48,9 @@ type Input struct {
 // Decode reads a calendar body's members: their JSON types, not yet their
 // rules (Validate checks those). Unknown members are a 400 naming them.
 func Decode(members map[string]json.RawMessage) (*Input, error) {
+	if _, ok := members[""]; ok {
+		return nil, input.BadRequest("body", "has a member without a name")
+	}
 	if err := input.RejectUnknown(members, calendarFields, calendarReadOnly); err != nil {
 		return nil, err
 	}
