@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -34,7 +35,7 @@ func (s *Service) CreateCalendar(ctx context.Context, p auth.Principal, body map
 	if err := p.CanCreate(c.Tags); err != nil {
 		return model.Calendar{}, &input.Error{Status: http.StatusForbidden, Message: err.Error(), Field: "tags"}
 	}
-	now := s.now().UTC()
+	now := s.now().UTC().Truncate(time.Microsecond) // as stored
 	c.ID, c.Version, c.CreatedBy, c.CreatedAt, c.UpdatedAt = uuid.NewString(), 1, p.Subject, now, now
 	if err := s.store.CreateCalendar(ctx, &c); err != nil {
 		return model.Calendar{}, err
@@ -103,7 +104,7 @@ func (s *Service) UpdateCalendar(ctx context.Context, p auth.Principal, id strin
 	if err := p.CanCreate(c.Tags); err != nil {
 		return model.Calendar{}, &input.Error{Status: http.StatusForbidden, Message: err.Error(), Field: "tags"}
 	}
-	now := s.now().UTC()
+	now := s.now().UTC().Truncate(time.Microsecond) // as stored
 	c.ID, c.CreatedBy, c.CreatedAt, c.UpdatedAt = old.ID, old.CreatedBy, old.CreatedAt, now
 	c.ReplanRequestedAt = old.ReplanRequestedAt
 	replan := !sameDays(&old, &c)

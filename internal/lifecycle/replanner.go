@@ -71,7 +71,6 @@ type Replanner struct {
 	replanned int64
 	failed    int64
 	lastErr   string
-	eventErr  string
 }
 
 // walk is how far a calendar's re-plan has gone.
@@ -148,14 +147,12 @@ func (r *Replanner) advance(ctx context.Context, res *ReplanResult) error {
 				if err := r.svc.Replan(ctx, id); err != nil {
 					if ctx.Err() != nil || errors.Is(err, model.ErrUnavailable) {
 						r.walks[req.CalendarID] = w
-						return fmt.Errorf("re-plan event %s: %w", id, err)
+						// No event id: /status is public and shows this.
+						return fmt.Errorf("re-plan an event: %w", err)
 					}
 					res.Failed++
 					r.log.Warn("re-plan event", zap.String("event_id", id),
 						zap.String("calendar_id", req.CalendarID), zap.Error(err))
-					r.mu.Lock()
-					r.eventErr = fmt.Sprintf("event %s: %v", id, err)
-					r.mu.Unlock()
 				} else {
 					res.Replanned++
 				}
@@ -248,7 +245,8 @@ func (r *Replanner) resign(ctx context.Context) {
 	}
 }
 
-// Status is a snapshot for /status: counts, timing and error text only.
+// Status is a snapshot for /status (public): counts, timing and the last
+// run's error text only, never an event or calendar id.
 func (r *Replanner) Status() map[string]any {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -259,9 +257,6 @@ func (r *Replanner) Status() map[string]any {
 	}
 	if r.lastErr != "" {
 		out["error"] = r.lastErr
-	}
-	if r.eventErr != "" {
-		out["last_event_error"] = r.eventErr
 	}
 	return out
 }
