@@ -116,6 +116,14 @@ func TestEveryOperationIsCovered(t *testing.T) {
 		ExpiresAt: time.Now().Add(time.Hour), Scope: []string{"a"}}))
 	must(c.Tokens.List(ctx))
 	require.NoError(t, c.Tokens.Revoke(ctx, "tok"))
+	must(c.Events.PauseUntil(ctx, id, time.Now().Add(time.Hour), "deploy", "skip"))
+	must(c.Events.ResumeWith(ctx, id, "fire"))
+	must(c.Events.Exceptions(ctx, id))
+	must(c.Events.AddException(ctx, id, client.Exception{At: time.Now().Add(time.Hour), Action: client.ExceptionActionSkip}))
+	require.NoError(t, c.Events.DeleteException(ctx, id, time.Now().Add(time.Hour)))
+	must(c.Occurrences.Skip(ctx, id, "holiday"))
+	must(c.Occurrences.Unskip(ctx, id))
+	must(c.Occurrences.Move(ctx, id, time.Now().Add(time.Hour), ""))
 
 	var missing []string
 	for path, item := range doc.Paths.Map() {
@@ -175,6 +183,7 @@ var goTypes = map[string]any{
 	"SecretRotation": client.SecretRotation{}, "Health": client.Health{}, "Ready": client.Ready{},
 	"Status": client.Status{}, "Stats": client.Stats{}, "RetryFilter": client.RetryFilter{},
 	"RetryResult": client.RetryResult{}, "Timeline": client.Timeline{}, "OccurrenceOrder": client.OccurrenceOrder(""),
+	"Exception": client.Exception{}, "PauseRequest": client.PauseRequest{}, "ResumeRequest": client.ResumeRequest{},
 }
 
 // The generated types have exactly the properties of the document's schemas,

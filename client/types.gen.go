@@ -29,6 +29,27 @@ func (e ActionType) Valid() bool {
 	}
 }
 
+// Defines values for EventCalendarsPolicy.
+const (
+	EventCalendarsPolicyRollBackward EventCalendarsPolicy = "roll_backward"
+	EventCalendarsPolicyRollForward  EventCalendarsPolicy = "roll_forward"
+	EventCalendarsPolicySkip         EventCalendarsPolicy = "skip"
+)
+
+// Valid indicates whether the value is a known member of the EventCalendarsPolicy enum.
+func (e EventCalendarsPolicy) Valid() bool {
+	switch e {
+	case EventCalendarsPolicyRollBackward:
+		return true
+	case EventCalendarsPolicyRollForward:
+		return true
+	case EventCalendarsPolicySkip:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventCatchUp.
 const (
 	EventCatchUpAll    EventCatchUp = "all"
@@ -44,6 +65,63 @@ func (e EventCatchUp) Valid() bool {
 	case EventCatchUpLatest:
 		return true
 	case EventCatchUpNone:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventDstGap.
+const (
+	EventDstGapShift EventDstGap = "shift"
+	EventDstGapSkip  EventDstGap = "skip"
+)
+
+// Valid indicates whether the value is a known member of the EventDstGap enum.
+func (e EventDstGap) Valid() bool {
+	switch e {
+	case EventDstGapShift:
+		return true
+	case EventDstGapSkip:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventDstRepeat.
+const (
+	EventDstRepeatBoth  EventDstRepeat = "both"
+	EventDstRepeatFirst EventDstRepeat = "first"
+	EventDstRepeatLast  EventDstRepeat = "last"
+)
+
+// Valid indicates whether the value is a known member of the EventDstRepeat enum.
+func (e EventDstRepeat) Valid() bool {
+	switch e {
+	case EventDstRepeatBoth:
+		return true
+	case EventDstRepeatFirst:
+		return true
+	case EventDstRepeatLast:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventPauseCatchUp.
+const (
+	EventPauseCatchUpFire EventPauseCatchUp = "fire"
+	EventPauseCatchUpSkip EventPauseCatchUp = "skip"
+)
+
+// Valid indicates whether the value is a known member of the EventPauseCatchUp enum.
+func (e EventPauseCatchUp) Valid() bool {
+	switch e {
+	case EventPauseCatchUpFire:
+		return true
+	case EventPauseCatchUpSkip:
 		return true
 	default:
 		return false
@@ -74,6 +152,27 @@ func (e EventStatus) Valid() bool {
 	}
 }
 
+// Defines values for EventInputCalendarsPolicy.
+const (
+	EventInputCalendarsPolicyRollBackward EventInputCalendarsPolicy = "roll_backward"
+	EventInputCalendarsPolicyRollForward  EventInputCalendarsPolicy = "roll_forward"
+	EventInputCalendarsPolicySkip         EventInputCalendarsPolicy = "skip"
+)
+
+// Valid indicates whether the value is a known member of the EventInputCalendarsPolicy enum.
+func (e EventInputCalendarsPolicy) Valid() bool {
+	switch e {
+	case EventInputCalendarsPolicyRollBackward:
+		return true
+	case EventInputCalendarsPolicyRollForward:
+		return true
+	case EventInputCalendarsPolicySkip:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventInputCatchUp.
 const (
 	EventInputCatchUpAll    EventInputCatchUp = "all"
@@ -89,6 +188,45 @@ func (e EventInputCatchUp) Valid() bool {
 	case EventInputCatchUpLatest:
 		return true
 	case EventInputCatchUpNone:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventInputDstGap.
+const (
+	EventInputDstGapShift EventInputDstGap = "shift"
+	EventInputDstGapSkip  EventInputDstGap = "skip"
+)
+
+// Valid indicates whether the value is a known member of the EventInputDstGap enum.
+func (e EventInputDstGap) Valid() bool {
+	switch e {
+	case EventInputDstGapShift:
+		return true
+	case EventInputDstGapSkip:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventInputDstRepeat.
+const (
+	EventInputDstRepeatBoth  EventInputDstRepeat = "both"
+	EventInputDstRepeatFirst EventInputDstRepeat = "first"
+	EventInputDstRepeatLast  EventInputDstRepeat = "last"
+)
+
+// Valid indicates whether the value is a known member of the EventInputDstRepeat enum.
+func (e EventInputDstRepeat) Valid() bool {
+	switch e {
+	case EventInputDstRepeatBoth:
+		return true
+	case EventInputDstRepeatFirst:
+		return true
+	case EventInputDstRepeatLast:
 		return true
 	default:
 		return false
@@ -116,6 +254,63 @@ func (e EventInputStatus) Valid() bool {
 	}
 }
 
+// Defines values for ExceptionAction.
+const (
+	ExceptionActionMove ExceptionAction = "move"
+	ExceptionActionSkip ExceptionAction = "skip"
+)
+
+// Valid indicates whether the value is a known member of the ExceptionAction enum.
+func (e ExceptionAction) Valid() bool {
+	switch e {
+	case ExceptionActionMove:
+		return true
+	case ExceptionActionSkip:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OccurrenceReason.
+const (
+	OccurrenceReasonCalendar      OccurrenceReason = "calendar"
+	OccurrenceReasonCatchUpPolicy OccurrenceReason = "catch_up_policy"
+	OccurrenceReasonCatchUpWindow OccurrenceReason = "catch_up_window"
+	OccurrenceReasonDstGap        OccurrenceReason = "dst_gap"
+	OccurrenceReasonEventDeleted  OccurrenceReason = "event_deleted"
+	OccurrenceReasonLessThanNil   OccurrenceReason = "<nil>"
+	OccurrenceReasonManual        OccurrenceReason = "manual"
+	OccurrenceReasonPaused        OccurrenceReason = "paused"
+	OccurrenceReasonRuleChanged   OccurrenceReason = "rule_changed"
+)
+
+// Valid indicates whether the value is a known member of the OccurrenceReason enum.
+func (e OccurrenceReason) Valid() bool {
+	switch e {
+	case OccurrenceReasonCalendar:
+		return true
+	case OccurrenceReasonCatchUpPolicy:
+		return true
+	case OccurrenceReasonCatchUpWindow:
+		return true
+	case OccurrenceReasonDstGap:
+		return true
+	case OccurrenceReasonEventDeleted:
+		return true
+	case OccurrenceReasonLessThanNil:
+		return true
+	case OccurrenceReasonManual:
+		return true
+	case OccurrenceReasonPaused:
+		return true
+	case OccurrenceReasonRuleChanged:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OccurrenceStatus.
 const (
 	OccurrenceStatusAwaitingAck OccurrenceStatus = "awaiting_ack"
@@ -126,6 +321,7 @@ const (
 	OccurrenceStatusMissed      OccurrenceStatus = "missed"
 	OccurrenceStatusPending     OccurrenceStatus = "pending"
 	OccurrenceStatusRetrying    OccurrenceStatus = "retrying"
+	OccurrenceStatusSkipped     OccurrenceStatus = "skipped"
 )
 
 // Valid indicates whether the value is a known member of the OccurrenceStatus enum.
@@ -146,6 +342,8 @@ func (e OccurrenceStatus) Valid() bool {
 	case OccurrenceStatusPending:
 		return true
 	case OccurrenceStatusRetrying:
+		return true
+	case OccurrenceStatusSkipped:
 		return true
 	default:
 		return false
@@ -170,6 +368,84 @@ func (e OccurrenceOrder) Valid() bool {
 	}
 }
 
+// Defines values for PauseRequestCatchUp.
+const (
+	PauseRequestCatchUpFire PauseRequestCatchUp = "fire"
+	PauseRequestCatchUpSkip PauseRequestCatchUp = "skip"
+)
+
+// Valid indicates whether the value is a known member of the PauseRequestCatchUp enum.
+func (e PauseRequestCatchUp) Valid() bool {
+	switch e {
+	case PauseRequestCatchUpFire:
+		return true
+	case PauseRequestCatchUpSkip:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PreviewRequestCalendarsPolicy.
+const (
+	PreviewRequestCalendarsPolicyRollBackward PreviewRequestCalendarsPolicy = "roll_backward"
+	PreviewRequestCalendarsPolicyRollForward  PreviewRequestCalendarsPolicy = "roll_forward"
+	PreviewRequestCalendarsPolicySkip         PreviewRequestCalendarsPolicy = "skip"
+)
+
+// Valid indicates whether the value is a known member of the PreviewRequestCalendarsPolicy enum.
+func (e PreviewRequestCalendarsPolicy) Valid() bool {
+	switch e {
+	case PreviewRequestCalendarsPolicyRollBackward:
+		return true
+	case PreviewRequestCalendarsPolicyRollForward:
+		return true
+	case PreviewRequestCalendarsPolicySkip:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PreviewRequestDstGap.
+const (
+	PreviewRequestDstGapShift PreviewRequestDstGap = "shift"
+	PreviewRequestDstGapSkip  PreviewRequestDstGap = "skip"
+)
+
+// Valid indicates whether the value is a known member of the PreviewRequestDstGap enum.
+func (e PreviewRequestDstGap) Valid() bool {
+	switch e {
+	case PreviewRequestDstGapShift:
+		return true
+	case PreviewRequestDstGapSkip:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PreviewRequestDstRepeat.
+const (
+	PreviewRequestDstRepeatBoth  PreviewRequestDstRepeat = "both"
+	PreviewRequestDstRepeatFirst PreviewRequestDstRepeat = "first"
+	PreviewRequestDstRepeatLast  PreviewRequestDstRepeat = "last"
+)
+
+// Valid indicates whether the value is a known member of the PreviewRequestDstRepeat enum.
+func (e PreviewRequestDstRepeat) Valid() bool {
+	switch e {
+	case PreviewRequestDstRepeatBoth:
+		return true
+	case PreviewRequestDstRepeatFirst:
+		return true
+	case PreviewRequestDstRepeatLast:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ReadyStatus.
 const (
 	ReadyStatusDegraded    ReadyStatus = "degraded"
@@ -185,6 +461,24 @@ func (e ReadyStatus) Valid() bool {
 	case ReadyStatusOk:
 		return true
 	case ReadyStatusUnavailable:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResumeRequestCatchUp.
+const (
+	ResumeRequestCatchUpFire ResumeRequestCatchUp = "fire"
+	ResumeRequestCatchUpSkip ResumeRequestCatchUp = "skip"
+)
+
+// Valid indicates whether the value is a known member of the ResumeRequestCatchUp enum.
+func (e ResumeRequestCatchUp) Valid() bool {
+	switch e {
+	case ResumeRequestCatchUpFire:
+		return true
+	case ResumeRequestCatchUpSkip:
 		return true
 	default:
 		return false
@@ -338,51 +632,88 @@ type Error struct {
 
 // Event defines model for Event.
 type Event struct {
-	Action        Action                 `json:"action"`
-	CatchUp       *EventCatchUp          `json:"catch_up,omitempty"`
-	CreatedAt     time.Time              `json:"created_at"`
-	CreatedBy     *string                `json:"created_by,omitempty"`
-	CreatedVia    *string                `json:"created_via,omitempty"`
-	Cron          *string                `json:"cron,omitempty"`
-	Description   *string                `json:"description,omitempty"`
-	HmacSecretSet *bool                  `json:"hmac_secret_set,omitempty"`
-	ID            string                 `json:"id"`
-	LastRunAt     *time.Time             `json:"last_run_at,omitempty"`
-	LastStatus    *string                `json:"last_status,omitempty"`
-	Metadata      json.RawMessage        `json:"metadata,omitempty"`
-	Name          string                 `json:"name"`
-	NextRunAt     *time.Time             `json:"next_run_at,omitempty"`
-	Retry         *Retry                 `json:"retry,omitempty"`
-	Rrule         *string                `json:"rrule,omitempty"`
-	Schedule      map[string]interface{} `json:"schedule,omitempty"`
-	StartTime     time.Time              `json:"start_time"`
-	Status        EventStatus            `json:"status"`
-	Tags          []string               `json:"tags"`
-	Timeout       *string                `json:"timeout,omitempty"`
-	Timezone      string                 `json:"timezone"`
-	UpdatedAt     time.Time              `json:"updated_at"`
-	Version       int                    `json:"version"`
-	Webhook       string                 `json:"webhook"`
+	Action    Action `json:"action"`
+	Calendars []struct {
+		ID     string                `json:"id"`
+		Policy *EventCalendarsPolicy `json:"policy,omitempty"`
+	} `json:"calendars,omitempty"`
+	CatchUp     *EventCatchUp `json:"catch_up,omitempty"`
+	CreatedAt   time.Time     `json:"created_at"`
+	CreatedBy   *string       `json:"created_by,omitempty"`
+	CreatedVia  *string       `json:"created_via,omitempty"`
+	Cron        *string       `json:"cron,omitempty"`
+	Description *string       `json:"description,omitempty"`
+	Dst         *struct {
+		Gap    *EventDstGap    `json:"gap,omitempty"`
+		Repeat *EventDstRepeat `json:"repeat,omitempty"`
+	} `json:"dst,omitempty"`
+	HmacSecretSet *bool  `json:"hmac_secret_set,omitempty"`
+	ID            string `json:"id"`
+
+	// Jitter deterministic spread of each instant, a duration
+	Jitter       *string                `json:"jitter,omitempty"`
+	LastRunAt    *time.Time             `json:"last_run_at,omitempty"`
+	LastStatus   *string                `json:"last_status,omitempty"`
+	Metadata     json.RawMessage        `json:"metadata,omitempty"`
+	Name         string                 `json:"name"`
+	NextRunAt    *time.Time             `json:"next_run_at,omitempty"`
+	PauseCatchUp *EventPauseCatchUp     `json:"pause_catch_up,omitempty"`
+	PauseReason  *string                `json:"pause_reason,omitempty"`
+	PausedAt     *time.Time             `json:"paused_at,omitempty"`
+	PausedBy     *string                `json:"paused_by,omitempty"`
+	PausedUntil  *time.Time             `json:"paused_until,omitempty"`
+	Retry        *Retry                 `json:"retry,omitempty"`
+	Rrule        *string                `json:"rrule,omitempty"`
+	Schedule     map[string]interface{} `json:"schedule,omitempty"`
+	StartTime    time.Time              `json:"start_time"`
+	Status       EventStatus            `json:"status"`
+	Tags         []string               `json:"tags"`
+	Timeout      *string                `json:"timeout,omitempty"`
+	Timezone     string                 `json:"timezone"`
+	UpdatedAt    time.Time              `json:"updated_at"`
+	Version      int                    `json:"version"`
+	Webhook      string                 `json:"webhook"`
 }
+
+// EventCalendarsPolicy defines model for Event.Calendars.Policy.
+type EventCalendarsPolicy string
 
 // EventCatchUp defines model for Event.CatchUp.
 type EventCatchUp string
+
+// EventDstGap defines model for Event.Dst.Gap.
+type EventDstGap string
+
+// EventDstRepeat defines model for Event.Dst.Repeat.
+type EventDstRepeat string
+
+// EventPauseCatchUp defines model for Event.PauseCatchUp.
+type EventPauseCatchUp string
 
 // EventStatus defines model for Event.Status.
 type EventStatus string
 
 // EventInput defines model for EventInput.
 type EventInput struct {
-	Action      *Action            `json:"action,omitempty"`
+	Action    *Action `json:"action,omitempty"`
+	Calendars []struct {
+		ID     string                     `json:"id"`
+		Policy *EventInputCalendarsPolicy `json:"policy,omitempty"`
+	} `json:"calendars,omitempty"`
 	CatchUp     *EventInputCatchUp `json:"catch_up,omitempty"`
 	Cron        *string            `json:"cron,omitempty"`
 	Description *string            `json:"description,omitempty"`
-	HmacSecret  *string            `json:"hmac_secret,omitempty"`
-	Metadata    json.RawMessage    `json:"metadata,omitempty"`
-	Name        *string            `json:"name,omitempty"`
-	Retry       *Retry             `json:"retry,omitempty"`
-	Rrule       *string            `json:"rrule,omitempty"`
-	Schedule    *Schedule          `json:"schedule,omitempty"`
+	Dst         *struct {
+		Gap    *EventInputDstGap    `json:"gap,omitempty"`
+		Repeat *EventInputDstRepeat `json:"repeat,omitempty"`
+	} `json:"dst,omitempty"`
+	HmacSecret *string         `json:"hmac_secret,omitempty"`
+	Jitter     *string         `json:"jitter,omitempty"`
+	Metadata   json.RawMessage `json:"metadata,omitempty"`
+	Name       *string         `json:"name,omitempty"`
+	Retry      *Retry          `json:"retry,omitempty"`
+	Rrule      *string         `json:"rrule,omitempty"`
+	Schedule   *Schedule       `json:"schedule,omitempty"`
 
 	// StartTime RFC 3339 or natural language
 	StartTime *string           `json:"start_time,omitempty"`
@@ -395,11 +726,33 @@ type EventInput struct {
 	Webhook *string `json:"webhook,omitempty"`
 }
 
+// EventInputCalendarsPolicy defines model for EventInput.Calendars.Policy.
+type EventInputCalendarsPolicy string
+
 // EventInputCatchUp defines model for EventInput.CatchUp.
 type EventInputCatchUp string
 
+// EventInputDstGap defines model for EventInput.Dst.Gap.
+type EventInputDstGap string
+
+// EventInputDstRepeat defines model for EventInput.Dst.Repeat.
+type EventInputDstRepeat string
+
 // EventInputStatus defines model for EventInput.Status.
 type EventInputStatus string
+
+// Exception defines model for Exception.
+type Exception struct {
+	Action    ExceptionAction `json:"action"`
+	At        time.Time       `json:"at"`
+	CreatedAt *time.Time      `json:"created_at,omitempty"`
+	CreatedBy *string         `json:"created_by,omitempty"`
+	Reason    *string         `json:"reason,omitempty"`
+	To        *time.Time      `json:"to,omitempty"`
+}
+
+// ExceptionAction defines model for Exception.Action.
+type ExceptionAction string
 
 // Health defines model for Health.
 type Health struct {
@@ -409,24 +762,33 @@ type Health struct {
 // Occurrence defines model for Occurrence.
 type Occurrence struct {
 	// Archived present and true on archived rows (archived=true)
-	Archived      *bool            `json:"archived,omitempty"`
-	ArchivedAt    *time.Time       `json:"archived_at,omitempty"`
-	AttemptCount  int              `json:"attempt_count"`
-	CompletedAt   *time.Time       `json:"completed_at,omitempty"`
-	CreatedAt     *time.Time       `json:"created_at,omitempty"`
-	ErrorMessage  *string          `json:"error_message,omitempty"`
-	EventID       string           `json:"event_id"`
-	ID            string           `json:"id"`
-	Manual        *bool            `json:"manual,omitempty"`
-	NextAttemptAt *time.Time       `json:"next_attempt_at,omitempty"`
-	OccurrenceID  string           `json:"occurrence_id"`
-	ResponseBody  *string          `json:"response_body,omitempty"`
-	ScheduledAt   time.Time        `json:"scheduled_at"`
-	StartedAt     *time.Time       `json:"started_at,omitempty"`
-	Status        OccurrenceStatus `json:"status"`
-	StatusCode    *int             `json:"status_code,omitempty"`
-	UpdatedAt     *time.Time       `json:"updated_at,omitempty"`
+	Archived      *bool      `json:"archived,omitempty"`
+	ArchivedAt    *time.Time `json:"archived_at,omitempty"`
+	AttemptCount  int        `json:"attempt_count"`
+	CompletedAt   *time.Time `json:"completed_at,omitempty"`
+	CreatedAt     *time.Time `json:"created_at,omitempty"`
+	ErrorMessage  *string    `json:"error_message,omitempty"`
+	EventID       string     `json:"event_id"`
+	ID            string     `json:"id"`
+	Manual        *bool      `json:"manual,omitempty"`
+	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
+	OccurrenceID  string     `json:"occurrence_id"`
+
+	// OriginalScheduledAt the planned instant of a moved or rolled occurrence
+	OriginalScheduledAt *time.Time `json:"original_scheduled_at,omitempty"`
+
+	// Reason why a skipped, missed or cancelled occurrence did not fire
+	Reason       *OccurrenceReason `json:"reason,omitempty"`
+	ResponseBody *string           `json:"response_body,omitempty"`
+	ScheduledAt  time.Time         `json:"scheduled_at"`
+	StartedAt    *time.Time        `json:"started_at,omitempty"`
+	Status       OccurrenceStatus  `json:"status"`
+	StatusCode   *int              `json:"status_code,omitempty"`
+	UpdatedAt    *time.Time        `json:"updated_at,omitempty"`
 }
+
+// OccurrenceReason why a skipped, missed or cancelled occurrence did not fire
+type OccurrenceReason string
 
 // OccurrenceStatus defines model for Occurrence.Status.
 type OccurrenceStatus string
@@ -445,11 +807,30 @@ type OccurrencePage struct {
 	} `json:"pagination"`
 }
 
+// PauseRequest defines model for PauseRequest.
+type PauseRequest struct {
+	CatchUp *PauseRequestCatchUp `json:"catch_up,omitempty"`
+	Reason  *string              `json:"reason,omitempty"`
+	Until   *time.Time           `json:"until,omitempty"`
+}
+
+// PauseRequestCatchUp defines model for PauseRequest.CatchUp.
+type PauseRequestCatchUp string
+
 // Preview defines model for Preview.
 type Preview struct {
 	Instants []struct {
-		Local string    `json:"local"`
-		Utc   time.Time `json:"utc"`
+		Local string `json:"local"`
+
+		// Original where a moved or rolled instant was planned
+		Original *time.Time `json:"original,omitempty"`
+
+		// Reason why a skipped instant does not fire
+		Reason *string `json:"reason,omitempty"`
+
+		// Skipped present and true when the instant is planned skipped
+		Skipped *bool     `json:"skipped,omitempty"`
+		Utc     time.Time `json:"utc"`
 	} `json:"instants"`
 
 	// Reason present when instants is empty: why no instant follows after
@@ -460,13 +841,31 @@ type Preview struct {
 // PreviewRequest defines model for PreviewRequest.
 type PreviewRequest struct {
 	After     *time.Time `json:"after,omitempty"`
-	Count     *int       `json:"count,omitempty"`
-	Cron      *string    `json:"cron,omitempty"`
-	Rrule     *string    `json:"rrule,omitempty"`
-	Schedule  *Schedule  `json:"schedule,omitempty"`
-	StartTime *string    `json:"start_time,omitempty"`
-	Timezone  *string    `json:"timezone,omitempty"`
+	Calendars []struct {
+		ID     string                         `json:"id"`
+		Policy *PreviewRequestCalendarsPolicy `json:"policy,omitempty"`
+	} `json:"calendars,omitempty"`
+	Count *int    `json:"count,omitempty"`
+	Cron  *string `json:"cron,omitempty"`
+	Dst   *struct {
+		Gap    *PreviewRequestDstGap    `json:"gap,omitempty"`
+		Repeat *PreviewRequestDstRepeat `json:"repeat,omitempty"`
+	} `json:"dst,omitempty"`
+	Jitter    *string   `json:"jitter,omitempty"`
+	Rrule     *string   `json:"rrule,omitempty"`
+	Schedule  *Schedule `json:"schedule,omitempty"`
+	StartTime *string   `json:"start_time,omitempty"`
+	Timezone  *string   `json:"timezone,omitempty"`
 }
+
+// PreviewRequestCalendarsPolicy defines model for PreviewRequest.Calendars.Policy.
+type PreviewRequestCalendarsPolicy string
+
+// PreviewRequestDstGap defines model for PreviewRequest.Dst.Gap.
+type PreviewRequestDstGap string
+
+// PreviewRequestDstRepeat defines model for PreviewRequest.Dst.Repeat.
+type PreviewRequestDstRepeat string
 
 // Ready defines model for Ready.
 type Ready struct {
@@ -477,6 +876,14 @@ type Ready struct {
 
 // ReadyStatus defines model for Ready.Status.
 type ReadyStatus string
+
+// ResumeRequest defines model for ResumeRequest.
+type ResumeRequest struct {
+	CatchUp *ResumeRequestCatchUp `json:"catch_up,omitempty"`
+}
+
+// ResumeRequestCatchUp defines model for ResumeRequest.CatchUp.
+type ResumeRequestCatchUp string
 
 // Retry defines model for Retry.
 type Retry struct {
@@ -533,9 +940,12 @@ type SecretRotation struct {
 // Stats defines model for Stats.
 type Stats struct {
 	ByAction map[string]struct {
-		Attempts   *int           `json:"attempts,omitempty"`
-		ByStatus   map[string]int `json:"by_status,omitempty"`
-		Due        *int           `json:"due,omitempty"`
+		Attempts *int `json:"attempts,omitempty"`
+
+		// ByReason skipped, missed and cancelled occurrences by status, then reason
+		ByReason   map[string]map[string]int `json:"by_reason,omitempty"`
+		ByStatus   map[string]int            `json:"by_status,omitempty"`
+		Due        *int                      `json:"due,omitempty"`
 		DurationMs *struct {
 			Count int `json:"count"`
 			P50   int `json:"p50"`
@@ -553,9 +963,12 @@ type Stats struct {
 	} `json:"by_action"`
 	Since time.Time `json:"since"`
 	Total struct {
-		Attempts   *int           `json:"attempts,omitempty"`
-		ByStatus   map[string]int `json:"by_status,omitempty"`
-		Due        *int           `json:"due,omitempty"`
+		Attempts *int `json:"attempts,omitempty"`
+
+		// ByReason skipped, missed and cancelled occurrences by status, then reason
+		ByReason   map[string]map[string]int `json:"by_reason,omitempty"`
+		ByStatus   map[string]int            `json:"by_status,omitempty"`
+		Due        *int                      `json:"due,omitempty"`
 		DurationMs *struct {
 			Count int `json:"count"`
 			P50   int `json:"p50"`
@@ -751,6 +1164,9 @@ type GetEventsIDOccurrencesParams struct {
 
 	// Page page number
 	Page *int `form:"page,omitempty" json:"page,omitempty"`
+
+	// Reason any of these reasons, comma-separated
+	Reason *string `form:"reason,omitempty" json:"reason,omitempty"`
 }
 
 // GetEventsIDPreviewParams defines parameters for GetEventsIDPreview.
@@ -815,6 +1231,21 @@ type GetOccurrencesParams struct {
 
 	// StatusCode the last attempt's HTTP status code
 	StatusCode *int `form:"status_code,omitempty" json:"status_code,omitempty"`
+
+	// Reason any of these reasons, comma-separated
+	Reason *string `form:"reason,omitempty" json:"reason,omitempty"`
+}
+
+// PostOccurrencesIDMoveJSONBody defines parameters for PostOccurrencesIDMove.
+type PostOccurrencesIDMoveJSONBody struct {
+	Reason *string    `json:"reason,omitempty"`
+	To     *time.Time `json:"to,omitempty"`
+}
+
+// PostOccurrencesIDSkipJSONBody defines parameters for PostOccurrencesIDSkip.
+type PostOccurrencesIDSkipJSONBody struct {
+	Reason *string    `json:"reason,omitempty"`
+	To     *time.Time `json:"to,omitempty"`
 }
 
 // GetStatsParams defines parameters for GetStats.
@@ -854,11 +1285,26 @@ type PostEventsJSONRequestBody = EventInput
 // PutEventsIDJSONRequestBody defines body for PutEventsID for application/json ContentType.
 type PutEventsIDJSONRequestBody = EventInput
 
+// PostEventsIDExceptionsJSONRequestBody defines body for PostEventsIDExceptions for application/json ContentType.
+type PostEventsIDExceptionsJSONRequestBody = Exception
+
+// PostEventsIDPauseJSONRequestBody defines body for PostEventsIDPause for application/json ContentType.
+type PostEventsIDPauseJSONRequestBody = PauseRequest
+
+// PostEventsIDResumeJSONRequestBody defines body for PostEventsIDResume for application/json ContentType.
+type PostEventsIDResumeJSONRequestBody = ResumeRequest
+
 // PostEventsIDRotateSecretJSONRequestBody defines body for PostEventsIDRotateSecret for application/json ContentType.
 type PostEventsIDRotateSecretJSONRequestBody PostEventsIDRotateSecretJSONBody
 
 // PostOccurrencesRetryJSONRequestBody defines body for PostOccurrencesRetry for application/json ContentType.
 type PostOccurrencesRetryJSONRequestBody = RetryFilter
+
+// PostOccurrencesIDMoveJSONRequestBody defines body for PostOccurrencesIDMove for application/json ContentType.
+type PostOccurrencesIDMoveJSONRequestBody PostOccurrencesIDMoveJSONBody
+
+// PostOccurrencesIDSkipJSONRequestBody defines body for PostOccurrencesIDSkip for application/json ContentType.
+type PostOccurrencesIDSkipJSONRequestBody PostOccurrencesIDSkipJSONBody
 
 // PostSchedulesPreviewJSONRequestBody defines body for PostSchedulesPreview for application/json ContentType.
 type PostSchedulesPreviewJSONRequestBody = PreviewRequest

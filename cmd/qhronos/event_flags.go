@@ -43,7 +43,8 @@ func (f *eventFlags) register(fs *pflag.FlagSet) {
 
 // readOnlyEventFields are the event resource's fields that no request sets.
 var readOnlyEventFields = []string{"id", "created_by", "created_via", "version", "next_run_at", "last_run_at",
-	"last_status", "created_at", "updated_at", "hmac_secret_set"}
+	"last_status", "created_at", "updated_at", "hmac_secret_set", "paused_at", "paused_until", "pause_reason",
+	"paused_by", "pause_catch_up"}
 
 // input builds the EventInput from --file and the flags that were set.
 func (f *eventFlags) input(cmd *cobra.Command, stdin io.Reader) (client.EventInput, error) {

@@ -110,28 +110,18 @@ func TestCalendarInUseIsNotDeleted(t *testing.T) {
 			id := e.createCalendar(e.master, calendarBody("team-a"))["id"].(string)
 			ev := eventBody("team-a")
 			ev["calendars"] = []map[string]string{{"id": id, "policy": "skip"}}
-			evID := e.eventSide().createEvent(e.master, ev)["id"].(string)
+			evID := e.createEvent(e.master, ev)["id"].(string)
 			useCalendar(t, e, evID, id)
 
 			res := e.do("DELETE", "/calendars/"+id, e.master, nil)
 			require.Equal(t, http.StatusConflict, res.Status, "%s", res.Body)
 			require.Contains(t, res.object(t)["error"], "used by 1 event")
 
-			require.Equal(t, http.StatusNoContent, e.eventSide().do("DELETE", "/events/"+evID, e.master, nil).Status)
+			require.Equal(t, http.StatusNoContent, e.do("DELETE", "/events/"+evID, e.master, nil).Status)
 			res = e.do("DELETE", "/calendars/"+id, e.master, nil)
 			require.Equal(t, http.StatusNoContent, res.Status, "a deleted event no longer holds it: %s", res.Body)
 		})
 	}
-}
-
-// eventSide is e without the openapi.json check, for the event and
-// occurrence answers of these tests: they carry calendars, reason, skipped
-// and original_scheduled_at, which the Event and Occurrence schemas do not
-// document yet (the events side owns them). Calendar answers stay checked.
-func (e *env) eventSide() *env {
-	c := *e
-	c.skipOpenAPI = true
-	return &c
 }
 
 // useCalendar records that an event uses a calendar, as the events service
@@ -240,7 +230,7 @@ type occurrenceRow struct {
 
 func (e *env) occurrenceRows(eventID string) []occurrenceRow {
 	e.t.Helper()
-	res := e.eventSide().do("GET", "/events/"+eventID+"/occurrences?order=scheduled_at", e.master, nil)
+	res := e.do("GET", "/events/"+eventID+"/occurrences?order=scheduled_at", e.master, nil)
 	require.Equal(e.t, http.StatusOK, res.Status, "%s", res.Body)
 	var rows []occurrenceRow
 	res.json(e.t, &rows)
@@ -275,7 +265,7 @@ func TestCalendarSkipsRollsAndReplans(t *testing.T) {
 				body := eventBody("team-a")
 				body["start_time"], body["rrule"] = start.Format(time.RFC3339), "FREQ=WEEKLY"
 				body["calendars"] = []map[string]string{{"id": calID, "policy": policy}}
-				id := e.eventSide().createEvent(e.master, body)["id"].(string)
+				id := e.createEvent(e.master, body)["id"].(string)
 				useCalendar(t, e, id, calID)
 				return id
 			}

@@ -153,7 +153,7 @@ type matrixRoute struct {
 
 func (r matrixRoute) url(f fixture) string {
 	return strings.NewReplacer("{event}", f.event, "{occurrence}", f.occurrence, "{token}", f.token,
-		"{calendar}", f.calendar).Replace(r.path)
+		"{at}", "2031-01-01T00:00:00Z", "{calendar}", f.calendar).Replace(r.path)
 }
 
 func matrixRoutes() []matrixRoute {
@@ -197,6 +197,23 @@ func matrixRoutes() []matrixRoute {
 			ok: http.StatusConflict},
 		{method: "POST", path: "/occurrences/retry", level: model.AccessWrite, ok: http.StatusOK,
 			body: func(f fixture) any { return map[string]any{"event_id": f.event} }},
+		{method: "POST", path: "/occurrences/{occurrence}/skip", level: model.AccessWrite, names: true,
+			ok: http.StatusOK},
+		// A pending occurrence cannot be unskipped (409) once access and scope passed.
+		{method: "POST", path: "/occurrences/{occurrence}/unskip", level: model.AccessWrite, names: true,
+			ok: http.StatusConflict},
+		{method: "POST", path: "/occurrences/{occurrence}/move", level: model.AccessWrite, names: true,
+			ok: http.StatusOK, body: func(fixture) any {
+				return map[string]any{"to": time.Now().Add(2 * time.Hour).UTC().Format(time.RFC3339)}
+			}},
+		{method: "GET", path: "/events/{event}/exceptions", level: model.AccessRead, names: true, ok: http.StatusOK},
+		// Not an instant the event plans: 400 once access and scope passed.
+		{method: "POST", path: "/events/{event}/exceptions", level: model.AccessWrite, names: true,
+			ok: http.StatusBadRequest, body: func(fixture) any {
+				return map[string]any{"at": time.Now().Add(3 * time.Hour).UTC().Format(time.RFC3339), "action": "skip"}
+			}},
+		{method: "DELETE", path: "/events/{event}/exceptions/{at}", level: model.AccessWrite,
+			names: true, ok: http.StatusNotFound},
 		{method: "POST", path: "/tokens", level: model.AccessAdmin, ok: http.StatusOK,
 			body: func(fixture) any {
 				return map[string]any{"sub": "minted", "access": "read", "scope": []string{matrixTag},
@@ -312,7 +329,8 @@ func TestAuthMatrixCoversEveryRoute(t *testing.T) {
 	covered := map[string]bool{}
 	for _, r := range matrixRoutes() {
 		path, _, _ := strings.Cut(r.path, "?")
-		path = strings.NewReplacer("{event}", ":id", "{occurrence}", ":id", "{token}", ":id", "{calendar}", ":id").Replace(path)
+		path = strings.NewReplacer("{event}", ":id", "{occurrence}", ":id", "{token}", ":id", "{at}", ":at",
+			"{calendar}", ":id").Replace(path)
 		covered[r.method+" "+path] = true
 	}
 	for _, r := range e.srv.engine.Routes() {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/input"
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/recurrence"
 )
 
@@ -18,7 +19,8 @@ const (
 	maxPreviewCount     = 1000
 )
 
-var previewFields = input.Set("start_time", "timezone", "rrule", "schedule", "cron", "count", "after")
+var previewFields = input.Set("start_time", "timezone", "rrule", "schedule", "cron", "count", "after", "dst",
+	"jitter", "calendars")
 
 // previewSchedule shows the next instants of a schedule without creating
 // anything; validation errors are the ones POST /events would give.
@@ -44,26 +46,22 @@ func (s *Server) previewSchedule(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	now := s.Now()
-	rule, err := s.Events.PreviewRule(in, now)
-	if err != nil {
-		return err
-	}
-	after := now
+	after := s.Now()
 	if afterText != "" {
 		if after, err = time.Parse(time.RFC3339Nano, afterText); err != nil {
 			return input.BadRequest("after", "must be an RFC 3339 time")
 		}
 	}
-	return s.writePreview(c, rule, after, count)
+	if err := checkPreviewCount(count); err != nil {
+		return err
+	}
+	p, err := s.Events.PreviewSchedule(c.Request.Context(), in, after, count)
+	return writePreview(c, p, after, err)
 }
 
 // previewEvent shows the next instants of an existing event.
 func (s *Server) previewEvent(c *gin.Context) error {
-	ev, err := s.visibleEvent(c)
-	if err != nil {
-		return err
-	}
+	var err error
 	count := defaultPreviewCount
 	if v := c.Query("count"); v != "" {
 		if count, err = strconv.Atoi(v); err != nil {
@@ -76,18 +74,24 @@ func (s *Server) previewEvent(c *gin.Context) error {
 	} else if v != nil {
 		after = *v
 	}
-	rule, err := ev.Compile(s.opts.Recurrence)
-	if err != nil {
+	if err := checkPreviewCount(count); err != nil {
 		return err
 	}
-	return s.writePreview(c, rule, after, count)
+	p, err := s.Events.PreviewEvent(c.Request.Context(), principal(c), c.Param("id"), after, count)
+	return writePreview(c, p, after, err)
 }
 
-func (s *Server) writePreview(c *gin.Context, rule *recurrence.Rule, after time.Time, count int) error {
+func checkPreviewCount(count int) error {
 	if count < 1 || count > maxPreviewCount {
 		return input.BadRequestf("count", "must be between 1 and %d", maxPreviewCount)
 	}
-	instants, err := recurrence.Preview(rule, after, count)
+	return nil
+}
+
+// writePreview answers with the planned rows: each instant in UTC and in
+// the schedule's zone; skipped ones say why, moved or rolled ones where
+// they were planned.
+func writePreview(c *gin.Context, p events.Preview, after time.Time, err error) error {
 	if errors.Is(err, recurrence.ErrIterationBudget) {
 		return input.BadRequest("after", "the rule reaches no further instant within the computation budget from this "+
 			"time; choose an earlier after, a smaller count or a simpler rule")
@@ -95,11 +99,18 @@ func (s *Server) writePreview(c *gin.Context, rule *recurrence.Rule, after time.
 	if err != nil {
 		return err
 	}
-	out := make([]gin.H, 0, len(instants))
-	for _, in := range instants {
-		out = append(out, gin.H{"utc": in.UTC, "local": in.Local})
+	out := make([]gin.H, 0, len(p.Rows))
+	for _, r := range p.Rows {
+		item := gin.H{"utc": r.At, "local": r.At.In(p.Location).Format(time.RFC3339Nano)}
+		if r.Status == model.OccurrenceSkipped {
+			item["skipped"], item["reason"] = true, r.Reason
+		}
+		if r.Original != nil {
+			item["original"] = *r.Original
+		}
+		out = append(out, item)
 	}
-	res := gin.H{"timezone": rule.Location().String(), "instants": out}
+	res := gin.H{"timezone": p.Location.String(), "instants": out}
 	if len(out) == 0 {
 		res["reason"] = "no instant of this schedule follows " + after.UTC().Format(time.RFC3339Nano) +
 			": the series has ended or its next instant lies beyond year 9999"

@@ -59,7 +59,14 @@ type Lifecycle interface {
 	Acknowledge(ctx context.Context, a events.Ack) error
 	Replay(ctx context.Context, p auth.Principal, id string) (model.Occurrence, error)
 	ReplayMany(ctx context.Context, p auth.Principal, f model.RetryFilter) (model.RetryResult, error)
-	PreviewRule(in *events.Input, now time.Time) (*recurrence.Rule, error)
+	PreviewSchedule(ctx context.Context, in *events.Input, after time.Time, n int) (events.Preview, error)
+	PreviewEvent(ctx context.Context, p auth.Principal, id string, after time.Time, n int) (events.Preview, error)
+	SkipOccurrence(ctx context.Context, p auth.Principal, id, reason string) (model.Occurrence, error)
+	UnskipOccurrence(ctx context.Context, p auth.Principal, id string) (model.Occurrence, error)
+	MoveOccurrence(ctx context.Context, p auth.Principal, id string, to time.Time, reason string) (model.Occurrence, error)
+	Exceptions(ctx context.Context, p auth.Principal, eventID string) ([]model.Exception, error)
+	AddException(ctx context.Context, p auth.Principal, eventID string, ex model.Exception) (model.Exception, error)
+	DeleteException(ctx context.Context, p auth.Principal, eventID string, at time.Time) error
 
 	CreateCalendar(ctx context.Context, p auth.Principal, body map[string]json.RawMessage) (model.Calendar, error)
 	GetCalendar(ctx context.Context, p auth.Principal, id string) (model.Calendar, error)
@@ -241,6 +248,12 @@ func (s *Server) routes() *gin.Engine {
 	read.GET("/stats/timeline", s.handle(s.timeline))
 	write.POST("/occurrences/retry", s.handle(s.retryOccurrences))
 	write.POST("/occurrences/:id/retry", s.handle(s.retryOccurrence))
+	write.POST("/occurrences/:id/skip", s.handle(s.skipOccurrence))
+	write.POST("/occurrences/:id/unskip", s.handle(s.unskipOccurrence))
+	write.POST("/occurrences/:id/move", s.handle(s.moveOccurrence))
+	read.GET("/events/:id/exceptions", s.handle(s.listExceptions))
+	write.POST("/events/:id/exceptions", s.handle(s.addException))
+	write.DELETE("/events/:id/exceptions/:at", s.handle(s.deleteException))
 
 	if s.Extra != nil {
 		s.Extra(r)

@@ -300,13 +300,25 @@ func checkWhsec(secret string) error {
 	return nil
 }
 
-// PreviewRule compiles the schedule members of in the way Create would,
-// except that a past start_time is allowed (a preview shows what a series
-// would do) and start_time defaults to now.
-func (v *Validator) PreviewRule(in *Input, now time.Time) (*recurrence.Rule, error) {
+// PreviewRule compiles the schedule and time-policy members of in the way
+// Create would, except that a past start_time is allowed (a preview shows
+// what a series would do) and start_time defaults to now.
+func (v *Validator) PreviewRule(in *Input, now time.Time) (*model.Event, *recurrence.Rule, error) {
 	if in.StartTime == nil {
 		text := now.UTC().Format(time.RFC3339Nano)
 		in.StartTime = &text
 	}
-	return v.applySchedule(in, &model.Event{}, true, false, now)
+	ev := &model.Event{}
+	if err := applyTimePolicy(in, ev); err != nil {
+		return nil, nil, err
+	}
+	rule, err := v.applySchedule(in, ev, true, false, now)
+	return ev, rule, err
+}
+
+// Preview is what the preview endpoints show: the rows a schedule will
+// write next, in its zone.
+type Preview struct {
+	Location *time.Location
+	Rows     []model.Planned
 }

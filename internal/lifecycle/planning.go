@@ -48,6 +48,9 @@ func (p Planning) Series(ctx context.Context, tx *repository.Store, ev *model.Ev
 			return nil, err
 		}
 	}
+	if ev.ID == "" {
+		return s, nil // a schedule not saved yet (a preview) has no exceptions
+	}
 	exceptions, err := tx.Exceptions(ctx, ev.ID, from.Add(-exceptionReach))
 	if err != nil {
 		return nil, err

@@ -10,7 +10,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/qhronos/qhronos/internal/auth"
 	"github.com/qhronos/qhronos/internal/events"
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/planner"
 	"github.com/qhronos/qhronos/internal/recurrence"
 	"github.com/qhronos/qhronos/internal/repository"
@@ -72,8 +74,36 @@ func (s *Service) wake(ctx context.Context, at *time.Time) {
 // Planning is how the service plans rows; the expander loop uses the same.
 func (s *Service) Planning() Planning { return s.plan }
 
-// PreviewRule compiles the schedule of a body the way Create would, except
-// that a past start_time is allowed (see events.Validator.PreviewRule).
-func (s *Service) PreviewRule(in *events.Input, now time.Time) (*recurrence.Rule, error) {
-	return s.validate.PreviewRule(in, now)
+// PreviewSchedule shows the next n rows strictly after after of a schedule
+// in a body (start_time may be past), with its time policy and calendars.
+func (s *Service) PreviewSchedule(ctx context.Context, in *events.Input, after time.Time, n int) (events.Preview, error) {
+	ev, rule, err := s.validate.PreviewRule(in, s.now())
+	if err != nil {
+		return events.Preview{}, err
+	}
+	return s.preview(ctx, ev, rule, after, n)
+}
+
+// PreviewEvent shows the next n rows strictly after after of an event the
+// principal may read, as they will be written: jitter, calendars, DST
+// policy and exceptions applied, skipped rows with their reason.
+func (s *Service) PreviewEvent(ctx context.Context, p auth.Principal, id string, after time.Time, n int) (events.Preview, error) {
+	ev, err := s.Get(ctx, p, id, false)
+	if err != nil {
+		return events.Preview{}, err
+	}
+	rule, err := ev.Compile(s.opts.Recurrence)
+	if err != nil {
+		return events.Preview{}, err
+	}
+	return s.preview(ctx, &ev, rule, after, n)
+}
+
+func (s *Service) preview(ctx context.Context, ev *model.Event, rule *recurrence.Rule, after time.Time, n int) (events.Preview, error) {
+	series, err := s.plan.Series(ctx, s.store, ev, rule, after, s.now())
+	if err != nil {
+		return events.Preview{}, err
+	}
+	rows, err := series.Preview(after, n)
+	return events.Preview{Location: rule.Location(), Rows: rows}, err
 }

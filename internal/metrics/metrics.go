@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 // QueueFunc counts occurrences due now and retrying; it is called at scrape
@@ -37,6 +38,7 @@ type Metrics struct {
 	reg *prometheus.Registry
 
 	deliveries      *prometheus.CounterVec
+	ended           *prometheus.CounterVec
 	attemptDuration *prometheus.HistogramVec
 	lateness        *prometheus.HistogramVec
 	claimBatch      prometheus.Histogram
@@ -65,8 +67,13 @@ func New(opts Options) *Metrics {
 		reg: prometheus.NewRegistry(),
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "qhronos_deliveries_total",
-			Help: "Delivery attempts by action type and outcome (completed, retrying, failed, awaiting_ack).",
+			Help: "Delivery attempts by action type and outcome (success, retryable_failure, failure, awaiting_ack).",
 		}, []string{"action", "outcome"}),
+		ended: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "qhronos_occurrences_ended_total",
+			Help: "Due instants that did not fire, by terminal status (skipped, missed, cancelled) and reason " +
+				"(manual, calendar, paused, dst_gap, catch_up_window, catch_up_policy, event_deleted, rule_changed).",
+		}, []string{"status", "reason"}),
 		attemptDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "qhronos_attempt_duration_seconds",
 			Help:    "Duration of delivery attempts by action type.",
@@ -122,7 +129,7 @@ func New(opts Options) *Metrics {
 			Help: "Scrapes whose backlog query failed or timed out (the backlog gauges are then absent).",
 		}),
 	}
-	m.reg.MustRegister(m.deliveries, m.attemptDuration, m.lateness, m.claimBatch, m.expansions, m.expansionTime,
+	m.reg.MustRegister(m.deliveries, m.ended, m.attemptDuration, m.lateness, m.claimBatch, m.expansions, m.expansionTime,
 		m.archivals, m.archivalTime, m.archivedRows, m.httpRequests, m.httpDuration, m.rateLimited,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if opts.Queue != nil {
@@ -165,6 +172,14 @@ func (m *Metrics) ObserveLateness(actionType string, lateness time.Duration) {
 
 // ObserveClaim records the size of one dispatcher claim.
 func (m *Metrics) ObserveClaim(n int) { m.claimBatch.Observe(float64(n)) }
+
+// ObserveEnded counts n due instants that ended without firing in status
+// for reason (the ledger; see scheduler.Ledger).
+func (m *Metrics) ObserveEnded(status model.OccurrenceStatus, reason string, n int) {
+	if n > 0 && reason != "" {
+		m.ended.WithLabelValues(string(status), reason).Add(float64(n))
+	}
+}
 
 // ObserveExpansion records one expander run.
 func (m *Metrics) ObserveExpansion(d time.Duration, err error) {

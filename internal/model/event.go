@@ -1,9 +1,9 @@
 package model
 
 import (
-	"slices"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/qhronos/qhronos/internal/recurrence"

@@ -121,11 +121,21 @@ type Percentiles struct {
 type GroupStats struct {
 	Occurrences int                      `json:"occurrences"`
 	ByStatus    map[OccurrenceStatus]int `json:"by_status"`
-	Attempts    int                      `json:"attempts"`
-	DurationMS  Percentiles              `json:"duration_ms"`
-	LatenessMS  Percentiles              `json:"lateness_ms"`
-	Due         int                      `json:"due"`
-	Retrying    int                      `json:"retrying"`
+	// ByReason counts skipped, missed and cancelled occurrences by reason.
+	ByReason   map[OccurrenceStatus]map[string]int `json:"by_reason"`
+	Attempts   int                                 `json:"attempts"`
+	DurationMS Percentiles                         `json:"duration_ms"`
+	LatenessMS Percentiles                         `json:"lateness_ms"`
+	Due        int                                 `json:"due"`
+	Retrying   int                                 `json:"retrying"`
+}
+
+// CountReason adds n occurrences that ended in status for reason.
+func (g *GroupStats) CountReason(status OccurrenceStatus, reason string, n int) {
+	if g.ByReason[status] == nil {
+		g.ByReason[status] = map[string]int{}
+	}
+	g.ByReason[status][reason] += n
 }
 
 // Stats is the answer of GET /stats. Due and Retrying are the queue now,

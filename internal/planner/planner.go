@@ -86,7 +86,7 @@ func (w Window) Next(s *Series, cursor *time.Time, now time.Time) (Plan, error) 
 	if s.Now.IsZero() {
 		s.Now = now
 	}
-	p.Rows = s.rows(instants)
+	p.Rows = s.rows(instants, from, horizon)
 	return p, nil
 }
 

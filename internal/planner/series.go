@@ -58,8 +58,9 @@ func (s *Series) Plain() bool {
 // a DST-gap reading is skipped (dst_gap); a blocked day skips or rolls the
 // instant (calendar); jitter spreads it; an exception skips or moves it;
 // a pause skips it. Two rows never share an instant: the firing one wins.
-func (s *Series) rows(instants []recurrence.Instant) []model.Planned {
+func (s *Series) rows(instants []recurrence.Instant, from, horizon time.Time) []model.Planned {
 	out := make([]model.Planned, 0, len(instants))
+	out = append(out, s.earlyMoves(instants, from, horizon)...)
 	plain := s.Plain()
 	for _, in := range instants {
 		if plain && !in.Skipped {
@@ -73,10 +74,57 @@ func (s *Series) rows(instants []recurrence.Instant) []model.Planned {
 		}
 		out = append(out, s.plan(in.At))
 	}
-	if plain && len(out) == len(instants) {
+	if plain && len(out) == len(instants) && len(s.Exceptions) == 0 {
 		return out // sorted and unique as the engine returned them
 	}
 	return dedupe(out)
+}
+
+// earlyMoves are the rows of instants moved into [from, horizon) from an
+// instant the window does not reach yet (moved earlier): they must exist
+// before their new time. The planner emits them again when it reaches the
+// original instant, which the unique (event, instant) key makes a no-op.
+func (s *Series) earlyMoves(instants []recurrence.Instant, from, horizon time.Time) []model.Planned {
+	var out []model.Planned
+	last := from
+	if n := len(instants); n > 0 {
+		last = instants[n-1].At
+	}
+	for at, ex := range s.Exceptions {
+		if ex.Action != model.ExceptionMove || ex.To == nil || !at.After(last) {
+			continue
+		}
+		if to := *ex.To; !to.Before(from) && to.Before(horizon) && !to.Before(s.SkipBefore) {
+			orig := at
+			out = append(out, model.Planned{At: model.RoundUp(to), Original: &orig, Status: model.OccurrencePending})
+		}
+	}
+	return out
+}
+
+// Plans reports whether at is an instant the series plans to fire, before
+// exceptions (what an exception may address). It looks as far around at as
+// jitter and calendar rolls can shift an instant.
+func (s *Series) Plans(at time.Time) (bool, error) {
+	span := s.Jitter + time.Microsecond
+	for _, c := range s.Calendars {
+		if c.Policy != model.CalendarSkip {
+			span += (MaxRoll + 1) * 24 * time.Hour
+			break
+		}
+	}
+	probe := *s
+	probe.Exceptions, probe.SkipBefore = nil, time.Time{}
+	instants, err := recurrence.ExpandInstants(s.Rule, at.Add(-span), at.Add(span), 100_000)
+	if err != nil && len(instants) == 0 {
+		return false, err
+	}
+	for _, r := range probe.rows(instants, at, at) {
+		if r.At.Equal(at) && r.Status == model.OccurrencePending {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // plan decides one firing instant of the rule.
@@ -94,6 +142,10 @@ func (s *Series) plan(nominal time.Time) model.Planned {
 		switch ex.Action {
 		case model.ExceptionSkip:
 			p.Status, p.Reason, p.Note = model.OccurrenceSkipped, model.ReasonManual, skipNote(ex)
+			if ex.To != nil { // skipped where an earlier move had put it
+				orig := p.At
+				p.At, p.Original = model.RoundUp(*ex.To), &orig
+			}
 		case model.ExceptionMove:
 			if ex.To != nil && p.Status == model.OccurrencePending {
 				orig := p.At
@@ -218,3 +270,57 @@ func dedupe(rows []model.Planned) []model.Planned {
 	}
 	return out
 }
+
+// Preview returns the series' next n rows strictly after after, as they
+// will be written: jittered, rolled, moved, and skipped ones with their
+// reason (a DST gap, a calendar, an exception). It looks back as far as
+// jitter and rolls can carry an earlier instant past after.
+func (s *Series) Preview(after time.Time, n int) ([]model.Planned, error) {
+	span := s.Jitter
+	for _, c := range s.Calendars {
+		if c.Policy != model.CalendarSkip {
+			span += (MaxRoll + 1) * 24 * time.Hour
+			break
+		}
+	}
+	from := after.Add(-span)
+	var instants []recurrence.Instant
+	if span > 0 {
+		// Earlier instants that jitter or a roll may carry past after (a
+		// bounded look: a dense rule shows its nearest ones).
+		back, err := recurrence.ExpandInstants(s.Rule, from, after, maxLookBack)
+		if err != nil && len(back) == 0 {
+			return nil, err
+		}
+		instants = back
+	}
+	ahead, err := recurrence.ExpandInstants(s.Rule, after.Add(time.Nanosecond), previewEnd, n+previewMargin)
+	if err != nil && len(ahead) == 0 {
+		return nil, err
+	}
+	instants = append(instants, ahead...)
+	horizon := previewEnd
+	if len(ahead) == n+previewMargin {
+		horizon = ahead[len(ahead)-1].At
+	}
+	var out []model.Planned
+	for _, r := range s.rows(instants, from, horizon) {
+		if r.At.After(after) && (r.At.Before(horizon) || horizon.Equal(previewEnd)) {
+			out = append(out, r)
+		}
+	}
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out, err
+}
+
+// previewMargin is how many instants beyond the count a preview plans, so
+// that instants rolled or jittered past their neighbours still show.
+const previewMargin = 64
+
+// previewEnd is where a preview stops looking: the end of year 9999.
+var previewEnd = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// maxLookBack bounds the earlier instants a preview considers.
+const maxLookBack = 10_000

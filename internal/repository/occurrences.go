@@ -285,3 +285,61 @@ func (s *Store) CancelFutureOccurrences(ctx context.Context, eventID string, fro
 	n, _ := r.RowsAffected()
 	return int(n), nil
 }
+
+// stillAhead selects rows that have not fired and may still change: waiting
+// rows, and rows a dispatcher holds until their instant (their lease is
+// revoked by the change, so the pre-fire check drops them). Its parameter
+// is now.
+var stillAhead = statusSQL(`(status IN {waiting} OR (status = {dispatching} AND scheduled_at > ?))`)
+
+// MoveOccurrence moves a row that has not fired to to, keeping its id and
+// recording original as the instant it was planned at. ErrConflict when
+// the row fired or changed meanwhile, or another row of the event holds to.
+func (s *Store) MoveOccurrence(ctx context.Context, id string, to, original, now time.Time) error {
+	to = model.RoundUp(to)
+	orig := s.ts(original)
+	if original.Equal(to) {
+		orig = nil // moved back where it was planned
+	}
+	res, err := s.exec(ctx, statusSQL(`UPDATE occurrences SET scheduled_at = ?, next_attempt_at = ?,
+		original_scheduled_at = ?, status = {pending}, reason = NULL, error_message = NULL, completed_at = NULL,
+		lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
+		WHERE id = ? AND `+stillAhead+` AND NOT EXISTS (SELECT 1 FROM occurrences o2
+			WHERE o2.event_id = occurrences.event_id AND o2.scheduled_at = ? AND o2.id <> occurrences.id)`),
+		s.ts(to), s.ts(to), orig, s.ts(now), id, s.ts(now), s.ts(to))
+	if err != nil {
+		return fmt.Errorf("move occurrence: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return model.ErrConflict
+	}
+	return nil
+}
+
+// SkipOccurrence records a row that has not fired as skipped with reason
+// and note. ErrConflict when it fired or changed meanwhile.
+func (s *Store) SkipOccurrence(ctx context.Context, id, reason, note string, now time.Time) error {
+	res, err := s.exec(ctx, statusSQL(`UPDATE occurrences SET status = {skipped}, reason = ?, error_message = ?,
+		completed_at = ?, lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
+		WHERE id = ? AND `+stillAhead), reason, note, s.ts(now), s.ts(now), id, s.ts(now))
+	if err != nil {
+		return fmt.Errorf("skip occurrence: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return model.ErrConflict
+	}
+	return nil
+}
+
+// OccurrenceAt returns the event's row at instant at, ErrNotFound when
+// there is none.
+func (s *Store) OccurrenceAt(ctx context.Context, eventID string, at time.Time) (model.Occurrence, error) {
+	var o model.Occurrence
+	err := s.get(ctx, &o, `SELECT `+occurrenceColumns+` FROM occurrences WHERE event_id = ? AND scheduled_at = ?`,
+		eventID, s.ts(model.RoundUp(at)))
+	if err != nil {
+		return model.Occurrence{}, fmt.Errorf("occurrence at instant: %w", err)
+	}
+	normalize(&o)
+	return o, nil
+}

@@ -10,7 +10,8 @@ import (
 )
 
 func newGroupStats() *model.GroupStats {
-	return &model.GroupStats{ByStatus: map[model.OccurrenceStatus]int{}}
+	return &model.GroupStats{ByStatus: map[model.OccurrenceStatus]int{},
+		ByReason: map[model.OccurrenceStatus]map[string]int{}}
 }
 
 // Stats computes counts by status and action type, delivery duration and
@@ -103,13 +104,14 @@ func groupBy(action string, more ...string) string {
 
 func (s *Store) statusCounts(ctx context.Context, f model.StatsFilter, scope sqlPredicate, out *model.Stats, group func(string) *model.GroupStats) error {
 	action, join := actionColumn(f)
-	q := `SELECT ` + action + ` AS action_type, o.status AS status, COUNT(*) AS n
+	q := `SELECT ` + action + ` AS action_type, o.status AS status, COALESCE(o.reason, '') AS reason, COUNT(*) AS n
 		FROM occurrences o ` + join + `
 		WHERE o.scheduled_at >= ? AND o.scheduled_at < ? AND ` + scope.sql + `
-		GROUP BY ` + groupBy(action, "o.status")
+		GROUP BY ` + groupBy(action, "o.status", "COALESCE(o.reason, '')")
 	var rows []struct {
 		Action string                 `db:"action_type"`
 		Status model.OccurrenceStatus `db:"status"`
+		Reason string                 `db:"reason"`
 		N      int                    `db:"n"`
 	}
 	args := append([]any{s.ts(f.Since), s.ts(f.Until)}, scope.args...)
@@ -122,6 +124,10 @@ func (s *Store) statusCounts(ctx context.Context, f model.StatsFilter, scope sql
 		g.Occurrences += r.N
 		out.Total.ByStatus[r.Status] += r.N
 		out.Total.Occurrences += r.N
+		if r.Reason != "" {
+			g.CountReason(r.Status, r.Reason, r.N)
+			out.Total.CountReason(r.Status, r.Reason, r.N)
+		}
 	}
 	return nil
 }
@@ -283,6 +289,27 @@ func (s *Store) CountWaiting(ctx context.Context) (map[model.OccurrenceStatus]in
 	out := make(map[model.OccurrenceStatus]int, len(rows))
 	for _, r := range rows {
 		out[r.Status] = r.N
+	}
+	return out, nil
+}
+
+// EndedCount is how many rows ended in Status for Reason.
+type EndedCount struct {
+	Status model.OccurrenceStatus `db:"status"`
+	Reason string                 `db:"reason"`
+	N      int                    `db:"n"`
+}
+
+// EndedAhead counts the rows whose instant lies in (from, to] and that were
+// decided before it (skipped or cancelled with a reason, last changed before
+// their instant), by status and reason.
+func (s *Store) EndedAhead(ctx context.Context, from, to time.Time) ([]EndedCount, error) {
+	var out []EndedCount
+	err := s.selectAll(ctx, &out, statusSQL(`SELECT status, reason, COUNT(*) AS n FROM occurrences
+		WHERE scheduled_at > ? AND scheduled_at <= ? AND status IN ({skipped}, {cancelled}) AND reason IS NOT NULL
+		AND updated_at < scheduled_at GROUP BY status, reason`), s.ts(from), s.ts(to))
+	if err != nil {
+		return nil, fmt.Errorf("tally ended occurrences: %w", err)
 	}
 	return out, nil
 }

@@ -52,6 +52,9 @@ type DispatcherDeps struct {
 type Observer interface {
 	ObserveClaim(n int)
 	ObserveExpansion(d time.Duration, err error)
+	// ObserveEnded counts due instants that ended without firing, by
+	// status and reason (the ledger).
+	ObserveEnded(status model.OccurrenceStatus, reason string, n int)
 }
 
 // WakeupSource delivers instants at which something became due
@@ -289,7 +292,12 @@ func (d *Dispatcher) resolve(occ *model.Occurrence, token string, status model.O
 	d.rec.add(repository.OutcomeRecord{OccurrenceID: occ.ID, LeaseToken: token, Status: status,
 		ErrorMessage: &msg, Reason: reason, Now: now, Uncount: uncount, EventID: occ.EventID,
 		Ran: status == model.OccurrenceFailed, LastStatus: msg,
-	}, func(error) { d.settled(token, occ.ID) })
+	}, func(err error) {
+		if err == nil && d.obs != nil {
+			d.obs.ObserveEnded(status, reason, 1)
+		}
+		d.settled(token, occ.ID)
+	})
 }
 
 // capacity is how many more rows this instance may claim now: claimed rows

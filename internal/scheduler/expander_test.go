@@ -181,3 +181,42 @@ func TestEditKeepsIDsOfInstantsStillInTheSeries(t *testing.T) {
 		}
 	})
 }
+
+func TestPauseWithCatchUpFireHandsTheInstantsInsideToTheEventsPolicy(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEnv(t, s, testConfig())
+		ev := e.create(e.event(func(ev *model.Event) {
+			every10m(ev)
+			ev.CatchUp = scheduler.CatchUpLatest
+		}))
+		svc := e.lifecycle(testConfig())
+		until := t0.Add(25 * time.Minute)
+		_, err := svc.Pause(ctx, master, ev.ID, events.Pause{Until: &until, Reason: "deploy", CatchUp: model.PauseFire}, nil)
+		require.NoError(t, err)
+		paused := e.reload(ev.ID)
+		require.Equal(t, "deploy", paused.PauseReason)
+		require.Equal(t, "test", paused.PausedBy)
+
+		e.clock.Set(until)
+		n, err := svc.ResumeDue(ctx, 10)
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "the pause ended: resumed by itself")
+		require.Equal(t, model.EventActive, e.reload(ev.ID).Status)
+		require.Nil(t, e.reload(ev.ID).PausedUntil)
+
+		// +1, +11 and +21 fell inside the pause: due again, and catch_up
+		// latest fires only the newest of them.
+		require.Equal(t, 3, e.dispatch())
+		got := map[string]string{}
+		for _, o := range e.occurrences(ev.ID)[:3] {
+			r := ""
+			if o.Reason != nil {
+				r = "/" + *o.Reason
+			}
+			got[o.ScheduledAt.Sub(t0).String()] = string(o.Status) + r
+		}
+		require.Equal(t, map[string]string{"1m0s": "missed/catch_up_policy", "11m0s": "missed/catch_up_policy",
+			"21m0s": "completed"}, got)
+	})
+}

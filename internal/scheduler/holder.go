@@ -116,8 +116,13 @@ func (d *Dispatcher) preFire(token string, group []job, now time.Time) []job {
 
 // stillInSeries reports whether an edited event still has the job's instant.
 // A retry or a rule that cannot be compiled keeps firing (the edit's own
-// transaction already cancelled what no longer belongs).
+// transaction already cancelled what no longer belongs), and so does a row
+// the planner placed off the rule's own instants — moved, rolled by a
+// calendar or jittered — whose re-plan that transaction made too.
 func (d *Dispatcher) stillInSeries(jb *job) bool {
+	if jb.occ.OriginalScheduledAt != nil || jb.ev.Jitter > 0 || len(jb.ev.Calendars) > 0 {
+		return true
+	}
 	rule, err := compileEvent(&jb.ev, d.cfg.Recurrence)
 	if err != nil {
 		d.log.Warn("compile edited event", zap.String("event_id", jb.ev.ID), zap.Error(err))

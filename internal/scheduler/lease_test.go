@@ -133,8 +133,9 @@ func TestLostLeaseIsNotRecorded(t *testing.T) {
 // read that follows it fails, as a dropped connection would.
 type cancelOnClaim struct{ cancel context.CancelFunc }
 
-func (o cancelOnClaim) ObserveClaim(int)                    { o.cancel() }
-func (cancelOnClaim) ObserveExpansion(time.Duration, error) {}
+func (o cancelOnClaim) ObserveClaim(int)                               { o.cancel() }
+func (cancelOnClaim) ObserveExpansion(time.Duration, error)            {}
+func (cancelOnClaim) ObserveEnded(model.OccurrenceStatus, string, int) {}
 
 // A claim whose follow-up read fails hands its batch back at once, its
 // attempt uncounted and no attempt recorded, instead of stranding it for a

@@ -67,6 +67,8 @@ type Service struct {
 
 	expandStatus, rescueStatus LoopStatus
 	expandLoop, rescueLoop     *loop
+	ledgerStatus               LoopStatus
+	ledgerLoop                 *loop
 }
 
 var _ startstop.Service = (*Service)(nil)
@@ -109,6 +111,8 @@ func New(cfg Config, deps ServiceDeps) *Service {
 			return n, err
 		}}
 	s.rescueLoop = &loop{interval: cfg.RescueInterval, status: &s.rescueStatus, once: s.Rescuer.RunOnce}
+	ledger := NewLedger(deps.Store, deps.Clock, deps.Locker, cfg.InstanceID, cfg.RescueInterval, obs)
+	s.ledgerLoop = &loop{interval: cfg.RescueInterval, status: &s.ledgerStatus, once: ledger.RunOnce}
 	return s
 }
 
@@ -125,7 +129,7 @@ func (s *Service) Start(ctx context.Context) error {
 	}
 	// The parts do not share ctx: shutdown stops them one after another.
 	partCtx := context.WithoutCancel(ctx)
-	parts := []startstop.Service{s.expandLoop, s.rescueLoop, s.Archiver}
+	parts := []startstop.Service{s.expandLoop, s.rescueLoop, s.ledgerLoop, s.Archiver}
 	if !s.cfg.APIOnly {
 		parts = append(parts, s.Dispatcher)
 	}
@@ -150,6 +154,7 @@ func (s *Service) Start(ctx context.Context) error {
 func (s *Service) shutdown() {
 	s.expandLoop.Stop()
 	s.rescueLoop.Stop()
+	s.ledgerLoop.Stop()
 	s.Archiver.Stop()
 	rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Second)
 	s.Expander.resign(rctx)
@@ -181,6 +186,7 @@ func (s *Service) Status() map[string]any {
 		"expander":   s.expandStatus.Snapshot(),
 		"dispatcher": s.Dispatcher.status(),
 		"rescuer":    s.rescueStatus.Snapshot(),
+		"ledger":     s.ledgerStatus.Snapshot(),
 		"archiver":   s.Archiver.Status(),
 	}
 }

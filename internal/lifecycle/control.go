@@ -1,0 +1,341 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/events"
+	"github.com/qhronos/qhronos/internal/input"
+	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/repository"
+)
+
+var errNotAhead = &input.Error{Status: http.StatusConflict,
+	Message: "only an occurrence that has not fired and is still ahead can be skipped or moved"}
+
+// SkipOccurrence skips one occurrence that is still ahead: it will not
+// fire, on any instance, and stays skipped (reason manual) when the event
+// is re-planned. Unskip undoes it while the instant is still ahead.
+func (s *Service) SkipOccurrence(ctx context.Context, p auth.Principal, id, reason string) (model.Occurrence, error) {
+	if err := events.CheckReason(reason); err != nil {
+		return model.Occurrence{}, err
+	}
+	return s.controlOccurrence(ctx, p, id, func(tx *repository.Store, ev *model.Event, occ *model.Occurrence, now time.Time) error {
+		if !occ.Status.In(model.Waiting) && occ.Status != model.OccurrenceDispatching || !occ.ScheduledAt.After(now) {
+			return errNotAhead
+		}
+		if occ.Manual {
+			return conflictIf(tx.SkipOccurrence(ctx, occ.ID, model.ReasonManual, skipNote(p.Subject, reason), now))
+		}
+		key, moved, err := exceptionOf(ctx, tx, occ)
+		if err != nil {
+			return err
+		}
+		// A moved row is skipped where it was moved to (To kept), so that
+		// it keeps its id and an unskip moves it back there.
+		var to *time.Time
+		if moved != nil {
+			to = moved.To
+		}
+		return tx.PutException(ctx, model.Exception{EventID: ev.ID, At: key, Action: model.ExceptionSkip, To: to,
+			Reason: reason, CreatedBy: p.Subject, CreatedAt: now.UTC()})
+	})
+}
+
+// UnskipOccurrence makes an occurrence skipped by hand due again, while its
+// instant is still ahead.
+func (s *Service) UnskipOccurrence(ctx context.Context, p auth.Principal, id string) (model.Occurrence, error) {
+	return s.controlOccurrence(ctx, p, id, func(tx *repository.Store, ev *model.Event, occ *model.Occurrence, now time.Time) error {
+		if occ.Status != model.OccurrenceSkipped || occ.Reason == nil || *occ.Reason != model.ReasonManual ||
+			!occ.ScheduledAt.After(now) || occ.Manual {
+			return &input.Error{Status: http.StatusConflict,
+				Message: "only an occurrence skipped by hand whose instant is still ahead can be unskipped"}
+		}
+		key, ex, err := exceptionOf(ctx, tx, occ)
+		switch {
+		case err != nil:
+			return err
+		case ex != nil && ex.To != nil: // it had been moved: it stays there
+			ex.Action = model.ExceptionMove
+			return tx.PutException(ctx, *ex)
+		}
+		if err := tx.DeleteException(ctx, ev.ID, key); err != nil && !errors.Is(err, model.ErrNotFound) {
+			return err
+		}
+		return nil
+	})
+}
+
+// MoveOccurrence moves one occurrence that is still ahead to another future
+// moment, keeping its id and recording the instant it was planned at.
+func (s *Service) MoveOccurrence(ctx context.Context, p auth.Principal, id string, to time.Time, reason string) (model.Occurrence, error) {
+	if err := events.CheckReason(reason); err != nil {
+		return model.Occurrence{}, err
+	}
+	return s.controlOccurrence(ctx, p, id, func(tx *repository.Store, ev *model.Event, occ *model.Occurrence, now time.Time) error {
+		if !occ.Status.In(model.Waiting) && occ.Status != model.OccurrenceDispatching || !occ.ScheduledAt.After(now) {
+			return errNotAhead
+		}
+		if err := s.checkMoveTarget(ctx, tx, ev, to, now); err != nil {
+			return err
+		}
+		key := occ.ScheduledAt
+		if !occ.Manual {
+			var err error
+			if key, _, err = exceptionOf(ctx, tx, occ); err != nil {
+				return err
+			}
+			to := model.RoundUp(to)
+			err = tx.PutException(ctx, model.Exception{EventID: ev.ID, At: key, Action: model.ExceptionMove, To: &to,
+				Reason: reason, CreatedBy: p.Subject, CreatedAt: now.UTC()})
+			if err != nil {
+				return err
+			}
+		}
+		return conflictIf(tx.MoveOccurrence(ctx, occ.ID, to, key, now))
+	})
+}
+
+// controlOccurrence runs change on an occurrence of an event the principal
+// may modify, in one transaction that bumps the event's version (fencing
+// concurrent expansion) and re-plans its future rows; it returns the row
+// as it is afterwards.
+func (s *Service) controlOccurrence(ctx context.Context, p auth.Principal, id string,
+	change func(tx *repository.Store, ev *model.Event, occ *model.Occurrence, now time.Time) error) (model.Occurrence, error) {
+	occ, err := s.Occurrence(ctx, p, id)
+	if err != nil {
+		return occ, err
+	}
+	ev, err := s.modifiable(ctx, p, occ.EventID, nil)
+	if err != nil {
+		return model.Occurrence{}, err
+	}
+	now := s.now()
+	err = s.store.WithTx(ctx, func(tx *repository.Store) error {
+		if err := change(tx, &ev, &occ, now); err != nil {
+			return err
+		}
+		return s.replanAfterControl(ctx, tx, &ev, now)
+	})
+	if err != nil {
+		return model.Occurrence{}, s.concurrent(err)
+	}
+	s.wake(ctx, ev.NextRunAt)
+	return s.store.GetOccurrence(ctx, occ.ID)
+}
+
+// replanAfterControl bumps the event's version and, when it is active,
+// decides its future rows afresh from the rule and its exceptions (rows
+// keep their ids; see Replan).
+func (s *Service) replanAfterControl(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error {
+	version := ev.Version
+	ev.UpdatedAt = now.UTC()
+	if err := tx.UpdateEvent(ctx, ev, version); err != nil {
+		return err
+	}
+	if ev.Status != model.EventActive {
+		return nil
+	}
+	rule, err := ev.Compile(s.opts.Recurrence)
+	if err != nil {
+		return fmt.Errorf("compile schedule of event %s: %w", ev.ID, err)
+	}
+	if _, err := tx.CancelFutureOccurrences(ctx, ev.ID, now, true, model.ReasonRuleChanged, now); err != nil {
+		return err
+	}
+	return s.restart(ctx, tx, ev, rule, now)
+}
+
+// checkMoveTarget refuses a move to the past, or onto an instant the series
+// already has (planned or materialized).
+func (s *Service) checkMoveTarget(ctx context.Context, tx *repository.Store, ev *model.Event, to, now time.Time) error {
+	if !to.After(now) {
+		return input.BadRequest("to", "must be in the future")
+	}
+	if _, err := tx.OccurrenceAt(ctx, ev.ID, to); err == nil {
+		return input.BadRequest("to", "the event already has an occurrence at that instant")
+	} else if !errors.Is(err, model.ErrNotFound) {
+		return err
+	}
+	rule, err := ev.Compile(s.opts.Recurrence)
+	if err != nil {
+		return fmt.Errorf("compile schedule of event %s: %w", ev.ID, err)
+	}
+	series, err := s.plan.Series(ctx, tx, ev, rule, to, now)
+	if err != nil {
+		return err
+	}
+	if planned, err := series.Plans(model.RoundUp(to)); err == nil && planned {
+		return input.BadRequest("to", "the series already has an instant there")
+	}
+	return nil
+}
+
+// exceptionOf finds the instant an occurrence's exception is keyed by — the
+// instant it was planned at before a move, else its own — and the
+// exception that moved it there (nil when none did).
+func exceptionOf(ctx context.Context, tx *repository.Store, occ *model.Occurrence) (time.Time, *model.Exception, error) {
+	key := occ.ScheduledAt
+	if occ.OriginalScheduledAt != nil {
+		key = *occ.OriginalScheduledAt
+	}
+	exs, err := tx.Exceptions(ctx, occ.EventID, key)
+	if err != nil {
+		return time.Time{}, nil, err
+	}
+	for _, ex := range exs {
+		if !ex.At.Equal(key) {
+			break
+		}
+		if ex.To != nil && ex.To.Equal(occ.ScheduledAt) {
+			return ex.At, &ex, nil
+		}
+		if ex.To == nil && key.Equal(occ.ScheduledAt) {
+			return ex.At, nil, nil
+		}
+	}
+	return occ.ScheduledAt, nil, nil // not moved by hand (perhaps rolled by a calendar): keyed where it is
+}
+
+func skipNote(by, reason string) string {
+	note := "skipped by " + by
+	if reason != "" {
+		note += ": " + reason
+	}
+	return note
+}
+
+// conflictIf turns a row that changed meanwhile into errNotAhead.
+func conflictIf(err error) error {
+	if errors.Is(err, model.ErrConflict) {
+		return errNotAhead
+	}
+	return err
+}
+
+// concurrent turns a lost version race into a 409 the client may retry.
+func (s *Service) concurrent(err error) error {
+	if errors.Is(err, model.ErrStaleVersion) {
+		return errConcurrent
+	}
+	return err
+}
+
+// Exceptions lists an event's exceptions, past and future, in order.
+func (s *Service) Exceptions(ctx context.Context, p auth.Principal, eventID string) ([]model.Exception, error) {
+	ev, err := s.Get(ctx, p, eventID, false)
+	if err != nil {
+		return nil, err
+	}
+	return s.store.Exceptions(ctx, ev.ID, time.Time{})
+}
+
+// AddException skips or moves one planned instant of an event, materialized
+// or not: stored with the event and honoured whenever the planner reaches
+// it. A row that already exists for the instant changes at once (a moved
+// one keeps its id).
+func (s *Service) AddException(ctx context.Context, p auth.Principal, eventID string, ex model.Exception) (model.Exception, error) {
+	if err := events.CheckReason(ex.Reason); err != nil {
+		return ex, err
+	}
+	ev, err := s.modifiable(ctx, p, eventID, nil)
+	if err != nil {
+		return ex, err
+	}
+	now := s.now()
+	ex.EventID, ex.At, ex.CreatedBy, ex.CreatedAt = ev.ID, model.RoundUp(ex.At), p.Subject, now.UTC()
+	if !ex.At.After(now) {
+		return ex, input.BadRequest("at", "must be in the future")
+	}
+	switch ex.Action {
+	case model.ExceptionSkip:
+		ex.To = nil
+	case model.ExceptionMove:
+		if ex.To == nil {
+			return ex, input.BadRequest("to", "is required to move an instant")
+		}
+		to := model.RoundUp(*ex.To)
+		ex.To = &to
+	default:
+		return ex, input.BadRequest("action", `must be "skip" or "move"`)
+	}
+	rule, err := ev.Compile(s.opts.Recurrence)
+	if err != nil {
+		return ex, fmt.Errorf("compile schedule of event %s: %w", ev.ID, err)
+	}
+	err = s.store.WithTx(ctx, func(tx *repository.Store) error {
+		series, err := s.plan.Series(ctx, tx, &ev, rule, ex.At, now)
+		if err != nil {
+			return err
+		}
+		if ok, err := series.Plans(ex.At); err != nil || !ok {
+			return input.BadRequest("at", "is not an instant this event plans to fire")
+		}
+		if ex.Action == model.ExceptionMove {
+			if err := s.checkMoveTarget(ctx, tx, &ev, *ex.To, now); err != nil {
+				return err
+			}
+		}
+		if err := tx.PutException(ctx, ex); err != nil {
+			return err
+		}
+		if ex.Action == model.ExceptionMove {
+			if occ, err := tx.OccurrenceAt(ctx, ev.ID, ex.At); err == nil {
+				// Moved in place, so it keeps its id; a row that fired already stays.
+				if err := tx.MoveOccurrence(ctx, occ.ID, *ex.To, ex.At, now); err != nil && !errors.Is(err, model.ErrConflict) {
+					return err
+				}
+			} else if !errors.Is(err, model.ErrNotFound) {
+				return err
+			}
+		}
+		return s.replanAfterControl(ctx, tx, &ev, now)
+	})
+	if err != nil {
+		return ex, s.concurrent(err)
+	}
+	s.wake(ctx, ev.NextRunAt)
+	return ex, nil
+}
+
+// DeleteException removes an event's exception at at; an instant still
+// ahead fires as planned again (a moved row goes back, keeping its id).
+func (s *Service) DeleteException(ctx context.Context, p auth.Principal, eventID string, at time.Time) error {
+	ev, err := s.modifiable(ctx, p, eventID, nil)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	at = model.RoundUp(at)
+	err = s.store.WithTx(ctx, func(tx *repository.Store) error {
+		exs, err := tx.Exceptions(ctx, ev.ID, at)
+		if err != nil {
+			return err
+		}
+		if len(exs) == 0 || !exs[0].At.Equal(at) {
+			return errNotFound
+		}
+		if err := tx.DeleteException(ctx, ev.ID, at); err != nil {
+			return err
+		}
+		if ex := exs[0]; ex.Action == model.ExceptionMove && ex.To != nil && at.After(now) {
+			if occ, err := tx.OccurrenceAt(ctx, ev.ID, *ex.To); err == nil {
+				if err := tx.MoveOccurrence(ctx, occ.ID, at, at, now); err != nil && !errors.Is(err, model.ErrConflict) {
+					return err
+				}
+			} else if !errors.Is(err, model.ErrNotFound) {
+				return err
+			}
+		}
+		return s.replanAfterControl(ctx, tx, &ev, now)
+	})
+	if err != nil {
+		return s.concurrent(err)
+	}
+	s.wake(ctx, ev.NextRunAt)
+	return nil
+}
