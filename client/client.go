@@ -26,6 +26,7 @@ type Client struct {
 	maxRetries int
 	backoff    time.Duration
 	maxWait    time.Duration
+	via        string
 
 	Events      *EventsService
 	Occurrences *OccurrencesService
@@ -44,6 +45,11 @@ func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h
 
 // WithUserAgent sets the User-Agent header.
 func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua } }
+
+// WithVia names the tool making every call (X-Qhronos-Via: cli, console,
+// …): the server records it as an event's created_via and as the channel of
+// each change in the event's history. A call's own Via option wins.
+func WithVia(name string) Option { return func(c *Client) { c.via = name } }
 
 // WithRetries sets how many times an idempotent call is retried (default 2;
 // 0 disables retries).
@@ -91,7 +97,8 @@ func IdempotencyKey(key string) CallOption {
 // when it changed).
 func IfMatch(etag string) CallOption { return func(h http.Header) { h.Set("If-Match", etag) } }
 
-// Via records which tool created an event (its created_via).
+// Via names the tool making this call: an event's created_via on a create,
+// the channel of the change in the event's history.
 func Via(name string) CallOption { return func(h http.Header) { h.Set("X-Qhronos-Via", name) } }
 
 // Ptr returns a pointer to v, for the optional fields of the generated types.
@@ -221,6 +228,9 @@ func (c *Client) once(ctx context.Context, r *request, body []byte, out any) (*r
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.userAgent)
+	if c.via != "" && req.Header.Get("X-Qhronos-Via") == "" {
+		req.Header.Set("X-Qhronos-Via", c.via)
+	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}

@@ -105,6 +105,8 @@ func TestEveryOperationIsCovered(t *testing.T) {
 	must(c.Events.Occurrences(ctx, id, client.ListEventOccurrencesParams{Status: client.Ptr("completed"), Page: client.Ptr(2),
 		Order: client.Ptr(client.OccurrenceOrderScheduledAt)}))
 	must(c.Events.Preview(ctx, id, client.PreviewEventParams{Count: client.Ptr(3), After: &since}))
+	must(c.Events.History(ctx, id, client.EventHistoryParams{IncludeDeleted: client.Ptr(true), Limit: client.Ptr(5),
+		Cursor: client.Ptr("x")}))
 	must(c.Schedules.Preview(ctx, client.PreviewRequest{Rrule: client.Ptr("FREQ=DAILY"), Count: client.Ptr(2)}))
 	must(c.Occurrences.List(ctx, client.ListOccurrencesParams{EventID: client.Ptr(id), Archived: client.Ptr(false),
 		Order: client.Ptr(client.OccurrenceOrderMinusScheduledAt)}))
@@ -184,6 +186,7 @@ var goTypes = map[string]any{
 	"Status": client.Status{}, "Stats": client.Stats{}, "RetryFilter": client.RetryFilter{},
 	"RetryResult": client.RetryResult{}, "Timeline": client.Timeline{}, "OccurrenceOrder": client.OccurrenceOrder(""),
 	"Exception": client.Exception{}, "PauseRequest": client.PauseRequest{}, "ResumeRequest": client.ResumeRequest{},
+	"HistoryEntry": client.HistoryEntry{}, "HistoryChange": client.HistoryChange{}, "HistoryPage": client.HistoryPage{},
 }
 
 // The generated types have exactly the properties of the document's schemas,

@@ -759,6 +759,43 @@ type Health struct {
 	Status string `json:"status"`
 }
 
+// HistoryChange A field's value before and after (null when absent); a secret shows as "[redacted]".
+type HistoryChange struct {
+	From interface{} `json:"from"`
+	To   interface{} `json:"to"`
+}
+
+// HistoryEntry One change in an event's history.
+type HistoryEntry struct {
+	// Action create, update, pause, resume, delete, trigger, replay, rotate_secret, skip, unskip, move, exception_added, exception_removed, calendar_replan
+	Action string    `json:"action"`
+	At     time.Time `json:"at"`
+
+	// Changes the changed fields; null when the action changed none
+	Changes map[string]HistoryChange `json:"changes"`
+
+	// Channel api, console, cli (X-Qhronos-Via), or scheduler
+	Channel string `json:"channel"`
+	ID      string `json:"id"`
+
+	// Reason why, when the change gave a reason (empty otherwise)
+	Reason string `json:"reason"`
+
+	// Subject the principal's subject (the master token's, or the JWT's sub)
+	Subject string `json:"subject"`
+}
+
+// HistoryPage defines model for HistoryPage.
+type HistoryPage struct {
+	Data       []HistoryEntry `json:"data"`
+	Pagination struct {
+		Limit int `json:"limit"`
+
+		// NextCursor present while more entries follow
+		NextCursor *string `json:"next_cursor,omitempty"`
+	} `json:"pagination"`
+}
+
 // Occurrence defines model for Occurrence.
 type Occurrence struct {
 	// Archived present and true on archived rows (archived=true)
@@ -1128,6 +1165,18 @@ type GetEventsIDParams struct {
 // PutEventsIDParams defines parameters for PutEventsID.
 type PutEventsIDParams struct {
 	IfMatch *string `json:"If-Match,omitempty"`
+}
+
+// GetEventsIDHistoryParams defines parameters for GetEventsIDHistory.
+type GetEventsIDHistoryParams struct {
+	// IncludeDeleted also reach a soft-deleted event and one the archiver moved to the archive; without it such an event is 404
+	IncludeDeleted *bool `form:"include_deleted,omitempty" json:"include_deleted,omitempty"`
+
+	// Limit page size, default 50, clamped to 500
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from pagination.next_cursor or the Link header
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // GetEventsIDOccurrencesParams defines parameters for GetEventsIDOccurrences.

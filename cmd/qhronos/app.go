@@ -112,7 +112,8 @@ func (a *app) client() (*client.Client, error) {
 	if server == "" {
 		server = "http://127.0.0.1:8080"
 	}
-	c, err := client.New(server, client.WithToken(token), client.WithUserAgent("qhronos-cli"))
+	c, err := client.New(server, client.WithToken(token), client.WithUserAgent("qhronos-cli"),
+		client.WithVia("cli"))
 	if err != nil {
 		return nil, usagef("--server: %v", err)
 	}

@@ -113,6 +113,38 @@ func TestCommands(t *testing.T) {
 		ok(t, e, &res, "occurrences", "replay", "--event", ev.ID, "--status", "failed", "--status-code", "503")
 		require.Zero(t, res.Requeued)
 
+		// Schedule control: skip, unskip and move one occurrence; an
+		// exception on an instant; pause until.
+		ok(t, e, &occs, "occurrences", "list", "--event", ev.ID, "--order=scheduled_at", "--status", "pending")
+		require.Len(t, occs, 1, "a daily event has one row a day ahead")
+		first := occs[0]
+		ok(t, e, &pv, "events", "preview", ev.ID, "--count", "2")
+		at := pv.Instants[1].Utc.UTC().Format(time.RFC3339Nano) // not materialized yet
+		ok(t, e, &occ, "occurrences", "skip", first.ID, "--reason", "holiday")
+		require.Equal(t, client.OccurrenceStatusSkipped, occ.Status)
+		require.Equal(t, client.OccurrenceReasonManual, *occ.Reason)
+		ok(t, e, &occ, "occurrences", "unskip", first.ID)
+		require.Equal(t, client.OccurrenceStatusPending, occ.Status)
+		to := first.ScheduledAt.Add(time.Hour).UTC().Format(time.RFC3339)
+		ok(t, e, &occ, "occurrences", "move", first.ID, "--to", to)
+		require.Equal(t, first.ID, occ.ID)
+		require.Equal(t, first.ScheduledAt, *occ.OriginalScheduledAt)
+		ok(t, e, nil, "events", "exceptions", "add", ev.ID, "--at", at, "--skip", "--reason", "audit")
+		var exs []client.Exception
+		ok(t, e, &exs, "events", "exceptions", "list", ev.ID)
+		require.Len(t, exs, 2, "the move and the skip")
+		ok(t, e, nil, "events", "exceptions", "delete", ev.ID, at)
+		ok(t, e, &exs, "events", "exceptions", "list", ev.ID)
+		require.Len(t, exs, 1)
+		r = cli(t, e, "", "events", "exceptions", "add", ev.ID, "--at", at)
+		require.Equal(t, exitUsage, r.code, "--skip or --move-to is required")
+		ok(t, e, &got, "events", "pause", ev.ID, "--until", time.Now().Add(time.Hour).UTC().Format(time.RFC3339),
+			"--reason", "maintenance")
+		require.Equal(t, "maintenance", *got.PauseReason)
+		require.NotNil(t, got.PausedUntil)
+		ok(t, e, &got, "events", "resume", ev.ID)
+		require.Equal(t, client.EventStatusActive, got.Status)
+
 		var tok client.Token
 		r = cli(t, e, "", "tokens", "create", "--sub", "ci", "--access", "read", "--scope", tag, "--expires", "1h", "-o", "json")
 		require.Equal(t, 0, r.code, r.stderr)

@@ -42,7 +42,8 @@ the server, and stores server and token in the user's config directory with mode
 			if token == "" {
 				return usagef("token: empty")
 			}
-			c, err := client.New(a.server, client.WithToken(token), client.WithUserAgent("qhronos-cli"))
+			c, err := client.New(a.server, client.WithToken(token), client.WithUserAgent("qhronos-cli"),
+				client.WithVia("cli"))
 			if err != nil {
 				return usagef("--server: %v", err)
 			}

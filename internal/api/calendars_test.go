@@ -318,6 +318,17 @@ func TestCalendarSkipsRollsAndReplans(t *testing.T) {
 				require.True(t, ok, "event %s: %+v", id, rows)
 				require.Equal(t, "pending", row.Status, "event %s fires at the instant", id)
 			}
+			var history struct {
+				Data []struct {
+					Action  string `json:"action"`
+					Channel string `json:"channel"`
+				} `json:"data"`
+			}
+			e.do("GET", "/events/"+skipped+"/history", e.master, nil).json(t, &history)
+			require.NotEmpty(t, history.Data)
+			last := history.Data[len(history.Data)-1]
+			require.Equal(t, "calendar_replan", last.Action, "the re-plan is in the event's history")
+			require.Equal(t, "scheduler", last.Channel)
 			row, ok = rowAt(e.occurrenceRows(rolled), next)
 			require.True(t, ok)
 			require.Equal(t, "cancelled", row.Status, "the rolled row is withdrawn")

@@ -173,6 +173,7 @@ func matrixRoutes() []matrixRoute {
 			ok: http.StatusOK, body: func(fixture) any { return map[string]any{"grace": "1h"} }},
 		{method: "GET", path: "/events/{event}/occurrences", level: model.AccessRead, names: true, ok: http.StatusOK},
 		{method: "GET", path: "/events/{event}/preview", level: model.AccessRead, names: true, ok: http.StatusOK},
+		{method: "GET", path: "/events/{event}/history", level: model.AccessRead, names: true, ok: http.StatusOK},
 		{method: "POST", path: "/schedules/preview", level: model.AccessRead, ok: http.StatusOK,
 			body: func(fixture) any {
 				return map[string]any{"rrule": "FREQ=DAILY", "start_time": future(), "count": 3}

@@ -140,6 +140,7 @@ func (s *Server) authenticate(c *gin.Context) {
 		s.denyAuth(c, err)
 		return
 	}
+	p.Channel = createdVia(c) // the client kind, for the events' history
 	c.Set(ctxPrincipal, p)
 	c.Next()
 }

@@ -67,6 +67,7 @@ type Lifecycle interface {
 	Exceptions(ctx context.Context, p auth.Principal, eventID string) ([]model.Exception, error)
 	AddException(ctx context.Context, p auth.Principal, eventID string, ex model.Exception) (model.Exception, error)
 	DeleteException(ctx context.Context, p auth.Principal, eventID string, at time.Time) error
+	History(ctx context.Context, p auth.Principal, id string, withDeleted bool, f model.HistoryFilter) ([]model.HistoryEntry, error)
 
 	CreateCalendar(ctx context.Context, p auth.Principal, body map[string]json.RawMessage) (model.Calendar, error)
 	GetCalendar(ctx context.Context, p auth.Principal, id string) (model.Calendar, error)
@@ -228,6 +229,7 @@ func (s *Server) routes() *gin.Engine {
 	write.POST("/events/:id/rotate-secret", s.handle(s.rotateSecret))
 	read.GET("/events/:id/occurrences", s.handle(s.eventOccurrences))
 	read.GET("/events/:id/preview", s.handle(s.previewEvent))
+	read.GET("/events/:id/history", s.handle(s.eventHistory))
 	read.POST("/schedules/preview", s.handle(s.previewSchedule))
 
 	write.POST("/calendars", s.handle(s.createCalendar))

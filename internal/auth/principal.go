@@ -23,6 +23,21 @@ type Principal struct {
 	// ExpiresAt is the JWT's expiry (zero for the master token): long-lived
 	// sessions such as WebSockets end at it.
 	ExpiresAt time.Time
+	// Channel is the kind of client acting (api, console, cli; scheduler
+	// for the server's own changes), recorded in an event's history. The
+	// API sets it per request from X-Qhronos-Via; empty means "api".
+	Channel string
+}
+
+// DefaultChannel is the channel of a principal that named none.
+const DefaultChannel = "api"
+
+// Via is the principal's channel, DefaultChannel when none was set.
+func (p Principal) Via() string {
+	if p.Channel == "" {
+		return DefaultChannel
+	}
+	return p.Channel
 }
 
 // Allows reports whether the principal's access level is at least a

@@ -17,9 +17,8 @@ const IdempotencyTTL = 24 * time.Hour
 // Once makes a write answer once per Idempotency-Key: the first answer is
 // stored per principal in the write's own transaction, so a retried request
 // — even a concurrent one — gets it replayed instead of a second write; the
-// same key with a different request is 409. Without a key the write runs
-// without a transaction of its own (a create is one statement on
-// PostgreSQL).
+// same key with a different request is 409. Without a key the write still
+// runs in one transaction, with the history entry that records it.
 type Once struct {
 	Key         string
 	Principal   string

@@ -24,7 +24,7 @@ func (s *Service) SkipOccurrence(ctx context.Context, p auth.Principal, id, reas
 	if err := events.CheckReason(reason); err != nil {
 		return model.Occurrence{}, err
 	}
-	return s.controlOccurrence(ctx, p, id, func(tx *repository.Store, ev *model.Event, occ *model.Occurrence, now time.Time) error {
+	return s.controlOccurrence(ctx, p, id, model.HistorySkip, reason, func(tx *repository.Store, ev *model.Event, occ *model.Occurrence, now time.Time) error {
 		if !occ.Status.In(model.Waiting) && occ.Status != model.OccurrenceDispatching || !occ.ScheduledAt.After(now) {
 			return errNotAhead
 		}
@@ -49,7 +49,7 @@ func (s *Service) SkipOccurrence(ctx context.Context, p auth.Principal, id, reas
 // UnskipOccurrence makes an occurrence skipped by hand due again, while its
 // instant is still ahead.
 func (s *Service) UnskipOccurrence(ctx context.Context, p auth.Principal, id string) (model.Occurrence, error) {
-	return s.controlOccurrence(ctx, p, id, func(tx *repository.Store, ev *model.Event, occ *model.Occurrence, now time.Time) error {
+	return s.controlOccurrence(ctx, p, id, model.HistoryUnskip, "", func(tx *repository.Store, ev *model.Event, occ *model.Occurrence, now time.Time) error {
 		if occ.Status != model.OccurrenceSkipped || occ.Reason == nil || *occ.Reason != model.ReasonManual ||
 			!occ.ScheduledAt.After(now) || occ.Manual {
 			return &input.Error{Status: http.StatusConflict,
@@ -76,7 +76,7 @@ func (s *Service) MoveOccurrence(ctx context.Context, p auth.Principal, id strin
 	if err := events.CheckReason(reason); err != nil {
 		return model.Occurrence{}, err
 	}
-	return s.controlOccurrence(ctx, p, id, func(tx *repository.Store, ev *model.Event, occ *model.Occurrence, now time.Time) error {
+	return s.controlOccurrence(ctx, p, id, model.HistoryMove, reason, func(tx *repository.Store, ev *model.Event, occ *model.Occurrence, now time.Time) error {
 		if !occ.Status.In(model.Waiting) && occ.Status != model.OccurrenceDispatching || !occ.ScheduledAt.After(now) {
 			return errNotAhead
 		}
@@ -103,8 +103,8 @@ func (s *Service) MoveOccurrence(ctx context.Context, p auth.Principal, id strin
 // controlOccurrence runs change on an occurrence of an event the principal
 // may modify, in one transaction that bumps the event's version (fencing
 // concurrent expansion) and re-plans its future rows; it returns the row
-// as it is afterwards.
-func (s *Service) controlOccurrence(ctx context.Context, p auth.Principal, id string,
+// as it is afterwards. The event's history records action with reason.
+func (s *Service) controlOccurrence(ctx context.Context, p auth.Principal, id, action, reason string,
 	change func(tx *repository.Store, ev *model.Event, occ *model.Occurrence, now time.Time) error) (model.Occurrence, error) {
 	occ, err := s.Occurrence(ctx, p, id)
 	if err != nil {
@@ -119,7 +119,14 @@ func (s *Service) controlOccurrence(ctx context.Context, p auth.Principal, id st
 		if err := change(tx, &ev, &occ, now); err != nil {
 			return err
 		}
-		return s.replanAfterControl(ctx, tx, &ev, now)
+		if err := s.replanAfterControl(ctx, tx, &ev, now); err != nil {
+			return err
+		}
+		after, err := tx.GetOccurrence(ctx, occ.ID)
+		if err != nil {
+			return err
+		}
+		return s.record(ctx, tx, p, ev.ID, action, reason, events.OccurrenceChanges(&occ, &after))
 	})
 	if err != nil {
 		return model.Occurrence{}, s.concurrent(err)
@@ -280,6 +287,10 @@ func (s *Service) AddException(ctx context.Context, p auth.Principal, eventID st
 				return err
 			}
 		}
+		prev, err := exceptionAt(ctx, tx, ev.ID, ex.At)
+		if err != nil {
+			return err
+		}
 		if err := tx.PutException(ctx, ex); err != nil {
 			return err
 		}
@@ -293,7 +304,10 @@ func (s *Service) AddException(ctx context.Context, p auth.Principal, eventID st
 				return err
 			}
 		}
-		return s.replanAfterControl(ctx, tx, &ev, now)
+		if err := s.replanAfterControl(ctx, tx, &ev, now); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, p, ev.ID, model.HistoryExceptionAdded, ex.Reason, events.ExceptionChanges(prev, &ex))
 	})
 	if err != nil {
 		return ex, s.concurrent(err)
@@ -331,7 +345,10 @@ func (s *Service) DeleteException(ctx context.Context, p auth.Principal, eventID
 				return err
 			}
 		}
-		return s.replanAfterControl(ctx, tx, &ev, now)
+		if err := s.replanAfterControl(ctx, tx, &ev, now); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, p, ev.ID, model.HistoryExceptionRemoved, "", events.ExceptionChanges(&exs[0], nil))
 	})
 	if err != nil {
 		return s.concurrent(err)

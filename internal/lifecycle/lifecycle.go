@@ -85,6 +85,9 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, via string, in *
 		return events.Answer{}, &input.Error{Status: http.StatusForbidden, Message: err.Error(), Field: "tags"}
 	}
 	ans, err := s.once(ctx, o, func(tx *repository.Store) (any, error) {
+		if err := s.record(ctx, tx, p, ev.ID, model.HistoryCreate, "", events.Diff(nil, &ev)); err != nil {
+			return nil, err
+		}
 		if ev.Status != model.EventActive {
 			return &ev, tx.CreateEvent(ctx, &ev)
 		}
@@ -138,7 +141,10 @@ func (s *Service) Update(ctx context.Context, p auth.Principal, id string, in *e
 		markPaused(&ev, p, events.Pause{}, now)
 	}
 	err = s.store.WithTx(ctx, func(tx *repository.Store) error {
-		return s.transition(ctx, tx, &ev, before.Version, target, rescheduled, rule, now)
+		if err := s.transition(ctx, tx, &ev, before.Version, target, rescheduled, rule, now); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, p, ev.ID, model.HistoryUpdate, "", events.Diff(&before, &ev))
 	})
 	if errors.Is(err, model.ErrStaleVersion) && check == nil {
 		return model.Event{}, errConcurrent
@@ -159,11 +165,16 @@ func (s *Service) Pause(ctx context.Context, p auth.Principal, id string, req ev
 	if err != nil {
 		return ev, err
 	}
-	now := s.now()
+	now, before := s.now(), ev
 	if ev.Status == model.EventPaused {
 		version := ev.Version
 		ev.PausedUntil, ev.PauseReason, ev.PauseCatchUp, ev.UpdatedAt = req.Until, req.Reason, req.CatchUp, now.UTC()
-		err = s.store.WithTx(ctx, func(tx *repository.Store) error { return tx.UpdateEvent(ctx, &ev, version) })
+		err = s.store.WithTx(ctx, func(tx *repository.Store) error {
+			if err := tx.UpdateEvent(ctx, &ev, version); err != nil {
+				return err
+			}
+			return s.record(ctx, tx, p, ev.ID, model.HistoryPause, req.Reason, events.Diff(&before, &ev))
+		})
 		return ev, err
 	}
 	if ev.Status != model.EventActive {
@@ -172,7 +183,10 @@ func (s *Service) Pause(ctx context.Context, p auth.Principal, id string, req ev
 	version := ev.Version
 	markPaused(&ev, p, req, now)
 	err = s.store.WithTx(ctx, func(tx *repository.Store) error {
-		return s.transition(ctx, tx, &ev, version, model.EventPaused, false, nil, now)
+		if err := s.transition(ctx, tx, &ev, version, model.EventPaused, false, nil, now); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, p, ev.ID, model.HistoryPause, req.Reason, events.Diff(&before, &ev))
 	})
 	if err != nil {
 		return model.Event{}, err
@@ -199,10 +213,11 @@ func (s *Service) Resume(ctx context.Context, p auth.Principal, id string, req e
 	if err != nil || ev.Status != model.EventPaused {
 		return ev, err
 	}
-	return s.resume(ctx, ev, req)
+	return s.resume(ctx, p, ev, req)
 }
 
-func (s *Service) resume(ctx context.Context, ev model.Event, req events.Resume) (model.Event, error) {
+func (s *Service) resume(ctx context.Context, p auth.Principal, ev model.Event, req events.Resume) (model.Event, error) {
+	before := ev
 	if req.CatchUp != "" {
 		ev.PauseCatchUp = req.CatchUp
 	}
@@ -214,7 +229,10 @@ func (s *Service) resume(ctx context.Context, ev model.Event, req events.Resume)
 	version := ev.Version
 	ev.UpdatedAt = now.UTC()
 	err = s.store.WithTx(ctx, func(tx *repository.Store) error {
-		return s.transition(ctx, tx, &ev, version, model.EventActive, false, rule, now)
+		if err := s.transition(ctx, tx, &ev, version, model.EventActive, false, rule, now); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, p, ev.ID, model.HistoryResume, "", events.Diff(&before, &ev))
 	})
 	if err != nil {
 		return model.Event{}, err
@@ -244,7 +262,7 @@ func (s *Service) ResumeDue(ctx context.Context, limit int) (int, error) {
 		if ev.Status != model.EventPaused || ev.PausedUntil == nil || ev.PausedUntil.After(now) {
 			continue // resumed or re-paused meanwhile
 		}
-		_, err = s.resume(ctx, ev, events.Resume{})
+		_, err = s.resume(ctx, schedulerPrincipal, ev, events.Resume{})
 		switch {
 		case errors.Is(err, model.ErrStaleVersion):
 			// changed meanwhile: the next pass looks again
@@ -365,8 +383,10 @@ func (s *Service) Delete(ctx context.Context, p auth.Principal, id string, check
 		if err := tx.DeleteEvent(ctx, ev.ID, version, now); err != nil {
 			return err
 		}
-		_, err := tx.CancelPendingOccurrences(ctx, ev.ID, time.Time{}, false, model.ReasonEventDeleted, now)
-		return err
+		if _, err := tx.CancelPendingOccurrences(ctx, ev.ID, time.Time{}, false, model.ReasonEventDeleted, now); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, p, ev.ID, model.HistoryDelete, "", statusChange(ev.Status, model.EventDeleted))
 	})
 }
 
@@ -402,7 +422,7 @@ func (s *Service) Trigger(ctx context.Context, p auth.Principal, id string, o ev
 			return nil, &input.Error{Status: http.StatusConflict, Message: "could not schedule a manual occurrence; retry"}
 		}
 		occ = rows[0]
-		return &occ, nil
+		return &occ, s.record(ctx, tx, p, ev.ID, model.HistoryTrigger, "", events.OccurrenceChanges(nil, &occ))
 	})
 	if err == nil && !ans.Replayed {
 		s.wake(ctx, &occ.ScheduledAt)
@@ -425,14 +445,19 @@ func (s *Service) RotateSecret(ctx context.Context, p auth.Principal, id string,
 		return "", ev, err
 	}
 	now := s.now().UTC()
-	version := ev.Version
+	version, before := ev.Version, ev
 	// An event without a secret of its own signed with hmac.default_secret:
 	// the rotation records that (an empty previous secret with an expiry,
 	// see secrets.Sealed) and the default keeps signing through the grace.
 	next := secrets.Sealed{Current: ev.HMACSecret}.Rotate(sealed, now, grace)
 	ev.HMACSecret, ev.PreviousSecret, ev.PreviousSecretExpires = next.Current, next.Previous, next.PreviousUntil
 	ev.UpdatedAt = now
-	err = s.store.WithTx(ctx, func(tx *repository.Store) error { return tx.UpdateEvent(ctx, &ev, version) })
+	err = s.store.WithTx(ctx, func(tx *repository.Store) error {
+		if err := tx.UpdateEvent(ctx, &ev, version); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, p, ev.ID, model.HistoryRotateSecret, "", events.Diff(&before, &ev))
+	})
 	if err != nil {
 		return "", model.Event{}, err
 	}
@@ -461,7 +486,10 @@ func (s *Service) Replan(ctx context.Context, eventID string) error {
 		if _, err := tx.CancelFutureOccurrences(ctx, ev.ID, now, true, model.ReasonRuleChanged, now); err != nil {
 			return err
 		}
-		return s.restart(ctx, tx, &ev, rule, now)
+		if err := s.restart(ctx, tx, &ev, rule, now); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, schedulerPrincipal, ev.ID, model.HistoryCalendarReplan, "", nil)
 	})
 	if errors.Is(err, model.ErrStaleVersion) {
 		return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/repository"
 )
 
 var errForbidden = &input.Error{Status: http.StatusForbidden, Message: "insufficient access"}
@@ -47,7 +48,13 @@ func (s *Service) Replay(ctx context.Context, p auth.Principal, id string) (mode
 		return model.Occurrence{}, errForbidden
 	}
 	now := s.now()
-	got, err := s.store.RetryOccurrence(ctx, occ.ID, now)
+	var got model.Occurrence
+	err = s.store.WithTx(ctx, func(tx *repository.Store) error {
+		if got, err = tx.RetryOccurrence(ctx, occ.ID, now); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, p, ev.ID, model.HistoryReplay, "", events.OccurrenceChanges(&occ, &got))
+	})
 	if errors.Is(err, model.ErrNotRetryable) {
 		return model.Occurrence{}, &input.Error{Status: http.StatusConflict,
 			Message: "occurrence is " + string(occ.Status) + "; only completed, failed, missed or cancelled ones can be retried"}

@@ -15,7 +15,12 @@ import (
 func (s *Service) once(ctx context.Context, o events.Once, write func(tx *repository.Store) (any, error)) (events.Answer, error) {
 	now := s.now()
 	if o.Key == "" {
-		v, err := write(s.store)
+		// One transaction still: the write and its history entry go together.
+		var v any
+		err := s.store.WithTx(ctx, func(tx *repository.Store) (err error) {
+			v, err = write(tx)
+			return err
+		})
 		if err != nil {
 			return events.Answer{}, err
 		}

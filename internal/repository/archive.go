@@ -106,8 +106,9 @@ var pickArchivableEvents = statusSQL(`SELECT e.id FROM events e
 	LIMIT ?`)
 
 // ArchiveEvents moves one batch of finished or deleted events past retention
-// to events_archive (their tags travel in tags_json) and removes their
-// event_tags rows, in one transaction; with b.Delete they are only deleted.
+// to events_archive (their tags travel in tags_json) with their exceptions
+// and history, and removes their event_tags rows, in one transaction; with
+// b.Delete they are only deleted.
 func (s *Store) ArchiveEvents(ctx context.Context, b ArchiveBatch) (ArchiveCounts, error) {
 	var out ArchiveCounts
 	err := s.WithTx(ctx, func(tx *Store) error {
@@ -130,6 +131,20 @@ func (s *Store) ArchiveEvents(ctx context.Context, b ArchiveBatch) (ArchiveCount
 		if _, err := tx.exec(ctx, `DELETE FROM event_tags WHERE event_id IN (`+in+`)`, idArgs...); err != nil {
 			return fmt.Errorf("delete archived event tags: %w", err)
 		}
+		// The event's exceptions (they reference it) and its history go
+		// with it.
+		for _, t := range eventSideTables {
+			if !b.Delete {
+				q := `INSERT INTO ` + t.table + `_archive (` + t.columns + `, archived_at) SELECT ` + t.columns +
+					`, ? FROM ` + t.table + ` WHERE event_id IN (` + in + `)`
+				if _, err := tx.exec(ctx, q, append([]any{tx.ts(b.Now)}, idArgs...)...); err != nil {
+					return fmt.Errorf("archive %s: %w", t.table, err)
+				}
+			}
+			if _, err := tx.exec(ctx, `DELETE FROM `+t.table+` WHERE event_id IN (`+in+`)`, idArgs...); err != nil {
+				return fmt.Errorf("delete archived %s: %w", t.table, err)
+			}
+		}
 		res, err := tx.exec(ctx, `DELETE FROM events WHERE id IN (`+in+`)`, idArgs...)
 		if err != nil {
 			return fmt.Errorf("delete archived events: %w", err)
@@ -143,10 +158,26 @@ func (s *Store) ArchiveEvents(ctx context.Context, b ArchiveBatch) (ArchiveCount
 	return out, nil
 }
 
+// eventSideTables are kept with their event and archived with it.
+var eventSideTables = []struct{ table, columns string }{
+	{"event_exceptions", exceptionColumns},
+	{"event_history", historyColumns},
+}
+
+// GetArchivedEvent returns an event the archiver moved to events_archive.
+func (s *Store) GetArchivedEvent(ctx context.Context, id string) (model.Event, error) {
+	var r eventRow
+	if err := s.get(ctx, &r, `SELECT `+eventColumns+` FROM events_archive WHERE id = ?`, id); err != nil {
+		return model.Event{}, fmt.Errorf("get archived event: %w", err)
+	}
+	return r.event()
+}
+
 // PurgeArchive deletes, in one transaction, at most limit rows of each
 // archive table archived before cutoff (archival.purge_after). An archived
 // event goes only once none of its archived occurrences remain, so archived
-// history never loses the tags that scope it.
+// history never loses the tags that scope it; its archived exceptions and
+// audit history go with it.
 func (s *Store) PurgeArchive(ctx context.Context, cutoff time.Time, limit int) (ArchiveCounts, error) {
 	var out ArchiveCounts
 	err := s.WithTx(ctx, func(tx *Store) error {
@@ -157,14 +188,39 @@ func (s *Store) PurgeArchive(ctx context.Context, cutoff time.Time, limit int) (
 		if out.Occurrences, err = tx.purge(ctx, "occurrences_archive", "", cutoff, limit); err != nil {
 			return err
 		}
-		keep := ` AND NOT EXISTS (SELECT 1 FROM occurrences_archive o WHERE o.event_id = events_archive.id)`
-		out.Events, err = tx.purge(ctx, "events_archive", keep, cutoff, limit)
+		out.Events, err = tx.purgeEvents(ctx, cutoff, limit)
 		return err
 	})
 	if err != nil {
 		return ArchiveCounts{}, err
 	}
 	return out, nil
+}
+
+// purgeEvents deletes up to limit archived events that no archived
+// occurrence needs any more, with their archived exceptions and history.
+func (s *Store) purgeEvents(ctx context.Context, cutoff time.Time, limit int) (int, error) {
+	var ids []string
+	err := s.selectAll(ctx, &ids, `SELECT id FROM events_archive WHERE archived_at < ?
+		AND NOT EXISTS (SELECT 1 FROM occurrences_archive o WHERE o.event_id = events_archive.id) LIMIT ?`,
+		s.ts(cutoff), limit)
+	if err != nil {
+		return 0, fmt.Errorf("pick purgeable events: %w", err)
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	in, idArgs := placeholders(len(ids)), stringArgs(ids)
+	for _, t := range eventSideTables {
+		if _, err := s.exec(ctx, `DELETE FROM `+t.table+`_archive WHERE event_id IN (`+in+`)`, idArgs...); err != nil {
+			return 0, fmt.Errorf("purge %s_archive: %w", t.table, err)
+		}
+	}
+	res, err := s.exec(ctx, `DELETE FROM events_archive WHERE id IN (`+in+`)`, idArgs...)
+	if err != nil {
+		return 0, fmt.Errorf("purge events_archive: %w", err)
+	}
+	return affected(res), nil
 }
 
 // purge deletes up to limit rows of an archive table by physical row id (the

@@ -2,6 +2,7 @@ package repository
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -325,14 +326,23 @@ func (s *Store) noteEventRuns(ctx context.Context, ids []string, recs map[string
 // pauseGoneEvent pauses an event whose receiver answered 410 and cancels its
 // pending non-manual occurrences.
 func (s *Store) pauseGoneEvent(ctx context.Context, r *OutcomeRecord) error {
-	if _, err := s.exec(ctx, statusSQL(`UPDATE events SET status = ?, last_status = ?, updated_at = ?,
+	const why = "the receiver answered 410 Gone"
+	res, err := s.exec(ctx, statusSQL(`UPDATE events SET status = ?, last_status = ?, updated_at = ?,
 		paused_at = ?, paused_until = NULL, pause_reason = ?, paused_by = 'scheduler', pause_catch_up = ?,
 		version = version + 1 WHERE id = ? AND status = {active}`),
-		model.EventPaused, r.PauseReason, s.ts(r.Now), s.ts(r.Now), "the receiver answered 410 Gone", model.PauseSkip,
-		r.EventID); err != nil {
+		model.EventPaused, r.PauseReason, s.ts(r.Now), s.ts(r.Now), why, model.PauseSkip, r.EventID)
+	if err != nil {
 		return fmt.Errorf("pause gone event: %w", err)
 	}
-	_, err := s.CancelFutureOccurrences(ctx, r.EventID, time.Time{}, true, model.ReasonPaused, r.Now)
+	if affected(res) == 1 {
+		err := s.AppendHistory(ctx, model.HistoryEntry{EventID: r.EventID, At: r.Now, Subject: "scheduler",
+			Channel: "scheduler", Action: model.HistoryPause, Reason: why,
+			Changes: json.RawMessage(`{"status":{"from":"active","to":"paused"}}`)})
+		if err != nil {
+			return err
+		}
+	}
+	_, err = s.CancelFutureOccurrences(ctx, r.EventID, time.Time{}, true, model.ReasonPaused, r.Now)
 	return err
 }
 
