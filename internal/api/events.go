@@ -93,11 +93,6 @@ func (s *Server) listEvents(c *gin.Context) error {
 	return nil
 }
 
-// visibleEvent loads an event the principal may read; anything else is 404.
-func (s *Server) visibleEvent(c *gin.Context) (model.Event, error) {
-	return s.Events.Get(c.Request.Context(), principal(c), c.Param("id"), false)
-}
-
 // ifMatch is the request's If-Match as the events service checks it: nil
 // without the header; otherwise 412 when it names another version.
 func ifMatch(c *gin.Context) events.Precondition {

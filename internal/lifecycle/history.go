@@ -23,8 +23,13 @@ var schedulerPrincipal = auth.Principal{Subject: "scheduler", Channel: "schedule
 // (now).
 func (s *Service) record(ctx context.Context, tx *repository.Store, p auth.Principal, eventID, action, reason string,
 	changes json.RawMessage) error {
-	return tx.AppendHistory(ctx, model.HistoryEntry{EventID: eventID, At: s.now().UTC(), Subject: p.Subject,
-		Channel: p.Via(), Action: action, Reason: reason, Changes: changes})
+	return tx.AppendHistory(ctx, s.entry(p, eventID, action, reason, changes))
+}
+
+// entry is one history entry of a change made now.
+func (s *Service) entry(p auth.Principal, eventID, action, reason string, changes json.RawMessage) model.HistoryEntry {
+	return model.HistoryEntry{EventID: eventID, At: s.now().UTC(), Subject: p.Subject, Channel: p.Via(),
+		Action: action, Reason: reason, Changes: changes}
 }
 
 // History returns a page of an event's history, oldest first, when the

@@ -84,12 +84,10 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, via string, in *
 	if err := p.CanCreate(ev.Tags); err != nil {
 		return events.Answer{}, &input.Error{Status: http.StatusForbidden, Message: err.Error(), Field: "tags"}
 	}
+	created := s.entry(p, ev.ID, model.HistoryCreate, "", events.Diff(nil, &ev))
 	ans, err := s.once(ctx, o, func(tx *repository.Store) (any, error) {
-		if err := s.record(ctx, tx, p, ev.ID, model.HistoryCreate, "", events.Diff(nil, &ev)); err != nil {
-			return nil, err
-		}
 		if ev.Status != model.EventActive {
-			return &ev, tx.CreateEvent(ctx, &ev)
+			return &ev, tx.CreateEventRecorded(ctx, &ev, created)
 		}
 		series, err := s.plan.Series(ctx, tx, &ev, rule, now, now)
 		if err != nil {
@@ -100,7 +98,7 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, via string, in *
 			return nil, fmt.Errorf("expand event %s: %w", ev.ID, err)
 		}
 		ev.ExpandedUntil, ev.NextRunAt = &plan.Cursor, plan.NextRunAt()
-		return &ev, tx.CreateEvent(ctx, &ev, plan.Rows...)
+		return &ev, tx.CreateEventRecorded(ctx, &ev, created, plan.Rows...)
 	})
 	if err == nil && !ans.Replayed {
 		s.wake(ctx, ev.NextRunAt)
@@ -399,13 +397,30 @@ func (s *Service) Trigger(ctx context.Context, p auth.Principal, id string, o ev
 	}
 	now := s.now()
 	var occ model.Occurrence
-	ans, err := s.once(ctx, o, func(tx *repository.Store) (any, error) {
+	ans, err := s.once(ctx, o, func(store *repository.Store) (any, error) {
+		return &occ, store.WithTx(ctx, func(tx *repository.Store) error {
+			var err error
+			occ, err = s.triggerIn(ctx, tx, p, ev.ID, now)
+			return err
+		})
+	})
+	if err == nil && !ans.Replayed {
+		s.wake(ctx, &occ.ScheduledAt)
+	}
+	return ans, err
+}
+
+// triggerIn inserts the manual occurrence at now (rounded up, stepping past
+// a scheduled instant on the same microsecond) and records it.
+func (s *Service) triggerIn(ctx context.Context, tx *repository.Store, p auth.Principal, eventID string, now time.Time) (model.Occurrence, error) {
+	ev := model.Event{ID: eventID}
+	{
 		at := model.RoundUp(now)
 		// A scheduled instant may already hold this microsecond: step past it.
 		for range 16 {
 			n, err := tx.InsertOccurrences(ctx, ev.ID, []time.Time{at}, true, now)
 			if err != nil {
-				return nil, err
+				return model.Occurrence{}, err
 			}
 			if n == 1 {
 				break
@@ -416,18 +431,13 @@ func (s *Service) Trigger(ctx context.Context, p auth.Principal, id string, o ev
 		rows, err := tx.ListOccurrences(ctx, model.OccurrenceFilter{EventID: ev.ID, From: &at, To: &end,
 			Unrestricted: true, Limit: 1})
 		if err != nil {
-			return nil, err
+			return model.Occurrence{}, err
 		}
 		if len(rows) != 1 || !rows[0].Manual {
-			return nil, &input.Error{Status: http.StatusConflict, Message: "could not schedule a manual occurrence; retry"}
+			return model.Occurrence{}, &input.Error{Status: http.StatusConflict, Message: "could not schedule a manual occurrence; retry"}
 		}
-		occ = rows[0]
-		return &occ, s.record(ctx, tx, p, ev.ID, model.HistoryTrigger, "", events.OccurrenceChanges(nil, &occ))
-	})
-	if err == nil && !ans.Replayed {
-		s.wake(ctx, &occ.ScheduledAt)
+		return rows[0], s.record(ctx, tx, p, ev.ID, model.HistoryTrigger, "", events.OccurrenceChanges(nil, &rows[0]))
 	}
-	return ans, err
 }
 
 // RotateSecret issues a new signing secret, returned once in plaintext; the

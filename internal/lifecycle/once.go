@@ -15,12 +15,9 @@ import (
 func (s *Service) once(ctx context.Context, o events.Once, write func(tx *repository.Store) (any, error)) (events.Answer, error) {
 	now := s.now()
 	if o.Key == "" {
-		// One transaction still: the write and its history entry go together.
-		var v any
-		err := s.store.WithTx(ctx, func(tx *repository.Store) (err error) {
-			v, err = write(tx)
-			return err
-		})
+		// write is atomic on its own (a create is one statement with its
+		// history entry; a trigger opens its transaction).
+		v, err := write(s.store)
 		if err != nil {
 			return events.Answer{}, err
 		}

@@ -2,14 +2,16 @@ package recurrence
 
 import "time"
 
-// cronSource expands a five-field cron expression in wall-clock time. A
-// reading that does not exist (spring-forward gap) fires at the first valid
-// instant after the gap, as classic cron does; a repeated reading fires once,
-// at its first occurrence.
+// cronSource expands a five-field cron expression in wall-clock time under
+// the event's DST policy. By default a reading that does not exist
+// (spring-forward gap) fires at the first valid instant after the gap, as
+// classic cron does, and a repeated reading fires once, at its first
+// occurrence.
 type cronSource struct {
 	spec  *cronSpec
 	loc   *time.Location
 	lower time.Time // inclusive lower bound (start_time); zero means none
+	dst   dstPolicy
 }
 
 // maxCronYear bounds the search for the next match.
@@ -47,37 +49,61 @@ func (s *cronSource) next(w time.Time) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-func (s *cronSource) expand(from, to time.Time, limit int, b *budget) ([]time.Time, error) {
-	if from.Before(s.lower) {
-		from = s.lower
+func (s *cronSource) expand(out *series, b *budget) error {
+	if out.from.Before(s.lower) {
+		out.from = s.lower
 	}
-	w := wallOf(from, s.loc).Add(-lookback(from, s.loc))
+	from := out.from
+	w := wallOf(from, s.loc).Add(-s.dst.lookback(from, s.loc))
 	if t := w.Truncate(time.Minute); t.Before(w) {
 		w = t.Add(time.Minute)
 	}
-	zone := newResolver(s.loc)
-	var out []time.Time
-	for len(out) < limit {
+	zone := s.dst.resolver(s.loc, gapNext)
+	for !out.full() {
 		match, ok := s.next(w)
 		if !ok {
-			return out, nil
+			break
 		}
 		if !b.spend() {
-			return out, b.err()
+			return b.err()
 		}
 		w = match.Add(time.Minute)
-		t, _ := zone.resolve(match) // a gap reading resolves to the end of the gap
+		t, kind := zone.read(match)
 		t = ceilMicro(t)
+		switch kind {
+		case wallSkipped:
+			if out.skips {
+				out.hold(Instant{At: t, Skipped: true})
+			}
+			continue
+		case wallGap:
+			// Several readings in one gap collapse onto its end by default;
+			// held, they merge with the instants after the gap.
+			out.hold(Instant{At: t})
+			continue
+		}
+		if len(out.held) > 0 {
+			if out.release(t) {
+				return nil
+			}
+			if out.taken(t) {
+				continue
+			}
+		}
+		if kind == wallTwice {
+			out.hold(Instant{At: ceilMicro(zone.second)})
+		}
 		if t.Before(from) {
 			continue
 		}
-		if !t.Before(to) {
-			return out, nil
+		if !t.Before(out.to) {
+			return nil
 		}
-		if len(out) > 0 && !t.After(out[len(out)-1]) {
-			continue // several gap readings collapse onto one instant
+		if out.n > 0 && !t.After(out.last) {
+			continue // unique whatever the zone data does
 		}
-		out = append(out, t)
+		out.push(t)
 	}
-	return out, nil
+	out.release(out.to)
+	return nil
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // everySource is cron's "@every d": start + k·d for k = 0, 1, … in elapsed
-// time, so it ignores DST entirely.
+// time, so it ignores DST entirely, the event's DST policy included.
 type everySource struct {
 	start time.Time
 	every time.Duration
@@ -35,31 +35,30 @@ func parseEvery(text string) (time.Duration, bool) {
 	return time.Duration(days)*24*time.Hour + d, true
 }
 
-func (s everySource) expand(from, to time.Time, limit int, b *budget) ([]time.Time, error) {
+func (s everySource) expand(out *series, b *budget) error {
 	k := big.NewInt(0)
-	if from.After(s.start) {
+	if out.from.After(s.start) {
 		// k = ceil((from - start) / every), exact for any distance.
-		diff := nanosBetween(s.start, from)
+		diff := nanosBetween(s.start, out.from)
 		d := big.NewInt(int64(s.every))
 		k.Add(diff, new(big.Int).Sub(d, big.NewInt(1)))
 		k.Quo(k, d)
 	}
-	var out []time.Time
 	step := new(big.Int).Mul(k, big.NewInt(int64(s.every)))
-	for len(out) < limit {
+	for !out.full() {
 		if !b.spend() {
-			return out, b.err()
+			return b.err()
 		}
 		t := ceilMicro(addNanos(s.start, step))
-		if !t.Before(to) || t.Year() > 9999 {
-			return out, nil
+		if !t.Before(out.to) || t.Year() > 9999 {
+			return nil
 		}
-		if !t.Before(from) && (len(out) == 0 || t.After(out[len(out)-1])) {
-			out = append(out, t)
+		if !t.Before(out.from) && (out.n == 0 || t.After(out.last)) {
+			out.push(t)
 		}
 		step.Add(step, big.NewInt(int64(s.every)))
 	}
-	return out, nil
+	return nil
 }
 
 func nanosBetween(a, b time.Time) *big.Int {

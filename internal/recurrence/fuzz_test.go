@@ -1,6 +1,7 @@
 package recurrence
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,9 +18,34 @@ func fuzzWindow(t *testing.T, r *Rule, start time.Time) {
 			continue // budget exhausted is a legal, bounded outcome
 		}
 		checkInstants(t, "fuzz", got, from, to, r.Start(), 500)
+		planned, err := ExpandInstants(r, from, to, 500)
+		if err != nil {
+			continue
+		}
+		var ats, fired []time.Time
+		for _, in := range planned {
+			ats = append(ats, in.At)
+			if !in.Skipped {
+				fired = append(fired, in.At)
+			}
+		}
+		checkInstants(t, "fuzz planned", ats, from, to, r.Start(), 500)
+		// Skipped readings count against the limit, so the firing ones are
+		// a prefix of Expand's, all of it when the limit was not reached.
+		if len(fired) > len(got) || !slices.EqualFunc(got[:len(fired)], fired, time.Time.Equal) ||
+			(len(planned) < 500 && len(fired) != len(got)) {
+			t.Fatalf("ExpandInstants' firing instants %v disagree with Expand %v", fired, got)
+		}
 	}
 	if d := time.Since(began); d > 5*time.Second {
 		t.Fatalf("expansion took %s: unbounded work", d)
+	}
+}
+
+// fuzzCompileError fails unless err is a *FieldError.
+func fuzzCompileError(t *testing.T, err error) {
+	if _, ok := err.(*FieldError); !ok {
+		t.Fatalf("error %v is not a *FieldError", err)
 	}
 }
 
@@ -28,14 +54,14 @@ var fuzzStart = time.Date(2027, 3, 14, 1, 30, 0, 0, time.UTC)
 func FuzzRRule(f *testing.F) {
 	for _, seed := range []string{"FREQ=DAILY", "RRULE:FREQ=MONTHLY;BYDAY=-1FR;COUNT=5", "FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29",
 		"RRULE:FREQ=HOURLY;INTERVAL=5;BYHOUR=1,3\nEXDATE:20270314T013000Z", "FREQ=MINUTELY;INTERVAL=90;BYHOUR=9,10"} {
-		f.Add(seed, "America/New_York")
+		f.Add(seed, "America/New_York", "", "")
 	}
-	f.Fuzz(func(t *testing.T, text, zone string) {
-		r, err := Compile(Spec{StartTime: fuzzStart, Timezone: zone, RRule: text}, Limits{MaxIterations: 20000})
+	f.Add("FREQ=MINUTELY;INTERVAL=25;COUNT=40", "America/New_York", GapShift, RepeatBoth)
+	f.Add("FREQ=DAILY;BYHOUR=0;BYMINUTE=30", "America/Santiago", GapSkip, RepeatLast)
+	f.Fuzz(func(t *testing.T, text, zone, gap, repeat string) {
+		r, err := Compile(Spec{StartTime: fuzzStart, Timezone: zone, RRule: text, DST: DST{Gap: gap, Repeat: repeat}}, Limits{MaxIterations: 20000})
 		if err != nil {
-			if _, ok := err.(*FieldError); !ok {
-				t.Fatalf("error %v is not a *FieldError", err)
-			}
+			fuzzCompileError(t, err)
 			return
 		}
 		fuzzWindow(t, r, fuzzStart)
@@ -43,11 +69,13 @@ func FuzzRRule(f *testing.F) {
 }
 
 func FuzzSchedule(f *testing.F) {
-	f.Add("monthly", 1, "-1FR", 0, 0, 0, 0, 0)
-	f.Add("yearly", 2, "", 29, 2, 9, 0, 10)
-	f.Add("minutely", 7, "MO", 0, 0, 3, 0, 0)
-	f.Add("monthly", 1, "MO,TU,WE,TH,FR", 0, 0, 0, -1, 0)
-	f.Fuzz(func(t *testing.T, freq string, interval int, byDay string, monthDay, month, hour, setPos, count int) {
+	f.Add("monthly", 1, "-1FR", 0, 0, 0, 0, 0, "", "")
+	f.Add("yearly", 2, "", 29, 2, 9, 0, 10, "", "")
+	f.Add("minutely", 7, "MO", 0, 0, 3, 0, 0, "", "")
+	f.Add("monthly", 1, "MO,TU,WE,TH,FR", 0, 0, 0, -1, 0, "", "")
+	f.Add("daily", 1, "", 0, 0, 2, 0, 5, GapShift, RepeatBoth)
+	f.Add("minutely", 15, "", 0, 10, 0, 0, 0, GapSkip, RepeatLast)
+	f.Fuzz(func(t *testing.T, freq string, interval int, byDay string, monthDay, month, hour, setPos, count int, gap, repeat string) {
 		s := Schedule{Frequency: freq, Interval: interval}
 		if byDay != "" {
 			s.ByDay = strings.Split(byDay, ",")
@@ -63,11 +91,10 @@ func FuzzSchedule(f *testing.F) {
 		if count != 0 {
 			s.Count = &count
 		}
-		r, err := Compile(Spec{StartTime: fuzzStart, Timezone: "Australia/Lord_Howe", Schedule: &s}, Limits{MaxIterations: 20000})
+		spec := Spec{StartTime: fuzzStart, Timezone: "Australia/Lord_Howe", Schedule: &s, DST: DST{Gap: gap, Repeat: repeat}}
+		r, err := Compile(spec, Limits{MaxIterations: 20000})
 		if err != nil {
-			if _, ok := err.(*FieldError); !ok {
-				t.Fatalf("error %v is not a *FieldError", err)
-			}
+			fuzzCompileError(t, err)
 			return
 		}
 		fuzzWindow(t, r, fuzzStart)
@@ -76,14 +103,14 @@ func FuzzSchedule(f *testing.F) {
 
 func FuzzCron(f *testing.F) {
 	for _, seed := range []string{"*/15 * * * *", "0 9 * * MON-FRI", "30 2 * * *", "@every 90m", "0 0 29 2 *", "5 4 1-7 * 1", "@yearly"} {
-		f.Add(seed, "Europe/Prague")
+		f.Add(seed, "Europe/Prague", "", "")
 	}
-	f.Fuzz(func(t *testing.T, text, zone string) {
-		r, err := Compile(Spec{StartTime: fuzzStart, Timezone: zone, Cron: text}, Limits{MaxIterations: 20000})
+	f.Add("*/10 0 * * *", "America/Santiago", GapShift, RepeatBoth)
+	f.Add("30 23 * * *", "America/Santiago", GapSkip, RepeatLast)
+	f.Fuzz(func(t *testing.T, text, zone, gap, repeat string) {
+		r, err := Compile(Spec{StartTime: fuzzStart, Timezone: zone, Cron: text, DST: DST{Gap: gap, Repeat: repeat}}, Limits{MaxIterations: 20000})
 		if err != nil {
-			if _, ok := err.(*FieldError); !ok {
-				t.Fatalf("error %v is not a *FieldError", err)
-			}
+			fuzzCompileError(t, err)
 			return
 		}
 		fuzzWindow(t, r, fuzzStart)

@@ -10,10 +10,11 @@ import (
 )
 
 // rruleSource expands an RRULE (or a mapped schedule) in wall-clock time.
-// rrule-go iterates floating wall readings; each is resolved in the zone:
-// a nonexistent reading is dropped and not counted (RFC 5545 §3.3.10), a
-// repeated one fires at its first occurrence. COUNT, UNTIL, EXDATE and RDATE
-// are applied here, on real instants.
+// rrule-go iterates floating wall readings; each is resolved in the zone
+// under the event's DST policy (by default a nonexistent reading is dropped
+// and not counted, RFC 5545 §3.3.10, and a repeated one fires at its first
+// occurrence). COUNT, UNTIL, EXDATE and RDATE are applied here, on real
+// instants.
 type rruleSource struct {
 	loc     *time.Location
 	opt     rrule.ROption // explicit defaults, Dtstart = wall DTSTART (whole seconds)
@@ -24,6 +25,7 @@ type rruleSource struct {
 	exdates map[int64]struct{} // unix seconds
 	exdays  map[civilDate]struct{}
 	rdates  []time.Time // sorted, unique, microsecond-rounded
+	dst     dstPolicy
 	// noAnchor turns re-anchoring off (tests compare both ways).
 	noAnchor bool
 	// lastAnchor caches the rule rebuilt at the most recent anchor:
@@ -52,7 +54,7 @@ func (s *rruleSource) anchoredAt(anchor time.Time) rrule.RRule {
 	return r
 }
 
-func newRRuleSource(p *parsedRRule, start time.Time, loc *time.Location) (*rruleSource, error) {
+func newRRuleSource(p *parsedRRule, start time.Time, loc *time.Location, dst dstPolicy) (*rruleSource, error) {
 	wall := wallOf(start, loc)
 	d0 := wall.Truncate(time.Second)
 	s := &rruleSource{
@@ -63,6 +65,7 @@ func newRRuleSource(p *parsedRRule, start time.Time, loc *time.Location) (*rrule
 		frac:    ceilMicro(start).Sub(ceilMicro(start).Truncate(time.Second)),
 		exdates: map[int64]struct{}{},
 		exdays:  map[civilDate]struct{}{},
+		dst:     dst,
 	}
 	s.opt.Dtstart = d0
 	s.opt.Count = 0
@@ -102,78 +105,111 @@ func (s *rruleSource) excluded(t time.Time) bool {
 	return false
 }
 
-// expand appends the instants in [from, to), at most limit of them.
-func (s *rruleSource) expand(from, to time.Time, limit int, b *budget) ([]time.Time, error) {
-	var out []time.Time
+// expand appends the instants in [out.from, out.to) to out.
+func (s *rruleSource) expand(out *series, b *budget) error {
 	var err error
-	if s.until.IsZero() || !from.After(s.until.Add(s.frac)) {
-		out, err = s.expandRule(from, to, limit, b)
+	if s.until.IsZero() || !out.from.After(s.until.Add(s.frac)) {
+		err = s.expandRule(out, b)
 	}
 	if len(s.rdates) == 0 {
-		return out, err
+		return err
 	}
-	i, _ := slices.BinarySearchFunc(s.rdates, from, func(a, b time.Time) int { return a.Compare(b) })
-	for ; i < len(s.rdates) && s.rdates[i].Before(to); i++ {
+	i, _ := slices.BinarySearchFunc(s.rdates, out.from, func(a, b time.Time) int { return a.Compare(b) })
+	var extra []time.Time
+	for ; i < len(s.rdates) && s.rdates[i].Before(out.to); i++ {
 		if !s.excluded(s.rdates[i]) {
-			out = append(out, s.rdates[i])
+			extra = append(extra, s.rdates[i])
 		}
 	}
-	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
-	out = slices.CompactFunc(out, time.Time.Equal)
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out, err
+	out.merge(extra)
+	return err
 }
 
-func (s *rruleSource) expandRule(from, to time.Time, limit int, b *budget) ([]time.Time, error) {
+func (s *rruleSource) expandRule(out *series, b *budget) error {
 	// rrule-go writes to its RRule while iterating, so every call works on
 	// its own copy; that keeps Rule safe for concurrent use.
 	r := rulePool.Get().(*rrule.RRule)
 	defer rulePool.Put(r)
-	if anchor, ok := s.anchorFor(from); ok && s.count == 0 && !s.noAnchor {
+	if anchor, ok := s.anchorFor(out.from); ok && s.count == 0 && !s.noAnchor {
 		*r = s.anchoredAt(anchor)
 	} else {
 		*r = *s.base
 	}
 	next := r.Iterator()
-	zone := newResolver(s.loc)
-	out := make([]time.Time, 0, min(limit, 8))
-	n := 0
+	zone := s.dst.resolver(s.loc, gapSkip)
+	if len(s.exdates) > 0 || len(s.exdays) > 0 {
+		out.ex = s
+	}
+	if !out.skips && out.times == nil {
+		out.times = make([]time.Time, 0, min(out.limit, 8))
+	}
+	n := 0 // readings counted for COUNT
 	for {
 		w, ok := next()
 		if !ok {
-			return out, nil
+			out.release(out.to)
+			return nil
 		}
 		if !b.spend() {
-			return out, b.err()
+			return b.err()
 		}
-		t, exists := zone.resolve(w)
-		if !exists {
-			continue // nonexistent local time: ignored and not counted
-		}
-		n++
-		if s.count > 0 && n > s.count {
-			return out, nil
-		}
-		if !s.until.IsZero() && t.After(s.until) {
-			return out, nil
-		}
-		t = t.Add(s.frac)
-		if t.Before(from) || s.excluded(t) {
+		t, kind := zone.read(w)
+		switch kind {
+		case wallSkipped:
+			// Not counted (RFC 5545 §3.3.10); reported while the series
+			// lasts, i.e. before COUNT is reached.
+			if out.skips && (s.count == 0 || n < s.count) && !s.pastUntil(t) {
+				out.hold(Instant{At: t.Add(s.frac), Skipped: true})
+			}
+			continue
+		case wallGap:
+			n++
+			if s.count > 0 && n > s.count {
+				out.release(out.to)
+				return nil
+			}
+			if !s.pastUntil(t) {
+				out.hold(Instant{At: t.Add(s.frac)})
+			}
 			continue
 		}
-		if !t.Before(to) {
-			return out, nil
+		at := t.Add(s.frac)
+		if len(out.held) > 0 {
+			if out.release(at) {
+				return nil
+			}
+			if out.taken(at) {
+				continue // a gap reading already fires here: one instance, counted once
+			}
 		}
-		if len(out) > 0 && !t.After(out[len(out)-1]) {
+		n++
+		if (s.count > 0 && n > s.count) || s.pastUntil(t) {
+			out.release(out.to)
+			return nil
+		}
+		if kind == wallTwice && !s.pastUntil(zone.second) {
+			out.hold(Instant{At: zone.second.Add(s.frac)})
+		}
+		if at.Before(out.from) || s.excluded(at) {
+			continue
+		}
+		if !at.Before(out.to) {
+			return nil
+		}
+		if out.n > 0 && !at.After(out.last) {
 			continue // a BY* list that names a value twice
 		}
-		out = append(out, t)
-		if len(out) >= limit {
-			return out, nil
+		out.push(at)
+		if out.full() {
+			return nil
 		}
 	}
+}
+
+// pastUntil reports whether instant t (before the DTSTART fraction) is after
+// UNTIL.
+func (s *rruleSource) pastUntil(t time.Time) bool {
+	return !s.until.IsZero() && t.After(s.until)
 }
 
 // anchorFor returns a later DTSTART for the iteration: the start of the
@@ -182,7 +218,7 @@ func (s *rruleSource) expandRule(from, to time.Time, limit int, b *budget) ([]ti
 // instant of the original rule and nothing in between is lost, so a window
 // years after DTSTART costs the same as one at DTSTART.
 func (s *rruleSource) anchorFor(from time.Time) (time.Time, bool) {
-	target := wallOf(from, s.loc).Add(-lookback(from, s.loc))
+	target := wallOf(from, s.loc).Add(-s.dst.lookback(from, s.loc))
 	d0 := s.opt.Dtstart
 	if !target.After(d0) {
 		return time.Time{}, false

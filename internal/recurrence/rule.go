@@ -7,9 +7,10 @@ import (
 
 // source is one way of producing instants; every Rule has exactly one.
 type source interface {
-	// expand returns the instants in [from, to), sorted, unique, at most
-	// limit, spending one unit of b per candidate examined.
-	expand(from, to time.Time, limit int, b *budget) ([]time.Time, error)
+	// expand appends to out its instants in [out.from, out.to), sorted,
+	// unique, at most out.limit, spending one unit of b per candidate
+	// examined.
+	expand(out *series, b *budget) error
 }
 
 // Rule is a compiled Spec: immutable and safe for concurrent use.
@@ -39,6 +40,10 @@ func Compile(spec Spec, limits Limits) (*Rule, error) {
 	if err != nil {
 		return nil, err
 	}
+	dst, err := spec.DST.compile()
+	if err != nil {
+		return nil, err
+	}
 	sources := 0
 	for _, set := range []bool{spec.RRule != "", spec.Schedule != nil, spec.Cron != ""} {
 		if set {
@@ -60,17 +65,17 @@ func Compile(spec Spec, limits Limits) (*Rule, error) {
 	}
 	switch {
 	case spec.Cron != "":
-		r.src, err = compileCron(spec.Cron, r.start, loc, limits)
+		r.src, err = compileCron(spec.Cron, r.start, loc, dst, limits)
 	case spec.RRule != "":
 		if len(spec.RRule) > maxTextLen {
 			return nil, fieldErrorf("rrule", "longer than %d bytes", maxTextLen)
 		}
-		r.src, err = compileRRule("rrule", spec.RRule, nil, r.start, loc, limits)
+		r.src, err = compileRRule("rrule", spec.RRule, nil, r.start, loc, dst, limits)
 	case spec.Schedule != nil:
 		if err := spec.Schedule.validate(r.start, limits); err != nil {
 			return nil, err
 		}
-		r.src, err = compileRRule("schedule", spec.Schedule.RRule(), spec.Schedule.Exdates, r.start, loc, limits)
+		r.src, err = compileRRule("schedule", spec.Schedule.RRule(), spec.Schedule.Exdates, r.start, loc, dst, limits)
 	default:
 		r.src = onceSource{at: r.start}
 	}
@@ -102,7 +107,7 @@ func loadZone(name string) (*time.Location, error) {
 	return loc, nil
 }
 
-func compileRRule(field, text string, exdates []time.Time, start time.Time, loc *time.Location, limits Limits) (source, error) {
+func compileRRule(field, text string, exdates []time.Time, start time.Time, loc *time.Location, dst dstPolicy, limits Limits) (source, error) {
 	p, err := parseRRuleText(field, text, loc, limits.MaxCount)
 	if err != nil {
 		return nil, err
@@ -111,7 +116,7 @@ func compileRRule(field, text string, exdates []time.Time, start time.Time, loc 
 	if !p.until.IsZero() && p.until.Before(start) {
 		return nil, fieldErrorf(field, "UNTIL is before start_time")
 	}
-	s, err := newRRuleSource(p, start, loc)
+	s, err := newRRuleSource(p, start, loc, dst)
 	if err != nil {
 		return nil, fieldErrorf(field, "%s", err.Error())
 	}
@@ -125,15 +130,17 @@ func compileRRule(field, text string, exdates []time.Time, start time.Time, loc 
 		return nil, fieldErrorf(field, "%s", tooFrequent(gap, limits.MinInterval))
 	}
 	if len(s.rdates) == 0 {
-		first, err := s.expandRule(start, maxInstant, 1, newBudget(limits.MaxIterations))
-		if err == nil && len(first) == 0 {
+		first := newSeries(start, maxInstant, 1, false)
+		err := s.expandRule(&first, newBudget(limits.MaxIterations))
+		if err == nil && first.n == 0 {
 			return nil, fieldErrorf(field, "the rule never produces an instance at or after start_time (within its COUNT/UNTIL)")
 		}
 	}
 	return s, nil
 }
 
-func compileCron(text string, lower time.Time, loc *time.Location, limits Limits) (source, error) {
+// compileCron ignores dst for "@every", which is elapsed time.
+func compileCron(text string, lower time.Time, loc *time.Location, dst dstPolicy, limits Limits) (source, error) {
 	if len(text) > maxTextLen {
 		return nil, fieldErrorf("cron", "longer than %d bytes", maxTextLen)
 	}
@@ -161,7 +168,7 @@ func compileCron(text string, lower time.Time, loc *time.Location, limits Limits
 	if gap := cronGap(spec); gap < limits.MinInterval {
 		return nil, fieldErrorf("cron", "%s", tooFrequent(gap, limits.MinInterval))
 	}
-	return &cronSource{spec: spec, loc: loc, lower: lower}, nil
+	return &cronSource{spec: spec, loc: loc, lower: lower, dst: dst}, nil
 }
 
 // cronGap is the smallest wall-clock distance between two matching minutes.

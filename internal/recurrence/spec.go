@@ -14,6 +14,9 @@ type Spec struct {
 	RRule    string
 	Schedule *Schedule
 	Cron     string
+	// DST is the event's policy for local times that do not exist or occur
+	// twice; the zero value keeps each source's documented default.
+	DST DST
 }
 
 // Schedule is the Qhronos schedule object (JSON, snake_case). It maps onto

@@ -61,8 +61,7 @@ func resolveExplicit(w time.Time, loc *time.Location) time.Time {
 	if ok {
 		return t
 	}
-	_, before := t.Add(-time.Nanosecond).In(loc).Zone()
-	return w.Add(-time.Duration(before) * time.Second)
+	return beforeGap(w, t, loc)
 }
 
 // lookback is how far before from's wall reading an iteration over wall
@@ -102,12 +101,17 @@ func ceilMicro(t time.Time) time.Time {
 	return tr.UTC()
 }
 
-// resolver is resolveWall with a cache of the zone period last resolved:
-// consecutive readings of one expansion nearly always fall in the same
-// period, where a reading maps to an instant by subtracting one offset. A
-// resolver belongs to one Expand call (it is not safe for concurrent use).
+// resolver maps an expansion's wall readings to instants under a DST policy
+// (read), with a cache of the zone period last resolved: consecutive readings
+// of one expansion nearly always fall in the same period, where a reading
+// that exists once maps to an instant by subtracting one offset. A resolver
+// belongs to one Expand call (it is not safe for concurrent use).
 type resolver struct {
 	loc    *time.Location
+	gap    gapPolicy // never gapDefault
+	repeat repeatPolicy
+	second time.Time // the later instant of the last wallTwice reading
+
 	valid  bool
 	lo, hi time.Time // wall readings in [lo, hi) map to reading - off
 	openLo bool      // no lower bound (first period of the zone)
@@ -115,26 +119,22 @@ type resolver struct {
 	off    time.Duration
 }
 
-func newResolver(loc *time.Location) *resolver { return &resolver{loc: loc} }
-
-// resolve is resolveWall, answered from the cache when it can be.
-func (r *resolver) resolve(w time.Time) (time.Time, bool) {
-	if r.loc == time.UTC {
-		return w, true
-	}
-	if r.valid && (r.openLo || !w.Before(r.lo)) && (r.openHi || w.Before(r.hi)) {
-		return w.Add(-r.off), true
-	}
-	t, ok := resolveWall(w, r.loc)
-	if ok {
-		r.remember(t)
-	}
-	return t, ok
+// newResolver resolves as resolveWall does: first occurrence, end of the gap.
+func newResolver(loc *time.Location) *resolver {
+	return &resolver{loc: loc, gap: gapNext}
 }
 
-// remember caches the period holding instant t. Readings repeated from the
-// previous period (after a fall-back) are excluded: their first occurrence
-// lies in that previous period.
+// resolve is resolveWall, answered from the cache when it can be (for a
+// resolver made by newResolver).
+func (r *resolver) resolve(w time.Time) (time.Time, bool) {
+	t, kind := r.read(w)
+	return t, kind != wallGap
+}
+
+// remember caches the period holding instant t, minus the readings the
+// policy does not map into it: those repeated from the previous period (their
+// first occurrence lies there) unless the policy is RepeatLast, and, unless it
+// is RepeatFirst, those the next period repeats.
 func (r *resolver) remember(t time.Time) {
 	local := t.In(r.loc)
 	start, end := local.ZoneBounds()
@@ -142,11 +142,20 @@ func (r *resolver) remember(t time.Time) {
 	r.off = time.Duration(off) * time.Second
 	r.openLo, r.openHi = start.IsZero(), end.IsZero()
 	if !r.openLo {
-		_, prev := start.Add(-time.Nanosecond).In(r.loc).Zone()
-		r.lo = start.UTC().Add(time.Duration(max(off, prev)) * time.Second)
+		lo := off
+		if r.repeat != repeatLast {
+			_, prev := start.Add(-time.Nanosecond).In(r.loc).Zone()
+			lo = max(off, prev)
+		}
+		r.lo = start.UTC().Add(time.Duration(lo) * time.Second)
 	}
 	if !r.openHi {
-		r.hi = end.UTC().Add(r.off)
+		hi := off
+		if r.repeat != repeatFirst {
+			_, next := end.In(r.loc).Zone()
+			hi = min(off, next)
+		}
+		r.hi = end.UTC().Add(time.Duration(hi) * time.Second)
 	}
 	r.valid = true
 }

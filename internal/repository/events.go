@@ -145,7 +145,19 @@ func tagsJSON(tags []string) string {
 // set by the caller. It is atomic: one statement on PostgreSQL, one
 // transaction on SQLite.
 func (s *Store) CreateEvent(ctx context.Context, e *model.Event, first ...model.Planned) error {
+	return s.CreateEventRecorded(ctx, e, model.HistoryEntry{}, first...)
+}
+
+// CreateEventRecorded is CreateEvent with the event's first history entry
+// (none when h has no action), written in the same statement.
+func (s *Store) CreateEventRecorded(ctx context.Context, e *model.Event, h model.HistoryEntry, first ...model.Planned) error {
 	const maxInOneStatement = 2000 // 12 parameters an occurrence
+	if h.Action != "" {
+		var err error
+		if h, err = prepareEntry(h); err != nil {
+			return err
+		}
+	}
 	if !s.d.writableCTEs || len(first) > maxInOneStatement {
 		return s.WithTx(ctx, func(tx *Store) error {
 			if _, err := tx.exec(ctx, insertEventSQL, tx.eventArgs(e)...); err != nil {
@@ -154,12 +166,18 @@ func (s *Store) CreateEvent(ctx context.Context, e *model.Event, first ...model.
 			if err := tx.insertTags(ctx, e.ID, e.Tags); err != nil {
 				return err
 			}
+			if h.Action != "" {
+				if err := tx.AppendHistory(ctx, h); err != nil {
+					return err
+				}
+			}
 			_, err := tx.InsertPlanned(ctx, e.ID, first, e.CreatedAt)
 			return err
 		})
 	}
-	// Data-modifying CTEs: the event, its tags and its first rows in one round
-	// trip; foreign keys are checked at the end of the statement.
+	// Data-modifying CTEs: the event, its tags, its history entry and its
+	// first rows in one round trip; foreign keys are checked at the end of
+	// the statement.
 	q := `WITH ev AS (` + insertEventSQL + `)`
 	args := s.eventArgs(e)
 	if tags := dedupe(e.Tags); len(tags) > 0 {
@@ -168,6 +186,10 @@ func (s *Store) CreateEvent(ctx context.Context, e *model.Event, first ...model.
 		for _, t := range tags {
 			args = append(args, e.ID, t)
 		}
+	}
+	if h.Action != "" {
+		q += `, hi AS (` + insertHistorySQL + `)`
+		args = append(args, s.historyArgs(h)...)
 	}
 	if len(first) > 0 {
 		values, oargs := s.occurrenceValues(e.ID, first, false, e.CreatedAt)

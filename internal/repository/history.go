@@ -31,31 +31,44 @@ type historyRow struct {
 // microsecond still list in the order they were appended; one without a
 // channel is "api". Run it in the transaction of the change it records.
 func (s *Store) AppendHistory(ctx context.Context, entries ...model.HistoryEntry) error {
-	const q = `INSERT INTO event_history (` + historyColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 	for _, e := range entries {
-		if e.EventID == "" || e.Action == "" || e.At.IsZero() {
-			return errors.New("append history: an entry needs event_id, action and at")
-		}
-		if len(e.Changes) > 0 && !json.Valid(e.Changes) {
-			return fmt.Errorf("append history: changes of %s on event %s are not JSON", e.Action, e.EventID)
-		}
-		if e.ID == "" {
-			id, err := uuid.NewV7()
-			if err != nil {
-				return fmt.Errorf("append history: %w", err)
-			}
-			e.ID = id.String()
-		}
-		if e.Channel == "" {
-			e.Channel = "api"
-		}
-		_, err := s.exec(ctx, q, e.ID, e.EventID, s.ts(model.RoundUp(e.At)), e.Subject, e.Channel, e.Action,
-			e.Reason, JSON(e.Changes))
+		e, err := prepareEntry(e)
 		if err != nil {
+			return err
+		}
+		if _, err := s.exec(ctx, insertHistorySQL, s.historyArgs(e)...); err != nil {
 			return fmt.Errorf("append history: %w", err)
 		}
 	}
 	return nil
+}
+
+const insertHistorySQL = `INSERT INTO event_history (` + historyColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+
+// prepareEntry checks an entry and fills its id (time-ordered, so entries
+// of one microsecond keep their order) and default channel.
+func prepareEntry(e model.HistoryEntry) (model.HistoryEntry, error) {
+	if e.EventID == "" || e.Action == "" || e.At.IsZero() {
+		return e, errors.New("append history: an entry needs event_id, action and at")
+	}
+	if len(e.Changes) > 0 && !json.Valid(e.Changes) {
+		return e, fmt.Errorf("append history: changes of %s on event %s are not JSON", e.Action, e.EventID)
+	}
+	if e.ID == "" {
+		id, err := uuid.NewV7()
+		if err != nil {
+			return e, fmt.Errorf("append history: %w", err)
+		}
+		e.ID = id.String()
+	}
+	if e.Channel == "" {
+		e.Channel = "api"
+	}
+	return e, nil
+}
+
+func (s *Store) historyArgs(e model.HistoryEntry) []any {
+	return []any{e.ID, e.EventID, s.ts(model.RoundUp(e.At)), e.Subject, e.Channel, e.Action, e.Reason, JSON(e.Changes)}
 }
 
 // ListHistory returns one page of an event's history, oldest first, from

@@ -19,7 +19,7 @@ type endedCounts struct {
 	n  map[string]int
 }
 
-func (o *endedCounts) ObserveClaim(int)                     {}
+func (o *endedCounts) ObserveClaim(int)                      {}
 func (o *endedCounts) ObserveExpansion(time.Duration, error) {}
 func (o *endedCounts) ObserveEnded(status model.OccurrenceStatus, reason string, n int) {
 	o.mu.Lock()
