@@ -18,6 +18,7 @@ import (
 	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/api"
 	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/calendar"
 	"github.com/qhronos/qhronos/internal/config"
 	"github.com/qhronos/qhronos/internal/console"
 	"github.com/qhronos/qhronos/internal/coordination"
@@ -84,8 +85,10 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	m := metrics.New(metrics.Options{WebSocketConnections: wsHub.Connections, DroppedFrames: wsHub.DroppedFrames,
 		Queue: func(ctx context.Context) (int, int, error) { return b.store.QueueDepth(ctx, clock.Now()) }})
 	schedCfg := scheduler.ConfigFrom(cfg, instanceID)
+	// One cache of compiled exclusion calendars for every planner.
+	calendars := calendar.NewCache(schedCfg.Recurrence, calendar.DefaultCacheSize)
 	sched := scheduler.New(schedCfg, scheduler.ServiceDeps{
-		Store: b.store, Registry: registry, Clock: clock, Locker: coord,
+		Store: b.store, Registry: registry, Clock: clock, Locker: coord, Calendars: calendars,
 		Wakeups: coordination.NewWakeups(coord, log),
 		Secrets: secrets.NewResolver(box, cfg.HMAC.DefaultSecret, clock.Now).Resolve,
 		Logger:  log, Observer: m, Observers: []scheduler.AttemptObserver{m, wsHub},
@@ -93,12 +96,14 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 
 	// The service plans an event's first rows with the expander's window.
 	service := lifecycle.New(lifecycle.Deps{Store: b.store, Actions: registry, Secrets: box, Waker: sched,
-		Now: clock.Now}, lifecycle.Options{Recurrence: schedCfg.Recurrence, Window: schedCfg.Window(),
-		MaxTimeout: cfg.Actions.MaxAttemptTimeout})
+		Calendars: calendars, Now: clock.Now}, lifecycle.Options{Recurrence: schedCfg.Recurrence,
+		Window: schedCfg.Window(), MaxTimeout: cfg.Actions.MaxAttemptTimeout})
+	replanner := lifecycle.NewReplanner(service, lifecycle.ReplannerConfig{},
+		lifecycle.ReplannerDeps{Locker: coord, Owner: instanceID, Logger: log})
 	var ui *console.Console
 	srv := api.New(api.Deps{
 		Store: b.store, Events: service, Auth: authn, Actions: registry, Coord: coord,
-		Status: sched, Secrets: box, Hub: wsHub, Metrics: m, Logger: log, Now: clock.Now,
+		Status: sched, Replans: replanner, Secrets: box, Hub: wsHub, Metrics: m, Logger: log, Now: clock.Now,
 		Info: api.Info{Database: string(b.store.Backend()), Version: version, InstanceID: instanceID, StartedAt: time.Now()},
 		Extra: func(r *gin.Engine) {
 			r.Any(console.Prefix+"/*page", func(c *gin.Context) { ui.ServeHTTP(c.Writer, c.Request) })
@@ -115,7 +120,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	// them in order once the HTTP server has stopped taking requests.
 	sessions := hub.NewSessionWatcher(wsHub, b.store, time.Now, hub.SessionCheckInterval)
 	resumer := lifecycle.NewResumer(service, coord, instanceID, time.Second, log)
-	services := []startstop.Service{wsHub, sessions, sched, resumer}
+	services := []startstop.Service{wsHub, sessions, sched, resumer, replanner}
 	for i, svc := range services {
 		if err := svc.Start(context.Background()); err != nil {
 			stopAll(services[:i])

@@ -17,6 +17,7 @@ import (
 
 	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/calendar"
 	"github.com/qhronos/qhronos/internal/config"
 	"github.com/qhronos/qhronos/internal/coordination"
 	"github.com/qhronos/qhronos/internal/hub"
@@ -49,6 +50,8 @@ type env struct {
 	authn  *auth.Authenticator
 	keys   auth.Keyring
 	master string
+	// replanner re-plans events after calendar edits; not started.
+	replanner *lifecycle.Replanner
 	// skipOpenAPI turns off the check of every answer against openapi.json
 	// (see checkOpenAPI); only for tests that probe non-API behaviour.
 	skipOpenAPI bool
@@ -111,10 +114,12 @@ func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOp
 		require.NoError(t, registry.Register(a))
 	}
 	schedCfg := scheduler.ConfigFrom(config.Default(), cfg.instanceID)
+	calendars := calendar.NewCache(schedCfg.Recurrence, 0)
 	schedCfg.Exclusive, schedCfg.LogDeliveries = false, false
 	schedCfg.MaxSleep, schedCfg.DrainTimeout = 50*time.Millisecond, 5*time.Second
 	sched := scheduler.New(schedCfg, scheduler.ServiceDeps{
 		Store: store, Registry: registry, Wakeups: coordination.NewWakeups(coord, log), Logger: log,
+		Calendars: calendars,
 		Observers: []scheduler.AttemptObserver{h},
 		// As qhronosd's secretsResolver does.
 		Secrets: func(ev *model.Event) ([]string, error) {
@@ -123,9 +128,13 @@ func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOp
 		},
 	})
 	t.Cleanup(sched.Stop)
-	service := lifecycle.New(lifecycle.Deps{Store: store, Actions: registry, Secrets: box, Waker: sched},
+	service := lifecycle.New(lifecycle.Deps{Store: store, Actions: registry, Secrets: box, Waker: sched,
+		Calendars: calendars},
 		lifecycle.Options{Recurrence: cfg.opts.Recurrence, Window: sched.Window(), MaxTimeout: 60 * time.Second})
+	// Tests run the calendar re-planner themselves (e.replanner.RunOnce).
+	replanner := lifecycle.NewReplanner(service, lifecycle.ReplannerConfig{}, lifecycle.ReplannerDeps{Logger: log})
 	d := Deps{Store: store, Events: service, Auth: authn, Actions: registry, Coord: coord, Status: sched,
+		Replans: replanner,
 		Secrets: box, Hub: h, Logger: log, Now: time.Now,
 		Metrics: metrics.New(metrics.Options{WebSocketConnections: h.Connections,
 			Queue: func(ctx context.Context) (int, int, error) { return store.QueueDepth(ctx, time.Now()) }}),
@@ -146,7 +155,7 @@ func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOp
 		t.Fatal("websocket hub did not subscribe within 10s")
 	}
 	return &env{t: t, store: store, srv: srv, http: ts, sched: sched, coord: coord, hub: h, authn: authn,
-		keys: keys, master: testMaster}
+		keys: keys, master: testMaster, replanner: replanner}
 }
 
 // response is a decoded answer.

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"time"
 
@@ -79,6 +80,11 @@ func (s *Server) status(c *gin.Context) error {
 			overall = "degraded"
 		}
 	}
+	replans := s.replans(ctx)
+	body["replans"] = replans
+	if replans["healthy"] == false {
+		overall = "degraded"
+	}
 	if backends["coordination_status"] != "ok" {
 		overall = "degraded"
 	}
@@ -99,4 +105,17 @@ func loopsHealthy(loops map[string]any) bool {
 		}
 	}
 	return true
+}
+
+// replans reports the calendar re-plans: calendars whose events still wait
+// (from the database) and the re-planner's last run.
+func (s *Server) replans(ctx context.Context) gin.H {
+	out := gin.H{}
+	if s.Deps.Replans != nil {
+		maps.Copy(out, s.Deps.Replans.Status())
+	}
+	if n, err := s.Store.PendingReplans(ctx); err == nil {
+		out["pending_calendars"] = n
+	}
+	return out
 }

@@ -119,9 +119,10 @@ func credentials(t testing.TB, e *env) []credential {
 }
 
 // fixture is a fresh event (tagged team-a, created by the master token), its
-// first occurrence and a fresh token, so destructive routes can succeed.
+// first occurrence, a fresh token and a fresh calendar (tagged team-a), so
+// destructive routes can succeed.
 type fixture struct {
-	event, occurrence, token string
+	event, occurrence, token, calendar string
 }
 
 func newFixture(e *env) fixture {
@@ -134,7 +135,10 @@ func newFixture(e *env) fixture {
 	res.json(e.t, &occs)
 	require.NotEmpty(e.t, occs, "a one-time event has its occurrence row before the answer")
 	_, tokenID := e.mintToken("read", []string{matrixTag})
-	return fixture{event: id, occurrence: occs[0].ID, token: tokenID}
+	res = e.do("POST", "/calendars", e.master, calendarBody(matrixTag))
+	require.Equal(e.t, http.StatusCreated, res.Status, "calendar: %s", res.Body)
+	calendarID, _ := res.object(e.t)["id"].(string)
+	return fixture{event: id, occurrence: occs[0].ID, token: tokenID, calendar: calendarID}
 }
 
 // matrixRoute is one authenticated route and what it answers when allowed.
@@ -149,7 +153,7 @@ type matrixRoute struct {
 
 func (r matrixRoute) url(f fixture) string {
 	return strings.NewReplacer("{event}", f.event, "{occurrence}", f.occurrence, "{token}", f.token,
-		"{at}", "2031-01-01T00:00:00Z").Replace(r.path)
+		"{at}", "2031-01-01T00:00:00Z", "{calendar}", f.calendar).Replace(r.path)
 }
 
 func matrixRoutes() []matrixRoute {
@@ -174,6 +178,14 @@ func matrixRoutes() []matrixRoute {
 			body: func(fixture) any {
 				return map[string]any{"rrule": "FREQ=DAILY", "start_time": future(), "count": 3}
 			}},
+		{method: "POST", path: "/calendars", level: model.AccessWrite, ok: http.StatusCreated,
+			body: func(fixture) any { return calendarBody(matrixTag) }},
+		{method: "GET", path: "/calendars?limit=500", level: model.AccessRead, list: true, ok: http.StatusOK},
+		{method: "GET", path: "/calendars/{calendar}", level: model.AccessRead, names: true, ok: http.StatusOK},
+		{method: "PUT", path: "/calendars/{calendar}", level: model.AccessWrite, names: true, ok: http.StatusOK,
+			body: func(fixture) any { return calendarBody(matrixTag) }},
+		{method: "DELETE", path: "/calendars/{calendar}", level: model.AccessWrite, names: true,
+			ok: http.StatusNoContent},
 		{method: "GET", path: "/occurrences?event_id={event}", level: model.AccessRead, list: true, ok: http.StatusOK},
 		{method: "GET", path: "/occurrences/{occurrence}", level: model.AccessRead, names: true, ok: http.StatusOK},
 		{method: "GET", path: "/occurrences/{occurrence}/attempts", level: model.AccessRead, names: true,
@@ -225,7 +237,7 @@ func (r matrixRoute) want(c credential) int {
 		return http.StatusForbidden
 	case c.scopedOut && r.names:
 		return http.StatusNotFound
-	case c.scopedOut && r.method == "POST" && r.path == "/events":
+	case c.scopedOut && r.method == "POST" && (r.path == "/events" || r.path == "/calendars"):
 		return http.StatusForbidden // tags: outside token scope
 	}
 	return r.ok
@@ -286,7 +298,8 @@ func checkMatrixCase(t *testing.T, e *env, r matrixRoute, c credential) {
 // listMentions reports whether a list answer includes the fixture's event or
 // occurrence.
 func listMentions(body []byte, f fixture) bool {
-	return strings.Contains(string(body), f.event) || strings.Contains(string(body), f.occurrence)
+	return strings.Contains(string(body), f.event) || strings.Contains(string(body), f.occurrence) ||
+		strings.Contains(string(body), f.calendar)
 }
 
 // assertFixtureUntouched checks that a refused request changed nothing a user
@@ -317,7 +330,8 @@ func TestAuthMatrixCoversEveryRoute(t *testing.T) {
 	covered := map[string]bool{}
 	for _, r := range matrixRoutes() {
 		path, _, _ := strings.Cut(r.path, "?")
-		path = strings.NewReplacer("{event}", ":id", "{occurrence}", ":id", "{token}", ":id", "{at}", ":at").Replace(path)
+		path = strings.NewReplacer("{event}", ":id", "{occurrence}", ":id", "{token}", ":id", "{at}", ":at",
+			"{calendar}", ":id").Replace(path)
 		covered[r.method+" "+path] = true
 	}
 	for _, r := range e.srv.engine.Routes() {

@@ -4,6 +4,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/netip"
 	"time"
@@ -40,6 +41,7 @@ type Store interface {
 	CreateToken(ctx context.Context, t model.Token) error
 	ListTokens(ctx context.Context, createdBy string, limit int) ([]model.Token, error)
 	RevokeToken(ctx context.Context, id string, now time.Time) error
+	PendingReplans(ctx context.Context) (int, error)
 }
 
 // Lifecycle is the events service (internal/lifecycle): every change to an
@@ -66,6 +68,13 @@ type Lifecycle interface {
 	AddException(ctx context.Context, p auth.Principal, eventID string, ex model.Exception) (model.Exception, error)
 	DeleteException(ctx context.Context, p auth.Principal, eventID string, at time.Time) error
 	History(ctx context.Context, p auth.Principal, id string, withDeleted bool, f model.HistoryFilter) ([]model.HistoryEntry, error)
+
+	CreateCalendar(ctx context.Context, p auth.Principal, body map[string]json.RawMessage) (model.Calendar, error)
+	GetCalendar(ctx context.Context, p auth.Principal, id string) (model.Calendar, error)
+	ListCalendars(ctx context.Context, p auth.Principal, f model.CalendarFilter) ([]model.Calendar, error)
+	UpdateCalendar(ctx context.Context, p auth.Principal, id string, body map[string]json.RawMessage,
+		check func(*model.Calendar) error) (model.Calendar, error)
+	DeleteCalendar(ctx context.Context, p auth.Principal, id string, check func(*model.Calendar) error) error
 }
 
 // StatusReporter reports background loops for /status.
@@ -132,6 +141,7 @@ type Deps struct {
 	Actions *actions.Registry
 	Coord   coordination.Coordinator
 	Status  StatusReporter // may be nil
+	Replans StatusReporter // the calendar re-planner; may be nil
 	Secrets *secrets.Box
 	Hub     *hub.Hub         // nil disables /ws
 	Metrics *metrics.Metrics // nil disables /metrics
@@ -221,6 +231,12 @@ func (s *Server) routes() *gin.Engine {
 	read.GET("/events/:id/preview", s.handle(s.previewEvent))
 	read.GET("/events/:id/history", s.handle(s.eventHistory))
 	read.POST("/schedules/preview", s.handle(s.previewSchedule))
+
+	write.POST("/calendars", s.handle(s.createCalendar))
+	read.GET("/calendars", s.handle(s.listCalendars))
+	read.GET("/calendars/:id", s.handle(s.getCalendar))
+	write.PUT("/calendars/:id", s.handle(s.updateCalendar))
+	write.DELETE("/calendars/:id", s.handle(s.deleteCalendar))
 
 	read.GET("/occurrences", s.handle(s.listOccurrences))
 	read.GET("/occurrences/:id", s.handle(s.getOccurrence))
