@@ -30,6 +30,7 @@ type Client struct {
 
 	Events      *EventsService
 	Occurrences *OccurrencesService
+	Calendars   *CalendarsService
 	Schedules   *SchedulesService
 	Tokens      *TokensService
 }
@@ -78,6 +79,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	c.Occurrences = &OccurrencesService{c}
 	c.Schedules = &SchedulesService{c}
 	c.Tokens = &TokensService{c}
+	c.Calendars = &CalendarsService{c}
 	return c, nil
 }
 

@@ -126,6 +126,11 @@ func TestEveryOperationIsCovered(t *testing.T) {
 	must(c.Occurrences.Skip(ctx, id, "holiday"))
 	must(c.Occurrences.Unskip(ctx, id))
 	must(c.Occurrences.Move(ctx, id, time.Now().Add(time.Hour), ""))
+	must(c.Calendars.Create(ctx, client.CalendarInput{Name: "holidays"}))
+	must(c.Calendars.List(ctx, client.GetCalendarsParams{Tags: []string{"a"}}))
+	must(c.Calendars.Get(ctx, id))
+	must(c.Calendars.Update(ctx, id, client.CalendarInput{Name: "holidays"}, client.IfMatch(`"1"`)))
+	require.NoError(t, c.Calendars.Delete(ctx, id))
 
 	var missing []string
 	for path, item := range doc.Paths.Map() {
@@ -186,6 +191,7 @@ var goTypes = map[string]any{
 	"Status": client.Status{}, "Stats": client.Stats{}, "RetryFilter": client.RetryFilter{},
 	"RetryResult": client.RetryResult{}, "Timeline": client.Timeline{}, "OccurrenceOrder": client.OccurrenceOrder(""),
 	"Exception": client.Exception{}, "PauseRequest": client.PauseRequest{}, "ResumeRequest": client.ResumeRequest{},
+	"Calendar": client.Calendar{}, "CalendarInput": client.CalendarInput{}, "DateRange": client.DateRange{},
 	"HistoryEntry": client.HistoryEntry{}, "HistoryChange": client.HistoryChange{}, "HistoryPage": client.HistoryPage{},
 }
 

@@ -624,6 +624,47 @@ type Attempt struct {
 	Truncated       *bool     `json:"truncated,omitempty"`
 }
 
+// Calendar defines model for Calendar.
+type Calendar struct {
+	CreatedAt time.Time   `json:"created_at"`
+	CreatedBy string      `json:"created_by"`
+	Dates     []string    `json:"dates"`
+	ID        string      `json:"id"`
+	Name      string      `json:"name"`
+	Ranges    []DateRange `json:"ranges"`
+
+	// ReplanPending the events using the calendar are still being re-planned after an edit
+	ReplanPending bool      `json:"replan_pending"`
+	Rrules        []string  `json:"rrules"`
+	Tags          []string  `json:"tags"`
+	Timezone      string    `json:"timezone"`
+	UpdatedAt     time.Time `json:"updated_at"`
+	Version       int       `json:"version"`
+}
+
+// CalendarInput defines model for CalendarInput.
+type CalendarInput struct {
+	// Dates blocked days, YYYY-MM-DD
+	Dates []string `json:"dates,omitempty"`
+	Name  string   `json:"name"`
+
+	// Ranges inclusive ranges of blocked days (at most 3660 days each)
+	Ranges []DateRange `json:"ranges,omitempty"`
+
+	// Rrules RRULEs evaluated as all-day rules: a day with an instance is blocked, e.g. FREQ=WEEKLY;BYDAY=SA,SU
+	Rrules []string `json:"rrules,omitempty"`
+	Tags   []string `json:"tags,omitempty"`
+
+	// Timezone IANA zone the days are read in; default UTC
+	Timezone *string `json:"timezone,omitempty"`
+}
+
+// DateRange defines model for DateRange.
+type DateRange struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
 // Error defines model for Error.
 type Error struct {
 	Error string  `json:"error"`
@@ -1029,8 +1070,11 @@ type Status struct {
 	Backends   map[string]interface{} `json:"backends"`
 	InstanceID string                 `json:"instance_id"`
 	Queue      map[string]int         `json:"queue,omitempty"`
-	Scheduler  map[string]interface{} `json:"scheduler,omitempty"`
-	StartedAt  *time.Time             `json:"started_at,omitempty"`
+
+	// Replans calendar re-plans: pending_calendars (events still to re-plan after a calendar edit), the re-planner's runs, events_replanned, events_failed, healthy and the last run's error
+	Replans   map[string]interface{} `json:"replans,omitempty"`
+	Scheduler map[string]interface{} `json:"scheduler,omitempty"`
+	StartedAt *time.Time             `json:"started_at,omitempty"`
 
 	// Status degraded: Redis or a background loop unhealthy; unavailable: the database is down
 	Status  StatusStatus `json:"status"`
@@ -1111,6 +1155,31 @@ type Unauthorized = Error
 
 // Unavailable defines model for Unavailable.
 type Unavailable = Error
+
+// GetCalendarsParams defines parameters for GetCalendars.
+type GetCalendarsParams struct {
+	// Tags any of these tags; repeated or comma-separated
+	Tags []string `form:"tags,omitempty" json:"tags,omitempty"`
+
+	// TagsAll all of these tags
+	TagsAll []string `form:"tags_all,omitempty" json:"tags_all,omitempty"`
+
+	// Limit page size, default 50, clamped to 500
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from the Link header
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// DeleteCalendarsIDParams defines parameters for DeleteCalendarsID.
+type DeleteCalendarsIDParams struct {
+	IfMatch *string `json:"If-Match,omitempty"`
+}
+
+// PutCalendarsIDParams defines parameters for PutCalendarsID.
+type PutCalendarsIDParams struct {
+	IfMatch *string `json:"If-Match,omitempty"`
+}
 
 // GetEventsParams defines parameters for GetEvents.
 type GetEventsParams struct {
@@ -1327,6 +1396,12 @@ type GetStatsTimelineParams struct {
 
 // GetStatsTimelineParamsStep defines parameters for GetStatsTimeline.
 type GetStatsTimelineParamsStep string
+
+// PostCalendarsJSONRequestBody defines body for PostCalendars for application/json ContentType.
+type PostCalendarsJSONRequestBody = CalendarInput
+
+// PutCalendarsIDJSONRequestBody defines body for PutCalendarsID for application/json ContentType.
+type PutCalendarsIDJSONRequestBody = CalendarInput
 
 // PostEventsJSONRequestBody defines body for PostEvents for application/json ContentType.
 type PostEventsJSONRequestBody = EventInput

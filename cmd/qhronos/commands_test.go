@@ -145,6 +145,21 @@ func TestCommands(t *testing.T) {
 		ok(t, e, &got, "events", "resume", ev.ID)
 		require.Equal(t, client.EventStatusActive, got.Status)
 
+		var cal client.Calendar
+		ok(t, e, &cal, "calendars", "create", "--name", "weekends", "--rrule", "FREQ=WEEKLY;BYDAY=SA,SU",
+			"--range", "2030-12-27..2030-12-31", "--date", "2030-12-24", "--tag", tag, "--timezone", "Europe/Prague")
+		require.Equal(t, []client.DateRange{{From: "2030-12-27", To: "2030-12-31"}}, cal.Ranges)
+		var cals []client.Calendar
+		ok(t, e, &cals, "calendars", "list", "--tag", tag)
+		require.Len(t, cals, 1)
+		ok(t, e, &cal, "calendars", "update", cal.ID, "--name", "holidays", "--date", "2030-12-25", "--tag", tag)
+		require.Equal(t, []string{"2030-12-25"}, cal.Dates)
+		ok(t, e, &cal, "calendars", "get", cal.ID)
+		require.Equal(t, "holidays", cal.Name)
+		r = cli(t, e, "", "calendars", "create", "--name", "bad", "--range", "2030-12-27")
+		require.Equal(t, exitUsage, r.code)
+		ok(t, e, nil, "calendars", "delete", cal.ID)
+
 		var tok client.Token
 		r = cli(t, e, "", "tokens", "create", "--sub", "ci", "--access", "read", "--scope", tag, "--expires", "1h", "-o", "json")
 		require.Equal(t, 0, r.code, r.stderr)

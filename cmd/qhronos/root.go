@@ -40,6 +40,7 @@ what "qhronos login" saved. Exit codes: 0 ok, 1 error, 2 usage, 3 not found.`,
 	root.AddCommand(
 		newLoginCmd(a),
 		newEventsCmd(a),
+		newCalendarsCmd(a),
 		newOccurrencesCmd(a),
 		newTokensCmd(a),
 		newStatsCmd(a),

@@ -111,7 +111,6 @@ func TestCalendarInUseIsNotDeleted(t *testing.T) {
 			ev := eventBody("team-a")
 			ev["calendars"] = []map[string]string{{"id": id, "policy": "skip"}}
 			evID := e.createEvent(e.master, ev)["id"].(string)
-			useCalendar(t, e, evID, id)
 
 			res := e.do("DELETE", "/calendars/"+id, e.master, nil)
 			require.Equal(t, http.StatusConflict, res.Status, "%s", res.Body)
@@ -124,11 +123,37 @@ func TestCalendarInUseIsNotDeleted(t *testing.T) {
 	}
 }
 
-// useCalendar records that an event uses a calendar, as the events service
-// does when the event is written (replacing the same rows is harmless).
-func useCalendar(t *testing.T, e *env, eventID string, calendarIDs ...string) {
-	t.Helper()
-	require.NoError(t, e.store.ReplaceEventCalendars(context.Background(), eventID, calendarIDs))
+// TestEventsNameOnlyCalendarsTheyCanRead: an unknown calendar and another
+// tenant's answer alike, 400 naming the reference; nothing is written.
+func TestEventsNameOnlyCalendarsTheyCanRead(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, b.Open)
+			theirs := e.createCalendar(e.master, calendarBody("team-b"))["id"].(string)
+			ours := e.createCalendar(e.master, calendarBody("team-a"))["id"].(string)
+			tok := e.mint("write", []string{"team-a"})
+			for _, id := range []string{theirs, "6f1c2a8e-0000-4000-8000-000000000000"} {
+				body := eventBody("team-a")
+				body["calendars"] = []map[string]string{{"id": id}}
+				res := e.do("POST", "/events", tok, body)
+				require.Equal(t, http.StatusBadRequest, res.Status, "%s", res.Body)
+				require.Equal(t, "calendars[0].id", res.object(t)["field"])
+			}
+			body := eventBody("team-a")
+			body["calendars"] = []map[string]string{{"id": ours, "policy": "roll_backward"}}
+			ev := e.createEvent(tok, body)
+			require.Equal(t, []any{map[string]any{"id": ours, "policy": "roll_backward"}}, ev["calendars"])
+			res := e.do("PUT", "/events/"+ev["id"].(string), tok, map[string]any{"calendars": []map[string]string{{"id": theirs}}})
+			require.Equal(t, http.StatusBadRequest, res.Status, "%s", res.Body)
+			res = e.do("DELETE", "/calendars/"+ours, e.master, nil)
+			require.Equal(t, http.StatusConflict, res.Status, "the event uses it: %s", res.Body)
+			res = e.do("PUT", "/events/"+ev["id"].(string), tok, map[string]any{"calendars": nil})
+			require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+			require.Equal(t, http.StatusNoContent, e.do("DELETE", "/calendars/"+ours, e.master, nil).Status,
+				"no event uses it any more")
+		})
+	}
 }
 
 func TestCalendarValidation(t *testing.T) {
@@ -265,9 +290,7 @@ func TestCalendarSkipsRollsAndReplans(t *testing.T) {
 				body := eventBody("team-a")
 				body["start_time"], body["rrule"] = start.Format(time.RFC3339), "FREQ=WEEKLY"
 				body["calendars"] = []map[string]string{{"id": calID, "policy": policy}}
-				id := e.createEvent(e.master, body)["id"].(string)
-				useCalendar(t, e, id, calID)
-				return id
+				return e.createEvent(e.master, body)["id"].(string)
 			}
 			skipped, rolled := event("skip"), event("roll_forward")
 
@@ -291,7 +314,7 @@ func TestCalendarSkipsRollsAndReplans(t *testing.T) {
 			body["calendars"] = []map[string]string{{"id": "00000000-0000-4000-8000-000000000000"}}
 			res := e.do("POST", "/events", e.master, body)
 			require.Equal(t, http.StatusBadRequest, res.Status, "%s", res.Body)
-			require.Equal(t, "calendars", res.object(t)["field"])
+			require.Equal(t, "calendars[0].id", res.object(t)["field"])
 
 			// The calendar opens the day: both events fire at the instant
 			// again once the re-planner has run.

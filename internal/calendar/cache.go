@@ -69,7 +69,7 @@ func (c *Cache) Planner(ctx context.Context, tx *repository.Store, refs []model.
 		cal, ok := byID[r.ID]
 		if !ok {
 			return nil, &input.Error{Status: http.StatusBadRequest, Field: "calendars",
-				Message: "unknown calendar " + r.ID}
+				Message: "calendars: unknown calendar " + r.ID}
 		}
 		compiled, err := c.Compiled(cal)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -85,25 +86,44 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, via string, in *
 		return events.Answer{}, &input.Error{Status: http.StatusForbidden, Message: err.Error(), Field: "tags"}
 	}
 	created := s.entry(p, ev.ID, model.HistoryCreate, "", events.Diff(nil, &ev))
-	ans, err := s.once(ctx, o, func(tx *repository.Store) (any, error) {
-		if ev.Status != model.EventActive {
-			return &ev, tx.CreateEventRecorded(ctx, &ev, created)
+	ans, err := s.once(ctx, o, func(store *repository.Store) (any, error) {
+		if len(ev.Calendars) == 0 {
+			return &ev, s.create(ctx, store, &ev, rule, created, now)
 		}
-		series, err := s.plan.Series(ctx, tx, &ev, rule, now, now)
-		if err != nil {
-			return nil, err
-		}
-		plan, err := s.opts.Window.Next(series, nil, now)
-		if err != nil {
-			return nil, fmt.Errorf("expand event %s: %w", ev.ID, err)
-		}
-		ev.ExpandedUntil, ev.NextRunAt = &plan.Cursor, plan.NextRunAt()
-		return &ev, tx.CreateEventRecorded(ctx, &ev, created, plan.Rows...)
+		// The event and the calendars it uses go together.
+		return &ev, store.WithTx(ctx, func(tx *repository.Store) error {
+			if err := s.checkCalendars(ctx, tx, p, ev.Calendars); err != nil {
+				return err
+			}
+			if err := s.create(ctx, tx, &ev, rule, created, now); err != nil {
+				return err
+			}
+			return s.useCalendars(ctx, tx, &ev)
+		})
 	})
 	if err == nil && !ans.Replayed {
 		s.wake(ctx, ev.NextRunAt)
 	}
 	return ans, err
+}
+
+// create writes a new event with its history entry and, when it is
+// active, its first window of rows (one statement on PostgreSQL).
+func (s *Service) create(ctx context.Context, tx *repository.Store, ev *model.Event, rule *recurrence.Rule,
+	created model.HistoryEntry, now time.Time) error {
+	if ev.Status != model.EventActive {
+		return tx.CreateEventRecorded(ctx, ev, created)
+	}
+	series, err := s.plan.Series(ctx, tx, ev, rule, now, now)
+	if err != nil {
+		return err
+	}
+	plan, err := s.opts.Window.Next(series, nil, now)
+	if err != nil {
+		return fmt.Errorf("expand event %s: %w", ev.ID, err)
+	}
+	ev.ExpandedUntil, ev.NextRunAt = &plan.Cursor, plan.NextRunAt()
+	return tx.CreateEventRecorded(ctx, ev, created, plan.Rows...)
 }
 
 // Update applies in to the event: absent members keep their value. An edit
@@ -138,9 +158,20 @@ func (s *Service) Update(ctx context.Context, p auth.Principal, id string, in *e
 	if target == model.EventPaused && before.Status != model.EventPaused {
 		markPaused(&ev, p, events.Pause{}, now)
 	}
+	calendarsChanged := !slices.Equal(before.Calendars, ev.Calendars)
 	err = s.store.WithTx(ctx, func(tx *repository.Store) error {
+		if calendarsChanged {
+			if err := s.checkCalendars(ctx, tx, p, ev.Calendars); err != nil {
+				return err
+			}
+		}
 		if err := s.transition(ctx, tx, &ev, before.Version, target, rescheduled, rule, now); err != nil {
 			return err
+		}
+		if calendarsChanged {
+			if err := s.useCalendars(ctx, tx, &ev); err != nil {
+				return err
+			}
 		}
 		return s.record(ctx, tx, p, ev.ID, model.HistoryUpdate, "", events.Diff(&before, &ev))
 	})

@@ -2,9 +2,12 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/planner"
 	"github.com/qhronos/qhronos/internal/recurrence"
@@ -107,4 +110,45 @@ func (p Planning) expand(ctx context.Context, tx *repository.Store, ev *model.Ev
 		ev.Version++
 	}
 	return inserted, nil
+}
+
+// checkCalendars refuses calendars that do not exist or that the principal
+// cannot read (both answer alike, so nothing leaks across tenants).
+func (s *Service) checkCalendars(ctx context.Context, tx *repository.Store, p auth.Principal, refs []model.CalendarRef) error {
+	if len(refs) == 0 {
+		return nil
+	}
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = r.ID
+	}
+	cals, err := tx.GetCalendars(ctx, ids)
+	if err != nil {
+		return err
+	}
+	readable := map[string]bool{}
+	for _, c := range cals {
+		readable[c.ID] = p.CanRead(c.Tags)
+	}
+	for i, id := range ids {
+		if !readable[id] {
+			return input.BadRequestf(fmt.Sprintf("calendars[%d].id", i), "unknown calendar %s", id)
+		}
+	}
+	return nil
+}
+
+// useCalendars records which calendars ev uses, so that editing one
+// re-plans it.
+func (s *Service) useCalendars(ctx context.Context, tx *repository.Store, ev *model.Event) error {
+	ids := make([]string, len(ev.Calendars))
+	for i, r := range ev.Calendars {
+		ids[i] = r.ID
+	}
+	err := tx.ReplaceEventCalendars(ctx, ev.ID, ids)
+	var unknown *repository.UnknownCalendarError
+	if errors.As(err, &unknown) {
+		return input.BadRequestf("calendars", "unknown calendar %s", unknown.ID)
+	}
+	return err
 }
