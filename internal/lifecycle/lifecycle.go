@@ -354,6 +354,11 @@ const maxResumeSteps = 20
 // this was kept) restarts from now.
 func (s *Service) resumeFromPause(ctx context.Context, tx *repository.Store, ev *model.Event, rule *recurrence.Rule,
 	pausedAt *time.Time, policy string, now time.Time) error {
+	// Rows ahead are decided afresh: an edit made while paused may have
+	// removed their instants (they end cancelled, rule_changed).
+	if _, err := tx.CancelFutureOccurrences(ctx, ev.ID, now, true, model.ReasonRuleChanged, now); err != nil {
+		return err
+	}
 	if pausedAt == nil || !pausedAt.Before(now) {
 		return s.restart(ctx, tx, ev, rule, now)
 	}

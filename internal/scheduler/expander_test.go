@@ -251,3 +251,29 @@ func TestExpanderRecordsADSTGapInTheLedger(t *testing.T) {
 		require.Len(t, got, 4, "8, 9 (skipped), 10 and 11 March: %v", got)
 	})
 }
+
+func TestAnEditWhilePausedCancelsInstantsThatLeftTheSeries(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEnv(t, s, testConfig())
+		ev := e.create(e.event(every10m)) // +1, +11, +21, …
+		e.pause(ev.ID)
+		in, err := events.DecodeInput(map[string]json.RawMessage{"rrule": json.RawMessage(`"FREQ=MINUTELY;INTERVAL=20"`)})
+		require.NoError(t, err)
+		_, err = e.lifecycle(testConfig()).Update(ctx, master, ev.ID, in, nil)
+		require.NoError(t, err)
+		e.clock.Advance(5 * time.Minute)
+		e.resume(ev.ID)
+		got := map[string]string{}
+		for _, o := range e.occurrences(ev.ID) {
+			r := ""
+			if o.Reason != nil {
+				r = "/" + *o.Reason
+			}
+			got[o.ScheduledAt.Sub(t0).String()] = string(o.Status) + r
+		}
+		require.Equal(t, "skipped/paused", got["1m0s"], "inside the pause")
+		require.Equal(t, "cancelled/rule_changed", got["11m0s"], "no longer in the series")
+		require.Equal(t, "pending", got["21m0s"], "still in the series: %v", got)
+	})
+}
