@@ -75,7 +75,7 @@ func TestCachePlanner(t *testing.T) {
 			require.True(t, errors.As(err, &inErr), "error %v", err)
 			require.Equal(t, http.StatusBadRequest, inErr.Status)
 			require.Equal(t, "calendars", inErr.Field)
-			require.Equal(t, "unknown calendar "+missing, inErr.Message)
+			require.Equal(t, "calendars: unknown calendar "+missing, inErr.Message)
 		})
 	}
 }

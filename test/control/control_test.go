@@ -176,6 +176,25 @@ func controlScenario(t *testing.T, via []client, rc *qhronostest.Receiver, fire 
 	require.Equal(t, 200, c.call("GET", "/events/"+id+"/exceptions", nil, &exs))
 	require.Len(t, exs.Data, 2, "the skip and the move are kept with the event")
 
+	// The preview shows the plan as it will fire.
+	var preview struct {
+		Instants []struct {
+			UTC     time.Time `json:"utc"`
+			Skipped bool      `json:"skipped"`
+			Reason  string    `json:"reason"`
+		} `json:"instants"`
+	}
+	require.Equal(t, 200, c.call("GET", "/events/"+id+"/preview?count=10&after="+s.Add(-time.Second).Format(time.RFC3339), nil, &preview))
+	var planned []string
+	for _, in := range preview.Instants {
+		state := "fires"
+		if in.Skipped {
+			state = "skipped/" + in.Reason
+		}
+		planned = append(planned, in.UTC.Sub(s).String()+" "+state)
+	}
+	require.Equal(t, []string{"0s fires", "2s skipped/manual", "6s fires", "8s fires", "9s fires"}, planned)
+
 	fire()
 	want := map[string]int{rows[0].ID: 1, rows[2].ID: 1, rows[3].ID: 1, rows[4].ID: 1}
 	qhronostest.Wait(t, 30*time.Second, "four deliveries", func() bool { return len(delivered(t, rc)) >= 4 })
@@ -185,9 +204,14 @@ func controlScenario(t *testing.T, via []client, rc *qhronostest.Receiver, fire 
 	// The ledger agrees with what fired.
 	final := c.occurrences(id, "")
 	statuses := map[string]string{}
+	var firedAt []string
 	for _, o := range final {
 		statuses[o.ID] = o.Status + "/" + reasonOf(o)
+		if o.Status == "completed" {
+			firedAt = append(firedAt, o.ScheduledAt.Sub(s).String())
+		}
 	}
+	require.Equal(t, []string{"0s", "6s", "8s", "9s"}, firedAt, "what fired is what the preview showed")
 	require.Equal(t, map[string]string{rows[0].ID: "completed/", rows[1].ID: "skipped/manual",
 		rows[2].ID: "completed/", rows[3].ID: "completed/", rows[4].ID: "completed/"}, statuses)
 	var skipped []occurrence
