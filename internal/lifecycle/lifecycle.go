@@ -114,7 +114,7 @@ func (s *Service) create(ctx context.Context, tx *repository.Store, ev *model.Ev
 	if ev.Status != model.EventActive {
 		return tx.CreateEventRecorded(ctx, ev, created)
 	}
-	series, err := s.plan.Series(ctx, tx, ev, rule, now, now)
+	series, err := s.plan.newSeries(ctx, tx, ev, rule, now)
 	if err != nil {
 		return err
 	}

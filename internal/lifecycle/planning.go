@@ -38,18 +38,9 @@ const exceptionReach = (planner.MaxRoll + 1) * 24 * time.Hour
 // the transaction that writes the plan.
 func (p Planning) Series(ctx context.Context, tx *repository.Store, ev *model.Event, rule *recurrence.Rule,
 	from, now time.Time) (*planner.Series, error) {
-	loc, err := time.LoadLocation(ev.Timezone)
+	s, err := p.newSeries(ctx, tx, ev, rule, now)
 	if err != nil {
-		loc = time.UTC // the rule compiled with this zone; it cannot fail here
-	}
-	s := &planner.Series{Rule: rule, EventID: ev.ID, Location: loc, Jitter: ev.Jitter, Now: now}
-	if len(ev.Calendars) > 0 {
-		if p.Calendars == nil {
-			return nil, fmt.Errorf("event %s has calendars but none are configured", ev.ID)
-		}
-		if s.Calendars, err = p.Calendars.Planner(ctx, tx, ev.Calendars); err != nil {
-			return nil, err
-		}
+		return nil, err
 	}
 	if ev.ID == "" {
 		return s, nil // a schedule not saved yet (a preview) has no exceptions
@@ -62,6 +53,23 @@ func (p Planning) Series(ctx context.Context, tx *repository.Store, ev *model.Ev
 		s.Exceptions = make(map[time.Time]model.Exception, len(exceptions))
 		for _, ex := range exceptions {
 			s.Exceptions[ex.At] = ex
+		}
+	}
+	return s, nil
+}
+
+// newSeries is Series of an event that has no exceptions yet (it is being
+// created): no query for them on the create path.
+func (p Planning) newSeries(ctx context.Context, tx *repository.Store, ev *model.Event, rule *recurrence.Rule,
+	now time.Time) (*planner.Series, error) {
+	s := &planner.Series{Rule: rule, EventID: ev.ID, Location: rule.Location(), Jitter: ev.Jitter, Now: now}
+	if len(ev.Calendars) > 0 {
+		var err error
+		if p.Calendars == nil {
+			return nil, fmt.Errorf("event %s has calendars but none are configured", ev.ID)
+		}
+		if s.Calendars, err = p.Calendars.Planner(ctx, tx, ev.Calendars); err != nil {
+			return nil, err
 		}
 	}
 	return s, nil
