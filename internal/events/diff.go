@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,28 +49,65 @@ type diffField struct {
 // named like a secret and every header value. Nil when nothing changed.
 func Diff(before, after *model.Event) json.RawMessage {
 	from, to := visibleFields(before), visibleFields(after)
-	out := map[string]Change{}
+	var changed []rawChange
 	switch {
 	case before == nil:
 		for name, t := range to {
 			if !emptyValue(t.show) {
-				out[name] = Change{From: nil, To: t.show}
+				changed = append(changed, rawChange{name, nullJSON, t.show})
 			}
 		}
 	case after == nil:
 		for name, f := range from {
 			if !emptyValue(f.show) {
-				out[name] = Change{From: f.show, To: nil}
+				changed = append(changed, rawChange{name, f.show, nullJSON})
 			}
 		}
 	default:
 		for name, t := range to {
 			if f := from[name]; !bytes.Equal(f.cmp, t.cmp) {
-				out[name] = Change{From: f.show, To: t.show}
+				show := f.show
+				if show == nil {
+					show = nullJSON
+				}
+				changed = append(changed, rawChange{name, show, t.show})
 			}
 		}
 	}
-	return Changes(out)
+	return encodeChanges(changed)
+}
+
+var nullJSON = json.RawMessage("null")
+
+// rawChange is one changed field with its values already encoded.
+type rawChange struct {
+	name     string
+	from, to json.RawMessage
+}
+
+// encodeChanges writes the changes object by hand, names sorted: its values
+// are compact JSON already (encoding/json would re-validate each one, on
+// every create).
+func encodeChanges(changed []rawChange) json.RawMessage {
+	if len(changed) == 0 {
+		return nil
+	}
+	sort.Slice(changed, func(i, j int) bool { return changed[i].name < changed[j].name })
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, c := range changed {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Quote(c.name)) // field names are plain ASCII
+		b.WriteString(`:{"from":`)
+		b.Write(c.from)
+		b.WriteString(`,"to":`)
+		b.Write(c.to)
+		b.WriteByte('}')
+	}
+	b.WriteByte('}')
+	return b.Bytes()
 }
 
 // emptyValue reports a value a creation or a removal need not list.
