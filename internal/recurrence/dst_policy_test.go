@@ -797,3 +797,25 @@ func TestDSTPolicyProperties(t *testing.T) {
 	}
 	require.Greater(t, checked, propertyRounds/2, "too few random rules compiled")
 }
+
+// A start_time on the second pass of a repeated local time is the first
+// instance itself: its reading resolves to the first pass, an hour before
+// start_time, which must never fire (nothing fires early).
+func TestStartOnTheSecondPassOfARepeatedHourNeverFiresEarly(t *testing.T) {
+	start := time.Date(2027, 11, 7, 6, 30, 0, 0, time.UTC) // 01:30 EST, the second 01:30 in New York
+	for _, repeat := range []string{"", RepeatFirst, RepeatLast, RepeatBoth} {
+		r, err := Compile(Spec{StartTime: start, Timezone: "America/New_York", RRule: "FREQ=DAILY;COUNT=2",
+			DST: DST{Repeat: repeat}}, DefaultLimits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Expand(r, start.Add(-24*time.Hour), start.Add(72*time.Hour), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []time.Time{start, time.Date(2027, 11, 8, 6, 30, 0, 0, time.UTC)}
+		if len(got) != 2 || !got[0].Equal(want[0]) || !got[1].Equal(want[1]) {
+			t.Errorf("repeat %q: got %v, want %v", repeat, got, want)
+		}
+	}
+}

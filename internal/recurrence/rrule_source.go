@@ -16,12 +16,16 @@ import (
 // occurrence). COUNT, UNTIL, EXDATE and RDATE are applied here, on real
 // instants.
 type rruleSource struct {
-	loc     *time.Location
-	opt     rrule.ROption // explicit defaults, Dtstart = wall DTSTART (whole seconds)
-	base    *rrule.RRule  // iterates from DTSTART
-	count   int
-	until   time.Time // inclusive real instant; zero means none
-	frac    time.Duration
+	loc   *time.Location
+	opt   rrule.ROption // explicit defaults, Dtstart = wall DTSTART (whole seconds)
+	base  *rrule.RRule  // iterates from DTSTART
+	count int
+	until time.Time // inclusive real instant; zero means none
+	frac  time.Duration
+	// start is DTSTART as an instant: when it is the second pass of a
+	// repeated local time, its reading resolves to the first pass, an hour
+	// early; the first instance fires at start instead.
+	start   time.Time
 	exdates map[int64]struct{} // unix seconds
 	exdays  map[civilDate]struct{}
 	rdates  []time.Time // sorted, unique, microsecond-rounded
@@ -63,6 +67,7 @@ func newRRuleSource(p *parsedRRule, start time.Time, loc *time.Location, dst dst
 		count:   p.count,
 		until:   p.until,
 		frac:    ceilMicro(start).Sub(ceilMicro(start).Truncate(time.Second)),
+		start:   ceilMicro(start),
 		exdates: map[int64]struct{}{},
 		exdays:  map[civilDate]struct{}{},
 		dst:     dst,
@@ -174,6 +179,9 @@ func (s *rruleSource) expandRule(out *series, b *budget) error {
 			continue
 		}
 		at := t.Add(s.frac)
+		if at.Before(s.start) { // DTSTART on a repeated hour's second pass: never early
+			at, kind = s.start, wallOnce
+		}
 		if len(out.held) > 0 {
 			if out.release(at) {
 				return nil
