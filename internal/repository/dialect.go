@@ -9,6 +9,8 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -104,13 +106,34 @@ var sqliteDialect = &dialect{
 	driverErr:        sqliteErr,
 }
 
-// rebind turns ? placeholders into the dialect's form.
+// rebind turns ? placeholders into the dialect's form. Rebound queries
+// are remembered (a bounded set: the hot paths repeat a few shapes, and
+// rebinding a create's long statement on every call showed in profiles).
 func (d *dialect) rebind(query string) string {
 	if d.bind == sqlx.QUESTION {
 		return query
 	}
-	return sqlx.Rebind(d.bind, query)
+	if q, ok := rebound.Load(query); ok {
+		return q.(string)
+	}
+	q := sqlx.Rebind(d.bind, query)
+	if len(query) <= maxRememberedQuery && reboundCount.Add(1) <= maxRememberedQueries {
+		rebound.Store(query, q)
+	}
+	return q
 }
+
+// The remembered rebound queries; once full, further shapes are rebound
+// every time. Only PostgreSQL rebinds, so one set serves every store.
+var (
+	rebound      sync.Map // query → rebound query
+	reboundCount atomic.Int64
+)
+
+const (
+	maxRememberedQueries = 2048
+	maxRememberedQuery   = 16 << 10
+)
 
 // postgresErr maps PostgreSQL error codes.
 func postgresErr(err error) error {
