@@ -206,9 +206,8 @@ func (s *Service) Pause(ctx context.Context, p auth.Principal, id string, req ev
 		})
 		return ev, err
 	}
-	if ev.Status != model.EventActive {
-		return model.Event{}, &input.Error{Status: http.StatusConflict, Message: "only an active event can be paused"}
-	}
+	// An inactive (ended) event may be paused too, as the original API
+	// allowed; it has nothing ahead to skip.
 	version := ev.Version
 	markPaused(&ev, p, req, now)
 	err = s.store.WithTx(ctx, func(tx *repository.Store) error {
