@@ -279,13 +279,14 @@ func (s *Service) ResumeDue(ctx context.Context, limit int) (int, error) {
 		return 0, err
 	}
 	n := 0
+	var failed []error
 	for _, id := range ids {
 		ev, err := s.store.GetEvent(ctx, id)
 		if errors.Is(err, model.ErrNotFound) {
 			continue
 		}
 		if err != nil {
-			return n, err
+			return n, err // the store is away: the next pass tries again
 		}
 		if ev.Status != model.EventPaused || ev.PausedUntil == nil || ev.PausedUntil.After(now) {
 			continue // resumed or re-paused meanwhile
@@ -295,12 +296,13 @@ func (s *Service) ResumeDue(ctx context.Context, limit int) (int, error) {
 		case errors.Is(err, model.ErrStaleVersion):
 			// changed meanwhile: the next pass looks again
 		case err != nil:
-			return n, err
+			// One event that cannot resume must not hold the others back.
+			failed = append(failed, fmt.Errorf("resume event %s: %w", ev.ID, err))
 		default:
 			n++
 		}
 	}
-	return n, nil
+	return n, errors.Join(failed...)
 }
 
 // transition writes ev with its new status inside tx and keeps its future
