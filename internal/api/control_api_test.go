@@ -141,3 +141,29 @@ func TestDSTPolicyInPreviews(t *testing.T) {
 		})
 	}
 }
+
+// TestUnskipGivesAnEndedEventItsInstantBack: skipping a one-time event's
+// only occurrence ends the event; unskipping it makes it active again.
+func TestUnskipGivesAnEndedEventItsInstantBack(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, b.Open)
+			id := e.createEvent(e.master, eventBody())["id"].(string)
+			res := e.do("GET", "/events/"+id+"/occurrences", e.master, nil)
+			var rows []struct{ ID, Status string }
+			res.json(t, &rows)
+			require.Len(t, rows, 1)
+			occ := rows[0].ID
+			require.Equal(t, http.StatusOK, e.do("POST", "/occurrences/"+occ+"/skip", e.master, nil).Status)
+			require.Equal(t, "inactive", e.do("GET", "/events/"+id, e.master, nil).object(t)["status"],
+				"nothing is left to fire")
+			res = e.do("POST", "/occurrences/"+occ+"/unskip", e.master, nil)
+			require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+			require.Equal(t, "pending", res.object(t)["status"])
+			ev := e.do("GET", "/events/"+id, e.master, nil).object(t)
+			require.Equal(t, "active", ev["status"])
+			require.NotNil(t, ev["next_run_at"])
+		})
+	}
+}

@@ -22,7 +22,11 @@ type occurrenceJSON struct {
 	ErrorMessage *string    `json:"error_message"`
 	StartedAt    *time.Time `json:"started_at"`
 	CompletedAt  *time.Time `json:"completed_at"`
-	Attempts     []attemptJSON
+	// Reason says why a skipped, missed or cancelled occurrence did not
+	// fire; OriginalScheduledAt is where a moved or rolled one was planned.
+	Reason              *string    `json:"reason"`
+	OriginalScheduledAt *time.Time `json:"original_scheduled_at"`
+	Attempts            []attemptJSON
 	EventName    string
 	EventZone    string
 }
@@ -43,8 +47,11 @@ type attemptJSON struct {
 type previewJSON struct {
 	Timezone string `json:"timezone"`
 	Instants []struct {
-		UTC   time.Time `json:"utc"`
-		Local string    `json:"local"`
+		UTC      time.Time  `json:"utc"`
+		Local    string     `json:"local"`
+		Skipped  bool       `json:"skipped"`
+		Reason   string     `json:"reason"`
+		Original *time.Time `json:"original"`
 	} `json:"instants"`
 }
 
@@ -214,6 +221,9 @@ func (c *Console) eventAction(w http.ResponseWriter, r *http.Request, s *session
 type occurrencePageData struct {
 	Occurrence occurrenceJSON
 	Event      *eventJSON
+	// Skippable: it has not fired and its instant is ahead; Unskippable: it
+	// was skipped by hand and its instant is still ahead.
+	Skippable, Unskippable bool
 }
 
 func (c *Console) occurrencePage(w http.ResponseWriter, r *http.Request, s *session) {
@@ -233,7 +243,35 @@ func (c *Console) occurrencePage(w http.ResponseWriter, r *http.Request, s *sess
 		c.fail(w, r, s, err)
 		return
 	}
+	ahead := d.Occurrence.ScheduledAt.After(time.Now())
+	d.Skippable = ahead && d.Occurrence.Status == "pending"
+	d.Unskippable = ahead && d.Occurrence.Status == "skipped" && d.Occurrence.Reason != nil &&
+		*d.Occurrence.Reason == "manual"
 	c.render(w, r, s, "occurrence", http.StatusOK, view{Title: "Occurrence", Nav: "failures", Data: d})
+}
+
+// controlOne skips or unskips one occurrence (action "skip" or "unskip")
+// and comes back to its page.
+func (c *Console) controlOne(action, done string) func(http.ResponseWriter, *http.Request, *session) {
+	return func(w http.ResponseWriter, r *http.Request, s *session) {
+		id := url.PathEscape(r.PathValue("id"))
+		back := Prefix + "/occurrences/" + id
+		body := map[string]any{}
+		if reason := r.PostFormValue("reason"); reason != "" && action == "skip" {
+			body["reason"] = reason
+		}
+		var out occurrenceJSON
+		if _, err := c.do(r, s, "POST", "/occurrences/"+id+"/"+action, nil, body, &out); err != nil {
+			var ae *apiError
+			if errors.As(err, &ae) && ae.Status != http.StatusNotFound {
+				redirect(w, r, back, "Could not "+action+": "+ae.Message)
+				return
+			}
+			c.fail(w, r, s, err)
+			return
+		}
+		redirect(w, r, back, done)
+	}
 }
 
 func (c *Console) replayOne(w http.ResponseWriter, r *http.Request, s *session) {

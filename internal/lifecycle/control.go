@@ -141,6 +141,12 @@ func (s *Service) controlOccurrence(ctx context.Context, p auth.Principal, id, a
 func (s *Service) replanAfterControl(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error {
 	version := ev.Version
 	ev.UpdatedAt = now.UTC()
+	if ev.Status == model.EventInactive {
+		// Skipping its last instant ended the event; an unskip or a removed
+		// exception may give it one back. If not, the plan below ends it
+		// again.
+		ev.Status = model.EventActive
+	}
 	if err := tx.UpdateEvent(ctx, ev, version); err != nil {
 		return err
 	}

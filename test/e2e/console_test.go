@@ -367,6 +367,30 @@ func consoleStories(t *testing.T, srv consoleServer, p *page) {
 	p.waitText("#history", "completed", pageTimeout)
 	p.shot("console-event", 1280, false)
 
+	// They skip tomorrow's reminder with a reason, see it planned as
+	// skipped, and undo it.
+	reminder := srv.api(t, srv.master, "POST", "/events", map[string]any{"name": "standup reminder",
+		"start_time": time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "rrule": "FREQ=DAILY",
+		"webhook": ok.URL(), "tags": []string{"team"}})
+	reminderID := reminder["id"].(string)
+	rows := srv.api(t, srv.master, "GET", "/occurrences?event_id="+reminderID, nil)["data"].([]any)
+	require.Len(t, rows, 1)
+	reminderOcc := rows[0].(map[string]any)["id"].(string)
+	p.open("/ui/occurrences/" + reminderOcc)
+	p.fill("#skip-reason", "team offsite")
+	p.click("#skip")
+	p.waitText(".notice", "Skipped", pageTimeout)
+	p.waitText("#occurrence-status", "skipped", pageTimeout)
+	p.waitText("#reason", "manual", pageTimeout)
+	p.waitText("main", "team offsite", pageTimeout)
+	p.open("/ui/events/" + reminderID)
+	p.waitFor("the upcoming instant shown skipped", `!!document.querySelector("#upcoming li.skipped[data-reason=manual]")`,
+		pageTimeout)
+	p.open("/ui/occurrences/" + reminderOcc)
+	p.click("#unskip")
+	p.waitText(".notice", "Unskipped", pageTimeout)
+	p.waitText("#occurrence-status", "pending", pageTimeout)
+
 	p.open("/ui/")
 	p.waitFor("the charts drawn", `document.querySelectorAll(".chart canvas").length === 2`, pageTimeout)
 	p.shot("console-overview", 1280, false)
