@@ -77,15 +77,7 @@ func (s *Service) modifiableCalendar(ctx context.Context, p auth.Principal, id s
 	if err != nil {
 		return c, err
 	}
-	if !p.CanModify(c.Tags) {
-		return model.Calendar{}, errOutsideScope
-	}
-	if check != nil {
-		if err := check(&c); err != nil {
-			return model.Calendar{}, err
-		}
-	}
-	return c, nil
+	return changeable(p, c, c.Tags, check)
 }
 
 // UpdateCalendar replaces the calendar with body (a PUT: absent members are

@@ -49,15 +49,22 @@ func (s *Service) modifiable(ctx context.Context, p auth.Principal, id string, c
 	if err != nil {
 		return ev, err
 	}
-	if !p.CanModify(ev.Tags) {
-		return model.Event{}, errOutsideScope
+	return changeable(p, ev, ev.Tags, check)
+}
+
+// changeable passes v, which the principal can read, when its tags are all
+// inside the principal's scope (else 403) and check (may be nil) holds.
+func changeable[T any](p auth.Principal, v T, tags []string, check func(*T) error) (T, error) {
+	var zero T
+	if !p.CanModify(tags) {
+		return zero, errOutsideScope
 	}
 	if check != nil {
-		if err := check(&ev); err != nil {
-			return model.Event{}, err
+		if err := check(&v); err != nil {
+			return zero, err
 		}
 	}
-	return ev, nil
+	return v, nil
 }
 
 // Create validates in, stores the event with its first window of
