@@ -63,6 +63,7 @@ type occurrence struct {
 	ID                  string     `json:"id"`
 	ScheduledAt         time.Time  `json:"scheduled_at"`
 	Status              string     `json:"status"`
+	AttemptCount        int        `json:"attempt_count"`
 	Reason              *string    `json:"reason"`
 	OriginalScheduledAt *time.Time `json:"original_scheduled_at"`
 }
@@ -197,8 +198,21 @@ func controlScenario(t *testing.T, via []client, rc *qhronostest.Receiver, fire 
 
 	fire()
 	want := map[string]int{rows[0].ID: 1, rows[2].ID: 1, rows[3].ID: 1, rows[4].ID: 1}
-	qhronostest.Wait(t, 30*time.Second, "four deliveries", func() bool { return len(delivered(t, rc)) >= 4 })
-	time.Sleep(1500 * time.Millisecond) // nothing else may arrive
+	// Once every row is terminal the server has made its last attempt: each
+	// completed row was attempted once, so nothing else can arrive.
+	qhronostest.Wait(t, 30*time.Second, "every occurrence settled", func() bool {
+		for _, o := range c.occurrences(id, "") {
+			if o.Status != "completed" && o.Status != "skipped" {
+				return false
+			}
+		}
+		return len(delivered(t, rc)) >= 4
+	})
+	for _, o := range c.occurrences(id, "") {
+		if o.Status == "completed" {
+			require.Equal(t, 1, o.AttemptCount, "occurrence %s", o.ID)
+		}
+	}
 	require.Equal(t, want, delivered(t, rc))
 
 	// The ledger agrees with what fired.
