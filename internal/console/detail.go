@@ -27,8 +27,8 @@ type occurrenceJSON struct {
 	Reason              *string    `json:"reason"`
 	OriginalScheduledAt *time.Time `json:"original_scheduled_at"`
 	Attempts            []attemptJSON
-	EventName    string
-	EventZone    string
+	EventName           string
+	EventZone           string
 }
 
 type attemptJSON struct {

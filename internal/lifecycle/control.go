@@ -11,6 +11,7 @@ import (
 	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/planner"
 	"github.com/qhronos/qhronos/internal/repository"
 )
 
@@ -80,12 +81,19 @@ func (s *Service) MoveOccurrence(ctx context.Context, p auth.Principal, id strin
 		if !occ.Status.In(model.Waiting) && occ.Status != model.OccurrenceDispatching || !occ.ScheduledAt.After(now) {
 			return errNotAhead
 		}
-		if err := s.checkMoveTarget(ctx, tx, ev, to, now); err != nil {
+		rule, err := ev.Compile(s.opts.Recurrence)
+		if err != nil {
+			return fmt.Errorf("compile schedule of event %s: %w", ev.ID, err)
+		}
+		series, err := s.plan.newSeries(ctx, tx, ev, rule, now)
+		if err != nil {
+			return err
+		}
+		if err := checkMoveTarget(ctx, tx, ev.ID, series, to, now); err != nil {
 			return err
 		}
 		key := occ.ScheduledAt
 		if !occ.Manual {
-			var err error
 			if key, _, err = exceptionOf(ctx, tx, occ); err != nil {
 				return err
 			}
@@ -164,26 +172,36 @@ func (s *Service) replanAfterControl(ctx context.Context, tx *repository.Store, 
 }
 
 // checkMoveTarget refuses a move to the past, or onto an instant the series
-// already has (planned or materialized).
-func (s *Service) checkMoveTarget(ctx context.Context, tx *repository.Store, ev *model.Event, to, now time.Time) error {
+// already has (planned or materialized). series is the event's plan without
+// its exceptions (which a move never lands on).
+func checkMoveTarget(ctx context.Context, tx *repository.Store, eventID string, series *planner.Series, to, now time.Time) error {
 	if !to.After(now) {
 		return input.BadRequest("to", "must be in the future")
 	}
-	if _, err := tx.OccurrenceAt(ctx, ev.ID, to); err == nil {
+	if _, err := tx.OccurrenceAt(ctx, eventID, to); err == nil {
 		return input.BadRequest("to", "the event already has an occurrence at that instant")
 	} else if !errors.Is(err, model.ErrNotFound) {
 		return err
 	}
-	rule, err := ev.Compile(s.opts.Recurrence)
-	if err != nil {
-		return fmt.Errorf("compile schedule of event %s: %w", ev.ID, err)
+	if planned, err := series.Plans(model.RoundUp(to)); err == nil && planned {
+		return input.BadRequest("to", "the series already has an instant there")
 	}
-	series, err := s.plan.Series(ctx, tx, ev, rule, to, now)
+	return nil
+}
+
+// moveRowAt moves the event's row at from, if it has one that has not
+// fired, to to (keeping its id); original is recorded as where it was
+// planned. A row that fired already stays.
+func moveRowAt(ctx context.Context, tx *repository.Store, eventID string, from, to, original, now time.Time) error {
+	occ, err := tx.OccurrenceAt(ctx, eventID, from)
+	if errors.Is(err, model.ErrNotFound) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
-	if planned, err := series.Plans(model.RoundUp(to)); err == nil && planned {
-		return input.BadRequest("to", "the series already has an instant there")
+	if err := tx.MoveOccurrence(ctx, occ.ID, to, original, now); err != nil && !errors.Is(err, model.ErrConflict) {
+		return err
 	}
 	return nil
 }
@@ -281,7 +299,7 @@ func (s *Service) AddException(ctx context.Context, p auth.Principal, eventID st
 		return ex, fmt.Errorf("compile schedule of event %s: %w", ev.ID, err)
 	}
 	err = s.store.WithTx(ctx, func(tx *repository.Store) error {
-		series, err := s.plan.Series(ctx, tx, &ev, rule, ex.At, now)
+		series, err := s.plan.newSeries(ctx, tx, &ev, rule, now)
 		if err != nil {
 			return err
 		}
@@ -289,7 +307,7 @@ func (s *Service) AddException(ctx context.Context, p auth.Principal, eventID st
 			return input.BadRequest("at", "is not an instant this event plans to fire")
 		}
 		if ex.Action == model.ExceptionMove {
-			if err := s.checkMoveTarget(ctx, tx, &ev, *ex.To, now); err != nil {
+			if err := checkMoveTarget(ctx, tx, ev.ID, series, *ex.To, now); err != nil {
 				return err
 			}
 		}
@@ -301,12 +319,8 @@ func (s *Service) AddException(ctx context.Context, p auth.Principal, eventID st
 			return err
 		}
 		if ex.Action == model.ExceptionMove {
-			if occ, err := tx.OccurrenceAt(ctx, ev.ID, ex.At); err == nil {
-				// Moved in place, so it keeps its id; a row that fired already stays.
-				if err := tx.MoveOccurrence(ctx, occ.ID, *ex.To, ex.At, now); err != nil && !errors.Is(err, model.ErrConflict) {
-					return err
-				}
-			} else if !errors.Is(err, model.ErrNotFound) {
+			// Moved in place, so it keeps its id.
+			if err := moveRowAt(ctx, tx, ev.ID, ex.At, *ex.To, ex.At, now); err != nil {
 				return err
 			}
 		}
@@ -332,29 +346,25 @@ func (s *Service) DeleteException(ctx context.Context, p auth.Principal, eventID
 	now := s.now()
 	at = model.RoundUp(at)
 	err = s.store.WithTx(ctx, func(tx *repository.Store) error {
-		exs, err := tx.Exceptions(ctx, ev.ID, at)
+		ex, err := exceptionAt(ctx, tx, ev.ID, at)
 		if err != nil {
 			return err
 		}
-		if len(exs) == 0 || !exs[0].At.Equal(at) {
+		if ex == nil {
 			return errNotFound
 		}
 		if err := tx.DeleteException(ctx, ev.ID, at); err != nil {
 			return err
 		}
-		if ex := exs[0]; ex.Action == model.ExceptionMove && ex.To != nil && at.After(now) {
-			if occ, err := tx.OccurrenceAt(ctx, ev.ID, *ex.To); err == nil {
-				if err := tx.MoveOccurrence(ctx, occ.ID, at, at, now); err != nil && !errors.Is(err, model.ErrConflict) {
-					return err
-				}
-			} else if !errors.Is(err, model.ErrNotFound) {
+		if ex.Action == model.ExceptionMove && ex.To != nil && at.After(now) {
+			if err := moveRowAt(ctx, tx, ev.ID, *ex.To, at, at, now); err != nil {
 				return err
 			}
 		}
 		if err := s.replanAfterControl(ctx, tx, &ev, now); err != nil {
 			return err
 		}
-		return s.record(ctx, tx, p, ev.ID, model.HistoryExceptionRemoved, "", events.ExceptionChanges(&exs[0], nil))
+		return s.record(ctx, tx, p, ev.ID, model.HistoryExceptionRemoved, "", events.ExceptionChanges(ex, nil))
 	})
 	if err != nil {
 		return s.concurrent(err)

@@ -85,11 +85,7 @@ func (p Planning) Expand(ctx context.Context, tx *repository.Store, ev *model.Ev
 	if ev.Status != model.EventActive || ev.DeletedAt != nil {
 		return 0, nil
 	}
-	from := now.Add(-p.Window.CatchUp)
-	if ev.ExpandedUntil != nil && ev.ExpandedUntil.After(from) {
-		from = *ev.ExpandedUntil
-	}
-	series, err := p.Series(ctx, tx, ev, rule, from, now)
+	series, err := p.Series(ctx, tx, ev, rule, p.Window.From(ev.ExpandedUntil, now), now)
 	if err != nil {
 		return 0, err
 	}

@@ -41,6 +41,20 @@ const (
 	ReasonRuleChanged  = "rule_changed" // an edit of the schedule removed or re-planned the instant
 )
 
+// EndedBy is the terminal state and description of a row that will not
+// fire because its event was paused (skipped), deleted or edited
+// (cancelled).
+func EndedBy(reason string) (OccurrenceStatus, string) {
+	switch reason {
+	case ReasonPaused:
+		return OccurrenceSkipped, "skipped: the event was paused"
+	case ReasonEventDeleted:
+		return OccurrenceCancelled, "cancelled: the event was deleted"
+	default:
+		return OccurrenceCancelled, "cancelled: the event was edited and the instant is no longer in its schedule"
+	}
+}
+
 // Reasons lists every reason by the state it goes with (filters and
 // validation use it).
 var Reasons = map[OccurrenceStatus][]string{

@@ -54,10 +54,7 @@ func (p Plan) NextRunAt() *time.Time {
 // restarted event.
 func (w Window) Next(s *Series, cursor *time.Time, now time.Time) (Plan, error) {
 	rule := s.Rule
-	from := now.Add(-w.CatchUp)
-	if cursor != nil && cursor.After(from) {
-		from = *cursor
-	}
+	from := w.From(cursor, now)
 	horizon := now.Add(w.Lookahead)
 	if !from.Before(horizon) {
 		// The cursor already sits on the next instant, beyond the horizon.
@@ -88,6 +85,16 @@ func (w Window) Next(s *Series, cursor *time.Time, now time.Time) (Plan, error) 
 	}
 	p.Rows = s.rows(instants, from, horizon)
 	return p, nil
+}
+
+// From is where the next plan starts: the cursor, but never further back
+// than the catch-up window.
+func (w Window) From(cursor *time.Time, now time.Time) time.Time {
+	from := now.Add(-w.CatchUp)
+	if cursor != nil && cursor.After(from) {
+		from = *cursor
+	}
+	return from
 }
 
 // window returns the instants in [from, to), at most MaxRows; complete is

@@ -102,17 +102,22 @@ func (s *Series) earlyMoves(instants []recurrence.Instant, from, horizon time.Ti
 	return out
 }
 
+// reach is how far jitter and calendar rolls can carry an instant from its
+// place in the rule.
+func (s *Series) reach() time.Duration {
+	for _, c := range s.Calendars {
+		if c.Policy != model.CalendarSkip {
+			return s.Jitter + (MaxRoll+1)*24*time.Hour
+		}
+	}
+	return s.Jitter
+}
+
 // Plans reports whether at is an instant the series plans to fire, before
 // exceptions (what an exception may address). It looks as far around at as
 // jitter and calendar rolls can shift an instant.
 func (s *Series) Plans(at time.Time) (bool, error) {
-	span := s.Jitter + time.Microsecond
-	for _, c := range s.Calendars {
-		if c.Policy != model.CalendarSkip {
-			span += (MaxRoll + 1) * 24 * time.Hour
-			break
-		}
-	}
+	span := s.reach() + time.Microsecond
 	probe := *s
 	probe.Exceptions, probe.SkipBefore = nil, time.Time{}
 	instants, err := recurrence.ExpandInstants(s.Rule, at.Add(-span), at.Add(span), 100_000)
@@ -154,7 +159,8 @@ func (s *Series) plan(nominal time.Time) model.Planned {
 		}
 	}
 	if p.Status == model.OccurrencePending && p.At.Before(s.SkipBefore) {
-		p.Status, p.Reason, p.Note = model.OccurrenceSkipped, model.ReasonPaused, "skipped: the event was paused"
+		p.Status, p.Note = model.EndedBy(model.ReasonPaused)
+		p.Reason = model.ReasonPaused
 	}
 	return p
 }
@@ -276,13 +282,7 @@ func dedupe(rows []model.Planned) []model.Planned {
 // reason (a DST gap, a calendar, an exception). It looks back as far as
 // jitter and rolls can carry an earlier instant past after.
 func (s *Series) Preview(after time.Time, n int) ([]model.Planned, error) {
-	span := s.Jitter
-	for _, c := range s.Calendars {
-		if c.Policy != model.CalendarSkip {
-			span += (MaxRoll + 1) * 24 * time.Hour
-			break
-		}
-	}
+	span := s.reach()
 	from := after.Add(-span)
 	var instants []recurrence.Instant
 	if span > 0 {

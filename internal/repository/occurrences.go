@@ -131,10 +131,10 @@ func (s *Store) GetOccurrence(ctx context.Context, id string) (model.Occurrence,
 
 // CancelPendingOccurrences ends an event's occurrences that have not fired
 // yet (pending or retrying) scheduled at or after from, with reason (see
-// endedBy). keepManual spares manual triggers, which may fire while an
+// model.EndedBy). keepManual spares manual triggers, which may fire while an
 // event is paused.
 func (s *Store) CancelPendingOccurrences(ctx context.Context, eventID string, from time.Time, keepManual bool, reason string, now time.Time) (int, error) {
-	status, note := endedBy(reason)
+	status, note := model.EndedBy(reason)
 	q := statusSQL(`UPDATE occurrences SET status = ?, reason = ?, error_message = ?, updated_at = ?, completed_at = ?
 		WHERE event_id = ? AND status IN {waiting} AND scheduled_at >= ?`)
 	if keepManual {
@@ -150,19 +150,6 @@ func (s *Store) CancelPendingOccurrences(ctx context.Context, eventID string, fr
 	}
 	n, _ := res.RowsAffected()
 	return int(n), nil
-}
-
-// endedBy is the terminal state and description of rows ended for reason:
-// a pause skips them, anything else cancels them.
-func endedBy(reason string) (model.OccurrenceStatus, string) {
-	switch reason {
-	case model.ReasonPaused:
-		return model.OccurrenceSkipped, "skipped: the event was paused"
-	case model.ReasonEventDeleted:
-		return model.OccurrenceCancelled, "cancelled: the event was deleted"
-	default:
-		return model.OccurrenceCancelled, "cancelled: the event's schedule changed"
-	}
 }
 
 // ListOccurrences returns occurrences in f.Order (newest first by default).
@@ -256,14 +243,14 @@ const attemptColumns = `id, occurrence_id, event_id, attempt, manual, started_at
 	outcome, error, response_excerpt, truncated, lateness_ms`
 
 // CancelFutureOccurrences ends an event's occurrences scheduled at or after
-// from that have not fired, with reason (see endedBy): pending and retrying
+// from that have not fired, with reason (see model.EndedBy): pending and retrying
 // rows, and rows a dispatcher has claimed but is still holding until their
 // instant (their lease is revoked, so the dispatcher's pre-fire check drops
 // them). A re-plan (reason rule_changed) also cancels future skipped rows,
 // so that the plan decides them afresh. Manual triggers are kept when
 // keepManual. Used by pause, edit and re-plans.
 func (s *Store) CancelFutureOccurrences(ctx context.Context, eventID string, from time.Time, keepManual bool, reason string, now time.Time) (int, error) {
-	status, note := endedBy(reason)
+	status, note := model.EndedBy(reason)
 	q := statusSQL(`UPDATE occurrences SET status = ?, reason = ?, error_message = ?, lease_token = NULL,
 		lease_owner = NULL, lease_expires_at = NULL, updated_at = ?, completed_at = ?
 		WHERE event_id = ? AND scheduled_at >= ? AND (status IN {waiting}

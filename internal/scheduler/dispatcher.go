@@ -268,13 +268,7 @@ func staleReason(found bool, ev *model.Event, occ *model.Occurrence) string {
 
 // ended resolves a claimed row that must not fire for a ledger reason.
 func (d *Dispatcher) ended(occ *model.Occurrence, token, reason string, now time.Time) {
-	status, msg := model.OccurrenceCancelled, "cancelled: the event was deleted"
-	switch reason {
-	case model.ReasonPaused:
-		status, msg = model.OccurrenceSkipped, "skipped: the event was paused"
-	case model.ReasonRuleChanged:
-		msg = "cancelled: the event was edited and the instant is no longer in its schedule"
-	}
+	status, msg := model.EndedBy(reason)
 	d.resolve(occ, token, status, reason, msg, now, true)
 }
 
