@@ -31,8 +31,11 @@ type Client struct {
 	Events      *EventsService
 	Occurrences *OccurrencesService
 	Calendars   *CalendarsService
+	Endpoints   *EndpointsService
 	Schedules   *SchedulesService
 	Tokens      *TokensService
+	// NotificationChannels is /notification-channels (admin).
+	NotificationChannels *NotificationChannelsService
 }
 
 // Option configures a Client.
@@ -80,6 +83,8 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	c.Schedules = &SchedulesService{c}
 	c.Tokens = &TokensService{c}
 	c.Calendars = &CalendarsService{c}
+	c.NotificationChannels = &NotificationChannelsService{c}
+	c.Endpoints = &EndpointsService{c}
 	return c, nil
 }
 

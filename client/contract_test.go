@@ -131,6 +131,24 @@ func TestEveryOperationIsCovered(t *testing.T) {
 	must(c.Calendars.Get(ctx, id))
 	must(c.Calendars.Update(ctx, id, client.CalendarInput{Name: "holidays"}, client.IfMatch(`"1"`)))
 	require.NoError(t, c.Calendars.Delete(ctx, id))
+	must(c.NotificationChannels.Create(ctx, client.NotificationChannelRequest{Name: client.Ptr("ops")}))
+	must(c.NotificationChannels.List(ctx))
+	must(c.NotificationChannels.Get(ctx, id))
+	must(c.NotificationChannels.Update(ctx, id, client.NotificationChannelRequest{Name: client.Ptr("ops")}))
+	require.NoError(t, c.NotificationChannels.Delete(ctx, id))
+	must(c.NotificationChannels.Test(ctx, id))
+	must(c.Endpoints.Create(ctx, client.EndpointInput{Name: "billing", URL: "https://example.com/h",
+		RateLimit: &client.EndpointRateLimit{PerSecond: 5}, Auth: &client.EndpointAuthInput{
+			Type: client.EndpointAuthInputTypeBasic, Username: client.Ptr("u"), Password: client.Ptr("p")}}))
+	must(c.Endpoints.List(ctx, client.ListEndpointsParams{Tags: []string{"a"},
+		State: client.Ptr(client.ListEndpointsParamsStateOpen)}))
+	must(c.Endpoints.Get(ctx, id))
+	must(c.Endpoints.Update(ctx, id, client.EndpointPatch{Name: client.Ptr("b")}, client.IfMatch(`"1"`)))
+	must(c.Endpoints.UpdateFields(ctx, id, map[string]any{"rate_limit": nil}))
+	require.NoError(t, c.Endpoints.Delete(ctx, id))
+	must(c.Endpoints.Enable(ctx, id))
+	must(c.Endpoints.Disable(ctx, id))
+	must(c.Endpoints.RotateSecret(ctx, id, time.Hour))
 
 	var missing []string
 	for path, item := range doc.Paths.Map() {
@@ -193,6 +211,11 @@ var goTypes = map[string]any{
 	"Exception": client.Exception{}, "PauseRequest": client.PauseRequest{}, "ResumeRequest": client.ResumeRequest{},
 	"Calendar": client.Calendar{}, "CalendarInput": client.CalendarInput{}, "DateRange": client.DateRange{},
 	"HistoryEntry": client.HistoryEntry{}, "HistoryChange": client.HistoryChange{}, "HistoryPage": client.HistoryPage{},
+	"Endpoint": client.Endpoint{}, "EndpointInput": client.EndpointInput{}, "EndpointPatch": client.EndpointPatch{},
+	"EndpointAuth": client.EndpointAuth{}, "EndpointAuthInput": client.EndpointAuthInput{},
+	"EndpointCircuit": client.EndpointCircuit{}, "EndpointRateLimit": client.EndpointRateLimit{},
+	"EndpointHealth": client.EndpointHealth{}, "NotificationTestResult": client.NotificationTestResult{},
+	"NotificationChannel": client.NotificationChannel{}, "NotificationChannelRequest": client.NotificationChannelRequest{},
 }
 
 // The generated types have exactly the properties of the document's schemas,

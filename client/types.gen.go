@@ -29,6 +29,72 @@ func (e ActionType) Valid() bool {
 	}
 }
 
+// Defines values for EndpointState.
+const (
+	EndpointStateDegraded EndpointState = "degraded"
+	EndpointStateDisabled EndpointState = "disabled"
+	EndpointStateHealthy  EndpointState = "healthy"
+	EndpointStateOpen     EndpointState = "open"
+)
+
+// Valid indicates whether the value is a known member of the EndpointState enum.
+func (e EndpointState) Valid() bool {
+	switch e {
+	case EndpointStateDegraded:
+		return true
+	case EndpointStateDisabled:
+		return true
+	case EndpointStateHealthy:
+		return true
+	case EndpointStateOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EndpointAuthType.
+const (
+	EndpointAuthTypeBasic                   EndpointAuthType = "basic"
+	EndpointAuthTypeMtls                    EndpointAuthType = "mtls"
+	EndpointAuthTypeOauth2ClientCredentials EndpointAuthType = "oauth2_client_credentials"
+)
+
+// Valid indicates whether the value is a known member of the EndpointAuthType enum.
+func (e EndpointAuthType) Valid() bool {
+	switch e {
+	case EndpointAuthTypeBasic:
+		return true
+	case EndpointAuthTypeMtls:
+		return true
+	case EndpointAuthTypeOauth2ClientCredentials:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EndpointAuthInputType.
+const (
+	EndpointAuthInputTypeBasic                   EndpointAuthInputType = "basic"
+	EndpointAuthInputTypeMtls                    EndpointAuthInputType = "mtls"
+	EndpointAuthInputTypeOauth2ClientCredentials EndpointAuthInputType = "oauth2_client_credentials"
+)
+
+// Valid indicates whether the value is a known member of the EndpointAuthInputType enum.
+func (e EndpointAuthInputType) Valid() bool {
+	switch e {
+	case EndpointAuthInputTypeBasic:
+		return true
+	case EndpointAuthInputTypeMtls:
+		return true
+	case EndpointAuthInputTypeOauth2ClientCredentials:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventCalendarsPolicy.
 const (
 	EventCalendarsPolicyRollBackward EventCalendarsPolicy = "roll_backward"
@@ -266,6 +332,108 @@ func (e ExceptionAction) Valid() bool {
 	case ExceptionActionMove:
 		return true
 	case ExceptionActionSkip:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NotificationChannelKinds.
+const (
+	NotificationChannelKindsCircuitClosed         NotificationChannelKinds = "circuit_closed"
+	NotificationChannelKindsCircuitOpened         NotificationChannelKinds = "circuit_opened"
+	NotificationChannelKindsDeliveryFailed        NotificationChannelKinds = "delivery_failed"
+	NotificationChannelKindsDependencyRecovered   NotificationChannelKinds = "dependency_recovered"
+	NotificationChannelKindsDependencyUnreachable NotificationChannelKinds = "dependency_unreachable"
+	NotificationChannelKindsEndpointDisabled      NotificationChannelKinds = "endpoint_disabled"
+	NotificationChannelKindsSeriesEnded           NotificationChannelKinds = "series_ended"
+)
+
+// Valid indicates whether the value is a known member of the NotificationChannelKinds enum.
+func (e NotificationChannelKinds) Valid() bool {
+	switch e {
+	case NotificationChannelKindsCircuitClosed:
+		return true
+	case NotificationChannelKindsCircuitOpened:
+		return true
+	case NotificationChannelKindsDeliveryFailed:
+		return true
+	case NotificationChannelKindsDependencyRecovered:
+		return true
+	case NotificationChannelKindsDependencyUnreachable:
+		return true
+	case NotificationChannelKindsEndpointDisabled:
+		return true
+	case NotificationChannelKindsSeriesEnded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NotificationChannelType.
+const (
+	NotificationChannelTypeEmail   NotificationChannelType = "email"
+	NotificationChannelTypeWebhook NotificationChannelType = "webhook"
+)
+
+// Valid indicates whether the value is a known member of the NotificationChannelType enum.
+func (e NotificationChannelType) Valid() bool {
+	switch e {
+	case NotificationChannelTypeEmail:
+		return true
+	case NotificationChannelTypeWebhook:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NotificationChannelRequestKinds.
+const (
+	NotificationChannelRequestKindsCircuitClosed         NotificationChannelRequestKinds = "circuit_closed"
+	NotificationChannelRequestKindsCircuitOpened         NotificationChannelRequestKinds = "circuit_opened"
+	NotificationChannelRequestKindsDeliveryFailed        NotificationChannelRequestKinds = "delivery_failed"
+	NotificationChannelRequestKindsDependencyRecovered   NotificationChannelRequestKinds = "dependency_recovered"
+	NotificationChannelRequestKindsDependencyUnreachable NotificationChannelRequestKinds = "dependency_unreachable"
+	NotificationChannelRequestKindsEndpointDisabled      NotificationChannelRequestKinds = "endpoint_disabled"
+	NotificationChannelRequestKindsSeriesEnded           NotificationChannelRequestKinds = "series_ended"
+)
+
+// Valid indicates whether the value is a known member of the NotificationChannelRequestKinds enum.
+func (e NotificationChannelRequestKinds) Valid() bool {
+	switch e {
+	case NotificationChannelRequestKindsCircuitClosed:
+		return true
+	case NotificationChannelRequestKindsCircuitOpened:
+		return true
+	case NotificationChannelRequestKindsDeliveryFailed:
+		return true
+	case NotificationChannelRequestKindsDependencyRecovered:
+		return true
+	case NotificationChannelRequestKindsDependencyUnreachable:
+		return true
+	case NotificationChannelRequestKindsEndpointDisabled:
+		return true
+	case NotificationChannelRequestKindsSeriesEnded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NotificationChannelRequestType.
+const (
+	NotificationChannelRequestTypeEmail   NotificationChannelRequestType = "email"
+	NotificationChannelRequestTypeWebhook NotificationChannelRequestType = "webhook"
+)
+
+// Valid indicates whether the value is a known member of the NotificationChannelRequestType enum.
+func (e NotificationChannelRequestType) Valid() bool {
+	switch e {
+	case NotificationChannelRequestTypeEmail:
+		return true
+	case NotificationChannelRequestTypeWebhook:
 		return true
 	default:
 		return false
@@ -575,6 +743,30 @@ func (e TokenRequestType) Valid() bool {
 	}
 }
 
+// Defines values for ListEndpointsParamsState.
+const (
+	ListEndpointsParamsStateDegraded ListEndpointsParamsState = "degraded"
+	ListEndpointsParamsStateDisabled ListEndpointsParamsState = "disabled"
+	ListEndpointsParamsStateHealthy  ListEndpointsParamsState = "healthy"
+	ListEndpointsParamsStateOpen     ListEndpointsParamsState = "open"
+)
+
+// Valid indicates whether the value is a known member of the ListEndpointsParamsState enum.
+func (e ListEndpointsParamsState) Valid() bool {
+	switch e {
+	case ListEndpointsParamsStateDegraded:
+		return true
+	case ListEndpointsParamsStateDisabled:
+		return true
+	case ListEndpointsParamsStateHealthy:
+		return true
+	case ListEndpointsParamsStateOpen:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetStatsTimelineParamsStep.
 const (
 	GetStatsTimelineParamsStepN15M GetStatsTimelineParamsStep = "15m"
@@ -601,6 +793,7 @@ func (e GetStatsTimelineParamsStep) Valid() bool {
 
 // Action defines model for Action.
 type Action struct {
+	// Params The action's parameters. webhook: {"url"} or {"endpoint_id"} (a shared endpoint: its URL, secret, headers, limits and auth). apicall: {"method", "url" or "endpoint_id", "headers", "body"}. websocket: {"client_name", "require_ack", "ack_timeout"}.
 	Params map[string]interface{} `json:"params,omitempty"`
 	Type   ActionType             `json:"type"`
 }
@@ -665,6 +858,182 @@ type DateRange struct {
 	To   string `json:"to"`
 }
 
+// Endpoint defines model for Endpoint.
+type Endpoint struct {
+	Auth          *EndpointAuth    `json:"auth"`
+	Circuit       *EndpointCircuit `json:"circuit"`
+	CoolDownUntil *time.Time       `json:"cool_down_until"`
+	CreatedAt     time.Time        `json:"created_at"`
+	CreatedBy     string           `json:"created_by"`
+	Description   string           `json:"description"`
+
+	// DisabledReason manual or circuit_open when disabled, else empty
+	DisabledReason string            `json:"disabled_reason"`
+	Headers        map[string]string `json:"headers"`
+
+	// Health the newest 1000 attempts of the last hour, and the circuit's record
+	Health         EndpointHealth `json:"health"`
+	ID             string         `json:"id"`
+	MaxConcurrency int            `json:"max_concurrency"`
+	Name           string         `json:"name"`
+	OpenedAt       *time.Time     `json:"opened_at"`
+
+	// PreviousSecretExpiresAt during a rotation's grace: when the previous secret stops signing
+	PreviousSecretExpiresAt *time.Time         `json:"previous_secret_expires_at"`
+	RateLimit               *EndpointRateLimit `json:"rate_limit"`
+
+	// Resumed only in the answer of enable: occurrences resumed
+	Resumed *int `json:"resumed,omitempty"`
+
+	// Secret the signing secret, only in the answers of create and rotate-secret
+	Secret         *string       `json:"secret,omitempty"`
+	State          EndpointState `json:"state"`
+	StateChangedAt time.Time     `json:"state_changed_at"`
+	Tags           []string      `json:"tags"`
+	Timeout        *string       `json:"timeout"`
+	UpdatedAt      time.Time     `json:"updated_at"`
+	URL            string        `json:"url"`
+	Version        int           `json:"version"`
+}
+
+// EndpointState defines model for Endpoint.State.
+type EndpointState string
+
+// EndpointAuth the non-secret half of the outbound auth
+type EndpointAuth struct {
+	Audience *string `json:"audience,omitempty"`
+
+	// CaCertificate PEM CA trusted for the receiver besides the system roots
+	CaCertificate *string `json:"ca_certificate,omitempty"`
+
+	// Certificate PEM client certificate chain
+	Certificate *string          `json:"certificate,omitempty"`
+	ClientID    *string          `json:"client_id,omitempty"`
+	Scopes      []string         `json:"scopes,omitempty"`
+	TokenURL    *string          `json:"token_url,omitempty"`
+	Type        EndpointAuthType `json:"type"`
+	Username    *string          `json:"username,omitempty"`
+}
+
+// EndpointAuthType defines model for EndpointAuth.Type.
+type EndpointAuthType string
+
+// EndpointAuthInput outbound auth by type; password, client_secret and private_key are write-only: omitted on PATCH while the type stays, they keep their stored value
+type EndpointAuthInput struct {
+	Audience *string `json:"audience,omitempty"`
+
+	// CaCertificate PEM CA trusted for the receiver besides the system roots
+	CaCertificate *string `json:"ca_certificate,omitempty"`
+
+	// Certificate PEM client certificate chain
+	Certificate  *string `json:"certificate,omitempty"`
+	ClientID     *string `json:"client_id,omitempty"`
+	ClientSecret *string `json:"client_secret,omitempty"`
+	Password     *string `json:"password,omitempty"`
+
+	// PrivateKey PEM private key of the certificate
+	PrivateKey *string               `json:"private_key,omitempty"`
+	Scopes     []string              `json:"scopes,omitempty"`
+	TokenURL   *string               `json:"token_url,omitempty"`
+	Type       EndpointAuthInputType `json:"type"`
+	Username   *string               `json:"username,omitempty"`
+}
+
+// EndpointAuthInputType defines model for EndpointAuthInput.Type.
+type EndpointAuthInputType string
+
+// EndpointCircuit overrides of the deployment's circuit breaker (endpoints.circuit); absent members take the defaults
+type EndpointCircuit struct {
+	// CoolDown how long it stays open before one trial delivery
+	CoolDown *string `json:"cool_down,omitempty"`
+
+	// DisableAfter open this long disables the endpoint (default 72h)
+	DisableAfter *string `json:"disable_after,omitempty"`
+
+	// FailureRatio share of failed attempts in window that opens it
+	FailureRatio *float64 `json:"failure_ratio,omitempty"`
+
+	// Failures consecutive failed attempts that open the circuit
+	Failures *int `json:"failures,omitempty"`
+
+	// MinRequests attempts in window before failure_ratio applies
+	MinRequests *int `json:"min_requests,omitempty"`
+
+	// Window duration, e.g. 1m
+	Window *string `json:"window,omitempty"`
+}
+
+// EndpointHealth the newest 1000 attempts of the last hour, and the circuit's record
+type EndpointHealth struct {
+	Attempts            int        `json:"attempts"`
+	ConsecutiveFailures int        `json:"consecutive_failures"`
+	LastError           *string    `json:"last_error"`
+	LastErrorAt         *time.Time `json:"last_error_at"`
+	LastSuccessAt       *time.Time `json:"last_success_at"`
+	LatencyMs           struct {
+		P50 *int64 `json:"p50"`
+		P90 *int64 `json:"p90"`
+		P99 *int64 `json:"p99"`
+	} `json:"latency_ms"`
+	Since        time.Time `json:"since"`
+	Succeeded    int       `json:"succeeded"`
+	SuccessRatio *float64  `json:"success_ratio"`
+}
+
+// EndpointInput defines model for EndpointInput.
+type EndpointInput struct {
+	Auth        *EndpointAuthInput `json:"auth,omitempty"`
+	Circuit     *EndpointCircuit   `json:"circuit,omitempty"`
+	Description *string            `json:"description,omitempty"`
+
+	// Headers added to every request; hop-by-hop and Qhronos' own headers are refused
+	Headers map[string]string `json:"headers,omitempty"`
+
+	// MaxConcurrency deliveries in flight at once across instances; 0 unlimited
+	MaxConcurrency *int               `json:"max_concurrency,omitempty"`
+	Name           string             `json:"name"`
+	RateLimit      *EndpointRateLimit `json:"rate_limit,omitempty"`
+
+	// Secret signing secret; generated (whsec_…) when absent; change it with rotate-secret
+	Secret *string  `json:"secret,omitempty"`
+	Tags   []string `json:"tags,omitempty"`
+
+	// Timeout per-attempt timeout, e.g. 10s
+	Timeout *string `json:"timeout,omitempty"`
+
+	// URL http or https URL allowed by the outbound policy
+	URL string `json:"url"`
+}
+
+// EndpointPatch defines model for EndpointPatch.
+type EndpointPatch struct {
+	Auth        *EndpointAuthInput `json:"auth,omitempty"`
+	Circuit     *EndpointCircuit   `json:"circuit,omitempty"`
+	Description *string            `json:"description,omitempty"`
+
+	// Headers added to every request; hop-by-hop and Qhronos' own headers are refused
+	Headers map[string]string `json:"headers,omitempty"`
+
+	// MaxConcurrency deliveries in flight at once across instances; 0 unlimited
+	MaxConcurrency *int               `json:"max_concurrency,omitempty"`
+	Name           *string            `json:"name,omitempty"`
+	RateLimit      *EndpointRateLimit `json:"rate_limit,omitempty"`
+	Tags           []string           `json:"tags,omitempty"`
+
+	// Timeout per-attempt timeout, e.g. 10s
+	Timeout *string `json:"timeout,omitempty"`
+
+	// URL http or https URL allowed by the outbound policy
+	URL *string `json:"url,omitempty"`
+}
+
+// EndpointRateLimit defines model for EndpointRateLimit.
+type EndpointRateLimit struct {
+	// Burst default: per_second rounded up
+	Burst     *int    `json:"burst,omitempty"`
+	PerSecond float64 `json:"per_second"`
+}
+
 // Error defines model for Error.
 type Error struct {
 	Error string  `json:"error"`
@@ -688,8 +1057,11 @@ type Event struct {
 		Gap    *EventDstGap    `json:"gap,omitempty"`
 		Repeat *EventDstRepeat `json:"repeat,omitempty"`
 	} `json:"dst,omitempty"`
-	HmacSecretSet *bool  `json:"hmac_secret_set,omitempty"`
-	ID            string `json:"id"`
+
+	// EndpointID the endpoint the action names (action.params.endpoint_id)
+	EndpointID    *string `json:"endpoint_id,omitempty"`
+	HmacSecretSet *bool   `json:"hmac_secret_set,omitempty"`
+	ID            string  `json:"id"`
 
 	// Jitter deterministic spread of each instant, a duration
 	Jitter       *string                `json:"jitter,omitempty"`
@@ -835,6 +1207,61 @@ type HistoryPage struct {
 		// NextCursor present while more entries follow
 		NextCursor *string `json:"next_cursor,omitempty"`
 	} `json:"pagination"`
+}
+
+// NotificationChannel defines model for NotificationChannel.
+type NotificationChannel struct {
+	CreatedAt time.Time `json:"created_at"`
+	CreatedBy string    `json:"created_by"`
+	ID        string    `json:"id"`
+
+	// Kinds the notice kinds wanted; empty means all
+	Kinds []NotificationChannelKinds `json:"kinds"`
+	Name  string                     `json:"name"`
+
+	// Secret webhook channels: the signing secret; only in the answer that creates the channel
+	Secret    *string `json:"secret,omitempty"`
+	SecretSet bool    `json:"secret_set"`
+
+	// To email channels: the recipients
+	To        []string                `json:"to"`
+	Type      NotificationChannelType `json:"type"`
+	UpdatedAt time.Time               `json:"updated_at"`
+
+	// URL webhook channels: where notices are POSTed
+	URL *string `json:"url,omitempty"`
+}
+
+// NotificationChannelKinds defines model for NotificationChannel.Kinds.
+type NotificationChannelKinds string
+
+// NotificationChannelType defines model for NotificationChannel.Type.
+type NotificationChannelType string
+
+// NotificationChannelRequest defines model for NotificationChannelRequest.
+type NotificationChannelRequest struct {
+	Kinds []NotificationChannelRequestKinds `json:"kinds,omitempty"`
+	Name  *string                           `json:"name,omitempty"`
+
+	// Secret webhook channels; generated (whsec_…) when absent; write-only
+	Secret *string                         `json:"secret,omitempty"`
+	To     []string                        `json:"to,omitempty"`
+	Type   *NotificationChannelRequestType `json:"type,omitempty"`
+
+	// URL webhook channels; must pass the outbound policy
+	URL *string `json:"url,omitempty"`
+}
+
+// NotificationChannelRequestKinds defines model for NotificationChannelRequest.Kinds.
+type NotificationChannelRequestKinds string
+
+// NotificationChannelRequestType defines model for NotificationChannelRequest.Type.
+type NotificationChannelRequestType string
+
+// NotificationTestResult defines model for NotificationTestResult.
+type NotificationTestResult struct {
+	Delivered bool    `json:"delivered"`
+	Error     *string `json:"error,omitempty"`
 }
 
 // Occurrence defines model for Occurrence.
@@ -1181,6 +1608,41 @@ type PutCalendarsIDParams struct {
 	IfMatch *string `json:"If-Match,omitempty"`
 }
 
+// ListEndpointsParams defines parameters for ListEndpoints.
+type ListEndpointsParams struct {
+	// Tags any of these tags; repeated or comma-separated
+	Tags []string `form:"tags,omitempty" json:"tags,omitempty"`
+
+	// TagsAll all of these tags
+	TagsAll []string                  `form:"tags_all,omitempty" json:"tags_all,omitempty"`
+	State   *ListEndpointsParamsState `form:"state,omitempty" json:"state,omitempty"`
+
+	// Limit page size, default 50, clamped to 500
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from the Link header's next URL
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// ListEndpointsParamsState defines parameters for ListEndpoints.
+type ListEndpointsParamsState string
+
+// DeleteEndpointParams defines parameters for DeleteEndpoint.
+type DeleteEndpointParams struct {
+	IfMatch *string `json:"If-Match,omitempty"`
+}
+
+// UpdateEndpointParams defines parameters for UpdateEndpoint.
+type UpdateEndpointParams struct {
+	IfMatch *string `json:"If-Match,omitempty"`
+}
+
+// RotateEndpointSecretJSONBody defines parameters for RotateEndpointSecret.
+type RotateEndpointSecretJSONBody struct {
+	// Grace how long the previous secret keeps signing; default 24h, at most 720h
+	Grace *string `json:"grace,omitempty"`
+}
+
 // GetEventsParams defines parameters for GetEvents.
 type GetEventsParams struct {
 	// Q name contains this text (case-insensitive for ASCII letters)
@@ -1212,6 +1674,9 @@ type GetEventsParams struct {
 
 	// Cursor opaque cursor from the Link header
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// EndpointID events whose action names this endpoint
+	EndpointID *string `form:"endpoint_id,omitempty" json:"endpoint_id,omitempty"`
 }
 
 // PostEventsParams defines parameters for PostEvents.
@@ -1403,6 +1868,15 @@ type PostCalendarsJSONRequestBody = CalendarInput
 // PutCalendarsIDJSONRequestBody defines body for PutCalendarsID for application/json ContentType.
 type PutCalendarsIDJSONRequestBody = CalendarInput
 
+// CreateEndpointJSONRequestBody defines body for CreateEndpoint for application/json ContentType.
+type CreateEndpointJSONRequestBody = EndpointInput
+
+// UpdateEndpointJSONRequestBody defines body for UpdateEndpoint for application/json ContentType.
+type UpdateEndpointJSONRequestBody = EndpointPatch
+
+// RotateEndpointSecretJSONRequestBody defines body for RotateEndpointSecret for application/json ContentType.
+type RotateEndpointSecretJSONRequestBody RotateEndpointSecretJSONBody
+
 // PostEventsJSONRequestBody defines body for PostEvents for application/json ContentType.
 type PostEventsJSONRequestBody = EventInput
 
@@ -1420,6 +1894,12 @@ type PostEventsIDResumeJSONRequestBody = ResumeRequest
 
 // PostEventsIDRotateSecretJSONRequestBody defines body for PostEventsIDRotateSecret for application/json ContentType.
 type PostEventsIDRotateSecretJSONRequestBody PostEventsIDRotateSecretJSONBody
+
+// PostNotificationChannelsJSONRequestBody defines body for PostNotificationChannels for application/json ContentType.
+type PostNotificationChannelsJSONRequestBody = NotificationChannelRequest
+
+// PatchNotificationChannelsIDJSONRequestBody defines body for PatchNotificationChannelsID for application/json ContentType.
+type PatchNotificationChannelsIDJSONRequestBody = NotificationChannelRequest
 
 // PostOccurrencesRetryJSONRequestBody defines body for PostOccurrencesRetry for application/json ContentType.
 type PostOccurrencesRetryJSONRequestBody = RetryFilter

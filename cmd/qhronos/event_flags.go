@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -50,13 +49,7 @@ var readOnlyEventFields = []string{"id", "created_by", "created_via", "version",
 func (f *eventFlags) input(cmd *cobra.Command, stdin io.Reader) (client.EventInput, error) {
 	var in client.EventInput
 	if f.file != "" {
-		var b []byte
-		var err error
-		if f.file == "-" {
-			b, err = io.ReadAll(stdin)
-		} else {
-			b, err = os.ReadFile(f.file)
-		}
+		b, err := readInput(f.file, stdin)
 		if err != nil {
 			return in, usagef("--file: %v", err)
 		}

@@ -22,9 +22,11 @@ import (
 	"github.com/qhronos/qhronos/internal/config"
 	"github.com/qhronos/qhronos/internal/console"
 	"github.com/qhronos/qhronos/internal/coordination"
+	"github.com/qhronos/qhronos/internal/endpoints"
 	"github.com/qhronos/qhronos/internal/hub"
 	"github.com/qhronos/qhronos/internal/lifecycle"
 	"github.com/qhronos/qhronos/internal/metrics"
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/outbound"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/scheduler"
@@ -83,26 +85,38 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 
 	clock := deploymentClock(ctx, b.store, log)
 	m := metrics.New(metrics.Options{WebSocketConnections: wsHub.Connections, DroppedFrames: wsHub.DroppedFrames,
-		Queue: func(ctx context.Context) (int, int, error) { return b.store.QueueDepth(ctx, clock.Now()) }})
+		EndpointIDs: cfg.Metrics.EndpointIDs,
+		Queue:       func(ctx context.Context) (int, int, error) { return b.store.QueueDepth(ctx, clock.Now()) }})
+	// Operator notifications; notices.notifier is what services report to.
+	notices, err := newNotifications(cfg, b.store, coord, box, out, m, clock.Now, instanceID, log)
+	if err != nil {
+		return err
+	}
 	schedCfg := scheduler.ConfigFrom(cfg, instanceID)
+	cc := cfg.Endpoints.Circuit
+	endpointRuntime := endpoints.New(endpoints.Config{Store: b.store, Load: loadEndpoint(b.store), Box: box,
+		Outbound: out, Limits: coord, Clock: clock, Logger: log, Observer: m,
+		Notifier: endpoints.Notices{Notifier: notices.notifier},
+		Circuit: model.Circuit{Failures: cc.Failures, FailureRatio: cc.FailureRatio, MinRequests: cc.MinRequests,
+			Window: cc.Window, CoolDown: cc.CoolDown, DisableAfter: cc.DisableAfter}})
 	// One cache of compiled exclusion calendars for every planner.
 	calendars := calendar.NewCache(schedCfg.Recurrence, calendar.DefaultCacheSize)
 	sched := scheduler.New(schedCfg, scheduler.ServiceDeps{
 		Store: b.store, Registry: registry, Clock: clock, Locker: coord, Calendars: calendars,
 		Wakeups: coordination.NewWakeups(coord, log),
 		Secrets: secrets.NewResolver(box, cfg.HMAC.DefaultSecret, clock.Now).Resolve,
-		Logger:  log, Observer: m, Observers: []scheduler.AttemptObserver{m, wsHub},
+		Logger:  log, Observer: m, Observers: []scheduler.AttemptObserver{m, wsHub}, Endpoints: endpointRuntime,
 	})
 
 	// The service plans an event's first rows with the expander's window.
 	service := lifecycle.New(lifecycle.Deps{Store: b.store, Actions: registry, Secrets: box, Waker: sched,
 		Calendars: calendars, Now: clock.Now}, lifecycle.Options{Recurrence: schedCfg.Recurrence,
-		Window: schedCfg.Window(), MaxTimeout: cfg.Actions.MaxAttemptTimeout})
+		Window: schedCfg.Window(), MaxTimeout: cfg.Actions.MaxAttemptTimeout, Outbound: out})
 	replanner := lifecycle.NewReplanner(service, lifecycle.ReplannerConfig{},
 		lifecycle.ReplannerDeps{Locker: coord, Owner: instanceID, Logger: log})
 	var ui *console.Console
 	srv := api.New(api.Deps{
-		Store: b.store, Events: service, Auth: authn, Actions: registry, Coord: coord,
+		Store: b.store, Events: service, Auth: authn, Actions: registry, Coord: coord, Notifications: notices.admin,
 		Status: sched, Replans: replanner, Secrets: box, Hub: wsHub, Metrics: m, Logger: log, Now: clock.Now,
 		Info: api.Info{Database: string(b.store.Backend()), Version: version, InstanceID: instanceID, StartedAt: time.Now()},
 		Extra: func(r *gin.Engine) {
@@ -120,7 +134,11 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	// them in order once the HTTP server has stopped taking requests.
 	sessions := hub.NewSessionWatcher(wsHub, b.store, time.Now, hub.SessionCheckInterval)
 	resumer := lifecycle.NewResumer(service, coord, instanceID, time.Second, log)
-	services := []startstop.Service{wsHub, sessions, sched, resumer, replanner}
+	// The notifier starts first and stops last, so notices raised while the
+	// others drain still go out; the endpoint runtime stops after the
+	// scheduler, folding in the last attempts' outcomes.
+	services := []startstop.Service{notices.notifier, wsHub, sessions, endpointRuntime, sched, resumer, replanner,
+		notices.scanner, notices.watcher}
 	for i, svc := range services {
 		if err := svc.Start(context.Background()); err != nil {
 			stopAll(services[:i])
@@ -155,6 +173,17 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	stopAll(services)
 	log.Info("stopped")
 	return nil
+}
+
+// loadEndpoint reads an endpoint for delivery: unscoped, with its health.
+func loadEndpoint(store *repository.Store) func(ctx context.Context, id string) (*model.Endpoint, error) {
+	return func(ctx context.Context, id string) (*model.Endpoint, error) {
+		ep, err := store.GetEndpoint(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return &ep, nil
+	}
 }
 
 func openCoordinator(ctx context.Context, cfg *config.Config, log *zap.Logger) (coordination.Coordinator, error) {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"time"
 )
@@ -57,6 +58,42 @@ type Request struct {
 	// grace period the previous one follows. Never logged.
 	Secrets []string
 	Timeout time.Duration
+	// Target is the resolved endpoint of a delivery that names one
+	// (EndpointDelivery); nil otherwise. Secrets are then the endpoint's.
+	Target *Target
+}
+
+// EndpointDelivery is a Delivery that sends to a shared endpoint
+// (action.params.endpoint_id) instead of its own URL: the dispatcher
+// resolves the endpoint, applies its state and limits, and passes it as
+// Request.Target.
+type EndpointDelivery interface {
+	Delivery
+	EndpointID() string
+}
+
+// EndpointOf returns the endpoint a delivery names, or "".
+func EndpointOf(d Delivery) string {
+	if ed, ok := d.(EndpointDelivery); ok {
+		return ed.EndpointID()
+	}
+	return ""
+}
+
+// Target is where and how an endpoint delivery goes. It is built once per
+// endpoint version and shared by concurrent attempts.
+type Target struct {
+	EndpointID string
+	URL        string
+	// Headers are the endpoint's own, added to every request (an apicall's
+	// own headers win over them).
+	Headers map[string]string
+	// Client sends the requests: the outbound-guarded client carrying the
+	// endpoint's authentication (basic, OAuth2 or a client certificate).
+	Client *http.Client
+	// RetryUnauthorized makes a 401 retryable: the client authenticates
+	// with OAuth2 and fetches a new token after one is refused.
+	RetryUnauthorized bool
 }
 
 // Outcome is the structured result of one attempt.

@@ -15,7 +15,8 @@ import (
 
 // APICall sends an arbitrary HTTP request: a method, URL, headers and body
 // chosen by the event's author, optionally signed like a webhook. Every call
-// carries Idempotency-Key = occurrence id, stable across retries.
+// carries Idempotency-Key = occurrence id, stable across retries. It goes to
+// params.url or to the endpoint params.endpoint_id names.
 type APICall struct {
 	cfg HTTPConfig
 }
@@ -27,11 +28,12 @@ var _ Action = (*APICall)(nil)
 func NewAPICall(cfg HTTPConfig) *APICall { return &APICall{cfg: cfg.withDefaults()} }
 
 type apiCallParams struct {
-	Method  string            `json:"method"`
-	URL     string            `json:"url"`
-	Headers map[string]string `json:"headers"`
-	Body    json.RawMessage   `json:"body"`
-	Sign    bool              `json:"sign"`
+	Method     string            `json:"method"`
+	URL        string            `json:"url"`
+	EndpointID string            `json:"endpoint_id"`
+	Headers    map[string]string `json:"headers"`
+	Body       json.RawMessage   `json:"body"`
+	Sign       bool              `json:"sign"`
 }
 
 var apiCallMethods = map[string]bool{
@@ -48,18 +50,22 @@ func (a *APICall) Prepare(params json.RawMessage) (Delivery, error) {
 	if err != nil {
 		return nil, err
 	}
-	dest, err := outbound.Destination(p.URL)
-	if err != nil {
-		return nil, &ParamError{Param: "url", Reason: "must be a valid URL"}
-	}
 	body, isJSON, err := requestBody(p.Body)
 	if err != nil {
 		return nil, &ParamError{Param: "body", Reason: "must be valid JSON"}
 	}
-	return &apiCallDelivery{cfg: a.cfg, params: p, dest: dest, body: body, isJSON: isJSON}, nil
+	d := &apiCallDelivery{cfg: a.cfg, params: p, body: body, isJSON: isJSON}
+	if p.EndpointID != "" {
+		return &endpointDelivery{endpointID: p.EndpointID, sender: d, client: a.cfg.Client}, nil
+	}
+	if d.dest, err = outbound.Destination(p.URL); err != nil {
+		return nil, &ParamError{Param: "url", Reason: "must be a valid URL"}
+	}
+	return d, nil
 }
 
-// parse decodes and checks params, normalizing the method to upper case.
+// parse decodes and checks params, normalizing the method to upper case and
+// endpoint_id to its canonical form.
 func (a *APICall) parse(params json.RawMessage) (apiCallParams, error) {
 	var p apiCallParams
 	if err := decodeParams(params, &p); err != nil {
@@ -72,10 +78,12 @@ func (a *APICall) parse(params json.RawMessage) (apiCallParams, error) {
 	if !apiCallMethods[p.Method] {
 		return p, &ParamError{Param: "method", Reason: "must be one of GET, POST, PUT, PATCH, DELETE, HEAD"}
 	}
-	if err := validateURL("url", p.URL, a.cfg.Outbound); err != nil {
+	endpointID, err := destinationParam(p.URL, p.EndpointID, a.cfg.Outbound)
+	if err != nil {
 		return p, err
 	}
-	if err := validateHeaders(p.Headers); err != nil {
+	p.EndpointID = endpointID
+	if err := ValidateHeaders(p.Headers); err != nil {
 		return p, err
 	}
 	if p.Method == http.MethodHead && hasBody(p.Body) {
@@ -110,8 +118,9 @@ func requestBody(b json.RawMessage) (body []byte, isJSON bool, err error) {
 	return buf.Bytes(), true, nil
 }
 
-// apiCallDelivery is an apicall's prepared params. Its headers map and body
-// are only read: attempts share them.
+// apiCallDelivery is an apicall's prepared params (dest is empty when it
+// sends to an endpoint). Its headers map and body are only read: attempts
+// share them.
 type apiCallDelivery struct {
 	cfg    HTTPConfig
 	params apiCallParams
@@ -131,16 +140,23 @@ func (d *apiCallDelivery) AckTimeout() time.Duration { return 0 }
 
 // Execute implements Delivery.
 func (d *apiCallDelivery) Execute(ctx context.Context, req Request) Outcome {
+	return d.send(ctx, req, httpTarget{url: d.params.URL, client: d.cfg.Client})
+}
+
+// send implements httpSender. The event's own headers win over an
+// endpoint's.
+func (d *apiCallDelivery) send(ctx context.Context, req Request, to httpTarget) Outcome {
 	p := d.params
-	return d.cfg.deliver(ctx, req, func(ctx context.Context) (*http.Request, error) {
+	return d.cfg.deliver(ctx, req, to.client, func(ctx context.Context) (*http.Request, error) {
 		var rd io.Reader
 		if d.body != nil {
 			rd = bytes.NewReader(d.body)
 		}
-		r, err := http.NewRequestWithContext(ctx, p.Method, p.URL, rd)
+		r, err := http.NewRequestWithContext(ctx, p.Method, to.url, rd)
 		if err != nil {
 			return nil, fmt.Errorf("build apicall request: %w", err)
 		}
+		setEndpointHeaders(r.Header, to.headers)
 		for k, v := range p.Headers {
 			r.Header.Set(k, v)
 		}

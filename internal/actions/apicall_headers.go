@@ -32,9 +32,11 @@ var reservedHeaders = map[string]bool{
 	http.CanonicalHeaderKey(HeaderWebhookSignature):    true,
 }
 
-// validateHeaders refuses header names and values that would break or
-// smuggle the request. Errors name the header: headers.<Name>.
-func validateHeaders(h map[string]string) error {
+// ValidateHeaders refuses header names and values that would break or
+// smuggle a request, or that Qhronos sets itself. Errors are *ParamError
+// naming the header (headers.<Name>); an endpoint's headers follow the same
+// rules as an apicall's.
+func ValidateHeaders(h map[string]string) error {
 	if len(h) > maxHeaders {
 		return &ParamError{Param: "headers", Reason: "too many headers (at most 64)"}
 	}

@@ -13,8 +13,9 @@ import (
 
 // deliver sends one prepared request and turns what happened into an Outcome.
 // It is the one place where HTTP answers and transport errors are classified,
-// so webhook and apicall report failures the same way.
-func (c HTTPConfig) deliver(ctx context.Context, req Request, build func(ctx context.Context) (*http.Request, error)) Outcome {
+// so webhook and apicall report failures the same way. client sends it: the
+// configured one, or an endpoint's (carrying its authentication).
+func (c HTTPConfig) deliver(ctx context.Context, req Request, client *http.Client, build func(ctx context.Context) (*http.Request, error)) Outcome {
 	timeout := req.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -27,7 +28,7 @@ func (c HTTPConfig) deliver(ctx context.Context, req Request, build func(ctx con
 	if err != nil {
 		return Outcome{Err: err}
 	}
-	resp, err := c.Client.Do(httpReq)
+	resp, err := client.Do(httpReq)
 	if err != nil {
 		out := classifyTransportError(ctx, err, timeout)
 		out.Duration = c.Now().Sub(start)
@@ -37,6 +38,11 @@ func (c HTTPConfig) deliver(ctx context.Context, req Request, build func(ctx con
 
 	excerpt, truncated := readExcerpt(resp.Body, resp.Header.Get("Content-Encoding"), c.ExcerptLimit)
 	out := classifyStatus(resp.StatusCode)
+	if resp.StatusCode == http.StatusUnauthorized && req.Target != nil && req.Target.RetryUnauthorized {
+		// The client dropped a token the receiver refused; the next
+		// attempt fetches a fresh one and may well pass.
+		out.Retryable = true
+	}
 	out.Excerpt, out.Truncated = excerpt, truncated
 	if ra, ok := ParseRetryAfter(resp.Header.Get("Retry-After"), c.Now()); ok {
 		out.RetryAfter = ra

@@ -11,7 +11,8 @@ import (
 	"github.com/qhronos/qhronos/internal/outbound"
 )
 
-// Webhook POSTs the occurrence payload as signed JSON to params.url.
+// Webhook POSTs the occurrence payload as signed JSON to params.url, or to
+// the endpoint params.endpoint_id names.
 type Webhook struct {
 	cfg HTTPConfig
 }
@@ -23,20 +24,26 @@ var _ Action = (*Webhook)(nil)
 func NewWebhook(cfg HTTPConfig) *Webhook { return &Webhook{cfg: cfg.withDefaults()} }
 
 type webhookParams struct {
-	URL string `json:"url"`
+	URL        string `json:"url"`
+	EndpointID string `json:"endpoint_id"`
 }
 
 // Type implements Action.
 func (w *Webhook) Type() string { return "webhook" }
 
-// Prepare implements Action: params must be {"url": <allowed http(s) URL>}.
+// Prepare implements Action: params must be {"url": <allowed http(s) URL>}
+// or {"endpoint_id": <UUID>}.
 func (w *Webhook) Prepare(params json.RawMessage) (Delivery, error) {
 	var p webhookParams
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
-	if err := validateURL("url", p.URL, w.cfg.Outbound); err != nil {
+	endpointID, err := destinationParam(p.URL, p.EndpointID, w.cfg.Outbound)
+	if err != nil {
 		return nil, err
+	}
+	if endpointID != "" {
+		return &endpointDelivery{endpointID: endpointID, sender: &webhookDelivery{cfg: w.cfg}, client: w.cfg.Client}, nil
 	}
 	dest, err := outbound.Destination(p.URL)
 	if err != nil {
@@ -45,7 +52,8 @@ func (w *Webhook) Prepare(params json.RawMessage) (Delivery, error) {
 	return &webhookDelivery{cfg: w.cfg, url: p.URL, dest: dest}, nil
 }
 
-// webhookDelivery is a webhook's prepared params.
+// webhookDelivery is a webhook's prepared params: url and dest are empty
+// when it sends to an endpoint.
 type webhookDelivery struct {
 	cfg  HTTPConfig
 	url  string
@@ -65,18 +73,29 @@ func (d *webhookDelivery) AckTimeout() time.Duration { return 0 }
 // attempt (attempt and webhook-timestamp change); webhook-id stays the
 // occurrence id so receivers can deduplicate retries.
 func (d *webhookDelivery) Execute(ctx context.Context, req Request) Outcome {
+	return d.send(ctx, req, httpTarget{url: d.url, client: d.cfg.Client})
+}
+
+// send implements httpSender. An endpoint's headers go first; the body's
+// Content-Type and the signatures are always Qhronos's own.
+func (d *webhookDelivery) send(ctx context.Context, req Request, to httpTarget) Outcome {
 	body, err := NewPayload(req).Marshal()
 	if err != nil {
 		return Outcome{Err: fmt.Errorf("webhook payload: %w", err)}
 	}
-	return d.cfg.deliver(ctx, req, func(ctx context.Context) (*http.Request, error) {
-		r, err := http.NewRequestWithContext(ctx, http.MethodPost, d.url, bytes.NewReader(body))
+	return d.cfg.deliver(ctx, req, to.client, func(ctx context.Context) (*http.Request, error) {
+		r, err := http.NewRequestWithContext(ctx, http.MethodPost, to.url, bytes.NewReader(body))
 		if err != nil {
 			return nil, fmt.Errorf("build webhook request: %w", err)
 		}
+		setEndpointHeaders(r.Header, to.headers)
 		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("User-Agent", d.cfg.userAgent())
-		r.Header.Set("Accept-Encoding", "gzip")
+		if r.Header.Get("User-Agent") == "" {
+			r.Header.Set("User-Agent", d.cfg.userAgent())
+		}
+		if r.Header.Get("Accept-Encoding") == "" {
+			r.Header.Set("Accept-Encoding", "gzip")
+		}
 		SignHeaders(r.Header, req.Secrets, req.OccurrenceID, d.cfg.Now(), body)
 		return r, nil
 	})

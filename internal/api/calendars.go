@@ -2,13 +2,10 @@ package api
 
 import (
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 )
 
@@ -48,29 +45,11 @@ func toCalendarJSON(c *model.Calendar) calendarJSON {
 }
 
 // calendarETag is the calendar's strong validator: its id and version.
-func calendarETag(c *model.Calendar) string {
-	return `"` + c.ID + "-v" + strconv.FormatInt(c.Version, 10) + `"`
-}
+func calendarETag(c *model.Calendar) string { return versionETag(c.ID, c.Version) }
 
-// calendarIfMatch is the request's If-Match for a calendar: nil without
-// the header; otherwise 412 when it names another version.
+// calendarIfMatch is the request's If-Match for a calendar.
 func calendarIfMatch(c *gin.Context) func(*model.Calendar) error {
-	want := c.GetHeader("If-Match")
-	if want == "" {
-		return nil
-	}
-	return func(cal *model.Calendar) error {
-		if want == "*" {
-			return nil
-		}
-		for _, tag := range strings.Split(want, ",") {
-			if strings.TrimPrefix(strings.TrimSpace(tag), "W/") == calendarETag(cal) {
-				return nil
-			}
-		}
-		return &input.Error{Status: http.StatusPreconditionFailed,
-			Message: "If-Match: the calendar has changed (current ETag " + calendarETag(cal) + ")"}
-	}
+	return ifMatchVersion(c, "calendar", calendarETag)
 }
 
 func writeCalendar(c *gin.Context, status int, cal *model.Calendar) {

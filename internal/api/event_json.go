@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"strconv"
 	"time"
 
 	"github.com/qhronos/qhronos/internal/model"
@@ -43,6 +42,7 @@ type eventJSON struct {
 	PauseReason   string              `json:"pause_reason"`
 	PausedBy      string              `json:"paused_by"`
 	PauseCatchUp  string              `json:"pause_catch_up,omitempty"`
+	EndpointID    *string             `json:"endpoint_id"`
 }
 
 func rawOrNull(j json.RawMessage) json.RawMessage {
@@ -60,6 +60,7 @@ func toEventJSON(ev *model.Event) eventJSON {
 		Retry: mustJSON(ev.Retry), CatchUp: ev.CatchUp, HMACSecretSet: len(ev.HMACSecret) > 0,
 		CreatedBy: ev.CreatedBy, CreatedVia: ev.CreatedVia, Version: ev.Version, NextRunAt: ev.NextRunAt,
 		LastRunAt: ev.LastRunAt, LastStatus: ev.LastStatus, CreatedAt: ev.CreatedAt, UpdatedAt: ev.UpdatedAt,
+		EndpointID: ev.EndpointID,
 	}
 	if out.Tags == nil {
 		out.Tags = []string{}
@@ -88,9 +89,7 @@ func toEventJSON(ev *model.Event) eventJSON {
 }
 
 // etag is the event's strong validator: its id and version.
-func etag(ev *model.Event) string {
-	return `"` + ev.ID + "-v" + strconv.FormatInt(ev.Version, 10) + `"`
-}
+func etag(ev *model.Event) string { return versionETag(ev.ID, ev.Version) }
 
 // occurrenceJSON is the occurrence resource; id and occurrence_id are the same.
 type occurrenceJSON struct {

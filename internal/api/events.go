@@ -62,6 +62,7 @@ func (s *Server) listEvents(c *gin.Context) error {
 		}
 		f.NameContains = name
 	}
+	f.EndpointID = c.Query("endpoint_id")
 	for _, st := range q.status {
 		switch model.EventStatus(st) {
 		case model.EventActive, model.EventPaused, model.EventInactive:
@@ -93,26 +94,8 @@ func (s *Server) listEvents(c *gin.Context) error {
 	return nil
 }
 
-// ifMatch is the request's If-Match as the events service checks it: nil
-// without the header; otherwise 412 when it names another version.
-func ifMatch(c *gin.Context) events.Precondition {
-	want := c.GetHeader("If-Match")
-	if want == "" {
-		return nil
-	}
-	return func(ev *model.Event) error {
-		if want == "*" {
-			return nil
-		}
-		for _, tag := range strings.Split(want, ",") {
-			if strings.TrimPrefix(strings.TrimSpace(tag), "W/") == etag(ev) {
-				return nil
-			}
-		}
-		return &input.Error{Status: http.StatusPreconditionFailed,
-			Message: "If-Match: the event has changed (current ETag " + etag(ev) + ")"}
-	}
-}
+// ifMatch is the request's If-Match as the events service checks it.
+func ifMatch(c *gin.Context) events.Precondition { return ifMatchVersion(c, "event", etag) }
 
 // getEvent answers 404 for a soft-deleted event unless include_deleted=true,
 // which shows it with status "deleted".

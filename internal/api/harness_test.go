@@ -24,6 +24,7 @@ import (
 	"github.com/qhronos/qhronos/internal/lifecycle"
 	"github.com/qhronos/qhronos/internal/metrics"
 	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/notify"
 	"github.com/qhronos/qhronos/internal/outbound"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
@@ -130,7 +131,8 @@ func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOp
 	t.Cleanup(sched.Stop)
 	service := lifecycle.New(lifecycle.Deps{Store: store, Actions: registry, Secrets: box, Waker: sched,
 		Calendars: calendars},
-		lifecycle.Options{Recurrence: cfg.opts.Recurrence, Window: sched.Window(), MaxTimeout: 60 * time.Second})
+		lifecycle.Options{Recurrence: cfg.opts.Recurrence, Window: sched.Window(), MaxTimeout: 60 * time.Second,
+			Outbound: httpCfg.Outbound})
 	// Tests run the calendar re-planner themselves (e.replanner.RunOnce).
 	replanner := lifecycle.NewReplanner(service, lifecycle.ReplannerConfig{}, lifecycle.ReplannerDeps{Logger: log})
 	d := Deps{Store: store, Events: service, Auth: authn, Actions: registry, Coord: coord, Status: sched,
@@ -139,6 +141,9 @@ func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOp
 		Metrics: metrics.New(metrics.Options{WebSocketConnections: h.Connections,
 			Queue: func(ctx context.Context) (int, int, error) { return store.QueueDepth(ctx, time.Now()) }}),
 		Info: Info{Database: string(store.Backend()), Version: "test", InstanceID: cfg.instanceID, StartedAt: time.Now()}}
+	loopbackOut := outbound.Options{AllowCIDRs: loopback}
+	d.Notifications = notify.NewAdmin(store, box, loopbackOut, notify.New(notify.Deps{Store: store, Box: box,
+		HTTP: outbound.NewClient(loopbackOut), Logger: log}, notify.Options{}), time.Now)
 	srv := New(d, cfg.opts)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)

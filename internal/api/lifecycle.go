@@ -67,23 +67,9 @@ func (s *Server) triggerEvent(c *gin.Context) error {
 // force until now — the event's own or the default — keeps signing beside it
 // until the grace period ends.
 func (s *Server) rotateSecret(c *gin.Context) error {
-	grace := 24 * time.Hour
-	if c.Request.ContentLength != 0 {
-		members, _, err := readObject(c)
-		if err != nil {
-			return err
-		}
-		if err := input.RejectUnknown(members, input.Set("grace"), nil); err != nil {
-			return err
-		}
-		var text string
-		if sent, err := input.DecodeField(members, "grace", &text); err != nil {
-			return err
-		} else if sent {
-			if grace, err = input.ParseDuration("grace", text, 0, 30*24*time.Hour); err != nil {
-				return err
-			}
-		}
+	grace, err := readGrace(c)
+	if err != nil {
+		return err
 	}
 	secret, ev, err := s.Events.RotateSecret(c.Request.Context(), principal(c), c.Param("id"), grace)
 	if err != nil {
@@ -93,4 +79,27 @@ func (s *Server) rotateSecret(c *gin.Context) error {
 	c.JSON(http.StatusOK, gin.H{"event_id": ev.ID, "hmac_secret": secret,
 		"previous_secret_expires_at": ev.PreviousSecretExpires})
 	return nil
+}
+
+// readGrace reads a rotation's optional body {"grace": "24h"}: how long
+// the previous secret keeps signing (default 24h, at most 30 days).
+func readGrace(c *gin.Context) (time.Duration, error) {
+	grace := 24 * time.Hour
+	if c.Request.ContentLength == 0 {
+		return grace, nil
+	}
+	members, _, err := readObject(c)
+	if err != nil {
+		return 0, err
+	}
+	if err := input.RejectUnknown(members, input.Set("grace"), nil); err != nil {
+		return 0, err
+	}
+	var text string
+	if sent, err := input.DecodeField(members, "grace", &text); err != nil {
+		return 0, err
+	} else if sent {
+		return input.ParseDuration("grace", text, 0, 30*24*time.Hour)
+	}
+	return grace, nil
 }

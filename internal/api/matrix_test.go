@@ -122,7 +122,7 @@ func credentials(t testing.TB, e *env) []credential {
 // first occurrence, a fresh token and a fresh calendar (tagged team-a), so
 // destructive routes can succeed.
 type fixture struct {
-	event, occurrence, token, calendar string
+	event, occurrence, token, calendar, endpoint string
 }
 
 func newFixture(e *env) fixture {
@@ -138,7 +138,10 @@ func newFixture(e *env) fixture {
 	res = e.do("POST", "/calendars", e.master, calendarBody(matrixTag))
 	require.Equal(e.t, http.StatusCreated, res.Status, "calendar: %s", res.Body)
 	calendarID, _ := res.object(e.t)["id"].(string)
-	return fixture{event: id, occurrence: occs[0].ID, token: tokenID, calendar: calendarID}
+	res = e.do("POST", "/endpoints", e.master, endpointBody(matrixTag))
+	require.Equal(e.t, http.StatusCreated, res.Status, "endpoint: %s", res.Body)
+	endpointID, _ := res.object(e.t)["id"].(string)
+	return fixture{event: id, occurrence: occs[0].ID, token: tokenID, calendar: calendarID, endpoint: endpointID}
 }
 
 // matrixRoute is one authenticated route and what it answers when allowed.
@@ -153,7 +156,8 @@ type matrixRoute struct {
 
 func (r matrixRoute) url(f fixture) string {
 	return strings.NewReplacer("{event}", f.event, "{occurrence}", f.occurrence, "{token}", f.token,
-		"{at}", "2031-01-01T00:00:00Z", "{calendar}", f.calendar).Replace(r.path)
+		"{at}", "2031-01-01T00:00:00Z", "{calendar}", f.calendar, "{endpoint}", f.endpoint,
+		"{channel}", matrixNoChannel).Replace(r.path)
 }
 
 func matrixRoutes() []matrixRoute {
@@ -186,6 +190,18 @@ func matrixRoutes() []matrixRoute {
 			body: func(fixture) any { return calendarBody(matrixTag) }},
 		{method: "DELETE", path: "/calendars/{calendar}", level: model.AccessWrite, names: true,
 			ok: http.StatusNoContent},
+		{method: "POST", path: "/endpoints", level: model.AccessWrite, ok: http.StatusCreated,
+			body: func(fixture) any { return endpointBody(matrixTag) }},
+		{method: "GET", path: "/endpoints?limit=500", level: model.AccessRead, list: true, ok: http.StatusOK},
+		{method: "GET", path: "/endpoints/{endpoint}", level: model.AccessRead, names: true, ok: http.StatusOK},
+		{method: "PATCH", path: "/endpoints/{endpoint}", level: model.AccessWrite, names: true, ok: http.StatusOK,
+			body: func(fixture) any { return map[string]any{"name": "renamed"} }},
+		{method: "DELETE", path: "/endpoints/{endpoint}", level: model.AccessWrite, names: true,
+			ok: http.StatusNoContent},
+		{method: "POST", path: "/endpoints/{endpoint}/enable", level: model.AccessWrite, names: true, ok: http.StatusOK},
+		{method: "POST", path: "/endpoints/{endpoint}/disable", level: model.AccessWrite, names: true, ok: http.StatusOK},
+		{method: "POST", path: "/endpoints/{endpoint}/rotate-secret", level: model.AccessWrite, names: true,
+			ok: http.StatusOK, body: func(fixture) any { return map[string]any{"grace": "1h"} }},
 		{method: "GET", path: "/occurrences?event_id={event}", level: model.AccessRead, list: true, ok: http.StatusOK},
 		{method: "GET", path: "/occurrences/{occurrence}", level: model.AccessRead, names: true, ok: http.StatusOK},
 		{method: "GET", path: "/occurrences/{occurrence}/attempts", level: model.AccessRead, names: true,
@@ -222,8 +238,25 @@ func matrixRoutes() []matrixRoute {
 			}},
 		{method: "GET", path: "/tokens", level: model.AccessAdmin, ok: http.StatusOK},
 		{method: "DELETE", path: "/tokens/{token}", level: model.AccessAdmin, ok: http.StatusNoContent},
+		// Notification channels are admin only; {channel} names none, so an
+		// allowed request answers 404 once access passed.
+		{method: "POST", path: "/notification-channels", level: model.AccessAdmin, ok: http.StatusCreated,
+			body: func(fixture) any {
+				return map[string]any{"name": "ops-" + uuid.NewString(), "type": "webhook",
+					"url": "https://ops.example.com/hook"}
+			}},
+		{method: "GET", path: "/notification-channels", level: model.AccessAdmin, ok: http.StatusOK},
+		{method: "GET", path: "/notification-channels/{channel}", level: model.AccessAdmin, ok: http.StatusNotFound},
+		{method: "PATCH", path: "/notification-channels/{channel}", level: model.AccessAdmin, ok: http.StatusNotFound,
+			body: func(fixture) any { return map[string]any{"name": "renamed"} }},
+		{method: "DELETE", path: "/notification-channels/{channel}", level: model.AccessAdmin, ok: http.StatusNotFound},
+		{method: "POST", path: "/notification-channels/{channel}/test", level: model.AccessAdmin,
+			ok: http.StatusNotFound},
 	}
 }
+
+// matrixNoChannel is a notification channel id that names no channel.
+const matrixNoChannel = "00000000-0000-4000-8000-000000000000"
 
 var accessRank = map[model.Access]int{model.AccessRead: 1, model.AccessWrite: 2,
 	model.AccessAdmin: 3}
@@ -237,7 +270,7 @@ func (r matrixRoute) want(c credential) int {
 		return http.StatusForbidden
 	case c.scopedOut && r.names:
 		return http.StatusNotFound
-	case c.scopedOut && r.method == "POST" && (r.path == "/events" || r.path == "/calendars"):
+	case c.scopedOut && r.method == "POST" && (r.path == "/events" || r.path == "/calendars" || r.path == "/endpoints"):
 		return http.StatusForbidden // tags: outside token scope
 	}
 	return r.ok
@@ -299,7 +332,7 @@ func checkMatrixCase(t *testing.T, e *env, r matrixRoute, c credential) {
 // occurrence.
 func listMentions(body []byte, f fixture) bool {
 	return strings.Contains(string(body), f.event) || strings.Contains(string(body), f.occurrence) ||
-		strings.Contains(string(body), f.calendar)
+		strings.Contains(string(body), f.calendar) || strings.Contains(string(body), f.endpoint)
 }
 
 // assertFixtureUntouched checks that a refused request changed nothing a user
@@ -318,6 +351,12 @@ func assertFixtureUntouched(t *testing.T, e *env, f fixture) {
 	if got, want := ev["hmac_secret_set"], false; got != want {
 		t.Errorf("hmac_secret_set after refused request: got %v, want %v", got, want)
 	}
+	res = e.do("GET", "/endpoints/"+f.endpoint, e.master, nil)
+	require.Equal(t, http.StatusOK, res.Status, "a refused request must not delete the endpoint: %s", res.Body)
+	ep := res.object(t)
+	if ep["version"] != float64(1) || ep["state"] != "healthy" {
+		t.Errorf("endpoint after refused request: version %v state %v, want 1 healthy", ep["version"], ep["state"])
+	}
 }
 
 // TestAuthMatrixCoversEveryRoute fails when a route is added without a row in
@@ -331,7 +370,7 @@ func TestAuthMatrixCoversEveryRoute(t *testing.T) {
 	for _, r := range matrixRoutes() {
 		path, _, _ := strings.Cut(r.path, "?")
 		path = strings.NewReplacer("{event}", ":id", "{occurrence}", ":id", "{token}", ":id", "{at}", ":at",
-			"{calendar}", ":id").Replace(path)
+			"{calendar}", ":id", "{endpoint}", ":id", "{channel}", ":id").Replace(path)
 		covered[r.method+" "+path] = true
 	}
 	for _, r := range e.srv.engine.Routes() {

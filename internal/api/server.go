@@ -75,6 +75,17 @@ type Lifecycle interface {
 	UpdateCalendar(ctx context.Context, p auth.Principal, id string, body map[string]json.RawMessage,
 		check func(*model.Calendar) error) (model.Calendar, error)
 	DeleteCalendar(ctx context.Context, p auth.Principal, id string, check func(*model.Calendar) error) error
+
+	CreateEndpoint(ctx context.Context, p auth.Principal, body map[string]json.RawMessage) (model.Endpoint, string, error)
+	GetEndpoint(ctx context.Context, p auth.Principal, id string) (model.Endpoint, error)
+	ListEndpoints(ctx context.Context, p auth.Principal, f model.EndpointFilter) ([]model.Endpoint, error)
+	EndpointStats(ctx context.Context, e *model.Endpoint) (model.EndpointStats, error)
+	UpdateEndpoint(ctx context.Context, p auth.Principal, id string, body map[string]json.RawMessage,
+		check func(*model.Endpoint) error) (model.Endpoint, error)
+	DeleteEndpoint(ctx context.Context, p auth.Principal, id string, check func(*model.Endpoint) error) error
+	EnableEndpoint(ctx context.Context, p auth.Principal, id string) (model.Endpoint, int, error)
+	DisableEndpoint(ctx context.Context, p auth.Principal, id string) (model.Endpoint, error)
+	RotateEndpointSecret(ctx context.Context, p auth.Principal, id string, grace time.Duration) (string, model.Endpoint, error)
 }
 
 // StatusReporter reports background loops for /status.
@@ -151,6 +162,8 @@ type Deps struct {
 	// Extra registers more routes (the WebSocket endpoint, metrics) on the
 	// engine after the core ones.
 	Extra func(r *gin.Engine)
+	// Notifications manages /notification-channels; nil leaves the routes out.
+	Notifications NotificationChannels
 }
 
 // Server serves the REST API.
@@ -238,6 +251,15 @@ func (s *Server) routes() *gin.Engine {
 	write.PUT("/calendars/:id", s.handle(s.updateCalendar))
 	write.DELETE("/calendars/:id", s.handle(s.deleteCalendar))
 
+	write.POST("/endpoints", s.handle(s.createEndpoint))
+	read.GET("/endpoints", s.handle(s.listEndpoints))
+	read.GET("/endpoints/:id", s.handle(s.getEndpoint))
+	write.PATCH("/endpoints/:id", s.handle(s.updateEndpoint))
+	write.DELETE("/endpoints/:id", s.handle(s.deleteEndpoint))
+	write.POST("/endpoints/:id/enable", s.handle(s.enableEndpoint))
+	write.POST("/endpoints/:id/disable", s.handle(s.disableEndpoint))
+	write.POST("/endpoints/:id/rotate-secret", s.handle(s.rotateEndpointSecret))
+
 	read.GET("/occurrences", s.handle(s.listOccurrences))
 	read.GET("/occurrences/:id", s.handle(s.getOccurrence))
 	read.GET("/occurrences/:id/attempts", s.handle(s.occurrenceAttempts))
@@ -245,6 +267,9 @@ func (s *Server) routes() *gin.Engine {
 	admin.POST("/tokens", s.handle(s.createToken))
 	admin.GET("/tokens", s.handle(s.listTokens))
 	admin.DELETE("/tokens/:id", s.handle(s.revokeToken))
+	if s.Notifications != nil {
+		s.notificationChannelRoutes(admin)
+	}
 
 	read.GET("/stats", s.handle(s.stats))
 	read.GET("/stats/timeline", s.handle(s.timeline))

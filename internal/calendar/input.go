@@ -113,7 +113,7 @@ func Validate(in *Input, limits recurrence.Limits) (model.Calendar, error) {
 	if c.RRules, err = checkRRules(in.RRules, zone, limits); err != nil {
 		return c, err
 	}
-	if c.Tags, err = checkTags(in.Tags); err != nil {
+	if c.Tags, err = CheckTags(in.Tags); err != nil {
 		return c, err
 	}
 	return c, nil
@@ -211,8 +211,9 @@ func checkRRules(rules []string, zone string, limits recurrence.Limits) ([]strin
 	return slices.Clone(rules), nil
 }
 
-// checkTags applies the rules of an event's tags.
-func checkTags(tags []string) ([]string, error) {
+// CheckTags applies the rules of an event's tags to a resource's (a
+// calendar's, an endpoint's): it returns them without duplicates.
+func CheckTags(tags []string) ([]string, error) {
 	if len(tags) > events.MaxTags {
 		return nil, input.BadRequestf("tags", "at most %d tags", events.MaxTags)
 	}

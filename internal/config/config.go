@@ -31,6 +31,31 @@ type Config struct {
 	RateLimit RateLimitConfig `yaml:"ratelimit"`
 	Archival  ArchivalConfig  `yaml:"archival"`
 	Metrics   MetricsConfig   `yaml:"metrics"`
+	Endpoints EndpointsConfig `yaml:"endpoints"`
+
+	Notifications NotificationsConfig `yaml:"notifications"`
+}
+
+// EndpointsConfig holds the defaults of every endpoint's circuit breaker
+// (an endpoint's own "circuit" overrides them field by field).
+type EndpointsConfig struct {
+	Circuit CircuitConfig `yaml:"circuit"`
+}
+
+// CircuitConfig says when an endpoint's circuit opens and what follows.
+type CircuitConfig struct {
+	// Failures is the run of consecutive failed attempts that opens it.
+	Failures int `yaml:"failures"`
+	// FailureRatio opens it when this share of the attempts in Window
+	// failed, once MinRequests were made there.
+	FailureRatio float64       `yaml:"failure_ratio"`
+	MinRequests  int           `yaml:"min_requests"`
+	Window       time.Duration `yaml:"window"`
+	// CoolDown is how long an open circuit holds deliveries before one
+	// trial delivery may go.
+	CoolDown time.Duration `yaml:"cool_down"`
+	// DisableAfter disables an endpoint whose circuit stayed open this long.
+	DisableAfter time.Duration `yaml:"disable_after"`
 }
 
 // ServerConfig is the HTTP listener and the embedded data directory.
@@ -220,4 +245,8 @@ type ArchivalConfig struct {
 // MetricsConfig protects /metrics; an empty token leaves it public.
 type MetricsConfig struct {
 	Token string `yaml:"token"`
+	// EndpointIDs are the endpoints that get their own series in the
+	// per-endpoint metrics; all others are counted as "other", so the
+	// number of series stays bounded.
+	EndpointIDs []string `yaml:"endpoint_ids"`
 }

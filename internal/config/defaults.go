@@ -85,5 +85,19 @@ func Default() *Config {
 			MaxBatches: 1000,
 			LockTTL:    time.Minute,
 		},
+		Endpoints: EndpointsConfig{Circuit: CircuitConfig{
+			Failures:     5,
+			FailureRatio: 0.5,
+			MinRequests:  20,
+			Window:       time.Minute,
+			CoolDown:     30 * time.Second,
+			DisableAfter: 3 * Day,
+		}},
+		Notifications: NotificationsConfig{
+			SMTP:             SMTPConfig{TLS: "starttls"},
+			DigestInterval:   5 * time.Minute,
+			MinInterval:      time.Minute,
+			UnreachableAfter: time.Minute,
+		},
 	}
 }

@@ -74,6 +74,13 @@ func (w *yamlWalker) leaf(n *yaml.Node, path string) error {
 	if !ok {
 		return fmt.Errorf("%s: not a setting", path)
 	}
+	if k.typ == channelsType {
+		doc, err := yaml.Marshal(n)
+		if err != nil {
+			return fmt.Errorf("%s: line %d: %w", path, n.Line, err)
+		}
+		return setChannels(k.field(w.cfg), path, doc)
+	}
 	switch n.Kind {
 	case yaml.ScalarNode:
 		return k.SetString(w.cfg, n.Value)

@@ -19,7 +19,7 @@ type Key struct {
 	// Env is the environment variable, e.g. "QHRONOS_SCHEDULER_LOOKAHEAD".
 	Env string
 	// Kind names the accepted syntax: string, int, float, bool, duration,
-	// list or cidr-list.
+	// list, cidr-list or object-list (YAML objects; JSON in the environment).
 	Kind string
 
 	index []int
@@ -117,6 +117,8 @@ func kindOf(t reflect.Type) string {
 	switch {
 	case t == durationType:
 		return "duration"
+	case t == channelsType:
+		return "object-list"
 	case t.Kind() == reflect.Slice && t.Elem() == prefixType:
 		return "cidr-list"
 	case t.Kind() == reflect.Slice:
@@ -145,6 +147,9 @@ func (k Key) Get(cfg *Config) any {
 // SetString parses raw with the key's syntax (lists comma-separated) and
 // stores it in cfg. The error names the key.
 func (k Key) SetString(cfg *Config, raw string) error {
+	if k.typ == channelsType {
+		return setChannels(k.field(cfg), k.Path, []byte(raw))
+	}
 	if k.typ.Kind() == reflect.Slice {
 		return k.SetList(cfg, splitList(raw))
 	}

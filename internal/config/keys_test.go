@@ -28,6 +28,8 @@ func sampleFor(t *testing.T, k Key) string {
 		return "x.example:1,y.example:2"
 	case "cidr-list":
 		return "10.9.0.0/16"
+	case "object-list":
+		return `[{"name": "ops", "type": "webhook", "url": "https://ops.example/hook"}]`
 	case "string":
 		return "sample-" + k.Path
 	}

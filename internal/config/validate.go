@@ -109,10 +109,20 @@ func (c *Config) Validate() error {
 	v.check(c.RateLimit.Rate > 0, "ratelimit.rate", "must be greater than 0")
 	v.positive("ratelimit.burst", int64(c.RateLimit.Burst))
 
+	cc := c.Endpoints.Circuit
+	v.positive("endpoints.circuit.failures", int64(cc.Failures))
+	v.check(cc.FailureRatio > 0 && cc.FailureRatio <= 1, "endpoints.circuit.failure_ratio", "must be above 0 and at most 1")
+	v.positive("endpoints.circuit.min_requests", int64(cc.MinRequests))
+	v.positiveDuration("endpoints.circuit.window", cc.Window)
+	v.positiveDuration("endpoints.circuit.cool_down", cc.CoolDown)
+	v.positiveDuration("endpoints.circuit.disable_after", cc.DisableAfter)
+
 	v.positiveDuration("archival.retention", c.Archival.Retention)
 	v.positiveDuration("archival.purge_after", c.Archival.PurgeAfter)
 	v.positiveDuration("archival.interval", c.Archival.Interval)
 	v.positive("archival.batch_size", int64(c.Archival.BatchSize))
+
+	c.validateNotifications(v)
 	// The internal tunables cannot be set, but a Config built by hand
 	// must still carry them.
 	v.positive("scheduler (internal) expand_batch", int64(s.ExpandBatch))

@@ -54,6 +54,7 @@ type Coordinator interface {
 	Bus
 	Locker
 	RateLimiter
+	Semaphore
 	// Ping reports whether the backend answers (nil for in-process).
 	Ping(ctx context.Context) error
 	// Name is "in-process" or "redis", for /status.

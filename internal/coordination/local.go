@@ -16,6 +16,7 @@ type Local struct {
 	*localBus
 	*localLocker
 	*memoryLimiter
+	*memorySemaphore
 }
 
 var _ Coordinator = (*Local)(nil)
@@ -24,9 +25,10 @@ var _ Coordinator = (*Local)(nil)
 // limits follow now.
 func NewLocal(now func() time.Time) *Local {
 	return &Local{
-		localBus:      newLocalBus(),
-		localLocker:   newLocalLocker(now),
-		memoryLimiter: newMemoryLimiter(now),
+		localBus:        newLocalBus(),
+		localLocker:     newLocalLocker(now),
+		memoryLimiter:   newMemoryLimiter(now),
+		memorySemaphore: newMemorySemaphore(now),
 	}
 }
 

@@ -19,6 +19,7 @@ type Redis struct {
 	prefix   string
 	logger   *zap.Logger
 	limiter  *redisLimiter
+	sem      *redisSemaphore
 	ownsConn bool // Close also closes client (set by Open, which made it)
 
 	mu     sync.Mutex
@@ -35,7 +36,10 @@ type RedisOption func(*Redis)
 // while Redis is away (time.Now by default); Redis itself uses its own clock
 // so that all instances agree.
 func WithFallbackClock(now func() time.Time) RedisOption {
-	return func(r *Redis) { r.limiter = newRedisLimiter(r, now) }
+	return func(r *Redis) {
+		r.limiter = newRedisLimiter(r, now)
+		r.sem.fallback = newMemorySemaphore(now)
+	}
 }
 
 // NewRedis returns a Coordinator on client. Close ends its subscriptions but
@@ -51,6 +55,7 @@ func NewRedis(client redis.UniversalClient, prefix string, logger *zap.Logger, o
 		subs:   make(map[*redis.PubSub]struct{}),
 	}
 	r.limiter = newRedisLimiter(r, time.Now)
+	r.sem = &redisSemaphore{r: r, fallback: newMemorySemaphore(time.Now)}
 	for _, opt := range opts {
 		opt(r)
 	}
@@ -71,6 +76,16 @@ func (r *Redis) Ping(ctx context.Context) error {
 // Allow implements RateLimiter; see redisLimiter.
 func (r *Redis) Allow(ctx context.Context, key string, limit Limit) (LimitResult, error) {
 	return r.limiter.Allow(ctx, key, limit)
+}
+
+// Acquire implements Semaphore; see redisSemaphore.
+func (r *Redis) Acquire(ctx context.Context, key, holder string, limit int, ttl time.Duration) (bool, error) {
+	return r.sem.Acquire(ctx, key, holder, limit, ttl)
+}
+
+// Release implements Semaphore.
+func (r *Redis) Release(ctx context.Context, key, holder string) error {
+	return r.sem.Release(ctx, key, holder)
 }
 
 // Degraded returns the Redis error that made the latest Allow answer from

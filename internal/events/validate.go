@@ -79,10 +79,7 @@ func (v *Validator) Apply(in *Input, ev *model.Event, creating bool, now time.Ti
 	}
 	if in.HMACSecret != nil {
 		secret := *in.HMACSecret
-		if secret == "" || len(secret) > maxSecretLength {
-			return nil, input.BadRequestf("hmac_secret", "must be 1 to %d bytes", maxSecretLength)
-		}
-		if err := checkWhsec(secret); err != nil {
+		if err := CheckSecret("hmac_secret", secret); err != nil {
 			return nil, err
 		}
 		sealed, err := v.Secrets.Seal([]byte(secret))
@@ -286,16 +283,21 @@ func (v *Validator) applySchedule(in *Input, ev *model.Event, creating, requireF
 	return ev.Compile(v.Recurrence)
 }
 
-// checkWhsec refuses a "whsec_" secret whose key part is not base64: the
-// sender would sign with the text's bytes while a Standard Webhooks receiver
-// decodes it, and every signature would fail to verify.
-func checkWhsec(secret string) error {
+// CheckSecret applies the rules of a signing secret sent in field (an
+// event's hmac_secret, an endpoint's secret): 1 to 1024 bytes, and a
+// "whsec_" secret's key part must be base64 — else the sender would sign
+// with the text's bytes while a Standard Webhooks receiver decodes it, and
+// every signature would fail to verify.
+func CheckSecret(field, secret string) error {
+	if secret == "" || len(secret) > maxSecretLength {
+		return input.BadRequestf(field, "must be 1 to %d bytes", maxSecretLength)
+	}
 	rest, ok := strings.CutPrefix(secret, "whsec_")
 	if !ok {
 		return nil
 	}
 	if key, err := base64.StdEncoding.DecodeString(rest); err != nil || len(key) == 0 {
-		return input.BadRequest("hmac_secret", "a whsec_ secret must be followed by the base64 of its key")
+		return input.BadRequest(field, "a whsec_ secret must be followed by the base64 of its key")
 	}
 	return nil
 }

@@ -32,8 +32,8 @@ func (s *Service) CreateCalendar(ctx context.Context, p auth.Principal, body map
 	if err != nil {
 		return model.Calendar{}, err
 	}
-	if err := p.CanCreate(c.Tags); err != nil {
-		return model.Calendar{}, &input.Error{Status: http.StatusForbidden, Message: err.Error(), Field: "tags"}
+	if err := mayTag(p, c.Tags); err != nil {
+		return model.Calendar{}, err
 	}
 	now := s.now().UTC().Truncate(time.Microsecond) // as stored
 	c.ID, c.Version, c.CreatedBy, c.CreatedAt, c.UpdatedAt = uuid.NewString(), 1, p.Subject, now, now
@@ -93,8 +93,8 @@ func (s *Service) UpdateCalendar(ctx context.Context, p auth.Principal, id strin
 	if err != nil {
 		return model.Calendar{}, err
 	}
-	if err := p.CanCreate(c.Tags); err != nil {
-		return model.Calendar{}, &input.Error{Status: http.StatusForbidden, Message: err.Error(), Field: "tags"}
+	if err := mayTag(p, c.Tags); err != nil {
+		return model.Calendar{}, err
 	}
 	now := s.now().UTC().Truncate(time.Microsecond) // as stored
 	c.ID, c.CreatedBy, c.CreatedAt, c.UpdatedAt = old.ID, old.CreatedBy, old.CreatedAt, now

@@ -85,20 +85,29 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, via string, in *
 			return events.Answer{}, input.BadRequest("status", `must be "active" or "paused" on create`)
 		}
 	}
+	if err := s.checkActionEndpoint(ctx, p, in.Action); err != nil {
+		return events.Answer{}, err
+	}
 	rule, err := s.validate.Apply(in, &ev, true, now)
 	if err != nil {
 		return events.Answer{}, err
 	}
-	if err := p.CanCreate(ev.Tags); err != nil {
-		return events.Answer{}, &input.Error{Status: http.StatusForbidden, Message: err.Error(), Field: "tags"}
+	if err := setEventEndpoint(&ev); err != nil {
+		return events.Answer{}, err
+	}
+	if err := mayTag(p, ev.Tags); err != nil {
+		return events.Answer{}, err
 	}
 	created := s.entry(p, ev.ID, model.HistoryCreate, "", events.Diff(nil, &ev))
 	ans, err := s.once(ctx, o, func(store *repository.Store) (any, error) {
-		if len(ev.Calendars) == 0 {
+		if len(ev.Calendars) == 0 && ev.EndpointID == nil {
 			return &ev, s.create(ctx, store, &ev, rule, created, now)
 		}
-		// The event and the calendars it uses go together.
+		// The event and the calendars and endpoint it uses go together.
 		return &ev, store.WithTx(ctx, func(tx *repository.Store) error {
+			if err := holdEventEndpoint(ctx, tx, &ev); err != nil {
+				return err
+			}
 			if err := s.checkCalendars(ctx, tx, p, ev.Calendars); err != nil {
 				return err
 			}
@@ -142,13 +151,19 @@ func (s *Service) Update(ctx context.Context, p auth.Principal, id string, in *e
 	}
 	now := s.now()
 	before := ev
+	if err := s.checkActionEndpoint(ctx, p, in.Action); err != nil {
+		return model.Event{}, err
+	}
 	rule, err := s.validate.Apply(in, &ev, false, now)
 	if err != nil {
 		return model.Event{}, err
 	}
+	if err := setEventEndpoint(&ev); err != nil {
+		return model.Event{}, err
+	}
 	if in.Tags != nil {
-		if err := p.CanCreate(ev.Tags); err != nil {
-			return model.Event{}, &input.Error{Status: http.StatusForbidden, Message: err.Error(), Field: "tags"}
+		if err := mayTag(p, ev.Tags); err != nil {
+			return model.Event{}, err
 		}
 	}
 	target := ev.Status
@@ -167,6 +182,9 @@ func (s *Service) Update(ctx context.Context, p auth.Principal, id string, in *e
 	}
 	calendarsChanged := !slices.Equal(before.Calendars, ev.Calendars)
 	err = s.store.WithTx(ctx, func(tx *repository.Store) error {
+		if err := holdEventEndpoint(ctx, tx, &ev); err != nil {
+			return err
+		}
 		if calendarsChanged {
 			if err := s.checkCalendars(ctx, tx, p, ev.Calendars); err != nil {
 				return err
@@ -552,4 +570,13 @@ func (s *Service) Replan(ctx context.Context, eventID string) error {
 		s.wake(ctx, ev.NextRunAt)
 	}
 	return err
+}
+
+// mayTag refuses, with a 403 naming tags, tags a resource of the
+// principal's may not carry (outside its scope).
+func mayTag(p auth.Principal, tags []string) error {
+	if err := p.CanCreate(tags); err != nil {
+		return &input.Error{Status: http.StatusForbidden, Message: err.Error(), Field: "tags"}
+	}
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/qhronos/qhronos/internal/auth"
 	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/outbound"
 	"github.com/qhronos/qhronos/internal/planner"
 	"github.com/qhronos/qhronos/internal/recurrence"
 	"github.com/qhronos/qhronos/internal/repository"
@@ -30,6 +31,9 @@ type Options struct {
 	Recurrence recurrence.Limits
 	Window     planner.Window
 	MaxTimeout time.Duration // per-event attempt timeout cap
+	// Outbound is the policy endpoint URLs and OAuth2 token URLs must pass
+	// (the actions' create-time check).
+	Outbound outbound.Options
 }
 
 // Deps are the service's collaborators, built in main.

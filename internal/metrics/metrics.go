@@ -31,6 +31,9 @@ type Options struct {
 	// DroppedFrames counts WebSocket frames that did not reach other
 	// instances (bus away or queue full); nil leaves the counter out.
 	DroppedFrames func() uint64
+	// EndpointIDs get their own series in the per-endpoint metrics
+	// (metrics.endpoint_ids); the others are counted as "other".
+	EndpointIDs []string
 }
 
 // Metrics holds every collector and the registry that exposes them.
@@ -51,6 +54,7 @@ type Metrics struct {
 	httpDuration    *prometheus.HistogramVec
 	rateLimited     prometheus.Counter
 	queueErrors     prometheus.Counter
+	endpoints       *endpointMetrics
 }
 
 // latenessBuckets reach from a millisecond to an hour: firing late by
@@ -129,6 +133,8 @@ func New(opts Options) *Metrics {
 			Help: "Scrapes whose backlog query failed or timed out (the backlog gauges are then absent).",
 		}),
 	}
+	m.endpoints = newEndpointMetrics(opts.EndpointIDs)
+	m.reg.MustRegister(m.endpoints.collectors()...)
 	m.reg.MustRegister(m.deliveries, m.ended, m.attemptDuration, m.lateness, m.claimBatch, m.expansions, m.expansionTime,
 		m.archivals, m.archivalTime, m.archivedRows, m.httpRequests, m.httpDuration, m.rateLimited,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

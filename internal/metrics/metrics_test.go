@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -250,4 +251,41 @@ func TestHandlerRequiresTheToken(t *testing.T) {
 	}
 	fams := scrape(t, h, "s3cret-token")
 	require.Contains(t, fams, "go_goroutines", "runtime metrics are exposed")
+}
+
+// Only the endpoints asked for by id get their own series; every other one
+// is counted as "other", however many there are.
+func TestEndpointSeriesStayBounded(t *testing.T) {
+	t.Parallel()
+	const watched = "0b8f6d0e-1111-4a2b-9c3d-000000000001"
+	m := metrics.New(metrics.Options{EndpointIDs: []string{watched}})
+	m.ObserveEndpointAttempt(watched, true, 10*time.Millisecond)
+	m.ObserveEndpointAttempt(watched, false, 20*time.Millisecond)
+	for i := range 50 {
+		m.ObserveEndpointAttempt(fmt.Sprintf("0b8f6d0e-2222-4a2b-9c3d-%012d", i), true, time.Millisecond)
+	}
+	m.ObserveEndpointWait("rate_limit")
+	m.ObserveEndpointWait("circuit_open")
+	m.ObserveEndpointWait("circuit_open")
+	got := scrape(t, m.Handler(""), "")
+	tests := []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"qhronos_endpoint_attempts_total", map[string]string{"endpoint": watched, "result": "ok"}, 1},
+		{"qhronos_endpoint_attempts_total", map[string]string{"endpoint": watched, "result": "error"}, 1},
+		{"qhronos_endpoint_attempts_total", map[string]string{"endpoint": "other", "result": "ok"}, 50},
+		{"qhronos_endpoint_attempt_duration_seconds", map[string]string{"endpoint": "other"}, 50},
+		{"qhronos_endpoint_waits_total", map[string]string{"reason": "circuit_open"}, 2},
+		{"qhronos_endpoint_waits_total", map[string]string{"reason": "rate_limit"}, 1},
+	}
+	for _, tt := range tests {
+		if v, ok := value(got, tt.name, tt.labels); !ok || v != tt.want {
+			t.Errorf("%s%v: got %v (present %v), want %v", tt.name, tt.labels, v, ok, tt.want)
+		}
+	}
+	if n := len(got["qhronos_endpoint_attempts_total"].GetMetric()); n != 3 {
+		t.Errorf("attempt series: got %d, want 3 (the watched endpoint's two results and other)", n)
+	}
 }

@@ -22,7 +22,11 @@ type Event struct {
 	Schedule    *Schedule // the Qhronos schedule object, or nil
 	Cron        *string
 	Action      Action
-	Webhook     string // legacy field, echoed back
+	// EndpointID is the endpoint the action names (action.params.endpoint_id),
+	// or nil for an inline URL; kept in its own column to find an endpoint's
+	// events.
+	EndpointID *string
+	Webhook    string // legacy field, echoed back
 	// HMACSecret and PreviousSecret hold AES-GCM ciphertext; never plaintext.
 	HMACSecret            []byte
 	PreviousSecret        []byte

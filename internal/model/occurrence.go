@@ -51,6 +51,7 @@ type Attempt struct {
 	ResponseExcerpt *string   `db:"response_excerpt"`
 	Truncated       bool      `db:"truncated"`
 	LatenessMS      int64     `db:"lateness_ms"` // started_at − scheduled_at
+	EndpointID      *string   `db:"endpoint_id"` // the endpoint it went to, if the action names one
 }
 
 // Token is a minted JWT's server-side record; its ID is the JWT's jti.

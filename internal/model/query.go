@@ -18,6 +18,8 @@ type EventFilter struct {
 	// NameContains keeps events whose name contains it, case-insensitively
 	// (case folding of ASCII letters, which both backends share).
 	NameContains string
+	// EndpointID keeps events whose action names this endpoint.
+	EndpointID string
 	// After is the keyset cursor: rows strictly older than (CreatedAt, ID).
 	After *EventCursor
 	Limit int

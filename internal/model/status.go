@@ -39,17 +39,21 @@ const (
 	// cancelled
 	ReasonEventDeleted = "event_deleted"
 	ReasonRuleChanged  = "rule_changed" // an edit of the schedule removed or re-planned the instant
+	// failed without an attempt
+	ReasonEndpointDisabled = "endpoint_disabled" // the endpoint it delivers to is disabled
 )
 
 // EndedBy is the terminal state and description of a row that will not
 // fire because its event was paused (skipped), deleted or edited
-// (cancelled).
+// (cancelled), or its endpoint is disabled (failed).
 func EndedBy(reason string) (OccurrenceStatus, string) {
 	switch reason {
 	case ReasonPaused:
 		return OccurrenceSkipped, "skipped: the event was paused"
 	case ReasonEventDeleted:
 		return OccurrenceCancelled, "cancelled: the event was deleted"
+	case ReasonEndpointDisabled:
+		return OccurrenceFailed, "failed: its endpoint is disabled"
 	default:
 		return OccurrenceCancelled, "cancelled: the event was edited and the instant is no longer in its schedule"
 	}
@@ -61,6 +65,7 @@ var Reasons = map[OccurrenceStatus][]string{
 	OccurrenceSkipped:   {ReasonManual, ReasonCalendar, ReasonPaused, ReasonDSTGap},
 	OccurrenceMissed:    {ReasonCatchUpWindow, ReasonCatchUpPolicy},
 	OccurrenceCancelled: {ReasonEventDeleted, ReasonRuleChanged},
+	OccurrenceFailed:    {ReasonEndpointDisabled},
 }
 
 // The named sets of occurrence states; SQL and code both use these instead of

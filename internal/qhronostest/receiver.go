@@ -6,12 +6,14 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Request is one request a Receiver got.
 type Request struct {
 	Header http.Header
 	Body   []byte
+	At     time.Time // when it arrived
 }
 
 // Receiver is a real HTTP server on loopback that records every request and
@@ -30,7 +32,7 @@ func NewReceiver(t testing.TB) *Receiver {
 	rc := &Receiver{status: func(Request) int { return http.StatusOK }}
 	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		req := Request{Header: r.Header.Clone(), Body: b}
+		req := Request{Header: r.Header.Clone(), Body: b, At: time.Now()}
 		rc.mu.Lock()
 		rc.got = append(rc.got, req)
 		status := rc.status

@@ -50,15 +50,7 @@ func (r *calendarRow) calendar() (model.Calendar, error) {
 }
 
 func decodeCalendars(rows []calendarRow) ([]model.Calendar, error) {
-	out := make([]model.Calendar, 0, len(rows))
-	for i := range rows {
-		c, err := rows[i].calendar()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, nil
+	return decodeRows(rows, (*calendarRow).calendar)
 }
 
 // jsonList encodes a list column; nil is the empty list.

@@ -34,6 +34,9 @@ type dialect struct {
 	// PostgreSQL locks the picked rows and skips locked ones; SQLite has one
 	// writer at a time (_txlock=immediate), which gives the same guarantee.
 	skipLocked string
+	// forUpdate ends a read whose row the transaction then writes: it waits
+	// for concurrent writers of the row (SQLite's one writer already does).
+	forUpdate string
 	// instant encodes a UTC instant as a query argument.
 	instant func(time.Time) any
 	// cast types a placeholder inside a VALUES list whose types the
@@ -75,6 +78,7 @@ var postgresDialect = &dialect{
 	migrations: "postgres",
 	bind:       sqlx.DOLLAR,
 	skipLocked: " FOR UPDATE SKIP LOCKED",
+	forUpdate:  " FOR UPDATE",
 	instant:    func(t time.Time) any { return t.UTC() },
 	cast:       func(sqlType string) string { return "?::" + sqlType },
 	jsonStrings: func(column string) string {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/qhronos/qhronos/internal/model"
 )
 
@@ -14,7 +16,7 @@ const eventColumns = `id, name, description, start_time, timezone, rrule, schedu
 	action, webhook, hmac_secret, previous_secret, previous_secret_expires_at, tags_json, metadata, retry,
 	catch_up, timeout_ms, status, last_status, created_by, created_via, version, expanded_until, next_run_at,
 	last_run_at, created_at, updated_at, deleted_at, paused_at, paused_until, pause_reason, paused_by,
-	pause_catch_up, dst, jitter_ms, calendars`
+	pause_catch_up, dst, jitter_ms, calendars, endpoint_id`
 
 // eventRow is an Event as stored: the JSON members as text, tags as JSON
 // beside the event_tags index table. It is decoded once, here.
@@ -57,6 +59,7 @@ type eventRow struct {
 	DST                   JSON              `db:"dst"`
 	JitterMS              int64             `db:"jitter_ms"`
 	Calendars             JSON              `db:"calendars"`
+	EndpointID            *string           `db:"endpoint_id"`
 }
 
 func (r *eventRow) event() (model.Event, error) {
@@ -68,7 +71,8 @@ func (r *eventRow) event() (model.Event, error) {
 		NextRunAt: utcp(r.NextRunAt), LastRunAt: utcp(r.LastRunAt), CreatedAt: utc(r.CreatedAt),
 		UpdatedAt: utc(r.UpdatedAt), DeletedAt: utcp(r.DeletedAt), PausedAt: utcp(r.PausedAt),
 		PausedUntil: utcp(r.PausedUntil), PauseReason: r.PauseReason, PausedBy: r.PausedBy,
-		PauseCatchUp: r.PauseCatchUp, Jitter: time.Duration(r.JitterMS) * time.Millisecond}
+		PauseCatchUp: r.PauseCatchUp, Jitter: time.Duration(r.JitterMS) * time.Millisecond,
+		EndpointID: r.EndpointID}
 	if len(r.Metadata) > 0 {
 		e.Metadata = json.RawMessage(r.Metadata)
 	}
@@ -204,7 +208,7 @@ func (s *Store) CreateEventRecorded(ctx context.Context, e *model.Event, h model
 
 const insertEventSQL = `INSERT INTO events (` + eventColumns + `) VALUES
 	(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-	 ?, ?, ?, ?, ?, ?, ?, ?)`
+	 ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func (s *Store) eventArgs(e *model.Event) []any {
 	schedule, action, metadata, retry := eventJSONColumns(e)
@@ -215,7 +219,7 @@ func (s *Store) eventArgs(e *model.Event) []any {
 		retry, e.CatchUp, e.TimeoutMS, e.Status, e.LastStatus, e.CreatedBy, e.CreatedVia,
 		e.Version, s.tsp(e.ExpandedUntil), s.tsp(e.NextRunAt), s.tsp(e.LastRunAt), s.ts(e.CreatedAt),
 		s.ts(e.UpdatedAt), s.tsp(e.DeletedAt), s.tsp(e.PausedAt), s.tsp(e.PausedUntil), e.PauseReason,
-		e.PausedBy, e.PauseCatchUp, dst, e.Jitter.Milliseconds(), calendars}
+		e.PausedBy, e.PauseCatchUp, dst, e.Jitter.Milliseconds(), calendars, e.EndpointID}
 }
 
 func (s *Store) replaceTags(ctx context.Context, eventID string, tags []string) error {
@@ -272,7 +276,7 @@ func (s *Store) UpdateEvent(ctx context.Context, e *model.Event, expectedVersion
 			previous_secret = ?, previous_secret_expires_at = ?, tags_json = ?, metadata = ?, retry = ?,
 			catch_up = ?, timeout_ms = ?, status = ?, last_status = ?, expanded_until = ?, next_run_at = ?,
 			last_run_at = ?, updated_at = ?, paused_at = ?, paused_until = ?, pause_reason = ?, paused_by = ?,
-			pause_catch_up = ?, dst = ?, jitter_ms = ?, calendars = ?, version = version + 1
+			pause_catch_up = ?, dst = ?, jitter_ms = ?, calendars = ?, endpoint_id = ?, version = version + 1
 			WHERE id = ? AND version = ? AND deleted_at IS NULL`
 		schedule, action, metadata, retry := eventJSONColumns(e)
 		dst, calendars := policyColumns(e)
@@ -282,7 +286,7 @@ func (s *Store) UpdateEvent(ctx context.Context, e *model.Event, expectedVersion
 			retry, e.CatchUp, e.TimeoutMS, e.Status, e.LastStatus, tx.tsp(e.ExpandedUntil),
 			tx.tsp(e.NextRunAt), tx.tsp(e.LastRunAt), tx.ts(e.UpdatedAt), tx.tsp(e.PausedAt),
 			tx.tsp(e.PausedUntil), e.PauseReason, e.PausedBy, e.PauseCatchUp, dst, e.Jitter.Milliseconds(),
-			calendars, e.ID, expectedVersion)
+			calendars, e.EndpointID, e.ID, expectedVersion)
 		if err != nil {
 			return fmt.Errorf("update event: %w", err)
 		}
@@ -347,6 +351,13 @@ func (s *Store) ListEvents(ctx context.Context, f model.EventFilter) ([]model.Ev
 			args = append(args, st)
 		}
 	}
+	if f.EndpointID != "" {
+		if uuid.Validate(f.EndpointID) != nil {
+			return []model.Event{}, nil // no endpoint has such an id
+		}
+		where = append(where, `e.endpoint_id = ?`)
+		args = append(args, f.EndpointID)
+	}
 	if f.NameContains != "" {
 		where = append(where, `LOWER(e.name) LIKE ? ESCAPE '\'`)
 		args = append(args, "%"+likeEscaper.Replace(asciiLower(f.NameContains))+"%")
@@ -374,15 +385,7 @@ func (s *Store) ListEvents(ctx context.Context, f model.EventFilter) ([]model.Ev
 	if err := s.selectAll(ctx, &rows, q, args...); err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
 	}
-	out := make([]model.Event, 0, len(rows))
-	for i := range rows {
-		e, err := rows[i].event()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, nil
+	return decodeEvents(rows)
 }
 
 // likeEscaper escapes LIKE's wildcards and its escape character.
@@ -458,14 +461,4 @@ func (s *Store) EventsByID(ctx context.Context, ids []string) (map[string]model.
 	return out, nil
 }
 
-func decodeEvents(rows []eventRow) ([]model.Event, error) {
-	out := make([]model.Event, 0, len(rows))
-	for i := range rows {
-		e, err := rows[i].event()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, nil
-}
+func decodeEvents(rows []eventRow) ([]model.Event, error) { return decodeRows(rows, (*eventRow).event) }

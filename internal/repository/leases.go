@@ -75,6 +75,23 @@ func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string, n
 	return int(n), nil
 }
 
+// DeferClaim hands a leased row back without counting an attempt, due
+// again at until, with note as its error_message so the wait shows (an
+// endpoint's rate limit, concurrency or open circuit held it). It reports
+// whether the row was still held under token.
+func (s *Store) DeferClaim(ctx context.Context, token, id string, until time.Time, note string, now time.Time) (bool, error) {
+	q := statusSQL(`UPDATE occurrences SET status = CASE WHEN attempt_count <= 1 THEN {pending} ELSE {retrying} END,
+		attempt_count = attempt_count - 1, lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL,
+		next_attempt_at = ?, error_message = ?, updated_at = ?
+		WHERE lease_token = ? AND status = {dispatching} AND id = ?`)
+	res, err := s.exec(ctx, q, s.ts(until), note, s.ts(now), token, id)
+	if err != nil {
+		return false, fmt.Errorf("defer claim: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
 // LeaseKey names one leased row: the occurrence and the token it is held by.
 type LeaseKey struct {
 	ID    string `db:"id"`
@@ -90,6 +107,14 @@ type LeaseKey struct {
 // token, so a late renewal changes nothing. Rows are found by primary key;
 // a row held under another of the given tokens is renewed but answered
 // under that token, so a caller comparing pairs still sees its own lost.
+//
+// Rows another transaction has locked are skipped, not waited for: they are
+// nearly always being recorded by this same dispatcher (whose caller knows
+// and does not count them lost), and waiting made the heartbeat and the
+// outcome writer lock the same rows in different orders — lock waits and
+// deadlocks, each stalling deliveries for deadlock_timeout. A row skipped
+// for any other reason is reported lost: its job is dropped unfired and the
+// row comes back when its lease expires, never twice.
 func (s *Store) RenewLeases(ctx context.Context, rows []LeaseKey, until time.Time) ([]LeaseKey, error) {
 	const perStatement = 400
 	var out []LeaseKey
@@ -109,8 +134,8 @@ func (s *Store) RenewLeases(ctx context.Context, rows []LeaseKey, until time.Tim
 		}
 		var got []LeaseKey
 		err := s.selectAll(ctx, &got, statusSQL(`UPDATE occurrences SET lease_expires_at = ?
-			WHERE status = {dispatching} AND id IN (`)+placeholders(len(chunk))+`)
-			AND lease_token IN (`+placeholders(len(tokens))+`)
+			WHERE id IN (SELECT id FROM occurrences WHERE status = {dispatching} AND id IN (`)+placeholders(len(chunk))+`)
+			AND lease_token IN (`+placeholders(len(tokens))+`)`+s.d.skipLocked+`)
 			RETURNING id, lease_token`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("renew leases: %w", err)

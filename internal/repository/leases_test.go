@@ -10,6 +10,7 @@ import (
 
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 )
 
 func claimWith(t *testing.T, s *repository.Store, now time.Time, n int, token string, until time.Time) []model.Occurrence {
@@ -199,4 +200,36 @@ func TestRenewLeasesManyRows(t *testing.T) {
 		require.NoError(t, err)
 		require.Zero(t, n)
 	})
+}
+
+// A heartbeat never waits for a row another transaction holds (on
+// PostgreSQL: the outcome writer recording it). Waiting made the two lock
+// rows in different orders and deadlock, stalling deliveries for
+// deadlock_timeout; the held row is answered as not renewed instead.
+func TestRenewLeasesSkipsRowsBeingWritten(t *testing.T) {
+	s := repositorytest.Postgres(t)
+	ctx := context.Background()
+	e := newEvent()
+	mustCreate(t, s, e)
+	_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{t0.Add(-2 * time.Millisecond), t0.Add(-time.Millisecond)}, false, t0)
+	require.NoError(t, err)
+	held := claimWith(t, s, t0, 2, "a", t0.Add(10*time.Second))
+
+	tx, err := s.DB().BeginTxx(ctx, nil)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback() }()
+	_, err = tx.ExecContext(ctx, `SELECT id FROM occurrences WHERE id = $1 FOR UPDATE`, held[0].ID)
+	require.NoError(t, err)
+
+	wait, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	renewed, err := s.RenewLeases(wait, keysOf("a", held...), t0.Add(20*time.Second))
+	require.NoError(t, err, "the renewal does not wait for the locked row")
+	require.Equal(t, []repository.LeaseKey{{ID: held[1].ID, Token: "a"}}, renewed)
+
+	require.NoError(t, tx.Rollback())
+	renewed, err = s.RenewLeases(ctx, keysOf("a", held...), t0.Add(30*time.Second))
+	require.NoError(t, err)
+	require.Len(t, renewed, 2, "once the lock is gone, the next heartbeat renews it")
+	require.Equal(t, t0.Add(30*time.Second), leaseExpiry(t, s, held[0].ID))
 }

@@ -348,19 +348,19 @@ func (s *Store) pauseGoneEvent(ctx context.Context, r *OutcomeRecord) error {
 
 // insertAttempts records attempts, many rows per statement.
 func (s *Store) insertAttempts(ctx context.Context, attempts []*model.Attempt) error {
-	const perStatement = 200 // 13 parameters a row
+	const perStatement = 200 // 14 parameters a row
 	for start := 0; start < len(attempts); start += perStatement {
 		chunk := attempts[start:min(start+perStatement, len(attempts))]
-		args := make([]any, 0, 13*len(chunk))
+		args := make([]any, 0, 14*len(chunk))
 		for _, a := range chunk {
 			if a.ID == "" {
 				a.ID = uuid.NewString()
 			}
 			args = append(args, a.ID, a.OccurrenceID, a.EventID, a.Attempt, a.Manual, s.ts(a.StartedAt), a.DurationMS,
-				a.StatusCode, a.Outcome, a.Error, a.ResponseExcerpt, a.Truncated, a.LatenessMS)
+				a.StatusCode, a.Outcome, a.Error, a.ResponseExcerpt, a.Truncated, a.LatenessMS, a.EndpointID)
 		}
 		q := `INSERT INTO attempts (` + attemptColumns + `) VALUES ` +
-			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", len(chunk)), ", ")
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", len(chunk)), ", ")
 		if _, err := s.exec(ctx, q, args...); err != nil {
 			return fmt.Errorf("insert attempts: %w", err)
 		}

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/qhronos/qhronos/internal/actions"
+	"github.com/qhronos/qhronos/internal/endpoints"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 )
@@ -18,10 +19,11 @@ import (
 const goneReason = "paused: the receiver answered 410 Gone"
 
 // attempt runs one job's action and queues its outcome. It holds a pool
-// slot until the action returns.
+// slot until the action returns. An action naming an endpoint is admitted
+// by the endpoint first: a disabled endpoint fails the row without an
+// attempt, and a throttled or open one hands it back, due later, uncounted.
 func (d *Dispatcher) attempt(jb job) {
-	started := d.clock.Now()
-	if !d.leases.usable(jb.token, jb.occ.ID, started) {
+	if !d.leases.usable(jb.token, jb.occ.ID, d.clock.Now()) {
 		// The heartbeat found the row taken, or could not renew it in time:
 		// another instance may be firing it. Hand it back if it is still
 		// ours; the fenced release does nothing otherwise.
@@ -30,17 +32,37 @@ func (d *Dispatcher) attempt(jb job) {
 		d.releaseIDs(jb.token, []string{jb.occ.ID})
 		return
 	}
-	out, ackTimeout := d.execute(&jb, started)
+	delivery, prepErr := d.deliveries.get(&jb.ev)
+	var adm *endpoints.Admission
+	if prepErr == nil {
+		if id := actions.EndpointOf(delivery); id != "" {
+			if adm = d.admit(&jb, id); adm == nil {
+				return
+			}
+		}
+	}
+	started := d.clock.Now()
+	out, ackTimeout := d.execute(&jb, started, delivery, prepErr, adm)
 	<-d.sem
 	ended := d.clock.Now()
 	if out.Duration <= 0 {
 		out.Duration = ended.Sub(started)
+	}
+	if adm != nil {
+		msg := ""
+		if out.Err != nil {
+			msg = out.Err.Error()
+		}
+		d.endpoints.Done(d.attemptCtx, adm, adm.Err == nil, out.OK(), msg, out.Duration)
 	}
 	v := jb.policy.Classify(out, jb.occ.AttemptCount, ended, ackTimeout, d.rnd)
 	att := &model.Attempt{
 		OccurrenceID: jb.occ.ID, EventID: jb.ev.ID, Attempt: jb.occ.AttemptCount, Manual: jb.occ.Manual || jb.occ.ManualRetry,
 		StartedAt: started.UTC(), DurationMS: out.Duration.Milliseconds(), Outcome: string(v.Status),
 		Truncated: out.Truncated, LatenessMS: started.Sub(lateFrom(&jb.occ)).Milliseconds(),
+	}
+	if adm != nil {
+		att.EndpointID = &adm.EndpointID
 	}
 	rec := repository.OutcomeRecord{OccurrenceID: jb.occ.ID, LeaseToken: jb.token, Status: v.Status,
 		NextAttemptAt: v.NextAttemptAt, AckDeadline: v.AckDeadline, Now: ended, Attempt: att,
@@ -93,6 +115,39 @@ func (d *Dispatcher) attempt(jb job) {
 	})
 }
 
+// admit asks the job's endpoint whether the attempt may go, without
+// holding a pool slot while it waits. It returns nil when the row was
+// settled instead (failed for a disabled endpoint, or handed back due
+// later); the pool slot is then given back.
+func (d *Dispatcher) admit(jb *job, id string) *endpoints.Admission {
+	if d.endpoints == nil {
+		return &endpoints.Admission{EndpointID: id, Err: fmt.Errorf("endpoint %s: endpoints are not served here", id)}
+	}
+	<-d.sem
+	adm := d.endpoints.Admit(d.attemptCtx, id)
+	now := d.clock.Now()
+	switch {
+	case adm.Disabled:
+		d.ended(&jb.occ, jb.token, model.ReasonEndpointDisabled, now)
+		return nil
+	case !adm.Defer.IsZero():
+		d.deferRow(jb, adm.Defer, adm.Note, now)
+		return nil
+	}
+	d.sem <- struct{}{}
+	return adm
+}
+
+// deferRow hands a claimed row back, due at until, its attempt uncounted.
+func (d *Dispatcher) deferRow(jb *job, until time.Time, note string, now time.Time) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := d.store.DeferClaim(ctx, jb.token, jb.occ.ID, until, note, now); err != nil {
+		d.log.Warn("hand back a held occurrence; its lease will expire", zap.String("occurrence_id", jb.occ.ID), zap.Error(err))
+	}
+	d.settled(jb.token, jb.occ.ID)
+}
+
 // lateFrom is the instant an attempt's lateness is measured from: the
 // occurrence's own instant, or for an operator's re-delivery the moment it
 // was asked for (the original instant may be days old, or ahead for a
@@ -107,33 +162,47 @@ func lateFrom(occ *model.Occurrence) time.Time {
 
 // execute runs the event version's prepared delivery within the attempt's
 // timeout. It also returns how long an AwaitingAck outcome may wait: the
-// delivery's own ack timeout, else the default.
-func (d *Dispatcher) execute(jb *job, started time.Time) (actions.Outcome, time.Duration) {
-	delivery, err := d.deliveries.get(&jb.ev)
-	if err != nil {
+// delivery's own ack timeout, else the default. An endpoint's admission
+// supplies the target, the secrets and the timeout.
+func (d *Dispatcher) execute(jb *job, started time.Time, delivery actions.Delivery, prepErr error,
+	adm *endpoints.Admission) (actions.Outcome, time.Duration) {
+	if prepErr != nil {
 		// The stored params no longer prepare (an unknown type, a URL the
 		// running outbound policy refuses): no later attempt can do better.
-		return actions.Outcome{Err: fmt.Errorf("resolve action: %w", err)}, d.cfg.AckTimeout
+		return actions.Outcome{Err: fmt.Errorf("resolve action: %w", prepErr)}, d.cfg.AckTimeout
 	}
 	ackTimeout := delivery.AckTimeout()
 	if ackTimeout <= 0 {
 		ackTimeout = d.cfg.AckTimeout
 	}
-	secrets, err := d.secrets(&jb.ev)
-	if err != nil {
-		// An operator can fix the key; the next attempt may succeed.
-		return actions.Outcome{Err: fmt.Errorf("resolve signing secret: %w", err), Retryable: true}, ackTimeout
-	}
 	timeout := d.timeout(&jb.ev)
+	dest := delivery.Destination()
+	var secrets []string
+	var target *actions.Target
+	if adm != nil {
+		if adm.Err != nil {
+			return actions.Outcome{Err: fmt.Errorf("resolve endpoint: %w", adm.Err), Retryable: adm.Retryable}, ackTimeout
+		}
+		secrets, target, dest = adm.Secrets, adm.Target, adm.Destination
+		if adm.Timeout > 0 && jb.ev.TimeoutMS <= 0 {
+			timeout = min(adm.Timeout, d.cfg.MaxTimeout)
+		}
+	} else {
+		var err error
+		if secrets, err = d.secrets(&jb.ev); err != nil {
+			// An operator can fix the key; the next attempt may succeed.
+			return actions.Outcome{Err: fmt.Errorf("resolve signing secret: %w", err), Retryable: true}, ackTimeout
+		}
+	}
 	req := actions.Request{
 		EventID: jb.ev.ID, OccurrenceID: jb.occ.ID, Attempt: jb.occ.AttemptCount, Manual: jb.occ.Manual || jb.occ.ManualRetry,
 		ScheduledAt: jb.occ.ScheduledAt, DispatchedAt: started.UTC(), Name: jb.ev.Name,
 		Description: jb.ev.Description, Tags: jb.ev.Tags, Metadata: json.RawMessage(jb.ev.Metadata),
-		Secrets: secrets, Timeout: timeout,
+		Secrets: secrets, Timeout: timeout, Target: target,
 	}
 	ctx, cancel := context.WithTimeout(d.attemptCtx, timeout)
 	defer cancel()
-	if dest := delivery.Destination(); dest != "" {
+	if dest != "" {
 		// Wait for the destination without holding a pool slot, so a slow
 		// receiver cannot starve the others.
 		<-d.sem

@@ -17,7 +17,8 @@ const (
 // every instance was down for a while.
 //
 // An occurrence is OVERDUE when its first attempt is claimed more than Grace
-// after its scheduled instant (lateness = claim time − scheduled_at). A
+// after it became due (its instant, or later when an endpoint's limits or
+// open circuit deferred it: that wait is delivery, not downtime). A
 // dispatcher that is running claims rows up to claim-ahead before their
 // instant, so only downtime (or a backlog far beyond normal load) makes a row
 // overdue. Retries (attempt 2+) and manual triggers are never overdue: their
@@ -36,7 +37,7 @@ func (c CatchUp) Overdue(occ *model.Occurrence, now time.Time) bool {
 	if occ.Manual || occ.ManualRetry || occ.AttemptCount > 1 {
 		return false
 	}
-	return now.Sub(occ.ScheduledAt) > c.Grace
+	return now.Sub(fireAt(occ)) > c.Grace
 }
 
 // Cutoff is the latest scheduled instant that counts as overdue at now.

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/qhronos/qhronos/internal/actions"
+	"github.com/qhronos/qhronos/internal/endpoints"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/outbound"
 	"github.com/qhronos/qhronos/internal/repository"
@@ -46,6 +47,16 @@ type DispatcherDeps struct {
 	Observers []AttemptObserver
 	// Observer is optional.
 	Observer Observer
+	// Endpoints admits attempts of actions that name an endpoint (nil: such
+	// attempts fail as unresolvable).
+	Endpoints EndpointGate
+}
+
+// EndpointGate resolves an action's endpoint and admits each attempt
+// through its state and limits (endpoints.Runtime).
+type EndpointGate interface {
+	Admit(ctx context.Context, id string) *endpoints.Admission
+	Done(ctx context.Context, adm *endpoints.Admission, ran, ok bool, errText string, d time.Duration)
 }
 
 // Observer receives measurements of the scheduler's loops (metrics).
@@ -78,6 +89,7 @@ type Dispatcher struct {
 	wakeups   WakeupSource
 	rnd       func() float64
 	observers []AttemptObserver
+	endpoints EndpointGate
 
 	sem        chan struct{} // one slot per running attempt
 	perDest    *outbound.Limiter
@@ -126,7 +138,7 @@ func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
 	actx, cancel := context.WithCancel(context.Background())
 	d := &Dispatcher{
 		cfg: cfg, store: deps.Store, clock: deps.Clock, secrets: deps.Secrets, log: log,
-		wakeups: deps.Wakeups, rnd: deps.Rand, observers: deps.Observers, obs: deps.Observer,
+		wakeups: deps.Wakeups, rnd: deps.Rand, observers: deps.Observers, obs: deps.Observer, endpoints: deps.Endpoints,
 		sem: make(chan struct{}, cfg.Workers), perDest: outbound.NewLimiter(cfg.MaxPerDestination),
 		deliveries: newDeliveries(deliveryCacheSize, deps.Registry.Prepare),
 		// Outcomes are retried past the lease while the database is away:

@@ -49,6 +49,8 @@ type ServiceDeps struct {
 	// Observer receives claim, expansion and archival measurements
 	// (optional).
 	Observer ServiceObserver
+	// Endpoints admits attempts to endpoints (optional).
+	Endpoints EndpointGate
 }
 
 // Service runs the background loops of one instance — expander,
@@ -92,7 +94,7 @@ func New(cfg Config, deps ServiceDeps) *Service {
 	}
 	d := NewDispatcher(cfg, DispatcherDeps{Store: deps.Store, Registry: deps.Registry, Clock: deps.Clock,
 		Secrets: deps.Secrets, Logger: deps.Logger, Wakeups: source, Observers: deps.Observers,
-		Observer: obs})
+		Observer: obs, Endpoints: deps.Endpoints})
 	s := &Service{
 		cfg: cfg, log: deps.Logger.Named("scheduler"), wakeups: deps.Wakeups,
 		Expander:   NewExpander(cfg, deps.Store, deps.Calendars, deps.Clock, deps.Locker, deps.Logger),

@@ -6,7 +6,6 @@
 package control
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -28,34 +27,10 @@ type client struct {
 	srv *qhronostest.Server
 }
 
-// call sends body as JSON and decodes the answer into out (when not nil);
-// it returns the status.
+// call is the server's Call on behalf of the test.
 func (c client) call(method, path string, body, out any) int {
 	c.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		require.NoError(c.t, err)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, c.srv.URL+path, rd)
-	require.NoError(c.t, err)
-	req.Header.Set("Authorization", "Bearer "+c.srv.Token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(c.t, err)
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	require.NoError(c.t, err)
-	if out != nil && len(raw) > 0 && res.StatusCode < 300 {
-		require.NoError(c.t, json.Unmarshal(raw, out), "%s %s: %s", method, path, raw)
-	}
-	if res.StatusCode >= 300 {
-		c.t.Logf("%s %s → %d %s", method, path, res.StatusCode, raw)
-	}
-	return res.StatusCode
+	return c.srv.Call(c.t, method, path, body, out)
 }
 
 // occurrence is the part of the occurrence resource these tests read.

@@ -1,0 +1,134 @@
+package api
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/repository/repositorytest"
+)
+
+func TestNotificationChannelsLifecycle(t *testing.T) {
+	for _, b := range repositorytest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			testNotificationChannelsLifecycle(t, b.Open)
+		})
+	}
+}
+
+func testNotificationChannelsLifecycle(t *testing.T, open func(testing.TB) *repository.Store) {
+	e := newEnv(t, open)
+	var mu sync.Mutex
+	var bodies []string
+	var verifier *standardwebhooks.Webhook
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		if err := verifier.Verify(body, r.Header); err != nil {
+			t.Errorf("test notice signature: %v", err)
+		}
+		bodies = append(bodies, string(body))
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(recv.Close)
+
+	res := e.do("POST", "/notification-channels", e.master, map[string]any{"name": "ops", "type": "webhook",
+		"url": recv.URL + "/hook", "kinds": []string{"circuit_opened", "endpoint_disabled"}})
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	created := res.object(t)
+	id, _ := created["id"].(string)
+	secret, _ := created["secret"].(string)
+	require.True(t, strings.HasPrefix(secret, "whsec_"), "a generated secret is returned once: %s", res.Body)
+	require.Equal(t, true, created["secret_set"])
+	var err error
+	mu.Lock()
+	verifier, err = standardwebhooks.NewWebhook(secret)
+	mu.Unlock()
+	require.NoError(t, err)
+
+	res = e.do("GET", "/notification-channels/"+id, e.master, nil)
+	require.Equal(t, http.StatusOK, res.Status)
+	require.NotContains(t, string(res.Body), secret, "the secret is write-only")
+	require.NotContains(t, string(res.Body), `"secret"`)
+	res = e.do("GET", "/notification-channels", e.master, nil)
+	require.Equal(t, http.StatusOK, res.Status)
+	require.Contains(t, string(res.Body), id)
+	require.NotContains(t, string(res.Body), secret)
+
+	res = e.do("POST", "/notification-channels/"+id+"/test", e.master, nil)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	require.Equal(t, true, res.object(t)["delivered"], "%s", res.Body)
+	mu.Lock()
+	require.Len(t, bodies, 1)
+	require.Contains(t, bodies[0], `"type":"test"`)
+	mu.Unlock()
+
+	res = e.do("PATCH", "/notification-channels/"+id, e.master, map[string]any{"name": "ops-renamed", "kinds": []string{}})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	require.Equal(t, "ops-renamed", res.object(t)["name"])
+	require.NotContains(t, string(res.Body), secret)
+
+	res = e.do("POST", "/notification-channels", e.master, map[string]any{"name": "ops-renamed", "type": "email",
+		"to": []string{"ops@example.com"}})
+	require.Equal(t, http.StatusConflict, res.Status, "%s", res.Body)
+
+	// A test to a receiver that is gone answers with the failure.
+	recv.Close()
+	res = e.do("POST", "/notification-channels/"+id+"/test", e.master, nil)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	require.Equal(t, false, res.object(t)["delivered"])
+
+	res = e.do("DELETE", "/notification-channels/"+id, e.master, nil)
+	require.Equal(t, http.StatusNoContent, res.Status)
+	res = e.do("GET", "/notification-channels/"+id, e.master, nil)
+	require.Equal(t, http.StatusNotFound, res.Status)
+}
+
+func TestNotificationChannelsBadInputNamesTheField(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, repositorytest.SQLite)
+	cases := []struct {
+		body  map[string]any
+		field string
+	}{
+		{map[string]any{"type": "webhook", "url": "https://ops.example.com"}, "name"},
+		{map[string]any{"name": "a", "type": "sms"}, "type"},
+		{map[string]any{"name": "a", "type": "webhook", "url": "http://169.254.169.254/latest"}, "url"},
+		{map[string]any{"name": "a", "type": "webhook", "url": "ftp://ops.example.com"}, "url"},
+		{map[string]any{"name": "a", "type": "webhook", "url": "https://ops.example.com", "secret": "short"}, "secret"},
+		{map[string]any{"name": "a", "type": "email", "to": []string{"ops@example.com", "nobody"}}, "to[1]"},
+		{map[string]any{"name": "a", "type": "email"}, "to"},
+		{map[string]any{"name": "a", "type": "email", "to": []string{"a@example.com"}, "secret": "0123456789abcdef"}, "secret"},
+		{map[string]any{"name": "a", "type": "webhook", "url": "https://ops.example.com", "kinds": []string{"circuit_opened", "everything"}}, "kinds[1]"},
+		{map[string]any{"name": "a", "type": "webhook", "url": "https://ops.example.com", "colour": "red"}, "colour"},
+		{map[string]any{"name": 7, "type": "webhook"}, "name"},
+	}
+	for _, c := range cases {
+		res := e.do("POST", "/notification-channels", e.master, c.body)
+		require.Equal(t, http.StatusBadRequest, res.Status, "%v: %s", c.body, res.Body)
+		var eb errorBody
+		res.json(t, &eb)
+		require.Equal(t, c.field, eb.Field, "%v: %s", c.body, res.Body)
+	}
+	res := e.do("GET", "/notification-channels", e.master, nil)
+	require.Equal(t, "[]", strings.TrimSpace(string(res.Body)), "nothing half written")
+
+	read, _ := e.mintToken("read", nil)
+	write, _ := e.mintToken("write", nil)
+	for _, tok := range []string{read, write} {
+		res := e.do("POST", "/notification-channels", tok, map[string]any{"name": "x", "type": "email",
+			"to": []string{"a@example.com"}})
+		require.Equal(t, http.StatusForbidden, res.Status)
+		res = e.do("GET", "/notification-channels", tok, nil)
+		require.Equal(t, http.StatusForbidden, res.Status)
+	}
+}

@@ -1,0 +1,77 @@
+package lifecycle
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/input"
+	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/repository"
+)
+
+const endpointParam = "action.params.endpoint_id"
+
+// actionEndpoint is the endpoint a webhook or apicall action names in
+// params.endpoint_id, or "" when it has none (an inline URL).
+func actionEndpoint(a *model.Action) (string, error) {
+	if a == nil || (a.Type != "webhook" && a.Type != "apicall") || len(a.Params) == 0 {
+		return "", nil
+	}
+	var p struct {
+		EndpointID json.RawMessage `json:"endpoint_id"`
+	}
+	if json.Unmarshal(a.Params, &p) != nil || len(p.EndpointID) == 0 || input.IsNull(p.EndpointID) {
+		return "", nil // not an object: the action's own validation says so
+	}
+	var id string
+	if err := json.Unmarshal(p.EndpointID, &id); err != nil || id == "" {
+		return "", input.BadRequest(endpointParam, "must be an endpoint id")
+	}
+	return id, nil
+}
+
+// checkActionEndpoint refuses an action naming an endpoint that does not
+// exist, was deleted or is outside the principal's scope (all alike, so
+// nothing leaks). It runs before the action's own validation so the answer
+// names the endpoint.
+func (s *Service) checkActionEndpoint(ctx context.Context, p auth.Principal, a *model.Action) error {
+	id, err := actionEndpoint(a)
+	if err != nil || id == "" {
+		return err
+	}
+	e, err := s.store.GetEndpoint(ctx, id)
+	if errors.Is(err, model.ErrNotFound) || (err == nil && !p.CanRead(e.Tags)) {
+		return input.BadRequestf(endpointParam, "unknown endpoint %s", id)
+	}
+	return err
+}
+
+// setEventEndpoint records in ev.EndpointID the endpoint its (validated)
+// action names; nil for an inline URL.
+func setEventEndpoint(ev *model.Event) error {
+	id, err := actionEndpoint(&ev.Action)
+	if err != nil {
+		return err
+	}
+	ev.EndpointID = nil
+	if id != "" {
+		ev.EndpointID = &id
+	}
+	return nil
+}
+
+// holdEventEndpoint locks the endpoint ev names in the event's
+// transaction, so the endpoint cannot be deleted between the check and
+// the write (see repository.DeleteEndpoint).
+func holdEventEndpoint(ctx context.Context, tx *repository.Store, ev *model.Event) error {
+	if ev.EndpointID == nil {
+		return nil
+	}
+	err := tx.LockEndpoint(ctx, *ev.EndpointID)
+	if errors.Is(err, model.ErrNotFound) {
+		return input.BadRequestf(endpointParam, "unknown endpoint %s", *ev.EndpointID)
+	}
+	return err
+}

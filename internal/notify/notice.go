@@ -1,0 +1,75 @@
+// Package notify tells operators what needs their attention — a circuit
+// opened or closed, an endpoint disabled, deliveries that failed after
+// their last retry, a series that ended, the database or Redis unreachable
+// — through signed webhooks and email. Failed deliveries are sent as
+// digests; every other notice goes out at once, the same one at most once
+// per min_interval.
+package notify
+
+import (
+	"fmt"
+	"time"
+)
+
+// Kind names what a notice is about; channels filter on it.
+type Kind string
+
+// The notice kinds.
+const (
+	CircuitOpened    Kind = "circuit_opened"
+	CircuitClosed    Kind = "circuit_closed"
+	EndpointDisabled Kind = "endpoint_disabled"
+	// DeliveryFailed: an occurrence failed after its last retry (digested).
+	DeliveryFailed Kind = "delivery_failed"
+	SeriesEnded    Kind = "series_ended"
+	// DependencyUnreachable: the database or Redis unreachable longer than
+	// a threshold; DependencyRecovered when it answers again.
+	DependencyUnreachable Kind = "dependency_unreachable"
+	DependencyRecovered   Kind = "dependency_recovered"
+	// Test is what POST /notification-channels/{id}/test sends; no channel
+	// filters it out.
+	Test Kind = "test"
+)
+
+// Kinds lists every kind a channel may ask for.
+var Kinds = []Kind{CircuitOpened, CircuitClosed, EndpointDisabled, DeliveryFailed, SeriesEnded,
+	DependencyUnreachable, DependencyRecovered}
+
+// Notice is one thing to tell operators.
+type Notice struct {
+	Kind  Kind
+	At    time.Time
+	Title string // one line, e.g. "Endpoint billing-api: circuit opened"
+	Text  string // a few lines for humans
+	// EndpointID, EventID and OccurrenceID are set when relevant.
+	EndpointID, EventID, OccurrenceID string
+	// Fields are machine-readable extras (state, error, count …).
+	Fields map[string]string
+}
+
+// ParseKinds checks a channel's kinds; the error names path[i].
+func ParseKinds(path string, in []string) ([]Kind, error) {
+	out := make([]Kind, 0, len(in))
+	for i, s := range in {
+		k := Kind(s)
+		known := false
+		for _, want := range Kinds {
+			known = known || k == want
+		}
+		if !known {
+			return nil, &KindError{Field: fmt.Sprintf("%s[%d]", path, i), Got: s}
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// KindError is an unknown notice kind.
+type KindError struct {
+	Field string
+	Got   string
+}
+
+func (e *KindError) Error() string {
+	return fmt.Sprintf("%s: unknown notice kind %q (want one of %v)", e.Field, e.Got, Kinds)
+}
