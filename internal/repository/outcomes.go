@@ -99,11 +99,7 @@ func (s *Store) RecordOutcomes(ctx context.Context, recs []OutcomeRecord) ([]err
 		}
 		// A fixed order keeps concurrent recorders from deadlocking on events.
 		sort.Strings(order)
-		if err := tx.noteEventRuns(ctx, order, events); err != nil {
-			return err
-		}
-		_, err = tx.settleEvents(ctx, order, latestNow(recs))
-		return err
+		return tx.noteEventRuns(ctx, order, events)
 	})
 	if err != nil {
 		return nil, err
@@ -120,16 +116,6 @@ func (s *Store) uncount(ctx context.Context, r *OutcomeRecord) error {
 		return fmt.Errorf("uncount skipped attempt: %w", err)
 	}
 	return nil
-}
-
-func latestNow(recs []OutcomeRecord) time.Time {
-	var t time.Time
-	for _, r := range recs {
-		if r.Now.After(t) {
-			t = r.Now
-		}
-	}
-	return t
 }
 
 // applyOutcomes writes outcomes under their leases; the result holds
@@ -275,13 +261,17 @@ func (s *Store) Acknowledge(ctx context.Context, occurrenceID string, now time.T
 }
 
 // noteEventRuns updates last_run_at, last_status and next_run_at after an
-// outcome, and pauses the event when the receiver is gone.
+// outcome, and settles an event whose series is over and whose last
+// non-manual occurrence has finished (status inactive, version bumped): one
+// statement and one new row version per event. A join on the outcomes (not
+// a lookup per column) keeps it linear in the batch; both steps used to be
+// separate statements and, together, half of PostgreSQL's time in a burst.
 func (s *Store) noteEventRuns(ctx context.Context, ids []string, recs map[string]*OutcomeRecord) error {
 	const perStatement = 500 // 4 parameters a row
 	for start := 0; start < len(ids); start += perStatement {
 		chunk := ids[start:min(start+perStatement, len(ids))]
 		var sb strings.Builder
-		args := make([]any, 0, 4*len(chunk))
+		args := make([]any, 0, 4*len(chunk)+2)
 		for k, id := range chunk {
 			r := recs[id]
 			var lastRun *time.Time
@@ -303,22 +293,63 @@ func (s *Store) noteEventRuns(ctx context.Context, ids []string, recs map[string
 			sb.WriteString(s.d.typedRow("uuid", "timestamptz", "text", "timestamptz"))
 			args = append(args, id, s.tsp(lastRun), lastStatus, s.ts(r.Now))
 		}
-		// next_run_at is the earliest waiting occurrence; with none waiting, a
-		// future next_run_at the expander computed beyond its window is kept
-		// and a stale one dropped.
+		if err := s.lockEvents(ctx, chunk); err != nil {
+			return err
+		}
+		args = append(args, s.ts(model.SeriesEnd), false)
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		// The sub-select decides "ended" once per row, on the row version
+		// the update applies to. The id list beside the join lets the
+		// planner find the rows by key: joined on VALUES alone it scanned
+		// the whole table when it had no statistics (a fresh table). next_run_at is the earliest waiting
+		// occurrence; with none waiting, a future next_run_at the expander
+		// computed beyond its window is kept and a stale one dropped.
 		q := `WITH v(id, last_run_at, last_status, now) AS (VALUES ` + sb.String() + statusSQL(`)
 			UPDATE events SET
-				last_run_at = COALESCE((SELECT v.last_run_at FROM v WHERE v.id = events.id), last_run_at),
-				last_status = COALESCE((SELECT v.last_status FROM v WHERE v.id = events.id), last_status),
-				next_run_at = COALESCE(
-					(SELECT MIN(o.next_attempt_at) FROM occurrences o
-						WHERE o.event_id = events.id AND o.status IN {waiting}),
-					CASE WHEN status = {active} AND next_run_at > (SELECT v.now FROM v WHERE v.id = events.id)
-						THEN next_run_at END)
-			WHERE id IN (SELECT id FROM v)`)
+				last_run_at = COALESCE(v.last_run_at, events.last_run_at),
+				last_status = COALESCE(v.last_status, events.last_status),
+				(status, next_run_at, updated_at, version) = (SELECT
+					CASE WHEN x.ended THEN {inactive} ELSE events.status END,
+					CASE WHEN x.ended THEN NULL ELSE COALESCE(
+						(SELECT MIN(o.next_attempt_at) FROM occurrences o
+							WHERE o.event_id = events.id AND o.status IN {waiting}),
+						CASE WHEN events.status = {active} AND events.next_run_at > v.now THEN events.next_run_at END)
+					END,
+					CASE WHEN x.ended THEN v.now ELSE events.updated_at END,
+					events.version + CASE WHEN x.ended THEN 1 ELSE 0 END
+				FROM (SELECT events.status = {active} AND events.deleted_at IS NULL AND events.expanded_until >= ?
+					AND NOT EXISTS (SELECT 1 FROM occurrences o WHERE o.event_id = events.id AND o.manual = ?
+						AND o.status IN {unfinished}) AS ended) x)
+			FROM v WHERE events.id = v.id AND events.id IN (`) + placeholders(len(chunk)) + `)`
 		if _, err := s.exec(ctx, q, args...); err != nil {
 			return fmt.Errorf("note event runs: %w", err)
 		}
+	}
+	return nil
+}
+
+// lockEvents locks the events' rows, in id order so that concurrent
+// recorders never deadlock, before the statement that may settle them
+// reads their occurrences. Read committed gives that statement a snapshot
+// taken once the locks are held: when two instances record the last two
+// outcomes of a series at once, the second to get the lock sees the
+// first's committed outcome and settles the event. (SQLite has one writer
+// at a time.)
+func (s *Store) lockEvents(ctx context.Context, ids []string) error {
+	if s.d.forUpdate == "" {
+		return nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	var locked []string
+	err := s.selectAll(ctx, &locked, `SELECT id FROM events WHERE id IN (`+placeholders(len(ids))+`) ORDER BY id`+
+		s.d.forUpdate, args...)
+	if err != nil {
+		return fmt.Errorf("lock events: %w", err)
 	}
 	return nil
 }
