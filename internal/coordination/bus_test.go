@@ -54,6 +54,29 @@ func TestBusKeepsOrderForOneSubscriber(t *testing.T) {
 	})
 }
 
+// Many payloads in one Publish (one round trip on Redis) arrive in order,
+// after what was published before them, on every instance.
+func TestBusPublishesManyAtOnceInOrder(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, in instances) {
+		ctx := t.Context()
+		sub, err := in.b.Subscribe(ctx, "many")
+		require.NoError(t, err)
+		require.NoError(t, in.a.Publish(ctx, "many", []byte("first")))
+		var batch [][]byte
+		for i := range 20 {
+			batch = append(batch, fmt.Appendf(nil, "%d", i))
+		}
+		require.NoError(t, in.a.Publish(ctx, "many", batch...))
+		require.Equal(t, "first", string(receive(t, sub, "many")))
+		for i := range 20 {
+			if got, want := string(receive(t, sub, "many")), fmt.Sprint(i); got != want {
+				t.Fatalf("message %d: got %q, want %q", i, got, want)
+			}
+		}
+	})
+}
+
 func TestBusSubscriptionEndsWithContext(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, in instances) {

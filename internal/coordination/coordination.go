@@ -13,7 +13,9 @@ import (
 // subscriber that is away misses messages, so nothing may depend on them for
 // correctness (the database is polled as a fallback).
 type Bus interface {
-	Publish(ctx context.Context, channel string, payload []byte) error
+	// Publish sends each payload on channel, in order; many at once cost
+	// one round trip.
+	Publish(ctx context.Context, channel string, payloads ...[]byte) error
 	// Subscribe delivers messages published on channel until ctx ends, then
 	// closes the returned channel. It survives backend reconnects.
 	Subscribe(ctx context.Context, channel string) (<-chan []byte, error)

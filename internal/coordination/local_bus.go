@@ -25,17 +25,19 @@ func newLocalBus() *localBus {
 	return &localBus{subs: make(map[string]map[chan []byte]struct{}), done: make(chan struct{})}
 }
 
-// Publish implements Bus. Each subscriber gets its own copy of payload.
-func (b *localBus) Publish(_ context.Context, channel string, payload []byte) error {
+// Publish implements Bus. Each subscriber gets its own copy of a payload.
+func (b *localBus) Publish(_ context.Context, channel string, payloads ...[]byte) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return ErrClosed
 	}
-	for ch := range b.subs[channel] {
-		select {
-		case ch <- append([]byte(nil), payload...):
-		default: // slow subscriber: drop rather than block the publisher
+	for _, payload := range payloads {
+		for ch := range b.subs[channel] {
+			select {
+			case ch <- append([]byte(nil), payload...):
+			default: // slow subscriber: drop rather than block the publisher
+			}
 		}
 	}
 	return nil

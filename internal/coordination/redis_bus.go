@@ -8,13 +8,26 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Publish implements Bus with PUBLISH on the prefixed channel. It fails when
-// Redis cannot be reached: the caller learns that the message is lost.
-func (r *Redis) Publish(ctx context.Context, channel string, payload []byte) error {
+// Publish implements Bus with PUBLISH on the prefixed channel, many
+// payloads in one pipeline. It fails when Redis cannot be reached: the
+// caller learns that the messages are lost.
+func (r *Redis) Publish(ctx context.Context, channel string, payloads ...[]byte) error {
 	if r.isClosed() {
 		return ErrClosed
 	}
-	if err := r.client.Publish(ctx, r.key("bus", channel), payload).Err(); err != nil {
+	key := r.key("bus", channel)
+	var err error
+	if len(payloads) == 1 {
+		err = r.client.Publish(ctx, key, payloads[0]).Err()
+	} else {
+		_, err = r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, payload := range payloads {
+				p.Publish(ctx, key, payload)
+			}
+			return nil
+		})
+	}
+	if err != nil {
 		return fmt.Errorf("publish on %s: %w", channel, err)
 	}
 	return nil

@@ -135,6 +135,7 @@ type Hub struct {
 const (
 	outboxSize     = 4096
 	publishTimeout = 2 * time.Second
+	publishBatch   = 256 // frames per round trip to the bus
 )
 
 // New builds a hub publishing on bus as instanceID.
@@ -383,21 +384,35 @@ func (h *Hub) enqueue(b []byte) {
 	}
 }
 
-// publishOutbox sends queued frames to the bus. While the bus fails it drops
-// them (counted), logging once per outage, not per frame.
+// publishOutbox sends queued frames to the bus, all that are waiting in
+// one round trip (up to publishBatch): a burst of deliveries broadcasts
+// thousands of frames a second, and one round trip each fell behind and
+// filled the outbox. While the bus fails it drops them (counted), logging
+// once per outage, not per frame.
 func (h *Hub) publishOutbox(ctx context.Context) {
 	failing := false
+	batch := make([][]byte, 0, publishBatch)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case b := <-h.outbox:
+			batch = append(batch[:0], b)
+		more:
+			for len(batch) < publishBatch {
+				select {
+				case b := <-h.outbox:
+					batch = append(batch, b)
+				default:
+					break more
+				}
+			}
 			pctx, cancel := context.WithTimeout(ctx, publishTimeout)
-			err := h.bus.Publish(pctx, deliverChannel, b)
+			err := h.bus.Publish(pctx, deliverChannel, batch...)
 			cancel()
 			switch {
 			case err != nil && ctx.Err() == nil:
-				h.dropped.Add(1)
+				h.dropped.Add(uint64(len(batch)))
 				if !failing {
 					h.log.Warn("publish websocket frames failing; dropping them until the bus answers", zap.Error(err))
 				}

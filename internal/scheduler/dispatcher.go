@@ -164,6 +164,8 @@ type job struct {
 	ev     model.Event
 	policy RetryPolicy
 	token  string
+	// readAt is when ev was read (triage, right after the claim).
+	readAt time.Time
 }
 
 // RunOnce claims one batch of due occurrences, resolves the ones that must
@@ -219,6 +221,7 @@ func (d *Dispatcher) triage(ctx context.Context, occs []model.Occurrence, token 
 	if err != nil {
 		return nil, err
 	}
+	readAt := d.clock.Now()
 	latest, err := d.latestOverdue(ctx, occs, events, now)
 	if err != nil {
 		return nil, err
@@ -244,7 +247,7 @@ func (d *Dispatcher) triage(ctx context.Context, occs []model.Occurrence, token 
 			d.resolve(&occ, token, model.OccurrenceMissed, reason, msg, now, true)
 			continue
 		}
-		jobs = append(jobs, job{occ: occ, ev: ev, policy: policy, token: token})
+		jobs = append(jobs, job{occ: occ, ev: ev, policy: policy, token: token, readAt: readAt})
 	}
 	sort.SliceStable(jobs, func(i, j int) bool { return fireAt(&jobs[i].occ).Before(fireAt(&jobs[j].occ)) })
 	return jobs, nil
