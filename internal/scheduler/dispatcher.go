@@ -114,9 +114,10 @@ type Dispatcher struct {
 	heartbeatStop chan struct{}
 	heartbeatDone chan struct{}
 
-	mu      sync.Mutex
-	held    int           // claimed rows whose outcome is not written yet
-	changed chan struct{} // closed and replaced whenever held drops
+	mu        sync.Mutex
+	held      int           // claimed rows whose outcome is not written yet
+	changed   chan struct{} // closed and replaced whenever held drops
+	announced time.Time     // earliest instant given to Wake, not yet seen by Run
 }
 
 // NewDispatcher returns a dispatcher; Close it (Run does) to stop its
@@ -378,12 +379,28 @@ func (d *Dispatcher) Wait(ctx context.Context) error {
 	}
 }
 
-// Wake makes a sleeping Run loop claim at once.
-func (d *Dispatcher) Wake() {
+// Wake tells a sleeping Run loop that something is due at at: it claims at
+// once when at is due (minus claim-ahead), and otherwise sleeps no later
+// than that.
+func (d *Dispatcher) Wake(at time.Time) {
+	d.mu.Lock()
+	if d.announced.IsZero() || at.Before(d.announced) {
+		d.announced = at
+	}
+	d.mu.Unlock()
 	select {
 	case d.wakeNow <- struct{}{}:
 	default:
 	}
+}
+
+// takeAnnounced returns and forgets the earliest instant given to Wake.
+func (d *Dispatcher) takeAnnounced() time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	at := d.announced
+	d.announced = time.Time{}
+	return at
 }
 
 // status adds the dispatcher's live figures to its loop status.

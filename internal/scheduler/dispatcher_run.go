@@ -60,7 +60,9 @@ func (d *Dispatcher) Run(ctx context.Context, status *LoopStatus) {
 // It returns the wake-up channel, nil once it closed.
 func (d *Dispatcher) sleep(ctx context.Context, wake <-chan time.Time, failed bool) <-chan time.Time {
 	wait := d.cfg.MaxSleep
-	if d.capacity() > 0 && !failed {
+	// While busy, rows already due must wait for room too: claiming the
+	// few freed slots at once made a burst into hundreds of tiny claims.
+	if _, busy := d.room(); !busy && !failed {
 		next, err := d.store.NextDue(ctx)
 		if err == nil && next != nil {
 			wait = min(wait, max(0, next.Sub(d.clock.Now())-d.cfg.ClaimAhead))
@@ -82,6 +84,10 @@ func (d *Dispatcher) sleep(ctx context.Context, wake <-chan time.Time, failed bo
 		case <-ctx.Done():
 		case <-timeout:
 		case <-d.wakeNow:
+			// A signal whose instant an earlier one already took is stale.
+			if at := d.takeAnnounced(); at.IsZero() || d.notYetDue(at, &deadline, &timeout) {
+				continue
+			}
 		case <-changed:
 			if _, busy := d.room(); busy {
 				continue
@@ -90,17 +96,26 @@ func (d *Dispatcher) sleep(ctx context.Context, wake <-chan time.Time, failed bo
 			if !ok {
 				return nil
 			}
-			// An announced instant that is not due yet only shortens the
-			// sleep: a burst of creates must not become a burst of claims.
-			if due := at.Add(-d.cfg.ClaimAhead); due.After(d.clock.Now()) {
-				if due.Before(deadline) {
-					deadline, timeout = due, d.clock.After(due.Sub(d.clock.Now()))
-				}
+			if d.notYetDue(at, &deadline, &timeout) {
 				continue
 			}
 		}
 		return wake
 	}
+}
+
+// notYetDue reports whether an announced instant is not due yet (minus
+// claim-ahead); such an instant only shortens the sleep to it, so a burst
+// of creates does not become a burst of claims.
+func (d *Dispatcher) notYetDue(at time.Time, deadline *time.Time, timeout *<-chan time.Time) bool {
+	due := at.Add(-d.cfg.ClaimAhead)
+	if !due.After(d.clock.Now()) {
+		return false
+	}
+	if due.Before(*deadline) {
+		*deadline, *timeout = due, d.clock.After(due.Sub(d.clock.Now()))
+	}
+	return true
 }
 
 // room reports whether the dispatcher is too busy for a worthwhile claim,

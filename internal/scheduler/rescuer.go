@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/qhronos/qhronos/internal/repository"
 )
@@ -15,13 +16,13 @@ type Rescuer struct {
 	clock Clock
 	batch int
 	// wake, when set, is told that rescued rows are due now.
-	wake func()
+	wake func(at time.Time)
 	// startup is set until the first run of an exclusive rescuer.
 	startup bool
 }
 
 // NewRescuer returns a rescuer over store.
-func NewRescuer(cfg Config, store *repository.Store, clock Clock, wake func()) *Rescuer {
+func NewRescuer(cfg Config, store *repository.Store, clock Clock, wake func(at time.Time)) *Rescuer {
 	if clock == nil {
 		clock = SystemClock{}
 	}
@@ -52,7 +53,7 @@ func (r *Rescuer) RunOnce(ctx context.Context) (int, error) {
 		}
 	}
 	if total > 0 && r.wake != nil {
-		r.wake()
+		r.wake(now)
 	}
 	if _, err := r.store.SettleEndedEvents(ctx, now, r.batch); err != nil {
 		return total, fmt.Errorf("settle ended events: %w", err)

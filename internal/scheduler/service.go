@@ -169,7 +169,7 @@ func (s *Service) shutdown() {
 // through the bus, that something is due at at. Best effort: a lost wake-up
 // only delays to the next poll.
 func (s *Service) Wake(ctx context.Context, at time.Time) {
-	s.Dispatcher.Wake()
+	s.Dispatcher.Wake(at)
 	if s.wakeups == nil {
 		return
 	}
