@@ -124,17 +124,40 @@ func (s *Store) settleEvents(ctx context.Context, ids []string, now time.Time) (
 	return int(n), nil
 }
 
-// SettleEndedEvents marks up to limit active events inactive whose series
-// ended and whose occurrences are all terminal (a sweep that catches events
-// finished by an acknowledgement or a rescue).
-func (s *Store) SettleEndedEvents(ctx context.Context, now time.Time, limit int) (int, error) {
-	var ids []string
-	err := s.selectAll(ctx, &ids, `SELECT id FROM events WHERE `+settleEventsWhere+` ORDER BY id LIMIT ?`,
-		s.ts(model.SeriesEnd), false, limit)
-	if err != nil {
-		return 0, fmt.Errorf("find ended events: %w", err)
+// SettleEndedEvents examines up to scan active events with ended series,
+// in id order after the cursor after (""= from the start), and marks
+// inactive those whose occurrences are all terminal: a sweep that catches
+// events finished by an acknowledgement or a rescue. It returns how many it
+// settled and the cursor to pass next ("" once the end was reached). A
+// page, not the whole table: with a million one-time events waiting to
+// fire, testing them all every few seconds cost a core.
+func (s *Store) SettleEndedEvents(ctx context.Context, now time.Time, after string, scan int) (int, string, error) {
+	if after == "" {
+		after = s.d.minUUID
 	}
-	return s.settleEvents(ctx, ids, now)
+	var page []struct {
+		ID    string `db:"id"`
+		Ended bool   `db:"ended"`
+	}
+	err := s.selectAll(ctx, &page, statusSQL(`SELECT c.id, NOT EXISTS (SELECT 1 FROM occurrences o
+			WHERE o.event_id = c.id AND o.manual = ? AND o.status IN {unfinished}) AS ended
+		FROM (SELECT id FROM events WHERE status = {active} AND deleted_at IS NULL AND expanded_until >= ?
+			AND id > ? ORDER BY id LIMIT ?) c ORDER BY c.id`), false, s.ts(model.SeriesEnd), after, scan)
+	if err != nil {
+		return 0, "", fmt.Errorf("find ended events: %w", err)
+	}
+	var ended []string
+	for _, p := range page {
+		if p.Ended {
+			ended = append(ended, p.ID)
+		}
+	}
+	next := ""
+	if len(page) == scan {
+		next = page[len(page)-1].ID
+	}
+	n, err := s.settleEvents(ctx, ended, now)
+	return n, next, err
 }
 
 // Reposition sets an event's expander cursor without a version check (pause,

@@ -122,3 +122,64 @@ func TestDatabaseNowIsClose(t *testing.T) {
 		require.Equal(t, time.UTC, got.Location())
 	})
 }
+
+// The sweep for events finished outside the outcome writer (here by an
+// acknowledgement) reads a page of ended series at a time and goes on
+// from its cursor, so each run costs the same however many events wait.
+func TestSettleEndedEventsSweepsAPageAtATime(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		var acked, waiting []string
+		for i := range 5 {
+			e := newEvent()
+			mustCreate(t, s, e)
+			at := t0 // due now: claimed below
+			if i%2 == 0 {
+				at = t0.Add(time.Hour) // still waiting
+			}
+			_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{at}, false, t0)
+			require.NoError(t, err)
+			_, err = s.SetExpansion(ctx, repository.ExpansionUpdate{EventID: e.ID, Version: 1,
+				ExpandedUntil: model.SeriesEnd, Now: t0})
+			require.NoError(t, err)
+			if i%2 == 0 {
+				waiting = append(waiting, e.ID)
+				continue
+			}
+			acked = append(acked, e.ID)
+			got := claim(t, s, t0, 1)
+			deadline := t0.Add(time.Minute)
+			res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{{OccurrenceID: got[0].ID, LeaseToken: "tok",
+				Status: model.OccurrenceAwaitingAck, AckDeadline: &deadline, Now: t0}})
+			require.NoError(t, err)
+			require.NoError(t, res[0])
+			require.NoError(t, s.Acknowledge(ctx, got[0].ID, t0))
+		}
+		status := func(id string) model.EventStatus {
+			e, err := s.GetEvent(ctx, id)
+			require.NoError(t, err)
+			return e.Status
+		}
+		for _, id := range acked {
+			require.Equal(t, model.EventActive, status(id), "an acknowledgement alone does not settle")
+		}
+		total, cursor, passes := 0, "", 0
+		for {
+			n, next, err := s.SettleEndedEvents(ctx, t0, cursor, 2)
+			require.NoError(t, err)
+			total, cursor, passes = total+n, next, passes+1
+			if cursor == "" {
+				break
+			}
+			require.Less(t, passes, 10)
+		}
+		require.Equal(t, 3, passes, "five candidates, two a page")
+		require.Equal(t, len(acked), total)
+		for _, id := range acked {
+			require.Equal(t, model.EventInactive, status(id))
+		}
+		for _, id := range waiting {
+			require.Equal(t, model.EventActive, status(id), "a pending occurrence keeps its event active")
+		}
+	})
+}

@@ -19,7 +19,12 @@ type Rescuer struct {
 	wake func(at time.Time)
 	// startup is set until the first run of an exclusive rescuer.
 	startup bool
+	// settleFrom is where the next sweep for ended events resumes.
+	settleFrom string
 }
+
+// settleScan is how many events with ended series one run examines.
+const settleScan = 5000
 
 // NewRescuer returns a rescuer over store.
 func NewRescuer(cfg Config, store *repository.Store, clock Clock, wake func(at time.Time)) *Rescuer {
@@ -55,8 +60,12 @@ func (r *Rescuer) RunOnce(ctx context.Context) (int, error) {
 	if total > 0 && r.wake != nil {
 		r.wake(now)
 	}
-	if _, err := r.store.SettleEndedEvents(ctx, now, r.batch); err != nil {
+	// A page per run: a full pass over n waiting events takes n/settleScan
+	// runs, while the outcome writer settles the usual case at once.
+	_, next, err := r.store.SettleEndedEvents(ctx, now, r.settleFrom, settleScan)
+	if err != nil {
 		return total, fmt.Errorf("settle ended events: %w", err)
 	}
+	r.settleFrom = next
 	return total, nil
 }
