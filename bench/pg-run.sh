@@ -12,7 +12,7 @@ QHRONOS_HMAC_DEFAULT_SECRET=$SEC QHRONOS_SECRETS_ENCRYPTION_KEY=$(openssl rand -
 QHRONOS_OUTBOUND_ALLOW_CIDRS=127.0.0.0/8 QHRONOS_LOG_LEVEL=warn /tmp/qhronosd --addr 127.0.0.1:$PORT --data-dir $D/data > $D/server.log 2>&1 &
 SPID=$!
 for i in $(seq 1 50); do curl -sf http://127.0.0.1:$PORT/ready >/dev/null && break; sleep 0.2; done
-QHRONOS_TOKEN=$MT /tmp/qhronos-bench --server http://127.0.0.1:$PORT --verify-signature "$SEC" "$@"
+QHRONOS_TOKEN=$MT /tmp/qhronos-bench --server http://127.0.0.1:$PORT --verify-signature "$SEC" --server-pid $SPID "$@"
 kill $SPID; wait $SPID 2>/dev/null
 psql -h 127.0.0.1 -p ${PGPORT:-5432} -U postgres -qc "DROP DATABASE IF EXISTS bench_$NAME" >/dev/null
 redis-cli --scan --pattern "bench-$NAME-$$:*" | xargs -r redis-cli del >/dev/null

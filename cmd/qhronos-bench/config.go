@@ -32,6 +32,8 @@ type Config struct {
 	Tags              []string
 	CheckRecorded     int
 	Receipts          string
+	ProbeRate         float64
+	ServerPID         int
 }
 
 const usageText = `usage: qhronos-bench [flags]
@@ -40,6 +42,10 @@ Creates one-time webhook events on a Qhronos server (ours or the original),
 receives their deliveries on loopback receivers it runs itself, and reports
 create rate, deliveries/s, lateness percentiles, duplicates and losses.
 Only loopback addresses are accepted, for the server and the receivers.
+
+While deliveries drain, --probe-rate times GET /events/{id} on this run's
+events, and --server-pid samples the server's resident memory (Linux) from
+the first create to the end; both appear in the report.
 
 Exit status: 0 when every created event was delivered once with a valid
 signature, 3 when the run finished with losses, duplicates, extra
@@ -77,6 +83,8 @@ func parseConfig(args []string, stderr io.Writer) (Config, error) {
 	fs.StringVar(&tags, "tags", "qhronos-bench", "comma-separated tags on every event (a run tag is added)")
 	fs.IntVar(&c.CheckRecorded, "check-recorded", 50, "read back this many delivered occurrences to check they were recorded completed")
 	fs.StringVar(&c.Receipts, "receipts", "", "write every receipt to this CSV file (delivery_id, event_id, attempt, scheduled_at, received_at)")
+	fs.Float64Var(&c.ProbeRate, "probe-rate", 0, "GET /events/{id} per second while deliveries drain, timing the API (0 = off)")
+	fs.IntVar(&c.ServerPID, "server-pid", 0, "sample this server process's RSS every 250 ms from /proc (0 = off)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -121,6 +129,10 @@ func (c Config) validate() error {
 		return fmt.Errorf("--settle: must not be negative")
 	case c.CheckRecorded < 0:
 		return fmt.Errorf("--check-recorded: must not be negative")
+	case !(c.ProbeRate >= 0 && c.ProbeRate <= maxProbeRate): // also refuses NaN
+		return fmt.Errorf("--probe-rate: must be between 0 (off) and %d per second, got %v", maxProbeRate, c.ProbeRate)
+	case c.ServerPID < 0:
+		return fmt.Errorf("--server-pid: must not be negative, got %d", c.ServerPID)
 	}
 	return nil
 }

@@ -121,12 +121,21 @@ func bench(ctx context.Context, cfg Config, stderr io.Writer, now func() time.Ti
 		}
 	}()
 
-	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		MaxIdleConns: cfg.CreateConcurrency * 2, MaxIdleConnsPerHost: cfg.CreateConcurrency * 2,
-		IdleConnTimeout: 90 * time.Second}}
+	client := newAPIClient(30*time.Second, cfg.CreateConcurrency*2)
 	runID := newRunID()
 	cr := &creator{client: client, server: server, token: cfg.Token, runID: runID,
 		tags: append(append([]string{}, cfg.Tags...), "run-"+runID), now: now, lead: 20 * time.Millisecond}
+
+	var memory *rssSampler
+	if cfg.ServerPID > 0 {
+		memory = startRSSSampler(cfg.ServerPID, rssEvery)
+	}
+	onCreated := rec.Expect
+	var probeIDs *createdIDs
+	if cfg.ProbeRate > 0 {
+		probeIDs = &createdIDs{}
+		onCreated = func(id string) { rec.Expect(id); probeIDs.add(id) }
+	}
 
 	// Creation may not run past the last instant: anything later is skipped.
 	cctx, cancelCreate := context.WithDeadline(ctx, last)
@@ -134,7 +143,7 @@ func bench(ctx context.Context, cfg Config, stderr io.Writer, now func() time.Ti
 	stopProgress := progress(stderr, "created", &created, int64(len(instants)))
 	_, _ = fmt.Fprintf(stderr, "qhronos-bench: run %s: creating %d events on %s, first due %s\n", runID,
 		len(instants), server, first.UTC().Format(time.RFC3339Nano))
-	res := cr.createAll(cctx, instants, rs.urls, cfg.CreateConcurrency, rec.Expect, &created)
+	res := cr.createAll(cctx, instants, rs.urls, cfg.CreateConcurrency, onCreated, &created)
 	cancelCreate()
 	stopProgress()
 	rec.Seal()
@@ -148,7 +157,19 @@ func bench(ctx context.Context, cfg Config, stderr io.Writer, now func() time.Ti
 		res.Created, rep.CreateSeconds, rep.CreateRate)
 
 	stopProgress = progress(stderr, "received", &h.received, int64(res.Created))
+	var probes *probeRun
+	var probeClient *http.Client
+	if probeIDs != nil {
+		// The probe's own connections, so its reads never queue behind others.
+		probeClient = newAPIClient(probeTimeout, maxProbesInFlight)
+		p := &apiProbe{client: probeClient, server: server, token: cfg.Token, rate: cfg.ProbeRate, now: now}
+		probes = p.start(ctx, probeIDs.list(), first)
+	}
 	rep.TimedOut = !waitDeliveries(ctx, rec, rs, last.Add(cfg.Timeout).Sub(now()), stderr)
+	if probes != nil {
+		rep.APIProbe = probes.stop()
+		probeClient.CloseIdleConnections()
+	}
 	stopProgress()
 	if !rep.TimedOut && cfg.Settle > 0 {
 		// Late duplicates (a retry after a lost answer) are part of the figure.
@@ -165,10 +186,20 @@ func bench(ctx context.Context, cfg Config, stderr io.Writer, now func() time.Ti
 		rc := checkRecorded(ctx, client, server, cfg.Token, tally.DeliveryIDs)
 		rep.Recorded = &rc
 	}
+	if memory != nil {
+		rep.ServerMemory = memory.stop()
+	}
 	if ctx.Err() != nil {
 		rep.Warnings = append(rep.Warnings, "interrupted")
 	}
 	return rep, nil
+}
+
+// newAPIClient returns a client for the server's API that keeps up to conns
+// connections alive, so requests measure the server rather than handshakes.
+func newAPIClient(timeout time.Duration, conns int) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{
+		MaxIdleConns: conns, MaxIdleConnsPerHost: conns, IdleConnTimeout: 90 * time.Second}}
 }
 
 // waitDeliveries blocks until every created event was received, the wait

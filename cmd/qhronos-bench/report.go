@@ -54,6 +54,8 @@ type Report struct {
 	SignatureChecked bool           `json:"signature_checked"`
 	BadSignatures    int            `json:"bad_signatures"`
 	Recorded         *recordedCheck `json:"recorded,omitempty"`
+	APIProbe         *probeReport   `json:"api_probe,omitempty"`
+	ServerMemory     *serverMemory  `json:"server_rss,omitempty"`
 	TimedOut         bool           `json:"timed_out"`
 	Warnings         []string       `json:"warnings,omitempty"`
 }
@@ -146,11 +148,25 @@ func (r *Report) WriteTable(w io.Writer) error {
 		row("recorded", "%d of %d sampled occurrences completed (%s)", r.Recorded.Completed, r.Recorded.Checked,
 			formatCounts(r.Recorded.Statuses))
 	}
+	if p := r.APIProbe; p != nil {
+		l := p.LatencyMS
+		row("api probe", "GET /events/{id} at %g/s: %d sent, %d errors, %d skipped; "+
+			"p50 %.2f ms  p95 %.2f ms  p99 %.2f ms  max %.2f ms",
+			p.RatePerSecond, p.Sent, p.Errors, p.Skipped, l.P50, l.P95, l.P99, l.Max)
+	}
+	if m := r.ServerMemory; m != nil {
+		row("server rss", "%s", m.describe())
+	}
 	if r.TimedOut {
 		row("timed out", "yes")
 	}
 	for k, n := range r.CreateFailures {
 		row("create failure", "%d× %s", n, k)
+	}
+	if r.APIProbe != nil {
+		for k, n := range r.APIProbe.Failures {
+			row("probe failure", "%d× %s", n, k)
+		}
 	}
 	for _, wn := range r.Warnings {
 		row("warning", "%s", wn)

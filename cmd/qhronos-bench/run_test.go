@@ -15,14 +15,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fakeQhronos is a minimal server speaking the create and delivery side of
-// the Qhronos API, with two faults on purpose: event #0 is delivered twice
-// and event #1 never, so the run must report one duplicate and one loss.
+// fakeQhronos is a minimal server speaking the create, read and delivery
+// side of the Qhronos API, with two faults on purpose: event #0 is delivered
+// twice and event #1 never, so the run must report one duplicate and one
+// loss. GET /events/{id} knows only the events it created.
 type fakeQhronos struct {
-	t      *testing.T
-	mu     sync.Mutex
-	n      int
-	timers []*time.Timer
+	t       *testing.T
+	mu      sync.Mutex
+	n       int
+	created map[string]bool
+	timers  []*time.Timer
 }
 
 func (f *fakeQhronos) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -45,6 +47,10 @@ func (f *fakeQhronos) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.n++
 		id := fmt.Sprintf("ev-%d", f.n)
+		if f.created == nil {
+			f.created = map[string]bool{}
+		}
+		f.created[id] = true
 		f.mu.Unlock()
 		sends := 1
 		switch {
@@ -62,6 +68,16 @@ func (f *fakeQhronos) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(http.StatusCreated)
 		_, _ = fmt.Fprintf(w, `{"id":%q}`, id)
+	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/events/"):
+		id := strings.TrimPrefix(r.URL.Path, "/events/")
+		f.mu.Lock()
+		known := f.created[id]
+		f.mu.Unlock()
+		if !known {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		_, _ = fmt.Fprintf(w, `{"id":%q,"status":"active"}`, id)
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/occurrences/"):
 		_, _ = fmt.Fprint(w, `{"status":"completed"}`)
 	default:
@@ -131,6 +147,11 @@ func TestRunReportsDuplicatesAndLosses(t *testing.T) {
 	if rep.LatenessMS.P50 < 0 || rep.LatenessMS.Max > 1000 {
 		t.Errorf("lateness: got p50 %v ms, max %v ms, want within [0, 1000]", rep.LatenessMS.P50, rep.LatenessMS.Max)
 	}
+	for _, key := range []string{`"api_probe"`, `"server_rss"`} {
+		if strings.Contains(stdout.String(), key) {
+			t.Errorf("report: has %s although its option is off", key)
+		}
+	}
 }
 
 func TestRunRefusesNonLoopbackServer(t *testing.T) {
@@ -143,6 +164,34 @@ func TestRunRefusesNonLoopbackServer(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "not a loopback address") {
 		t.Errorf("stderr: got %q, want it to name the loopback rule", stderr.String())
+	}
+}
+
+func TestRunRefusesBadProbeAndPIDFlags(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"negative probe rate", []string{"--probe-rate", "-1"}, "--probe-rate: must be between 0"},
+		{"probe rate not a number", []string{"--probe-rate", "NaN"}, "--probe-rate: must be between 0"},
+		{"probe rate too high", []string{"--probe-rate", "1e6"}, "--probe-rate: must be between 0"},
+		{"negative server pid", []string{"--server-pid", "-5"}, "--server-pid: must not be negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), append([]string{"--token", "tok"}, tt.args...), &stdout, &stderr,
+				time.Now)
+			if code != exitUsage {
+				t.Errorf("exit code: got %d, want %d", code, exitUsage)
+			}
+			if !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("stderr: got %q, want it to contain %q", stderr.String(), tt.want)
+			}
+		})
 	}
 }
 
