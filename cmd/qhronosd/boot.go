@@ -71,7 +71,7 @@ func boot(ctx context.Context, args []string, stderr io.Writer) (*booted, error)
 	if cfg.Production() {
 		b.store, err = repository.OpenPostgres(ctx, cfg.Database.URL, repository.Options{
 			MaxOpenConns: cfg.Database.MaxOpenConns, ConnectTimeout: cfg.Database.ConnectTimeout,
-			ApplicationName: "qhronosd",
+			AsyncOutcomeCommit: cfg.Database.AsyncOutcomeCommit, ApplicationName: "qhronosd",
 		})
 		if err != nil {
 			return fail(fmt.Errorf("database.url: %s", oneLine(err)))

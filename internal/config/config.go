@@ -109,6 +109,11 @@ type DatabaseConfig struct {
 	// ConnectTimeout bounds the whole first connection attempt, so a wrong
 	// URL fails fast instead of hanging the start.
 	ConnectTimeout time.Duration `yaml:"connect_timeout"`
+	// AsyncOutcomeCommit commits outcome transactions with PostgreSQL's
+	// synchronous_commit = off: fewer WAL flushes to wait for, at the risk
+	// that a database crash forgets the last moments of outcomes; those
+	// occurrences are sent again, with the same delivery id, never lost.
+	AsyncOutcomeCommit bool `yaml:"async_outcome_commit"`
 }
 
 // RedisConfig selects coordination: one of url, sentinel or cluster; none

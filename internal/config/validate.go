@@ -50,6 +50,8 @@ func (c *Config) Validate() error {
 	}
 	v.positive("database.max_open_conns", int64(c.Database.MaxOpenConns))
 	v.positiveDuration("database.connect_timeout", c.Database.ConnectTimeout)
+	v.check(!c.Database.AsyncOutcomeCommit || c.Production(), "database.async_outcome_commit",
+		"applies to PostgreSQL only (database.url); the embedded store already syncs its log lazily")
 
 	c.validateRedis(v)
 

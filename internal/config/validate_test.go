@@ -104,6 +104,8 @@ func TestValidateRanges(t *testing.T) {
 		{"claim batch", func(c *Config) { c.Scheduler.ClaimBatch = 0 }, "scheduler.claim_batch: must be greater than 0"},
 		{"workers", func(c *Config) { c.Scheduler.Workers = -1 }, "scheduler.workers: must be greater than 0, got -1"},
 		{"claim ahead", func(c *Config) { c.Scheduler.ClaimAhead = -time.Second }, "scheduler.claim_ahead: must not be negative"},
+		{"async outcome commit without PostgreSQL", func(c *Config) { c.Database.AsyncOutcomeCommit = true },
+			"database.async_outcome_commit: applies to PostgreSQL only"},
 		{"lease renewal", func(c *Config) { c.Scheduler.LeaseRenewInterval = c.Scheduler.Lease },
 			"scheduler.lease_renew_interval: must be shorter than scheduler.lease"},
 		{"lease renewal zero", func(c *Config) { c.Scheduler.LeaseRenewInterval = 0 },

@@ -161,6 +161,25 @@ func (n *Notifier) Notify(_ context.Context, notice Notice) {
 	}
 }
 
+// Wants reports whether any channel, configured or stored, wants notices
+// of kind (false on a nil *Notifier): the scanner reads nothing for a kind
+// no one wants.
+func (n *Notifier) Wants(kind Kind) bool {
+	if n == nil {
+		return false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, chs := range [][]Channel{n.d.Channels, n.stored} {
+		for _, ch := range chs {
+			if ch.Wants(kind) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Dropped counts notices lost to a full queue.
 func (n *Notifier) Dropped() uint64 { return n.dropped.Load() }
 

@@ -119,59 +119,56 @@ func (s *Scanner) cursor(ctx context.Context, name string, upto, now time.Time) 
 }
 
 func (s *Scanner) scanFailed(ctx context.Context, upto, now time.Time) (int, error) {
-	c, ok, err := s.cursor(ctx, failedCursor, upto, now)
-	if err != nil || !ok {
-		return 0, err
-	}
-	total := 0
-	for {
-		rows, err := s.store.FailedOccurrencesAfter(ctx, c, upto, scanBatch)
-		if err != nil {
-			return total, err
-		}
-		for _, o := range rows {
-			s.notifier.Notify(ctx, failedNotice(o))
-		}
-		total += len(rows)
-		if len(rows) == 0 {
-			return total, nil
-		}
-		last := rows[len(rows)-1]
-		c = model.ScanCursor{At: last.UpdatedAt, LastID: last.ID}
-		if err := s.store.SetNotificationCursor(ctx, failedCursor, c, now); err != nil {
-			return total, err
-		}
-		if len(rows) < scanBatch {
-			return total, nil
-		}
-	}
+	return scan(ctx, s, failedCursor, DeliveryFailed, upto, now, s.store.FailedOccurrencesAfter,
+		func(o model.FailedOccurrence) model.ScanCursor {
+			return model.ScanCursor{At: o.UpdatedAt, LastID: o.ID}
+		},
+		failedNotice)
 }
 
 func (s *Scanner) scanEnded(ctx context.Context, upto, now time.Time) (int, error) {
-	c, ok, err := s.cursor(ctx, endedCursor, upto, now)
+	return scan(ctx, s, endedCursor, SeriesEnded, upto, now, s.store.EndedEventsAfter,
+		func(e model.EndedEvent) model.ScanCursor { return model.ScanCursor{At: e.UpdatedAt, LastID: e.ID} },
+		endedNotice)
+}
+
+// afterEveryID sorts after every id, in both stores: a cursor at (upto,
+// afterEveryID) has read everything up to upto.
+const afterEveryID = "ffffffff-ffff-ffff-ffff-ffffffffffff"
+
+// scan reports what one source holds after its cursor and up to upto, a
+// batch at a time, and leaves the cursor at upto once the range is read:
+// rows with nothing to report (a million completed deliveries) are read
+// once, not again at every scan until a failure moves the cursor. A kind no
+// channel wants is not read at all; its cursor just moves on, so a channel
+// added later does not get the backlog.
+func scan[T any](ctx context.Context, s *Scanner, name string, kind Kind, upto, now time.Time,
+	read func(context.Context, model.ScanCursor, time.Time, int) ([]T, error),
+	key func(T) model.ScanCursor, notice func(T) Notice) (int, error) {
+	c, ok, err := s.cursor(ctx, name, upto, now)
 	if err != nil || !ok {
 		return 0, err
 	}
+	done := model.ScanCursor{At: upto, LastID: afterEveryID}
+	if !s.notifier.Wants(kind) {
+		return 0, s.store.SetNotificationCursor(ctx, name, done, now)
+	}
 	total := 0
 	for {
-		rows, err := s.store.EndedEventsAfter(ctx, c, upto, scanBatch)
+		rows, err := read(ctx, c, upto, scanBatch)
 		if err != nil {
 			return total, err
 		}
-		for _, e := range rows {
-			s.notifier.Notify(ctx, endedNotice(e))
+		for _, r := range rows {
+			s.notifier.Notify(ctx, notice(r))
 		}
 		total += len(rows)
-		if len(rows) == 0 {
-			return total, nil
-		}
-		last := rows[len(rows)-1]
-		c = model.ScanCursor{At: last.UpdatedAt, LastID: last.ID}
-		if err := s.store.SetNotificationCursor(ctx, endedCursor, c, now); err != nil {
-			return total, err
-		}
 		if len(rows) < scanBatch {
-			return total, nil
+			return total, s.store.SetNotificationCursor(ctx, name, done, now)
+		}
+		c = key(rows[len(rows)-1])
+		if err := s.store.SetNotificationCursor(ctx, name, c, now); err != nil {
+			return total, err
 		}
 	}
 }

@@ -26,11 +26,15 @@ func eachBackend(t *testing.T, fn func(t *testing.T, s *repository.Store)) {
 	}
 }
 
-func createEvent(t *testing.T, s *repository.Store, name string) *model.Event {
+// createEvent stores a one-time event, or a series with rrule.
+func createEvent(t *testing.T, s *repository.Store, name string, rrule ...string) *model.Event {
 	t.Helper()
 	e := &model.Event{ID: uuid.NewString(), Name: name, StartTime: t0, Timezone: "UTC",
 		Action:  model.Action{Type: "webhook", Params: json.RawMessage(`{"url":"https://example.com/h"}`)},
 		CatchUp: "all", Status: model.EventActive, CreatedVia: "api", Version: 1, CreatedAt: t0, UpdatedAt: t0}
+	if len(rrule) > 0 {
+		e.RRule = &rrule[0]
+	}
 	require.NoError(t, s.CreateEvent(context.Background(), e))
 	return e
 }
@@ -73,11 +77,17 @@ func TestScannerReportsFailuresAndEndedSeriesOnce(t *testing.T) {
 		occID := failOccurrence(t, s, billing, t0.Add(10*time.Second), "", "HTTP 500: boom")
 		disabled := createEvent(t, s, "disabled")
 		failOccurrence(t, s, disabled, t0.Add(11*time.Second), "endpoint_disabled", "endpoint disabled")
-		report := createEvent(t, s, "report")
+		report := createEvent(t, s, "report", "FREQ=DAILY;COUNT=3")
 		res, err := s.SetExpansion(ctx, repository.ExpansionUpdate{EventID: report.ID, Version: 1,
 			ExpandedUntil: model.SeriesEnd, Now: t0.Add(20 * time.Second)})
 		require.NoError(t, err)
 		require.True(t, res.Inactive, "the series ended")
+		// A one-time event that is over is not a series that ended.
+		once := createEvent(t, s, "reminder")
+		res, err = s.SetExpansion(ctx, repository.ExpansionUpdate{EventID: once.ID, Version: 1,
+			ExpandedUntil: model.SeriesEnd, Now: t0.Add(21 * time.Second)})
+		require.NoError(t, err)
+		require.True(t, res.Inactive)
 
 		clk.Advance(time.Minute)
 		other := notify.NewScanner(s, n, locker, clk.Now, notify.ScannerConfig{Owner: "b", Interval: time.Minute}, nil)
@@ -137,5 +147,53 @@ func TestScannerReportsFailuresAndEndedSeriesOnce(t *testing.T) {
 		got, err = restarted.RunOnce(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 1, got)
+	})
+}
+
+// readCounter counts the scanner's reads of each source.
+type readCounter struct {
+	*repository.Store
+	failed, ended int
+}
+
+func (c *readCounter) FailedOccurrencesAfter(ctx context.Context, after model.ScanCursor, upto time.Time, limit int) ([]model.FailedOccurrence, error) {
+	c.failed++
+	return c.Store.FailedOccurrencesAfter(ctx, after, upto, limit)
+}
+
+func (c *readCounter) EndedEventsAfter(ctx context.Context, after model.ScanCursor, upto time.Time, limit int) ([]model.EndedEvent, error) {
+	c.ended++
+	return c.Store.EndedEventsAfter(ctx, after, upto, limit)
+}
+
+// A kind no channel wants is not read, and its cursor moves on: a channel
+// that wants it later is not sent the backlog. A source read once is not
+// read again from the same place at the next scan.
+func TestScannerReadsOnlyWhatAChannelWantsAndOnlyOnce(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		r := newReceiver(t, testSecret)
+		clk := newClock()
+		store := &readCounter{Store: s}
+		onlyEnded, _ := webhookNotifier(t, r, clk, notify.Options{DigestInterval: time.Minute}, notify.SeriesEnded)
+		scanner := notify.NewScanner(store, onlyEnded, nil, clk.Now, notify.ScannerConfig{Interval: time.Minute}, nil)
+		_, err := scanner.RunOnce(ctx) // the first scan starts the cursors now
+		require.NoError(t, err)
+
+		failOccurrence(t, s, createEvent(t, s, "billing"), t0.Add(10*time.Second), "", "HTTP 500: boom")
+		clk.Advance(time.Minute)
+		got, err := scanner.RunOnce(ctx)
+		require.NoError(t, err)
+		require.Zero(t, got)
+		require.Zero(t, store.failed, "no channel wants delivery_failed: failures are not read")
+		require.Equal(t, 1, store.ended)
+
+		all, _ := webhookNotifier(t, r, clk, notify.Options{DigestInterval: time.Minute})
+		later := notify.NewScanner(store, all, nil, clk.Now, notify.ScannerConfig{Interval: time.Minute}, nil)
+		clk.Advance(time.Minute)
+		got, err = later.RunOnce(ctx)
+		require.NoError(t, err)
+		require.Zero(t, got, "the failure from before any channel wanted it is not news")
+		require.Equal(t, 1, store.failed)
 	})
 }

@@ -124,37 +124,26 @@ func (s *Store) settleEvents(ctx context.Context, ids []string, now time.Time) (
 	return int(n), nil
 }
 
-// SettleCursor is where a sweep for ended series resumes; the zero value
-// starts from the beginning.
-type SettleCursor struct {
-	Until time.Time
-	ID    string
-}
-
-// SettleEndedEvents examines up to scan active events with ended series,
-// in (expanded_until, id) order after the cursor, and marks inactive those
-// whose occurrences are all terminal: a sweep that catches events finished
-// by an acknowledgement or a rescue. It returns how many it settled and the
-// cursor to pass next (zero once the end was reached). A page read along
-// events_expansion, not the whole table: with a million one-time events
-// waiting to fire, testing them all every few seconds cost a core.
-func (s *Store) SettleEndedEvents(ctx context.Context, now time.Time, after SettleCursor, scan int) (int, SettleCursor, error) {
-	if after.ID == "" { // ended series have their cursor at SeriesEnd
-		after = SettleCursor{Until: model.SeriesEnd, ID: s.d.minUUID}
-	}
+// SettleEndedEvents examines up to scan active events whose series ended,
+// in id order after the cursor after ("" = from the start), and marks
+// inactive those whose occurrences are all terminal: a sweep that catches
+// events finished by an acknowledgement or a rescue. It returns how many it
+// settled and the cursor to pass next ("" once the end was reached). A page
+// read in order along events_expansion (cursor equal to SeriesEnd, then
+// id), not the whole table: with a million one-time events waiting to fire,
+// testing them all every few seconds cost a core.
+func (s *Store) SettleEndedEvents(ctx context.Context, now time.Time, after string, scan int) (int, string, error) {
 	var page []struct {
-		ID    string    `db:"id"`
-		Until time.Time `db:"expanded_until"`
-		Ended bool      `db:"ended"`
+		ID    string `db:"id"`
+		Ended bool   `db:"ended"`
 	}
-	err := s.selectAll(ctx, &page, statusSQL(`SELECT c.id, c.expanded_until, NOT EXISTS (SELECT 1 FROM occurrences o
+	err := s.selectAll(ctx, &page, statusSQL(`SELECT c.id, NOT EXISTS (SELECT 1 FROM occurrences o
 			WHERE o.event_id = c.id AND o.manual = ? AND o.status IN {unfinished}) AS ended
-		FROM (SELECT id, expanded_until FROM events WHERE status = {active} AND deleted_at IS NULL
-			AND (expanded_until, id) > (?, ?) ORDER BY expanded_until, id LIMIT ?) c
-		ORDER BY c.expanded_until, c.id`),
-		false, s.ts(after.Until), after.ID, scan)
+		FROM (SELECT id FROM events WHERE status = {active} AND deleted_at IS NULL AND expanded_until = ?
+			AND id > ? ORDER BY expanded_until, id LIMIT ?) c ORDER BY c.id`),
+		false, s.ts(model.SeriesEnd), s.afterID(after), scan)
 	if err != nil {
-		return 0, SettleCursor{}, fmt.Errorf("find ended events: %w", err)
+		return 0, "", fmt.Errorf("find ended events: %w", err)
 	}
 	var ended []string
 	for _, p := range page {
@@ -162,10 +151,9 @@ func (s *Store) SettleEndedEvents(ctx context.Context, now time.Time, after Sett
 			ended = append(ended, p.ID)
 		}
 	}
-	var next SettleCursor
+	next := ""
 	if len(page) == scan {
-		last := page[len(page)-1]
-		next = SettleCursor{Until: last.Until, ID: last.ID}
+		next = page[len(page)-1].ID
 	}
 	n, err := s.settleEvents(ctx, ended, now)
 	return n, next, err

@@ -163,14 +163,20 @@ func (s *Store) FailedOccurrencesAfter(ctx context.Context, after model.ScanCurs
 	return out, nil
 }
 
+// recurringSQL picks events with a recurrence; it matches the predicate of
+// events_inactive_changed, so one-time events are neither indexed there nor
+// read.
+const recurringSQL = `(rrule IS NOT NULL OR schedule IS NOT NULL OR cron IS NOT NULL)`
+
 var endedAfterSQL = statusSQL(`SELECT id, name, endpoint_id, last_run_at, updated_at FROM events
-	WHERE status = {inactive} AND deleted_at IS NULL
+	WHERE status = {inactive} AND ` + recurringSQL + ` AND deleted_at IS NULL
 	AND (updated_at > ? OR (updated_at = ? AND id > ?)) AND updated_at <= ?
 	ORDER BY updated_at, id LIMIT ?`)
 
-// EndedEventsAfter returns up to limit events whose series ended (they are
-// inactive) and that changed after the cursor and at or before upto, in
-// (updated_at, id) order.
+// EndedEventsAfter returns up to limit recurring events whose series ended
+// (they are inactive) and that changed after the cursor and at or before
+// upto, in (updated_at, id) order. A one-time event that fired is not a
+// series that ended: a million of them would be a million notices.
 func (s *Store) EndedEventsAfter(ctx context.Context, after model.ScanCursor, upto time.Time, limit int) ([]model.EndedEvent, error) {
 	var out []model.EndedEvent
 	if err := s.selectAll(ctx, &out, endedAfterSQL, s.ts(after.At), s.ts(after.At), s.afterID(after.LastID), s.ts(upto),

@@ -54,6 +54,14 @@ type OutcomeRecord struct {
 func (s *Store) RecordOutcomes(ctx context.Context, recs []OutcomeRecord) ([]error, error) {
 	var results []error
 	err := s.WithTx(ctx, func(tx *Store) error {
+		if s.asyncOutcomes {
+			// Only this transaction: claims, creates and edits stay durable
+			// at commit. A crash that forgets it leaves the rows leased,
+			// and the rescuer sends them again under the same id.
+			if _, err := tx.exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
+				return fmt.Errorf("relax outcome commit: %w", err)
+			}
+		}
 		outcomes := make([]*OutcomeRecord, len(recs))
 		for i := range recs {
 			r := &recs[i]

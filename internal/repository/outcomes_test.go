@@ -8,6 +8,7 @@ import (
 
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -124,4 +125,33 @@ func TestAcknowledgementBeforeTheDeliveryIsRecorded(t *testing.T) {
 		require.NoError(t, err)
 		require.Zero(t, n)
 	})
+}
+
+// database.async_outcome_commit relaxes only the outcome transaction:
+// outcomes are recorded as usual, and the connection goes back to the pool
+// with synchronous commits for everything else (claims, creates, edits).
+func TestAsyncOutcomeCommitStaysInsideTheOutcomeTransaction(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := repositorytest.PostgresSchema(t)
+	migrator, err := repository.OpenPostgres(ctx, url, repository.Options{})
+	require.NoError(t, err)
+	_, err = migrator.Migrate(ctx)
+	require.NoError(t, err)
+	require.NoError(t, migrator.Close())
+	// One connection: the outcome and the SHOW below share it.
+	s, err := repository.OpenPostgres(ctx, url, repository.Options{MaxOpenConns: 1, AsyncOutcomeCommit: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+
+	e := newEvent()
+	mustCreate(t, s, e)
+	_, err = s.InsertOccurrences(ctx, e.ID, []time.Time{t0}, false, t0)
+	require.NoError(t, err)
+	complete(t, s, claim(t, s, t0, 1)[0], "tok", t0)
+	require.Equal(t, []model.OccurrenceStatus{model.OccurrenceCompleted}, statuses(t, s, e.ID))
+
+	var setting string
+	require.NoError(t, s.DB().GetContext(ctx, &setting, `SHOW synchronous_commit`))
+	require.Equal(t, "on", setting, "the one pooled connection is durable again after the outcome")
 }

@@ -31,6 +31,9 @@ type Store struct {
 	db *sqlx.DB
 	q  sqlx.ExtContext // db or a transaction
 	d  *dialect
+	// asyncOutcomes: outcome transactions commit without waiting for the
+	// WAL flush (Options.AsyncOutcomeCommit).
+	asyncOutcomes bool
 }
 
 // Options tunes the connection pool.
@@ -40,6 +43,9 @@ type Options struct {
 	// ApplicationName tags PostgreSQL connections (pg_stat_activity), which
 	// lets fault tests terminate exactly their own connections.
 	ApplicationName string
+	// AsyncOutcomeCommit sets synchronous_commit = off for the transactions
+	// that record outcomes (database.async_outcome_commit).
+	AsyncOutcomeCommit bool
 }
 
 // OpenSQLite opens (creating if needed) the embedded database in dataDir.
@@ -102,7 +108,7 @@ func OpenPostgres(ctx context.Context, rawURL string, opts Options) (*Store, err
 		_ = db.Close()
 		return nil, fmt.Errorf("connect to postgres: %w", redactErr(postgresDialect.mapErr(err), rawURL))
 	}
-	return &Store{db: db, q: db, d: postgresDialect}, nil
+	return &Store{db: db, q: db, d: postgresDialect, asyncOutcomes: opts.AsyncOutcomeCommit}, nil
 }
 
 // postgresDSN adds the connect timeout and application name to the URL.
@@ -165,7 +171,7 @@ func (s *Store) WithTx(ctx context.Context, fn func(tx *Store) error) error {
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", s.d.mapErr(err))
 	}
-	if err := fn(&Store{db: s.db, q: tx, d: s.d}); err != nil {
+	if err := fn(&Store{db: s.db, q: tx, d: s.d, asyncOutcomes: s.asyncOutcomes}); err != nil {
 		_ = tx.Rollback()
 		return err
 	}

@@ -20,7 +20,7 @@ type Rescuer struct {
 	// startup is set until the first run of an exclusive rescuer.
 	startup bool
 	// settleFrom is where the next sweep for ended events resumes.
-	settleFrom repository.SettleCursor
+	settleFrom string
 }
 
 // settleScan is how many events with ended series one run examines.
