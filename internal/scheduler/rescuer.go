@@ -23,8 +23,10 @@ type Rescuer struct {
 	settleFrom string
 }
 
-// settleScan is how many events with ended series one run examines.
-const settleScan = 5000
+// settleScan is how many events with ended series one run examines: a
+// page of 5,000 (each checked for unfinished occurrences) showed as a
+// latency spike every rescuer run in a steady 5,000/s stream.
+const settleScan = 1000
 
 // NewRescuer returns a rescuer over store.
 func NewRescuer(cfg Config, store *repository.Store, clock Clock, wake func(at time.Time)) *Rescuer {
