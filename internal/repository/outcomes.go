@@ -311,9 +311,10 @@ func (s *Store) noteEventRuns(ctx context.Context, ids []string, recs map[string
 		// The sub-select decides "ended" once per row, on the row version
 		// the update applies to. The id list beside the join lets the
 		// planner find the rows by key: joined on VALUES alone it scanned
-		// the whole table when it had no statistics (a fresh table). next_run_at is the earliest waiting
-		// occurrence; with none waiting, a future next_run_at the expander
-		// computed beyond its window is kept and a stale one dropped.
+		// the whole table when it had no statistics (a fresh table).
+		// next_run_at is the earliest waiting occurrence; with none waiting,
+		// a future next_run_at the expander computed beyond its window is
+		// kept and a stale one dropped.
 		q := `WITH v(id, last_run_at, last_status, now) AS (VALUES ` + sb.String() + statusSQL(`)
 			UPDATE events SET
 				last_run_at = COALESCE(v.last_run_at, events.last_run_at),

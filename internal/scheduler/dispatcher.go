@@ -310,11 +310,10 @@ func (d *Dispatcher) resolve(occ *model.Occurrence, token string, status model.O
 	})
 }
 
-// capacity is how many more rows this instance may claim now: claimed rows
-// wait for a worker, so claiming far beyond the pool only ages their leases.
-// capacity is how many rows the next claim may take. Up to two batches
-// plus the pool may be held at once, so the next batch is claimed while the
-// previous one is still firing or being recorded.
+// capacity is how many rows the next claim may take: claimed rows wait for
+// a worker, so claiming far beyond the pool only ages their leases. Up to
+// two batches plus the pool may be held at once, so the next batch is
+// claimed while the previous one is still firing or being recorded.
 func (d *Dispatcher) capacity() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -11,9 +11,9 @@ import (
 // hold fires the jobs of one claim (sorted by instant), each no earlier than
 // its instant by the deployment clock. Just before firing a group of due
 // jobs it re-reads their leases and events, unless the claim read them
-// moments ago (recheckAfter): a revoked lease (pause or edit
-// cancelled the row) drops the job silently; a paused or deleted event, or
-// an edit that removed the instant from the series, records `cancelled`.
+// moments ago (recheckAfter): a revoked lease (pause or edit cancelled the
+// row) drops the job silently; a paused or deleted event, or an edit that
+// removed the instant from the series, records `cancelled`.
 // When the dispatcher stops, jobs not started are released for immediate
 // pickup by another instance.
 func (d *Dispatcher) hold(token string, jobs []job) {
