@@ -59,9 +59,9 @@ type dialect struct {
 	// writableCTEs: data-modifying statements may be nested in WITH, so an
 	// event and its rows go in one statement.
 	writableCTEs bool
-	// updateFromValues: UPDATE … FROM (VALUES …) AS v(…) RETURNING v.col
-	// writes many differently-valued rows in one statement.
-	updateFromValues bool
+	// returnsFromValues: an UPDATE … FROM a VALUES list may RETURN the
+	// list's columns (SQLite's RETURNING names only the updated table).
+	returnsFromValues bool
 	// driverErr maps the driver's own errors (constraint codes and the like);
 	// the rest of mapErr is the same for both.
 	driverErr func(error) error
@@ -84,30 +84,30 @@ var postgresDialect = &dialect{
 	jsonStrings: func(column string) string {
 		return `jsonb_array_elements_text(` + column + `::jsonb) AS j(value)`
 	},
-	rowID:            "ctid",
-	inPick:           func(column, pick string) string { return column + ` = ANY(ARRAY(` + pick + `))` },
-	minUUID:          "00000000-0000-0000-0000-000000000000",
-	clockSQL:         `SELECT clock_timestamp()`,
-	lockSQL:          `SELECT pg_advisory_lock(` + migrationLockKey + `)`,
-	unlockSQL:        `SELECT pg_advisory_unlock(` + migrationLockKey + `)`,
-	writableCTEs:     true,
-	updateFromValues: true,
-	driverErr:        postgresErr,
+	rowID:             "ctid",
+	inPick:            func(column, pick string) string { return column + ` = ANY(ARRAY(` + pick + `))` },
+	minUUID:           "00000000-0000-0000-0000-000000000000",
+	clockSQL:          `SELECT clock_timestamp()`,
+	lockSQL:           `SELECT pg_advisory_lock(` + migrationLockKey + `)`,
+	unlockSQL:         `SELECT pg_advisory_unlock(` + migrationLockKey + `)`,
+	writableCTEs:      true,
+	returnsFromValues: true,
+	driverErr:         postgresErr,
 }
 
 var sqliteDialect = &dialect{
-	backend:          SQLite,
-	migrations:       "sqlite",
-	bind:             sqlx.QUESTION,
-	instant:          func(t time.Time) any { return t.UTC().Format(instantLayout) },
-	cast:             func(string) string { return "?" },
-	jsonStrings:      func(column string) string { return `json_each(` + column + `) AS j` },
-	rowID:            "rowid",
-	inPick:           func(column, pick string) string { return column + ` IN (` + pick + `)` },
-	minUUID:          "",
-	writableCTEs:     false,
-	updateFromValues: false,
-	driverErr:        sqliteErr,
+	backend:           SQLite,
+	migrations:        "sqlite",
+	bind:              sqlx.QUESTION,
+	instant:           func(t time.Time) any { return t.UTC().Format(instantLayout) },
+	cast:              func(string) string { return "?" },
+	jsonStrings:       func(column string) string { return `json_each(` + column + `) AS j` },
+	rowID:             "rowid",
+	inPick:            func(column, pick string) string { return column + ` IN (` + pick + `)` },
+	minUUID:           "",
+	writableCTEs:      false,
+	returnsFromValues: false,
+	driverErr:         sqliteErr,
 }
 
 // rebind turns ? placeholders into the dialect's form. Rebound queries

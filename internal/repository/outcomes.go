@@ -127,15 +127,15 @@ func (s *Store) uncount(ctx context.Context, r *OutcomeRecord) error {
 }
 
 // applyOutcomes writes outcomes under their leases; the result holds
-// ErrLeaseLost where the lease was gone. On PostgreSQL plain outcomes go in
-// set-based statements (one round trip per chunk instead of one per row);
-// awaiting_ack ones, which may meet an early acknowledgement, and rows ended
+// ErrLeaseLost where the lease was gone. Plain outcomes go in set-based
+// statements (one statement per chunk instead of one per row); awaiting_ack
+// ones, which may meet an early acknowledgement, and rows ended
 // with a reason (missed, skipped, cancelled: rare) go one by one.
 func (s *Store) applyOutcomes(ctx context.Context, recs []*OutcomeRecord) ([]error, error) {
 	results := make([]error, len(recs))
 	var bulk []int
 	for i, r := range recs {
-		if !s.d.updateFromValues || r.Status == model.OccurrenceAwaitingAck || r.Reason != "" {
+		if r.Status == model.OccurrenceAwaitingAck || r.Reason != "" {
 			lost, err := s.recordOutcome(ctx, r)
 			if err != nil {
 				return nil, err
@@ -161,17 +161,34 @@ func (s *Store) applyOutcomes(ctx context.Context, recs []*OutcomeRecord) ([]err
 	return results, nil
 }
 
-// recordOutcomeSet is recordOutcome for many rows in one PostgreSQL
-// statement; it returns "id|token" of the records whose lease still held.
+// recordOutcomeSet is recordOutcome for many rows in one statement; it
+// returns "id|token" of the records whose lease still held. PostgreSQL
+// answers that itself (RETURNING v.token). SQLite's RETURNING cannot name
+// the VALUES side, so it reads the held tokens first: with its one writer
+// (the transaction took the write lock at BEGIN) nothing changes between
+// the read and the update.
 func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx []int) (map[string]bool, error) {
+	if !s.d.returnsFromValues {
+		held, err := s.heldTokens(ctx, recs, idx)
+		if err != nil {
+			return nil, err
+		}
+		var keep []int
+		for _, i := range idx {
+			if held[recs[i].OccurrenceID+"|"+recs[i].LeaseToken] {
+				keep = append(keep, i)
+			}
+		}
+		if len(keep) == 0 {
+			return map[string]bool{}, nil
+		}
+		idx = keep
+	}
 	row := s.d.typedRow("uuid", "text", "text", "timestamptz", "timestamptz", "int", "text", "text",
 		"timestamptz", "timestamptz")
 	var sb strings.Builder
-	sb.WriteString(`UPDATE occurrences o SET status = v.status, completed_at = v.completed_at,
-		next_attempt_at = COALESCE(v.next_attempt_at, o.next_attempt_at), lease_token = NULL, lease_owner = NULL,
-		lease_expires_at = NULL, manual_retry = false, status_code = v.status_code, response_body = v.response_body,
-		error_message = v.error_message, updated_at = v.updated_at, started_at = COALESCE(o.started_at, v.started_at)
-		FROM (VALUES `)
+	sb.WriteString(`WITH v(id, token, status, completed_at, next_attempt_at, status_code, response_body,
+		error_message, updated_at, started_at) AS (VALUES `)
 	args := make([]any, 0, 10*len(idx))
 	for k, i := range idx {
 		r := recs[i]
@@ -189,10 +206,25 @@ func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx
 		args = append(args, r.OccurrenceID, r.LeaseToken, r.Status, s.tsp(completed), s.tsp(r.NextAttemptAt),
 			r.StatusCode, r.ResponseBody, r.ErrorMessage, s.ts(r.Now), s.tsp(started))
 	}
-	sb.WriteString(statusSQL(`) AS v(id, token, status, completed_at, next_attempt_at, status_code, response_body,
-		error_message, updated_at, started_at)
-		WHERE o.id = v.id AND o.lease_token = v.token AND o.status = {dispatching}
-		RETURNING o.id, v.token`))
+	sb.WriteString(statusSQL(`)
+		UPDATE occurrences SET status = v.status, completed_at = v.completed_at,
+		next_attempt_at = COALESCE(v.next_attempt_at, occurrences.next_attempt_at), lease_token = NULL,
+		lease_owner = NULL, lease_expires_at = NULL, manual_retry = false, status_code = v.status_code,
+		response_body = v.response_body, error_message = v.error_message, updated_at = v.updated_at,
+		started_at = COALESCE(occurrences.started_at, v.started_at)
+		FROM v WHERE occurrences.id = v.id AND occurrences.lease_token = v.token
+		AND occurrences.status = {dispatching}`))
+	if !s.d.returnsFromValues {
+		if _, err := s.exec(ctx, sb.String(), args...); err != nil {
+			return nil, fmt.Errorf("record outcomes: %w", err)
+		}
+		applied := make(map[string]bool, len(idx))
+		for _, i := range idx {
+			applied[recs[i].OccurrenceID+"|"+recs[i].LeaseToken] = true
+		}
+		return applied, nil
+	}
+	sb.WriteString(` RETURNING occurrences.id, v.token`)
 	var rows []struct {
 		ID    string `db:"id"`
 		Token string `db:"token"`
@@ -205,6 +237,29 @@ func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx
 		applied[r.ID+"|"+r.Token] = true
 	}
 	return applied, nil
+}
+
+// heldTokens returns "id|token" of the given records' rows that are still
+// dispatching under a lease (SQLite's half of recordOutcomeSet).
+func (s *Store) heldTokens(ctx context.Context, recs []*OutcomeRecord, idx []int) (map[string]bool, error) {
+	args := make([]any, len(idx))
+	for k, i := range idx {
+		args[k] = recs[i].OccurrenceID
+	}
+	var rows []struct {
+		ID    string `db:"id"`
+		Token string `db:"lease_token"`
+	}
+	err := s.selectAll(ctx, &rows, statusSQL(`SELECT id, lease_token FROM occurrences
+		WHERE status = {dispatching} AND lease_token IS NOT NULL AND id IN (`)+placeholders(len(idx))+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read leases to record: %w", err)
+	}
+	held := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		held[r.ID+"|"+r.Token] = true
+	}
+	return held, nil
 }
 
 func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord) (lost error, err error) {
