@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -15,10 +14,7 @@ import (
 
 func TestRunProbesEventsDuringDelivery(t *testing.T) {
 	t.Parallel()
-	fake := &fakeQhronos{t: t}
-	srv := httptest.NewServer(fake)
-	t.Cleanup(srv.Close)
-	t.Cleanup(fake.stop)
+	srv := startFake(t)
 
 	// Event #1 is never delivered, so the delivery phase lasts until the
 	// 1 s timeout; the first probe goes out at the first due instant anyway.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"net/http/httptest"
 	"os"
 	"runtime"
 	"strconv"
@@ -59,10 +58,7 @@ func TestRunSamplesServerRSS(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("/proc/PID/status is Linux only")
 	}
-	fake := &fakeQhronos{t: t}
-	srv := httptest.NewServer(fake)
-	t.Cleanup(srv.Close)
-	t.Cleanup(fake.stop)
+	srv := startFake(t)
 
 	// The test process stands in for the server: its own RSS is sampled.
 	var stdout, stderr bytes.Buffer

@@ -108,12 +108,19 @@ func (f *fakeQhronos) stop() {
 	}
 }
 
-func TestRunReportsDuplicatesAndLosses(t *testing.T) {
-	t.Parallel()
+// startFake serves a fake Qhronos until the test ends.
+func startFake(t *testing.T) *httptest.Server {
+	t.Helper()
 	fake := &fakeQhronos{t: t}
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	t.Cleanup(fake.stop)
+	return srv
+}
+
+func TestRunReportsDuplicatesAndLosses(t *testing.T) {
+	t.Parallel()
+	srv := startFake(t)
 
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"--server", srv.URL, "--token", "tok", "--events", "6",
