@@ -126,36 +126,26 @@ func (s *Store) settleEvents(ctx context.Context, ids []string, now time.Time) (
 
 // SettleEndedEvents examines up to scan active events whose series ended,
 // in id order after the cursor after ("" = from the start), and marks
-// inactive those whose occurrences are all terminal: a sweep that catches
-// events finished by an acknowledgement or a rescue. It returns how many it
-// settled and the cursor to pass next ("" once the end was reached). A page
-// read in order along events_expansion (cursor equal to SeriesEnd, then
-// id), not the whole table: with a million one-time events waiting to fire,
-// testing them all every few seconds cost a core.
+// inactive those whose occurrences are all terminal (settleEvents checks
+// each): a sweep that catches events finished by an acknowledgement or a
+// rescue. It returns how many it settled and the cursor to pass next (""
+// once the end was reached). A page read in order along events_expansion
+// (cursor equal to SeriesEnd, then id), not the whole table: with a million
+// one-time events waiting to fire, testing them all every few seconds cost
+// a core.
 func (s *Store) SettleEndedEvents(ctx context.Context, now time.Time, after string, scan int) (int, string, error) {
-	var page []struct {
-		ID    string `db:"id"`
-		Ended bool   `db:"ended"`
-	}
-	err := s.selectAll(ctx, &page, statusSQL(`SELECT c.id, NOT EXISTS (SELECT 1 FROM occurrences o
-			WHERE o.event_id = c.id AND o.manual = ? AND o.status IN {unfinished}) AS ended
-		FROM (SELECT id FROM events WHERE status = {active} AND deleted_at IS NULL AND expanded_until = ?
-			AND id > ? ORDER BY expanded_until, id LIMIT ?) c ORDER BY c.id`),
-		false, s.ts(model.SeriesEnd), s.afterID(after), scan)
+	var page []string
+	err := s.selectAll(ctx, &page, statusSQL(`SELECT id FROM events WHERE status = {active} AND deleted_at IS NULL
+		AND expanded_until = ? AND id > ? ORDER BY expanded_until, id LIMIT ?`),
+		s.ts(model.SeriesEnd), s.afterID(after), scan)
 	if err != nil {
 		return 0, "", fmt.Errorf("find ended events: %w", err)
 	}
-	var ended []string
-	for _, p := range page {
-		if p.Ended {
-			ended = append(ended, p.ID)
-		}
-	}
 	next := ""
 	if len(page) == scan {
-		next = page[len(page)-1].ID
+		next = page[len(page)-1]
 	}
-	n, err := s.settleEvents(ctx, ended, now)
+	n, err := s.settleEvents(ctx, page, now)
 	return n, next, err
 }
 

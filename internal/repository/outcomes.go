@@ -383,10 +383,8 @@ func (s *Store) noteEventRuns(ctx context.Context, ids []string, recs map[string
 					END,
 					CASE WHEN x.ended THEN v.now ELSE events.updated_at END,
 					events.version + CASE WHEN x.ended THEN 1 ELSE 0 END
-				FROM (SELECT events.status = {active} AND events.deleted_at IS NULL AND events.expanded_until >= ?
-					AND NOT EXISTS (SELECT 1 FROM occurrences o WHERE o.event_id = events.id AND o.manual = ?
-						AND o.status IN {unfinished}) AS ended) x)
-			FROM v WHERE events.id = v.id AND events.id IN (`) + placeholders(len(chunk)) + `)`
+				FROM (SELECT `) + settleEventsWhere + ` AS ended) x)
+			FROM v WHERE events.id = v.id AND events.id IN (` + placeholders(len(chunk)) + `)`
 		if _, err := s.exec(ctx, q, args...); err != nil {
 			return fmt.Errorf("note event runs: %w", err)
 		}
