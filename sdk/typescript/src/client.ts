@@ -1,0 +1,365 @@
+// The hand-written layer over the generated types: one class per resource,
+// named after the API's, in the shape of the Go SDK (client/*.go).
+import { type Answer, type CallOptions, type ClientOptions, type Request, Transport, nextCursor, pathID } from "./transport.js";
+import type * as T from "./types.js";
+import { type Connection, type SubscribeOptions, type Subscription, subscribe } from "./websocket.js";
+
+/** list reads one page of a route answering an array with a Link cursor. */
+async function listPage<I>(t: Transport, path: string, query: object | undefined, opts?: CallOptions): Promise<T.Page<I>> {
+  const a = await t.send<I[]>({ method: "GET", path, query }, opts);
+  return { items: a.data ?? [], nextCursor: nextCursor(a.headers.get("Link")) };
+}
+
+/** paginate walks pages from fetchPage until the last one. */
+async function* paginate<I>(fetchPage: (cursor: string | undefined) => Promise<T.Page<I>>): AsyncGenerator<I, void, undefined> {
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await fetchPage(cursor);
+    yield* page.items;
+    if (!page.nextCursor || page.nextCursor === cursor) return;
+    cursor = page.nextCursor;
+  }
+}
+
+const data = async <D>(p: Promise<Answer<D>>) => (await p).data;
+const none = async (p: Promise<Answer<unknown>>) => {
+  await p;
+};
+
+/** /events */
+export class Events {
+  constructor(private readonly t: Transport) {}
+
+  /** Creates an event (POST /events); a retry never creates twice. */
+  create(event: T.EventInput, opts?: CallOptions): Promise<T.Event> {
+    return data(this.t.send({ method: "POST", path: "/events", body: event, ensureKey: true }, opts));
+  }
+  /** One page of events, newest first (GET /events). */
+  list(params?: T.ListEventsParams, opts?: CallOptions): Promise<T.Page<T.Event>> {
+    return listPage(this.t, "/events", params, opts);
+  }
+  /** Every event matching params, page after page. */
+  all(params: T.ListEventsParams = {}, opts?: CallOptions): AsyncGenerator<T.Event, void, undefined> {
+    return paginate((cursor) => this.list({ ...params, cursor }, opts));
+  }
+  /** One event (GET /events/{id}); `include_deleted: true` also finds a deleted one. */
+  get(id: string, params?: T.GetEventParams, opts?: CallOptions): Promise<T.Event> {
+    return data(this.t.send({ method: "GET", path: `/events/${pathID(id)}`, query: params }, opts));
+  }
+  /** One event and its ETag, for `ifMatch`. */
+  async getWithETag(id: string, opts?: CallOptions): Promise<{ event: T.Event; etag: string }> {
+    const a = await this.t.send<T.Event>({ method: "GET", path: `/events/${pathID(id)}` }, opts);
+    return { event: a.data, etag: a.headers.get("ETag") ?? "" };
+  }
+  /** Changes the fields given (PUT /events/{id}). */
+  update(id: string, event: T.EventInput, opts?: CallOptions): Promise<T.Event> {
+    return data(this.t.send({ method: "PUT", path: `/events/${pathID(id)}`, body: event }, opts));
+  }
+  /** Soft-deletes an event (DELETE /events/{id}); history is kept. */
+  delete(id: string, opts?: CallOptions): Promise<void> {
+    return none(this.t.send({ method: "DELETE", path: `/events/${pathID(id)}` }, opts));
+  }
+  /** Pauses an event, optionally until a moment (POST /events/{id}/pause). */
+  pause(id: string, body?: T.PauseRequest, opts?: CallOptions): Promise<T.Event> {
+    return data(this.t.send({ method: "POST", path: `/events/${pathID(id)}/pause`, body, idempotent: true }, opts));
+  }
+  /** Resumes a paused event (POST /events/{id}/resume). */
+  resume(id: string, body?: T.ResumeRequest, opts?: CallOptions): Promise<T.Event> {
+    return data(this.t.send({ method: "POST", path: `/events/${pathID(id)}/resume`, body, idempotent: true }, opts));
+  }
+  /** Fires one manual occurrence now (POST /events/{id}/trigger); a retry never fires twice. */
+  trigger(id: string, opts?: CallOptions): Promise<T.Occurrence> {
+    return data(this.t.send({ method: "POST", path: `/events/${pathID(id)}/trigger`, ensureKey: true }, opts));
+  }
+  /** Issues a new signing secret, shown only in this answer; the previous
+   * one keeps signing for `grace` (POST /events/{id}/rotate-secret). */
+  rotateSecret(id: string, body: T.RotateSecretRequest = {}, opts?: CallOptions): Promise<T.SecretRotation> {
+    return data(this.t.send({ method: "POST", path: `/events/${pathID(id)}/rotate-secret`, body }, opts));
+  }
+  /** One page of an event's occurrences (GET /events/{id}/occurrences). */
+  occurrences(id: string, params?: T.ListEventOccurrencesParams, opts?: CallOptions): Promise<T.Page<T.Occurrence>> {
+    return listPage(this.t, `/events/${pathID(id)}/occurrences`, params, opts);
+  }
+  /** Every occurrence of an event matching params. */
+  allOccurrences(id: string, params: T.ListEventOccurrencesParams = {}, opts?: CallOptions) {
+    return paginate((cursor) => this.occurrences(id, { ...params, cursor }, opts));
+  }
+  /** The next instants of an event (GET /events/{id}/preview). */
+  preview(id: string, params?: T.PreviewEventParams, opts?: CallOptions): Promise<T.Preview> {
+    return data(this.t.send({ method: "GET", path: `/events/${pathID(id)}/preview`, query: params }, opts));
+  }
+  /** One page of an event's history, oldest first (GET /events/{id}/history). */
+  async history(id: string, params?: T.EventHistoryParams, opts?: CallOptions): Promise<T.Page<T.HistoryEntry>> {
+    const page = await data(this.t.send<T.HistoryPage>({ method: "GET", path: `/events/${pathID(id)}/history`, query: params }, opts));
+    return { items: page.data ?? [], nextCursor: page.pagination?.next_cursor ?? "" };
+  }
+  /** An event's whole history, oldest first. */
+  allHistory(id: string, params: T.EventHistoryParams = {}, opts?: CallOptions) {
+    return paginate((cursor) => this.history(id, { ...params, cursor }, opts));
+  }
+  /** An event's exceptions (GET /events/{id}/exceptions). */
+  async exceptions(id: string, opts?: CallOptions): Promise<T.Exception[]> {
+    const out = await data(this.t.send<{ data: T.Exception[] }>({ method: "GET", path: `/events/${pathID(id)}/exceptions` }, opts));
+    return out.data ?? [];
+  }
+  /** Skips or moves one planned instant, materialized or not (POST /events/{id}/exceptions). */
+  addException(id: string, exception: T.Exception, opts?: CallOptions): Promise<T.Exception> {
+    return data(this.t.send({ method: "POST", path: `/events/${pathID(id)}/exceptions`, body: exception }, opts));
+  }
+  /** Removes the exception at an instant (DELETE /events/{id}/exceptions/{at}). */
+  deleteException(id: string, at: Date | string, opts?: CallOptions): Promise<void> {
+    const when = at instanceof Date ? at.toISOString() : at;
+    return none(this.t.send({ method: "DELETE", path: `/events/${pathID(id)}/exceptions/${pathID(when)}` }, opts));
+  }
+}
+
+/** /occurrences */
+export class Occurrences {
+  constructor(private readonly t: Transport) {}
+
+  /** One page in the original envelope, with its total (GET /occurrences). */
+  list(params?: T.ListOccurrencesParams, opts?: CallOptions): Promise<T.OccurrencePage> {
+    return data(this.t.send({ method: "GET", path: "/occurrences", query: params }, opts));
+  }
+  /** Every occurrence matching params, following the cursor. */
+  all(params: T.ListOccurrencesParams = {}, opts?: CallOptions): AsyncGenerator<T.Occurrence, void, undefined> {
+    const { page: _page, ...rest } = params; // a cursor and a page cannot be combined
+    return paginate(async (cursor) => {
+      const p = await this.list({ ...rest, cursor }, opts);
+      return { items: p.data ?? [], nextCursor: p.pagination?.next_cursor ?? "" };
+    });
+  }
+  /** One occurrence (GET /occurrences/{id}). */
+  get(id: string, opts?: CallOptions): Promise<T.Occurrence> {
+    return data(this.t.send({ method: "GET", path: `/occurrences/${pathID(id)}` }, opts));
+  }
+  /** The attempts of an occurrence, oldest first (GET /occurrences/{id}/attempts). */
+  async attempts(id: string, opts?: CallOptions): Promise<T.Attempt[]> {
+    return (await data(this.t.send<T.Attempt[]>({ method: "GET", path: `/occurrences/${pathID(id)}/attempts` }, opts))) ?? [];
+  }
+  /** Delivers one occurrence again, same delivery id (POST /occurrences/{id}/retry). */
+  replay(id: string, opts?: CallOptions): Promise<T.Occurrence> {
+    return data(this.t.send({ method: "POST", path: `/occurrences/${pathID(id)}/retry` }, opts));
+  }
+  /** Re-queues every terminal occurrence matching the filter (POST /occurrences/retry). */
+  replayMatching(filter: T.RetryFilter, opts?: CallOptions): Promise<T.RetryResult> {
+    return data(this.t.send({ method: "POST", path: "/occurrences/retry", body: filter }, opts));
+  }
+  /** Skips one occurrence still ahead (POST /occurrences/{id}/skip). */
+  skip(id: string, body?: T.SkipRequest, opts?: CallOptions): Promise<T.Occurrence> {
+    return data(this.t.send({ method: "POST", path: `/occurrences/${pathID(id)}/skip`, body }, opts));
+  }
+  /** Undoes a skip while the instant is still ahead (POST /occurrences/{id}/unskip). */
+  unskip(id: string, opts?: CallOptions): Promise<T.Occurrence> {
+    return data(this.t.send({ method: "POST", path: `/occurrences/${pathID(id)}/unskip` }, opts));
+  }
+  /** Moves one occurrence still ahead, keeping its id (POST /occurrences/{id}/move). */
+  move(id: string, body: T.MoveRequest, opts?: CallOptions): Promise<T.Occurrence> {
+    return data(this.t.send({ method: "POST", path: `/occurrences/${pathID(id)}/move`, body }, opts));
+  }
+}
+
+/** /schedules */
+export class Schedules {
+  constructor(private readonly t: Transport) {}
+
+  /** The next instants of a rule, creating nothing (POST /schedules/preview). */
+  preview(request: T.PreviewRequest, opts?: CallOptions): Promise<T.Preview> {
+    return data(this.t.send({ method: "POST", path: "/schedules/preview", body: request, idempotent: true }, opts));
+  }
+}
+
+/** /calendars: exclusion calendars. */
+export class Calendars {
+  constructor(private readonly t: Transport) {}
+
+  /** Stores a calendar (POST /calendars). */
+  create(calendar: T.CalendarInput, opts?: CallOptions): Promise<T.Calendar> {
+    return data(this.t.send({ method: "POST", path: "/calendars", body: calendar }, opts));
+  }
+  /** One page of calendars (GET /calendars). */
+  list(params?: T.ListCalendarsParams, opts?: CallOptions): Promise<T.Page<T.Calendar>> {
+    return listPage(this.t, "/calendars", params, opts);
+  }
+  /** Every calendar matching params. */
+  all(params: T.ListCalendarsParams = {}, opts?: CallOptions): AsyncGenerator<T.Calendar, void, undefined> {
+    return paginate((cursor) => this.list({ ...params, cursor }, opts));
+  }
+  /** One calendar (GET /calendars/{id}). */
+  get(id: string, opts?: CallOptions): Promise<T.Calendar> {
+    return data(this.t.send({ method: "GET", path: `/calendars/${pathID(id)}` }, opts));
+  }
+  /** Replaces a calendar (PUT /calendars/{id}). */
+  update(id: string, calendar: T.CalendarInput, opts?: CallOptions): Promise<T.Calendar> {
+    return data(this.t.send({ method: "PUT", path: `/calendars/${pathID(id)}`, body: calendar }, opts));
+  }
+  /** Removes a calendar no event uses (DELETE /calendars/{id}; 409 while in use). */
+  delete(id: string, opts?: CallOptions): Promise<void> {
+    return none(this.t.send({ method: "DELETE", path: `/calendars/${pathID(id)}` }, opts));
+  }
+}
+
+/** /endpoints: shared delivery targets. */
+export class Endpoints {
+  constructor(private readonly t: Transport) {}
+
+  /** Stores an endpoint (POST /endpoints); the answer's secret is shown only here. */
+  create(endpoint: T.EndpointInput, opts?: CallOptions): Promise<T.Endpoint> {
+    return data(this.t.send({ method: "POST", path: "/endpoints", body: endpoint }, opts));
+  }
+  /** One page of endpoints (GET /endpoints). */
+  list(params?: T.ListEndpointsParams, opts?: CallOptions): Promise<T.Page<T.Endpoint>> {
+    return listPage(this.t, "/endpoints", params, opts);
+  }
+  /** Every endpoint matching params. */
+  all(params: T.ListEndpointsParams = {}, opts?: CallOptions): AsyncGenerator<T.Endpoint, void, undefined> {
+    return paginate((cursor) => this.list({ ...params, cursor }, opts));
+  }
+  /** One endpoint with its state and health (GET /endpoints/{id}). */
+  get(id: string, opts?: CallOptions): Promise<T.Endpoint> {
+    return data(this.t.send({ method: "GET", path: `/endpoints/${pathID(id)}` }, opts));
+  }
+  /** Changes the members given; a null clears an optional one (PATCH /endpoints/{id}). */
+  update(id: string, patch: T.EndpointPatch | Record<string, unknown>, opts?: CallOptions): Promise<T.Endpoint> {
+    return data(this.t.send({ method: "PATCH", path: `/endpoints/${pathID(id)}`, body: patch }, opts));
+  }
+  /** Removes an endpoint no event names (DELETE /endpoints/{id}). */
+  delete(id: string, opts?: CallOptions): Promise<void> {
+    return none(this.t.send({ method: "DELETE", path: `/endpoints/${pathID(id)}` }, opts));
+  }
+  /** Makes an endpoint healthy again (POST /endpoints/{id}/enable). */
+  enable(id: string, opts?: CallOptions): Promise<T.Endpoint> {
+    return data(this.t.send({ method: "POST", path: `/endpoints/${pathID(id)}/enable`, idempotent: true }, opts));
+  }
+  /** Stops deliveries to an endpoint (POST /endpoints/{id}/disable). */
+  disable(id: string, opts?: CallOptions): Promise<T.Endpoint> {
+    return data(this.t.send({ method: "POST", path: `/endpoints/${pathID(id)}/disable`, idempotent: true }, opts));
+  }
+  /** Issues a new signing secret; the old one signs until `grace` ends (POST /endpoints/{id}/rotate-secret). */
+  rotateSecret(id: string, body: { grace?: string } = {}, opts?: CallOptions): Promise<T.Endpoint> {
+    return data(this.t.send({ method: "POST", path: `/endpoints/${pathID(id)}/rotate-secret`, body }, opts));
+  }
+}
+
+/** /tokens (admin) */
+export class Tokens {
+  constructor(private readonly t: Transport) {}
+
+  /** Mints a JWT, in this answer only (POST /tokens). */
+  create(request: T.TokenRequest, opts?: CallOptions): Promise<T.Token> {
+    return data(this.t.send({ method: "POST", path: "/tokens", body: request }, opts));
+  }
+  /** Lists tokens, never the JWTs (GET /tokens). */
+  async list(opts?: CallOptions): Promise<T.Token[]> {
+    return (await data(this.t.send<T.Token[]>({ method: "GET", path: "/tokens" }, opts))) ?? [];
+  }
+  /** Revokes a token (DELETE /tokens/{id}). */
+  revoke(id: string, opts?: CallOptions): Promise<void> {
+    return none(this.t.send({ method: "DELETE", path: `/tokens/${pathID(id)}` }, opts));
+  }
+}
+
+/** /notification-channels (admin) */
+export class NotificationChannels {
+  constructor(private readonly t: Transport) {}
+
+  /** Adds a channel (POST /notification-channels). */
+  create(channel: T.NotificationChannelRequest, opts?: CallOptions): Promise<T.NotificationChannel> {
+    return data(this.t.send({ method: "POST", path: "/notification-channels", body: channel }, opts));
+  }
+  /** Lists the channels (GET /notification-channels). */
+  async list(opts?: CallOptions): Promise<T.NotificationChannel[]> {
+    return (await data(this.t.send<T.NotificationChannel[]>({ method: "GET", path: "/notification-channels" }, opts))) ?? [];
+  }
+  /** One channel (GET /notification-channels/{id}). */
+  get(id: string, opts?: CallOptions): Promise<T.NotificationChannel> {
+    return data(this.t.send({ method: "GET", path: `/notification-channels/${pathID(id)}` }, opts));
+  }
+  /** Changes the members given (PATCH /notification-channels/{id}). */
+  update(id: string, channel: T.NotificationChannelRequest, opts?: CallOptions): Promise<T.NotificationChannel> {
+    return data(this.t.send({ method: "PATCH", path: `/notification-channels/${pathID(id)}`, body: channel }, opts));
+  }
+  /** Removes a channel (DELETE /notification-channels/{id}). */
+  delete(id: string, opts?: CallOptions): Promise<void> {
+    return none(this.t.send({ method: "DELETE", path: `/notification-channels/${pathID(id)}` }, opts));
+  }
+  /** Sends a test notice now (POST /notification-channels/{id}/test). */
+  test(id: string, opts?: CallOptions): Promise<T.NotificationTestResult> {
+    return data(this.t.send({ method: "POST", path: `/notification-channels/${pathID(id)}/test` }, opts));
+  }
+}
+
+/** A client of one Qhronos server: `new Qhronos({ baseUrl, token })`. */
+export class Qhronos {
+  readonly events: Events;
+  readonly occurrences: Occurrences;
+  readonly schedules: Schedules;
+  readonly calendars: Calendars;
+  readonly endpoints: Endpoints;
+  readonly tokens: Tokens;
+  readonly notificationChannels: NotificationChannels;
+  private readonly t: Transport;
+
+  constructor(options: ClientOptions) {
+    this.t = new Transport(options);
+    this.events = new Events(this.t);
+    this.occurrences = new Occurrences(this.t);
+    this.schedules = new Schedules(this.t);
+    this.calendars = new Calendars(this.t);
+    this.endpoints = new Endpoints(this.t);
+    this.tokens = new Tokens(this.t);
+    this.notificationChannels = new NotificationChannels(this.t);
+  }
+
+  /** The server's URL as given. */
+  get baseUrl(): string {
+    return this.t.baseUrl;
+  }
+  /** Whether the process is alive (GET /health). */
+  health(opts?: CallOptions): Promise<T.Health> {
+    return this.get("/health", opts);
+  }
+  /** The same as health, at its alias (GET /healthz). */
+  healthz(opts?: CallOptions): Promise<T.Health> {
+    return this.get("/healthz", opts);
+  }
+  /** Whether the database (and Redis) answer (GET /ready); a server that is
+   * not ready throws an UnavailableError whose `data` is the same body. */
+  ready(opts?: CallOptions): Promise<T.Ready> {
+    return this.get("/ready", opts);
+  }
+  /** The instance's state, without secrets (GET /status). */
+  status(opts?: CallOptions): Promise<T.Status> {
+    return this.get("/status", opts);
+  }
+  /** Counts, durations and lateness over a window (GET /stats). */
+  stats(params?: T.StatsParams, opts?: CallOptions): Promise<T.Stats> {
+    return data(this.t.send({ method: "GET", path: "/stats", query: params }, opts));
+  }
+  /** Attempts per time bucket (GET /stats/timeline). */
+  statsTimeline(params?: T.StatsTimelineParams, opts?: CallOptions): Promise<T.Timeline> {
+    return data(this.t.send({ method: "GET", path: "/stats/timeline", query: params }, opts));
+  }
+  /** The server's OpenAPI document (GET /openapi.json). */
+  openapi(opts?: CallOptions): Promise<Record<string, unknown>> {
+    return this.get("/openapi.json", opts);
+  }
+  /** The Prometheus text exposition (GET /metrics). */
+  metrics(opts?: CallOptions): Promise<string> {
+    return data(this.t.send<string>({ method: "GET", path: "/metrics", text: true }, opts));
+  }
+
+  /** Connects to /ws with the client's token and subscribes (GET /ws). */
+  subscribe(subscription: Subscription, opts?: SubscribeOptions): Promise<Connection> {
+    return subscribe(this.t.baseUrl, this.t.token, subscription, opts);
+  }
+
+  /** send is the raw request, for routes newer than this client. */
+  send<D>(request: Request, opts?: CallOptions): Promise<Answer<D>> {
+    return this.t.send<D>(request, opts);
+  }
+
+  private get<D>(path: string, opts?: CallOptions): Promise<D> {
+    return data(this.t.send<D>({ method: "GET", path }, opts));
+  }
+}

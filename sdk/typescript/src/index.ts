@@ -1,0 +1,18 @@
+export { Qhronos, Events, Occurrences, Schedules, Calendars, Endpoints, Tokens, NotificationChannels } from "./client.js";
+export type { CallOptions, ClientOptions, Request, Answer } from "./transport.js";
+export {
+  APIError,
+  BadRequestError,
+  UnauthorizedError,
+  ForbiddenError,
+  NotFoundError,
+  ConflictError,
+  PreconditionFailedError,
+  RateLimitError,
+  UnavailableError,
+} from "./errors.js";
+export { verifyDelivery, signingKey, WebhookVerificationError } from "./webhooks.js";
+export type { Delivery, ReceivedDelivery, VerifyOptions } from "./webhooks.js";
+export { subscribe } from "./websocket.js";
+export type { Subscription, Frame, Connection } from "./websocket.js";
+export type * from "./types.js";

@@ -1,0 +1,65 @@
+// Names for the types openapi-typescript generated into openapi.ts.
+import type { components, paths } from "./openapi.js";
+
+type S = components["schemas"];
+type Query<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { parameters: { query?: infer Q } }
+  ? NonNullable<Q>
+  : never;
+type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends {
+  requestBody?: { content: { "application/json": infer B } };
+}
+  ? B
+  : never;
+
+export type { components, paths };
+export type Action = S["Action"];
+export type Attempt = S["Attempt"];
+export type Calendar = S["Calendar"];
+export type CalendarInput = S["CalendarInput"];
+export type Endpoint = S["Endpoint"];
+export type EndpointInput = S["EndpointInput"];
+export type EndpointPatch = S["EndpointPatch"];
+export type Event = S["Event"];
+export type EventInput = S["EventInput"];
+export type Exception = S["Exception"];
+export type Health = S["Health"];
+export type HistoryEntry = S["HistoryEntry"];
+export type HistoryPage = S["HistoryPage"];
+export type NotificationChannel = S["NotificationChannel"];
+export type NotificationChannelRequest = S["NotificationChannelRequest"];
+export type NotificationTestResult = S["NotificationTestResult"];
+export type Occurrence = S["Occurrence"];
+export type OccurrencePage = S["OccurrencePage"];
+export type PauseRequest = S["PauseRequest"];
+export type Preview = S["Preview"];
+export type PreviewRequest = S["PreviewRequest"];
+export type Ready = S["Ready"];
+export type ResumeRequest = S["ResumeRequest"];
+export type RetryFilter = S["RetryFilter"];
+export type RetryResult = S["RetryResult"];
+export type SecretRotation = S["SecretRotation"];
+export type Stats = S["Stats"];
+export type Status = S["Status"];
+export type Timeline = S["Timeline"];
+export type Token = S["Token"];
+export type TokenRequest = S["TokenRequest"];
+
+export type ListEventsParams = Query<"/events", "get">;
+export type GetEventParams = Query<"/events/{id}", "get">;
+export type ListEventOccurrencesParams = Query<"/events/{id}/occurrences", "get">;
+export type PreviewEventParams = Query<"/events/{id}/preview", "get">;
+export type EventHistoryParams = Query<"/events/{id}/history", "get">;
+export type ListOccurrencesParams = Query<"/occurrences", "get">;
+export type ListCalendarsParams = Query<"/calendars", "get">;
+export type ListEndpointsParams = Query<"/endpoints", "get">;
+export type StatsParams = Query<"/stats", "get">;
+export type StatsTimelineParams = Query<"/stats/timeline", "get">;
+export type RotateSecretRequest = Body<"/events/{id}/rotate-secret", "post">;
+export type SkipRequest = Body<"/occurrences/{id}/skip", "post">;
+export type MoveRequest = Body<"/occurrences/{id}/move", "post">;
+
+/** One page of a list and the cursor of the next ("" on the last). */
+export interface Page<T> {
+  items: T[];
+  nextCursor: string;
+}

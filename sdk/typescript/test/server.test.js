@@ -1,0 +1,371 @@
+// The client and verifyDelivery against the real qhronosd (see harness.js).
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { after, before, describe, test } from "node:test";
+
+import {
+  APIError,
+  BadRequestError,
+  ConflictError,
+  NotFoundError,
+  PreconditionFailedError,
+  Qhronos,
+  RateLimitError,
+  UnauthorizedError,
+  WebhookVerificationError,
+  verifyDelivery,
+} from "../dist/index.js";
+import { repoRoot, startReceiver, startServer, waitFor } from "./harness.js";
+
+const tagOf = (p) => `${p}-${randomBytes(4).toString("hex")}`;
+const inAnHour = () => new Date(Date.now() + 3600_000).toISOString();
+
+let srv;
+let q;
+let receiver;
+
+before(async () => {
+  srv = await startServer();
+  q = new Qhronos({ baseUrl: srv.url, token: srv.token });
+  receiver = await startReceiver();
+});
+
+after(async () => {
+  await receiver?.close();
+  await srv?.stop();
+});
+
+describe(`against qhronosd (${process.env.QHRONOS_SDK_DATABASE_URL ? "postgres+redis" : "sqlite"})`, () => {
+  test("events: create, get, list, update, pause, resume, history, preview, delete", async () => {
+    const tag = tagOf("life");
+    const ev = await q.events.create({
+      name: "standup",
+      start_time: "in 1 hour",
+      rrule: "FREQ=DAILY",
+      webhook: "https://example.com/hook",
+      tags: [tag],
+      metadata: { team: "core" },
+    });
+    assert.match(ev.id, /^[0-9a-f-]{36}$/);
+    assert.equal(ev.status, "active");
+    assert.deepEqual(ev.metadata, { team: "core" });
+
+    assert.equal((await q.events.get(ev.id)).name, "standup");
+    const page = await q.events.list({ tags: [tag] });
+    assert.deepEqual(page.items.map((e) => e.id), [ev.id]);
+    assert.equal(page.nextCursor, "");
+
+    const { etag } = await q.events.getWithETag(ev.id);
+    assert.ok(etag);
+    const updated = await q.events.update(ev.id, { description: "daily" }, { ifMatch: etag });
+    assert.equal(updated.description, "daily");
+    await assert.rejects(q.events.update(ev.id, { description: "stale" }, { ifMatch: etag }), PreconditionFailedError);
+
+    const paused = await q.events.pause(ev.id, { reason: "holiday" });
+    assert.equal(paused.status, "paused");
+    assert.equal(paused.pause_reason, "holiday");
+    assert.equal((await q.events.resume(ev.id)).status, "active");
+
+    const preview = await q.events.preview(ev.id, { count: 3 });
+    assert.equal(preview.instants.length, 3);
+    const sched = await q.schedules.preview({ rrule: "FREQ=HOURLY", start_time: "in 1 hour", count: 2 });
+    assert.equal(sched.instants.length, 2);
+
+    const history = [];
+    for await (const h of q.events.allHistory(ev.id, { limit: 1 })) history.push(h);
+    assert.ok(history.length >= 4, `create, update, pause, resume: got ${history.length}`);
+
+    await q.events.delete(ev.id);
+    await assert.rejects(q.events.get(ev.id), NotFoundError);
+    assert.equal((await q.events.get(ev.id, { include_deleted: true })).status, "deleted");
+  });
+
+  test("an Idempotency-Key replays the first create", async () => {
+    const key = `k-${randomBytes(8).toString("hex")}`;
+    const body = { name: "once", start_time: inAnHour(), webhook: "https://example.com/h" };
+    const a = await q.events.create(body, { idempotencyKey: key });
+    const b = await q.events.create(body, { idempotencyKey: key });
+    assert.equal(a.id, b.id);
+  });
+
+  test("errors: 400 names the field, 401, 404, 409", async () => {
+    const err = await q.events
+      .create({ name: "past", start_time: "2001-01-01T00:00:00Z", webhook: "https://example.com/h" })
+      .catch((e) => e);
+    assert.ok(err instanceof BadRequestError && err instanceof APIError, String(err));
+    assert.equal(err.status, 400);
+    assert.equal(err.field, "start_time");
+
+    await assert.rejects(q.events.get("6f1c1d4e-9a0b-4c1e-8f00-000000000000"), (e) => e instanceof NotFoundError && e.status === 404);
+    const stranger = new Qhronos({ baseUrl: srv.url, token: "not-a-token" });
+    await assert.rejects(stranger.events.list(), (e) => e instanceof UnauthorizedError && e.status === 401);
+
+    const cal = await q.calendars.create({ name: "in use", dates: ["2031-12-25"] });
+    await q.events.create({ name: "uses", start_time: inAnHour(), webhook: "https://example.com/h", calendars: [{ id: cal.id }] });
+    await assert.rejects(q.calendars.delete(cal.id), (e) => e instanceof ConflictError && e.status === 409);
+  });
+
+  test("429: Retry-After is waited and the call succeeds; without retries it is a RateLimitError", async () => {
+    const minted = await q.tokens.create({ sub: "sdk-ts", access: "read", expires_at: inAnHour() });
+    let limited = 0;
+    const counting = async (input, init) => {
+      const res = await fetch(input, init);
+      if (res.status === 429) limited++;
+      return res;
+    };
+    const reader = new Qhronos({ baseUrl: srv.url, token: minted.token, retries: 10, fetch: counting });
+    for (let i = 0; i < 8; i++) await reader.events.list({ limit: 1 });
+    assert.ok(limited > 0, "a bucket of 3 at 2/s is exhausted by 8 quick calls");
+
+    const impatient = new Qhronos({ baseUrl: srv.url, token: minted.token, retries: 0 });
+    let err;
+    for (let i = 0; i < 10 && !err; i++) err = await impatient.events.list({ limit: 1 }).then(() => undefined, (e) => e);
+    assert.ok(err instanceof RateLimitError, String(err));
+    assert.equal(err.status, 429);
+    assert.ok(err.retryAfter >= 1);
+  });
+
+  test("an aborted signal stops a call, and a wait between retries", async () => {
+    await assert.rejects(q.health({ signal: AbortSignal.abort() }), (e) => e.name === "AbortError");
+    const minted = await q.tokens.create({ sub: "sdk-ts-abort", access: "read", expires_at: inAnHour() });
+    const waiting = new Qhronos({ baseUrl: srv.url, token: minted.token, retries: 100 });
+    const ac = new AbortController();
+    let calls = 0;
+    const run = (async () => {
+      for (;;) {
+        await waiting.events.list({ limit: 1 }, { signal: ac.signal });
+        calls++;
+      }
+    })();
+    await waitFor("a few calls", () => calls >= 4);
+    ac.abort();
+    await assert.rejects(run, (e) => e.name === "AbortError");
+  });
+
+  test("cursor iteration over 1,000 events and their occurrences", async () => {
+    const tag = tagOf("many");
+    const ids = new Set();
+    const start = inAnHour();
+    const worker = async (n) => {
+      for (let i = 0; i < n; i++) {
+        const ev = await q.events.create({ name: "page", start_time: start, webhook: "https://example.com/h", tags: [tag] });
+        ids.add(ev.id);
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, () => worker(125)));
+    assert.equal(ids.size, 1000);
+
+    const first = await q.events.list({ tags: [tag], limit: 100 });
+    assert.equal(first.items.length, 100);
+    assert.ok(first.nextCursor);
+
+    const seen = [];
+    for await (const ev of q.events.all({ tags: [tag], limit: 100 })) seen.push(ev.id);
+    assert.equal(seen.length, 1000);
+    assert.deepEqual(new Set(seen), ids);
+
+    const occ = new Set();
+    for await (const o of q.occurrences.all({ tags: [tag], limit: 250 })) {
+      assert.ok(!occ.has(o.id), `occurrence ${o.id} listed twice`);
+      occ.add(o.id);
+    }
+    assert.equal(occ.size, 1000);
+  });
+
+  test("occurrences: skip, unskip, move, exceptions, attempts, replay", async () => {
+    const start = new Date(Math.ceil(Date.now() / 3600_000) * 3600_000 + 2 * 3600_000).toISOString(); // whole hours
+    const ev = await q.events.create({ name: "hourly", start_time: start, rrule: "FREQ=HOURLY", webhook: receiver.url });
+    const occs = await waitFor("planned occurrences", async () => {
+      const p = await q.events.occurrences(ev.id, { status: "pending", order: "scheduled_at", limit: 3 });
+      return p.items.length >= 3 && p.items;
+    });
+    const skipped = await q.occurrences.skip(occs[0].id, { reason: "holiday" });
+    assert.equal(skipped.status, "skipped");
+    assert.equal((await q.occurrences.unskip(occs[0].id)).status, "pending");
+    const to = new Date(Date.parse(occs[1].scheduled_at) + 30 * 60_000);
+    const moved = await q.occurrences.move(occs[1].id, { to: to.toISOString(), reason: "later" });
+    assert.equal(moved.id, occs[1].id);
+    assert.equal(Date.parse(moved.scheduled_at), to.getTime());
+    assert.equal(Date.parse(moved.original_scheduled_at), Date.parse(occs[1].scheduled_at));
+
+    const far = new Date(Date.parse(occs[0].scheduled_at) + 100 * 24 * 3600_000).toISOString();
+    await q.events.addException(ev.id, { at: far, action: "skip", reason: "far away" });
+    const isFar = (x) => x.action === "skip" && Date.parse(x.at) === Date.parse(far);
+    assert.ok((await q.events.exceptions(ev.id)).some(isFar));
+    await q.events.deleteException(ev.id, new Date(far));
+    assert.ok(!(await q.events.exceptions(ev.id)).some(isFar));
+
+    const n = receiver.requests.length;
+    const manual = await q.events.trigger(ev.id);
+    await receiver.next(n + 1);
+    const done = await waitFor("the manual occurrence completes", async () => {
+      const o = await q.occurrences.get(manual.id);
+      return o.status === "completed" && o;
+    });
+    assert.equal(done.status_code, 200);
+    const attempts = await q.occurrences.attempts(manual.id);
+    assert.equal(attempts.length, 1);
+    assert.equal(attempts[0].status_code, 200);
+
+    const replayed = await q.occurrences.replay(manual.id);
+    assert.equal(replayed.id, manual.id);
+    await waitFor("the replay's attempt", async () => (await q.occurrences.attempts(manual.id)).length === 2);
+    const page = await q.occurrences.list({ event_id: ev.id, page: 1, limit: 5 });
+    assert.ok(page.pagination.total >= 3);
+    const bulk = await q.occurrences.replayMatching({ event_id: ev.id, status: "failed" });
+    assert.equal(bulk.requeued, 0);
+  });
+
+  test("a real signed delivery is verified; a wrong secret, a replay outside the tolerance and a tampered body are refused", async () => {
+    const secret = `plain-${randomBytes(8).toString("hex")}`;
+    const ev = await q.events.create({ name: "signed", start_time: inAnHour(), webhook: receiver.url, hmac_secret: secret });
+    const n = receiver.requests.length;
+    const occ = await q.events.trigger(ev.id);
+    const req = await receiver.next(n + 1);
+
+    const d = await verifyDelivery({ headers: req.headers, body: req.body }, secret);
+    assert.equal(d.occurrence_id, occ.id);
+    assert.equal(d.event_id, ev.id);
+    assert.equal(d.name, "signed");
+    // a fetch Request, as frameworks on fetch (Hono, Next, Deno, Bun) hand it
+    const asRequest = new Request("http://127.0.0.1/hook", { method: "POST", headers: req.headers, body: req.body });
+    assert.equal((await verifyDelivery(asRequest, secret)).occurrence_id, occ.id);
+
+    await assert.rejects(verifyDelivery({ headers: req.headers, body: req.body }, "wrong-secret"), WebhookVerificationError);
+    const tampered = Buffer.from(req.body.toString().replace('"signed"', '"forged"'));
+    await assert.rejects(verifyDelivery({ headers: req.headers, body: tampered }, secret), WebhookVerificationError);
+
+    // The same request six minutes later (a replay): the timestamp is
+    // outside the five-minute tolerance of the receiver's clock.
+    const realNow = Date.now;
+    Date.now = () => realNow() + 6 * 60_000;
+    try {
+      await assert.rejects(verifyDelivery({ headers: req.headers, body: req.body }, secret), /too old/);
+    } finally {
+      Date.now = realNow;
+    }
+
+    // X-Qhronos-Signature alone (original senders) only when asked for.
+    const legacyOnly = { "x-qhronos-signature": req.headers["x-qhronos-signature"] };
+    await assert.rejects(verifyDelivery({ headers: legacyOnly, body: req.body }, secret), WebhookVerificationError);
+    assert.equal((await verifyDelivery({ headers: legacyOnly, body: req.body }, secret, { legacy: true })).occurrence_id, occ.id);
+    await assert.rejects(verifyDelivery({ headers: legacyOnly, body: req.body }, "wrong", { legacy: true }), WebhookVerificationError);
+  });
+
+  test("secret rotation: either secret verifies during the grace, old receivers keep X-Qhronos-Signature", async () => {
+    const old = `old-${randomBytes(8).toString("hex")}`;
+    const ev = await q.events.create({ name: "rotating", start_time: inAnHour(), webhook: receiver.url, hmac_secret: old });
+    const rotation = await q.events.rotateSecret(ev.id, { grace: "1h" });
+    assert.ok(rotation.hmac_secret && rotation.hmac_secret !== old);
+    assert.ok(rotation.previous_secret_expires_at);
+    const n = receiver.requests.length;
+    await q.events.trigger(ev.id);
+    const req = await receiver.next(n + 1);
+    const got = { headers: req.headers, body: req.body };
+    await verifyDelivery(got, rotation.hmac_secret);
+    await verifyDelivery(got, old);
+    await verifyDelivery(got, ["unrelated", rotation.hmac_secret]);
+    await assert.rejects(verifyDelivery(got, "unrelated"), WebhookVerificationError);
+    const legacy = {
+      "x-qhronos-signature": req.headers["x-qhronos-signature"],
+      "x-qhronos-signature-new": req.headers["x-qhronos-signature-new"],
+    };
+    await verifyDelivery({ headers: legacy, body: req.body }, old, { legacy: true });
+    await verifyDelivery({ headers: legacy, body: req.body }, rotation.hmac_secret, { legacy: true });
+  });
+
+  test("endpoints: create, list, get, update, disable, enable, rotate, deliver with a whsec_ secret, delete", async () => {
+    const tag = tagOf("ep");
+    const ep = await q.endpoints.create({ name: "billing", url: receiver.url, tags: [tag] });
+    assert.ok(ep.secret, "the secret is shown on create");
+    assert.deepEqual((await q.endpoints.list({ tags: [tag] })).items.map((e) => e.id), [ep.id]);
+    const all = [];
+    for await (const e of q.endpoints.all({ tags: [tag] })) all.push(e.id);
+    assert.deepEqual(all, [ep.id]);
+    assert.equal((await q.endpoints.get(ep.id)).name, "billing");
+    assert.equal((await q.endpoints.update(ep.id, { description: "invoices" })).description, "invoices");
+    assert.equal((await q.endpoints.disable(ep.id)).state, "disabled");
+    assert.equal((await q.endpoints.enable(ep.id)).state, "healthy");
+
+    const ev = await q.events.create({
+      name: "via endpoint",
+      start_time: inAnHour(),
+      action: { type: "webhook", params: { endpoint_id: ep.id } },
+    });
+    const n = receiver.requests.length;
+    await q.events.trigger(ev.id);
+    const req = await receiver.next(n + 1);
+    assert.equal((await verifyDelivery({ headers: req.headers, body: req.body }, ep.secret)).event_id, ev.id);
+
+    const rotated = await q.endpoints.rotateSecret(ep.id, { grace: "1h" });
+    assert.ok(rotated.secret && rotated.secret !== ep.secret);
+    await assert.rejects(q.endpoints.delete(ep.id), ConflictError);
+    await q.events.delete(ev.id);
+  });
+
+  test("calendars: create, list, get, update, delete", async () => {
+    const tag = tagOf("cal");
+    const cal = await q.calendars.create({ name: "holidays", dates: ["2031-12-25"], tags: [tag] });
+    const listed = [];
+    for await (const c of q.calendars.all({ tags: [tag] })) listed.push(c.id);
+    assert.deepEqual(listed, [cal.id]);
+    assert.deepEqual((await q.calendars.list({ tags: [tag] })).items.map((c) => c.id), [cal.id]);
+    assert.equal((await q.calendars.get(cal.id)).name, "holidays");
+    const upd = await q.calendars.update(cal.id, { name: "holidays", dates: ["2031-12-25", "2031-12-26"], tags: [tag] });
+    assert.equal(upd.dates.length, 2);
+    await q.calendars.delete(cal.id);
+    await assert.rejects(q.calendars.get(cal.id), NotFoundError);
+  });
+
+  test("tokens, notification channels, system routes", async () => {
+    const t = await q.tokens.create({ sub: "sdk-ts-tok", access: "read", expires_at: inAnHour() });
+    assert.ok((await q.tokens.list()).some((x) => x.id === t.id));
+    await q.tokens.revoke(t.id);
+    await assert.rejects(new Qhronos({ baseUrl: srv.url, token: t.token }).events.list(), UnauthorizedError);
+
+    const ch = await q.notificationChannels.create({ name: `ops-${randomBytes(3).toString("hex")}`, type: "webhook", url: receiver.url });
+    assert.ok((await q.notificationChannels.list()).some((c) => c.id === ch.id));
+    assert.equal((await q.notificationChannels.get(ch.id)).id, ch.id);
+    assert.deepEqual((await q.notificationChannels.update(ch.id, { kinds: ["delivery_failed"] })).kinds, ["delivery_failed"]);
+    const result = await q.notificationChannels.test(ch.id);
+    assert.equal(result.delivered, true, JSON.stringify(result));
+    await q.notificationChannels.delete(ch.id);
+    await assert.rejects(q.notificationChannels.get(ch.id), NotFoundError);
+
+    assert.equal((await q.health()).status, "ok");
+    assert.equal((await q.healthz()).status, "ok");
+    assert.equal((await q.ready()).status, "ok");
+    assert.ok((await q.status()).version);
+    assert.equal(typeof (await q.stats()).total, "object");
+    assert.ok(Array.isArray((await q.statsTimeline({ step: "1h" })).buckets));
+    assert.match(await q.metrics(), /qhronos_/);
+    const doc = JSON.parse(readFileSync(`${repoRoot}/internal/api/openapi.json`, "utf8"));
+    assert.deepEqual(await q.openapi(), doc, "the served document is the one the types come from");
+  });
+
+  test("websocket: a client-hook receives a signed frame and acks it", { skip: !globalThis.WebSocket && "no WebSocket" }, async () => {
+    const client = `sdk-${randomBytes(3).toString("hex")}`;
+    const secret = `ws-${randomBytes(8).toString("hex")}`;
+    const ev = await q.events.create({
+      name: "pushed",
+      start_time: inAnHour(),
+      action: { type: "websocket", params: { client_name: client, require_ack: true } },
+      hmac_secret: secret,
+    });
+    const conn = await q.subscribe({ clientName: client });
+    try {
+      const occ = await q.events.trigger(ev.id);
+      for await (const f of conn) {
+        if (f.type !== "event") continue;
+        assert.equal(f.occurrence_id, occ.id);
+        assert.equal((await verifyDelivery(f.webhook, secret)).occurrence_id, occ.id);
+        conn.ack(f.event_id, f.occurrence_id);
+        break;
+      }
+      await waitFor("the acked occurrence completes", async () => (await q.occurrences.get(occ.id)).status === "completed");
+    } finally {
+      conn.close();
+    }
+  });
+});
