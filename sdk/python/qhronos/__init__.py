@@ -1,0 +1,26 @@
+"""Qhronos: a client of the Qhronos scheduler API and verify_delivery for the
+receiving side, with nothing outside the standard library.
+
+    import qhronos
+    client = qhronos.Client("http://127.0.0.1:8080", token="...")
+    event = client.events.create(name="ping", start_time="in 1 minute", webhook="https://example.com/hooks")
+    print(event["id"])
+"""
+from . import types
+from ._transport import Page
+from ._websocket import Connection, HandshakeError
+from .client import (Calendars, Client, Endpoints, Events, NotificationChannels, Occurrences, Schedules,
+                     Tokens)
+from .errors import (APIError, BadRequestError, Cancelled, ConflictError, ForbiddenError, NotFoundError,
+                     PreconditionFailedError, QhronosError, RateLimitError, UnauthorizedError, UnavailableError)
+from .webhooks import DEFAULT_TOLERANCE, Delivery, WebhookVerificationError, signing_key, verify_delivery
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "APIError", "BadRequestError", "Calendars", "Cancelled", "Client", "ConflictError", "Connection",
+    "DEFAULT_TOLERANCE", "Delivery", "Endpoints", "Events", "ForbiddenError", "HandshakeError", "NotFoundError",
+    "NotificationChannels", "Occurrences", "Page", "PreconditionFailedError", "QhronosError", "RateLimitError",
+    "Schedules", "Tokens", "UnauthorizedError", "UnavailableError", "WebhookVerificationError", "signing_key",
+    "types", "verify_delivery",
+]

@@ -1,0 +1,339 @@
+"""Types of the Qhronos API, generated from internal/api/openapi.json by
+sdk/python/gen_types.py. Do not edit: run `make sdk`.
+
+Every object is a TypedDict: answers are plain dicts (event["id"]).
+"""
+# fmt: off
+from typing import Any, Dict, List, Literal, Optional, TypedDict
+
+__all__ = ["Action", "Attempt", "Calendar", "CalendarInput", "DateRange", "Endpoint", "EndpointAuth", "EndpointAuthInput", "EndpointCircuit", "EndpointHealth", "EndpointInput", "EndpointPatch", "EndpointRateLimit", "Error", "Event", "EventInput", "Exception", "Health", "HistoryChange", "HistoryEntry", "HistoryPage", "NotificationChannel", "NotificationChannelRequest", "NotificationTestResult", "Occurrence", "OccurrenceOrder", "OccurrencePage", "PauseRequest", "Preview", "PreviewRequest", "Ready", "ResumeRequest", "Retry", "RetryFilter", "RetryResult", "Schedule", "SecretRotation", "Stats", "Status", "Timeline", "Token", "TokenRequest"]
+
+
+_ActionRequired = TypedDict("_ActionRequired", {"type": Literal["webhook", "websocket", "apicall"]})
+_ActionOptional = TypedDict("_ActionOptional", {"params": Dict[str, Any]}, total=False)
+
+
+class Action(_ActionRequired, _ActionOptional):
+    """The Action schema."""
+
+
+_AttemptRequired = TypedDict("_AttemptRequired", {"id": str, "occurrence_id": str, "attempt": int, "started_at": str, "outcome": str})
+_AttemptOptional = TypedDict("_AttemptOptional", {"manual": bool, "duration_ms": int, "status_code": Optional[int], "error": Optional[str], "response_excerpt": Optional[str], "truncated": bool, "lateness_ms": int}, total=False)
+
+
+class Attempt(_AttemptRequired, _AttemptOptional):
+    """The Attempt schema."""
+
+
+_CalendarRequired = TypedDict("_CalendarRequired", {"id": str, "name": str, "timezone": str, "dates": List[str], "ranges": List['DateRange'], "rrules": List[str], "tags": List[str], "version": int, "created_by": str, "created_at": str, "updated_at": str, "replan_pending": bool})
+_CalendarOptional = TypedDict("_CalendarOptional", {}, total=False)
+
+
+class Calendar(_CalendarRequired, _CalendarOptional):
+    """The Calendar schema."""
+
+
+_CalendarInputRequired = TypedDict("_CalendarInputRequired", {"name": str})
+_CalendarInputOptional = TypedDict("_CalendarInputOptional", {"timezone": str, "dates": List[str], "ranges": List['DateRange'], "rrules": List[str], "tags": List[str]}, total=False)
+
+
+class CalendarInput(_CalendarInputRequired, _CalendarInputOptional):
+    """The CalendarInput schema."""
+
+
+_DateRangeRequired = TypedDict("_DateRangeRequired", {"from": str, "to": str})
+_DateRangeOptional = TypedDict("_DateRangeOptional", {}, total=False)
+
+
+class DateRange(_DateRangeRequired, _DateRangeOptional):
+    """The DateRange schema."""
+
+
+_EndpointRequired = TypedDict("_EndpointRequired", {"id": str, "name": str, "description": str, "url": str, "headers": Dict[str, str], "rate_limit": Optional['EndpointRateLimit'], "max_concurrency": int, "timeout": Optional[str], "auth": Optional['EndpointAuth'], "circuit": Optional['EndpointCircuit'], "tags": List[str], "state": Literal["healthy", "degraded", "open", "disabled"], "disabled_reason": str, "state_changed_at": str, "opened_at": Optional[str], "cool_down_until": Optional[str], "health": 'EndpointHealth', "previous_secret_expires_at": Optional[str], "version": int, "created_by": str, "created_at": str, "updated_at": str})
+_EndpointOptional = TypedDict("_EndpointOptional", {"secret": str, "resumed": int}, total=False)
+
+
+class Endpoint(_EndpointRequired, _EndpointOptional):
+    """The Endpoint schema."""
+
+
+_EndpointAuthRequired = TypedDict("_EndpointAuthRequired", {"type": Literal["basic", "oauth2_client_credentials", "mtls"]})
+_EndpointAuthOptional = TypedDict("_EndpointAuthOptional", {"username": str, "token_url": str, "client_id": str, "scopes": List[str], "audience": str, "certificate": str, "ca_certificate": str}, total=False)
+
+
+class EndpointAuth(_EndpointAuthRequired, _EndpointAuthOptional):
+    """the non-secret half of the outbound auth"""
+
+
+_EndpointAuthInputRequired = TypedDict("_EndpointAuthInputRequired", {"type": Literal["basic", "oauth2_client_credentials", "mtls"]})
+_EndpointAuthInputOptional = TypedDict("_EndpointAuthInputOptional", {"username": str, "token_url": str, "client_id": str, "scopes": List[str], "audience": str, "certificate": str, "ca_certificate": str, "password": str, "client_secret": str, "private_key": str}, total=False)
+
+
+class EndpointAuthInput(_EndpointAuthInputRequired, _EndpointAuthInputOptional):
+    """outbound auth by type; password, client_secret and private_key are write-only: omitted on PATCH while the type stays, they keep their stored value"""
+
+
+_EndpointCircuitRequired = TypedDict("_EndpointCircuitRequired", {})
+_EndpointCircuitOptional = TypedDict("_EndpointCircuitOptional", {"failures": int, "failure_ratio": float, "min_requests": int, "window": str, "cool_down": str, "disable_after": str}, total=False)
+
+
+class EndpointCircuit(_EndpointCircuitRequired, _EndpointCircuitOptional):
+    """overrides of the deployment's circuit breaker (endpoints.circuit); absent members take the defaults"""
+
+
+_EndpointHealthRequired = TypedDict("_EndpointHealthRequired", {"attempts": int, "succeeded": int, "success_ratio": Optional[float], "since": str, "latency_ms": Dict[str, Any], "consecutive_failures": int, "last_error": Optional[str], "last_error_at": Optional[str], "last_success_at": Optional[str]})
+_EndpointHealthOptional = TypedDict("_EndpointHealthOptional", {}, total=False)
+
+
+class EndpointHealth(_EndpointHealthRequired, _EndpointHealthOptional):
+    """the newest 1000 attempts of the last hour, and the circuit's record"""
+
+
+_EndpointInputRequired = TypedDict("_EndpointInputRequired", {"name": str, "url": str})
+_EndpointInputOptional = TypedDict("_EndpointInputOptional", {"description": str, "headers": Dict[str, str], "rate_limit": Optional['EndpointRateLimit'], "max_concurrency": int, "timeout": Optional[str], "auth": Optional['EndpointAuthInput'], "circuit": Optional['EndpointCircuit'], "tags": List[str], "secret": str}, total=False)
+
+
+class EndpointInput(_EndpointInputRequired, _EndpointInputOptional):
+    """The EndpointInput schema."""
+
+
+_EndpointPatchRequired = TypedDict("_EndpointPatchRequired", {})
+_EndpointPatchOptional = TypedDict("_EndpointPatchOptional", {"name": str, "description": str, "url": str, "headers": Dict[str, str], "rate_limit": Optional['EndpointRateLimit'], "max_concurrency": int, "timeout": Optional[str], "auth": Optional['EndpointAuthInput'], "circuit": Optional['EndpointCircuit'], "tags": List[str]}, total=False)
+
+
+class EndpointPatch(_EndpointPatchRequired, _EndpointPatchOptional):
+    """The EndpointPatch schema."""
+
+
+_EndpointRateLimitRequired = TypedDict("_EndpointRateLimitRequired", {"per_second": float})
+_EndpointRateLimitOptional = TypedDict("_EndpointRateLimitOptional", {"burst": int}, total=False)
+
+
+class EndpointRateLimit(_EndpointRateLimitRequired, _EndpointRateLimitOptional):
+    """The EndpointRateLimit schema."""
+
+
+_ErrorRequired = TypedDict("_ErrorRequired", {"error": str})
+_ErrorOptional = TypedDict("_ErrorOptional", {"field": str}, total=False)
+
+
+class Error(_ErrorRequired, _ErrorOptional):
+    """The Error schema."""
+
+
+_EventRequired = TypedDict("_EventRequired", {"id": str, "name": str, "start_time": str, "timezone": str, "action": 'Action', "webhook": str, "tags": List[str], "status": Literal["active", "paused", "inactive", "deleted"], "version": int, "created_at": str, "updated_at": str})
+_EventOptional = TypedDict("_EventOptional", {"description": str, "rrule": Optional[str], "schedule": Optional[Dict[str, Any]], "cron": Optional[str], "metadata": Any, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": Optional[str], "hmac_secret_set": bool, "created_by": str, "created_via": str, "next_run_at": Optional[str], "last_run_at": Optional[str], "last_status": str, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]], "paused_at": Optional[str], "paused_until": Optional[str], "pause_reason": str, "paused_by": str, "pause_catch_up": Literal["skip", "fire"], "endpoint_id": Optional[str]}, total=False)
+
+
+class Event(_EventRequired, _EventOptional):
+    """The Event schema."""
+
+
+_EventInputRequired = TypedDict("_EventInputRequired", {})
+_EventInputOptional = TypedDict("_EventInputOptional", {"name": str, "description": str, "start_time": str, "timezone": str, "rrule": Optional[str], "schedule": Optional['Schedule'], "cron": Optional[str], "action": 'Action', "webhook": str, "metadata": Any, "tags": List[str], "status": Literal["active", "paused", "inactive"], "hmac_secret": str, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": str, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]]}, total=False)
+
+
+class EventInput(_EventInputRequired, _EventInputOptional):
+    """The EventInput schema."""
+
+
+_ExceptionRequired = TypedDict("_ExceptionRequired", {"at": str, "action": Literal["skip", "move"]})
+_ExceptionOptional = TypedDict("_ExceptionOptional", {"to": str, "reason": str, "created_by": str, "created_at": str}, total=False)
+
+
+class Exception(_ExceptionRequired, _ExceptionOptional):
+    """The Exception schema."""
+
+
+_HealthRequired = TypedDict("_HealthRequired", {"status": str})
+_HealthOptional = TypedDict("_HealthOptional", {}, total=False)
+
+
+class Health(_HealthRequired, _HealthOptional):
+    """The Health schema."""
+
+
+_HistoryChangeRequired = TypedDict("_HistoryChangeRequired", {"from": Optional[Any], "to": Optional[Any]})
+_HistoryChangeOptional = TypedDict("_HistoryChangeOptional", {}, total=False)
+
+
+class HistoryChange(_HistoryChangeRequired, _HistoryChangeOptional):
+    """A field's value before and after (null when absent); a secret shows as "[redacted]"."""
+
+
+_HistoryEntryRequired = TypedDict("_HistoryEntryRequired", {"id": str, "at": str, "subject": str, "channel": str, "action": str, "reason": str, "changes": Optional[Dict[str, 'HistoryChange']]})
+_HistoryEntryOptional = TypedDict("_HistoryEntryOptional", {}, total=False)
+
+
+class HistoryEntry(_HistoryEntryRequired, _HistoryEntryOptional):
+    """One change in an event's history."""
+
+
+_HistoryPageRequired = TypedDict("_HistoryPageRequired", {"data": List['HistoryEntry'], "pagination": Dict[str, Any]})
+_HistoryPageOptional = TypedDict("_HistoryPageOptional", {}, total=False)
+
+
+class HistoryPage(_HistoryPageRequired, _HistoryPageOptional):
+    """The HistoryPage schema."""
+
+
+_NotificationChannelRequired = TypedDict("_NotificationChannelRequired", {"id": str, "name": str, "type": Literal["webhook", "email"], "secret_set": bool, "to": List[str], "kinds": List[Literal["circuit_opened", "circuit_closed", "endpoint_disabled", "delivery_failed", "series_ended", "dependency_unreachable", "dependency_recovered"]], "created_by": str, "created_at": str, "updated_at": str})
+_NotificationChannelOptional = TypedDict("_NotificationChannelOptional", {"url": str, "secret": str}, total=False)
+
+
+class NotificationChannel(_NotificationChannelRequired, _NotificationChannelOptional):
+    """The NotificationChannel schema."""
+
+
+_NotificationChannelRequestRequired = TypedDict("_NotificationChannelRequestRequired", {})
+_NotificationChannelRequestOptional = TypedDict("_NotificationChannelRequestOptional", {"name": str, "type": Literal["webhook", "email"], "url": str, "secret": str, "to": List[str], "kinds": List[Literal["circuit_opened", "circuit_closed", "endpoint_disabled", "delivery_failed", "series_ended", "dependency_unreachable", "dependency_recovered"]]}, total=False)
+
+
+class NotificationChannelRequest(_NotificationChannelRequestRequired, _NotificationChannelRequestOptional):
+    """The NotificationChannelRequest schema."""
+
+
+_NotificationTestResultRequired = TypedDict("_NotificationTestResultRequired", {"delivered": bool})
+_NotificationTestResultOptional = TypedDict("_NotificationTestResultOptional", {"error": str}, total=False)
+
+
+class NotificationTestResult(_NotificationTestResultRequired, _NotificationTestResultOptional):
+    """The NotificationTestResult schema."""
+
+
+_OccurrenceRequired = TypedDict("_OccurrenceRequired", {"id": str, "occurrence_id": str, "event_id": str, "scheduled_at": str, "status": Literal["pending", "dispatching", "retrying", "awaiting_ack", "completed", "failed", "missed", "cancelled", "skipped"], "attempt_count": int})
+_OccurrenceOptional = TypedDict("_OccurrenceOptional", {"manual": bool, "next_attempt_at": Optional[str], "status_code": Optional[int], "response_body": Optional[str], "error_message": Optional[str], "started_at": Optional[str], "completed_at": Optional[str], "created_at": str, "updated_at": str, "archived": bool, "archived_at": str, "reason": Optional[Literal["manual", "calendar", "paused", "dst_gap", "catch_up_window", "catch_up_policy", "event_deleted", "rule_changed"]], "original_scheduled_at": Optional[str]}, total=False)
+
+
+class Occurrence(_OccurrenceRequired, _OccurrenceOptional):
+    """The Occurrence schema."""
+
+
+OccurrenceOrder = Literal["scheduled_at", "-scheduled_at"]
+
+_OccurrencePageRequired = TypedDict("_OccurrencePageRequired", {"data": List['Occurrence'], "pagination": Dict[str, Any]})
+_OccurrencePageOptional = TypedDict("_OccurrencePageOptional", {}, total=False)
+
+
+class OccurrencePage(_OccurrencePageRequired, _OccurrencePageOptional):
+    """The OccurrencePage schema."""
+
+
+_PauseRequestRequired = TypedDict("_PauseRequestRequired", {})
+_PauseRequestOptional = TypedDict("_PauseRequestOptional", {"until": Optional[str], "reason": str, "catch_up": Literal["skip", "fire"]}, total=False)
+
+
+class PauseRequest(_PauseRequestRequired, _PauseRequestOptional):
+    """The PauseRequest schema."""
+
+
+_PreviewRequired = TypedDict("_PreviewRequired", {"timezone": str, "instants": List[Dict[str, Any]]})
+_PreviewOptional = TypedDict("_PreviewOptional", {"reason": str}, total=False)
+
+
+class Preview(_PreviewRequired, _PreviewOptional):
+    """The Preview schema."""
+
+
+_PreviewRequestRequired = TypedDict("_PreviewRequestRequired", {})
+_PreviewRequestOptional = TypedDict("_PreviewRequestOptional", {"start_time": str, "timezone": str, "rrule": str, "schedule": 'Schedule', "cron": str, "count": int, "after": str, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]]}, total=False)
+
+
+class PreviewRequest(_PreviewRequestRequired, _PreviewRequestOptional):
+    """The PreviewRequest schema."""
+
+
+_ReadyRequired = TypedDict("_ReadyRequired", {"status": Literal["ok", "degraded", "unavailable"], "database": str})
+_ReadyOptional = TypedDict("_ReadyOptional", {"redis": str}, total=False)
+
+
+class Ready(_ReadyRequired, _ReadyOptional):
+    """The Ready schema."""
+
+
+_ResumeRequestRequired = TypedDict("_ResumeRequestRequired", {})
+_ResumeRequestOptional = TypedDict("_ResumeRequestOptional", {"catch_up": Literal["skip", "fire"]}, total=False)
+
+
+class ResumeRequest(_ResumeRequestRequired, _ResumeRequestOptional):
+    """The ResumeRequest schema."""
+
+
+_RetryRequired = TypedDict("_RetryRequired", {})
+_RetryOptional = TypedDict("_RetryOptional", {"max_attempts": int, "initial_backoff": str, "max_backoff": str, "retry_4xx": bool}, total=False)
+
+
+class Retry(_RetryRequired, _RetryOptional):
+    """The Retry schema."""
+
+
+_RetryFilterRequired = TypedDict("_RetryFilterRequired", {})
+_RetryFilterOptional = TypedDict("_RetryFilterOptional", {"event_id": str, "tags": List[str], "status": str, "since": str, "until": str, "limit": int, "status_code": int}, total=False)
+
+
+class RetryFilter(_RetryFilterRequired, _RetryFilterOptional):
+    """The RetryFilter schema."""
+
+
+_RetryResultRequired = TypedDict("_RetryResultRequired", {"requeued": int, "limit_reached": bool})
+_RetryResultOptional = TypedDict("_RetryResultOptional", {}, total=False)
+
+
+class RetryResult(_RetryResultRequired, _RetryResultOptional):
+    """The RetryResult schema."""
+
+
+_ScheduleRequired = TypedDict("_ScheduleRequired", {"frequency": Literal["minutely", "hourly", "daily", "weekly", "monthly", "yearly"]})
+_ScheduleOptional = TypedDict("_ScheduleOptional", {"interval": int, "by_day": List[str], "by_month_day": List[int], "by_month": List[int], "by_hour": List[int], "by_minute": List[int], "by_set_pos": List[int], "count": Optional[int], "until": Optional[str], "exdates": List[str]}, total=False)
+
+
+class Schedule(_ScheduleRequired, _ScheduleOptional):
+    """The Schedule schema."""
+
+
+_SecretRotationRequired = TypedDict("_SecretRotationRequired", {"event_id": str, "hmac_secret": str})
+_SecretRotationOptional = TypedDict("_SecretRotationOptional", {"previous_secret_expires_at": Optional[str]}, total=False)
+
+
+class SecretRotation(_SecretRotationRequired, _SecretRotationOptional):
+    """The SecretRotation schema."""
+
+
+_StatsRequired = TypedDict("_StatsRequired", {"since": str, "until": str, "total": Dict[str, Any], "by_action": Dict[str, Dict[str, Any]]})
+_StatsOptional = TypedDict("_StatsOptional", {}, total=False)
+
+
+class Stats(_StatsRequired, _StatsOptional):
+    """The Stats schema."""
+
+
+_StatusRequired = TypedDict("_StatusRequired", {"status": Literal["ok", "degraded", "unavailable"], "version": str, "instance_id": str, "backends": Dict[str, Any]})
+_StatusOptional = TypedDict("_StatusOptional", {"started_at": str, "uptime": str, "time": str, "queue": Dict[str, int], "scheduler": Dict[str, Any], "replans": Dict[str, Any]}, total=False)
+
+
+class Status(_StatusRequired, _StatusOptional):
+    """The Status schema."""
+
+
+_TimelineRequired = TypedDict("_TimelineRequired", {"since": str, "until": str, "step": str, "buckets": List[Dict[str, Any]]})
+_TimelineOptional = TypedDict("_TimelineOptional", {}, total=False)
+
+
+class Timeline(_TimelineRequired, _TimelineOptional):
+    """The Timeline schema."""
+
+
+_TokenRequired = TypedDict("_TokenRequired", {"id": str, "type": str, "sub": str, "access": str, "scope": List[str], "expires_at": str})
+_TokenOptional = TypedDict("_TokenOptional", {"token": str, "revoked_at": str, "created_by": str, "created_at": str}, total=False)
+
+
+class Token(_TokenRequired, _TokenOptional):
+    """The Token schema."""
+
+
+_TokenRequestRequired = TypedDict("_TokenRequestRequired", {"sub": str, "access": Literal["read", "write", "admin", "read_write"], "expires_at": str})
+_TokenRequestOptional = TypedDict("_TokenRequestOptional", {"type": Literal["jwt"], "scope": List[str]}, total=False)
+
+
+class TokenRequest(_TokenRequestRequired, _TokenRequestOptional):
+    """The TokenRequest schema."""

@@ -1,0 +1,320 @@
+"""The client and verify_delivery against the real qhronosd (see harness.py)."""
+import json
+import secrets
+import threading
+import time
+import unittest
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta, timezone
+
+import qhronos
+
+from .harness import REPO_ROOT, Receiver, server, wait_for
+
+
+def tag_of(prefix):
+    return f"{prefix}-{secrets.token_hex(4)}"
+
+
+def in_an_hour():
+    return (datetime.now(timezone.utc) + timedelta(hours=1)).isoformat()
+
+
+def parse(ts):
+    return datetime.fromisoformat(ts.replace("Z", "+00:00"))
+
+
+class AgainstServer(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.srv = server()
+        cls.q = qhronos.Client(cls.srv.url, token=cls.srv.token)
+        cls.receiver = Receiver()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.receiver.close()
+
+    def trigger_and_receive(self, event_id):
+        n = len(self.receiver.requests)
+        occ = self.q.events.trigger(event_id)
+        return occ, self.receiver.next(n + 1)
+
+    def test_events_lifecycle(self):
+        q, tag = self.q, tag_of("life")
+        ev = q.events.create(name="standup", start_time="in 1 hour", rrule="FREQ=DAILY",
+                             webhook="https://example.com/hook", tags=[tag], metadata={"team": "core"})
+        self.assertRegex(ev["id"], r"^[0-9a-f-]{36}$")
+        self.assertEqual(ev["status"], "active")
+        self.assertEqual(ev["metadata"], {"team": "core"})
+        self.assertEqual(q.events.get(ev["id"])["name"], "standup")
+        page = q.events.list(tags=[tag])
+        self.assertEqual([e["id"] for e in page.items], [ev["id"]])
+        self.assertEqual(page.next_cursor, "")
+
+        _, etag = q.events.get_with_etag(ev["id"])
+        self.assertTrue(etag)
+        self.assertEqual(q.events.update(ev["id"], description="daily", if_match=etag)["description"], "daily")
+        with self.assertRaises(qhronos.PreconditionFailedError):
+            q.events.update(ev["id"], {"description": "stale"}, if_match=etag)
+
+        paused = q.events.pause(ev["id"], reason="holiday")
+        self.assertEqual((paused["status"], paused["pause_reason"]), ("paused", "holiday"))
+        self.assertEqual(q.events.resume(ev["id"])["status"], "active")
+        self.assertEqual(len(q.events.preview(ev["id"], count=3)["instants"]), 3)
+        self.assertEqual(len(q.schedules.preview(rrule="FREQ=HOURLY", start_time="in 1 hour", count=2)["instants"]), 2)
+        history = list(q.events.all_history(ev["id"], limit=1))
+        self.assertGreaterEqual(len(history), 4, "create, update, pause, resume")
+
+        q.events.delete(ev["id"])
+        with self.assertRaises(qhronos.NotFoundError):
+            q.events.get(ev["id"])
+        self.assertEqual(q.events.get(ev["id"], include_deleted=True)["status"], "deleted")
+
+    def test_idempotency_key_replays_the_first_create(self):
+        key = f"k-{secrets.token_hex(8)}"
+        body = {"name": "once", "start_time": in_an_hour(), "webhook": "https://example.com/h"}
+        a = self.q.events.create(body, idempotency_key=key)
+        b = self.q.events.create(body, idempotency_key=key)
+        self.assertEqual(a["id"], b["id"])
+
+    def test_errors(self):
+        q = self.q
+        with self.assertRaises(qhronos.BadRequestError) as cm:
+            q.events.create(name="past", start_time="2001-01-01T00:00:00Z", webhook="https://example.com/h")
+        self.assertIsInstance(cm.exception, qhronos.APIError)
+        self.assertEqual((cm.exception.status, cm.exception.field), (400, "start_time"))
+        with self.assertRaises(qhronos.NotFoundError) as nf:
+            q.events.get("6f1c1d4e-9a0b-4c1e-8f00-000000000000")
+        self.assertEqual(nf.exception.status, 404)
+        with self.assertRaises(qhronos.UnauthorizedError):
+            qhronos.Client(self.srv.url, token="not-a-token").events.list()
+        cal = q.calendars.create(name="in use", dates=["2031-12-25"])
+        q.events.create(name="uses", start_time=in_an_hour(), webhook="https://example.com/h", calendars=[{"id": cal["id"]}])
+        with self.assertRaises(qhronos.ConflictError) as cf:
+            q.calendars.delete(cal["id"])
+        self.assertEqual(cf.exception.status, 409)
+
+    def test_rate_limit_is_honoured(self):
+        minted = self.q.tokens.create(sub="sdk-py", access="read", expires_at=in_an_hour())
+        reader = qhronos.Client(self.srv.url, token=minted["token"], retries=10)
+        limited = []
+        send = reader._t._once
+
+        def counting(*a, **kw):
+            try:
+                return send(*a, **kw)
+            except qhronos.RateLimitError as e:
+                limited.append(e)
+                raise
+
+        reader._t._once = counting
+        for _ in range(8):
+            reader.events.list(limit=1)
+        self.assertTrue(limited, "a bucket of 3 at 2/s is exhausted by 8 quick calls")
+
+        impatient = qhronos.Client(self.srv.url, token=minted["token"], retries=0)
+        err = None
+        for _ in range(10):
+            try:
+                impatient.events.list(limit=1)
+            except qhronos.RateLimitError as e:
+                err = e
+                break
+        self.assertIsNotNone(err)
+        self.assertEqual(err.status, 429)
+        self.assertGreaterEqual(err.retry_after, 1)
+
+    def test_cancel_stops_a_wait_between_retries(self):
+        minted = self.q.tokens.create(sub="sdk-py-cancel", access="read", expires_at=in_an_hour())
+        waiting = qhronos.Client(self.srv.url, token=minted["token"], retries=100)
+        cancel = threading.Event()
+        calls, failure = [], []
+
+        def run():
+            try:
+                while True:
+                    waiting.events.list(limit=1, cancel=cancel)
+                    calls.append(1)
+            except Exception as e:  # noqa: BLE001 - the test inspects it
+                failure.append(e)
+
+        th = threading.Thread(target=run)
+        th.start()
+        wait_for("a few calls", lambda: len(calls) >= 4)
+        cancel.set()
+        th.join(60)
+        self.assertFalse(th.is_alive())
+        self.assertIsInstance(failure[0], qhronos.Cancelled)
+
+    def test_cursor_iteration_over_1000_events(self):
+        q, tag, start = self.q, tag_of("many"), in_an_hour()
+
+        def create(_):
+            return q.events.create(name="page", start_time=start, webhook="https://example.com/h", tags=[tag])["id"]
+
+        with ThreadPoolExecutor(8) as pool:
+            ids = set(pool.map(create, range(1000)))
+        self.assertEqual(len(ids), 1000)
+        first = q.events.list(tags=[tag], limit=100)
+        self.assertEqual(len(first.items), 100)
+        self.assertTrue(first.next_cursor)
+        seen = [e["id"] for e in q.events.all(tags=[tag], limit=100)]
+        self.assertEqual(len(seen), 1000)
+        self.assertEqual(set(seen), ids)
+        occ = [o["id"] for o in q.occurrences.all(tags=[tag], limit=250)]
+        self.assertEqual(len(occ), 1000)
+        self.assertEqual(len(set(occ)), 1000, "no occurrence twice")
+
+    def test_occurrences_skip_move_exceptions_attempts_replay(self):
+        q = self.q
+        now = time.time()
+        start = datetime.fromtimestamp((int(now // 3600) + 3) * 3600, timezone.utc)  # whole hours
+        ev = q.events.create(name="hourly", start_time=start, rrule="FREQ=HOURLY", webhook=self.receiver.url)
+        occs = wait_for("planned occurrences", lambda: (lambda p: len(p.items) >= 3 and p.items)(
+            q.events.occurrences(ev["id"], status="pending", order="scheduled_at", limit=3)))
+        self.assertEqual(q.occurrences.skip(occs[0]["id"], reason="holiday")["status"], "skipped")
+        self.assertEqual(q.occurrences.unskip(occs[0]["id"])["status"], "pending")
+        to = parse(occs[1]["scheduled_at"]) + timedelta(minutes=30)
+        moved = q.occurrences.move(occs[1]["id"], to, reason="later")
+        self.assertEqual(moved["id"], occs[1]["id"])
+        self.assertEqual(parse(moved["scheduled_at"]), to)
+        self.assertEqual(parse(moved["original_scheduled_at"]), parse(occs[1]["scheduled_at"]))
+
+        far = parse(occs[0]["scheduled_at"]) + timedelta(days=100)
+        q.events.add_exception(ev["id"], at=far, action="skip", reason="far away")
+        is_far = lambda x: x["action"] == "skip" and parse(x["at"]) == far  # noqa: E731
+        self.assertTrue(any(is_far(x) for x in q.events.exceptions(ev["id"])))
+        q.events.delete_exception(ev["id"], far)
+        self.assertFalse(any(is_far(x) for x in q.events.exceptions(ev["id"])))
+
+        manual, _ = self.trigger_and_receive(ev["id"])
+        done = wait_for("the manual occurrence completes",
+                        lambda: (lambda o: o["status"] == "completed" and o)(q.occurrences.get(manual["id"])))
+        self.assertEqual(done["status_code"], 200)
+        attempts = q.occurrences.attempts(manual["id"])
+        self.assertEqual([a["status_code"] for a in attempts], [200])
+        self.assertEqual(q.occurrences.replay(manual["id"])["id"], manual["id"])
+        wait_for("the replay's attempt", lambda: len(q.occurrences.attempts(manual["id"])) == 2)
+        self.assertGreaterEqual(q.occurrences.list(event_id=ev["id"], page=1, limit=5)["pagination"]["total"], 3)
+        self.assertEqual(q.occurrences.replay_matching(event_id=ev["id"], status="failed")["requeued"], 0)
+
+    def test_signed_delivery(self):
+        secret = f"plain-{secrets.token_hex(8)}"
+        ev = self.q.events.create(name="signed", start_time=in_an_hour(), webhook=self.receiver.url, hmac_secret=secret)
+        occ, req = self.trigger_and_receive(ev["id"])
+        d = qhronos.verify_delivery(req["headers"], req["body"], secret)
+        self.assertEqual((d["occurrence_id"], d["event_id"], d["name"]), (occ["id"], ev["id"], "signed"))
+        # the email.message.Message http.server hands over works as it is
+        self.assertEqual(qhronos.verify_delivery(req["raw_headers"], req["body"], secret)["occurrence_id"], occ["id"])
+
+        with self.assertRaises(qhronos.WebhookVerificationError):
+            qhronos.verify_delivery(req["headers"], req["body"], "wrong-secret")
+        with self.assertRaises(qhronos.WebhookVerificationError):
+            qhronos.verify_delivery(req["headers"], req["body"].replace(b'"signed"', b'"forged"'), secret)
+        # The same request six minutes later (a replay): outside the tolerance.
+        with self.assertRaisesRegex(qhronos.WebhookVerificationError, "too old"):
+            qhronos.verify_delivery(req["headers"], req["body"], secret, now=time.time() + 360)
+
+        legacy_only = {"X-Qhronos-Signature": req["headers"]["X-Qhronos-Signature"]}
+        with self.assertRaises(qhronos.WebhookVerificationError):
+            qhronos.verify_delivery(legacy_only, req["body"], secret)
+        self.assertEqual(qhronos.verify_delivery(legacy_only, req["body"], secret, legacy=True)["occurrence_id"], occ["id"])
+        with self.assertRaises(qhronos.WebhookVerificationError):
+            qhronos.verify_delivery(legacy_only, req["body"], "wrong", legacy=True)
+
+    def test_secret_rotation(self):
+        old = f"old-{secrets.token_hex(8)}"
+        ev = self.q.events.create(name="rotating", start_time=in_an_hour(), webhook=self.receiver.url, hmac_secret=old)
+        rotation = self.q.events.rotate_secret(ev["id"], grace="1h")
+        new = rotation["hmac_secret"]
+        self.assertNotEqual(new, old)
+        self.assertTrue(rotation.get("previous_secret_expires_at"))
+        _, req = self.trigger_and_receive(ev["id"])
+        for s in (new, old, ["unrelated", new]):
+            qhronos.verify_delivery(req["headers"], req["body"], s)
+        with self.assertRaises(qhronos.WebhookVerificationError):
+            qhronos.verify_delivery(req["headers"], req["body"], "unrelated")
+        legacy = {k: req["headers"][k] for k in ("X-Qhronos-Signature", "X-Qhronos-Signature-New")}
+        qhronos.verify_delivery(legacy, req["body"], old, legacy=True)
+        qhronos.verify_delivery(legacy, req["body"], new, legacy=True)
+
+    def test_endpoints(self):
+        q, tag = self.q, tag_of("ep")
+        ep = q.endpoints.create(name="billing", url=self.receiver.url, tags=[tag])
+        self.assertTrue(ep.get("secret"), "the secret is shown on create")
+        self.assertEqual([e["id"] for e in q.endpoints.list(tags=[tag]).items], [ep["id"]])
+        self.assertEqual([e["id"] for e in q.endpoints.all(tags=[tag])], [ep["id"]])
+        self.assertEqual(q.endpoints.get(ep["id"])["name"], "billing")
+        self.assertEqual(q.endpoints.update(ep["id"], description="invoices")["description"], "invoices")
+        self.assertEqual(q.endpoints.disable(ep["id"])["state"], "disabled")
+        self.assertEqual(q.endpoints.enable(ep["id"])["state"], "healthy")
+        ev = q.events.create(name="via endpoint", start_time=in_an_hour(),
+                             action={"type": "webhook", "params": {"endpoint_id": ep["id"]}})
+        _, req = self.trigger_and_receive(ev["id"])
+        self.assertEqual(qhronos.verify_delivery(req["headers"], req["body"], ep["secret"])["event_id"], ev["id"])
+        rotated = q.endpoints.rotate_secret(ep["id"], grace="1h")
+        self.assertNotEqual(rotated["secret"], ep["secret"])
+        with self.assertRaises(qhronos.ConflictError):
+            q.endpoints.delete(ep["id"])
+        q.events.delete(ev["id"])
+
+    def test_calendars(self):
+        q, tag = self.q, tag_of("cal")
+        cal = q.calendars.create(name="holidays", dates=["2031-12-25"], tags=[tag])
+        self.assertEqual([c["id"] for c in q.calendars.all(tags=[tag])], [cal["id"]])
+        self.assertEqual([c["id"] for c in q.calendars.list(tags=[tag]).items], [cal["id"]])
+        self.assertEqual(q.calendars.get(cal["id"])["name"], "holidays")
+        upd = q.calendars.update(cal["id"], name="holidays", dates=["2031-12-25", "2031-12-26"], tags=[tag])
+        self.assertEqual(len(upd["dates"]), 2)
+        q.calendars.delete(cal["id"])
+        with self.assertRaises(qhronos.NotFoundError):
+            q.calendars.get(cal["id"])
+
+    def test_tokens_channels_system(self):
+        q = self.q
+        tok = q.tokens.create(sub="sdk-py-tok", access="read", expires_at=in_an_hour())
+        self.assertTrue(any(x["id"] == tok["id"] for x in q.tokens.list()))
+        q.tokens.revoke(tok["id"])
+        with self.assertRaises(qhronos.UnauthorizedError):
+            qhronos.Client(self.srv.url, token=tok["token"]).events.list()
+
+        ch = q.notification_channels.create(name=f"ops-{secrets.token_hex(3)}", type="webhook", url=self.receiver.url)
+        self.assertTrue(any(c["id"] == ch["id"] for c in q.notification_channels.list()))
+        self.assertEqual(q.notification_channels.get(ch["id"])["id"], ch["id"])
+        self.assertEqual(q.notification_channels.update(ch["id"], kinds=["delivery_failed"])["kinds"], ["delivery_failed"])
+        self.assertTrue(q.notification_channels.test(ch["id"])["delivered"])
+        q.notification_channels.delete(ch["id"])
+        with self.assertRaises(qhronos.NotFoundError):
+            q.notification_channels.get(ch["id"])
+
+        self.assertEqual(q.health()["status"], "ok")
+        self.assertEqual(q.healthz()["status"], "ok")
+        self.assertEqual(q.ready()["status"], "ok")
+        self.assertTrue(q.status()["version"])
+        self.assertIsInstance(q.stats()["total"], dict)
+        self.assertIsInstance(q.stats_timeline(step="1h")["buckets"], list)
+        self.assertIn("qhronos_", q.metrics())
+        with open(REPO_ROOT / "internal" / "api" / "openapi.json") as f:
+            self.assertEqual(q.openapi(), json.load(f), "the served document is the one the types come from")
+
+    def test_websocket_client_hook(self):
+        client, secret = f"sdk-{secrets.token_hex(3)}", f"ws-{secrets.token_hex(8)}"
+        ev = self.q.events.create(name="pushed", start_time=in_an_hour(), hmac_secret=secret,
+                                  action={"type": "websocket", "params": {"client_name": client, "require_ack": True}})
+        with self.q.subscribe(client_name=client) as conn:
+            occ = self.q.events.trigger(ev["id"])
+            frame = conn.next(timeout=60)
+            while frame and frame["type"] != "event":
+                frame = conn.next(timeout=60)
+            self.assertEqual(frame["occurrence_id"], occ["id"])
+            d = qhronos.verify_delivery(frame["webhook"]["headers"], frame["webhook"]["body"], secret)
+            self.assertEqual(d["occurrence_id"], occ["id"])
+            conn.ack(frame["event_id"], frame["occurrence_id"])
+            wait_for("the acked occurrence completes", lambda: self.q.occurrences.get(occ["id"])["status"] == "completed")
+        with self.assertRaises(qhronos.HandshakeError):
+            qhronos.Client(self.srv.url, token="not-a-token").subscribe(client_name=client)
+
+
+if __name__ == "__main__":
+    unittest.main()
