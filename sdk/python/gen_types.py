@@ -6,7 +6,7 @@ the rest optional; a nullable member is Optional), a Literal per string enum.
 A small script rather than a generator package because the SDK must need
 nothing outside the standard library, not even to regenerate. Run:
 
-    python3 sdk/python/gen_types.py            # or: make sdk
+    python3 sdk/python/gen_types.py            # or sdk/generate.sh, for both SDKs
 
 tests/test_contract.py fails when types.py is not what this script makes of
 the document.
@@ -64,7 +64,7 @@ def generate(document):
     names = set(schemas)
     out = [
         '"""Types of the Qhronos API, generated from internal/api/openapi.json by',
-        "sdk/python/gen_types.py. Do not edit: run `make sdk`.",
+        "sdk/python/gen_types.py. Do not edit: run `sdk/generate.sh`.",
         "",
         "Every object is a TypedDict: answers are plain dicts (event[\"id\"]).",
         '"""',

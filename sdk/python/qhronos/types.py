@@ -1,5 +1,5 @@
 """Types of the Qhronos API, generated from internal/api/openapi.json by
-sdk/python/gen_types.py. Do not edit: run `make sdk`.
+sdk/python/gen_types.py. Do not edit: run `sdk/generate.sh`.
 
 Every object is a TypedDict: answers are plain dicts (event["id"]).
 """

@@ -34,7 +34,7 @@ class Contract(unittest.TestCase):
     def test_types_are_generated_from_the_document(self):
         want = load_generator().generate(DOCUMENT)
         got = (PACKAGE / "qhronos" / "types.py").read_text(encoding="utf-8")
-        self.assertTrue(got == want, "qhronos/types.py is stale: run `python3 sdk/python/gen_types.py` (or `make sdk`)")
+        self.assertTrue(got == want, "qhronos/types.py is stale: run `python3 sdk/python/gen_types.py` (or `sdk/generate.sh`)")
         for name in DOCUMENT["components"]["schemas"]:
             self.assertTrue(hasattr(qhronos.types, name), name)
 

@@ -1,5 +1,6 @@
 """The client and verify_delivery against the real qhronosd (see harness.py)."""
 import json
+import os
 import secrets
 import threading
 import time
@@ -291,7 +292,11 @@ class AgainstServer(unittest.TestCase):
         self.assertEqual(q.health()["status"], "ok")
         self.assertEqual(q.healthz()["status"], "ok")
         self.assertEqual(q.ready()["status"], "ok")
-        self.assertTrue(q.status()["version"])
+        status = q.status()
+        self.assertTrue(status["version"])
+        self.assertEqual(status["backends"]["database"], self.srv.backend, "the backend the run asked for")
+        if os.environ.get("QHRONOS_SDK_REDIS_URL"):
+            self.assertEqual(status["backends"]["coordination"], "redis")
         self.assertIsInstance(q.stats()["total"], dict)
         self.assertIsInstance(q.stats_timeline(step="1h")["buckets"], list)
         self.assertIn("qhronos_", q.metrics())

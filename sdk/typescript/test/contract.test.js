@@ -27,7 +27,7 @@ test("src/openapi.ts is what `npm run generate` makes of openapi.json", () => {
     execFileSync(join(pkg, "node_modules", ".bin", "openapi-typescript"), [documentPath, "-o", out], { stdio: "pipe" });
     const want = readFileSync(out, "utf8");
     const got = readFileSync(join(pkg, "src", "openapi.ts"), "utf8");
-    assert.ok(got === want, "src/openapi.ts is stale: run `npm run generate` in sdk/typescript (or `make sdk`)");
+    assert.ok(got === want, "src/openapi.ts is stale: run `npm run generate` in sdk/typescript (or `sdk/generate.sh`)");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -336,7 +336,10 @@ describe(`against qhronosd (${process.env.QHRONOS_SDK_DATABASE_URL ? "postgres+r
     assert.equal((await q.health()).status, "ok");
     assert.equal((await q.healthz()).status, "ok");
     assert.equal((await q.ready()).status, "ok");
-    assert.ok((await q.status()).version);
+    const status = await q.status();
+    assert.ok(status.version);
+    assert.equal(status.backends.database, srv.backend, "the backend the run asked for");
+    if (process.env.QHRONOS_SDK_REDIS_URL) assert.equal(status.backends.coordination, "redis");
     assert.equal(typeof (await q.stats()).total, "object");
     assert.ok(Array.isArray((await q.statsTimeline({ step: "1h" })).buckets));
     assert.match(await q.metrics(), /qhronos_/);
