@@ -70,9 +70,13 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 
-function randomKey(): string {
+async function randomKey(): Promise<string> {
   const bytes = new Uint8Array(16);
-  globalThis.crypto.getRandomValues(bytes);
+  // Node 18 has WebCrypto only under node:crypto (a variable name keeps
+  // bundlers for browsers, which have globalThis.crypto, from resolving it).
+  const name = "node:crypto";
+  const c: Pick<Crypto, "getRandomValues"> = globalThis.crypto ?? ((await import(name)) as { webcrypto: Crypto }).webcrypto;
+  c.getRandomValues(bytes);
   return "qhronos-ts-" + Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
@@ -150,7 +154,7 @@ export class Transport {
     } else if (r.ensureKey && this.retries > 0) {
       // A retried create must not create twice: the server replays the
       // first answer for the same key.
-      headers["Idempotency-Key"] = randomKey();
+      headers["Idempotency-Key"] = await randomKey();
       idempotent = true;
     }
     let body: string | undefined;
