@@ -1,0 +1,21 @@
+// Compiled (not run) by `npm test`: the public types are the generated ones,
+// so a misspelt field or a wrong enum value fails the build of a caller.
+import { type Event, NotFoundError, Qhronos, verifyDelivery } from "../dist/index.js";
+
+export async function usage(q: Qhronos): Promise<string> {
+  const ev: Event = await q.events.create({ name: "n", start_time: "in 1 hour", webhook: "https://example.com/h" });
+  // @ts-expect-error: not a field of EventInput
+  await q.events.create({ nmae: "typo" });
+  // @ts-expect-error: not a status of the document
+  await q.events.list({ tags: ["a"], status: 3 });
+  // @ts-expect-error: not an occurrence order of the document
+  await q.occurrences.list({ order: "sideways" });
+  for await (const occ of q.occurrences.all({ event_id: ev.id })) occ.status satisfies string;
+  const d = await verifyDelivery({ headers: {}, body: "" }, "secret");
+  try {
+    await q.events.get(ev.id);
+  } catch (e) {
+    if (e instanceof NotFoundError) return `${e.status} ${e.field ?? ""}`;
+  }
+  return d.occurrence_id;
+}
