@@ -1,0 +1,66 @@
+// What is retried and what is not, against a scripted server: a lost answer
+// to a create is retried with the same Idempotency-Key; 503 is retried for
+// idempotent calls only; a Retry-After longer than maxWaitMs is thrown.
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { test } from "node:test";
+
+import { Qhronos, RateLimitError, UnavailableError } from "../dist/index.js";
+
+/** scripted answers each request with the next step: a status, or "drop"
+ * (the connection is cut before any answer). */
+async function scripted(steps) {
+  const seen = [];
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      seen.push({ method: req.method, url: req.url, key: req.headers["idempotency-key"] });
+      const step = steps.shift() ?? { status: 200 };
+      if (step === "drop") return req.socket.destroy();
+      res.writeHead(step.status, { "Content-Type": "application/json", ...(step.headers ?? {}) });
+      res.end(step.body ?? (step.status < 300 ? '{"id":"e1"}' : '{"error":"nope"}'));
+    });
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  const q = new Qhronos({ baseUrl: `http://127.0.0.1:${server.address().port}`, token: "t", backoffMs: 5 });
+  return { q, seen, close: () => new Promise((r) => server.close(r)) };
+}
+
+test("a create whose answer is lost is sent again with the same Idempotency-Key", async () => {
+  const s = await scripted(["drop", { status: 201 }]);
+  try {
+    const ev = await s.q.events.create({ name: "n", start_time: "in 1 hour" });
+    assert.equal(ev.id, "e1");
+    assert.equal(s.seen.length, 2);
+    assert.match(s.seen[0].key, /^qhronos-ts-[0-9a-f]{32}$/);
+    assert.equal(s.seen[1].key, s.seen[0].key);
+  } finally {
+    await s.close();
+  }
+});
+
+test("a POST without a key is not retried after a lost answer or a 503; a GET is", async () => {
+  const s = await scripted(["drop", { status: 503 }, { status: 503 }, { status: 200, body: "[]" }]);
+  try {
+    await assert.rejects(s.q.occurrences.replay("o1"), (e) => e.name === "TypeError"); // fetch failed
+    await assert.rejects(s.q.occurrences.replay("o1"), UnavailableError);
+    assert.deepEqual((await s.q.events.list()).items, []);
+    assert.equal(s.seen.length, 4, "one attempt per POST, two for the GET");
+  } finally {
+    await s.close();
+  }
+});
+
+test("429 is retried after Retry-After whatever the method; a longer wait than maxWaitMs is thrown", async () => {
+  const s = await scripted([{ status: 429, headers: { "Retry-After": "1" } }, { status: 200 }, { status: 429, headers: { "Retry-After": "120" } }]);
+  try {
+    const t0 = Date.now();
+    await s.q.occurrences.replay("o1");
+    assert.ok(Date.now() - t0 >= 900, "waited for Retry-After");
+    const err = await s.q.occurrences.replay("o1").catch((e) => e);
+    assert.ok(err instanceof RateLimitError && err.retryAfter === 120, String(err));
+    assert.equal(s.seen.length, 3);
+  } finally {
+    await s.close();
+  }
+});
