@@ -139,6 +139,48 @@ func newRulePlan(opt *rrule.ROption) *rulePlan {
 	return p
 }
 
+// never explains why the rule's BYSETPOS can select nothing in any period,
+// for the sets whose size the rule fixes; "" means it may select something.
+func (p *rulePlan) never() string {
+	if len(p.setPos) == 0 {
+		return ""
+	}
+	if p.unit > 0 && len(p.within) == 0 {
+		return "BYSETPOS names no position of the set a FREQ=" + p.freq.String() + " period holds"
+	}
+	if p.unit == 0 && len(setIndexes(p.setPos, p.maxSetSize())) == 0 {
+		return "BYSETPOS names no position of the set a FREQ=" + p.freq.String() + " period can hold"
+	}
+	return ""
+}
+
+// maxSetSize bounds the readings one coarse period can hold: a BYSETPOS
+// position beyond it (from either end) never selects anything.
+func (p *rulePlan) maxSetSize() int {
+	days := 366
+	weekdays := 0
+	for _, ok := range p.plainDays {
+		if ok {
+			weekdays++
+		}
+	}
+	switch {
+	case p.freq == rrule.DAILY:
+		days = 1
+	case p.freq == rrule.WEEKLY && p.hasDay:
+		days = weekdays + len(p.nthDays)
+	case p.freq == rrule.WEEKLY:
+		days = 7
+	case p.freq == rrule.MONTHLY && len(p.monthDays) > 0:
+		days = len(p.monthDays)
+	case p.freq == rrule.MONTHLY && p.hasDay:
+		days = 5*weekdays + len(p.nthDays)
+	case p.freq == rrule.MONTHLY:
+		days = 31
+	}
+	return days * len(p.times)
+}
+
 // setIndexes resolves BYSETPOS values against a set of n readings: the
 // 0-based indexes, sorted and unique.
 func setIndexes(pos []int, n int) []int {
@@ -166,12 +208,42 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
+// dayOfDate is the day number of y-m-d; m and d may overflow their ranges
+// (month 13 is January of the next year, day 0 the last of the previous
+// month). Integer civil-calendar arithmetic (H. Hinnant's days_from_civil):
+// time.Date costs several times more, and this runs once per candidate.
 func dayOfDate(y int, m time.Month, d int) int64 {
-	return floorDiv(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix(), secondsPerDay)
+	yy, mm := int64(y), int64(m)-1
+	yy += floorDiv(mm, 12)
+	mm -= floorDiv(mm, 12) * 12 // 0 … 11
+	if mm < 2 {
+		yy--
+	}
+	era := floorDiv(yy, 400)
+	yoe := yy - era*400
+	doy := (153*((mm+10)%12)+2)/5 + int64(d) - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return era*146097 + doe - 719468
 }
 
+// dateOfDay is the inverse of dayOfDate (civil_from_days).
 func dateOfDay(day int64) (int, time.Month, int) {
-	return time.Unix(day*secondsPerDay, 0).UTC().Date()
+	z := day + 719468
+	era := floorDiv(z, 146097)
+	doe := z - era*146097
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	d := doy - (153*mp+2)/5 + 1
+	m := mp + 3
+	if m > 12 {
+		m -= 12
+	}
+	y := yoe + era*400
+	if m <= 2 {
+		y++
+	}
+	return int(y), time.Month(m), int(d)
 }
 
 // weekdayOf is 0 for Monday … 6 for Sunday (1970-01-01 was a Thursday).
@@ -512,9 +584,6 @@ func (it *ruleIter) nextCoarse() (int64, bool) {
 			return 0, false
 		}
 		it.days = p.candidates(it.days[:0], first, end)
-		if len(it.days) == 0 && !it.spend() { // an empty period is work too
-			return 0, false
-		}
 		matched := it.days[:0]
 		for _, d := range it.days {
 			if p.dayMatches(d) {
@@ -524,8 +593,13 @@ func (it *ruleIter) nextCoarse() (int64, bool) {
 			}
 		}
 		it.days, it.i = matched, 0
+		size := len(matched) * nt
 		if len(p.setPos) > 0 {
-			it.sel = setIndexes(p.setPos, len(matched)*nt)
+			it.sel = setIndexes(p.setPos, size)
+			size = len(it.sel)
+		}
+		if size == 0 && !it.spend() { // a period without an instance is work too
+			return 0, false
 		}
 	}
 }
@@ -536,6 +610,9 @@ func (it *ruleIter) nextCoarse() (int64, bool) {
 // yields each period's readings.
 func (it *ruleIter) nextSubDaily() (int64, bool) {
 	p := it.p
+	if len(p.within) == 0 {
+		return 0, false // BYSETPOS selects nothing in a period (Compile refuses such rules)
+	}
 	step := p.unit * p.interval
 	origin := floorDiv(p.d0, p.unit) * p.unit
 	for {

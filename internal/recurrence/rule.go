@@ -132,6 +132,9 @@ func compileRRule(field, text string, exdates []time.Time, start time.Time, loc 
 	if err != nil {
 		return nil, fieldErrorf(field, "%s", err.Error())
 	}
+	if reason := s.plan.never(); reason != "" {
+		return nil, fieldErrorf(field, "the rule can never produce an instance: %s", reason)
+	}
 	if reason := impossibleReason(&s.opt); reason != "" {
 		return nil, fieldErrorf(field, "the rule can never produce an instance: %s", reason)
 	}
