@@ -2,6 +2,7 @@ package recurrence
 
 import (
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/teambition/rrule-go"
@@ -353,6 +354,7 @@ func ordinalIn(values []int, pos, size int) bool {
 type ruleIter struct {
 	p    *rulePlan
 	b    *budget
+	from int64 // no reading before it is needed (DTSTART or later)
 	stop int64 // no reading at or after it is needed
 	err  error
 
@@ -382,10 +384,10 @@ var maxWallDay = dayOfDate(9999, time.December, 31)
 // the period holding from (a wall reading; before DTSTART means DTSTART's)
 // to stop.
 func (p *rulePlan) iterate(from, stop int64, b *budget) *ruleIter {
-	it := &ruleIter{p: p, b: b, stop: stop}
 	if from < p.d0 {
 		from = p.d0
 	}
+	it := &ruleIter{p: p, b: b, from: from, stop: stop}
 	if p.unit > 0 {
 		step := p.unit * p.interval
 		origin := floorDiv(p.d0, p.unit) * p.unit
@@ -571,11 +573,7 @@ func (it *ruleIter) nextCoarse() (int64, bool) {
 				if !it.spend() {
 					return 0, false
 				}
-				r := it.days[k/nt]*secondsPerDay + int64(p.times[k%nt])
-				if r < p.d0 {
-					continue // the set counted it; DTSTART is the first instance
-				}
-				return r, true
+				return it.days[k/nt]*secondsPerDay + int64(p.times[k%nt]), true
 			}
 			it.period += p.periodStep()
 		}
@@ -601,6 +599,16 @@ func (it *ruleIter) nextCoarse() (int64, bool) {
 		if size == 0 && !it.spend() { // a period without an instance is work too
 			return 0, false
 		}
+		// Readings before the start are never examined one by one: a
+		// period can hold millions (every second of a year).
+		reading := func(i int) int64 {
+			k := i
+			if len(p.setPos) > 0 {
+				k = it.sel[i]
+			}
+			return it.days[k/nt]*secondsPerDay + int64(p.times[k%nt])
+		}
+		it.i = sort.Search(size, func(i int) bool { return reading(i) >= it.from })
 	}
 }
 
@@ -620,12 +628,13 @@ func (it *ruleIter) nextSubDaily() (int64, bool) {
 			for it.w < len(p.within) {
 				r := it.start + p.within[it.w]
 				it.w++
+				if r < it.from {
+					continue // at most one period's readings (≤ 3600)
+				}
 				if !it.spend() {
 					return 0, false
 				}
-				if r >= p.d0 {
-					return r, true
-				}
+				return r, true
 			}
 			it.inside = false
 		}
