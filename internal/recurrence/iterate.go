@@ -669,8 +669,12 @@ func (it *ruleIter) nextSubDaily() (int64, bool) {
 			}
 			continue
 		}
-		it.dayOpen, it.combo = true, 0
+		it.dayOpen = true
 		it.lattice = secondsPerDay/step < int64(p.allowedPerDay())
+		if !it.lattice { // the allowed starts before the cursor are never examined
+			dayStart := it.day * secondsPerDay
+			it.combo = sort.Search(p.allowedPerDay(), func(i int) bool { return dayStart+int64(p.allowedAt(i)) >= it.cursor })
+		}
 	}
 }
 
@@ -716,7 +720,7 @@ func (it *ruleIter) nextStart(step, origin int64) (int64, bool) {
 	for it.combo < total {
 		s := dayStart + int64(p.allowedAt(it.combo))
 		it.combo++
-		if (s-origin)%step == 0 && s >= it.cursor {
+		if (s-origin)%step == 0 {
 			return s, true
 		}
 		if !it.spend() {
