@@ -30,6 +30,11 @@ func TestRFC5545WhereDateutilDeviates(t *testing.T) {
 		// 3. The BYSETPOS set is the whole WKST week, not the part from DTSTART.
 		{"WEEKLY BYSETPOS chooses in the whole week", "2027-01-07T09:00:00Z", "FREQ=WEEKLY;BYDAY=TU,TH,SA;BYSETPOS=2;COUNT=3",
 			[]string{"2027-01-07T09:00:00Z", "2027-01-14T09:00:00Z", "2027-01-21T09:00:00Z"}},
+		// 5 (found by the differential): dateutil intersects the plain and the
+		// ordinal BYDAY values; the RFC's list is a union.
+		{"BYDAY mixing plain and ordinal weekdays is their union", "2027-01-04T09:00:00Z", "FREQ=MONTHLY;BYDAY=MO,-1FR;COUNT=6",
+			[]string{"2027-01-04T09:00:00Z", "2027-01-11T09:00:00Z", "2027-01-18T09:00:00Z", "2027-01-25T09:00:00Z",
+				"2027-01-29T09:00:00Z", "2027-02-01T09:00:00Z"}},
 		{"WEEKLY BYSETPOS with WKST=SU", "2027-01-07T09:00:00Z", "FREQ=WEEKLY;WKST=SU;BYDAY=SU,TH,SA;BYSETPOS=1;COUNT=2",
 			[]string{"2027-01-10T09:00:00Z", "2027-01-17T09:00:00Z"}},
 	}
