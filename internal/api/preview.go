@@ -92,7 +92,10 @@ func checkPreviewCount(count int) error {
 // the schedule's zone; skipped ones say why, moved or rolled ones where
 // they were planned.
 func writePreview(c *gin.Context, p events.Preview, after time.Time, err error) error {
-	if errors.Is(err, recurrence.ErrIterationBudget) {
+	// A budget error names the field to blame: after (a COUNT series walked
+	// too far to reach it) or the rule (too sparse for its FREQ); a 400.
+	var fe *recurrence.FieldError
+	if errors.Is(err, recurrence.ErrIterationBudget) && !errors.As(err, &fe) {
 		return input.BadRequest("after", "the rule reaches no further instant within the computation budget from this "+
 			"time; choose an earlier after, a smaller count or a simpler rule")
 	}

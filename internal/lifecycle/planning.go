@@ -62,7 +62,9 @@ func (p Planning) Series(ctx context.Context, tx *repository.Store, ev *model.Ev
 // created): no query for them on the create path.
 func (p Planning) newSeries(ctx context.Context, tx *repository.Store, ev *model.Event, rule *recurrence.Rule,
 	now time.Time) (*planner.Series, error) {
-	s := &planner.Series{Rule: rule, EventID: ev.ID, Location: rule.Location(), Jitter: ev.Jitter, Now: now}
+	// Bound to ctx: a client that goes away or a deadline stops every
+	// expansion of this plan (preview, exceptions, the expander's window).
+	s := &planner.Series{Rule: rule.WithContext(ctx), EventID: ev.ID, Location: rule.Location(), Jitter: ev.Jitter, Now: now}
 	if len(ev.Calendars) > 0 {
 		var err error
 		if p.Calendars == nil {

@@ -50,6 +50,7 @@ func (s *cronSource) next(w time.Time) (time.Time, bool) {
 }
 
 func (s *cronSource) expand(out *series, b *budget) error {
+	b.field = "cron"
 	if out.from.Before(s.lower) {
 		out.from = s.lower
 	}
@@ -64,8 +65,8 @@ func (s *cronSource) expand(out *series, b *budget) error {
 		if !ok {
 			break
 		}
-		if !b.spend() {
-			return b.err()
+		if err := b.spend(); err != nil {
+			return err
 		}
 		w = match.Add(time.Minute)
 		t, kind := zone.read(match)

@@ -11,7 +11,11 @@ import (
 type FieldError struct {
 	Field  string
 	Reason string
+	err    error // what it wraps (ErrIterationBudget for a rule too costly to expand)
 }
+
+// Unwrap lets errors.Is see ErrIterationBudget behind a budget error.
+func (e *FieldError) Unwrap() error { return e.err }
 
 // Error renders "field: reason", the house format for validation errors.
 func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }

@@ -36,6 +36,7 @@ func parseEvery(text string) (time.Duration, bool) {
 }
 
 func (s everySource) expand(out *series, b *budget) error {
+	b.field = "cron"
 	k := big.NewInt(0)
 	if out.from.After(s.start) {
 		// k = ceil((from - start) / every), exact for any distance.
@@ -46,8 +47,8 @@ func (s everySource) expand(out *series, b *budget) error {
 	}
 	step := new(big.Int).Mul(k, big.NewInt(int64(s.every)))
 	for !out.full() {
-		if !b.spend() {
-			return b.err()
+		if err := b.spend(); err != nil {
+			return err
 		}
 		t := ceilMicro(addNanos(s.start, step))
 		if !t.Before(out.to) || t.Year() > 9999 {

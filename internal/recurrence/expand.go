@@ -57,6 +57,6 @@ func (r *Rule) expand(from, to time.Time, limit int, skips bool) (*series, error
 	run := &struct {
 		out series
 		b   budget
-	}{newSeries(from, to, limit, skips), budget{left: r.limits.MaxIterations, total: r.limits.MaxIterations}}
+	}{newSeries(from, to, limit, skips), budget{left: r.limits.MaxIterations, total: r.limits.MaxIterations, ctx: r.ctx}}
 	return &run.out, r.src.expand(&run.out, &run.b)
 }

@@ -140,7 +140,7 @@ func TestRRuleProperties(t *testing.T) {
 		// Re-anchoring must not change anything: compare with a plain
 		// iteration from DTSTART.
 		s := r.src.(*rruleSource)
-		src := &rruleSource{loc: s.loc, opt: s.opt, base: s.base, count: s.count, until: s.until, frac: s.frac,
+		src := &rruleSource{loc: s.loc, opt: s.opt, plan: s.plan, count: s.count, until: s.until, frac: s.frac,
 			exdates: s.exdates, exdays: s.exdays, rdates: s.rdates, noAnchor: true}
 		plain := &Rule{src: src, loc: r.loc, start: r.start, recurring: true, limits: r.limits}
 		full, err := Expand(plain, a, c, limit)

@@ -91,6 +91,9 @@ func (p *parsedRRule) parseRule(field, value string, loc *time.Location, maxCoun
 		switch key {
 		case "DTSTART":
 			return fieldErrorf(field, "DTSTART is taken from start_time")
+		case "BYEASTER":
+			// A dateutil extension, not RFC 5545; our iterator does not read it.
+			return fieldErrorf(field, "BYEASTER is not part of RFC 5545")
 		case "COUNT":
 			n, err := strconv.Atoi(val)
 			if err != nil || n < 1 || n > maxCount {

@@ -2,23 +2,22 @@ package recurrence
 
 import (
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/teambition/rrule-go"
 )
 
 // rruleSource expands an RRULE (or a mapped schedule) in wall-clock time.
-// rrule-go iterates floating wall readings; each is resolved in the zone
-// under the event's DST policy (by default a nonexistent reading is dropped
-// and not counted, RFC 5545 §3.3.10, and a repeated one fires at its first
-// occurrence). COUNT, UNTIL, EXDATE and RDATE are applied here, on real
-// instants.
+// Our iterator (iterate.go) produces floating wall readings; each is
+// resolved in the zone under the event's DST policy (by default a
+// nonexistent reading is dropped and not counted, RFC 5545 §3.3.10, and a
+// repeated one fires at its first occurrence). COUNT, UNTIL, EXDATE and
+// RDATE are applied here, on real instants.
 type rruleSource struct {
+	field string // "rrule" or "schedule", for errors
 	loc   *time.Location
 	opt   rrule.ROption // explicit defaults, Dtstart = wall DTSTART (whole seconds)
-	base  *rrule.RRule  // iterates from DTSTART
+	plan  *rulePlan
 	count int
 	until time.Time // inclusive real instant; zero means none
 	frac  time.Duration
@@ -30,38 +29,16 @@ type rruleSource struct {
 	exdays  map[civilDate]struct{}
 	rdates  []time.Time // sorted, unique, microsecond-rounded
 	dst     dstPolicy
-	// noAnchor turns re-anchoring off (tests compare both ways).
+	// noAnchor makes every expansion iterate from DTSTART (tests compare
+	// both ways).
 	noAnchor bool
-	// lastAnchor caches the rule rebuilt at the most recent anchor:
-	// consecutive expander windows nearly always share one.
-	lastAnchor atomic.Pointer[anchoredRule]
 }
 
-// rulePool recycles the per-call copies of rrule.RRule (a large struct that
-// rrule-go writes to while iterating, so calls cannot share one).
-var rulePool = sync.Pool{New: func() any { return new(rrule.RRule) }}
-
-// anchoredRule is an immutable template; callers iterate copies of it.
-type anchoredRule struct {
-	at   time.Time
-	rule rrule.RRule
-}
-
-// anchoredAt returns a copy of the base rule with DTSTART moved to anchor.
-func (s *rruleSource) anchoredAt(anchor time.Time) rrule.RRule {
-	if a := s.lastAnchor.Load(); a != nil && a.at.Equal(anchor) {
-		return a.rule
-	}
-	r := *s.base
-	r.DTStart(anchor) // re-derives only what depends on DTSTART
-	s.lastAnchor.Store(&anchoredRule{at: anchor, rule: r})
-	return r
-}
-
-func newRRuleSource(p *parsedRRule, start time.Time, loc *time.Location, dst dstPolicy) (*rruleSource, error) {
+func newRRuleSource(field string, p *parsedRRule, start time.Time, loc *time.Location, dst dstPolicy) (*rruleSource, error) {
 	wall := wallOf(start, loc)
 	d0 := wall.Truncate(time.Second)
 	s := &rruleSource{
+		field:   field,
 		loc:     loc,
 		opt:     p.opt,
 		count:   p.count,
@@ -77,11 +54,10 @@ func newRRuleSource(p *parsedRRule, start time.Time, loc *time.Location, dst dst
 	s.opt.Until = time.Time{}
 	explicitDefaults(&s.opt, d0)
 	dedupeLists(&s.opt)
-	base, err := rrule.NewRRule(s.opt)
-	if err != nil {
+	if _, err := rrule.NewRRule(s.opt); err != nil { // bounds of every BY* list
 		return nil, err
 	}
-	s.base = base
+	s.plan = newRulePlan(&s.opt)
 	for _, t := range p.exdates {
 		s.exdates[t.Unix()] = struct{}{}
 	}
@@ -131,16 +107,23 @@ func (s *rruleSource) expand(out *series, b *budget) error {
 }
 
 func (s *rruleSource) expandRule(out *series, b *budget) error {
-	// rrule-go writes to its RRule while iterating, so every call works on
-	// its own copy; that keeps Rule safe for concurrent use.
-	r := rulePool.Get().(*rrule.RRule)
-	defer rulePool.Put(r)
-	if anchor, ok := s.anchorFor(out.from); ok && s.count == 0 && !s.noAnchor {
-		*r = s.anchoredAt(anchor)
-	} else {
-		*r = *s.base
+	b.field, b.freq = s.field, s.opt.Freq.String()
+	// The iteration starts at the rule's period holding the wall reading just
+	// before from (every instant from that period on is an instant of the
+	// rule, so a window years after DTSTART costs the same as one at
+	// DTSTART); a COUNT rule starts at DTSTART, since it must count.
+	from := s.plan.d0
+	if s.count == 0 && !s.noAnchor {
+		from = wallOf(out.from, s.loc).Add(-s.dst.lookback(out.from, s.loc)).Unix()
 	}
-	next := r.Iterator()
+	b.beforeWindow = s.count > 0
+	// Readings more than two days of offsets after the window's end cannot
+	// fire inside it.
+	stop := wallOf(out.to, s.loc).Add(48 * time.Hour).Unix()
+	if out.to.After(maxInstant.Add(-72 * time.Hour)) {
+		stop = maxInstant.Add(72 * time.Hour).Unix()
+	}
+	it := s.plan.iterate(from, stop, b)
 	zone := s.dst.resolver(s.loc, gapSkip)
 	if len(s.exdates) > 0 || len(s.exdays) > 0 {
 		out.ex = s
@@ -150,14 +133,15 @@ func (s *rruleSource) expandRule(out *series, b *budget) error {
 	}
 	n := 0 // readings counted for COUNT
 	for {
-		w, ok := next()
+		sec, ok := it.next()
 		if !ok {
+			if it.err != nil {
+				return it.err
+			}
 			out.release(out.to)
 			return nil
 		}
-		if !b.spend() {
-			return b.err()
-		}
+		w := time.Unix(sec, 0).UTC() // the iterator spent the budget for it
 		t, kind := zone.read(w)
 		switch kind {
 		case wallSkipped:
@@ -201,6 +185,7 @@ func (s *rruleSource) expandRule(out *series, b *budget) error {
 		if at.Before(out.from) || s.excluded(at) {
 			continue
 		}
+		b.beforeWindow = false
 		if !at.Before(out.to) {
 			return nil
 		}
@@ -218,56 +203,4 @@ func (s *rruleSource) expandRule(out *series, b *budget) error {
 // UNTIL.
 func (s *rruleSource) pastUntil(t time.Time) bool {
 	return !s.until.IsZero() && t.After(s.until)
-}
-
-// anchorFor returns a later DTSTART for the iteration: the start of the
-// rule's period (per FREQ and INTERVAL, counted from DTSTART) that holds the
-// wall reading just before from. Every instant from that period on is an
-// instant of the original rule and nothing in between is lost, so a window
-// years after DTSTART costs the same as one at DTSTART.
-func (s *rruleSource) anchorFor(from time.Time) (time.Time, bool) {
-	target := wallOf(from, s.loc).Add(-s.dst.lookback(from, s.loc))
-	d0 := s.opt.Dtstart
-	if !target.After(d0) {
-		return time.Time{}, false
-	}
-	i := max(s.opt.Interval, 1)
-	// fixed counts whole periods in seconds: a time.Duration saturates at
-	// about 292 years, which a preview "after" year 5000 exceeds.
-	fixed := func(p0 time.Time, unit time.Duration) (time.Time, bool) {
-		u := int64(unit / time.Second)
-		k := (target.Unix() - p0.Unix()) / u
-		if k < 1 {
-			return time.Time{}, false
-		}
-		return time.Unix(p0.Unix()+k*u, int64(p0.Nanosecond())).In(p0.Location()), true
-	}
-	y0, m0, day0 := d0.Date()
-	ty, tm, _ := target.Date()
-	switch s.opt.Freq {
-	case rrule.SECONDLY:
-		return fixed(d0, time.Duration(i)*time.Second)
-	case rrule.MINUTELY:
-		return fixed(d0.Truncate(time.Minute), time.Duration(i)*time.Minute)
-	case rrule.HOURLY:
-		return fixed(d0.Truncate(time.Hour), time.Duration(i)*time.Hour)
-	case rrule.DAILY:
-		return fixed(time.Date(y0, m0, day0, 0, 0, 0, 0, time.UTC), time.Duration(i)*24*time.Hour)
-	case rrule.WEEKLY:
-		back := (int(d0.Weekday()) + 6 - s.opt.Wkst.Day() + 7) % 7 // days since WKST
-		p0 := time.Date(y0, m0, day0-back, 0, 0, 0, 0, time.UTC)
-		return fixed(p0, time.Duration(i)*7*24*time.Hour)
-	case rrule.MONTHLY:
-		k := ((ty-y0)*12 + int(tm-m0)) / i
-		if k < 1 {
-			return time.Time{}, false
-		}
-		return time.Date(y0, m0+time.Month(k*i), 1, 0, 0, 0, 0, time.UTC), true
-	default: // YEARLY
-		k := (ty - y0) / i
-		if k < 1 {
-			return time.Time{}, false
-		}
-		return time.Date(y0+k*i, 1, 1, 0, 0, 0, 0, time.UTC), true
-	}
 }

@@ -1,6 +1,8 @@
 package recurrence
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"time"
 )
@@ -20,6 +22,16 @@ type Rule struct {
 	start     time.Time
 	recurring bool
 	limits    Limits
+	ctx       context.Context // nil: expansions run to their budget
+}
+
+// WithContext returns the rule bound to ctx: every expansion of the copy
+// stops when ctx ends (a client that went away, a request deadline), with
+// an error wrapping ctx.Err(). The compiled rule itself is shared.
+func (r *Rule) WithContext(ctx context.Context) *Rule {
+	c := *r
+	c.ctx = ctx
+	return &c
 }
 
 // Recurring reports whether the rule can produce more than its start instant.
@@ -116,9 +128,12 @@ func compileRRule(field, text string, exdates []time.Time, start time.Time, loc 
 	if !p.until.IsZero() && p.until.Before(start) {
 		return nil, fieldErrorf(field, "UNTIL is before start_time")
 	}
-	s, err := newRRuleSource(p, start, loc, dst)
+	s, err := newRRuleSource(field, p, start, loc, dst)
 	if err != nil {
 		return nil, fieldErrorf(field, "%s", err.Error())
+	}
+	if reason := s.plan.never(); reason != "" {
+		return nil, fieldErrorf(field, "the rule can never produce an instance: %s", reason)
 	}
 	if reason := impossibleReason(&s.opt); reason != "" {
 		return nil, fieldErrorf(field, "the rule can never produce an instance: %s", reason)
@@ -130,9 +145,16 @@ func compileRRule(field, text string, exdates []time.Time, start time.Time, loc 
 		return nil, fieldErrorf(field, "%s", tooFrequent(gap, limits.MinInterval))
 	}
 	if len(s.rdates) == 0 {
+		// The first instance, found within the budget: a rule that cannot
+		// produce one is refused now, after bounded work, rather than on
+		// every later expansion.
 		first := newSeries(start, maxInstant, 1, false)
 		err := s.expandRule(&first, newBudget(limits.MaxIterations))
-		if err == nil && first.n == 0 {
+		switch {
+		case errors.Is(err, ErrIterationBudget):
+			return nil, fieldErrorf(field, "too sparse for FREQ=%s: no instance found within %d candidates "+
+				"(use a coarser FREQ or fewer BYxxx limits)", s.opt.Freq, limits.MaxIterations)
+		case err == nil && first.n == 0:
 			return nil, fieldErrorf(field, "the rule never produces an instance at or after start_time (within its COUNT/UNTIL)")
 		}
 	}

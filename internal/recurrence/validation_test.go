@@ -40,6 +40,8 @@ func TestCompileRejects(t *testing.T) {
 		{"UNTIL before start", Spec{StartTime: start, RRule: "FREQ=DAILY;UNTIL=20260101T000000Z"}, Limits{}, "rrule", "UNTIL is before start_time"},
 		{"COUNT and UNTIL", Spec{StartTime: start, RRule: "FREQ=DAILY;COUNT=2;UNTIL=20280101T000000Z"}, Limits{}, "rrule", "COUNT and UNTIL"},
 		{"BYWEEKNO with monthly", Spec{StartTime: start, RRule: "FREQ=MONTHLY;BYWEEKNO=3"}, Limits{}, "rrule", "BYWEEKNO"},
+		{"BYEASTER is dateutil's", Spec{StartTime: start, RRule: "FREQ=YEARLY;BYEASTER=0"}, Limits{}, "rrule", "not part of RFC 5545"},
+		{"BYSETPOS beyond any period's set", Spec{StartTime: start, RRule: "FREQ=WEEKLY;BYDAY=MO,TU;BYSETPOS=3"}, Limits{}, "rrule", "BYSETPOS names no position"},
 		{"ordinal with weekly", Spec{StartTime: start, RRule: "FREQ=WEEKLY;BYDAY=2MO"}, Limits{}, "rrule", "ordinals"},
 		{"schedule until before start", Spec{StartTime: start, Schedule: &Schedule{Frequency: "daily", Until: &before}}, Limits{}, "schedule.until", "before start_time"},
 		{"schedule bad by_day", Spec{StartTime: start, Schedule: &Schedule{Frequency: "weekly", ByDay: []string{"XX"}}}, Limits{}, "schedule.by_day", "not a weekday"},

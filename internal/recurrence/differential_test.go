@@ -1,0 +1,234 @@
+package recurrence
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+// differentialRules is how many random rules TestDifferentialAgainstReference
+// compares with the reference reading of RFC 5545 on every run.
+const differentialRules = 10000
+
+var diffZones = []string{"UTC", "America/New_York", "Europe/Prague", "Australia/Lord_Howe", "America/Santiago",
+	"Asia/Kolkata", "Pacific/Chatham"}
+
+var allWeekdays = []time.Weekday{time.Monday, time.Tuesday, time.Wednesday, time.Thursday, time.Friday, time.Saturday, time.Sunday}
+
+// randomRefRule draws a rule over every rule part, biased towards the
+// shapes random sets rarely hit: BYWEEKNO near New Year and with WKST other
+// than Monday, negative week numbers, BYSETPOS with several BYxxx parts,
+// leap days, month ends. It returns the rule, DTSTART as a wall reading
+// and how long a window suits it.
+func randomRefRule(rng *rand.Rand) (refRule, time.Time, time.Duration) {
+	pick := func(vals ...int) int { return vals[rng.IntN(len(vals))] }
+	some := func(n int, gen func() int) []int {
+		var out []int
+		for range 1 + rng.IntN(n) {
+			out = append(out, gen())
+		}
+		return out
+	}
+	chance := func(pct int) bool { return rng.IntN(100) < pct }
+	freqs := []string{"YEARLY", "YEARLY", "YEARLY", "YEARLY", "YEARLY", "MONTHLY", "MONTHLY", "MONTHLY", "MONTHLY",
+		"WEEKLY", "WEEKLY", "WEEKLY", "WEEKLY", "DAILY", "DAILY", "HOURLY", "HOURLY", "MINUTELY", "SECONDLY"}
+	r := refRule{freq: freqs[rng.IntN(len(freqs))], interval: 1, wkst: time.Monday}
+	if chance(35) {
+		r.interval = pick(2, 2, 3, 4, 5)
+		if refFreqRank[r.freq] < refFreqRank["DAILY"] && chance(50) {
+			r.interval = pick(7, 13, 25, 90, 97)
+		}
+	}
+	if chance(40) {
+		r.wkst = allWeekdays[rng.IntN(7)]
+	}
+	y := 2026 + rng.IntN(15)
+	m, d := time.Month(1+rng.IntN(12)), 1+rng.IntN(31)
+	if chance(30) { // around New Year
+		if chance(50) {
+			m, d = time.December, 20+rng.IntN(12)
+		} else {
+			m, d = time.January, 1+rng.IntN(10)
+		}
+	}
+	if chance(5) {
+		m, d = time.February, 29
+	}
+	start := time.Date(y, m, d, rng.IntN(24), pick(0, 0, 15, 30, rng.IntN(60)), pick(0, 0, 0, rng.IntN(60)), 0, time.UTC)
+	yearly, monthly := r.freq == "YEARLY", r.freq == "MONTHLY"
+	if chance(25) {
+		r.byMonth = some(3, func() int { return pick(1, 2, 12, 1+rng.IntN(12)) })
+	}
+	if yearly && chance(35) {
+		r.byWeekNo = some(2, func() int { return pick(1, 2, 52, 53, -1, -2, -52, -53, 1+rng.IntN(53), -1-rng.IntN(53)) })
+	}
+	if (yearly || refFreqRank[r.freq] < refFreqRank["DAILY"]) && chance(12) {
+		r.byYearDay = some(3, func() int { return pick(1, 59, 60, 365, 366, -1, -366, 1+rng.IntN(366), -1-rng.IntN(366)) })
+	}
+	if r.freq != "WEEKLY" && chance(25) {
+		r.byMonthDay = some(3, func() int { return pick(1, 29, 30, 31, -1, -2, 1+rng.IntN(31), -1-rng.IntN(31)) })
+	}
+	if chance(45) {
+		ordinals := (yearly || monthly) && len(r.byWeekNo) == 0 && chance(40)
+		for _, wd := range allWeekdays {
+			if chance(35) {
+				bd := refDay{wd: wd}
+				if ordinals && chance(70) {
+					bd.n = pick(1, 2, 3, 4, 5, -1, -2, -5)
+					if yearly && len(r.byMonth) == 0 && chance(30) {
+						bd.n = pick(20, 52, 53, -53, -20)
+					}
+				}
+				r.byDay = append(r.byDay, bd)
+			}
+		}
+	}
+	if chance(30) || r.freq == "SECONDLY" {
+		r.byHour = some(3, func() int { return rng.IntN(24) })
+	}
+	if chance(25) || r.freq == "SECONDLY" && chance(50) {
+		r.byMinute = some(3, func() int { return pick(0, 30, 59, rng.IntN(60)) })
+	}
+	if chance(15) {
+		r.bySecond = some(2, func() int { return pick(0, 59, rng.IntN(60)) })
+	}
+	setPos := 10
+	if yearly || monthly || r.freq == "WEEKLY" {
+		setPos = 30
+	}
+	if chance(setPos) {
+		r.bySetPos = some(2, func() int { return pick(1, 2, 3, -1, -2) })
+	}
+	if chance(25) {
+		r.count = 1 + rng.IntN(30)
+	}
+	span := map[string]time.Duration{"YEARLY": 3 * 365 * 24 * time.Hour, "MONTHLY": 400 * 24 * time.Hour,
+		"WEEKLY": 150 * 24 * time.Hour, "DAILY": 40 * 24 * time.Hour, "HOURLY": 4 * 24 * time.Hour,
+		"MINUTELY": 24 * time.Hour, "SECONDLY": 6 * time.Hour}[r.freq]
+	return r, start, span
+}
+
+// TestDifferentialAgainstReference compares the engine with the reference
+// on differentialRules seeded random rules, in parallel shards.
+func TestDifferentialAgainstReference(t *testing.T) {
+	t.Parallel()
+	const shards = 8
+	for shard := range shards {
+		t.Run(fmt.Sprint("shard", shard), func(t *testing.T) {
+			t.Parallel()
+			differential(t, uint64(shard), differentialRules/shards)
+		})
+	}
+}
+
+func differential(t *testing.T, seed uint64, rules int) {
+	rng := rand.New(rand.NewPCG(23, 5545+seed))
+	locs := map[string]*time.Location{}
+	for _, z := range diffZones {
+		locs[z] = mustLoc(t, z)
+	}
+	compared, refused, nonEmpty := 0, 0, 0
+	shapes := map[string]int{}
+	weeks := map[refWeekKey][3]int{}
+	for i := range rules {
+		rule, wall, span := randomRefRule(rng)
+		rule.weeks = weeks
+		zone := diffZones[rng.IntN(len(diffZones))]
+		loc := locs[zone]
+		start, ok := refResolve(wall, loc)
+		if !ok { // DTSTART in a gap: take the hour after
+			start, _ = refResolve(wall.Add(time.Hour), loc)
+		}
+		from := start.Add(-time.Hour)
+		if rng.IntN(10) < 6 {
+			from = start.Add(time.Duration(rng.Int64N(int64(span / 2))))
+		}
+		to := from.Add(time.Hour + time.Duration(rng.Int64N(int64(span))))
+		if rule.count == 0 && rng.IntN(100) < 15 {
+			// UNTIL exactly on an instant (inclusive), or between two.
+			all := rule.refInstants(start, loc, start, start.Add(span))
+			if len(all) > 0 {
+				rule.until = all[rng.IntN(len(all))]
+				if rng.IntN(4) == 0 {
+					rule.until = rule.until.Add(-time.Second)
+				}
+			} else {
+				rule.until = start.Add(time.Duration(rng.Int64N(int64(span))))
+			}
+			if rule.until.Before(start) {
+				rule.until = start
+			}
+		}
+		text := rule.text()
+		want := rule.refInstants(start, loc, from, to)
+		label := fmt.Sprintf("rule %d: %s from %s (%s) in %s over [%s, %s)", i, text, start.In(loc).Format(time.RFC3339),
+			start.In(loc).Weekday(), zone, from.Format(time.RFC3339), to.Format(time.RFC3339))
+		// A two-hundredth of the default budget to compile: the rules that
+		// never produce are refused 200 times sooner.
+		r, err := Compile(Spec{StartTime: start, Timezone: zone, RRule: text}, Limits{MaxIterations: 5_000})
+		if err != nil {
+			var fe *FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("%s: error %v is not a *FieldError", label, err)
+			}
+			if len(want) > 0 {
+				t.Fatalf("%s: refused (%v) but the reference has %s", label, err, head(want))
+			}
+			refused++
+			continue
+		}
+		r.limits = DefaultLimits() // the windows themselves get the full budget
+		got, err := Expand(r, from, to, 100000)
+		if err != nil {
+			t.Fatalf("%s: %v", label, err)
+		}
+		if fmt.Sprint(formatAll(got)) != fmt.Sprint(formatAll(want)) {
+			t.Fatalf("%s:\n got  %v\n want %v (reference)", label, head(got), head(want))
+		}
+		compared++
+		if len(want) > 0 {
+			nonEmpty++
+			for shape, ok := range map[string]bool{
+				"BYWEEKNO across New Year": len(rule.byWeekNo) > 0 && slices.ContainsFunc(want, func(t time.Time) bool {
+					return t.Month() == time.January && t.Day() <= 7 || t.Month() == time.December && t.Day() >= 25
+				}),
+				"negative BYWEEKNO":        slices.ContainsFunc(rule.byWeekNo, func(v int) bool { return v < 0 }),
+				"WKST other than Monday":   rule.wkst != time.Monday && (len(rule.byWeekNo) > 0 || rule.freq == "WEEKLY"),
+				"WEEKLY with BYSETPOS":     rule.freq == "WEEKLY" && len(rule.bySetPos) > 0,
+				"COUNT with BYSETPOS":      rule.count > 0 && len(rule.bySetPos) > 0,
+				"UNTIL exactly an instant": !rule.until.IsZero() && slices.ContainsFunc(want, rule.until.Equal),
+				"BYYEARDAY":                len(rule.byYearDay) > 0,
+				"a BYDAY ordinal":          slices.ContainsFunc(rule.byDay, func(d refDay) bool { return d.n != 0 }),
+				"sub-daily":                refFreqRank[rule.freq] < refFreqRank["DAILY"],
+				"a zone with DST":          zone != "UTC" && zone != "Asia/Kolkata",
+			} {
+				if ok {
+					shapes[shape]++
+				}
+			}
+		}
+	}
+	for _, shape := range []string{"BYWEEKNO across New Year", "negative BYWEEKNO", "WKST other than Monday",
+		"WEEKLY with BYSETPOS", "COUNT with BYSETPOS", "UNTIL exactly an instant", "BYYEARDAY", "a BYDAY ordinal",
+		"sub-daily", "a zone with DST"} {
+		if shapes[shape] == 0 {
+			t.Errorf("no compared window with instants had the shape %q", shape)
+		}
+	}
+	t.Logf("shapes with instants: %v", shapes)
+	t.Logf("%d rules: %d compared (%d windows with instants), %d refused", rules, compared, nonEmpty, refused)
+	if refused > rules/5 || nonEmpty < rules/2 {
+		t.Fatalf("the generator is off: %d refused, %d of %d compared windows had instants", refused, nonEmpty, compared)
+	}
+}
+
+// head formats the first instants of a long list for a failure message.
+func head(ts []time.Time) string {
+	if len(ts) > 12 {
+		return fmt.Sprintf("%v … (%d in all)", formatAll(ts[:12]), len(ts))
+	}
+	return fmt.Sprint(formatAll(ts))
+}
