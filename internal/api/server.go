@@ -59,7 +59,7 @@ type Lifecycle interface {
 	Acknowledge(ctx context.Context, a events.Ack) error
 	Replay(ctx context.Context, p auth.Principal, id string) (model.Occurrence, error)
 	ReplayMany(ctx context.Context, p auth.Principal, f model.RetryFilter) (model.RetryResult, error)
-	PreviewSchedule(ctx context.Context, in *events.Input, after time.Time, n int) (events.Preview, error)
+	PreviewSchedule(ctx context.Context, p auth.Principal, in *events.Input, after time.Time, n int) (events.Preview, error)
 	PreviewEvent(ctx context.Context, p auth.Principal, id string, after time.Time, n int) (events.Preview, error)
 	SkipOccurrence(ctx context.Context, p auth.Principal, id, reason string) (model.Occurrence, error)
 	UnskipOccurrence(ctx context.Context, p auth.Principal, id string) (model.Occurrence, error)

@@ -80,9 +80,14 @@ func (s *Service) Planning() Planning { return s.plan }
 
 // PreviewSchedule shows the next n rows strictly after after of a schedule
 // in a body (start_time may be past), with its time policy and calendars.
-func (s *Service) PreviewSchedule(ctx context.Context, in *events.Input, after time.Time, n int) (events.Preview, error) {
+// The calendars it names pass event create's read rule: one the principal
+// cannot read answers like an unknown one.
+func (s *Service) PreviewSchedule(ctx context.Context, p auth.Principal, in *events.Input, after time.Time, n int) (events.Preview, error) {
 	ev, rule, err := s.validate.PreviewRule(in, s.now())
 	if err != nil {
+		return events.Preview{}, err
+	}
+	if err := s.checkCalendars(ctx, s.store, p, ev.Calendars); err != nil {
 		return events.Preview{}, err
 	}
 	return s.preview(ctx, ev, rule, after, n)
