@@ -129,6 +129,7 @@ func (s *Service) applyEndpoint(body map[string]json.RawMessage, e *model.Endpoi
 			e.Description = *desc
 		}
 	}
+	oldURL := e.URL
 	if u, err := str("url"); err != nil {
 		return ch, err
 	} else if u != nil || creating || isNull(body, "url") {
@@ -228,13 +229,16 @@ func (s *Service) applyEndpoint(body map[string]json.RawMessage, e *model.Endpoi
 		}
 		e.Circuit = c
 	}
+	urlChanged := !creating && e.URL != oldURL
 	ch.AuthSecrets = stored
 	if raw, ok := present("auth"); ok {
-		auth, secrets, err := s.decodeAuth(raw, e.Auth, stored)
+		auth, secrets, err := s.decodeAuth(raw, e.Auth, stored, urlChanged)
 		if err != nil {
 			return ch, err
 		}
 		e.Auth, ch.AuthSecrets, ch.AuthChanged = auth, secrets, true
+	} else if urlChanged && e.Auth != nil && e.Auth.Type == model.AuthBasic {
+		return ch, errSecretAgain("auth.password", "url")
 	}
 	if e.Auth != nil {
 		for name := range e.Headers {
@@ -345,10 +349,19 @@ var authFields = map[string]map[string]bool{
 	model.AuthMTLS:                    input.Set("certificate", "private_key", "ca_certificate"),
 }
 
+// errSecretAgain refuses a change that would send a stored secret to a new
+// destination: a secret is kept only while the URL it is sent to stays.
+func errSecretAgain(field, destination string) error {
+	return input.BadRequestf(field, "must be given again: %s changed, and a stored secret is never sent to a new "+
+		"destination", destination)
+}
+
 // decodeAuth reads auth: null removes it. A secret field omitted while the
-// type stays the same keeps its stored value (old, stored).
-func (s *Service) decodeAuth(raw json.RawMessage, old *model.EndpointAuth, stored *model.EndpointAuthSecrets) (
-	*model.EndpointAuth, *model.EndpointAuthSecrets, error) {
+// type and the secret's destination stay the same keeps its stored value
+// (old, stored); urlChanged says the endpoint's url (where a basic-auth
+// password goes) changed in the same request.
+func (s *Service) decodeAuth(raw json.RawMessage, old *model.EndpointAuth, stored *model.EndpointAuthSecrets,
+	urlChanged bool) (*model.EndpointAuth, *model.EndpointAuthSecrets, error) {
 	if input.IsNull(raw) {
 		return nil, nil, nil
 	}
@@ -374,10 +387,14 @@ func (s *Service) decodeAuth(raw json.RawMessage, old *model.EndpointAuth, store
 	if old != nil && old.Type == in.Type && stored != nil {
 		keep = *stored
 	}
-	secret := func(name string, v *string, kept string) (string, error) {
+	// moved names what changed when the destination of a kept secret did.
+	secret := func(name string, v *string, kept, moved string) (string, error) {
 		if v == nil {
 			if kept == "" {
 				return "", input.BadRequest("auth."+name, "is required")
+			}
+			if moved != "" {
+				return "", errSecretAgain("auth."+name, moved)
 			}
 			return kept, nil
 		}
@@ -409,7 +426,11 @@ func (s *Service) decodeAuth(raw json.RawMessage, old *model.EndpointAuth, store
 		if strings.Contains(auth.Username, ":") {
 			return nil, nil, input.BadRequest("auth.username", "must not contain a colon")
 		}
-		if sec.Password, err = secret("password", in.Password, keep.Password); err != nil {
+		moved := ""
+		if urlChanged {
+			moved = "url"
+		}
+		if sec.Password, err = secret("password", in.Password, keep.Password, moved); err != nil {
 			return nil, nil, err
 		}
 	case model.AuthOAuth2ClientCredentials:
@@ -422,7 +443,11 @@ func (s *Service) decodeAuth(raw json.RawMessage, old *model.EndpointAuth, store
 		if auth.ClientID, err = text("client_id", in.ClientID, true, maxAuthText); err != nil {
 			return nil, nil, err
 		}
-		if sec.ClientSecret, err = secret("client_secret", in.ClientSecret, keep.ClientSecret); err != nil {
+		moved := ""
+		if old != nil && old.TokenURL != auth.TokenURL {
+			moved = "auth.token_url"
+		}
+		if sec.ClientSecret, err = secret("client_secret", in.ClientSecret, keep.ClientSecret, moved); err != nil {
 			return nil, nil, err
 		}
 		if auth.Audience, err = text("audience", in.Audience, false, maxAuthText); err != nil {
