@@ -21,6 +21,7 @@ import (
 	"github.com/qhronos/qhronos/internal/metrics"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/recurrence"
+	"github.com/qhronos/qhronos/internal/redact"
 	"github.com/qhronos/qhronos/internal/secrets"
 )
 
@@ -172,6 +173,8 @@ type Server struct {
 	opts   Options
 	log    *zap.Logger
 	engine *gin.Engine
+	// redact shows sensitive values (internal/redact) in every answer.
+	redact *redact.Redactor
 }
 
 // New builds the server and its routes.
@@ -180,7 +183,7 @@ func New(d Deps, opts Options) *Server {
 		d.Now = time.Now
 	}
 	gin.SetMode(gin.ReleaseMode)
-	s := &Server{Deps: d, opts: opts, log: d.Logger.Named("api")}
+	s := &Server{Deps: d, opts: opts, log: d.Logger.Named("api"), redact: d.Secrets.Redactor()}
 	s.engine = s.routes()
 	return s
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"sort"
 	"net/http"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/outbound"
+	"github.com/qhronos/qhronos/internal/redact"
 )
 
 // The product's limits on an endpoint.
@@ -136,11 +138,20 @@ func (s *Service) applyEndpoint(body map[string]json.RawMessage, e *model.Endpoi
 		if u == nil {
 			return ch, input.BadRequest("url", "is required")
 		}
+		if redact.HasMask(*u) {
+			v, err := s.redact.RestoreValue("url", *u, oldURL)
+			if err != nil {
+				return ch, restoreError(err)
+			}
+			restored, _ := v.(string)
+			u = &restored
+		}
 		if err := outbound.CheckURL(*u, s.opts.Outbound); err != nil {
 			return ch, input.BadRequest("url", err.Error())
 		}
 		e.URL = *u
 	}
+	urlChanged := !creating && e.URL != oldURL
 	if _, ok := present("secret"); ok {
 		if !creating {
 			return ch, input.BadRequest("secret", "cannot be changed here; use POST /endpoints/{id}/rotate-secret")
@@ -178,6 +189,9 @@ func (s *Service) applyEndpoint(body map[string]json.RawMessage, e *model.Endpoi
 				return ch, input.BadRequest("headers", "must be an object of strings")
 			}
 		}
+		if err := s.restoreHeaders(headers, e.Headers, urlChanged); err != nil {
+			return ch, err
+		}
 		if err := actions.ValidateHeaders(headers); err != nil {
 			var pe *actions.ParamError
 			if errors.As(err, &pe) {
@@ -188,6 +202,12 @@ func (s *Service) applyEndpoint(body map[string]json.RawMessage, e *model.Endpoi
 		e.Headers = headers
 	} else if e.Headers == nil {
 		e.Headers = map[string]string{}
+	} else if urlChanged {
+		// Header values are credentials as much as a password is: they do
+		// not follow a new url unless sent again.
+		if names := sortedNames(e.Headers); len(names) > 0 {
+			return ch, errSecretAgain("headers."+names[0], "url")
+		}
 	}
 	if raw, ok := present("rate_limit"); ok {
 		rl, err := decodeRateLimit(raw)
@@ -229,7 +249,6 @@ func (s *Service) applyEndpoint(body map[string]json.RawMessage, e *model.Endpoi
 		}
 		e.Circuit = c
 	}
-	urlChanged := !creating && e.URL != oldURL
 	ch.AuthSecrets = stored
 	if raw, ok := present("auth"); ok {
 		auth, secrets, err := s.decodeAuth(raw, e.Auth, stored, urlChanged)
@@ -248,6 +267,36 @@ func (s *Service) applyEndpoint(body map[string]json.RawMessage, e *model.Endpoi
 		}
 	}
 	return ch, nil
+}
+
+// restoreHeaders puts back the stored values behind header fingerprints
+// sent back as answers show them; refused when the url changed.
+func (s *Service) restoreHeaders(sent, stored map[string]string, urlChanged bool) error {
+	for _, name := range sortedNames(sent) {
+		v := sent[name]
+		if !redact.HasMask(v) {
+			continue
+		}
+		old, ok := stored[name]
+		switch {
+		case ok && v == s.redact.Fingerprint(old) && urlChanged:
+			return errSecretAgain("headers."+name, "url")
+		case ok && v == s.redact.Fingerprint(old):
+			sent[name] = old
+		default:
+			return restoreError(&redact.RestoreError{Field: "headers." + name})
+		}
+	}
+	return nil
+}
+
+func sortedNames(m map[string]string) []string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // isNull reports whether a member is present as JSON null.
@@ -434,6 +483,18 @@ func (s *Service) decodeAuth(raw json.RawMessage, old *model.EndpointAuth, store
 			return nil, nil, err
 		}
 	case model.AuthOAuth2ClientCredentials:
+		if in.TokenURL != nil && redact.HasMask(*in.TokenURL) {
+			oldURL := ""
+			if old != nil {
+				oldURL = old.TokenURL
+			}
+			v, err := s.redact.RestoreValue("auth.token_url", *in.TokenURL, oldURL)
+			if err != nil {
+				return nil, nil, restoreError(err)
+			}
+			restored, _ := v.(string)
+			in.TokenURL = &restored
+		}
 		if auth.TokenURL, err = text("token_url", in.TokenURL, true, outbound.MaxURLLength); err != nil {
 			return nil, nil, err
 		}

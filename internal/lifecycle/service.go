@@ -16,6 +16,7 @@ import (
 	"github.com/qhronos/qhronos/internal/outbound"
 	"github.com/qhronos/qhronos/internal/planner"
 	"github.com/qhronos/qhronos/internal/recurrence"
+	"github.com/qhronos/qhronos/internal/redact"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/secrets"
 )
@@ -52,6 +53,7 @@ type Service struct {
 	store    *repository.Store
 	validate *events.Validator
 	secrets  *secrets.Box
+	redact   *redact.Redactor
 	waker    Waker
 	now      func() time.Time
 	opts     Options
@@ -64,7 +66,8 @@ func New(d Deps, opts Options) *Service {
 		d.Now = time.Now
 	}
 	v := &events.Validator{Actions: d.Actions, Secrets: d.Secrets, Recurrence: opts.Recurrence, MaxTimeout: opts.MaxTimeout}
-	return &Service{store: d.Store, validate: v, secrets: d.Secrets, waker: d.Waker, now: d.Now, opts: opts,
+	return &Service{store: d.Store, validate: v, secrets: d.Secrets, redact: d.Secrets.Redactor(),
+		waker: d.Waker, now: d.Now, opts: opts,
 		plan: Planning{Window: opts.Window, Calendars: d.Calendars}}
 }
 
