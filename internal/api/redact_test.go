@@ -107,6 +107,24 @@ func TestSensitiveValuesAreWriteOnly(t *testing.T) {
 			requireNoCredential(t, "the history", hist.Body)
 			require.True(t, strings.Contains(string(hist.Body), redact.Mask), "history shows fingerprints")
 
+			// A legacy webhook event: its URL's userinfo and query.
+			hookURL := "http://" + credURLUser + ":" + credURLPassword + "@127.0.0.1:9999/hook?token=" + credQuerySig
+			hook := eventBody("team-a")
+			hook["webhook"] = hookURL
+			hookID := e.createEvent(e.master, hook)["id"].(string)
+			gotHook := e.do("GET", "/events/"+hookID, reader, nil)
+			requireNoCredential(t, "GET of a webhook event", gotHook.Body)
+			var hookFull map[string]any
+			gotHook.json(t, &hookFull)
+			delete(hookFull, "endpoint_id")
+			hookFull["description"] = "edited"
+			res = e.do("PUT", "/events/"+hookID, e.master, hookFull)
+			require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+			storedHook, err := e.store.GetEvent(context.Background(), hookID)
+			require.NoError(t, err)
+			require.Equal(t, hookURL, storedHook.Webhook, "the round trip keeps the real URL")
+			require.Contains(t, string(storedHook.Action.Params), credURLPassword)
+
 			// Endpoints: header values and URL userinfo.
 			ep := endpointBody("team-a")
 			ep["url"] = "http://" + credURLUser + ":" + credURLPassword + "@127.0.0.1:9999/hooks?sig=" + credQuerySig
