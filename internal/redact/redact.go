@@ -136,13 +136,19 @@ func (r *Redactor) URL(s string) string {
 // String shows a free string: a URL by URL, a form or JSON document that
 // carries a credential whole as its fingerprint, anything else as it is.
 func (r *Redactor) String(s string) string {
-	if strings.Contains(s, "://") && !strings.ContainsAny(s, " \n\t") {
+	if absoluteURL(s) {
 		return r.URL(s)
 	}
 	if credentialText(s) {
 		return r.Fingerprint(s)
 	}
 	return s
+}
+
+// absoluteURL reports a string that is one URL (not a document that
+// mentions one); URL shows even an unparsable one safely.
+func absoluteURL(s string) bool {
+	return strings.Contains(s, "://") && !strings.ContainsAny(s, " \n\t\"{}[]")
 }
 
 // credentialText reports a string body that is a JSON document with a

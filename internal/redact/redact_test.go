@@ -37,7 +37,7 @@ func TestDocumentHidesCredentialsAtAnyDepth(t *testing.T) {
 	t.Parallel()
 	in := `{"method":"POST","headers":{"X-A":"1"},"body":{"list":[{"Bearer":"b","PIN":1234,"privateKey":{"k":"v"},
 		"Signature":"s","otp_code":"c","name":"n"}],"form":"client_secret=x&pw=y","json":"{\"password\":\"p\"}",
-		"plain":"hello"}}`
+		"plain":"hello","compact":"{\"password\":\"p2\",\"u\":\"http://a/b\"}","link":"https://h/p?token=t","bad":"http://u:pw@h/%zz"}}`
 	var got map[string]any
 	require.NoError(t, json.Unmarshal(r.JSON(json.RawMessage(in)), &got))
 	require.Equal(t, "POST", got["method"])
@@ -53,6 +53,9 @@ func TestDocumentHidesCredentialsAtAnyDepth(t *testing.T) {
 	require.Equal(t, r.Fingerprint("client_secret=x&pw=y"), body["form"])
 	require.Equal(t, r.Fingerprint(`{"password":"p"}`), body["json"])
 	require.Equal(t, "hello", body["plain"])
+	require.Equal(t, r.Fingerprint(`{"password":"p2","u":"http://a/b"}`), body["compact"], "a JSON body naming a URL")
+	require.Equal(t, "https://h/p?token="+r.Fingerprint("t"), body["link"], "a URL keeps its host in view")
+	require.Equal(t, r.Fingerprint("http://u:pw@h/%zz"), body["bad"], "an unparsable URL hides whole")
 }
 
 func TestRestorePutsBackOnlyWhatWasShownThere(t *testing.T) {
