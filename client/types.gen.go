@@ -868,8 +868,10 @@ type Endpoint struct {
 	Description   string           `json:"description"`
 
 	// DisabledReason manual or circuit_open when disabled, else empty
-	DisabledReason string            `json:"disabled_reason"`
-	Headers        map[string]string `json:"headers"`
+	DisabledReason string `json:"disabled_reason"`
+
+	// Headers values show as fingerprints (write-only); sent back unchanged they keep the stored values
+	Headers map[string]string `json:"headers"`
 
 	// Health the newest 1000 attempts of the last hour, and the circuit's record
 	Health         EndpointHealth `json:"health"`
@@ -892,8 +894,10 @@ type Endpoint struct {
 	Tags           []string      `json:"tags"`
 	Timeout        *string       `json:"timeout"`
 	UpdatedAt      time.Time     `json:"updated_at"`
-	URL            string        `json:"url"`
-	Version        int           `json:"version"`
+
+	// URL userinfo and query values show as fingerprints (write-only)
+	URL     string `json:"url"`
+	Version int    `json:"version"`
 }
 
 // EndpointState defines model for Endpoint.State.
@@ -918,7 +922,7 @@ type EndpointAuth struct {
 // EndpointAuthType defines model for EndpointAuth.Type.
 type EndpointAuthType string
 
-// EndpointAuthInput outbound auth by type; password, client_secret and private_key are write-only: omitted on PATCH while the type stays, they keep their stored value
+// EndpointAuthInput outbound auth by type; password, client_secret and private_key are write-only: omitted on PATCH while the type stays, they keep their stored value, except that a PATCH changing url must carry password again and one changing token_url client_secret again (400 naming the secret otherwise)
 type EndpointAuthInput struct {
 	Audience *string `json:"audience,omitempty"`
 
@@ -1040,7 +1044,7 @@ type Error struct {
 	Field *string `json:"field,omitempty"`
 }
 
-// Event defines model for Event.
+// Event Its action's params show sensitive values as fingerprints (header values, URL userinfo and query values, credential-named members, credential form/JSON bodies); sent back unchanged they keep the stored values.
 type Event struct {
 	Action    Action `json:"action"`
 	Calendars []struct {
@@ -1085,7 +1089,9 @@ type Event struct {
 	Timezone     string                 `json:"timezone"`
 	UpdatedAt    time.Time              `json:"updated_at"`
 	Version      int                    `json:"version"`
-	Webhook      string                 `json:"webhook"`
+
+	// Webhook userinfo and query values show as fingerprints (write-only)
+	Webhook string `json:"webhook"`
 }
 
 // EventCalendarsPolicy defines model for Event.Calendars.Policy.
@@ -1172,7 +1178,7 @@ type Health struct {
 	Status string `json:"status"`
 }
 
-// HistoryChange A field's value before and after (null when absent); a secret shows as "[redacted]".
+// HistoryChange A field's value before and after (null when absent); a sensitive value shows as its fingerprint ("••••" and 8 hex digits).
 type HistoryChange struct {
 	From interface{} `json:"from"`
 	To   interface{} `json:"to"`

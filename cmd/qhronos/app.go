@@ -49,7 +49,7 @@ func run(ctx context.Context, args []string, a *app) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(a.stderr, "qhronos: "+describe(err))
+	fmt.Fprintln(a.stderr, "qhronos: "+printable(describe(err)))
 	return exitCode(err)
 }
 

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The one place that formats output: JSON (stable, indented, the API's own
@@ -27,12 +30,52 @@ func (a *app) render(v any, t *table) error {
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	if len(t.header) > 0 {
-		fmt.Fprintln(tw, strings.Join(t.header, "\t"))
+		fmt.Fprintln(tw, joinCells(t.header))
 	}
 	for _, r := range t.rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
+		fmt.Fprintln(tw, joinCells(r))
 	}
 	return tw.Flush()
+}
+
+func joinCells(cells []string) string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = printable(c)
+	}
+	return strings.Join(out, "\t")
+}
+
+// printable escapes what a terminal would act on rather than show: C0 and
+// C1 controls (ESC starts colour, title and clipboard sequences), DEL,
+// bidirectional overrides, and bytes that are not UTF-8. Everything else is
+// printed as is, so names in any script stay readable. Every table cell and
+// every message on stderr passes through it; JSON output is escaped by its
+// encoder.
+func printable(s string) string {
+	if strings.IndexFunc(s, needsEscape) < 0 && utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case needsEscape(r):
+			q := strconv.QuoteRuneToASCII(r) // '\x1b', '\t', '\u202e'
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+func needsEscape(r rune) bool {
+	return unicode.IsControl(r) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) ||
+		r == 0x200e || r == 0x200f || r == 0x061c
 }
 
 // fields is a two-column table of one resource.

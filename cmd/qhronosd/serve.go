@@ -124,6 +124,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		},
 	}, api.OptionsFrom(cfg))
 	if ui, err = console.New(console.Options{API: srv.Handler(), EncryptionKey: cfg.Secrets.EncryptionKey,
+		SecureCookie: cfg.Console.SecureCookie, TrustedProxies: cfg.Server.TrustedProxies, Revocations: b.store,
 		Logger: log}); err != nil {
 		return fmt.Errorf("console: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/qhronos/qhronos/internal/outbound"
+	"github.com/qhronos/qhronos/internal/redact"
 )
 
 // APICall sends an arbitrary HTTP request: a method, URL, headers and body
@@ -154,7 +155,7 @@ func (d *apiCallDelivery) send(ctx context.Context, req Request, to httpTarget) 
 		}
 		r, err := http.NewRequestWithContext(ctx, p.Method, to.url, rd)
 		if err != nil {
-			return nil, fmt.Errorf("build apicall request: %w", err)
+			return nil, fmt.Errorf("build apicall request: %w", redact.URLError(err))
 		}
 		setEndpointHeaders(r.Header, to.headers)
 		for k, v := range p.Headers {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/qhronos/qhronos/internal/outbound"
+	"github.com/qhronos/qhronos/internal/redact"
 )
 
 // Webhook POSTs the occurrence payload as signed JSON to params.url, or to
@@ -86,7 +87,7 @@ func (d *webhookDelivery) send(ctx context.Context, req Request, to httpTarget) 
 	return d.cfg.deliver(ctx, req, to.client, func(ctx context.Context) (*http.Request, error) {
 		r, err := http.NewRequestWithContext(ctx, http.MethodPost, to.url, bytes.NewReader(body))
 		if err != nil {
-			return nil, fmt.Errorf("build webhook request: %w", err)
+			return nil, fmt.Errorf("build webhook request: %w", redact.URLError(err))
 		}
 		setEndpointHeaders(r.Header, to.headers)
 		r.Header.Set("Content-Type", "application/json")

@@ -366,3 +366,69 @@ func TestCalendarSkipsRollsAndReplans(t *testing.T) {
 		})
 	}
 }
+
+// TestSchedulePreviewNamesOnlyCalendarsItCanRead: POST /schedules/preview
+// applies event create's read rule to calendars, so another tenant's
+// calendar answers exactly like an unknown one and its days never show.
+func TestSchedulePreviewNamesOnlyCalendarsItCanRead(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, b.Open)
+			theirs := e.createCalendar(e.master, calendarBody("team-b"))["id"].(string)
+			ours := e.createCalendar(e.master, calendarBody("team-a"))["id"].(string)
+			tok := e.mint("read", []string{"team-a"})
+			preview := func(id string) response {
+				return e.do("POST", "/schedules/preview", tok, map[string]any{
+					"start_time": "2031-12-20T09:00:00Z", "rrule": "FREQ=DAILY", "count": 7,
+					"after": "2031-12-20T00:00:00Z", "calendars": []map[string]string{{"id": id}}})
+			}
+			var answers []map[string]any
+			for _, id := range []string{theirs, "6f1c2a8e-0000-4000-8000-000000000000"} {
+				res := preview(id)
+				require.Equal(t, http.StatusBadRequest, res.Status, "%s", res.Body)
+				got := res.object(t)
+				require.Equal(t, "calendars[0].id", got["field"], "%s", res.Body)
+				got["error"] = strings.ReplaceAll(got["error"].(string), id, "ID")
+				answers = append(answers, got)
+			}
+			require.Equal(t, answers[0], answers[1], "another tenant's calendar answers like an unknown one")
+			res := preview(ours)
+			require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+			require.Contains(t, string(res.Body), `"reason":"calendar"`, "its own calendar applies")
+		})
+	}
+}
+
+// TestIDFiltersAnswerAlikeForUnknownAndForeign: a filter naming another
+// tenant's event or endpoint answers exactly as one naming an unknown id.
+func TestIDFiltersAnswerAlikeForUnknownAndForeign(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, b.Open)
+			ep := e.createEndpoint(e.master, endpointBody("team-b"))["id"].(string)
+			body := eventBody("team-b")
+			delete(body, "webhook")
+			body["action"] = map[string]any{"type": "webhook", "params": map[string]any{"endpoint_id": ep}}
+			ev := e.createEvent(e.master, body)["id"].(string)
+			require.NotEmpty(t, e.occurrenceRows(ev), "the foreign event has rows to leak")
+			tok := e.mint("write", []string{"team-a"})
+			unknown := "6f1c2a8e-0000-4000-8000-000000000000"
+			for _, c := range []struct{ method, path string }{
+				{"GET", "/events?endpoint_id="}, {"GET", "/occurrences?event_id="},
+				{"GET", "/occurrences?archived=true&event_id="}, {"POST", "/occurrences/retry"},
+			} {
+				ask := func(id string) response {
+					if c.method == "POST" {
+						return e.do(c.method, c.path, tok, map[string]any{"event_id": id})
+					}
+					return e.do(c.method, c.path+id, tok, nil)
+				}
+				foreign, none := ask(map[bool]string{true: ep, false: ev}[c.path == "/events?endpoint_id="]), ask(unknown)
+				require.Equal(t, none.Status, foreign.Status, "%s %s: %s", c.method, c.path, foreign.Body)
+				require.Equal(t, string(none.Body), string(foreign.Body), "%s %s", c.method, c.path)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/redact"
 )
 
 // endpointJSON is the endpoint resource. Write-only secrets (the signing
@@ -77,9 +78,11 @@ func durationText(d time.Duration) string {
 	return d.String()
 }
 
-func toEndpointJSON(e *model.Endpoint, st model.EndpointStats, now time.Time) endpointJSON {
+// toEndpointJSON is the endpoint as answers show it: header values, the
+// URL's userinfo and query values as r shows them (fingerprints).
+func toEndpointJSON(r *redact.Redactor, e *model.Endpoint, st model.EndpointStats, now time.Time) endpointJSON {
 	h := e.Health
-	out := endpointJSON{ID: e.ID, Name: e.Name, Description: e.Description, URL: e.URL, Headers: e.Headers,
+	out := endpointJSON{ID: e.ID, Name: e.Name, Description: e.Description, URL: r.URL(e.URL), Headers: r.Headers(e.Headers),
 		RateLimit: e.RateLimit, MaxConcurrency: e.MaxConcurrency, Auth: e.Auth, Tags: e.Tags, State: string(h.State),
 		DisabledReason: h.DisabledReason, StateChangedAt: h.StateChangedAt, OpenedAt: h.OpenedAt,
 		CoolDownUntil: h.CoolDownUntil, Version: e.Version, CreatedBy: e.CreatedBy, CreatedAt: e.CreatedAt,
@@ -89,6 +92,11 @@ func toEndpointJSON(e *model.Endpoint, st model.EndpointStats, now time.Time) en
 			ConsecutiveFailures: h.ConsecutiveFailures, LastErrorAt: h.LastErrorAt, LastSuccessAt: h.LastSuccessAt}}
 	if out.Headers == nil {
 		out.Headers = map[string]string{}
+	}
+	if e.Auth != nil {
+		auth := *e.Auth
+		auth.TokenURL = r.URL(auth.TokenURL)
+		out.Auth = &auth
 	}
 	if out.Tags == nil {
 		out.Tags = []string{}
@@ -125,7 +133,7 @@ func (s *Server) endpointAnswer(c *gin.Context, e *model.Endpoint) (endpointJSON
 	if err != nil {
 		return endpointJSON{}, err
 	}
-	return toEndpointJSON(e, st, s.Now()), nil
+	return toEndpointJSON(s.redact, e, st, s.Now()), nil
 }
 
 func (s *Server) writeEndpoint(c *gin.Context, status int, e *model.Endpoint, edit func(*endpointJSON)) error {

@@ -433,3 +433,60 @@ func TestEnableEndpointResumesDisabledRows(t *testing.T) {
 		})
 	}
 }
+
+// TestStoredSecretsDoNotFollowANewDestination: a PATCH that changes where
+// a stored secret goes (the endpoint's url for a basic-auth password, the
+// token URL for an OAuth2 client secret) must carry the secret again;
+// otherwise 400 names the secret and nothing changes.
+func TestStoredSecretsDoNotFollowANewDestination(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, b.Open)
+			refused := func(id string, body map[string]any, field string) {
+				t.Helper()
+				before := e.do("GET", "/endpoints/"+id, e.master, nil)
+				res := e.do("PATCH", "/endpoints/"+id, e.master, body)
+				require.Equal(t, http.StatusBadRequest, res.Status, "%s", res.Body)
+				require.Equal(t, field, res.object(t)["field"], "%s", res.Body)
+				require.Contains(t, res.object(t)["error"], "must be given again")
+				after := e.do("GET", "/endpoints/"+id, e.master, nil)
+				require.Equal(t, before.Header.Get("ETag"), after.Header.Get("ETag"), "nothing was written")
+			}
+			accepted := func(id string, body map[string]any) {
+				t.Helper()
+				res := e.do("PATCH", "/endpoints/"+id, e.master, body)
+				require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+			}
+
+			basic := endpointBody()
+			basic["auth"] = map[string]any{"type": "basic", "username": "u", "password": "old-password"}
+			id := e.createEndpoint(e.master, basic)["id"].(string)
+			accepted(id, map[string]any{"name": "renamed"}) // same url: the password stays
+			refused(id, map[string]any{"url": "http://127.0.0.2:9999/elsewhere"}, "auth.password")
+			refused(id, map[string]any{"url": "http://127.0.0.2:9999/elsewhere",
+				"auth": map[string]any{"type": "basic", "username": "u"}}, "auth.password")
+			accepted(id, map[string]any{"url": "http://127.0.0.2:9999/elsewhere",
+				"auth": map[string]any{"type": "basic", "username": "u", "password": "new-password"}})
+			require.Equal(t, "new-password", e.storedAuthSecrets(id).Password)
+
+			oauth := endpointBody()
+			oauthAuth := func(tokenURL string, secret ...string) map[string]any {
+				a := map[string]any{"type": "oauth2_client_credentials", "token_url": tokenURL, "client_id": "c"}
+				if len(secret) > 0 {
+					a["client_secret"] = secret[0]
+				}
+				return a
+			}
+			oauth["auth"] = oauthAuth("http://127.0.0.1:9999/token", "old-client-secret")
+			id = e.createEndpoint(e.master, oauth)["id"].(string)
+			accepted(id, map[string]any{"auth": oauthAuth("http://127.0.0.1:9999/token")}) // same token URL
+			require.Equal(t, "old-client-secret", e.storedAuthSecrets(id).ClientSecret)
+			refused(id, map[string]any{"auth": oauthAuth("http://127.0.0.2:9999/steal")}, "auth.client_secret")
+			accepted(id, map[string]any{"auth": oauthAuth("http://127.0.0.2:9999/token", "new-client-secret")})
+			require.Equal(t, "new-client-secret", e.storedAuthSecrets(id).ClientSecret)
+			// The client secret goes to the token URL, not the endpoint's url.
+			accepted(id, map[string]any{"url": "http://127.0.0.3:9999/hooks"})
+		})
+	}
+}

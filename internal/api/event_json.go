@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/redact"
 )
 
 // eventJSON is the event resource. Secrets are never part of it.
@@ -52,11 +53,13 @@ func rawOrNull(j json.RawMessage) json.RawMessage {
 	return json.RawMessage(j)
 }
 
-func toEventJSON(ev *model.Event) eventJSON {
+// toEventJSON is the event as answers show it: sensitive values in the
+// action's params and the webhook URL as r shows them (fingerprints).
+func toEventJSON(r *redact.Redactor, ev *model.Event) eventJSON {
 	out := eventJSON{
 		ID: ev.ID, Name: ev.Name, Description: ev.Description, StartTime: ev.StartTime, Timezone: ev.Timezone,
-		RRule: ev.RRule, Schedule: rawOrNull(ev.Schedule.EchoJSON()), Cron: ev.Cron, Action: mustJSON(ev.Action),
-		Webhook: ev.Webhook, Metadata: rawOrNull(ev.Metadata), Tags: ev.Tags, Status: string(ev.Status),
+		RRule: ev.RRule, Schedule: rawOrNull(ev.Schedule.EchoJSON()), Cron: ev.Cron,
+		Action: mustJSON(model.Action{Type: ev.Action.Type, Params: r.JSON(ev.Action.Params)}), Webhook: r.URL(ev.Webhook), Metadata: rawOrNull(ev.Metadata), Tags: ev.Tags, Status: string(ev.Status),
 		Retry: mustJSON(ev.Retry), CatchUp: ev.CatchUp, HMACSecretSet: len(ev.HMACSecret) > 0,
 		CreatedBy: ev.CreatedBy, CreatedVia: ev.CreatedVia, Version: ev.Version, NextRunAt: ev.NextRunAt,
 		LastRunAt: ev.LastRunAt, LastStatus: ev.LastStatus, CreatedAt: ev.CreatedAt, UpdatedAt: ev.UpdatedAt,

@@ -84,7 +84,7 @@ func (s *Server) listEvents(c *gin.Context) error {
 	}
 	out := make([]eventJSON, 0, len(events))
 	for i := range events {
-		out = append(out, toEventJSON(&events[i]))
+		out = append(out, toEventJSON(s.redact, &events[i]))
 	}
 	if len(events) == q.limit {
 		last := events[len(events)-1]
@@ -113,7 +113,7 @@ func (s *Server) getEvent(c *gin.Context) error {
 		c.Status(http.StatusNotModified)
 		return nil
 	}
-	c.JSON(http.StatusOK, toEventJSON(&ev))
+	c.JSON(http.StatusOK, toEventJSON(s.redact, &ev))
 	return nil
 }
 
@@ -130,7 +130,7 @@ func (s *Server) updateEvent(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	writeEvent(c, &ev)
+	s.writeEvent(c, &ev)
 	return nil
 }
 
@@ -143,7 +143,7 @@ func (s *Server) deleteEvent(c *gin.Context) error {
 }
 
 // writeEvent answers 200 with the event and its ETag.
-func writeEvent(c *gin.Context, ev *model.Event) {
+func (s *Server) writeEvent(c *gin.Context, ev *model.Event) {
 	c.Header("ETag", etag(ev))
-	c.JSON(http.StatusOK, toEventJSON(ev))
+	c.JSON(http.StatusOK, toEventJSON(s.redact, ev))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/redact"
 	"github.com/qhronos/qhronos/internal/repository"
 )
 
@@ -69,7 +70,7 @@ func (e *env) history(token, id string, limit int, query string) historyPage {
 }
 
 // Every change through the API shows in the event's history, oldest first,
-// by the master token over the api channel; secrets only as "[redacted]".
+// by the master token over the api channel; secrets only as fingerprints.
 func TestEventHistoryRecordsEveryChange(t *testing.T) {
 	t.Parallel()
 	for _, b := range backends() {
@@ -122,16 +123,16 @@ func TestEventHistoryRecordsEveryChange(t *testing.T) {
 			create, update, pause := h.Data[0].Changes, h.Data[1].Changes, h.Data[2].Changes
 			require.Equal(t, "report", create["name"].To)
 			require.Nil(t, create["name"].From)
-			require.Equal(t, "[redacted]", create["hmac_secret"].To)
+			require.True(t, redact.IsFingerprint(create["hmac_secret"].To.(string)), "%v", create["hmac_secret"])
 			require.Equal(t, struct{ From, To any }{"report", "renamed"}, update["name"])
 			require.Equal(t, struct{ From, To any }{nil, map[string]any{"max_attempts": float64(3)}}, update["retry"])
-			require.Equal(t, struct{ From, To any }{"[redacted]", "[redacted]"}, update["hmac_secret"])
+			isChangedFingerprint(t, update["hmac_secret"])
 			require.Len(t, update, 3, "only what changed: %v", update)
 			require.Equal(t, struct{ From, To any }{"active", "paused"}, pause["status"])
 			require.Equal(t, struct{ From, To any }{"paused", "active"}, h.Data[3].Changes["status"])
 			triggered := h.Data[4].Changes["occurrence"].To.(map[string]any)
 			require.Equal(t, true, triggered["manual"])
-			require.Equal(t, struct{ From, To any }{"[redacted]", "[redacted]"}, h.Data[5].Changes["hmac_secret"])
+			isChangedFingerprint(t, h.Data[5].Changes["hmac_secret"])
 			require.Equal(t, struct{ From, To any }{"active", "deleted"}, h.Data[6].Changes["status"])
 
 			// Paged three at a time, the history reads the same.
@@ -291,4 +292,14 @@ func TestEventHistoryRecordsScheduleControl(t *testing.T) {
 			require.Equal(t, struct{ From, To any }{"active", "paused"}, h.Data[6].Changes["status"])
 		})
 	}
+}
+
+// isChangedFingerprint checks a secret's change shows as two different
+// fingerprints and nothing else.
+func isChangedFingerprint(t *testing.T, c struct{ From, To any }) {
+	t.Helper()
+	from, _ := c.From.(string)
+	to, _ := c.To.(string)
+	require.True(t, redact.IsFingerprint(from) && redact.IsFingerprint(to), "%v", c)
+	require.NotEqual(t, from, to)
 }

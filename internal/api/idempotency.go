@@ -46,15 +46,15 @@ func (s *Server) once(c *gin.Context, body []byte) (events.Once, error) {
 	}
 	sum := sha256.Sum256(append([]byte(c.Request.Method+" "+c.Request.URL.Path+"\n"), body...))
 	return events.Once{Key: key, Principal: principal(c).Key(), RequestHash: hex.EncodeToString(sum[:]),
-		Render: renderCreated}, nil
+		Render: s.renderCreated}, nil
 }
 
 // renderCreated renders what a create answers: the new event or occurrence.
-func renderCreated(result any) (int, []byte, error) {
+func (s *Server) renderCreated(result any) (int, []byte, error) {
 	var v any
 	switch r := result.(type) {
 	case *model.Event:
-		v = toEventJSON(r)
+		v = toEventJSON(s.redact, r)
 	case *model.Occurrence:
 		v = toOccurrenceJSON(r)
 	default:

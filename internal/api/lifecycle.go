@@ -25,7 +25,7 @@ func (s *Server) pauseEvent(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	writeEvent(c, &ev)
+	s.writeEvent(c, &ev)
 	return nil
 }
 
@@ -44,7 +44,7 @@ func (s *Server) resumeEvent(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	writeEvent(c, &ev)
+	s.writeEvent(c, &ev)
 	return nil
 }
 

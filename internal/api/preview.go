@@ -55,7 +55,7 @@ func (s *Server) previewSchedule(c *gin.Context) error {
 	if err := checkPreviewCount(count); err != nil {
 		return err
 	}
-	p, err := s.Events.PreviewSchedule(c.Request.Context(), in, after, count)
+	p, err := s.Events.PreviewSchedule(c.Request.Context(), principal(c), in, after, count)
 	return writePreview(c, p, after, err)
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/qhronos/qhronos/internal/metrics"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/recurrence"
+	"github.com/qhronos/qhronos/internal/redact"
 	"github.com/qhronos/qhronos/internal/secrets"
 )
 
@@ -59,7 +60,7 @@ type Lifecycle interface {
 	Acknowledge(ctx context.Context, a events.Ack) error
 	Replay(ctx context.Context, p auth.Principal, id string) (model.Occurrence, error)
 	ReplayMany(ctx context.Context, p auth.Principal, f model.RetryFilter) (model.RetryResult, error)
-	PreviewSchedule(ctx context.Context, in *events.Input, after time.Time, n int) (events.Preview, error)
+	PreviewSchedule(ctx context.Context, p auth.Principal, in *events.Input, after time.Time, n int) (events.Preview, error)
 	PreviewEvent(ctx context.Context, p auth.Principal, id string, after time.Time, n int) (events.Preview, error)
 	SkipOccurrence(ctx context.Context, p auth.Principal, id, reason string) (model.Occurrence, error)
 	UnskipOccurrence(ctx context.Context, p auth.Principal, id string) (model.Occurrence, error)
@@ -172,6 +173,8 @@ type Server struct {
 	opts   Options
 	log    *zap.Logger
 	engine *gin.Engine
+	// redact shows sensitive values (internal/redact) in every answer.
+	redact *redact.Redactor
 }
 
 // New builds the server and its routes.
@@ -180,7 +183,7 @@ func New(d Deps, opts Options) *Server {
 		d.Now = time.Now
 	}
 	gin.SetMode(gin.ReleaseMode)
-	s := &Server{Deps: d, opts: opts, log: d.Logger.Named("api")}
+	s := &Server{Deps: d, opts: opts, log: d.Logger.Named("api"), redact: d.Secrets.Redactor()}
 	s.engine = s.routes()
 	return s
 }

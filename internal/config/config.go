@@ -34,6 +34,15 @@ type Config struct {
 	Endpoints EndpointsConfig `yaml:"endpoints"`
 
 	Notifications NotificationsConfig `yaml:"notifications"`
+	Console       ConsoleConfig       `yaml:"console"`
+}
+
+// ConsoleConfig is the web console's session cookie policy.
+type ConsoleConfig struct {
+	// SecureCookie is "auto" (Secure when the request came over TLS, seen
+	// directly or as X-Forwarded-Proto: https from server.trusted_proxies)
+	// or "always" (behind any TLS-terminating proxy not listed there).
+	SecureCookie string `yaml:"secure_cookie"`
 }
 
 // EndpointsConfig holds the defaults of every endpoint's circuit breaker

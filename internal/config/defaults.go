@@ -93,6 +93,7 @@ func Default() *Config {
 			CoolDown:     30 * time.Second,
 			DisableAfter: 3 * Day,
 		}},
+		Console: ConsoleConfig{SecureCookie: "auto"},
 		Notifications: NotificationsConfig{
 			SMTP:             SMTPConfig{TLS: "starttls"},
 			DigestInterval:   5 * time.Minute,

@@ -42,6 +42,7 @@ func (c *Config) Validate() error {
 
 	v.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
 	v.oneOf("log.format", c.Log.Format, "", "console", "json")
+	v.oneOf("console.secure_cookie", c.Console.SecureCookie, "auto", "always")
 
 	if c.Production() {
 		u, err := url.Parse(c.Database.URL)

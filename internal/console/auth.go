@@ -100,8 +100,14 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
 }
 
-func (c *Console) logout(w http.ResponseWriter, r *http.Request, _ *session) {
-	c.sessions.end(w, r)
+// logout ends the session on every instance, not only in this browser.
+func (c *Console) logout(w http.ResponseWriter, r *http.Request, s *session) {
+	if err := c.sessions.signOut(w, r, s); err != nil {
+		c.log.Error("revoke console session", zap.Error(err))
+		c.renderError(w, r, nil, http.StatusServiceUnavailable,
+			"Signing out could not be recorded; the session may still work elsewhere. Try again.")
+		return
+	}
 	http.Redirect(w, r, Prefix+"/login", http.StatusSeeOther)
 }
 

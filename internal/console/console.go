@@ -10,6 +10,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -40,8 +41,15 @@ type Options struct {
 	// SessionTTL bounds a sign-in (default 12 h); the token's own expiry and
 	// revocation end it sooner.
 	SessionTTL time.Duration
-	Logger     *zap.Logger
-	Now        func() time.Time
+	// SecureCookie is console.secure_cookie: "always", or "auto"/"" (Secure
+	// over TLS, seen directly or via X-Forwarded-Proto from TrustedProxies).
+	SecureCookie   string
+	TrustedProxies []netip.Prefix
+	// Revocations keep signed-out sessions (the store); nil keeps none, so
+	// only the browser forgets a session (tests).
+	Revocations Revocations
+	Logger      *zap.Logger
+	Now         func() time.Time
 }
 
 // Console serves /ui.
@@ -72,6 +80,7 @@ func New(opts Options) (*Console, error) {
 	if err != nil {
 		return nil, err
 	}
+	sb.secureAlways, sb.trusted, sb.revoked = opts.SecureCookie == "always", opts.TrustedProxies, opts.Revocations
 	pages, err := parsePages()
 	if err != nil {
 		return nil, err

@@ -448,3 +448,33 @@ func TestDescribeRule(t *testing.T) {
 		require.Equal(t, tt.want, describeRule(tt.kind, tt.rule, start, tt.zone), tt.rule)
 	}
 }
+
+// TestRedirectBackAcceptsOnlyConsolePaths: the back= of a console form is
+// followed only when it is a path of the console; anything a browser could
+// read as another origin falls back to the occurrence's page.
+func TestRedirectBackAcceptsOnlyConsolePaths(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"/ui/events/ev1", "/ui/failures?status=failed&since=2029-12-30T00%3A00%3A00Z", "/ui/"} {
+		got, accepted := consolePath(ok)
+		require.True(t, accepted, ok)
+		require.Equal(t, ok, got)
+	}
+	for _, bad := range []string{"", "//evil.com", "/\\evil.com", "/\t/evil.com", "/\n/evil.com", "/ui/\t/x",
+		"https://evil.com/ui/", "/%2F/evil.com", "/%5Cevil.com", "/%09/evil.com", "/ui/%09/x", "/ui/../../evil",
+		"/ui/%2e%2e/%2e%2e/x", "evil.com", "/ui@evil.com", "///evil.com", "/ui/\\\\evil.com", "/ui /x",
+		"/events/ev1"} {
+		_, accepted := consolePath(bad)
+		require.False(t, accepted, "%q", bad)
+	}
+
+	tc := newTestConsole(t)
+	session, csrf := tc.signIn()
+	for _, back := range []string{"/\t/evil.com", "//evil.com", "/\\evil.com", "/%2F/evil.com"} {
+		res := tc.post(session, "/ui/occurrences/oc1/replay", url.Values{"csrf": {csrf}, "back": {back}},
+			"Origin", tc.srv.URL)
+		_ = body(t, res)
+		require.Equal(t, http.StatusSeeOther, res.StatusCode)
+		require.True(t, strings.HasPrefix(res.Header.Get("Location"), "/ui/occurrences/oc1?"),
+			"back=%q redirected to %q", back, res.Header.Get("Location"))
+	}
+}

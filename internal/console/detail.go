@@ -276,8 +276,8 @@ func (c *Console) controlOne(action, done string) func(http.ResponseWriter, *htt
 
 func (c *Console) replayOne(w http.ResponseWriter, r *http.Request, s *session) {
 	id := r.PathValue("id")
-	back := r.PostFormValue("back")
-	if back == "" || back[0] != '/' || (len(back) > 1 && (back[1] == '/' || back[1] == '\\')) {
+	back, ok := consolePath(r.PostFormValue("back"))
+	if !ok {
 		back = Prefix + "/occurrences/" + url.PathEscape(id)
 	}
 	var out occurrenceJSON

@@ -7,9 +7,11 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"path"
 	"strings"
 	"time"
+	"unicode"
 
 	"go.uber.org/zap"
 )
@@ -117,6 +119,27 @@ func (c *Console) signOut(w http.ResponseWriter, r *http.Request) {
 }
 
 // redirect sends the browser to target after a POST, with a notice.
+// consolePath accepts a redirect target from a form only when it is a path
+// of this console and nothing a browser could read as another origin: no
+// scheme, host or userinfo; no backslash, space or control character
+// (browsers drop tabs and newlines, so "/\t/evil.com" is "//evil.com"),
+// raw or percent-encoded in the path; no ".." segment.
+func consolePath(back string) (string, bool) {
+	if strings.ContainsAny(back, "\\ ") || strings.IndexFunc(back, unicode.IsControl) >= 0 {
+		return "", false
+	}
+	u, err := url.Parse(back)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
+		return "", false
+	}
+	p := u.Path
+	if !strings.HasPrefix(p, Prefix+"/") || strings.ContainsAny(p, "\\ ") || strings.IndexFunc(p, unicode.IsControl) >= 0 ||
+		path.Clean(p) != strings.TrimSuffix(p, "/") && path.Clean(p) != p {
+		return "", false
+	}
+	return back, true
+}
+
 func redirect(w http.ResponseWriter, r *http.Request, target, notice string) {
 	if notice != "" {
 		sep := "?"

@@ -1,13 +1,16 @@
 package console
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/qhronos/qhronos/internal/secrets"
@@ -25,9 +28,18 @@ const (
 // session is what the sealed cookie holds: the bearer token, the CSRF token
 // of the forms, and when the sign-in ends.
 type session struct {
+	ID      string    `json:"i"` // what sign-out revokes
 	Token   string    `json:"t"`
 	CSRF    string    `json:"c"`
 	Expires time.Time `json:"e"`
+}
+
+// Revocations remember signed-out sessions where every instance reads them
+// (the store: repository.Store), so a captured cookie stops working
+// everywhere once its user signs out.
+type Revocations interface {
+	RevokeConsoleSession(ctx context.Context, id string, expires, now time.Time) error
+	ConsoleSessionRevoked(ctx context.Context, id string) (bool, error)
 }
 
 // sessionBox seals sessions with AES-GCM under a key derived from
@@ -36,6 +48,12 @@ type sessionBox struct {
 	box *secrets.Box
 	ttl time.Duration
 	now func() time.Time
+	// secureAlways marks every cookie Secure (console.secure_cookie: always);
+	// otherwise a cookie is Secure when the request came over TLS, seen
+	// directly or as X-Forwarded-Proto from one of trusted.
+	secureAlways bool
+	trusted      []netip.Prefix
+	revoked      Revocations
 }
 
 func newSessionBox(encryptionKey string, ttl time.Duration, now func() time.Time) (*sessionBox, error) {
@@ -87,32 +105,70 @@ func (sb *sessionBox) read(r *http.Request) (*session, bool) {
 		return nil, false
 	}
 	var s session
-	if sb.open(ck.Value, &s) != nil || s.Token == "" || s.CSRF == "" || !sb.now().Before(s.Expires) {
+	if sb.open(ck.Value, &s) != nil || s.ID == "" || s.Token == "" || s.CSRF == "" || !sb.now().Before(s.Expires) {
 		return nil, false
+	}
+	if sb.revoked != nil {
+		// A store that cannot answer signs nobody in: fail closed.
+		if revoked, err := sb.revoked.ConsoleSessionRevoked(r.Context(), s.ID); err != nil || revoked {
+			return nil, false
+		}
 	}
 	return &s, true
 }
 
-func cookie(r *http.Request, name, value string, maxAge int) *http.Cookie {
+func (sb *sessionBox) cookie(r *http.Request, name, value string, maxAge int) *http.Cookie {
 	return &http.Cookie{Name: name, Value: value, Path: Prefix, MaxAge: maxAge, HttpOnly: true,
-		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode}
+		Secure: sb.secure(r), SameSite: http.SameSiteStrictMode}
+}
+
+// secure reports whether the request reached us over TLS: directly, or
+// through a TLS-terminating proxy listed in server.trusted_proxies that
+// says so with X-Forwarded-Proto (anyone else could send that header).
+func (sb *sessionBox) secure(r *http.Request) bool {
+	if sb.secureAlways || r.TLS != nil {
+		return true
+	}
+	if !strings.EqualFold(strings.TrimSpace(strings.Split(r.Header.Get("X-Forwarded-Proto"), ",")[0]), "https") {
+		return false
+	}
+	peer, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	for _, p := range sb.trusted {
+		if p.Contains(peer.Addr().Unmap()) {
+			return true
+		}
+	}
+	return false
 }
 
 // start sets a new session cookie for token.
 func (sb *sessionBox) start(w http.ResponseWriter, r *http.Request, token string) error {
-	s := session{Token: token, CSRF: randomToken(), Expires: sb.now().Add(sb.ttl)}
+	s := session{ID: randomToken(), Token: token, CSRF: randomToken(), Expires: sb.now().Add(sb.ttl)}
 	v, err := sb.seal(s)
 	if err != nil {
 		return err
 	}
-	http.SetCookie(w, cookie(r, sessionCookie, v, int(sb.ttl/time.Second)))
-	http.SetCookie(w, cookie(r, preCookie, "", -1))
+	http.SetCookie(w, sb.cookie(r, sessionCookie, v, int(sb.ttl/time.Second)))
+	http.SetCookie(w, sb.cookie(r, preCookie, "", -1))
 	return nil
 }
 
 // end clears the session cookie.
 func (sb *sessionBox) end(w http.ResponseWriter, r *http.Request) {
-	http.SetCookie(w, cookie(r, sessionCookie, "", -1))
+	http.SetCookie(w, sb.cookie(r, sessionCookie, "", -1))
+}
+
+// signOut ends s everywhere: its id is revoked in the store every
+// instance reads, so the cookie, even captured, signs nobody in again.
+func (sb *sessionBox) signOut(w http.ResponseWriter, r *http.Request, s *session) error {
+	sb.end(w, r)
+	if sb.revoked == nil {
+		return nil
+	}
+	return sb.revoked.RevokeConsoleSession(r.Context(), s.ID, s.Expires, sb.now())
 }
 
 // preSignIn returns the sign-in form's CSRF token, setting its cookie.
@@ -125,7 +181,7 @@ func (sb *sessionBox) preSignIn(w http.ResponseWriter, r *http.Request) string {
 	}
 	tok := randomToken()
 	if v, err := sb.seal(tok); err == nil {
-		http.SetCookie(w, cookie(r, preCookie, v, 3600))
+		http.SetCookie(w, sb.cookie(r, preCookie, v, 3600))
 	}
 	return tok
 }

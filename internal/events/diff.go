@@ -3,17 +3,13 @@ package events
 import (
 	"bytes"
 	"encoding/json"
-	"net/url"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/redact"
 )
-
-// Redacted stands in for a secret in an event's history.
-const Redacted = "[redacted]"
 
 // Change is one changed field of a history entry.
 type Change struct {
@@ -44,11 +40,12 @@ type diffField struct {
 // its user-visible fields, as a history entry's changes: a JSON object whose
 // members are the changed fields, each {"from": …, "to": …}. before nil is a
 // creation (only the fields it sets are listed, from null); after nil is a
-// removal. Secrets never appear: hmac_secret shows only "[redacted]" (or
-// null when unset), and action params show "[redacted]" for every member
-// named like a secret and every header value. Nil when nothing changed.
-func Diff(before, after *model.Event) json.RawMessage {
-	from, to := visibleFields(before), visibleFields(after)
+// removal. Sensitive values never appear: they show as r shows them in
+// answers (internal/redact: fingerprints), and hmac_secret as the
+// fingerprint of its sealed bytes (null when unset). Nil when nothing
+// changed.
+func Diff(r *redact.Redactor, before, after *model.Event) json.RawMessage {
+	from, to := visibleFields(r, before), visibleFields(r, after)
 	var changed []rawChange
 	switch {
 	case before == nil:
@@ -120,7 +117,7 @@ func emptyValue(v json.RawMessage) bool {
 }
 
 // visibleFields are ev's user-visible fields, or none for nil.
-func visibleFields(ev *model.Event) map[string]diffField {
+func visibleFields(r *redact.Redactor, ev *model.Event) map[string]diffField {
 	out := map[string]diffField{}
 	if ev == nil {
 		return out
@@ -143,8 +140,8 @@ func visibleFields(ev *model.Event) map[string]diffField {
 	plain("rrule", ev.RRule)
 	out["schedule"] = canonicalField(ev.Schedule.EchoJSON())
 	plain("cron", ev.Cron)
-	out["action"] = actionField(ev.Action)
-	out["webhook"] = diffField{cmp: marshalOrNull(ev.Webhook), show: marshalOrNull(redactURL(ev.Webhook))}
+	out["action"] = actionField(r, ev.Action)
+	out["webhook"] = diffField{cmp: marshalOrNull(ev.Webhook), show: marshalOrNull(r.URL(ev.Webhook))}
 	tags := ev.Tags
 	if tags == nil {
 		tags = []string{}
@@ -173,8 +170,8 @@ func visibleFields(ev *model.Event) map[string]diffField {
 	}
 	secret := diffField{cmp: json.RawMessage("null"), show: json.RawMessage("null")}
 	if len(ev.HMACSecret) > 0 {
-		// The sealed bytes decide whether it changed; only the marker shows.
-		secret = diffField{cmp: marshalOrNull(ev.HMACSecret), show: marshalOrNull(Redacted)}
+		// The sealed bytes decide whether it changed; only their fingerprint shows.
+		secret = diffField{cmp: marshalOrNull(ev.HMACSecret), show: marshalOrNull(r.Fingerprint(string(ev.HMACSecret)))}
 	}
 	out["hmac_secret"] = secret
 	return out
@@ -222,10 +219,10 @@ func decodeDocument(raw json.RawMessage) (any, bool) {
 	return v, true
 }
 
-// actionField compares the action as stored and shows it with its secrets
-// redacted. Params that are not JSON (never stored: they are validated) show
-// as "[redacted]" whole.
-func actionField(a model.Action) diffField {
+// actionField compares the action as stored and shows it as answers do
+// (redact). Params that are not JSON (never stored: they are validated) show
+// as a fingerprint whole.
+func actionField(r *redact.Redactor, a model.Action) diffField {
 	if a.Type == "" && len(a.Params) == 0 {
 		return diffField{cmp: json.RawMessage("null"), show: json.RawMessage("null")}
 	}
@@ -233,123 +230,15 @@ func actionField(a model.Action) diffField {
 	var shown any
 	switch {
 	case ok:
-		shown = redactSecrets(params)
+		shown = r.Document(params)
 	case len(bytes.TrimSpace(a.Params)) > 0 && !bytes.Equal(bytes.TrimSpace(a.Params), []byte("null")):
-		shown = Redacted
+		shown = r.Fingerprint(string(a.Params))
 	}
 	type action struct {
 		Type   string `json:"type"`
 		Params any    `json:"params"`
 	}
 	return diffField{cmp: marshalOrNull(action{a.Type, params}), show: marshalOrNull(action{a.Type, shown})}
-}
-
-// secretWords mark a member whose value is a secret when its name contains
-// one of them, case-insensitively ("Authorization", "api_key", "X-Token").
-var secretWords = []string{"auth", "password", "passwd", "token", "secret", "credential", "key", "cookie",
-	"signature", "session"}
-
-// secretName reports whether a member's value must be redacted whole.
-func secretName(name string) bool {
-	lower := strings.ToLower(name)
-	for _, w := range secretWords {
-		if strings.Contains(lower, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// headersName reports a member holding HTTP headers: their names show,
-// their values never do.
-func headersName(name string) bool { return strings.Contains(strings.ToLower(name), "header") }
-
-// redactSecrets copies a decoded params document with every secret replaced by
-// "[redacted]": members named like a secret (whole, whatever their value),
-// every value of a headers object, and the password of a URL.
-func redactSecrets(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, val := range t {
-			switch {
-			case secretName(k):
-				out[k] = Redacted
-			case headersName(k):
-				out[k] = redactHeaders(val)
-			default:
-				out[k] = redactSecrets(val)
-			}
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, val := range t {
-			out[i] = redactSecrets(val)
-		}
-		return out
-	case string:
-		return redactURL(t)
-	default:
-		return v
-	}
-}
-
-// redactHeaders keeps header names and hides every value; headers in any
-// other shape than an object hide whole.
-func redactHeaders(v any) any {
-	h, ok := v.(map[string]any)
-	if !ok {
-		if v == nil {
-			return nil
-		}
-		return Redacted
-	}
-	out := make(map[string]any, len(h))
-	names := make([]string, 0, len(h))
-	for k := range h {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		out[k] = Redacted
-	}
-	return out
-}
-
-// redactURL hides the password of a URL that carries one
-// ("https://user:[redacted]@host") and the values of query parameters named
-// like a secret; other strings are returned as they are.
-func redactURL(s string) string {
-	if !strings.Contains(s, "://") {
-		return s
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return s
-	}
-	changed := false
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "REDACTED")
-		changed = true
-	}
-	if q, err := url.ParseQuery(u.RawQuery); err == nil {
-		for k := range q {
-			if secretName(k) {
-				q[k] = []string{"REDACTED"}
-				changed = true
-			}
-		}
-		if changed {
-			u.RawQuery = q.Encode()
-		}
-	} else if u.RawQuery != "" {
-		u.RawQuery, changed = "REDACTED", true
-	}
-	if !changed {
-		return s
-	}
-	return strings.ReplaceAll(u.String(), "REDACTED", Redacted)
 }
 
 // occurrenceState is what a history entry shows of one occurrence.

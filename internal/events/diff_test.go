@@ -10,6 +10,7 @@ import (
 
 	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/redact"
 )
 
 var t0 = time.Date(2031, 3, 4, 10, 0, 0, 0, time.UTC)
@@ -25,6 +26,11 @@ func baseEvent() *model.Event {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+var testRedactor = redact.New([]byte("diff-test-key"))
+
+// fp is the fingerprint history shows for v.
+func fp(v string) string { return testRedactor.Fingerprint(v) }
 
 func TestDiff(t *testing.T) {
 	t.Parallel()
@@ -66,21 +72,29 @@ func TestDiff(t *testing.T) {
 			e.Metadata, e.Description = json.RawMessage(`{"a":1.50}`), "d"
 		}, `{"metadata":{"from":{"a":1,"b":2},"to":{"a":1.50}},"description":{"from":"","to":"d"}}`},
 		{"secret set", func(e *model.Event) { e.HMACSecret = []byte("sealed-1") },
-			`{"hmac_secret":{"from":null,"to":"[redacted]"}}`},
+			`{"hmac_secret":{"from":null,"to":"` + fp("sealed-1") + `"}}`},
 		{"action params, secrets redacted", func(e *model.Event) {
 			e.Action.Params = json.RawMessage(`{"url":"https://example.com/h","headers":{"Authorization":"Bearer abc","X-Tenant":"acme"},"Token":"t0k"}`)
 		}, `{"action":{"from":{"type":"webhook","params":{"url":"https://example.com/h"}},
-			"to":{"type":"webhook","params":{"url":"https://example.com/h","headers":{"Authorization":"[redacted]","X-Tenant":"[redacted]"},"Token":"[redacted]"}}}}`},
+			"to":{"type":"webhook","params":{"url":"https://example.com/h","headers":{"Authorization":"` + fp("Bearer abc") +
+			`","X-Tenant":"` + fp("acme") + `"},"Token":"` + fp("t0k") + `"}}}}`},
 		{"url password and secret query", func(e *model.Event) {
 			e.Webhook = "https://bob:hunter2@example.com/h?api_key=k3y&x=1"
-		}, `{"webhook":{"from":"","to":"https://bob:[redacted]@example.com/h?api_key=[redacted]&x=1"}}`},
+		}, `{"webhook":{"from":"","to":"https://` + fp("bob:hunter2") + `@example.com/h?api_key=` + fp("k3y") + `&x=` + fp("1") + `"}}`},
+		{"url user without password, signed query, form body, credential members", func(e *model.Event) {
+			e.Action = model.Action{Type: "apicall", Params: json.RawMessage(`{"url":"https://bob@example.com/h?sig=s1g&code=c0de",
+				"body":{"deep":[{"Bearer":"b34r","pin":1234,"private":{"k":"v"}}],"name":"n"},"form":"client_secret=s3cr3t&pw=x"}`)}
+		}, `{"action":{"from":{"type":"webhook","params":{"url":"https://example.com/h"}},"to":{"type":"apicall","params":{
+			"url":"https://` + fp("bob") + `@example.com/h?sig=` + fp("s1g") + `&code=` + fp("c0de") + `",
+			"body":{"deep":[{"Bearer":"` + fp("b34r") + `","pin":"` + fp("1234") + `","private":"` + fp(`{"k":"v"}`) + `"}],"name":"n"},
+			"form":"` + fp("client_secret=s3cr3t&pw=x") + `"}}}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			before, after := baseEvent(), baseEvent()
 			tt.edit(after)
-			got := events.Diff(before, after)
+			got := events.Diff(testRedactor, before, after)
 			if tt.want == "" {
 				if got != nil {
 					t.Fatalf("Diff: got %s, want nil", got)
@@ -98,10 +112,10 @@ func TestDiffSecretRotationShowsOnlyTheMarker(t *testing.T) {
 	t.Parallel()
 	before, after := baseEvent(), baseEvent()
 	before.HMACSecret, after.HMACSecret = []byte("sealed-old"), []byte("sealed-new")
-	got := events.Diff(before, after)
-	require.JSONEq(t, `{"hmac_secret":{"from":"[redacted]","to":"[redacted]"}}`, string(got))
+	got := events.Diff(testRedactor, before, after)
+	require.JSONEq(t, `{"hmac_secret":{"from":"`+fp("sealed-old")+`","to":"`+fp("sealed-new")+`"}}`, string(got))
 	after.HMACSecret = []byte("sealed-old")
-	require.Nil(t, events.Diff(before, after), "same sealed bytes: no change")
+	require.Nil(t, events.Diff(testRedactor, before, after), "same sealed bytes: no change")
 }
 
 func TestDiffCreationAndRemoval(t *testing.T) {
@@ -111,15 +125,15 @@ func TestDiffCreationAndRemoval(t *testing.T) {
 	ev.Action.Params = json.RawMessage(`{"url":"https://example.com/h","password":"p4ss"}`)
 	want := `{"name":{"from":null,"to":"report"},"start_time":{"from":null,"to":"2031-03-04T10:00:00Z"},
 		"timezone":{"from":null,"to":"UTC"},"rrule":{"from":null,"to":"FREQ=DAILY"},
-		"action":{"from":null,"to":{"type":"webhook","params":{"url":"https://example.com/h","password":"[redacted]"}}},
+		"action":{"from":null,"to":{"type":"webhook","params":{"url":"https://example.com/h","password":"` + fp("p4ss") + `"}}},
 		"tags":{"from":null,"to":["a"]},"metadata":{"from":null,"to":{"a":1,"b":2}},"catch_up":{"from":null,"to":"all"},
-		"status":{"from":null,"to":"active"},"hmac_secret":{"from":null,"to":"[redacted]"}}`
-	require.JSONEq(t, want, string(events.Diff(nil, ev)), "a creation lists what it sets, from null")
+		"status":{"from":null,"to":"active"},"hmac_secret":{"from":null,"to":"` + fp("sealed") + `"}}`
+	require.JSONEq(t, want, string(events.Diff(testRedactor, nil, ev)), "a creation lists what it sets, from null")
 	var removal map[string]events.Change
-	require.NoError(t, json.Unmarshal(events.Diff(ev, nil), &removal))
+	require.NoError(t, json.Unmarshal(events.Diff(testRedactor, ev, nil), &removal))
 	require.Equal(t, events.Change{From: "report", To: nil}, removal["name"])
-	require.Equal(t, events.Change{From: events.Redacted, To: nil}, removal["hmac_secret"])
-	require.Nil(t, events.Diff(nil, nil))
+	require.Equal(t, events.Change{From: fp("sealed"), To: nil}, removal["hmac_secret"])
+	require.Nil(t, events.Diff(testRedactor, nil, nil))
 }
 
 func TestOccurrenceAndExceptionChanges(t *testing.T) {
@@ -229,8 +243,8 @@ func FuzzDiffNeverLeaksMarkedSecrets(f *testing.F) {
 		before, after := baseEvent(), baseEvent()
 		after.Action.Params = planted
 		after.HMACSecret = []byte(secretMarker)
-		for _, got := range []json.RawMessage{events.Diff(before, after), events.Diff(after, before),
-			events.Diff(nil, after), events.Diff(after, nil)} {
+		for _, got := range []json.RawMessage{events.Diff(testRedactor, before, after), events.Diff(testRedactor, after, before),
+			events.Diff(testRedactor, nil, after), events.Diff(testRedactor, after, nil)} {
 			if !json.Valid(got) {
 				t.Fatalf("changes are not JSON: %s", got)
 			}

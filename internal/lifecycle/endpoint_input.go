@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -17,6 +18,7 @@ import (
 	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/outbound"
+	"github.com/qhronos/qhronos/internal/redact"
 )
 
 // The product's limits on an endpoint.
@@ -129,17 +131,27 @@ func (s *Service) applyEndpoint(body map[string]json.RawMessage, e *model.Endpoi
 			e.Description = *desc
 		}
 	}
+	oldURL := e.URL
 	if u, err := str("url"); err != nil {
 		return ch, err
 	} else if u != nil || creating || isNull(body, "url") {
 		if u == nil {
 			return ch, input.BadRequest("url", "is required")
 		}
+		if redact.HasMask(*u) {
+			v, err := s.redact.RestoreValue("url", *u, oldURL)
+			if err != nil {
+				return ch, restoreError(err)
+			}
+			restored, _ := v.(string)
+			u = &restored
+		}
 		if err := outbound.CheckURL(*u, s.opts.Outbound); err != nil {
 			return ch, input.BadRequest("url", err.Error())
 		}
 		e.URL = *u
 	}
+	urlChanged := !creating && e.URL != oldURL
 	if _, ok := present("secret"); ok {
 		if !creating {
 			return ch, input.BadRequest("secret", "cannot be changed here; use POST /endpoints/{id}/rotate-secret")
@@ -177,6 +189,9 @@ func (s *Service) applyEndpoint(body map[string]json.RawMessage, e *model.Endpoi
 				return ch, input.BadRequest("headers", "must be an object of strings")
 			}
 		}
+		if err := s.restoreHeaders(headers, e.Headers, urlChanged); err != nil {
+			return ch, err
+		}
 		if err := actions.ValidateHeaders(headers); err != nil {
 			var pe *actions.ParamError
 			if errors.As(err, &pe) {
@@ -187,6 +202,12 @@ func (s *Service) applyEndpoint(body map[string]json.RawMessage, e *model.Endpoi
 		e.Headers = headers
 	} else if e.Headers == nil {
 		e.Headers = map[string]string{}
+	} else if urlChanged {
+		// Header values are credentials as much as a password is: they do
+		// not follow a new url unless sent again.
+		if names := sortedNames(e.Headers); len(names) > 0 {
+			return ch, errSecretAgain("headers."+names[0], "url")
+		}
 	}
 	if raw, ok := present("rate_limit"); ok {
 		rl, err := decodeRateLimit(raw)
@@ -230,11 +251,13 @@ func (s *Service) applyEndpoint(body map[string]json.RawMessage, e *model.Endpoi
 	}
 	ch.AuthSecrets = stored
 	if raw, ok := present("auth"); ok {
-		auth, secrets, err := s.decodeAuth(raw, e.Auth, stored)
+		auth, secrets, err := s.decodeAuth(raw, e.Auth, stored, urlChanged)
 		if err != nil {
 			return ch, err
 		}
 		e.Auth, ch.AuthSecrets, ch.AuthChanged = auth, secrets, true
+	} else if urlChanged && e.Auth != nil && e.Auth.Type == model.AuthBasic {
+		return ch, errSecretAgain("auth.password", "url")
 	}
 	if e.Auth != nil {
 		for name := range e.Headers {
@@ -244,6 +267,36 @@ func (s *Service) applyEndpoint(body map[string]json.RawMessage, e *model.Endpoi
 		}
 	}
 	return ch, nil
+}
+
+// restoreHeaders puts back the stored values behind header fingerprints
+// sent back as answers show them; refused when the url changed.
+func (s *Service) restoreHeaders(sent, stored map[string]string, urlChanged bool) error {
+	for _, name := range sortedNames(sent) {
+		v := sent[name]
+		if !redact.HasMask(v) {
+			continue
+		}
+		old, ok := stored[name]
+		switch {
+		case ok && v == s.redact.Fingerprint(old) && urlChanged:
+			return errSecretAgain("headers."+name, "url")
+		case ok && v == s.redact.Fingerprint(old):
+			sent[name] = old
+		default:
+			return restoreError(&redact.RestoreError{Field: "headers." + name})
+		}
+	}
+	return nil
+}
+
+func sortedNames(m map[string]string) []string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // isNull reports whether a member is present as JSON null.
@@ -345,10 +398,19 @@ var authFields = map[string]map[string]bool{
 	model.AuthMTLS:                    input.Set("certificate", "private_key", "ca_certificate"),
 }
 
+// errSecretAgain refuses a change that would send a stored secret to a new
+// destination: a secret is kept only while the URL it is sent to stays.
+func errSecretAgain(field, destination string) error {
+	return input.BadRequestf(field, "must be given again: %s changed, and a stored secret is never sent to a new "+
+		"destination", destination)
+}
+
 // decodeAuth reads auth: null removes it. A secret field omitted while the
-// type stays the same keeps its stored value (old, stored).
-func (s *Service) decodeAuth(raw json.RawMessage, old *model.EndpointAuth, stored *model.EndpointAuthSecrets) (
-	*model.EndpointAuth, *model.EndpointAuthSecrets, error) {
+// type and the secret's destination stay the same keeps its stored value
+// (old, stored); urlChanged says the endpoint's url (where a basic-auth
+// password goes) changed in the same request.
+func (s *Service) decodeAuth(raw json.RawMessage, old *model.EndpointAuth, stored *model.EndpointAuthSecrets,
+	urlChanged bool) (*model.EndpointAuth, *model.EndpointAuthSecrets, error) {
 	if input.IsNull(raw) {
 		return nil, nil, nil
 	}
@@ -374,10 +436,14 @@ func (s *Service) decodeAuth(raw json.RawMessage, old *model.EndpointAuth, store
 	if old != nil && old.Type == in.Type && stored != nil {
 		keep = *stored
 	}
-	secret := func(name string, v *string, kept string) (string, error) {
+	// moved names what changed when the destination of a kept secret did.
+	secret := func(name string, v *string, kept, moved string) (string, error) {
 		if v == nil {
 			if kept == "" {
 				return "", input.BadRequest("auth."+name, "is required")
+			}
+			if moved != "" {
+				return "", errSecretAgain("auth."+name, moved)
 			}
 			return kept, nil
 		}
@@ -409,10 +475,26 @@ func (s *Service) decodeAuth(raw json.RawMessage, old *model.EndpointAuth, store
 		if strings.Contains(auth.Username, ":") {
 			return nil, nil, input.BadRequest("auth.username", "must not contain a colon")
 		}
-		if sec.Password, err = secret("password", in.Password, keep.Password); err != nil {
+		moved := ""
+		if urlChanged {
+			moved = "url"
+		}
+		if sec.Password, err = secret("password", in.Password, keep.Password, moved); err != nil {
 			return nil, nil, err
 		}
 	case model.AuthOAuth2ClientCredentials:
+		if in.TokenURL != nil && redact.HasMask(*in.TokenURL) {
+			oldURL := ""
+			if old != nil {
+				oldURL = old.TokenURL
+			}
+			v, err := s.redact.RestoreValue("auth.token_url", *in.TokenURL, oldURL)
+			if err != nil {
+				return nil, nil, restoreError(err)
+			}
+			restored, _ := v.(string)
+			in.TokenURL = &restored
+		}
 		if auth.TokenURL, err = text("token_url", in.TokenURL, true, outbound.MaxURLLength); err != nil {
 			return nil, nil, err
 		}
@@ -422,7 +504,11 @@ func (s *Service) decodeAuth(raw json.RawMessage, old *model.EndpointAuth, store
 		if auth.ClientID, err = text("client_id", in.ClientID, true, maxAuthText); err != nil {
 			return nil, nil, err
 		}
-		if sec.ClientSecret, err = secret("client_secret", in.ClientSecret, keep.ClientSecret); err != nil {
+		moved := ""
+		if old != nil && old.TokenURL != auth.TokenURL {
+			moved = "auth.token_url"
+		}
+		if sec.ClientSecret, err = secret("client_secret", in.ClientSecret, keep.ClientSecret, moved); err != nil {
 			return nil, nil, err
 		}
 		if auth.Audience, err = text("audience", in.Audience, false, maxAuthText); err != nil {

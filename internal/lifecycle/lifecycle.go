@@ -85,6 +85,9 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, via string, in *
 			return events.Answer{}, input.BadRequest("status", `must be "active" or "paused" on create`)
 		}
 	}
+	if err := s.restoreSecrets(in, nil); err != nil {
+		return events.Answer{}, err
+	}
 	if err := s.checkActionEndpoint(ctx, p, in.Action); err != nil {
 		return events.Answer{}, err
 	}
@@ -98,7 +101,7 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, via string, in *
 	if err := mayTag(p, ev.Tags); err != nil {
 		return events.Answer{}, err
 	}
-	created := s.entry(p, ev.ID, model.HistoryCreate, "", events.Diff(nil, &ev))
+	created := s.entry(p, ev.ID, model.HistoryCreate, "", events.Diff(s.redact, nil, &ev))
 	ans, err := s.once(ctx, o, func(store *repository.Store) (any, error) {
 		if len(ev.Calendars) == 0 && ev.EndpointID == nil {
 			return &ev, s.create(ctx, store, &ev, rule, created, now)
@@ -151,6 +154,9 @@ func (s *Service) Update(ctx context.Context, p auth.Principal, id string, in *e
 	}
 	now := s.now()
 	before := ev
+	if err := s.restoreSecrets(in, &before); err != nil {
+		return model.Event{}, err
+	}
 	if err := s.checkActionEndpoint(ctx, p, in.Action); err != nil {
 		return model.Event{}, err
 	}
@@ -198,7 +204,7 @@ func (s *Service) Update(ctx context.Context, p auth.Principal, id string, in *e
 				return err
 			}
 		}
-		return s.record(ctx, tx, p, ev.ID, model.HistoryUpdate, "", events.Diff(&before, &ev))
+		return s.record(ctx, tx, p, ev.ID, model.HistoryUpdate, "", events.Diff(s.redact, &before, &ev))
 	})
 	if errors.Is(err, model.ErrStaleVersion) && check == nil {
 		return model.Event{}, errConcurrent
@@ -227,7 +233,7 @@ func (s *Service) Pause(ctx context.Context, p auth.Principal, id string, req ev
 			if err := tx.UpdateEvent(ctx, &ev, version); err != nil {
 				return err
 			}
-			return s.record(ctx, tx, p, ev.ID, model.HistoryPause, req.Reason, events.Diff(&before, &ev))
+			return s.record(ctx, tx, p, ev.ID, model.HistoryPause, req.Reason, events.Diff(s.redact, &before, &ev))
 		})
 		return ev, err
 	}
@@ -239,7 +245,7 @@ func (s *Service) Pause(ctx context.Context, p auth.Principal, id string, req ev
 		if err := s.transition(ctx, tx, &ev, version, model.EventPaused, false, nil, now); err != nil {
 			return err
 		}
-		return s.record(ctx, tx, p, ev.ID, model.HistoryPause, req.Reason, events.Diff(&before, &ev))
+		return s.record(ctx, tx, p, ev.ID, model.HistoryPause, req.Reason, events.Diff(s.redact, &before, &ev))
 	})
 	if err != nil {
 		return model.Event{}, err
@@ -285,7 +291,7 @@ func (s *Service) resume(ctx context.Context, p auth.Principal, ev model.Event, 
 		if err := s.transition(ctx, tx, &ev, version, model.EventActive, false, rule, now); err != nil {
 			return err
 		}
-		return s.record(ctx, tx, p, ev.ID, model.HistoryResume, "", events.Diff(&before, &ev))
+		return s.record(ctx, tx, p, ev.ID, model.HistoryResume, "", events.Diff(s.redact, &before, &ev))
 	})
 	if err != nil {
 		return model.Event{}, err
@@ -528,7 +534,7 @@ func (s *Service) RotateSecret(ctx context.Context, p auth.Principal, id string,
 		if err := tx.UpdateEvent(ctx, &ev, version); err != nil {
 			return err
 		}
-		return s.record(ctx, tx, p, ev.ID, model.HistoryRotateSecret, "", events.Diff(&before, &ev))
+		return s.record(ctx, tx, p, ev.ID, model.HistoryRotateSecret, "", events.Diff(s.redact, &before, &ev))
 	})
 	if err != nil {
 		return "", model.Event{}, err

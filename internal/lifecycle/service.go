@@ -16,6 +16,7 @@ import (
 	"github.com/qhronos/qhronos/internal/outbound"
 	"github.com/qhronos/qhronos/internal/planner"
 	"github.com/qhronos/qhronos/internal/recurrence"
+	"github.com/qhronos/qhronos/internal/redact"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/secrets"
 )
@@ -52,6 +53,7 @@ type Service struct {
 	store    *repository.Store
 	validate *events.Validator
 	secrets  *secrets.Box
+	redact   *redact.Redactor
 	waker    Waker
 	now      func() time.Time
 	opts     Options
@@ -64,7 +66,8 @@ func New(d Deps, opts Options) *Service {
 		d.Now = time.Now
 	}
 	v := &events.Validator{Actions: d.Actions, Secrets: d.Secrets, Recurrence: opts.Recurrence, MaxTimeout: opts.MaxTimeout}
-	return &Service{store: d.Store, validate: v, secrets: d.Secrets, waker: d.Waker, now: d.Now, opts: opts,
+	return &Service{store: d.Store, validate: v, secrets: d.Secrets, redact: d.Secrets.Redactor(),
+		waker: d.Waker, now: d.Now, opts: opts,
 		plan: Planning{Window: opts.Window, Calendars: d.Calendars}}
 }
 
@@ -80,9 +83,14 @@ func (s *Service) Planning() Planning { return s.plan }
 
 // PreviewSchedule shows the next n rows strictly after after of a schedule
 // in a body (start_time may be past), with its time policy and calendars.
-func (s *Service) PreviewSchedule(ctx context.Context, in *events.Input, after time.Time, n int) (events.Preview, error) {
+// The calendars it names pass event create's read rule: one the principal
+// cannot read answers like an unknown one.
+func (s *Service) PreviewSchedule(ctx context.Context, p auth.Principal, in *events.Input, after time.Time, n int) (events.Preview, error) {
 	ev, rule, err := s.validate.PreviewRule(in, s.now())
 	if err != nil {
+		return events.Preview{}, err
+	}
+	if err := s.checkCalendars(ctx, s.store, p, ev.Calendars); err != nil {
 		return events.Preview{}, err
 	}
 	return s.preview(ctx, ev, rule, after, n)

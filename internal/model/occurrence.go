@@ -150,6 +150,6 @@ type HistoryEntry struct {
 	Action  string    `db:"action" json:"action"`
 	Reason  string    `db:"reason" json:"reason,omitempty"`
 	// Changes is a JSON object of changed fields, each {"from", "to"};
-	// secrets appear as "[redacted]".
+	// sensitive values appear as fingerprints (internal/redact).
 	Changes json.RawMessage `db:"-" json:"changes,omitempty"`
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/qhronos/qhronos/internal/actions"
+	"github.com/qhronos/qhronos/internal/redact"
 )
 
 // webhookPayload is the body of a webhook notice, in the Standard Webhooks
@@ -69,14 +70,14 @@ func (w *webhookSender) send(ctx context.Context, ch Channel, m message) error {
 func (w *webhookSender) post(ctx context.Context, url string, secrets []string, id string, body []byte) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("%w: build request: %w", errPermanent, err)
+		return fmt.Errorf("%w: build request: %w", errPermanent, redact.URLError(err))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "Qhronos-Notifications")
 	actions.SignHeaders(req.Header, secrets, id, w.now(), body)
 	res, err := w.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("post notice: %w", err)
+		return fmt.Errorf("post notice: %w", redact.URLError(err))
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
 	_ = res.Body.Close()

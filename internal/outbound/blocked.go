@@ -9,8 +9,11 @@ import (
 
 // BlockedError is a refusal by the outbound policy. Actions classify it as a
 // permanent failure: retrying cannot help until an operator changes config.
+// Its message names the category of the address, never the address: it
+// reaches the tenant (an attempt's error), and the address a name resolved
+// to would tell them what an internal name points at.
 type BlockedError struct {
-	Addr   netip.Addr // zero when the port alone was refused
+	Addr   netip.Addr // zero when the port alone was refused; never in Error()
 	Port   int
 	Reason string // e.g. "private address", "port not allowed"
 }
@@ -19,8 +22,8 @@ func (e *BlockedError) Error() string {
 	if !e.Addr.IsValid() {
 		return fmt.Sprintf("outbound request blocked: port %d not allowed (only 80, 443 and 1024-65535)", e.Port)
 	}
-	return fmt.Sprintf("outbound request blocked: %s is a %s (an operator may allow it with outbound.allow_cidrs)",
-		e.Addr, e.Reason)
+	return fmt.Sprintf("outbound request blocked: the destination is a %s (an operator may allow it with "+
+		"outbound.allow_cidrs)", e.Reason)
 }
 
 // guard is the address policy: code.dny.dev/ssrf generates its deny lists

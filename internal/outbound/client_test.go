@@ -73,6 +73,29 @@ func TestDialRefusesNameResolvingToPrivateAddress(t *testing.T) {
 	}
 }
 
+// TestRefusalNamesTheCategoryNotTheAddress: the refusal of a name reaches
+// the tenant (an attempt's error), so it says what kind of address the name
+// resolved to but never the address: no DNS oracle for internal names.
+func TestRefusalNamesTheCategoryNotTheAddress(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ ip, category string }{
+		{"127.0.0.1", "loopback address"}, {"10.1.2.3", "private address"},
+		{"169.254.169.254", "cloud metadata address"}, {"fe80::1", "link-local address"},
+	} {
+		client := outbound.NewClient(outbound.Options{
+			Resolver: fakeResolver{addrs: []netip.Addr{netip.MustParseAddr(tc.ip)}}})
+		t.Cleanup(client.CloseIdleConnections)
+		resp, err := client.Get("http://internal.example.com:8080/hook")
+		if resp != nil {
+			resp.Body.Close()
+		}
+		var blocked *outbound.BlockedError
+		require.ErrorAs(t, err, &blocked)
+		require.Contains(t, blocked.Error(), tc.category)
+		require.NotContains(t, err.Error(), tc.ip, "the refusal tells what %s resolves to", tc.ip)
+	}
+}
+
 func TestDialSkipsBlockedAddressesOfAMixedAnswer(t *testing.T) {
 	t.Parallel()
 	var hits atomic.Int32

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+
+	"github.com/qhronos/qhronos/internal/redact"
 )
 
 // Limiter caps concurrent requests per destination (host:port) so one slow
@@ -74,7 +76,7 @@ func (l *Limiter) unref(key string, s *slot) {
 func Destination(rawURL string) (string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return "", fmt.Errorf("parse destination url: %w", err)
+		return "", fmt.Errorf("parse destination url: %w", redact.URLError(err))
 	}
 	port := u.Port()
 	if port == "" {

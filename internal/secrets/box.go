@@ -10,6 +10,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+
+	"github.com/qhronos/qhronos/internal/redact"
 )
 
 // MinKeyBytes is the shortest accepted secrets.encryption_key.
@@ -33,6 +35,7 @@ var (
 // concurrent use.
 type Box struct {
 	aead cipher.AEAD
+	fp   []byte
 }
 
 // NewBox derives the AES key from the configured key (≥ 32 bytes) with
@@ -53,7 +56,24 @@ func NewBox(key string) (*Box, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create gcm: %w", err)
 	}
-	return &Box{aead: aead}, nil
+	fp, err := hkdf.Key(sha256.New, []byte(key), nil, fingerprintInfo, 32)
+	if err != nil {
+		return nil, fmt.Errorf("derive fingerprint key: %w", err)
+	}
+	return &Box{aead: aead, fp: fp}, nil
+}
+
+// fingerprintInfo binds the fingerprint key (see internal/redact) to its use.
+const fingerprintInfo = "qhronos fingerprint v1 hmac-sha256"
+
+// Redactor shows sensitive values as fingerprints keyed from the encryption
+// key, so every instance shows the same fingerprint for the same value. A
+// nil Box (tests without secrets) gives an unkeyed one.
+func (b *Box) Redactor() *redact.Redactor {
+	if b == nil {
+		return redact.New(nil)
+	}
+	return redact.New(b.fp)
 }
 
 // Seal encrypts plaintext as version ‖ random nonce ‖ ciphertext+tag. The

@@ -1,0 +1,87 @@
+package redact_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/qhronos/qhronos/internal/redact"
+)
+
+var r = redact.New([]byte("unit-test-key"))
+
+func TestFingerprintIsKeyedAndShaped(t *testing.T) {
+	t.Parallel()
+	fp := r.Fingerprint("1234")
+	require.True(t, redact.IsFingerprint(fp), fp)
+	require.Equal(t, fp, r.Fingerprint("1234"), "stable")
+	require.NotEqual(t, fp, redact.New([]byte("another key")).Fingerprint("1234"), "keyed")
+	require.NotEqual(t, fp, r.Fingerprint("1235"))
+}
+
+func TestURLHidesUserinfoAndQueryValues(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"https://example.com/h":                   "https://example.com/h",
+		"https://bob@example.com/h":               "https://" + r.Fingerprint("bob") + "@example.com/h",
+		"https://bob:pw@example.com:8443/a%20b?x": "https://" + r.Fingerprint("bob:pw") + "@example.com:8443/a%20b?x",
+		"http://h/p?sig=abc&code=c&n=1#frag":      "http://h/p?sig=" + r.Fingerprint("abc") + "&code=" + r.Fingerprint("c") + "&n=" + r.Fingerprint("1") + "#frag",
+		"not a url":                               "not a url",
+	} {
+		require.Equal(t, want, r.URL(in), in)
+	}
+}
+
+func TestDocumentHidesCredentialsAtAnyDepth(t *testing.T) {
+	t.Parallel()
+	in := `{"method":"POST","headers":{"X-A":"1"},"body":{"list":[{"Bearer":"b","PIN":1234,"privateKey":{"k":"v"},
+		"Signature":"s","otp_code":"c","name":"n"}],"form":"client_secret=x&pw=y","json":"{\"password\":\"p\"}",
+		"plain":"hello","compact":"{\"password\":\"p2\",\"u\":\"http://a/b\"}","link":"https://h/p?token=t","bad":"http://u:pw@h/%zz"}}`
+	var got map[string]any
+	require.NoError(t, json.Unmarshal(r.JSON(json.RawMessage(in)), &got))
+	require.Equal(t, "POST", got["method"])
+	require.Equal(t, r.Fingerprint("1"), got["headers"].(map[string]any)["X-A"])
+	body := got["body"].(map[string]any)
+	item := body["list"].([]any)[0].(map[string]any)
+	require.Equal(t, r.Fingerprint("b"), item["Bearer"])
+	require.Equal(t, r.Fingerprint("1234"), item["PIN"])
+	require.Equal(t, r.Fingerprint(`{"k":"v"}`), item["privateKey"])
+	require.Equal(t, r.Fingerprint("s"), item["Signature"])
+	require.Equal(t, r.Fingerprint("c"), item["otp_code"])
+	require.Equal(t, "n", item["name"])
+	require.Equal(t, r.Fingerprint("client_secret=x&pw=y"), body["form"])
+	require.Equal(t, r.Fingerprint(`{"password":"p"}`), body["json"])
+	require.Equal(t, "hello", body["plain"])
+	require.Equal(t, r.Fingerprint(`{"password":"p2","u":"http://a/b"}`), body["compact"], "a JSON body naming a URL")
+	require.Equal(t, "https://h/p?token="+r.Fingerprint("t"), body["link"], "a URL keeps its host in view")
+	require.Equal(t, r.Fingerprint("http://u:pw@h/%zz"), body["bad"], "an unparsable URL hides whole")
+}
+
+func TestRestorePutsBackOnlyWhatWasShownThere(t *testing.T) {
+	t.Parallel()
+	stored := json.RawMessage(`{"url":"https://u:p@h/x?sig=1","headers":{"Authorization":"Bearer t"},"body":{"pin":42}}`)
+	shown := r.JSON(stored)
+	got, err := r.Restore("action.params", shown, stored)
+	require.NoError(t, err)
+	require.JSONEq(t, string(stored), string(got), "sent back unchanged: the stored values")
+
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(shown, &doc))
+	doc["headers"].(map[string]any)["X-Copy"] = doc["headers"].(map[string]any)["Authorization"]
+	moved, _ := json.Marshal(doc)
+	_, err = r.Restore("action.params", moved, stored)
+	var re *redact.RestoreError
+	require.ErrorAs(t, err, &re)
+	require.Equal(t, "action.params.headers.X-Copy", re.Field)
+
+	delete(doc["headers"].(map[string]any), "X-Copy")
+	doc["url"] = "https://elsewhere.example/x"
+	moved, _ = json.Marshal(doc)
+	_, err = r.Restore("action.params", moved, stored)
+	require.ErrorAs(t, err, &re)
+	require.True(t, re.Moved, "a new url takes no stored secret along: %v", err)
+
+	_, err = r.Restore("action.params", shown, nil)
+	require.ErrorAs(t, err, &re, "nothing stored: a fingerprint stands for nothing")
+}
