@@ -70,7 +70,7 @@ _EndpointAuthInputOptional = TypedDict("_EndpointAuthInputOptional", {"username"
 
 
 class EndpointAuthInput(_EndpointAuthInputRequired, _EndpointAuthInputOptional):
-    """outbound auth by type; password, client_secret and private_key are write-only: omitted on PATCH while the type stays, they keep their stored value"""
+    """outbound auth by type; password, client_secret and private_key are write-only: omitted on PATCH while the type stays, they keep their stored value, except that a PATCH changing url must carry password again and one changing token_url client_secret again (400 naming the secret otherwise)"""
 
 
 _EndpointCircuitRequired = TypedDict("_EndpointCircuitRequired", {})
@@ -126,7 +126,7 @@ _EventOptional = TypedDict("_EventOptional", {"description": str, "rrule": Optio
 
 
 class Event(_EventRequired, _EventOptional):
-    """The Event schema."""
+    """Its action's params show sensitive values as fingerprints (header values, URL userinfo and query values, credential-named members, credential form/JSON bodies); sent back unchanged they keep the stored values."""
 
 
 _EventInputRequired = TypedDict("_EventInputRequired", {})
@@ -158,7 +158,7 @@ _HistoryChangeOptional = TypedDict("_HistoryChangeOptional", {}, total=False)
 
 
 class HistoryChange(_HistoryChangeRequired, _HistoryChangeOptional):
-    """A field's value before and after (null when absent); a secret shows as "[redacted]"."""
+    """A field's value before and after (null when absent); a sensitive value shows as its fingerprint ("••••" and 8 hex digits)."""
 
 
 _HistoryEntryRequired = TypedDict("_HistoryEntryRequired", {"id": str, "at": str, "subject": str, "channel": str, "action": str, "reason": str, "changes": Optional[Dict[str, 'HistoryChange']]})

@@ -1161,7 +1161,7 @@ export interface paths {
         };
         /**
          * An event's history: who changed what and when, oldest first
-         * @description Every change to the event — create, update (a field-level diff; secrets appear only as "[redacted]"), pause, resume, delete, trigger, replay, rotate_secret, skip, unskip, move, exception_added, exception_removed, calendar_replan — with the subject of the principal that made it and the channel it came through (X-Qhronos-Via: api, console, cli; scheduler for the server's own). Kept with the event and archived with it.
+         * @description Every change to the event — create, update (a field-level diff; sensitive values appear only as fingerprints), pause, resume, delete, trigger, replay, rotate_secret, skip, unskip, move, exception_added, exception_removed, calendar_replan — with the subject of the principal that made it and the channel it came through (X-Qhronos-Via: api, console, cli; scheduler for the server's own). Kept with the event and archived with it.
          */
         get: {
             parameters: {
@@ -3392,6 +3392,7 @@ export interface components {
                 policy?: "skip" | "roll_forward" | "roll_backward";
             }[] | null;
         };
+        /** @description Its action's params show sensitive values as fingerprints (header values, URL userinfo and query values, credential-named members, credential form/JSON bodies); sent back unchanged they keep the stored values. */
         Event: {
             /** Format: uuid */
             id: string;
@@ -3406,6 +3407,7 @@ export interface components {
             } | null;
             cron?: string | null;
             action: components["schemas"]["Action"];
+            /** @description userinfo and query values show as fingerprints (write-only) */
             webhook: string;
             metadata?: unknown;
             tags: string[];
@@ -3774,7 +3776,7 @@ export interface components {
                 [key: string]: components["schemas"]["HistoryChange"];
             } | null;
         };
-        /** @description A field's value before and after (null when absent); a secret shows as "[redacted]". */
+        /** @description A field's value before and after (null when absent); a sensitive value shows as its fingerprint ("••••" and 8 hex digits). */
         HistoryChange: {
             from: unknown;
             to: unknown;
@@ -3825,7 +3827,7 @@ export interface components {
             /** @description PEM CA trusted for the receiver besides the system roots */
             ca_certificate?: string;
         };
-        /** @description outbound auth by type; password, client_secret and private_key are write-only: omitted on PATCH while the type stays, they keep their stored value */
+        /** @description outbound auth by type; password, client_secret and private_key are write-only: omitted on PATCH while the type stays, they keep their stored value, except that a PATCH changing url must carry password again and one changing token_url client_secret again (400 naming the secret otherwise) */
         EndpointAuthInput: {
             /** @enum {string} */
             type: "basic" | "oauth2_client_credentials" | "mtls";
@@ -3886,7 +3888,9 @@ export interface components {
             id: string;
             name: string;
             description: string;
+            /** @description userinfo and query values show as fingerprints (write-only) */
             url: string;
+            /** @description values show as fingerprints (write-only); sent back unchanged they keep the stored values */
             headers: {
                 [key: string]: string;
             };
