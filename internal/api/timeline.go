@@ -48,10 +48,12 @@ func (s *Server) timeline(c *gin.Context) error {
 		return input.BadRequest("since", "must be before until")
 	}
 	start = start.UTC().Truncate(step)
-	buckets := int((end.Sub(start) + step - 1) / step)
-	if buckets > model.MaxTimelineBuckets {
+	// Compared as instants before any subtraction: end.Sub(start) saturates
+	// for windows over 292 years, and the bucket count would overflow.
+	if start.Before(end.Add(-time.Duration(model.MaxTimelineBuckets) * step)) {
 		return input.BadRequestf("since", "the window may span at most %d steps of %s", model.MaxTimelineBuckets, stepText)
 	}
+	buckets := int((end.Sub(start) + step - 1) / step)
 	f := model.TimelineFilter{Since: start, Step: step, Buckets: buckets}
 	f.Scope, f.Unrestricted = principal(c).ScopeFilter()
 	out, err := s.Store.Timeline(c.Request.Context(), f)
