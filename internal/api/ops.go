@@ -113,6 +113,11 @@ func (s *Server) retryOccurrences(c *gin.Context) error {
 			return err
 		}
 	}
+	if req.EventID != "" {
+		if req.EventID, err = input.UUID("event_id", req.EventID); err != nil {
+			return err
+		}
+	}
 	if err := boundedList("tags", req.Tags); err != nil {
 		return err
 	}
@@ -128,7 +133,10 @@ func (s *Server) retryOccurrences(c *gin.Context) error {
 		if *req.Limit < 1 {
 			return input.BadRequest("limit", "must be a positive integer")
 		}
-		f.Limit = min(*req.Limit, maxRetryLimit)
+		if *req.Limit > maxRetryLimit {
+			return input.BadRequestf("limit", "must be at most %d", maxRetryLimit)
+		}
+		f.Limit = *req.Limit
 	}
 	for _, st := range req.Status {
 		os := model.OccurrenceStatus(st)
@@ -179,7 +187,9 @@ func (s *Server) listArchivedOccurrences(c *gin.Context, q listQuery) error {
 	if err != nil {
 		return err
 	}
-	f.EventID = c.Query("event_id")
+	if f.EventID, err = eventIDParam(c); err != nil {
+		return err
+	}
 	ctx := c.Request.Context()
 	rows, err := s.Store.ListArchivedOccurrences(ctx, f)
 	if err != nil {
