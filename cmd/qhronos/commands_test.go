@@ -144,6 +144,14 @@ func TestCommands(t *testing.T) {
 		require.NotNil(t, got.PausedUntil)
 		ok(t, e, &got, "events", "resume", ev.ID)
 		require.Equal(t, client.EventStatusActive, got.Status)
+		// --until takes what --start takes; a bad one is a usage error naming it.
+		before := time.Now()
+		ok(t, e, &got, "events", "pause", ev.ID, "--until", "in 2 hours")
+		require.WithinRange(t, *got.PausedUntil, before.Add(2*time.Hour), time.Now().Add(2*time.Hour+time.Second))
+		r = cli(t, e, "", "events", "pause", ev.ID, "--until", "whenever")
+		require.Equal(t, exitUsage, r.code)
+		require.Contains(t, r.stderr, "--until")
+		ok(t, e, &got, "events", "resume", ev.ID)
 
 		var cal client.Calendar
 		ok(t, e, &cal, "calendars", "create", "--name", "weekends", "--rrule", "FREQ=WEEKLY;BYDAY=SA,SU",

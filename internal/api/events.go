@@ -49,7 +49,7 @@ func (s *Server) createEvent(c *gin.Context) error {
 }
 
 func (s *Server) listEvents(c *gin.Context) error {
-	q, err := parseListQuery(c)
+	q, err := parseListQuery(c, s.Now())
 	if err != nil {
 		return err
 	}

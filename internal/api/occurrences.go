@@ -77,7 +77,7 @@ func (s *Server) eventOccurrences(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	q, err := parseListQuery(c)
+	q, err := parseListQuery(c, s.Now())
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func (s *Server) eventOccurrences(c *gin.Context) error {
 
 // listOccurrences keeps the original {"data","pagination"} envelope.
 func (s *Server) listOccurrences(c *gin.Context) error {
-	q, err := parseListQuery(c)
+	q, err := parseListQuery(c, s.Now())
 	if err != nil {
 		return err
 	}

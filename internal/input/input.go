@@ -101,6 +101,16 @@ func DecodeStrict(raw json.RawMessage, field string, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		// Name the member at fault rather than the whole body.
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			name := typeErr.Field
+			if field != "body" {
+				name = field + "." + name
+			}
+			typeErr.Field = ""
+			return BadRequest(name, JSONReason(typeErr))
+		}
 		return BadRequest(field, JSONReason(err))
 	}
 	return nil

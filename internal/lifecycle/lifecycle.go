@@ -220,6 +220,9 @@ func (s *Service) Pause(ctx context.Context, p auth.Principal, id string, req ev
 		return ev, err
 	}
 	now, before := s.now(), ev
+	if err := req.Resolve(events.Location(&ev), now); err != nil {
+		return model.Event{}, err
+	}
 	if ev.Status == model.EventPaused {
 		version := ev.Version
 		ev.PausedUntil, ev.PauseReason, ev.PauseCatchUp, ev.UpdatedAt = req.Until, req.Reason, req.CatchUp, now.UTC()
