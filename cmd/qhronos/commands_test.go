@@ -81,7 +81,7 @@ func TestCommands(t *testing.T) {
 		var occ client.Occurrence
 		ok(t, e, &occ, "events", "trigger", ev.ID)
 		require.True(t, *occ.Manual)
-		qhronostest.Wait(t, 15*time.Second, "the triggered occurrence completes", func() bool {
+		qhronostest.Wait(t, 60*time.Second, "the triggered occurrence completes", func() bool {
 			ok(t, e, &occ, "occurrences", "get", occ.ID)
 			return occ.Status == client.OccurrenceStatusCompleted
 		})
@@ -106,7 +106,7 @@ func TestCommands(t *testing.T) {
 		require.Equal(t, http.StatusOK, *atts[0].StatusCode)
 
 		ok(t, e, &occ, "occurrences", "replay", occ.ID)
-		qhronostest.Wait(t, 15*time.Second, "the replay reaches the receiver", func() bool { return len(rc.Requests()) >= 2 })
+		qhronostest.Wait(t, 60*time.Second, "the replay reaches the receiver", func() bool { return len(rc.Requests()) >= 2 })
 		var res client.RetryResult
 		ok(t, e, &res, "occurrences", "replay", "--event", ev.ID, "--status", "failed")
 		require.Zero(t, res.Requeued, "nothing failed, nothing to replay")

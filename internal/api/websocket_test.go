@@ -30,7 +30,7 @@ type wsClient struct {
 
 func (e *env) dialWS(t *testing.T, header http.Header) (*wsClient, *http.Response, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	url := "ws" + strings.TrimPrefix(e.http.URL, "http") + "/ws"
 	conn, res, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: header})
@@ -45,7 +45,7 @@ func (c *wsClient) send(v any) {
 	c.t.Helper()
 	b, err := json.Marshal(v)
 	require.NoError(c.t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	require.NoError(c.t, c.conn.Write(ctx, websocket.MessageText, b))
 }
@@ -103,7 +103,7 @@ func TestWebSocketClientHookReceivesAndAcknowledges(t *testing.T) {
 	require.Equal(t, frame["metadata"], frame["payload"], "payload is kept for clients of the original protocol")
 	occID := frame["occurrence_id"].(string)
 
-	require.Eventually(t, func() bool { return e.occurrenceStatus(t, occID) == "awaiting_ack" }, 5*time.Second,
+	require.Eventually(t, func() bool { return e.occurrenceStatus(t, occID) == "awaiting_ack" }, 60*time.Second,
 		10*time.Millisecond, "delivered, waiting for the client")
 	c.send(map[string]any{"type": "ack", "event_id": ev["id"], "occurrence_id": occID})
 	reply := c.mustNext(5 * time.Second)
@@ -232,7 +232,7 @@ func TestWebSocketAcrossInstances(t *testing.T) {
 	occID := frame["occurrence_id"].(string)
 	c.send(map[string]any{"type": "ack", "occurrence_id": occID})
 	require.Equal(t, "ack", c.mustNext(5 * time.Second)["type"])
-	require.Eventually(t, func() bool { return a.occurrenceStatus(t, occID) == "completed" }, 5*time.Second,
+	require.Eventually(t, func() bool { return a.occurrenceStatus(t, occID) == "completed" }, 60*time.Second,
 		10*time.Millisecond, "the ack is visible on the firing instance")
 }
 
@@ -242,7 +242,7 @@ func TestWebSocketSlowClientIsDisconnected(t *testing.T) {
 	slow := e.subscribe(t, map[string]any{"type": "client-hook", "client_name": "acme", "token": e.master})
 	_ = slow
 	var delivered atomic.Int64
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var closed bool
 	for i := 0; i < 10000 && !closed; i++ {
