@@ -65,6 +65,9 @@ type dialect struct {
 	// driverErr maps the driver's own errors (constraint codes and the like);
 	// the rest of mapErr is the same for both.
 	driverErr func(error) error
+	// migrationsTableExists answers whether schema_migrations exists
+	// (one boolean), without creating it.
+	migrationsTableExists string
 }
 
 // instantLayout is fixed-width so that SQLite's text comparison orders
@@ -74,13 +77,14 @@ const instantLayout = "2006-01-02T15:04:05.000000Z"
 const migrationLockKey = `hashtext('qhronos-migrate:' || current_schema())`
 
 var postgresDialect = &dialect{
-	backend:    Postgres,
-	migrations: "postgres",
-	bind:       sqlx.DOLLAR,
-	skipLocked: " FOR UPDATE SKIP LOCKED",
-	forUpdate:  " FOR UPDATE",
-	instant:    func(t time.Time) any { return t.UTC() },
-	cast:       func(sqlType string) string { return "?::" + sqlType },
+	backend:               Postgres,
+	migrations:            "postgres",
+	migrationsTableExists: `SELECT to_regclass('schema_migrations') IS NOT NULL`,
+	bind:                  sqlx.DOLLAR,
+	skipLocked:            " FOR UPDATE SKIP LOCKED",
+	forUpdate:             " FOR UPDATE",
+	instant:               func(t time.Time) any { return t.UTC() },
+	cast:                  func(sqlType string) string { return "?::" + sqlType },
 	jsonStrings: func(column string) string {
 		return `jsonb_array_elements_text(` + column + `::jsonb) AS j(value)`
 	},
@@ -96,18 +100,19 @@ var postgresDialect = &dialect{
 }
 
 var sqliteDialect = &dialect{
-	backend:           SQLite,
-	migrations:        "sqlite",
-	bind:              sqlx.QUESTION,
-	instant:           func(t time.Time) any { return t.UTC().Format(instantLayout) },
-	cast:              func(string) string { return "?" },
-	jsonStrings:       func(column string) string { return `json_each(` + column + `) AS j` },
-	rowID:             "rowid",
-	inPick:            func(column, pick string) string { return column + ` IN (` + pick + `)` },
-	minUUID:           "",
-	writableCTEs:      false,
-	returnsFromValues: false,
-	driverErr:         sqliteErr,
+	backend:               SQLite,
+	migrations:            "sqlite",
+	migrationsTableExists: `SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`,
+	bind:                  sqlx.QUESTION,
+	instant:               func(t time.Time) any { return t.UTC().Format(instantLayout) },
+	cast:                  func(string) string { return "?" },
+	jsonStrings:           func(column string) string { return `json_each(` + column + `) AS j` },
+	rowID:                 "rowid",
+	inPick:                func(column, pick string) string { return column + ` IN (` + pick + `)` },
+	minUUID:               "",
+	writableCTEs:          false,
+	returnsFromValues:     false,
+	driverErr:             sqliteErr,
 }
 
 // rebind turns ? placeholders into the dialect's form. Rebound queries

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -70,6 +71,56 @@ func OpenSQLite(ctx context.Context, dataDir string) (*Store, error) {
 		return nil, err
 	}
 	return &Store{db: db, q: db, d: sqliteDialect}, nil
+}
+
+// ErrNoDatabase is OpenSQLiteReadOnly's answer when the data directory
+// holds no database yet.
+var ErrNoDatabase = errors.New("no database yet")
+
+// OpenSQLiteReadOnly opens the embedded database for reading only: it
+// creates nothing (no directory, no file), takes no lock on the data
+// directory and so works beside the server that holds it.
+func OpenSQLiteReadOnly(ctx context.Context, dataDir string) (*Store, error) {
+	path := filepath.Join(dataDir, "qhronos.db")
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", path, ErrNoDatabase)
+	}
+	// A read-only open of a WAL database creates its -wal and -shm files
+	// when they are absent. They are absent only when no process has the
+	// database open (the server keeps them while it runs), so the file is
+	// then read as immutable and nothing is created beside it.
+	dsn := "file:" + path + "?mode=ro&_pragma=busy_timeout(10000)"
+	if _, err := os.Stat(path + "-wal"); errors.Is(err, fs.ErrNotExist) {
+		dsn = "file:" + path + "?mode=ro&immutable=1"
+	}
+	db, err := sqlx.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	return &Store{db: db, q: db, d: sqliteDialect}, nil
+}
+
+// KnownMigrations lists the migrations this binary carries for backend,
+// all pending: the status of a database that does not exist yet.
+func KnownMigrations(backend Backend) ([]Migration, error) {
+	d := sqliteDialect
+	if backend == Postgres {
+		d = postgresDialect
+	}
+	all, err := embedded(d.migrations)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Migration, len(all))
+	for i, m := range all {
+		out[i] = Migration{Version: m.version, Name: m.name}
+	}
+	return out, nil
 }
 
 func checkWritable(dir string) error {
