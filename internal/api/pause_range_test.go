@@ -51,3 +51,28 @@ func TestPauseUntilCoversOnlyTheInstantsBeforeIt(t *testing.T) {
 		})
 	}
 }
+
+// next_run_at names the next instant that will fire, never one an
+// exclusion calendar skips (the event page once said "Next run Dec 20"
+// beside "Dec 20 — skipped · calendar").
+func TestNextRunAtSkipsCalendarBlockedInstants(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, b.Open)
+			// Weekly, first reading beyond the 24 h lookahead, on a blocked day.
+			start := time.Now().Add(72 * time.Hour).UTC().Truncate(time.Second)
+			res := e.do("POST", "/calendars", e.master, map[string]any{"name": "closed",
+				"dates": []string{start.Format("2006-01-02")}})
+			require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+			cal := res.object(t)["id"].(string)
+			ev := e.createEvent(e.master, map[string]any{"name": "weekly", "start_time": start.Format(time.RFC3339),
+				"rrule": "FREQ=WEEKLY", "webhook": "http://127.0.0.1:9999/h",
+				"calendars": []map[string]any{{"id": cal, "policy": "skip"}}})
+			next, err := time.Parse(time.RFC3339Nano, ev["next_run_at"].(string))
+			require.NoError(t, err)
+			require.True(t, next.Equal(start.AddDate(0, 0, 7)), "next_run_at %s, want the week after %s", next, start)
+		})
+	}
+}
