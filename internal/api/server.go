@@ -29,6 +29,9 @@ import (
 // single-statement write each.
 type Store interface {
 	Ping(ctx context.Context) error
+	// StorageFull reports a write refused for lack of space, recently and
+	// not followed by a successful one.
+	StorageFull(now time.Time) bool
 	ListEvents(ctx context.Context, f model.EventFilter) ([]model.Event, error)
 	ListOccurrences(ctx context.Context, f model.OccurrenceFilter) ([]model.Occurrence, error)
 	CountOccurrences(ctx context.Context, f model.OccurrenceFilter) (int, error)

@@ -155,6 +155,8 @@ func postgresErr(err error) error {
 		return fmt.Errorf("%w: %s", model.ErrConflict, pgErr.ConstraintName)
 	case pgErr.Code == "22P02": // invalid_text_representation, e.g. a malformed uuid
 		return model.ErrNotFound
+	case pgErr.Code == "53100": // disk_full
+		return fmt.Errorf("%w: %w", model.ErrStorageFull, err)
 	case strings.HasPrefix(pgErr.Code, "08"), // connection_exception
 		pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03": // shutdown, cannot connect now
 		return unavailable(err)
@@ -171,6 +173,10 @@ func sqliteErr(err error) error {
 	}
 	if strings.Contains(err.Error(), "database is locked") {
 		return unavailable(err)
+	}
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) && coded.Code()&0xff == sqliteFull {
+		return fmt.Errorf("%w: %w", model.ErrStorageFull, err)
 	}
 	return err
 }
@@ -235,3 +241,7 @@ func (d *dialect) typedRow(sqlTypes ...string) string {
 	}
 	return "(" + strings.Join(parts, ", ") + ")"
 }
+
+// sqliteFull is SQLITE_FULL, the primary code of "database or disk is full"
+// (also of a database at its max_page_count).
+const sqliteFull = 13

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
@@ -35,6 +36,44 @@ type Store struct {
 	// asyncOutcomes: outcome transactions commit without waiting for the
 	// WAL flush (Options.AsyncOutcomeCommit).
 	asyncOutcomes bool
+	// full remembers a write refused for lack of space (shared by the
+	// store and its transactions), for /ready and /status.
+	full *fullState
+}
+
+// fullState is when a write last failed with model.ErrStorageFull; zero
+// once a write succeeds again.
+type fullState struct{ at atomic.Int64 }
+
+// storageFullFor is how long a refused write keeps the store reported full
+// without another: it recovers by itself once space returns, even when no
+// write comes to prove it.
+const storageFullFor = 30 * time.Second
+
+// StorageFull reports whether a write failed for lack of space within the
+// last storageFullFor and none succeeded since.
+func (s *Store) StorageFull(now time.Time) bool {
+	if s.full == nil {
+		return false
+	}
+	at := s.full.at.Load()
+	return at != 0 && now.Sub(time.UnixMicro(at)) < storageFullFor
+}
+
+// note maps a driver error and keeps the storage-full state: set by a
+// refused write, cleared by a successful one.
+func (s *Store) note(err error, write bool) error {
+	err = s.d.mapErr(err)
+	if s.full == nil {
+		return err
+	}
+	switch {
+	case errors.Is(err, model.ErrStorageFull):
+		s.full.at.Store(time.Now().UnixMicro())
+	case err == nil && write:
+		s.full.at.Store(0)
+	}
+	return err
 }
 
 // Options tunes the connection pool.
@@ -70,7 +109,7 @@ func OpenSQLite(ctx context.Context, dataDir string) (*Store, error) {
 		_ = db.Close()
 		return nil, err
 	}
-	return &Store{db: db, q: db, d: sqliteDialect}, nil
+	return &Store{db: db, q: db, d: sqliteDialect, full: &fullState{}}, nil
 }
 
 // ErrNoDatabase is OpenSQLiteReadOnly's answer when the data directory
@@ -102,7 +141,7 @@ func OpenSQLiteReadOnly(ctx context.Context, dataDir string) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	return &Store{db: db, q: db, d: sqliteDialect}, nil
+	return &Store{db: db, q: db, d: sqliteDialect, full: &fullState{}}, nil
 }
 
 // KnownMigrations lists the migrations this binary carries for backend,
@@ -159,7 +198,7 @@ func OpenPostgres(ctx context.Context, rawURL string, opts Options) (*Store, err
 		_ = db.Close()
 		return nil, fmt.Errorf("connect to postgres: %w", redactErr(postgresDialect.mapErr(err), rawURL))
 	}
-	return &Store{db: db, q: db, d: postgresDialect, asyncOutcomes: opts.AsyncOutcomeCommit}, nil
+	return &Store{db: db, q: db, d: postgresDialect, asyncOutcomes: opts.AsyncOutcomeCommit, full: &fullState{}}, nil
 }
 
 // postgresDSN adds the connect timeout and application name to the URL.
@@ -222,27 +261,27 @@ func (s *Store) WithTx(ctx context.Context, fn func(tx *Store) error) error {
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", s.d.mapErr(err))
 	}
-	if err := fn(&Store{db: s.db, q: tx, d: s.d, asyncOutcomes: s.asyncOutcomes}); err != nil {
+	if err := fn(&Store{db: s.db, q: tx, d: s.d, asyncOutcomes: s.asyncOutcomes, full: s.full}); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", s.d.mapErr(err))
+	if err := s.note(tx.Commit(), true); err != nil {
+		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
 }
 
 func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	res, err := s.q.ExecContext(ctx, s.d.rebind(query), args...)
-	return res, s.d.mapErr(err)
+	return res, s.note(err, true)
 }
 
 func (s *Store) get(ctx context.Context, dest any, query string, args ...any) error {
-	return s.d.mapErr(sqlx.GetContext(ctx, s.q, dest, s.d.rebind(query), args...))
+	return s.note(sqlx.GetContext(ctx, s.q, dest, s.d.rebind(query), args...), false)
 }
 
 func (s *Store) selectAll(ctx context.Context, dest any, query string, args ...any) error {
-	return s.d.mapErr(sqlx.SelectContext(ctx, s.q, dest, s.d.rebind(query), args...))
+	return s.note(sqlx.SelectContext(ctx, s.q, dest, s.d.rebind(query), args...), false)
 }
 
 // ts encodes an instant for the backend.
