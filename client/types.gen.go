@@ -1162,12 +1162,16 @@ type EventInputStatus string
 
 // Exception defines model for Exception.
 type Exception struct {
-	Action    ExceptionAction `json:"action"`
-	At        time.Time       `json:"at"`
-	CreatedAt *time.Time      `json:"created_at,omitempty"`
-	CreatedBy *string         `json:"created_by,omitempty"`
-	Reason    *string         `json:"reason,omitempty"`
-	To        *time.Time      `json:"to,omitempty"`
+	Action ExceptionAction `json:"action"`
+
+	// At RFC 3339, or any form start_time takes ("in 2 hours", "tomorrow at 9am"), read in the event's zone (answers show RFC 3339)
+	At        time.Time  `json:"at"`
+	CreatedAt *time.Time `json:"created_at,omitempty"`
+	CreatedBy *string    `json:"created_by,omitempty"`
+	Reason    *string    `json:"reason,omitempty"`
+
+	// To RFC 3339, or any form start_time takes ("in 2 hours", "tomorrow at 9am"), read in the event's zone (answers show RFC 3339)
+	To *time.Time `json:"to,omitempty"`
 }
 
 // ExceptionAction defines model for Exception.Action.
@@ -1322,7 +1326,9 @@ type OccurrencePage struct {
 type PauseRequest struct {
 	CatchUp *PauseRequestCatchUp `json:"catch_up,omitempty"`
 	Reason  *string              `json:"reason,omitempty"`
-	Until   *time.Time           `json:"until,omitempty"`
+
+	// Until RFC 3339, or any form start_time takes ("in 2 hours", "tomorrow at 9am"), read in the event's zone
+	Until *time.Time `json:"until,omitempty"`
 }
 
 // PauseRequestCatchUp defines model for PauseRequest.CatchUp.
@@ -1406,15 +1412,19 @@ type Retry struct {
 
 // RetryFilter defines model for RetryFilter.
 type RetryFilter struct {
-	EventID *string    `json:"event_id,omitempty"`
-	Limit   *int       `json:"limit,omitempty"`
-	Since   *time.Time `json:"since,omitempty"`
-	Status  *string    `json:"status,omitempty"`
+	EventID *string `json:"event_id,omitempty"`
+	Limit   *int    `json:"limit,omitempty"`
+
+	// Since RFC 3339, or any form start_time takes ("in 2 hours"), in UTC
+	Since  *time.Time `json:"since,omitempty"`
+	Status *string    `json:"status,omitempty"`
 
 	// StatusCode the last attempt's HTTP status code
-	StatusCode *int       `json:"status_code,omitempty"`
-	Tags       []string   `json:"tags,omitempty"`
-	Until      *time.Time `json:"until,omitempty"`
+	StatusCode *int     `json:"status_code,omitempty"`
+	Tags       []string `json:"tags,omitempty"`
+
+	// Until RFC 3339, or any form start_time takes ("in 2 hours"), in UTC
+	Until *time.Time `json:"until,omitempty"`
 }
 
 // RetryResult defines model for RetryResult.
@@ -1827,8 +1837,10 @@ type GetOccurrencesParams struct {
 
 // PostOccurrencesIDMoveJSONBody defines parameters for PostOccurrencesIDMove.
 type PostOccurrencesIDMoveJSONBody struct {
-	Reason *string    `json:"reason,omitempty"`
-	To     *time.Time `json:"to,omitempty"`
+	Reason *string `json:"reason,omitempty"`
+
+	// To RFC 3339, or any form start_time takes ("in 2 hours", "tomorrow at 9am"), read in the event's zone
+	To *time.Time `json:"to,omitempty"`
 }
 
 // PostOccurrencesIDSkipJSONBody defines parameters for PostOccurrencesIDSkip.

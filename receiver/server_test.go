@@ -36,7 +36,7 @@ func TestRealDeliveries(t *testing.T) {
 				before := len(rc.Requests())
 				occ, err := c.Events.Trigger(ctx, eventID)
 				require.NoError(t, err)
-				qhronostest.Wait(t, 20*time.Second, "the webhook arrives", func() bool {
+				qhronostest.Wait(t, 60*time.Second, "the webhook arrives", func() bool {
 					for _, r := range rc.Requests()[before:] {
 						if strings.Contains(string(r.Body), occ.ID) {
 							return true

@@ -81,7 +81,7 @@ func TestCommands(t *testing.T) {
 		var occ client.Occurrence
 		ok(t, e, &occ, "events", "trigger", ev.ID)
 		require.True(t, *occ.Manual)
-		qhronostest.Wait(t, 15*time.Second, "the triggered occurrence completes", func() bool {
+		qhronostest.Wait(t, 60*time.Second, "the triggered occurrence completes", func() bool {
 			ok(t, e, &occ, "occurrences", "get", occ.ID)
 			return occ.Status == client.OccurrenceStatusCompleted
 		})
@@ -106,7 +106,7 @@ func TestCommands(t *testing.T) {
 		require.Equal(t, http.StatusOK, *atts[0].StatusCode)
 
 		ok(t, e, &occ, "occurrences", "replay", occ.ID)
-		qhronostest.Wait(t, 15*time.Second, "the replay reaches the receiver", func() bool { return len(rc.Requests()) >= 2 })
+		qhronostest.Wait(t, 60*time.Second, "the replay reaches the receiver", func() bool { return len(rc.Requests()) >= 2 })
 		var res client.RetryResult
 		ok(t, e, &res, "occurrences", "replay", "--event", ev.ID, "--status", "failed")
 		require.Zero(t, res.Requeued, "nothing failed, nothing to replay")
@@ -144,6 +144,14 @@ func TestCommands(t *testing.T) {
 		require.NotNil(t, got.PausedUntil)
 		ok(t, e, &got, "events", "resume", ev.ID)
 		require.Equal(t, client.EventStatusActive, got.Status)
+		// --until takes what --start takes; a bad one is a usage error naming it.
+		before := time.Now()
+		ok(t, e, &got, "events", "pause", ev.ID, "--until", "in 2 hours")
+		require.WithinRange(t, *got.PausedUntil, before.Add(2*time.Hour), time.Now().Add(2*time.Hour+time.Second))
+		r = cli(t, e, "", "events", "pause", ev.ID, "--until", "whenever")
+		require.Equal(t, exitUsage, r.code)
+		require.Contains(t, r.stderr, "--until")
+		ok(t, e, &got, "events", "resume", ev.ID)
 
 		var cal client.Calendar
 		ok(t, e, &cal, "calendars", "create", "--name", "weekends", "--rrule", "FREQ=WEEKLY;BYDAY=SA,SU",

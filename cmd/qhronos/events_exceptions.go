@@ -86,7 +86,7 @@ func newExceptionsAddCmd(a *app) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&at, "at", "", "the planned instant (RFC 3339), as listed or previewed")
 	f.BoolVar(&skip, "skip", false, "skip the instant")
-	f.StringVar(&moveTo, "move-to", "", "move the instant to this moment (RFC 3339)")
+	f.StringVar(&moveTo, "move-to", "", "move the instant to this moment (RFC 3339, or \"in 2 hours\", \"tomorrow at 9am\")")
 	f.StringVar(&reason, "reason", "", "why")
 	return cmd
 }

@@ -35,7 +35,7 @@ func newEventsPauseCmd(a *app) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&until, "until", "", "resume by itself at this moment (RFC 3339)")
+	f.StringVar(&until, "until", "", "resume by itself at this moment (RFC 3339, or \"in 2 hours\", \"tomorrow at 9am\")")
 	f.StringVar(&reason, "reason", "", "why (shown on the event)")
 	f.StringVar(&catchUp, "catch-up", "", `what the instants inside the pause do on resume: "skip" (default) or "fire"`)
 	return cmd

@@ -19,12 +19,9 @@ func newEventsPreviewCmd(a *app) *cobra.Command {
 		Args: exactArgs("EVENT_ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p := client.PreviewEventParams{Count: &count}
-			if after != "" {
-				t, err := time.Parse(time.RFC3339, after)
-				if err != nil {
-					return usagef("--after: must be an RFC 3339 time, e.g. 2030-01-02T15:04:05Z")
-				}
-				p.After = &t
+			var err error
+			if p.After, err = timeFlag("after", after); err != nil {
+				return err
 			}
 			c, err := a.client()
 			if err != nil {
@@ -38,7 +35,7 @@ func newEventsPreviewCmd(a *app) *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&count, "count", 10, "how many instants (1-1000)")
-	cmd.Flags().StringVar(&after, "after", "", "from this instant (RFC 3339; default now)")
+	cmd.Flags().StringVar(&after, "after", "", "from this instant (RFC 3339 or \"in 2 hours\"; default now)")
 	return cmd
 }
 

@@ -31,7 +31,7 @@ func cli(t *testing.T, e env, stdin string, args ...string) result {
 	t.Helper()
 	var out, errb qhronostest.Buffer
 	a := &app{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb, getenv: e.get}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	code := run(ctx, args, a)
 	return result{out.String(), errb.String(), code}

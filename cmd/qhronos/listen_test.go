@@ -84,7 +84,7 @@ func startListen(t *testing.T, e env, args ...string) *runningListen {
 // waitConnected waits until listen has subscribed n times in all.
 func (l *runningListen) waitConnected(t *testing.T, n int) {
 	t.Helper()
-	qhronostest.Wait(t, 20*time.Second, fmt.Sprintf("listen subscribed %d times (stderr: %s)", n, l.stderr.String()), func() bool {
+	qhronostest.Wait(t, 60*time.Second, fmt.Sprintf("listen subscribed %d times (stderr: %s)", n, l.stderr.String()), func() bool {
 		return strings.Count(l.stderr.String(), "listening as") >= n
 	})
 }
@@ -92,7 +92,7 @@ func (l *runningListen) waitConnected(t *testing.T, n int) {
 func waitOccurrence(t *testing.T, e env, id string, cond func(client.Occurrence) bool, what string) client.Occurrence {
 	t.Helper()
 	var occ client.Occurrence
-	qhronostest.Wait(t, 30*time.Second, what, func() bool {
+	qhronostest.Wait(t, 60*time.Second, what, func() bool {
 		ok(t, e, &occ, "occurrences", "get", id)
 		return cond(occ)
 	})
@@ -127,7 +127,7 @@ func TestListenForwardsAcksAndSurvivesARestart(t *testing.T) {
 		lr.status.Store(http.StatusInternalServerError)
 		var failing client.Occurrence
 		ok(t, e, &failing, "events", "trigger", ev.ID)
-		qhronostest.Wait(t, 20*time.Second, "the receiver answers 500", func() bool { return len(lr.answers(failing.ID)) > 0 })
+		qhronostest.Wait(t, 60*time.Second, "the receiver answers 500", func() bool { return len(lr.answers(failing.ID)) > 0 })
 		lr.status.Store(http.StatusOK)
 		got := waitOccurrence(t, e, failing.ID, completed, "the failed delivery is retried and acked")
 		require.GreaterOrEqual(t, got.AttemptCount, 2)
@@ -172,12 +172,12 @@ func TestListenAsTagListenerSignsWithSecret(t *testing.T) {
 		qhronostest.NewReceiver(t).URL, "--tag", tag)
 	var occ client.Occurrence
 	ok(t, e, &occ, "events", "trigger", ev.ID)
-	qhronostest.Wait(t, 20*time.Second, "the tag frame is forwarded and verifies", func() bool {
+	qhronostest.Wait(t, 60*time.Second, "the tag frame is forwarded and verifies", func() bool {
 		return len(lr.answers(occ.ID)) == 1
 	})
 	require.Equal(t, http.StatusOK, lr.answers(occ.ID)[0])
 	var line delivery
-	qhronostest.Wait(t, 5*time.Second, "listen prints the delivery as one JSON line", func() bool {
+	qhronostest.Wait(t, 60*time.Second, "listen prints the delivery as one JSON line", func() bool {
 		first, _, _ := strings.Cut(l.stdout.String(), "\n")
 		return json.Unmarshal([]byte(first), &line) == nil && line.OccurrenceID == occ.ID
 	})

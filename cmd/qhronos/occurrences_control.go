@@ -74,7 +74,7 @@ func newOccurrencesMoveCmd(a *app) *cobra.Command {
 			return a.render(o, occurrenceTable(o))
 		},
 	}
-	cmd.Flags().StringVar(&to, "to", "", "the new instant (RFC 3339)")
+	cmd.Flags().StringVar(&to, "to", "", "the new instant (RFC 3339, or \"in 2 hours\", \"tomorrow at 9am\")")
 	cmd.Flags().StringVar(&reason, "reason", "", "why")
 	return cmd
 }

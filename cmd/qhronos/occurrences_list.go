@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/qhronos/qhronos/client"
+	"github.com/qhronos/qhronos/internal/recurrence"
 )
 
 func newOccurrencesListCmd(a *app) *cobra.Command {
@@ -91,8 +93,8 @@ first and --order=-scheduled_at newest first; --from/--to list newest first.`,
 	f.StringSliceVar(&tags, "tag", nil, "occurrences of events with any of these tags")
 	f.StringVar(&status, "status", "", "pending, retrying, completed, failed, … (comma-separate several)")
 	f.IntVar(&statusCode, "status-code", 0, "occurrences whose last attempt answered this HTTP status")
-	f.StringVar(&from, "from", "", "scheduled at or after (RFC 3339)")
-	f.StringVar(&to, "to", "", "scheduled before (RFC 3339)")
+	f.StringVar(&from, "from", "", "scheduled at or after (RFC 3339, or \"in 2 hours\", \"tomorrow at 9am\")")
+	f.StringVar(&to, "to", "", "scheduled before (RFC 3339, or \"in 2 hours\", \"tomorrow at 9am\")")
 	f.StringVar(&order, "order", "", "scheduled_at (oldest first) or -scheduled_at (newest first); default: history, then upcoming")
 	f.IntVar(&limit, "limit", 50, "page size (the server caps it at 500)")
 	f.BoolVar(&all, "all", false, "follow the cursor through every page")
@@ -100,14 +102,20 @@ first and --order=-scheduled_at newest first; --from/--to list newest first.`,
 	return cmd
 }
 
-// timeFlag parses an optional RFC 3339 flag.
+// timeFlag parses an optional instant flag.
 func timeFlag(name, v string) (*time.Time, error) {
 	if v == "" {
 		return nil, nil
 	}
-	t, err := time.Parse(time.RFC3339Nano, v)
+	// The server's own parser, so every time flag takes what start_time
+	// takes; natural forms ("tomorrow at 9am") are read in the local zone.
+	t, err := recurrence.ParseInstant(name, v, time.Local, time.Now())
 	if err != nil {
-		return nil, usagef("--%s: must be an RFC 3339 time, e.g. 2030-01-02T15:04:05Z", name)
+		var fe *recurrence.FieldError
+		if errors.As(err, &fe) {
+			return nil, usagef("--%s: %s", name, fe.Reason)
+		}
+		return nil, usagef("--%s: %v", name, err)
 	}
 	return &t, nil
 }

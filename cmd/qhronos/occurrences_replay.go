@@ -87,8 +87,8 @@ errors stay in its attempts). With filters instead, every terminal occurrence th
 	f.StringVar(&eventID, "event", "", "bulk: occurrences of this event")
 	f.StringVar(&status, "status", "", "bulk: failed, completed, missed, … (comma-separate several)")
 	f.StringSliceVar(&tags, "tag", nil, "bulk: occurrences of events with any of these tags")
-	f.StringVar(&since, "since", "", "bulk: scheduled at or after (RFC 3339)")
-	f.StringVar(&until, "until", "", "bulk: scheduled before (RFC 3339)")
+	f.StringVar(&since, "since", "", "bulk: scheduled at or after (RFC 3339, or \"in 2 hours\", \"tomorrow at 9am\")")
+	f.StringVar(&until, "until", "", "bulk: scheduled before (RFC 3339, or \"in 2 hours\", \"tomorrow at 9am\")")
 	f.IntVar(&limit, "limit", 0, "bulk: at most this many (1-10000; server default otherwise)")
 	f.IntVar(&statusCode, "status-code", 0, "bulk: occurrences whose last attempt answered this HTTP status")
 	return cmd

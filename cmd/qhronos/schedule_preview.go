@@ -73,7 +73,7 @@ func newSchedulePreviewCmd(a *app) *cobra.Command {
 	f.StringVar(&rrule, "rrule", "", "RFC 5545 RRULE")
 	f.StringVar(&cron, "cron", "", "cron expression or @every")
 	f.StringVar(&schedule, "schedule", "", "schedule object as JSON")
-	f.StringVar(&after, "after", "", "from this instant (RFC 3339)")
+	f.StringVar(&after, "after", "", "from this instant (RFC 3339, or \"in 2 hours\", \"tomorrow at 9am\")")
 	f.IntVar(&count, "count", 10, "how many instants (1-1000)")
 	return cmd
 }

@@ -55,8 +55,8 @@ func newStatsCmd(a *app) *cobra.Command {
 			return a.render(st, t)
 		},
 	}
-	cmd.Flags().StringVar(&since, "since", "", "window start (RFC 3339; default 24 h ago)")
-	cmd.Flags().StringVar(&until, "until", "", "window end (RFC 3339; default now)")
+	cmd.Flags().StringVar(&since, "since", "", "window start (RFC 3339 or \"in 2 hours\"; default 24 h ago)")
+	cmd.Flags().StringVar(&until, "until", "", "window end (RFC 3339 or \"in 2 hours\"; default now)")
 	return cmd
 }
 

@@ -82,7 +82,7 @@ func TestVerifyRealDelivery(t *testing.T) {
 	var ev client.Event
 	ok(t, e, &ev, "events", "create", "--name", "real", "--start", "in 1 hour", "--webhook", rc.URL)
 	ok(t, e, nil, "events", "trigger", ev.ID)
-	qhronostest.Wait(t, 15*time.Second, "the webhook arrives", func() bool { return len(rc.Requests()) == 1 })
+	qhronostest.Wait(t, 60*time.Second, "the webhook arrives", func() bool { return len(rc.Requests()) == 1 })
 	got := rc.Requests()[0]
 	path := saveRequest(t, true, got.Header, got.Body)
 	r := cli(t, env{"QHRONOS_WEBHOOK_SECRET": srv.DefaultSecret}, "", "verify", path)

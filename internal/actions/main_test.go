@@ -65,7 +65,7 @@ func next(t *testing.T, ch <-chan received) received {
 	select {
 	case r := <-ch:
 		return r
-	case <-time.After(5 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("receiver got no request")
 		return received{}
 	}

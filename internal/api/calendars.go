@@ -72,7 +72,7 @@ func (s *Server) createCalendar(c *gin.Context) error {
 }
 
 func (s *Server) listCalendars(c *gin.Context) error {
-	q, err := parseListQuery(c)
+	q, err := parseListQuery(c, s.Now())
 	if err != nil {
 		return err
 	}

@@ -219,6 +219,9 @@ func TestStatsTimeline(t *testing.T) {
 				{"step=2m", "step"}, {"since=yesterday", "since"},
 				{"since=" + url.QueryEscape(until) + "&until=" + url.QueryEscape(since), "since"},
 				{"step=1m&since=2020-01-01T00:00:00Z&until=2020-01-03T00:00:00Z", "since"},
+				// Windows over 292 years once overflowed the bucket count into a 500.
+				{"since=1700-01-01T00:00:00Z", "since"},
+				{"step=1h&since=0001-01-01T00:00:00Z&until=9999-12-31T00:00:00Z", "since"},
 			} {
 				res := e.do("GET", "/stats/timeline?"+bad.query, e.master, nil)
 				require.Equal(t, http.StatusBadRequest, res.Status, bad.query)

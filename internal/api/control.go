@@ -2,20 +2,20 @@ package api
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 )
 
 // controlBody is the body of skip, move and exception requests.
 type controlBody struct {
-	At     *time.Time `json:"at"`
-	Action string     `json:"action"`
-	To     *time.Time `json:"to"`
-	Reason string     `json:"reason"`
+	At     *string `json:"at"`
+	Action string  `json:"action"`
+	To     *string `json:"to"`
+	Reason string  `json:"reason"`
 }
 
 // readControl decodes an optional control body strictly.
@@ -53,7 +53,8 @@ func (s *Server) moveOccurrence(c *gin.Context) error {
 	if b.To == nil {
 		return input.BadRequest("to", "is required")
 	}
-	occ, err := s.Events.MoveOccurrence(c.Request.Context(), principal(c), c.Param("id"), *b.To, b.Reason)
+	occ, err := s.Events.MoveOccurrence(c.Request.Context(), principal(c), c.Param("id"),
+		events.When{Field: "to", Text: *b.To}, b.Reason)
 	return writeOccurrence(c, occ, err)
 }
 
@@ -84,8 +85,11 @@ func (s *Server) addException(c *gin.Context) error {
 	if b.At == nil {
 		return input.BadRequest("at", "is required")
 	}
-	ex, err := s.Events.AddException(c.Request.Context(), principal(c), c.Param("id"),
-		model.Exception{At: *b.At, Action: b.Action, To: b.To, Reason: b.Reason})
+	in := events.ExceptionInput{At: events.When{Field: "at", Text: *b.At}, Action: b.Action, Reason: b.Reason}
+	if b.To != nil {
+		in.To = &events.When{Field: "to", Text: *b.To}
+	}
+	ex, err := s.Events.AddException(c.Request.Context(), principal(c), c.Param("id"), in)
 	if err != nil {
 		return err
 	}
@@ -93,13 +97,9 @@ func (s *Server) addException(c *gin.Context) error {
 	return nil
 }
 
-// deleteException removes the exception at the instant in the path
-// (RFC 3339).
+// deleteException removes the exception at the instant in the path.
 func (s *Server) deleteException(c *gin.Context) error {
-	at, err := time.Parse(time.RFC3339Nano, c.Param("at"))
-	if err != nil {
-		return input.BadRequest("at", "must be an RFC 3339 instant")
-	}
+	at := events.When{Field: "at", Text: c.Param("at")}
 	if err := s.Events.DeleteException(c.Request.Context(), principal(c), c.Param("id"), at); err != nil {
 		return err
 	}

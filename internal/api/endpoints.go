@@ -163,7 +163,7 @@ func (s *Server) createEndpoint(c *gin.Context) error {
 }
 
 func (s *Server) listEndpoints(c *gin.Context) error {
-	q, err := parseListQuery(c)
+	q, err := parseListQuery(c, s.Now())
 	if err != nil {
 		return err
 	}

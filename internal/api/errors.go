@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 	"go.uber.org/zap"
@@ -43,6 +44,9 @@ func (s *Server) handle(h handler) gin.HandlerFunc {
 // details only in the log.
 func (s *Server) writeError(c *gin.Context, err error) {
 	status, body := s.classify(err)
+	if status == http.StatusServiceUnavailable && c.Writer.Header().Get("Retry-After") == "" {
+		c.Header("Retry-After", strconv.Itoa(retryAfterUnavailable))
+	}
 	log := s.log.With(zap.String("request_id", requestID(c)), zap.Int("status", status),
 		zap.String("route", c.FullPath()))
 	if status >= 500 {
@@ -82,9 +86,15 @@ func (s *Server) classify(err error) (int, errorBody) {
 		return http.StatusPreconditionFailed, errorBody{Error: "the resource changed; fetch it again (version mismatch)"}
 	case errors.Is(err, model.ErrConflict):
 		return http.StatusConflict, errorBody{Error: "conflict"}
+	case errors.Is(err, model.ErrStorageFull):
+		return http.StatusServiceUnavailable, errorBody{Error: "storage is full: the database cannot write until space is freed; retry later"}
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled), isUnavailable(err):
 		return http.StatusServiceUnavailable, errorBody{Error: "service temporarily unavailable"}
 	default:
 		return http.StatusInternalServerError, errorBody{Error: "internal error"}
 	}
 }
+
+// retryAfterUnavailable is the Retry-After (seconds) of a 503: the database
+// unreachable or its storage full.
+const retryAfterUnavailable = 5

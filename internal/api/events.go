@@ -49,7 +49,7 @@ func (s *Server) createEvent(c *gin.Context) error {
 }
 
 func (s *Server) listEvents(c *gin.Context) error {
-	q, err := parseListQuery(c)
+	q, err := parseListQuery(c, s.Now())
 	if err != nil {
 		return err
 	}
@@ -62,7 +62,11 @@ func (s *Server) listEvents(c *gin.Context) error {
 		}
 		f.NameContains = name
 	}
-	f.EndpointID = c.Query("endpoint_id")
+	if v := c.Query("endpoint_id"); v != "" {
+		if f.EndpointID, err = input.UUID("endpoint_id", v); err != nil {
+			return err
+		}
+	}
 	for _, st := range q.status {
 		switch model.EventStatus(st) {
 		case model.EventActive, model.EventPaused, model.EventInactive:

@@ -156,7 +156,7 @@ func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOp
 	t.Cleanup(watcher.Stop)
 	select {
 	case <-h.Ready():
-	case <-time.After(10 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("websocket hub did not subscribe within 10s")
 	}
 	return &env{t: t, store: store, srv: srv, http: ts, sched: sched, coord: coord, hub: h, authn: authn,

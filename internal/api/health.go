@@ -24,6 +24,10 @@ func (s *Server) ready(c *gin.Context) error {
 	if err := s.Store.Ping(ctx); err != nil {
 		body["status"], body["database"] = "unavailable", "unreachable"
 		status = http.StatusServiceUnavailable
+	} else if s.Store.StorageFull(s.Now()) {
+		// Reads answer, writes cannot: not ready to take work.
+		body["status"], body["database"] = "unavailable", "storage full"
+		status = http.StatusServiceUnavailable
 	}
 	if s.Coord != nil && s.Coord.Name() != "in-process" {
 		body["redis"] = "ok"
@@ -53,9 +57,12 @@ func (s *Server) status(c *gin.Context) error {
 		"time":        now.UTC().Format(time.RFC3339Nano),
 	}
 	backends := gin.H{"database": s.Info.Database, "coordination": s.Coord.Name()}
-	if err := s.Store.Ping(ctx); err != nil {
+	switch err := s.Store.Ping(ctx); {
+	case err != nil:
 		backends["database_status"] = "unreachable"
-	} else {
+	case s.Store.StorageFull(now):
+		backends["database_status"] = "storage full"
+	default:
 		backends["database_status"] = "ok"
 	}
 	if err := s.Coord.Ping(ctx); err != nil {

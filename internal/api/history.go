@@ -29,7 +29,7 @@ func (s *Server) eventHistory(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	q, err := parseListQuery(c)
+	q, err := parseListQuery(c, s.Now())
 	if err != nil {
 		return err
 	}

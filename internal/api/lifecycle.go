@@ -17,7 +17,7 @@ func (s *Server) pauseEvent(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	req, err := events.DecodePause(body, s.Now())
+	req, err := events.DecodePause(body)
 	if err != nil {
 		return err
 	}

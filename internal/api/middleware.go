@@ -81,10 +81,16 @@ func (s *Server) accessLog(c *gin.Context) {
 // or hold NUL: compared against a PostgreSQL column they would fail there
 // (a 500) instead of here (a 400 naming the parameter).
 func (s *Server) storableParams(c *gin.Context) {
-	for _, p := range c.Params {
+	for i, p := range c.Params {
 		if !storableText(p.Value) {
 			s.writeError(c, input.BadRequest(p.Key, paramRule))
 			return
+		}
+		// Every resource id is a uuid; an upper-case one names the same
+		// resource on both stores (PostgreSQL's uuid type would find it,
+		// SQLite's text would not). Anything else stays as sent: a 404.
+		if id, ok := input.CanonicalUUID(p.Value); ok && p.Key == "id" {
+			c.Params[i].Value = id
 		}
 	}
 	query := c.Request.URL.Query()

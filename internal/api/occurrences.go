@@ -77,7 +77,7 @@ func (s *Server) eventOccurrences(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	q, err := parseListQuery(c)
+	q, err := parseListQuery(c, s.Now())
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func (s *Server) eventOccurrences(c *gin.Context) error {
 
 // listOccurrences keeps the original {"data","pagination"} envelope.
 func (s *Server) listOccurrences(c *gin.Context) error {
-	q, err := parseListQuery(c)
+	q, err := parseListQuery(c, s.Now())
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,9 @@ func (s *Server) listOccurrences(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	f.EventID = c.Query("event_id")
+	if f.EventID, err = eventIDParam(c); err != nil {
+		return err
+	}
 	ctx := c.Request.Context()
 	rows, err := s.Store.ListOccurrences(ctx, f)
 	if err != nil {
@@ -185,4 +187,13 @@ func statusCodeParam(v string) (*int, error) {
 		return nil, input.BadRequest("status_code", "must be an HTTP status code between 100 and 599")
 	}
 	return &n, nil
+}
+
+// eventIDParam reads the optional event_id filter (a uuid, any case).
+func eventIDParam(c *gin.Context) (string, error) {
+	v := c.Query("event_id")
+	if v == "" {
+		return "", nil
+	}
+	return input.UUID("event_id", v)
 }

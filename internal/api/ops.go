@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/recurrence"
 )
 
 const (
@@ -26,11 +27,11 @@ const (
 func (s *Server) stats(c *gin.Context) error {
 	values := c.Request.URL.Query()
 	now := s.Now()
-	since, err := timeParam(values, "since", "from")
+	since, err := timeParam(values, "since", "from", now)
 	if err != nil {
 		return err
 	}
-	until, err := timeParam(values, "until", "to")
+	until, err := timeParam(values, "until", "to", now)
 	if err != nil {
 		return err
 	}
@@ -78,12 +79,12 @@ func (s *Server) retryOccurrence(c *gin.Context) error {
 
 // retryRequest is the body of POST /occurrences/retry.
 type retryRequest struct {
-	EventID string     `json:"event_id"`
-	Tags    []string   `json:"tags"`
-	Status  []string   `json:"status"`
-	Since   *time.Time `json:"since"`
-	Until   *time.Time `json:"until"`
-	Limit   *int       `json:"limit"`
+	EventID string   `json:"event_id"`
+	Tags    []string `json:"tags"`
+	Status  []string `json:"status"`
+	Since   *string  `json:"since"`
+	Until   *string  `json:"until"`
+	Limit   *int     `json:"limit"`
 	// StatusCode keeps occurrences whose last attempt answered it.
 	StatusCode *int `json:"status_code"`
 }
@@ -113,13 +114,27 @@ func (s *Server) retryOccurrences(c *gin.Context) error {
 			return err
 		}
 	}
+	if req.EventID != "" {
+		if req.EventID, err = input.UUID("event_id", req.EventID); err != nil {
+			return err
+		}
+	}
 	if err := boundedList("tags", req.Tags); err != nil {
 		return err
 	}
 	if err := boundedList("status", req.Status); err != nil {
 		return err
 	}
-	f := model.RetryFilter{EventID: req.EventID, AnyTags: req.Tags, From: req.Since, To: req.Until,
+	now := s.Now()
+	from, err := instantMember("since", req.Since, now)
+	if err != nil {
+		return err
+	}
+	to, err := instantMember("until", req.Until, now)
+	if err != nil {
+		return err
+	}
+	f := model.RetryFilter{EventID: req.EventID, AnyTags: req.Tags, From: from, To: to,
 		StatusCode: req.StatusCode, Limit: defaultRetryLimit, BatchSize: retryBatchSize}
 	if req.StatusCode != nil && (*req.StatusCode < 100 || *req.StatusCode > 599) {
 		return input.BadRequest("status_code", "must be an HTTP status code between 100 and 599")
@@ -128,7 +143,10 @@ func (s *Server) retryOccurrences(c *gin.Context) error {
 		if *req.Limit < 1 {
 			return input.BadRequest("limit", "must be a positive integer")
 		}
-		f.Limit = min(*req.Limit, maxRetryLimit)
+		if *req.Limit > maxRetryLimit {
+			return input.BadRequestf("limit", "must be at most %d", maxRetryLimit)
+		}
+		f.Limit = *req.Limit
 	}
 	for _, st := range req.Status {
 		os := model.OccurrenceStatus(st)
@@ -179,7 +197,9 @@ func (s *Server) listArchivedOccurrences(c *gin.Context, q listQuery) error {
 	if err != nil {
 		return err
 	}
-	f.EventID = c.Query("event_id")
+	if f.EventID, err = eventIDParam(c); err != nil {
+		return err
+	}
 	ctx := c.Request.Context()
 	rows, err := s.Store.ListArchivedOccurrences(ctx, f)
 	if err != nil {
@@ -216,4 +236,17 @@ func wantsArchived(c *gin.Context) (bool, error) {
 		return false, input.BadRequest("archived", "must be true or false")
 	}
 	return b, nil
+}
+
+// instantMember reads an optional instant member of a body with the shared
+// parser (RFC 3339, "in 2 hours", "today at 9am"; UTC).
+func instantMember(field string, text *string, now time.Time) (*time.Time, error) {
+	if text == nil {
+		return nil, nil
+	}
+	t, err := recurrence.ParseInstant(field, *text, time.UTC, now)
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/recurrence"
 )
 
 const (
@@ -30,7 +31,7 @@ type listQuery struct {
 	order            string
 }
 
-func parseListQuery(c *gin.Context) (listQuery, error) {
+func parseListQuery(c *gin.Context, now time.Time) (listQuery, error) {
 	q := listQuery{limit: defaultLimit}
 	values := c.Request.URL.Query()
 	q.anyTags = splitList(values["tags"])
@@ -42,10 +43,10 @@ func parseListQuery(c *gin.Context) (listQuery, error) {
 		}
 	}
 	var err error
-	if q.from, err = timeParam(values, "from", "since"); err != nil {
+	if q.from, err = timeParam(values, "from", "since", now); err != nil {
 		return q, err
 	}
-	if q.to, err = timeParam(values, "to", "until"); err != nil {
+	if q.to, err = timeParam(values, "to", "until", now); err != nil {
 		return q, err
 	}
 	if v := values.Get("limit"); v != "" {
@@ -96,8 +97,9 @@ func splitList(vals []string) []string {
 	return out
 }
 
-// timeParam reads an RFC 3339 parameter under its name or its alias.
-func timeParam(values url.Values, name, alias string) (*time.Time, error) {
+// timeParam reads an instant parameter under its name or its alias, in any
+// form the shared parser reads (RFC 3339, "in 2 hours", "today at 9am"; UTC).
+func timeParam(values url.Values, name, alias string, now time.Time) (*time.Time, error) {
 	field, v := name, values.Get(name)
 	if v == "" {
 		field, v = alias, values.Get(alias)
@@ -105,9 +107,9 @@ func timeParam(values url.Values, name, alias string) (*time.Time, error) {
 	if v == "" {
 		return nil, nil
 	}
-	t, err := time.Parse(time.RFC3339Nano, v)
+	t, err := recurrence.ParseInstant(field, v, time.UTC, now)
 	if err != nil {
-		return nil, input.BadRequestf(field, "must be an RFC 3339 time, e.g. 2030-01-02T15:04:05Z")
+		return nil, err
 	}
 	return &t, nil
 }

@@ -48,8 +48,15 @@ func (s *Server) previewSchedule(c *gin.Context) error {
 	}
 	after := s.Now()
 	if afterText != "" {
-		if after, err = time.Parse(time.RFC3339Nano, afterText); err != nil {
-			return input.BadRequest("after", "must be an RFC 3339 time")
+		// Read in the schedule's own zone; an unknown one is refused below.
+		loc := time.UTC
+		if in.Timezone != nil {
+			if l, err := time.LoadLocation(*in.Timezone); err == nil {
+				loc = l
+			}
+		}
+		if after, err = recurrence.ParseInstant("after", afterText, loc, after); err != nil {
+			return err
 		}
 	}
 	if err := checkPreviewCount(count); err != nil {
@@ -69,7 +76,7 @@ func (s *Server) previewEvent(c *gin.Context) error {
 		}
 	}
 	after := s.Now()
-	if v, err := timeParam(c.Request.URL.Query(), "after", "from"); err != nil {
+	if v, err := timeParam(c.Request.URL.Query(), "after", "from", after); err != nil {
 		return err
 	} else if v != nil {
 		after = *v

@@ -54,7 +54,7 @@ func TestRetryRedeliversWithTheSameDeliveryID(t *testing.T) {
 	res := e.do("POST", "/occurrences/"+occID+"/retry", e.master, nil)
 	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
 	e.sched.Wake(context.Background(), time.Now())
-	require.Eventually(t, func() bool { return e.occurrenceStatus(t, occID) == "completed" }, 10*time.Second,
+	require.Eventually(t, func() bool { return e.occurrenceStatus(t, occID) == "completed" }, 60*time.Second,
 		20*time.Millisecond, "re-delivered although max_attempts was 1")
 
 	mu.Lock()
@@ -129,7 +129,7 @@ func TestReplayShowsTheNewStateAndStaysOutOfLateness(t *testing.T) {
 			e.sched.Start(context.Background())
 			e.sched.Wake(ctx, replayedAt)
 			for _, id := range []string{one, bulk} {
-				require.Eventually(t, func() bool { return e.occurrenceStatus(t, id) == "completed" }, 10*time.Second,
+				require.Eventually(t, func() bool { return e.occurrenceStatus(t, id) == "completed" }, 60*time.Second,
 					10*time.Millisecond, "the replay is delivered")
 				var got occurrenceJSON
 				e.do("GET", "/occurrences/"+id, e.master, nil).json(t, &got)

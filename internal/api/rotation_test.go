@@ -63,7 +63,7 @@ func TestRotationKeepsTheOldSecretSigningThroughTheGrace(t *testing.T) {
 					res := e.do("POST", "/events/"+id+"/trigger", e.master, nil)
 					require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
 					occ := res.object(t)["id"].(string)
-					deadline := time.After(10 * time.Second)
+					deadline := time.After(60 * time.Second)
 					for {
 						select {
 						case r := <-got:

@@ -30,6 +30,9 @@ import (
 // single-statement write each.
 type Store interface {
 	Ping(ctx context.Context) error
+	// StorageFull reports a write refused for lack of space, recently and
+	// not followed by a successful one.
+	StorageFull(now time.Time) bool
 	ListEvents(ctx context.Context, f model.EventFilter) ([]model.Event, error)
 	ListOccurrences(ctx context.Context, f model.OccurrenceFilter) ([]model.Occurrence, error)
 	CountOccurrences(ctx context.Context, f model.OccurrenceFilter) (int, error)
@@ -64,10 +67,10 @@ type Lifecycle interface {
 	PreviewEvent(ctx context.Context, p auth.Principal, id string, after time.Time, n int) (events.Preview, error)
 	SkipOccurrence(ctx context.Context, p auth.Principal, id, reason string) (model.Occurrence, error)
 	UnskipOccurrence(ctx context.Context, p auth.Principal, id string) (model.Occurrence, error)
-	MoveOccurrence(ctx context.Context, p auth.Principal, id string, to time.Time, reason string) (model.Occurrence, error)
+	MoveOccurrence(ctx context.Context, p auth.Principal, id string, to events.When, reason string) (model.Occurrence, error)
 	Exceptions(ctx context.Context, p auth.Principal, eventID string) ([]model.Exception, error)
-	AddException(ctx context.Context, p auth.Principal, eventID string, ex model.Exception) (model.Exception, error)
-	DeleteException(ctx context.Context, p auth.Principal, eventID string, at time.Time) error
+	AddException(ctx context.Context, p auth.Principal, eventID string, ex events.ExceptionInput) (model.Exception, error)
+	DeleteException(ctx context.Context, p auth.Principal, eventID string, at events.When) error
 	History(ctx context.Context, p auth.Principal, id string, withDeleted bool, f model.HistoryFilter) ([]model.HistoryEntry, error)
 
 	CreateCalendar(ctx context.Context, p auth.Principal, body map[string]json.RawMessage) (model.Calendar, error)

@@ -19,7 +19,7 @@ var timelineSteps = map[string]time.Duration{
 // scheduled attempts, over what the principal can read. The window is
 // aligned down to the step; at most model.MaxTimelineBuckets buckets.
 func (s *Server) timeline(c *gin.Context) error {
-	values := c.Request.URL.Query()
+	values, now := c.Request.URL.Query(), s.Now()
 	stepText := values.Get("step")
 	if stepText == "" {
 		stepText = "1m"
@@ -28,15 +28,15 @@ func (s *Server) timeline(c *gin.Context) error {
 	if !ok {
 		return input.BadRequest("step", `must be one of "1m", "5m", "15m", "1h"`)
 	}
-	since, err := timeParam(values, "since", "from")
+	since, err := timeParam(values, "since", "from", now)
 	if err != nil {
 		return err
 	}
-	until, err := timeParam(values, "until", "to")
+	until, err := timeParam(values, "until", "to", now)
 	if err != nil {
 		return err
 	}
-	end := s.Now()
+	end := now
 	if until != nil {
 		end = *until
 	}
@@ -48,10 +48,12 @@ func (s *Server) timeline(c *gin.Context) error {
 		return input.BadRequest("since", "must be before until")
 	}
 	start = start.UTC().Truncate(step)
-	buckets := int((end.Sub(start) + step - 1) / step)
-	if buckets > model.MaxTimelineBuckets {
+	// Compared as instants before any subtraction: end.Sub(start) saturates
+	// for windows over 292 years, and the bucket count would overflow.
+	if start.Before(end.Add(-time.Duration(model.MaxTimelineBuckets) * step)) {
 		return input.BadRequestf("since", "the window may span at most %d steps of %s", model.MaxTimelineBuckets, stepText)
 	}
+	buckets := int((end.Sub(start) + step - 1) / step)
 	f := model.TimelineFilter{Since: start, Step: step, Buckets: buckets}
 	f.Scope, f.Unrestricted = principal(c).ScopeFilter()
 	out, err := s.Store.Timeline(c.Request.Context(), f)

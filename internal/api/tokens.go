@@ -106,7 +106,7 @@ func (s *Server) createToken(c *gin.Context) error {
 }
 
 func (s *Server) listTokens(c *gin.Context) error {
-	q, err := parseListQuery(c)
+	q, err := parseListQuery(c, s.Now())
 	if err != nil {
 		return err
 	}

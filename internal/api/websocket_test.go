@@ -30,7 +30,7 @@ type wsClient struct {
 
 func (e *env) dialWS(t *testing.T, header http.Header) (*wsClient, *http.Response, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	url := "ws" + strings.TrimPrefix(e.http.URL, "http") + "/ws"
 	conn, res, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: header})
@@ -45,7 +45,7 @@ func (c *wsClient) send(v any) {
 	c.t.Helper()
 	b, err := json.Marshal(v)
 	require.NoError(c.t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	require.NoError(c.t, c.conn.Write(ctx, websocket.MessageText, b))
 }
@@ -78,7 +78,7 @@ func (e *env) subscribe(t *testing.T, handshake map[string]any) *wsClient {
 	c, _, err := e.dialWS(t, nil)
 	require.NoError(t, err)
 	c.send(handshake)
-	ack := c.mustNext(5 * time.Second)
+	ack := c.mustNext(60 * time.Second)
 	require.Equal(t, map[string]any{"type": "ack", "message": "subscription registered"}, ack)
 	return c
 }
@@ -96,26 +96,26 @@ func TestWebSocketClientHookReceivesAndAcknowledges(t *testing.T) {
 	ev := e.createEvent(e.master, map[string]any{"name": "nudge", "start_time": soon(), "tags": []string{"crm"},
 		"metadata": map[string]any{"customer": 42},
 		"action":   map[string]any{"type": "websocket", "params": map[string]any{"client_name": "acme", "require_ack": true}}})
-	frame := c.mustNext(10 * time.Second)
+	frame := c.mustNext(60 * time.Second)
 	require.Equal(t, "event", frame["type"])
 	require.Equal(t, ev["id"], frame["event_id"])
 	require.Equal(t, map[string]any{"customer": float64(42)}, frame["metadata"])
 	require.Equal(t, frame["metadata"], frame["payload"], "payload is kept for clients of the original protocol")
 	occID := frame["occurrence_id"].(string)
 
-	require.Eventually(t, func() bool { return e.occurrenceStatus(t, occID) == "awaiting_ack" }, 5*time.Second,
+	require.Eventually(t, func() bool { return e.occurrenceStatus(t, occID) == "awaiting_ack" }, 60*time.Second,
 		10*time.Millisecond, "delivered, waiting for the client")
 	c.send(map[string]any{"type": "ack", "event_id": ev["id"], "occurrence_id": occID})
-	reply := c.mustNext(5 * time.Second)
+	reply := c.mustNext(60 * time.Second)
 	require.Equal(t, "ack", reply["type"], "%v", reply)
 	require.Equal(t, "completed", e.occurrenceStatus(t, occID))
 	attempts := e.do("GET", "/occurrences/"+occID+"/attempts", e.master, nil)
 	require.Contains(t, string(attempts.Body), `"outcome":"awaiting_ack"`, "the delivery attempt is recorded")
 
 	c.send(map[string]any{"type": "ack", "occurrence_id": occID})
-	require.Equal(t, "error", c.mustNext(5 * time.Second)["type"], "a second ack is refused")
+	require.Equal(t, "error", c.mustNext(60 * time.Second)["type"], "a second ack is refused")
 	c.send(map[string]any{"type": "subscribe"})
-	require.Equal(t, "unsupported message type", c.mustNext(5 * time.Second)["message"])
+	require.Equal(t, "unsupported message type", c.mustNext(60 * time.Second)["message"])
 }
 
 func (e *env) occurrenceStatus(t *testing.T, id string) string {
@@ -146,7 +146,7 @@ func TestWebSocketTagListener(t *testing.T) {
 
 	ev := e.createEvent(e.master, map[string]any{"name": "invoice", "start_time": soon(),
 		"webhook": receiver.URL + "/hook", "tags": []string{"billing", "eu"}})
-	frame := l.mustNext(10 * time.Second)
+	frame := l.mustNext(60 * time.Second)
 	require.Equal(t, ev["id"], frame["event_id"], "tag-listeners receive events carrying their tags, whatever the action")
 
 	l.send(map[string]any{"type": "ack", "occurrence_id": frame["occurrence_id"]})
@@ -179,7 +179,7 @@ func TestWebSocketRefusals(t *testing.T) {
 		c, _, err := e.dialWS(t, nil)
 		require.NoError(t, err)
 		c.send(map[string]any{"type": "client-hook", "client_name": "acme", "token": e.mint("read", []string{"other"})})
-		require.Equal(t, "error", c.mustNext(5 * time.Second)["type"])
+		require.Equal(t, "error", c.mustNext(60 * time.Second)["type"])
 		require.Equal(t, websocket.StatusPolicyViolation, closeCode(c))
 	})
 	t.Run("tag-listener outside scope", func(t *testing.T) {
@@ -228,11 +228,11 @@ func TestWebSocketAcrossInstances(t *testing.T) {
 	a.sched.Start(context.Background()) // only A dispatches
 	a.createEvent(a.master, map[string]any{"name": "cross", "start_time": soon(),
 		"action": map[string]any{"type": "websocket", "params": map[string]any{"client_name": "acme", "require_ack": true}}})
-	frame := c.mustNext(15 * time.Second)
+	frame := c.mustNext(60 * time.Second)
 	occID := frame["occurrence_id"].(string)
 	c.send(map[string]any{"type": "ack", "occurrence_id": occID})
-	require.Equal(t, "ack", c.mustNext(5 * time.Second)["type"])
-	require.Eventually(t, func() bool { return a.occurrenceStatus(t, occID) == "completed" }, 5*time.Second,
+	require.Equal(t, "ack", c.mustNext(60 * time.Second)["type"])
+	require.Eventually(t, func() bool { return a.occurrenceStatus(t, occID) == "completed" }, 60*time.Second,
 		10*time.Millisecond, "the ack is visible on the firing instance")
 }
 
@@ -242,7 +242,7 @@ func TestWebSocketSlowClientIsDisconnected(t *testing.T) {
 	slow := e.subscribe(t, map[string]any{"type": "client-hook", "client_name": "acme", "token": e.master})
 	_ = slow
 	var delivered atomic.Int64
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var closed bool
 	for i := 0; i < 10000 && !closed; i++ {
@@ -258,4 +258,36 @@ func TestWebSocketSlowClientIsDisconnected(t *testing.T) {
 	}
 	require.True(t, errors.Is(err, context.DeadlineExceeded) || websocket.CloseStatus(err) == websocket.StatusPolicyViolation ||
 		strings.Contains(err.Error(), "EOF") || strings.Contains(err.Error(), "closed"), "got %v", err)
+}
+
+// After a client-hook acknowledges, the event's last_status says what
+// happened: "awaiting_ack" while the client has not answered, "completed"
+// once it has (it once stayed "awaiting_ack" for good).
+func TestAcknowledgedDeliveryCompletesTheEventsLastStatus(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, b.Open)
+			e.sched.Start(context.Background())
+			c := e.subscribe(t, map[string]any{"type": "client-hook", "client_name": "acme", "token": e.master})
+			ev := e.createEvent(e.master, map[string]any{"name": "nudge", "start_time": soon(),
+				"action": map[string]any{"type": "websocket", "params": map[string]any{"client_name": "acme", "require_ack": true}}})
+			id := ev["id"].(string)
+			frame := c.mustNext(60 * time.Second)
+			occID := frame["occurrence_id"].(string)
+			lastStatus := func() any { return e.do("GET", "/events/"+id, e.master, nil).object(t)["last_status"] }
+			require.Eventually(t, func() bool { return e.occurrenceStatus(t, occID) == "awaiting_ack" }, 60*time.Second,
+				10*time.Millisecond, "delivered, waiting for the client")
+			require.Eventually(t, func() bool { return lastStatus() == "awaiting_ack" }, 60*time.Second, 10*time.Millisecond)
+			c.send(map[string]any{"type": "ack", "event_id": id, "occurrence_id": occID})
+			require.Equal(t, "ack", c.mustNext(60 * time.Second)["type"])
+			require.Equal(t, "completed", e.occurrenceStatus(t, occID))
+			require.Equal(t, "completed", lastStatus(), "the event's last_status follows the acknowledgement")
+			var list []map[string]any
+			e.do("GET", "/events", e.master, nil).json(t, &list)
+			require.Len(t, list, 1)
+			require.Equal(t, "completed", list[0]["last_status"], "the list (and the console's Events page) agrees")
+		})
+	}
 }

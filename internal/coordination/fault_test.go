@@ -151,7 +151,7 @@ func TestRedisSubscribeFailsWhileDown(t *testing.T) {
 	t.Parallel()
 	c, _, stop, _ := privateRedis(t, newFakeClock())
 	stop()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	_, err := c.Subscribe(ctx, "wakeup")
 	require.Error(t, err, "a subscription Redis never confirmed must not look live")

@@ -15,11 +15,14 @@ const MaxReasonLength = 500
 // Pause is a pause request: until (optional) is when the event resumes by
 // itself, reason says why, and catch_up what happens on resume to the
 // instants inside the pause ("skip", the default, or "fire": they become
-// due and the event's own catch_up decides).
+// due and the event's own catch_up decides). UntilText is until as sent
+// (any form ParseInstant reads); Resolve turns it into Until in the event's
+// zone.
 type Pause struct {
-	Until   *time.Time `json:"until"`
-	Reason  string     `json:"reason"`
-	CatchUp string     `json:"catch_up"`
+	Until     *time.Time `json:"-"`
+	UntilText *string    `json:"until"`
+	Reason    string     `json:"reason"`
+	CatchUp   string     `json:"catch_up"`
 }
 
 // Resume is a resume request; CatchUp overrides the pause's choice.
@@ -27,19 +30,12 @@ type Resume struct {
 	CatchUp string `json:"catch_up"`
 }
 
-// DecodePause reads a pause body (empty means a plain pause) and checks it
-// against now.
-func DecodePause(body []byte, now time.Time) (Pause, error) {
+// DecodePause reads a pause body (empty means a plain pause); its until is
+// resolved later, by Resolve, in the event's zone.
+func DecodePause(body []byte) (Pause, error) {
 	var p Pause
 	if err := decodeOptional(body, &p); err != nil {
 		return p, err
-	}
-	if p.Until != nil {
-		if !p.Until.After(now) {
-			return p, input.BadRequest("until", "must be in the future")
-		}
-		u := model.RoundUp(*p.Until)
-		p.Until = &u
 	}
 	if err := CheckReason(p.Reason); err != nil {
 		return p, err
@@ -48,6 +44,23 @@ func DecodePause(body []byte, now time.Time) (Pause, error) {
 		p.CatchUp = model.PauseSkip
 	}
 	return p, checkPauseCatchUp(p.CatchUp)
+}
+
+// Resolve reads until, when sent, in loc (the event's zone) against now;
+// it must lie ahead.
+func (p *Pause) Resolve(loc *time.Location, now time.Time) error {
+	if p.UntilText == nil {
+		return nil
+	}
+	u, err := When{Field: "until", Text: *p.UntilText}.Resolve(loc, now)
+	if err != nil {
+		return err
+	}
+	if !u.After(now) {
+		return input.BadRequest("until", "must be in the future")
+	}
+	p.Until = &u
+	return nil
 }
 
 // DecodeResume reads a resume body (empty means the pause's own choice).

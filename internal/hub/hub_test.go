@@ -43,7 +43,7 @@ func TestBroadcastNeverWaitsOnTheBus(t *testing.T) {
 	for range 10 {
 		select {
 		case <-l.Queue():
-		case <-time.After(5 * time.Second):
+		case <-time.After(60 * time.Second):
 			t.Fatal("a local listener missed a frame")
 		}
 	}

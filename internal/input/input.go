@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Error is an answer with a status code, a message safe to show and, for
@@ -54,7 +56,32 @@ func RejectUnknown(members map[string]json.RawMessage, known, ignored map[string
 		return nil
 	}
 	sort.Strings(unknown)
+	if unknown[0] == "" {
+		// A member without a name cannot be named as the field: the body is.
+		return BadRequest("body", `has a member with an empty name ""`)
+	}
 	return BadRequestf(unknown[0], "unknown field (unknown: %s)", strings.Join(unknown, ", "))
+}
+
+// UUID reads an id given as a filter or a reference: a uuid in its
+// 36-character form, any case, returned in lower case so that both stores
+// (PostgreSQL's uuid type, SQLite's text) compare it alike.
+func UUID(field, v string) (string, error) {
+	if id, ok := CanonicalUUID(v); ok {
+		return id, nil
+	}
+	return "", BadRequestf(field, "must be a UUID (e.g. 0193d7a4-5b2c-7def-8a90-123456789abc)")
+}
+
+// CanonicalUUID lower-cases v when it is a uuid in its 36-character form.
+// uuid.Parse also takes braces and urn: prefixes, which stored ids never
+// have, so only the plain form is accepted.
+func CanonicalUUID(v string) (string, bool) {
+	id, err := uuid.Parse(v)
+	if err != nil || len(v) != 36 {
+		return "", false
+	}
+	return id.String(), true
 }
 
 // DecodeField decodes one member into v, naming the field on failure.
@@ -74,6 +101,16 @@ func DecodeStrict(raw json.RawMessage, field string, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		// Name the member at fault rather than the whole body.
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			name := typeErr.Field
+			if field != "body" {
+				name = field + "." + name
+			}
+			typeErr.Field = ""
+			return BadRequest(name, JSONReason(typeErr))
+		}
 		return BadRequest(field, JSONReason(err))
 	}
 	return nil

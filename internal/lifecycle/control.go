@@ -73,11 +73,16 @@ func (s *Service) UnskipOccurrence(ctx context.Context, p auth.Principal, id str
 
 // MoveOccurrence moves one occurrence that is still ahead to another future
 // moment, keeping its id and recording the instant it was planned at.
-func (s *Service) MoveOccurrence(ctx context.Context, p auth.Principal, id string, to time.Time, reason string) (model.Occurrence, error) {
+// The target is read in the event's zone.
+func (s *Service) MoveOccurrence(ctx context.Context, p auth.Principal, id string, target events.When, reason string) (model.Occurrence, error) {
 	if err := events.CheckReason(reason); err != nil {
 		return model.Occurrence{}, err
 	}
 	return s.controlOccurrence(ctx, p, id, model.HistoryMove, reason, func(tx *repository.Store, ev *model.Event, occ *model.Occurrence, now time.Time) error {
+		to, err := target.Resolve(events.Location(ev), now)
+		if err != nil {
+			return err
+		}
 		if !occ.Status.In(model.Waiting) && occ.Status != model.OccurrenceDispatching || !occ.ScheduledAt.After(now) {
 			return errNotAhead
 		}
@@ -269,7 +274,8 @@ func (s *Service) Exceptions(ctx context.Context, p auth.Principal, eventID stri
 // or not: stored with the event and honoured whenever the planner reaches
 // it. A row that already exists for the instant changes at once (a moved
 // one keeps its id).
-func (s *Service) AddException(ctx context.Context, p auth.Principal, eventID string, ex model.Exception) (model.Exception, error) {
+func (s *Service) AddException(ctx context.Context, p auth.Principal, eventID string, in events.ExceptionInput) (model.Exception, error) {
+	ex := model.Exception{Action: in.Action, Reason: in.Reason}
 	if err := events.CheckReason(ex.Reason); err != nil {
 		return ex, err
 	}
@@ -277,8 +283,11 @@ func (s *Service) AddException(ctx context.Context, p auth.Principal, eventID st
 	if err != nil {
 		return ex, err
 	}
-	now := s.now()
-	ex.EventID, ex.At, ex.CreatedBy, ex.CreatedAt = ev.ID, model.RoundUp(ex.At), p.Subject, now.UTC()
+	now, loc := s.now(), events.Location(&ev)
+	if ex.At, err = in.At.Resolve(loc, now); err != nil {
+		return ex, err
+	}
+	ex.EventID, ex.CreatedBy, ex.CreatedAt = ev.ID, p.Subject, now.UTC()
 	if !ex.At.After(now) {
 		return ex, input.BadRequest("at", "must be in the future")
 	}
@@ -286,10 +295,13 @@ func (s *Service) AddException(ctx context.Context, p auth.Principal, eventID st
 	case model.ExceptionSkip:
 		ex.To = nil
 	case model.ExceptionMove:
-		if ex.To == nil {
+		if in.To == nil {
 			return ex, input.BadRequest("to", "is required to move an instant")
 		}
-		to := model.RoundUp(*ex.To)
+		to, err := in.To.Resolve(loc, now)
+		if err != nil {
+			return ex, err
+		}
 		ex.To = &to
 	default:
 		return ex, input.BadRequest("action", `must be "skip" or "move"`)
@@ -338,13 +350,16 @@ func (s *Service) AddException(ctx context.Context, p auth.Principal, eventID st
 
 // DeleteException removes an event's exception at at; an instant still
 // ahead fires as planned again (a moved row goes back, keeping its id).
-func (s *Service) DeleteException(ctx context.Context, p auth.Principal, eventID string, at time.Time) error {
+func (s *Service) DeleteException(ctx context.Context, p auth.Principal, eventID string, when events.When) error {
 	ev, err := s.modifiable(ctx, p, eventID, nil)
 	if err != nil {
 		return err
 	}
 	now := s.now()
-	at = model.RoundUp(at)
+	at, err := when.Resolve(events.Location(&ev), now)
+	if err != nil {
+		return err
+	}
 	err = s.store.WithTx(ctx, func(tx *repository.Store) error {
 		ex, err := exceptionAt(ctx, tx, ev.ID, at)
 		if err != nil {

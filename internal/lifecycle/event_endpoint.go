@@ -29,6 +29,9 @@ func actionEndpoint(a *model.Action) (string, error) {
 	if err := json.Unmarshal(p.EndpointID, &id); err != nil || id == "" {
 		return "", input.BadRequest(endpointParam, "must be an endpoint id")
 	}
+	if canonical, ok := input.CanonicalUUID(id); ok {
+		return canonical, nil // as the action's own validation stores it
+	}
 	return id, nil
 }
 

@@ -226,6 +226,9 @@ func (s *Service) Pause(ctx context.Context, p auth.Principal, id string, req ev
 		return ev, err
 	}
 	now, before := s.now(), ev
+	if err := req.Resolve(events.Location(&ev), now); err != nil {
+		return model.Event{}, err
+	}
 	if ev.Status == model.EventPaused {
 		version := ev.Version
 		ev.PausedUntil, ev.PauseReason, ev.PauseCatchUp, ev.UpdatedAt = req.Until, req.Reason, req.CatchUp, now.UTC()
@@ -346,7 +349,7 @@ func (s *Service) transition(ctx context.Context, tx *repository.Store, ev *mode
 	target model.EventStatus, rescheduled bool, rule *recurrence.Rule, now time.Time) error {
 	wasActive := ev.Status == model.EventActive
 	ev.Status = target
-	pausedAt, policy := ev.PausedAt, ev.PauseCatchUp
+	pausedAt, pausedUntil, policy := ev.PausedAt, ev.PausedUntil, ev.PauseCatchUp
 	if target != model.EventPaused {
 		ev.PausedAt, ev.PausedUntil, ev.PauseReason, ev.PausedBy, ev.PauseCatchUp = nil, nil, "", "", ""
 	}
@@ -355,13 +358,19 @@ func (s *Service) transition(ctx context.Context, tx *repository.Store, ev *mode
 	}
 	switch {
 	case target != model.EventActive && wasActive:
-		if _, err := tx.CancelFutureOccurrences(ctx, ev.ID, time.Time{}, true, model.ReasonPaused, now); err != nil {
+		// A pause until a moment covers [now, until) only: a row after it
+		// (moved there, or planned) stays due.
+		var before time.Time
+		if target == model.EventPaused && ev.PausedUntil != nil {
+			before = *ev.PausedUntil
+		}
+		if _, err := tx.CancelOccurrencesBefore(ctx, ev.ID, time.Time{}, before, true, model.ReasonPaused, now); err != nil {
 			return err
 		}
 		ev.NextRunAt = nil
 		return tx.ClearNextRun(ctx, ev.ID)
 	case target == model.EventActive && !wasActive:
-		return s.resumeFromPause(ctx, tx, ev, rule, pausedAt, policy, now)
+		return s.resumeFromPause(ctx, tx, ev, rule, pausedAt, pausedUntil, policy, now)
 	case target == model.EventActive && rescheduled:
 		// Overdue rows already due keep their course; future ones are
 		// cancelled and the re-plan reinstates (keeping its id) every
@@ -385,7 +394,7 @@ const maxResumeSteps = 20
 // An event paused without a record of when (paused at creation before
 // this was kept) restarts from now.
 func (s *Service) resumeFromPause(ctx context.Context, tx *repository.Store, ev *model.Event, rule *recurrence.Rule,
-	pausedAt *time.Time, policy string, now time.Time) error {
+	pausedAt, pausedUntil *time.Time, policy string, now time.Time) error {
 	// Rows ahead are decided afresh: an edit made while paused may have
 	// removed their instants (they end cancelled, rule_changed).
 	if _, err := tx.CancelFutureOccurrences(ctx, ev.ID, now, true, model.ReasonRuleChanged, now); err != nil {
@@ -408,7 +417,12 @@ func (s *Service) resumeFromPause(ctx context.Context, tx *repository.Store, ev 
 		return err
 	}
 	if policy != model.PauseFire {
+		// The pause covers [paused_at, until): a resume that runs late
+		// leaves the instants after until due (catch-up decides).
 		series.SkipBefore = now
+		if pausedUntil != nil && pausedUntil.Before(now) {
+			series.SkipBefore = *pausedUntil
+		}
 	}
 	for range maxResumeSteps {
 		if _, err := s.plan.expand(ctx, tx, ev, series, now); err != nil {

@@ -23,6 +23,10 @@ var (
 	// ErrUnavailable means the database could not be reached or answered
 	// with a connection failure; the request may succeed when retried.
 	ErrUnavailable = errors.New("database unavailable")
+	// ErrStorageFull means the database could not write because its storage
+	// is full (SQLite's SQLITE_FULL, PostgreSQL's disk_full); writes succeed
+	// again once space returns.
+	ErrStorageFull = errors.New("storage is full")
 )
 
 // RoundUp truncates t to the stored precision (microseconds), rounding up so

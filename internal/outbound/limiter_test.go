@@ -45,7 +45,7 @@ func TestLimiterCapsConcurrencyPerDestination(t *testing.T) {
 	select {
 	case r3 := <-got:
 		r3()
-	case <-time.After(5 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("third acquire did not proceed after a release")
 	}
 	r2()

@@ -69,20 +69,19 @@ func (w Window) Next(s *Series, cursor *time.Time, now time.Time) (Plan, error) 
 	if err != nil {
 		return Plan{}, err
 	}
+	if s.Now.IsZero() {
+		s.Now = now
+	}
 	var p Plan
 	if complete {
 		p.Cursor, p.After = beyond(rule, horizon)
 		if p.After != nil {
-			after := model.RoundUp(p.After.Add(s.offset(*p.After)))
-			p.After = &after
+			p.After = s.nextFiring(*p.After)
 		}
 	} else {
 		p.Cursor = instants[len(instants)-1].At.Add(time.Microsecond)
 	}
 	p.Cursor = p.Cursor.UTC()
-	if s.Now.IsZero() {
-		s.Now = now
-	}
 	p.Rows = s.rows(instants, from, horizon)
 	return p, nil
 }
@@ -136,4 +135,33 @@ func beyond(rule *recurrence.Rule, horizon time.Time) (cursor time.Time, next *t
 	default:
 		return model.SeriesEnd, nil
 	}
+}
+
+// nextFiringReadings bounds how many of the rule's readings nextFiring
+// looks through for one that fires.
+const nextFiringReadings = 1024
+
+// nextFiring is the first instant at or after from (a reading of the rule)
+// that the series will fire: jittered, and past every reading a calendar or
+// an exception skips, so that next_run_at never names a skipped instant.
+// nil when none of the next nextFiringReadings readings fires.
+func (s *Series) nextFiring(from time.Time) *time.Time {
+	const chunk = 64
+	for seen := 0; seen < nextFiringReadings; seen += chunk {
+		readings, err := recurrence.ExpandInstants(s.Rule, from, model.SeriesEnd, chunk)
+		for _, in := range readings {
+			if in.Skipped {
+				continue
+			}
+			if p := s.plan(in.At); p.Status == model.OccurrencePending {
+				at := p.At
+				return &at
+			}
+		}
+		if err != nil || len(readings) < chunk {
+			return nil
+		}
+		from = readings[len(readings)-1].At.Add(time.Microsecond)
+	}
+	return nil
 }

@@ -157,3 +157,26 @@ func suffix(reason string) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// next_run_at (the plan's After, when no row in the window fires) is the
+// next instant that will fire: never one a calendar or an exception skips.
+func TestNextRunSkipsWhatWillNotFire(t *testing.T) {
+	rule, err := recurrence.Compile(recurrence.Spec{StartTime: t0, Timezone: "UTC", RRule: "FREQ=DAILY;BYDAY=MO,SA"},
+		recurrence.DefaultLimits())
+	require.NoError(t, err)
+	w := Window{CatchUp: time.Hour, Lookahead: 24 * time.Hour, MaxRows: 1000}
+	now := t0.Add(time.Hour) // Monday's instant passed; next readings: Saturday (blocked), Monday
+	p, err := w.Next(&Series{Rule: rule, Calendars: []Calendar{{Blocks: weekends{}, Policy: model.CalendarSkip}}}, nil, now)
+	require.NoError(t, err)
+	require.NotNil(t, p.After)
+	require.Equal(t, day(7), *p.After, "the blocked Saturday is not next_run_at")
+
+	plain, err := w.Next(&Series{Rule: rule}, nil, now)
+	require.NoError(t, err)
+	require.Equal(t, day(5), *plain.After, "without the calendar Saturday fires")
+
+	skipSat := map[time.Time]model.Exception{day(5): {At: day(5), Action: model.ExceptionSkip}}
+	p, err = w.Next(&Series{Rule: rule, Exceptions: skipSat}, nil, now)
+	require.NoError(t, err)
+	require.Equal(t, day(7), *p.After, "a skipped instant is not next_run_at")
+}

@@ -7,14 +7,10 @@ import (
 	"time"
 )
 
-// ParseStartTime resolves a start_time as sent by a client: RFC 3339, a local
-// date-time without offset (read in loc), or natural language relative to
-// now in loc ("now", "in 30 minutes", "tomorrow at 9am", "next friday at
-// 3pm", "today at 17:30", "at 9am", "noon", "midnight", weekday names). It
-// is resolved once; a local time that does not exist is read with the offset
-// before the gap (never early). Errors are *FieldError{Field: "start_time"}.
+// ParseStartTime resolves a start_time as sent by a client (see
+// ParseInstant), within the years a series may be anchored in.
 func ParseStartTime(text string, loc *time.Location, now time.Time) (time.Time, error) {
-	t, err := parseStartTime(text, loc, now)
+	t, err := ParseInstant("start_time", text, loc, now)
 	if err != nil {
 		return t, err
 	}
@@ -31,12 +27,20 @@ var (
 	maxStartTime = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
 )
 
-func parseStartTime(text string, loc *time.Location, now time.Time) (time.Time, error) {
+// ParseInstant resolves any instant a client gives (start_time, until, to,
+// at, after, since): RFC 3339, a local date-time without offset (read in
+// loc), or natural language relative to now in loc ("now", "in 30
+// minutes", "tomorrow at 9am", "next friday at 3pm", "today at 17:30", "at
+// 9am", "noon", "midnight", weekday names). It is the one parser of every
+// such field, so they all accept the same forms. A local time that does not
+// exist is read with the offset before the gap (never early). Errors are
+// *FieldError naming field.
+func ParseInstant(field, text string, loc *time.Location, now time.Time) (time.Time, error) {
 	if loc == nil {
 		loc = time.UTC
 	}
 	if len(text) > maxTextLen {
-		return time.Time{}, fieldErrorf("start_time", "longer than %d bytes", maxTextLen)
+		return time.Time{}, fieldErrorf(field, "longer than %d bytes", maxTextLen)
 	}
 	text = strings.TrimSpace(text)
 	if t, err := time.Parse(time.RFC3339Nano, text); err == nil {
@@ -50,7 +54,7 @@ func parseStartTime(text string, loc *time.Location, now time.Time) (time.Time, 
 	if t, ok := parseNatural(strings.ToLower(text), loc, now); ok {
 		return t.UTC(), nil
 	}
-	return time.Time{}, fieldErrorf("start_time",
+	return time.Time{}, fieldErrorf(field,
 		"cannot read %q: use RFC 3339 (2026-12-24T09:00:00+01:00) or forms like \"in 30 minutes\", \"tomorrow at 9am\", \"next friday at 3pm\"",
 		truncate(text))
 }

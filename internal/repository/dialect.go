@@ -65,6 +65,9 @@ type dialect struct {
 	// driverErr maps the driver's own errors (constraint codes and the like);
 	// the rest of mapErr is the same for both.
 	driverErr func(error) error
+	// migrationsTableExists answers whether schema_migrations exists
+	// (one boolean), without creating it.
+	migrationsTableExists string
 }
 
 // instantLayout is fixed-width so that SQLite's text comparison orders
@@ -74,13 +77,14 @@ const instantLayout = "2006-01-02T15:04:05.000000Z"
 const migrationLockKey = `hashtext('qhronos-migrate:' || current_schema())`
 
 var postgresDialect = &dialect{
-	backend:    Postgres,
-	migrations: "postgres",
-	bind:       sqlx.DOLLAR,
-	skipLocked: " FOR UPDATE SKIP LOCKED",
-	forUpdate:  " FOR UPDATE",
-	instant:    func(t time.Time) any { return t.UTC() },
-	cast:       func(sqlType string) string { return "?::" + sqlType },
+	backend:               Postgres,
+	migrations:            "postgres",
+	migrationsTableExists: `SELECT to_regclass('schema_migrations') IS NOT NULL`,
+	bind:                  sqlx.DOLLAR,
+	skipLocked:            " FOR UPDATE SKIP LOCKED",
+	forUpdate:             " FOR UPDATE",
+	instant:               func(t time.Time) any { return t.UTC() },
+	cast:                  func(sqlType string) string { return "?::" + sqlType },
 	jsonStrings: func(column string) string {
 		return `jsonb_array_elements_text(` + column + `::jsonb) AS j(value)`
 	},
@@ -96,18 +100,19 @@ var postgresDialect = &dialect{
 }
 
 var sqliteDialect = &dialect{
-	backend:           SQLite,
-	migrations:        "sqlite",
-	bind:              sqlx.QUESTION,
-	instant:           func(t time.Time) any { return t.UTC().Format(instantLayout) },
-	cast:              func(string) string { return "?" },
-	jsonStrings:       func(column string) string { return `json_each(` + column + `) AS j` },
-	rowID:             "rowid",
-	inPick:            func(column, pick string) string { return column + ` IN (` + pick + `)` },
-	minUUID:           "",
-	writableCTEs:      false,
-	returnsFromValues: false,
-	driverErr:         sqliteErr,
+	backend:               SQLite,
+	migrations:            "sqlite",
+	migrationsTableExists: `SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`,
+	bind:                  sqlx.QUESTION,
+	instant:               func(t time.Time) any { return t.UTC().Format(instantLayout) },
+	cast:                  func(string) string { return "?" },
+	jsonStrings:           func(column string) string { return `json_each(` + column + `) AS j` },
+	rowID:                 "rowid",
+	inPick:                func(column, pick string) string { return column + ` IN (` + pick + `)` },
+	minUUID:               "",
+	writableCTEs:          false,
+	returnsFromValues:     false,
+	driverErr:             sqliteErr,
 }
 
 // rebind turns ? placeholders into the dialect's form. Rebound queries
@@ -150,6 +155,8 @@ func postgresErr(err error) error {
 		return fmt.Errorf("%w: %s", model.ErrConflict, pgErr.ConstraintName)
 	case pgErr.Code == "22P02": // invalid_text_representation, e.g. a malformed uuid
 		return model.ErrNotFound
+	case pgErr.Code == "53100": // disk_full
+		return fmt.Errorf("%w: %w", model.ErrStorageFull, err)
 	case strings.HasPrefix(pgErr.Code, "08"), // connection_exception
 		pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03": // shutdown, cannot connect now
 		return unavailable(err)
@@ -166,6 +173,10 @@ func sqliteErr(err error) error {
 	}
 	if strings.Contains(err.Error(), "database is locked") {
 		return unavailable(err)
+	}
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) && coded.Code()&0xff == sqliteFull {
+		return fmt.Errorf("%w: %w", model.ErrStorageFull, err)
 	}
 	return err
 }
@@ -230,3 +241,7 @@ func (d *dialect) typedRow(sqlTypes ...string) string {
 	}
 	return "(" + strings.Join(parts, ", ") + ")"
 }
+
+// sqliteFull is SQLITE_FULL, the primary code of "database or disk is full"
+// (also of a database at its max_page_count).
+const sqliteFull = 13

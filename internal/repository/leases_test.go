@@ -221,7 +221,7 @@ func TestRenewLeasesSkipsRowsBeingWritten(t *testing.T) {
 	_, err = tx.ExecContext(ctx, `SELECT id FROM occurrences WHERE id = $1 FOR UPDATE`, held[0].ID)
 	require.NoError(t, err)
 
-	wait, cancel := context.WithTimeout(ctx, 5*time.Second)
+	wait, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	renewed, err := s.RenewLeases(wait, keysOf("a", held...), t0.Add(20*time.Second))
 	require.NoError(t, err, "the renewal does not wait for the locked row")

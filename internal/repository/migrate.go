@@ -21,17 +21,21 @@ type Migration struct {
 
 // Migrations lists the embedded migrations of the store's backend with the
 // time each was applied, if it was.
+// It only reads: a database never migrated lists every one as pending.
 func (s *Store) Migrations(ctx context.Context) ([]Migration, error) {
 	all, err := embedded(s.d.migrations)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.ensureMigrationsTable(ctx); err != nil {
-		return nil, err
+	applied := map[int]time.Time{}
+	var exists bool
+	if err := s.get(ctx, &exists, s.d.migrationsTableExists); err != nil {
+		return nil, fmt.Errorf("look for schema_migrations: %w", err)
 	}
-	applied, err := s.appliedMigrations(ctx)
-	if err != nil {
-		return nil, err
+	if exists {
+		if applied, err = s.appliedMigrations(ctx); err != nil {
+			return nil, err
+		}
 	}
 	out := make([]Migration, 0, len(all))
 	for _, m := range all {

@@ -250,6 +250,13 @@ const attemptColumns = `id, occurrence_id, event_id, attempt, manual, started_at
 // so that the plan decides them afresh. Manual triggers are kept when
 // keepManual. Used by pause, edit and re-plans.
 func (s *Store) CancelFutureOccurrences(ctx context.Context, eventID string, from time.Time, keepManual bool, reason string, now time.Time) (int, error) {
+	return s.CancelOccurrencesBefore(ctx, eventID, from, time.Time{}, keepManual, reason, now)
+}
+
+// CancelOccurrencesBefore is CancelFutureOccurrences for the rows scheduled
+// in [from, before) only (no upper bound when before is zero): a pause
+// until a moment covers the instants before it, not those after.
+func (s *Store) CancelOccurrencesBefore(ctx context.Context, eventID string, from, before time.Time, keepManual bool, reason string, now time.Time) (int, error) {
 	status, note := model.EndedBy(reason)
 	q := statusSQL(`UPDATE occurrences SET status = ?, reason = ?, error_message = ?, lease_token = NULL,
 		lease_owner = NULL, lease_expires_at = NULL, updated_at = ?, completed_at = ?
@@ -261,6 +268,10 @@ func (s *Store) CancelFutureOccurrences(ctx context.Context, eventID string, fro
 		args = append(args, s.ts(now))
 	}
 	q += `)`
+	if !before.IsZero() {
+		q += ` AND scheduled_at < ?`
+		args = append(args, s.ts(before))
+	}
 	if keepManual {
 		q += ` AND manual = ?`
 		args = append(args, false)

@@ -307,21 +307,39 @@ func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord) (lost error
 // kept in acked_at and completes the row when the delivery is recorded. One
 // statement, so it cannot fall between the two states. ErrNotFound when the
 // occurrence is in neither.
+// The event's last_status follows: "awaiting_ack" becomes "completed" once
+// none of its rows awaits an acknowledgement any more.
 func (s *Store) Acknowledge(ctx context.Context, occurrenceID string, now time.Time) error {
-	res, err := s.exec(ctx, statusSQL(`UPDATE occurrences SET acked_at = ?, updated_at = ?,
-		completed_at = CASE WHEN status = {awaiting_ack} THEN ? ELSE completed_at END,
-		lease_expires_at = CASE WHEN status = {awaiting_ack} THEN NULL ELSE lease_expires_at END,
-		status = CASE WHEN status = {awaiting_ack} THEN {completed} ELSE status END
-		WHERE id = ? AND (status = {awaiting_ack} OR (status = {dispatching} AND acked_at IS NULL))`),
-		s.ts(now), s.ts(now), s.ts(now), occurrenceID)
-	if err != nil {
-		return fmt.Errorf("acknowledge occurrence: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return model.ErrNotFound
-	}
-	return nil
+	return s.WithTx(ctx, func(tx *Store) error {
+		res, err := tx.exec(ctx, statusSQL(`UPDATE occurrences SET acked_at = ?, updated_at = ?,
+			completed_at = CASE WHEN status = {awaiting_ack} THEN ? ELSE completed_at END,
+			lease_expires_at = CASE WHEN status = {awaiting_ack} THEN NULL ELSE lease_expires_at END,
+			status = CASE WHEN status = {awaiting_ack} THEN {completed} ELSE status END
+			WHERE id = ? AND (status = {awaiting_ack} OR (status = {dispatching} AND acked_at IS NULL))`),
+			s.ts(now), s.ts(now), s.ts(now), occurrenceID)
+		if err != nil {
+			return fmt.Errorf("acknowledge occurrence: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return model.ErrNotFound
+		}
+		_, err = tx.exec(ctx, `UPDATE events SET last_status = `+ackedStatusSQL+`
+			WHERE id = (SELECT event_id FROM occurrences WHERE id = ?) AND last_status = `+quote(string(model.OccurrenceAwaitingAck)),
+			occurrenceID)
+		if err != nil {
+			return fmt.Errorf("note acknowledged run: %w", err)
+		}
+		return nil
+	})
 }
+
+// ackedStatusSQL is an event's last_status when an outcome or an
+// acknowledgement says "awaiting_ack": still that while one of its rows
+// awaits an acknowledgement, "completed" once none does (the client may
+// acknowledge before the delivery is recorded; the row is then completed
+// at once).
+var ackedStatusSQL = statusSQL(`CASE WHEN EXISTS (SELECT 1 FROM occurrences o
+	WHERE o.event_id = events.id AND o.status = {awaiting_ack}) THEN {awaiting_ack} ELSE {completed} END`)
 
 // noteEventRuns updates last_run_at, last_status and next_run_at after an
 // outcome, and settles an event whose series is over and whose last
@@ -373,7 +391,8 @@ func (s *Store) noteEventRuns(ctx context.Context, ids []string, recs map[string
 		q := `WITH v(id, last_run_at, last_status, now) AS (VALUES ` + sb.String() + statusSQL(`)
 			UPDATE events SET
 				last_run_at = COALESCE(v.last_run_at, events.last_run_at),
-				last_status = COALESCE(v.last_status, events.last_status),
+				last_status = CASE WHEN v.last_status = `+quote(string(model.OccurrenceAwaitingAck))+`
+					THEN `+ackedStatusSQL+` ELSE COALESCE(v.last_status, events.last_status) END,
 				(status, next_run_at, updated_at, version) = (SELECT
 					CASE WHEN x.ended THEN {inactive} ELSE events.status END,
 					CASE WHEN x.ended THEN NULL ELSE COALESCE(

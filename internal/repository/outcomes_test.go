@@ -113,6 +113,7 @@ func TestAcknowledgementBeforeTheDeliveryIsRecorded(t *testing.T) {
 		deadline := t0.Add(30 * time.Second)
 		res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{{OccurrenceID: got[0].ID, LeaseToken: "tok",
 			Status: model.OccurrenceAwaitingAck, AckDeadline: &deadline, Now: t0.Add(2 * time.Millisecond),
+			EventID: e.ID, Ran: true, LastStatus: string(model.OccurrenceAwaitingAck),
 			Attempt: &model.Attempt{OccurrenceID: got[0].ID, EventID: e.ID, Attempt: 1, StartedAt: t0,
 				Outcome: "awaiting_ack"}}})
 		require.NoError(t, err)
@@ -121,6 +122,9 @@ func TestAcknowledgementBeforeTheDeliveryIsRecorded(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, model.OccurrenceCompleted, o.Status)
 		require.NotNil(t, o.CompletedAt)
+		ev, err := s.GetEvent(ctx, e.ID)
+		require.NoError(t, err)
+		require.Equal(t, "completed", ev.LastStatus, "the event's last run is complete: nothing awaits an ack")
 		n, err := s.RescueExpired(ctx, t0.Add(time.Hour), 10)
 		require.NoError(t, err)
 		require.Zero(t, n)

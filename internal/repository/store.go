@@ -5,10 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
@@ -34,6 +36,44 @@ type Store struct {
 	// asyncOutcomes: outcome transactions commit without waiting for the
 	// WAL flush (Options.AsyncOutcomeCommit).
 	asyncOutcomes bool
+	// full remembers a write refused for lack of space (shared by the
+	// store and its transactions), for /ready and /status.
+	full *fullState
+}
+
+// fullState is when a write last failed with model.ErrStorageFull; zero
+// once a write succeeds again.
+type fullState struct{ at atomic.Int64 }
+
+// storageFullFor is how long a refused write keeps the store reported full
+// without another: it recovers by itself once space returns, even when no
+// write comes to prove it.
+const storageFullFor = 30 * time.Second
+
+// StorageFull reports whether a write failed for lack of space within the
+// last storageFullFor and none succeeded since.
+func (s *Store) StorageFull(now time.Time) bool {
+	if s.full == nil {
+		return false
+	}
+	at := s.full.at.Load()
+	return at != 0 && now.Sub(time.UnixMicro(at)) < storageFullFor
+}
+
+// note maps a driver error and keeps the storage-full state: set by a
+// refused write, cleared by a successful one.
+func (s *Store) note(err error, write bool) error {
+	err = s.d.mapErr(err)
+	if s.full == nil {
+		return err
+	}
+	switch {
+	case errors.Is(err, model.ErrStorageFull):
+		s.full.at.Store(time.Now().UnixMicro())
+	case err == nil && write:
+		s.full.at.Store(0)
+	}
+	return err
 }
 
 // Options tunes the connection pool.
@@ -69,7 +109,57 @@ func OpenSQLite(ctx context.Context, dataDir string) (*Store, error) {
 		_ = db.Close()
 		return nil, err
 	}
-	return &Store{db: db, q: db, d: sqliteDialect}, nil
+	return &Store{db: db, q: db, d: sqliteDialect, full: &fullState{}}, nil
+}
+
+// ErrNoDatabase is OpenSQLiteReadOnly's answer when the data directory
+// holds no database yet.
+var ErrNoDatabase = errors.New("no database yet")
+
+// OpenSQLiteReadOnly opens the embedded database for reading only: it
+// creates nothing (no directory, no file), takes no lock on the data
+// directory and so works beside the server that holds it.
+func OpenSQLiteReadOnly(ctx context.Context, dataDir string) (*Store, error) {
+	path := filepath.Join(dataDir, "qhronos.db")
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", path, ErrNoDatabase)
+	}
+	// A read-only open of a WAL database creates its -wal and -shm files
+	// when they are absent. They are absent only when no process has the
+	// database open (the server keeps them while it runs), so the file is
+	// then read as immutable and nothing is created beside it.
+	dsn := "file:" + path + "?mode=ro&_pragma=busy_timeout(10000)"
+	if _, err := os.Stat(path + "-wal"); errors.Is(err, fs.ErrNotExist) {
+		dsn = "file:" + path + "?mode=ro&immutable=1"
+	}
+	db, err := sqlx.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	return &Store{db: db, q: db, d: sqliteDialect, full: &fullState{}}, nil
+}
+
+// KnownMigrations lists the migrations this binary carries for backend,
+// all pending: the status of a database that does not exist yet.
+func KnownMigrations(backend Backend) ([]Migration, error) {
+	d := sqliteDialect
+	if backend == Postgres {
+		d = postgresDialect
+	}
+	all, err := embedded(d.migrations)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Migration, len(all))
+	for i, m := range all {
+		out[i] = Migration{Version: m.version, Name: m.name}
+	}
+	return out, nil
 }
 
 func checkWritable(dir string) error {
@@ -108,7 +198,7 @@ func OpenPostgres(ctx context.Context, rawURL string, opts Options) (*Store, err
 		_ = db.Close()
 		return nil, fmt.Errorf("connect to postgres: %w", redactErr(postgresDialect.mapErr(err), rawURL))
 	}
-	return &Store{db: db, q: db, d: postgresDialect, asyncOutcomes: opts.AsyncOutcomeCommit}, nil
+	return &Store{db: db, q: db, d: postgresDialect, asyncOutcomes: opts.AsyncOutcomeCommit, full: &fullState{}}, nil
 }
 
 // postgresDSN adds the connect timeout and application name to the URL.
@@ -171,27 +261,27 @@ func (s *Store) WithTx(ctx context.Context, fn func(tx *Store) error) error {
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", s.d.mapErr(err))
 	}
-	if err := fn(&Store{db: s.db, q: tx, d: s.d, asyncOutcomes: s.asyncOutcomes}); err != nil {
+	if err := fn(&Store{db: s.db, q: tx, d: s.d, asyncOutcomes: s.asyncOutcomes, full: s.full}); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", s.d.mapErr(err))
+	if err := s.note(tx.Commit(), true); err != nil {
+		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
 }
 
 func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	res, err := s.q.ExecContext(ctx, s.d.rebind(query), args...)
-	return res, s.d.mapErr(err)
+	return res, s.note(err, true)
 }
 
 func (s *Store) get(ctx context.Context, dest any, query string, args ...any) error {
-	return s.d.mapErr(sqlx.GetContext(ctx, s.q, dest, s.d.rebind(query), args...))
+	return s.note(sqlx.GetContext(ctx, s.q, dest, s.d.rebind(query), args...), false)
 }
 
 func (s *Store) selectAll(ctx context.Context, dest any, query string, args ...any) error {
-	return s.d.mapErr(sqlx.SelectContext(ctx, s.q, dest, s.d.rebind(query), args...))
+	return s.note(sqlx.SelectContext(ctx, s.q, dest, s.d.rebind(query), args...), false)
 }
 
 // ts encodes an instant for the backend.

@@ -31,7 +31,7 @@ func freeLoopbackAddr(t *testing.T) string {
 
 func TestUnavailableWhenPostgresIsUnreachable(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	raw := "postgres://qhronos:s3cret-pw@" + freeLoopbackAddr(t) + "/qhronos?sslmode=disable"
 	_, err := repository.OpenPostgres(ctx, raw, repository.Options{ConnectTimeout: 2 * time.Second})
@@ -108,7 +108,7 @@ func TestUnavailableWhenPostgresGoesAway(t *testing.T) {
 	p := startProxy(t, u.Host)
 	u.Host = p.l.Addr().String()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	s, err := repository.OpenPostgres(ctx, u.String(), repository.Options{MaxOpenConns: 2, ConnectTimeout: 2 * time.Second})
 	require.NoError(t, err)

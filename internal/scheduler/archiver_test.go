@@ -205,7 +205,7 @@ func TestArchiverRunLoopsUntilCancelled(t *testing.T) {
 	for range 2 {
 		select {
 		case <-rec.runs:
-		case <-time.After(10 * time.Second):
+		case <-time.After(60 * time.Second):
 			t.Fatal("the archiver did not run")
 		}
 	}
@@ -217,7 +217,7 @@ func TestArchiverRunLoopsUntilCancelled(t *testing.T) {
 	}()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("the archiver did not stop after cancel")
 	}
 	require.GreaterOrEqual(t, a.Status()["runs"], int64(2))

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -44,6 +45,14 @@ func (d *Dispatcher) attempt(jb job) {
 	started := d.clock.Now()
 	out, ackTimeout := d.execute(&jb, started, delivery, prepErr, adm)
 	<-d.sem
+	if errors.Is(out.Err, errLeaseGone) {
+		if adm != nil {
+			d.endpoints.Done(d.attemptCtx, adm, false, false, "", 0)
+		}
+		d.log.Warn("lease lost before sending", zap.String("occurrence_id", jb.occ.ID))
+		d.releaseIDs(jb.token, []string{jb.occ.ID})
+		return
+	}
 	ended := d.clock.Now()
 	if out.Duration <= 0 {
 		out.Duration = ended.Sub(started)
@@ -213,8 +222,18 @@ func (d *Dispatcher) execute(jb *job, started time.Time, delivery actions.Delive
 		}
 		defer release()
 	}
+	// Checked again right before sending: the wait for a slot, or a stall
+	// of the whole process (a SIGSTOP, a long GC pause), may have outlasted
+	// the lease, and another instance may be sending this row already.
+	if !d.leases.usable(jb.token, jb.occ.ID, d.clock.Now()) {
+		return actions.Outcome{Err: errLeaseGone}, ackTimeout
+	}
 	return delivery.Execute(ctx, req), ackTimeout
 }
+
+// errLeaseGone is execute's answer when the row's lease lapsed or was lost
+// before anything was sent: the attempt is dropped, not recorded.
+var errLeaseGone = errors.New("lease lost before sending")
 
 // timeout is the event's own attempt timeout (capped) or the default.
 func (d *Dispatcher) timeout(ev *model.Event) time.Duration {

@@ -35,7 +35,7 @@ func TestAttemptsPerDestinationAreCapped(t *testing.T) {
 		e.create(e.event(nil))
 	}
 	e.clock.Set(t0.Add(time.Minute))
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	_, err := e.disp.RunOnce(ctx)
 	require.NoError(t, err)
@@ -44,7 +44,7 @@ func TestAttemptsPerDestinationAreCapped(t *testing.T) {
 	// end with a peak of one when the second request was still on its way.
 	for left := 6; left > 0; left-- {
 		want := int32(min(left, 2))
-		require.Eventually(t, func() bool { return inflight.Load() == want }, 10*time.Second, time.Millisecond,
+		require.Eventually(t, func() bool { return inflight.Load() == want }, 60*time.Second, time.Millisecond,
 			"%d attempts at once with %d left", want, left)
 		release <- struct{}{}
 	}

@@ -276,7 +276,9 @@ func staleReason(found bool, ev *model.Event, occ *model.Occurrence) string {
 	switch {
 	case !found || ev.DeletedAt != nil || ev.Status == model.EventDeleted:
 		return model.ReasonEventDeleted
-	case ev.Status == model.EventPaused && !occ.Manual && !occ.ManualRetry:
+	case ev.Status == model.EventPaused && !occ.Manual && !occ.ManualRetry &&
+		(ev.PausedUntil == nil || occ.ScheduledAt.Before(*ev.PausedUntil)):
+		// A pause until a moment covers the instants before it only.
 		return model.ReasonPaused
 	}
 	return ""

@@ -132,7 +132,7 @@ func (e *env) dispatch() int {
 
 func dispatchWith(t testing.TB, d *scheduler.Dispatcher) int {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	n, err := d.RunOnce(ctx)
 	require.NoError(t, err)

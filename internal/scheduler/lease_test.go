@@ -254,3 +254,29 @@ func TestExclusiveRescuerPicksUpAKilledPredecessorsWorkAtStart(t *testing.T) {
 	require.Zero(t, n, "after start only expired leases are rescued")
 	require.Equal(t, model.OccurrenceDispatching, e.occurrences(other.ID)[0].Status)
 }
+
+// A process that stalls past its lease (a SIGSTOP, here a wait for the
+// destination's only slot while the clock passes the lease) sends nothing
+// it no longer holds when it wakes: the lease is checked right before the
+// send, so the row another instance now holds is not delivered twice.
+func TestStalledAttemptDoesNotSendAfterItsLeaseLapsed(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		cfg := leaseConfig()
+		cfg.MaxPerDestination = 1
+		e := newEnv(t, s, cfg)
+		release := hangingReceiver(t, e)
+		e.create(e.event(nil))
+		e.create(e.event(nil))
+		e.clock.Set(t0.Add(time.Minute))
+		n, err := e.disp.RunOnce(deadline(t))
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		require.NoError(t, e.recv.WaitFor(deadline(t), 1), "one is sent, the other waits for the slot")
+
+		e.clock.Advance(11 * time.Second) // past the 10 s lease, no renewal
+		release()
+		require.NoError(t, e.disp.Wait(deadline(t)))
+		require.Len(t, e.recv.Deliveries(), 1, "the waiting row's lease lapsed: it is not sent")
+		require.Zero(t, e.disp.Held())
+	})
+}

@@ -57,7 +57,7 @@ func TestThreeDispatchersDeliverEachOccurrenceOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 100 {
-				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 				n, err := d.RunOnce(ctx)
 				if err == nil {
 					err = d.Wait(ctx)

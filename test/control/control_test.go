@@ -175,7 +175,7 @@ func controlScenario(t *testing.T, via []client, rc *qhronostest.Receiver, fire 
 	want := map[string]int{rows[0].ID: 1, rows[2].ID: 1, rows[3].ID: 1, rows[4].ID: 1}
 	// Once every row is terminal the server has made its last attempt: each
 	// completed row was attempted once, so nothing else can arrive.
-	qhronostest.Wait(t, 30*time.Second, "every occurrence settled", func() bool {
+	qhronostest.Wait(t, 60*time.Second, "every occurrence settled", func() bool {
 		for _, o := range c.occurrences(id, "") {
 			if o.Status != "completed" && o.Status != "skipped" {
 				return false
@@ -219,7 +219,7 @@ func controlScenario(t *testing.T, via []client, rc *qhronostest.Receiver, fire 
 	}
 	require.Equal(t, 200, c.call("GET", "/stats", nil, &stats))
 	require.Equal(t, 1, stats.Total.ByReason["skipped"]["manual"])
-	qhronostest.Wait(t, 20*time.Second, "the ledger counter", func() bool {
+	qhronostest.Wait(t, 60*time.Second, "the ledger counter", func() bool {
 		total := 0
 		for _, cl := range via {
 			total += cl.metric(`qhronos_occurrences_ended_total{reason="manual",status="skipped"}`)
@@ -271,7 +271,9 @@ func TestPauseUntilResumesByItselfAndSkipsTheInstantsInside(t *testing.T) {
 			rc := qhronostest.NewReceiver(t)
 			srv := qhronostest.Start(t, b)
 			c := client{t, srv}
-			id, s := createSeries(t, c, rc.URL, 3*time.Second)
+			// The pause must land before the first instant: a lead that a
+			// loaded machine cannot eat up.
+			id, s := createSeries(t, c, rc.URL, 10*time.Second)
 			until := s.Add(3 * time.Second) // the first two instants fall inside the pause
 			var ev struct {
 				Status      string     `json:"status"`
@@ -287,11 +289,11 @@ func TestPauseUntilResumesByItselfAndSkipsTheInstantsInside(t *testing.T) {
 			require.Equal(t, "maintenance", ev.PauseReason)
 			require.NotEmpty(t, ev.PausedBy)
 
-			qhronostest.Wait(t, 20*time.Second, "the event resumed by itself", func() bool {
+			qhronostest.Wait(t, 60*time.Second, "the event resumed by itself", func() bool {
 				return c.call("GET", "/events/"+id, nil, &ev) == 200 && ev.Status == "active"
 			})
 			require.Nil(t, ev.PausedUntil)
-			qhronostest.Wait(t, 20*time.Second, "the instants after the pause fired", func() bool {
+			qhronostest.Wait(t, 60*time.Second, "the instants after the pause fired", func() bool {
 				return len(delivered(t, rc)) >= 3
 			})
 			rows := c.occurrences(id, "")

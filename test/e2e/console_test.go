@@ -24,8 +24,8 @@ import (
 // Bounds of the browser tests' waits: generous, because two cores are
 // shared, but every wait ends on what the page shows.
 const (
-	pageTimeout = 20 * time.Second
-	fireTimeout = 30 * time.Second
+	pageTimeout = 60 * time.Second
+	fireTimeout = 60 * time.Second
 )
 
 var masterTokenLine = regexp.MustCompile(`Master token[^\n]*\n\s+(\S+)`)

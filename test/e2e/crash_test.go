@@ -86,7 +86,7 @@ func TestKillAfterSuccessBeforeRecordingDuplicatesWithSameID(t *testing.T) {
 	occ := c.onlyOccurrence(a, evID)
 	select {
 	case <-answered:
-	case <-time.After(15 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("the receiver never got the delivery")
 	}
 	a.kill9()

@@ -23,7 +23,7 @@ import (
 var binary string
 
 // readyTimeout bounds the harness's wait for a started server.
-const readyTimeout = 10 * time.Second
+const readyTimeout = 60 * time.Second
 
 func TestMain(m *testing.M) {
 	os.Exit(runMain(m))

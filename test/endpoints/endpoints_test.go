@@ -288,12 +288,12 @@ func TestCircuitOpensTrialsAndRecovers(t *testing.T) {
 			for i := range 12 {
 				events = append(events, c.onceAt(fmt.Sprintf("flaky-%d", i), ep.ID, at, retry))
 			}
-			qhronostest.Wait(t, 20*time.Second, "the circuit opens", func() bool { return c.endpoint(ep.ID).State == "open" })
+			qhronostest.Wait(t, 60*time.Second, "the circuit opens", func() bool { return c.endpoint(ep.ID).State == "open" })
 			opened := len(rc.Requests())
 
 			// Trials fail while the receiver is down: the circuit stays open
 			// and only trials reach it, one per cool-down.
-			qhronostest.Wait(t, 20*time.Second, "a trial reaches the receiver", func() bool {
+			qhronostest.Wait(t, 60*time.Second, "a trial reaches the receiver", func() bool {
 				return len(rc.Requests()) > opened
 			})
 			require.Equal(t, "open", c.endpoint(ep.ID).State)

@@ -58,7 +58,7 @@ func TestOperatorsAreNotified(t *testing.T) {
 			// One event gives up at once: its failure is reported in a digest.
 			doomed := c.onceAt("orders-doomed", ep.ID, at, map[string]any{"retry": map[string]any{"max_attempts": 1}})
 
-			qhronostest.Wait(t, 30*time.Second, "the circuit-opened mail", func() bool {
+			qhronostest.Wait(t, 60*time.Second, "the circuit-opened mail", func() bool {
 				_, ok := mb.Find("circuit opened")
 				return ok
 			})
@@ -68,7 +68,7 @@ func TestOperatorsAreNotified(t *testing.T) {
 			c.settled(events, 30*time.Second, "completed")
 			c.settled([]string{doomed}, 5*time.Second, "failed")
 
-			qhronostest.Wait(t, 30*time.Second, "the circuit-closed mail and the failure digest", func() bool {
+			qhronostest.Wait(t, 60*time.Second, "the circuit-closed mail and the failure digest", func() bool {
 				_, closed := mb.Find("circuit closed")
 				digest := false
 				for _, s := range mb.Subjects() {
@@ -81,7 +81,7 @@ func TestOperatorsAreNotified(t *testing.T) {
 			require.Contains(t, opened.Subject, "orders")
 			require.Contains(t, opened.Body, "502")
 
-			qhronostest.Wait(t, 10*time.Second, "the webhook notices", func() bool {
+			qhronostest.Wait(t, 60*time.Second, "the webhook notices", func() bool {
 				kinds := map[string]bool{}
 				for _, r := range ops.Requests() {
 					var n struct {

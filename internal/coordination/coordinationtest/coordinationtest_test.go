@@ -42,7 +42,7 @@ func TestStartRedisServerStopAndRestart(t *testing.T) {
 	addr, stop, restart := coordinationtest.StartRedisServer(t)
 	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { _ = client.Close() })
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 
 	require.NoError(t, client.Set(ctx, "k", "v", 0).Err())

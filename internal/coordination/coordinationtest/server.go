@@ -18,7 +18,7 @@ import (
 // serverReadyTimeout has failed; a port taken between picking it and binding
 // it is retried a few times with a fresh port.
 const (
-	serverReadyTimeout = 10 * time.Second
+	serverReadyTimeout = 60 * time.Second
 	serverPollInterval = 20 * time.Millisecond
 	portAttempts       = 5
 )

@@ -1,0 +1,78 @@
+package api
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A pause until a moment covers [now, until) only: an occurrence planned or
+// moved after until stays pending (it was once marked skipped, reason
+// paused), while those inside the pause are skipped.
+func TestPauseUntilCoversOnlyTheInstantsBeforeIt(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, b.Open)
+			start := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+			ev := e.createEvent(e.master, map[string]any{"name": "daily", "start_time": start.Format(time.RFC3339),
+				"rrule": "FREQ=DAILY;COUNT=3", "webhook": "http://127.0.0.1:9999/h"})
+			id := ev["id"].(string)
+			var occs []map[string]any
+			e.do("GET", "/events/"+id+"/occurrences?order=scheduled_at", e.master, nil).json(t, &occs)
+			require.NotEmpty(t, occs)
+			first := occs[0]["id"].(string)
+			movedTo := start.Add(2 * time.Hour)
+			res := e.do("POST", "/occurrences/"+first+"/move", e.master, map[string]any{"to": movedTo.Format(time.RFC3339)})
+			require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+
+			until := start.Add(time.Hour) // after the first planned instant, before where it moved
+			res = e.do("POST", "/events/"+id+"/pause", e.master, map[string]any{"until": until.Format(time.RFC3339)})
+			require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+
+			e.do("GET", "/events/"+id+"/occurrences?order=scheduled_at", e.master, nil).json(t, &occs)
+			require.NotEmpty(t, occs)
+			for _, o := range occs {
+				at, err := time.Parse(time.RFC3339Nano, o["scheduled_at"].(string))
+				require.NoError(t, err)
+				if at.Before(until) {
+					require.Equal(t, "skipped", o["status"], "inside the pause: %v", o)
+					continue
+				}
+				require.Equal(t, "pending", o["status"], "after the pause ends: %v", o)
+				require.Nil(t, o["reason"], "%v", o)
+			}
+			var moved map[string]any
+			e.do("GET", "/occurrences/"+first, e.master, nil).json(t, &moved)
+			require.Equal(t, "pending", moved["status"], "moved after the pause: %v", moved)
+		})
+	}
+}
+
+// next_run_at names the next instant that will fire, never one an
+// exclusion calendar skips (the event page once said "Next run Dec 20"
+// beside "Dec 20 — skipped · calendar").
+func TestNextRunAtSkipsCalendarBlockedInstants(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, b.Open)
+			// Weekly, first reading beyond the 24 h lookahead, on a blocked day.
+			start := time.Now().Add(72 * time.Hour).UTC().Truncate(time.Second)
+			res := e.do("POST", "/calendars", e.master, map[string]any{"name": "closed",
+				"dates": []string{start.Format("2006-01-02")}})
+			require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+			cal := res.object(t)["id"].(string)
+			ev := e.createEvent(e.master, map[string]any{"name": "weekly", "start_time": start.Format(time.RFC3339),
+				"rrule": "FREQ=WEEKLY", "webhook": "http://127.0.0.1:9999/h",
+				"calendars": []map[string]any{{"id": cal, "policy": "skip"}}})
+			next, err := time.Parse(time.RFC3339Nano, ev["next_run_at"].(string))
+			require.NoError(t, err)
+			require.True(t, next.Equal(start.AddDate(0, 0, 7)), "next_run_at %s, want the week after %s", next, start)
+		})
+	}
+}

@@ -1,0 +1,129 @@
+// Package readme runs the README's curl examples, in the order they appear,
+// against a real server: every example must work when pasted in order.
+package readme
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/qhronos/qhronos/internal/qhronostest"
+)
+
+func TestMain(m *testing.M) { qhronostest.Main(m) }
+
+// block is one ```sh block of the README that calls the API.
+type block struct {
+	line int
+	text string
+}
+
+// curlBlocks returns the README's sh blocks that call curl. A block right
+// after a line "<!-- readme-test: skip … -->" is left out (the comment says
+// why: it needs a host this test cannot reach).
+func curlBlocks(t *testing.T) []block {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	defer f.Close()
+	var (
+		out     []block
+		cur     *strings.Builder
+		start   int
+		skip    bool
+		prevRaw string
+	)
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		switch {
+		case cur == nil && line == "```sh":
+			cur, start, skip = &strings.Builder{}, n, strings.HasPrefix(prevRaw, "<!-- readme-test: skip")
+		case cur != nil && line == "```":
+			if text := cur.String(); strings.Contains(text, "curl ") && !skip {
+				out = append(out, block{line: start, text: text})
+			}
+			cur = nil
+		case cur != nil:
+			cur.WriteString(line + "\n")
+		}
+		if strings.TrimSpace(line) != "" {
+			prevRaw = line
+		}
+	}
+	require.NoError(t, sc.Err())
+	return out
+}
+
+func TestReadmeExamplesWorkInOrder(t *testing.T) {
+	blocks := curlBlocks(t)
+	require.GreaterOrEqual(t, len(blocks), 3, "the README's curl examples")
+	srv := qhronostest.Start(t, qhronostest.SQLite)
+	vars := map[string]string{"TOKEN": srv.Token, "T": srv.Token, "QHRONOS_TOKEN": srv.Token}
+	for i, b := range blocks {
+		out := runBlock(t, srv, b, vars)
+		t.Logf("README line %d ran", b.line)
+		if i == 0 {
+			// The first example creates the event the later ones use.
+			var ev struct {
+				ID string `json:"id"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(firstJSON(out)), &ev), "README line %d printed %s", b.line, out)
+			require.NotEmpty(t, ev.ID)
+			vars["EV"], vars["ID"] = ev.ID, ev.ID
+			var occs []struct {
+				ID string `json:"id"`
+			}
+			require.Equal(t, 200, srv.Call(t, "GET", "/events/"+ev.ID+"/occurrences?order=scheduled_at", nil, &occs))
+			require.NotEmpty(t, occs)
+			vars["OCC"] = occs[0].ID
+		}
+	}
+}
+
+// runBlock runs one block with bash: every curl fails the block on an HTTP
+// error (and shows the answer), placeholder assignments (TOKEN=…) are
+// dropped, and the README's address is the test server's.
+func runBlock(t *testing.T, srv *qhronostest.Server, b block, vars map[string]string) string {
+	t.Helper()
+	var script strings.Builder
+	script.WriteString("set -euo pipefail\n")
+	script.WriteString("curl() { command curl -sS --fail-with-body --max-time 30 \"$@\"; echo; }\n")
+	for _, line := range strings.Split(b.text, "\n") {
+		if name, value, ok := strings.Cut(line, "="); ok && !strings.ContainsAny(name, " \t$") &&
+			strings.HasPrefix(strings.TrimSpace(value), "…") {
+			continue // TOKEN=…   # printed on first start
+		}
+		line = strings.ReplaceAll(line, "http://127.0.0.1:8080", srv.URL)
+		line = strings.ReplaceAll(line, "localhost:8080", srv.URL)
+		script.WriteString(line + "\n")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", script.String())
+	cmd.Env = os.Environ()
+	for k, v := range vars {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "the README's example at line %d failed:\n%s\nscript:\n%s", b.line, out, script.String())
+	return string(out)
+}
+
+// firstJSON is the first line of out that is a JSON object.
+func firstJSON(out string) string {
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "{") {
+			return line
+		}
+	}
+	return out
+}
