@@ -2898,7 +2898,10 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** Format: date-time */
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, or any form start_time takes ("in 2 hours", "tomorrow at 9am"), read in the event's zone
+                         */
                         to?: string;
                         reason?: string;
                     };
@@ -3696,9 +3699,15 @@ export interface components {
             event_id?: string;
             tags?: string[];
             status?: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description RFC 3339, or any form start_time takes ("in 2 hours"), in UTC
+             */
             since?: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description RFC 3339, or any form start_time takes ("in 2 hours"), in UTC
+             */
             until?: string;
             limit?: number;
             /** @description the last attempt's HTTP status code */
@@ -3735,11 +3744,17 @@ export interface components {
          */
         OccurrenceOrder: "scheduled_at" | "-scheduled_at";
         Exception: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description RFC 3339, or any form start_time takes ("in 2 hours", "tomorrow at 9am"), read in the event's zone (answers show RFC 3339)
+             */
             at: string;
             /** @enum {string} */
             action: "skip" | "move";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description RFC 3339, or any form start_time takes ("in 2 hours", "tomorrow at 9am"), read in the event's zone (answers show RFC 3339)
+             */
             to?: string;
             reason?: string;
             created_by?: string;
@@ -3747,7 +3762,10 @@ export interface components {
             created_at?: string;
         };
         PauseRequest: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description RFC 3339, or any form start_time takes ("in 2 hours", "tomorrow at 9am"), read in the event's zone
+             */
             until?: string | null;
             reason?: string;
             /** @enum {string} */
