@@ -17,9 +17,14 @@ run:
 	$(GO) build -v -o bin/qhronosd ./cmd/qhronosd
 	./bin/qhronosd
 
-## test: the whole suite with the race detector
+## test: the whole suite with the race detector, then the Helm chart's tests (their own module, see test-helm)
 test:
 	$(GO) test -race ./...
+	$(MAKE) test-helm
+
+## test-helm: vet and test deploy/helm, a module of its own so the main module never compiles Kubernetes' libraries
+test-helm:
+	cd deploy/helm && $(GO) vet ./... && $(GO) test ./...
 
 ## lint: go vet and staticcheck
 lint:
