@@ -137,6 +137,10 @@ func New(opts Options) *Metrics {
 			Help: "Scrapes whose backlog query failed or timed out (the backlog gauges are then absent).",
 		}),
 	}
+	for _, result := range []string{"ok", "error"} {
+		m.expansions.WithLabelValues(result)
+		m.archivals.WithLabelValues(result)
+	}
 	for _, a := range opts.ActionTypes {
 		for _, outcome := range []string{"success", "retryable_failure", "failure", "awaiting_ack"} {
 			m.deliveries.WithLabelValues(a, outcome)
