@@ -9,7 +9,9 @@ RUN go mod download
 COPY . .
 # The build stamp (`qhronosd version`, /status): `make docker` passes them
 # from git, which the build context leaves out. Empty = "dev".
-ARG VERSION="" COMMIT="" DATE=""
+ARG VERSION=""
+ARG COMMIT=""
+ARG DATE=""
 # CGO off: SQLite is modernc.org/sqlite (pure Go) and zone data is embedded
 # (time/tzdata), so the binary is static and needs nothing from the image.
 RUN CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags="-s -w \
