@@ -5,7 +5,7 @@ BIN         ?= bin/qhronosd
 VERSION     ?= $(shell ./scripts/release.sh --print-version)
 COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null)
 DATE        ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
-STAMP       := -X github.com/qhronos/qhronos/internal/buildinfo.version=$(VERSION) \
+STAMP        = -X github.com/qhronos/qhronos/internal/buildinfo.version=$(VERSION) \
                -X github.com/qhronos/qhronos/internal/buildinfo.commit=$(COMMIT) \
                -X github.com/qhronos/qhronos/internal/buildinfo.date=$(DATE)
 
