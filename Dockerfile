@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# Build: docker build -t qhronos .   Run: docker compose up (see docker-compose.yml)
+# Build: make docker (stamps version, commit, date)   Run: docker compose up (see docker-compose.yml)
 
 FROM golang:1.26 AS build
 WORKDIR /src
@@ -7,11 +7,19 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-ARG VERSION=dev
+# The build stamp (`qhronosd version`, /status): `make docker` passes them
+# from git, which the build context leaves out. Empty = "dev".
+ARG VERSION=""
+ARG COMMIT=""
+ARG DATE=""
 # CGO off: SQLite is modernc.org/sqlite (pure Go) and zone data is embedded
 # (time/tzdata), so the binary is static and needs nothing from the image.
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w -X main.version=${VERSION}" \
-      -o /out/qhronosd ./cmd/qhronosd
+RUN CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags="-s -w \
+      -X github.com/qhronos/qhronos/internal/buildinfo.version=${VERSION} \
+      -X github.com/qhronos/qhronos/internal/buildinfo.commit=${COMMIT} \
+      -X github.com/qhronos/qhronos/internal/buildinfo.date=${DATE}" \
+      -o /out/qhronosd ./cmd/qhronosd \
+ && /out/qhronosd version
 
 # Alpine rather than distroless: busybox wget gives the HEALTHCHECK a probe.
 FROM alpine:3.20

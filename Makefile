@@ -2,17 +2,29 @@
 GO          ?= go
 STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $(shell $(GO) env GOPATH)/bin/staticcheck)
 BIN         ?= bin/qhronosd
-VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+VERSION     ?= $(shell ./scripts/release.sh --print-version)
+COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null)
+DATE        ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+STAMP        = -X github.com/qhronos/qhronos/internal/buildinfo.version=$(VERSION) \
+               -X github.com/qhronos/qhronos/internal/buildinfo.commit=$(COMMIT) \
+               -X github.com/qhronos/qhronos/internal/buildinfo.date=$(DATE)
 
-.PHONY: run test lint bench build ci docker clean
+.PHONY: run test test-helm lint bench build release ci docker clean
 
-## run: start the embedded server (SQLite in ./data, loopback only)
+## run: build the server visibly (-v lists each package as it compiles), then start it embedded (SQLite in ./data, loopback only)
 run:
-	$(GO) run ./cmd/qhronosd
+	@echo "building bin/qhronosd (first build: a few minutes, listing packages; later builds: seconds)"
+	$(GO) build -v -o bin/qhronosd ./cmd/qhronosd
+	./bin/qhronosd
 
-## test: the whole suite with the race detector
+## test: the whole suite with the race detector, then the Helm chart's tests (their own module, see test-helm)
 test:
 	$(GO) test -race ./...
+	$(MAKE) test-helm
+
+## test-helm: vet and test deploy/helm, a module of its own so the main module never compiles Kubernetes' libraries
+test-helm:
+	cd deploy/helm && $(GO) vet ./... && $(GO) test ./...
 
 ## lint: go vet and staticcheck
 lint:
@@ -22,9 +34,14 @@ lint:
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 
-## build: a static binary in bin/
+## build: a static, stamped server binary in bin/
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w -X main.version=$(VERSION)" -o $(BIN) ./cmd/qhronosd
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w $(STAMP)" -o $(BIN) ./cmd/qhronosd
+
+## release: versioned archives of qhronosd, qhronos and qhronos-bench for linux/darwin × amd64/arm64 and
+## dist/checksums.txt (TARGETS=linux/amd64 for one; VERSION=v1.2.0 to name it); publishes nothing
+release:
+	GO=$(GO) ./scripts/release.sh
 
 ## ci: what CI runs
 ci:
@@ -32,7 +49,7 @@ ci:
 
 ## docker: the production image
 docker:
-	docker build --build-arg VERSION=$(VERSION) -t qhronos:local .
+	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) --build-arg DATE=$(DATE) -t qhronos:local .
 
 clean:
-	rm -rf bin coverage.* *.out
+	rm -rf bin dist coverage.* *.out

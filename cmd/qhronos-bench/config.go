@@ -36,7 +36,7 @@ type Config struct {
 	ServerPID         int
 }
 
-const usageText = `usage: qhronos-bench [flags]
+const usageText = `usage: qhronos-bench [flags]   (qhronos-bench version: print the version)
 
 Creates one-time webhook events on a Qhronos server (ours or the original),
 receives their deliveries on loopback receivers it runs itself, and reports

@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/qhronos/qhronos/internal/buildinfo"
 )
 
 func main() {
@@ -39,6 +41,10 @@ const (
 
 // run is main without the process: it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, now func() time.Time) int {
+	if len(args) == 1 && (args[0] == "version" || args[0] == "-version" || args[0] == "--version") {
+		_, _ = fmt.Fprintln(stdout, "qhronos-bench", buildinfo.Get())
+		return exitOK
+	}
 	cfg, err := parseConfig(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK

@@ -2,7 +2,7 @@
 // occurrences, tokens, stats, schedule previews, signature checks and
 // `qhronos listen`, which forwards deliveries to a local receiver.
 //
-//	go install github.com/qhronos/qhronos/cmd/qhronos@latest
+//	go install ./cmd/qhronos   (from a clone; or take it from a release archive)
 //
 // Exit codes: 0 ok, 1 error, 2 usage, 3 not found.
 package main

@@ -49,6 +49,7 @@ what "qhronos login" saved. Exit codes: 0 ok, 1 error, 2 usage, 3 not found.`,
 		newScheduleCmd(a),
 		newVerifyCmd(a),
 		newListenCmd(a),
+		newVersionCmd(a),
 	)
 	return root
 }

@@ -11,54 +11,19 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 
 	_ "time/tzdata" // zone data inside the binary, so minimal images work
 
+	"github.com/qhronos/qhronos/internal/buildinfo"
 	"github.com/qhronos/qhronos/internal/config"
 )
 
-// version is set at build time (-ldflags "-X main.version=1.2.3"); when it
-// is not, stampedVersion derives one from the build info Go records.
-var version = "dev"
-
-func init() { version = stampedVersion(version, debug.ReadBuildInfo) }
-
-// stampedVersion keeps a version set by -ldflags. Otherwise it is the module
-// version `go install …@v1.2.3` records, or for a build from a checkout
-// "dev+<commit>" (with "-dirty" for uncommitted changes), so a report names
-// the code it ran.
-func stampedVersion(v string, read func() (*debug.BuildInfo, bool)) string {
-	if v != "dev" {
-		return v
-	}
-	info, ok := read()
-	if !ok {
-		return v
-	}
-	if m := info.Main.Version; m != "" && m != "(devel)" {
-		return m
-	}
-	var rev, modified string
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value
-		}
-	}
-	if rev == "" {
-		return v
-	}
-	v += "+" + rev[:min(12, len(rev))]
-	if modified == "true" {
-		v += "-dirty"
-	}
-	return v
-}
+// version names this build in /status, logs and the console: the release
+// version stamped by -ldflags, else the module version or pseudo-version Go
+// records (see internal/buildinfo).
+var version = buildinfo.Get().Version
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -71,7 +36,7 @@ const usage = `usage: qhronosd [serve|migrate [up|status]|version] [flags]
 
   serve     run the server (default)
   migrate   apply pending database migrations (up, default) or list them (status)
-  version   print the version
+  version   print the version, commit and build date
 
 Flags (every setting can also come from config.yaml or QHRONOS_* variables):
 `
@@ -88,7 +53,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "migrate":
 		err = migrate(ctx, args, stdout, stderr)
 	case "version":
-		_, _ = fmt.Fprintln(stdout, "qhronosd", version)
+		_, _ = fmt.Fprintln(stdout, "qhronosd", buildinfo.Get())
 	case "help", "-h", "--help":
 		printUsage(stdout)
 	default:

@@ -35,7 +35,7 @@ func newNotifications(cfg *config.Config, store *repository.Store, coord coordin
 	notifier := notify.New(notify.Deps{Channels: channels, Store: store, Box: box, HTTP: outbound.NewClient(out),
 		SMTP: notify.SMTP{Addr: n.SMTP.Addr, Username: n.SMTP.Username, Password: n.SMTP.Password, From: n.SMTP.From,
 			TLS: n.SMTP.TLS},
-		DefaultSecret: cfg.HMAC.DefaultSecret, Now: now, Logger: log, Observer: m.Notices()},
+		DefaultSecret: cfg.HMAC.DefaultSecret, Now: now, Logger: log, Observer: m.Notices(noticeKinds()...)},
 		notify.Options{DigestInterval: n.DigestInterval, MinInterval: n.MinInterval})
 	deps := []notify.Dependency{{Name: "database", Ping: store.Ping}}
 	if coord.Name() == "redis" {
@@ -48,4 +48,12 @@ func newNotifications(cfg *config.Config, store *repository.Store, coord coordin
 			Instance: instanceID}),
 		admin: notify.NewAdmin(store, box, out, notifier, now),
 	}, nil
+}
+
+func noticeKinds() []string {
+	out := make([]string, len(notify.Kinds))
+	for i, k := range notify.Kinds {
+		out[i] = string(k)
+	}
+	return out
 }

@@ -85,7 +85,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 
 	clock := deploymentClock(ctx, b.store, log)
 	m := metrics.New(metrics.Options{WebSocketConnections: wsHub.Connections, DroppedFrames: wsHub.DroppedFrames,
-		EndpointIDs: cfg.Metrics.EndpointIDs,
+		EndpointIDs: cfg.Metrics.EndpointIDs, ActionTypes: registry.Types(),
 		Queue:       func(ctx context.Context) (int, int, error) { return b.store.QueueDepth(ctx, clock.Now()) }})
 	// Operator notifications; notices.notifier is what services report to.
 	notices, err := newNotifications(cfg, b.store, coord, box, out, m, clock.Now, instanceID, log)
@@ -114,6 +114,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		Window: schedCfg.Window(), MaxTimeout: cfg.Actions.MaxAttemptTimeout, Outbound: out})
 	replanner := lifecycle.NewReplanner(service, lifecycle.ReplannerConfig{},
 		lifecycle.ReplannerDeps{Locker: coord, Owner: instanceID, Logger: log})
+	registerHealthMetrics(m, b.store, coord, sched, replanner)
 	var ui *console.Console
 	srv := api.New(api.Deps{
 		Store: b.store, Events: service, Auth: authn, Actions: registry, Coord: coord, Notifications: notices.admin,
@@ -174,6 +175,42 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	stopAll(services)
 	log.Info("stopped")
 	return nil
+}
+
+// registerHealthMetrics exports what /status reports — dependencies up,
+// loops healthy, waiting occurrences by status, open circuits — for the
+// dashboard and alert rules in deploy/.
+func registerHealthMetrics(m *metrics.Metrics, store *repository.Store, coord coordination.Coordinator,
+	sched, replanner interface{ Status() map[string]any }) {
+	opts := metrics.HealthOptions{
+		Database: store.Ping,
+		Loops: func() map[string]any {
+			loops := sched.Status()
+			loops["replanner"] = replanner.Status()
+			return loops
+		},
+		Waiting: func(ctx context.Context) (map[string]int, error) {
+			counts, err := store.CountWaiting(ctx)
+			if err != nil {
+				return nil, err
+			}
+			// Every waiting status, zeros included, so a series never vanishes.
+			out := map[string]int{}
+			for _, st := range []model.OccurrenceStatus{model.OccurrencePending, model.OccurrenceDispatching,
+				model.OccurrenceRetrying, model.OccurrenceAwaitingAck} {
+				out[string(st)] = counts[st]
+			}
+			return out, nil
+		},
+		OpenCircuits: func(ctx context.Context) (int, error) {
+			ids, err := store.OpenCircuits(ctx, 10000)
+			return len(ids), err
+		},
+	}
+	if coord.Name() != "in-process" { // as /ready: in-process coordination has no Redis to lose
+		opts.Redis = coord.Ping
+	}
+	m.RegisterHealth(opts)
 }
 
 // loadEndpoint reads an endpoint for delivery: unscoped, with its health.

@@ -18,17 +18,23 @@ import (
 
 const repoEnvExample = "../../.env.example"
 
-var composeVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::\?([^}]*))?\}`)
+var composeVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::([?-])([^}]*))?\}`)
 
 // interpolate substitutes compose variables; a missing ${VAR:?message}
-// yields its message, as compose reports it.
+// yields its message, as compose reports it, and ${VAR:-default} its
+// default.
 func interpolate(s string, env map[string]string) (string, []string) {
 	var missing []string
 	out := composeVar.ReplaceAllStringFunc(s, func(m string) string {
 		sub := composeVar.FindStringSubmatch(m)
 		v, ok := env[sub[1]]
-		if (!ok || v == "") && strings.Contains(m, ":?") {
-			missing = append(missing, sub[1]+": "+sub[2])
+		if !ok || v == "" {
+			switch sub[2] {
+			case "?":
+				missing = append(missing, sub[1]+": "+sub[3])
+			case "-":
+				v = sub[3]
+			}
 		}
 		return v
 	})
@@ -57,7 +63,7 @@ func readEnvFile(t *testing.T, path string) map[string]string {
 
 type composeFile struct {
 	Services map[string]struct {
-		Build           any               `yaml:"build"`
+		Build           *composeBuild     `yaml:"build"`
 		Image           string            `yaml:"image"`
 		PullPolicy      string            `yaml:"pull_policy"`
 		Environment     map[string]string `yaml:"environment"`
@@ -66,6 +72,11 @@ type composeFile struct {
 			Test []string `yaml:"test"`
 		} `yaml:"healthcheck"`
 	} `yaml:"services"`
+}
+
+type composeBuild struct {
+	Context string            `yaml:"context"`
+	Args    map[string]string `yaml:"args"`
 }
 
 var secretPaths = []string{"auth.master_token", "auth.jwt_secret", "hmac.default_secret", "secrets.encryption_key"}
@@ -109,16 +120,20 @@ func TestComposeWithEnvExample(t *testing.T) {
 	var compose composeFile
 	require.NoError(t, yaml.Unmarshal([]byte(resolved), &compose))
 
-	builds := 0
-	for name, svc := range compose.Services {
-		if svc.Build != nil {
-			builds++
-		}
-		if svc.Image == "qhronos:local" && svc.Build == nil && svc.PullPolicy != "never" {
-			t.Errorf("service %s runs the local image without building it: it needs pull_policy: never", name)
+	// migrate and qhronosd run one image: each can build it (so either
+	// starts alone), from the same context and arguments (so compose builds
+	// it once), with the stamp arguments the Dockerfile declares.
+	for _, name := range []string{"migrate", "qhronosd"} {
+		svc := compose.Services[name]
+		require.Equal(t, "qhronos:local", svc.Image, "service %s runs the qhronos image", name)
+		require.NotNil(t, svc.Build, "service %s builds the image it runs, not waiting for another service to", name)
+		require.Equal(t, ".", svc.Build.Context, "service %s builds from the repository root", name)
+		require.Empty(t, svc.PullPolicy, "service %s", name)
+		for arg := range svc.Build.Args {
+			require.Contains(t, dockerfileArgs(t), arg, "service %s passes build arg %s, which the Dockerfile does not declare", name, arg)
 		}
 	}
-	require.Equal(t, 1, builds, "the image is built by exactly one service")
+	require.Equal(t, compose.Services["migrate"].Build, compose.Services["qhronosd"].Build, "one build, so one image")
 
 	q, ok := compose.Services["qhronosd"]
 	require.True(t, ok, "a qhronosd service")
@@ -168,4 +183,41 @@ func envNames(paths []string) []string {
 		out[i] = EnvName(p)
 	}
 	return out
+}
+
+// dockerfileArgs reads the build arguments the Dockerfile declares.
+func dockerfileArgs(t *testing.T) []string {
+	t.Helper()
+	raw, err := os.ReadFile(repoDockerfile)
+	require.NoError(t, err)
+	var args []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "ARG "); ok {
+			for _, f := range strings.Fields(rest) {
+				name, _, _ := strings.Cut(f, "=")
+				args = append(args, name)
+			}
+		}
+	}
+	return args
+}
+
+// The image's binary is stamped (version, commit, date from the build
+// arguments into internal/buildinfo), static, and runs as a non-root user.
+func TestDockerfileBuildsStampedBinary(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(repoDockerfile)
+	require.NoError(t, err)
+	df := string(raw)
+	require.Subset(t, dockerfileArgs(t), []string{"VERSION", "COMMIT", "DATE"})
+	for _, stamp := range []string{"buildinfo.version=${VERSION}", "buildinfo.commit=${COMMIT}", "buildinfo.date=${DATE}"} {
+		require.Contains(t, df, "-X github.com/qhronos/qhronos/internal/"+stamp, "the build stamps %s", stamp)
+	}
+	require.Contains(t, df, "CGO_ENABLED=0", "a static binary")
+	require.Contains(t, df, "/out/qhronosd version", "the build fails unless the binary runs and prints its version")
+	require.Regexp(t, `(?m)^USER 10001`, df, "the server runs as a non-root user")
+	// .dockerignore keeps .git out: the stamp can only come from the arguments.
+	ignore, err := os.ReadFile("../../.dockerignore")
+	require.NoError(t, err)
+	require.Regexp(t, `(?m)^\.git$`, string(ignore))
 }

@@ -12,6 +12,7 @@ import (
 const (
 	repoConfigYAML = "../../config.yaml"
 	repoCompose    = "../../docker-compose.yml"
+	repoDockerfile = "../../Dockerfile"
 )
 
 func TestRepoConfigYAMLEqualsDefault(t *testing.T) {

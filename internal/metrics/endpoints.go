@@ -24,7 +24,7 @@ func newEndpointMetrics(ids []string) *endpointMetrics {
 	for _, id := range ids {
 		labelled[id] = true
 	}
-	return &endpointMetrics{
+	e := &endpointMetrics{
 		labelled: labelled,
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "qhronos_endpoint_attempts_total",
@@ -40,6 +40,16 @@ func newEndpointMetrics(ids []string) *endpointMetrics {
 			Help: "Attempts held back by their endpoint, uncounted, by reason (rate_limit, concurrency, circuit_open).",
 		}, []string{"reason"}),
 	}
+	// Series start at zero (see Options.ActionTypes).
+	for _, id := range append([]string{otherEndpoints}, ids...) {
+		e.attempts.WithLabelValues(id, "ok")
+		e.attempts.WithLabelValues(id, "error")
+		e.duration.WithLabelValues(id)
+	}
+	for _, reason := range []string{"rate_limit", "concurrency", "circuit_open"} {
+		e.waits.WithLabelValues(reason)
+	}
+	return e
 }
 
 func (e *endpointMetrics) collectors() []prometheus.Collector {

@@ -34,6 +34,10 @@ type Options struct {
 	// EndpointIDs get their own series in the per-endpoint metrics
 	// (metrics.endpoint_ids); the others are counted as "other".
 	EndpointIDs []string
+	// ActionTypes are the registered action types: their delivery,
+	// attempt-duration and lateness series start at zero, so rates and
+	// alerts work from the first scrape instead of seeing absent data.
+	ActionTypes []string
 }
 
 // Metrics holds every collector and the registry that exposes them.
@@ -132,6 +136,17 @@ func New(opts Options) *Metrics {
 			Name: "qhronos_queue_scrape_errors_total",
 			Help: "Scrapes whose backlog query failed or timed out (the backlog gauges are then absent).",
 		}),
+	}
+	for _, result := range []string{"ok", "error"} {
+		m.expansions.WithLabelValues(result)
+		m.archivals.WithLabelValues(result)
+	}
+	for _, a := range opts.ActionTypes {
+		for _, outcome := range []string{"success", "retryable_failure", "failure", "awaiting_ack"} {
+			m.deliveries.WithLabelValues(a, outcome)
+		}
+		m.attemptDuration.WithLabelValues(a)
+		m.lateness.WithLabelValues(a)
 	}
 	m.endpoints = newEndpointMetrics(opts.EndpointIDs)
 	m.reg.MustRegister(m.endpoints.collectors()...)

@@ -285,7 +285,7 @@ func TestEndpointSeriesStayBounded(t *testing.T) {
 			t.Errorf("%s%v: got %v (present %v), want %v", tt.name, tt.labels, v, ok, tt.want)
 		}
 	}
-	if n := len(got["qhronos_endpoint_attempts_total"].GetMetric()); n != 3 {
-		t.Errorf("attempt series: got %d, want 3 (the watched endpoint's two results and other)", n)
+	if n := len(got["qhronos_endpoint_attempts_total"].GetMetric()); n != 4 {
+		t.Errorf("attempt series: got %d, want 4 (two results each for the watched endpoint and other, zeros included)", n)
 	}
 }

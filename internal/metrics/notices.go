@@ -9,14 +9,21 @@ type Notices struct {
 	total *prometheus.CounterVec
 }
 
-// Notices registers the notice counter on m's registry; call it once.
-func (m *Metrics) Notices() *Notices {
+// Notices registers the notice counter on m's registry; call it once. The
+// sent and failed series of each channel type and kind start at zero.
+func (m *Metrics) Notices(kinds ...string) *Notices {
 	n := &Notices{total: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "qhronos_notifications_total",
 		Help: "Operator notices by channel type (webhook, email; empty before a channel is chosen), kind and outcome " +
 			"(sent, failed, dropped, suppressed).",
 	}, []string{"channel", "kind", "outcome"})}
 	m.reg.MustRegister(n.total)
+	for _, channel := range []string{"webhook", "email"} {
+		for _, kind := range kinds {
+			n.total.WithLabelValues(channel, kind, "sent")
+			n.total.WithLabelValues(channel, kind, "failed")
+		}
+	}
 	return n
 }
 
