@@ -196,27 +196,12 @@ func marshalOrNull(v any) json.RawMessage {
 // canonicalField compares a client's JSON document by its meaning (member
 // order and spacing aside) and shows it canonically; null when empty.
 func canonicalField(raw json.RawMessage) diffField {
-	v, ok := decodeDocument(raw)
+	v, ok := redact.DecodeDocument(raw)
 	if !ok {
 		return diffField{cmp: json.RawMessage("null"), show: json.RawMessage("null")}
 	}
 	b := marshalOrNull(v)
 	return diffField{cmp: b, show: b}
-}
-
-// decodeDocument decodes a document keeping numbers as written; false when it
-// is empty, null or not JSON.
-func decodeDocument(raw json.RawMessage) (any, bool) {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return nil, false
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil || v == nil {
-		return nil, false
-	}
-	return v, true
 }
 
 // actionField compares the action as stored and shows it as answers do
@@ -226,7 +211,7 @@ func actionField(r *redact.Redactor, a model.Action) diffField {
 	if a.Type == "" && len(a.Params) == 0 {
 		return diffField{cmp: json.RawMessage("null"), show: json.RawMessage("null")}
 	}
-	params, ok := decodeDocument(a.Params)
+	params, ok := redact.DecodeDocument(a.Params)
 	var shown any
 	switch {
 	case ok:

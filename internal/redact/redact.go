@@ -290,7 +290,7 @@ func canonical(v any) string {
 // JSON shows a JSON document by Document; a document that is not JSON
 // shows whole as its fingerprint, an empty one as it is.
 func (r *Redactor) JSON(raw json.RawMessage) json.RawMessage {
-	v, ok := decode(raw)
+	v, ok := DecodeDocument(raw)
 	if !ok {
 		if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 			return raw
@@ -305,8 +305,9 @@ func (r *Redactor) JSON(raw json.RawMessage) json.RawMessage {
 	return b
 }
 
-// decode reads a document keeping numbers as written.
-func decode(raw json.RawMessage) (any, bool) {
+// DecodeDocument reads a document keeping numbers as written; false when it
+// is empty, null or not JSON.
+func DecodeDocument(raw json.RawMessage) (any, bool) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, false
 	}

@@ -35,11 +35,11 @@ func (r *Redactor) Restore(field string, sent, stored json.RawMessage) (json.Raw
 	if !strings.Contains(string(sent), Mask) {
 		return sent, nil
 	}
-	s, ok := decode(sent)
+	s, ok := DecodeDocument(sent)
 	if !ok {
 		return sent, nil
 	}
-	st, _ := decode(stored)
+	st, _ := DecodeDocument(stored)
 	out, err := r.restoreDoc(field, s, st)
 	if err != nil {
 		return nil, err
