@@ -44,7 +44,7 @@ func (d *Dispatcher) attempt(jb job) {
 	}
 	started := d.clock.Now()
 	ctx, span := tracing.StartAttempt(d.attemptCtx, tracing.Attempt{EventID: jb.ev.ID, OccurrenceID: jb.occ.ID,
-		Number: jb.occ.AttemptCount, ActionType: jb.ev.Action.Type, Propagate: true})
+		Number: jb.occ.AttemptCount, ActionType: jb.ev.Action.Type, Propagate: !jb.ev.NoTracePropagation})
 	out, ackTimeout := d.execute(ctx, &jb, started, delivery, prepErr, adm)
 	<-d.sem
 	ended := d.clock.Now()

@@ -143,7 +143,20 @@ func TestTracesExported(t *testing.T) {
 	}, &created))
 	require.NotEmpty(t, created.ID)
 	require.Equal(t, http.StatusOK, srv.Call(t, http.MethodGet, "/events/"+created.ID, nil, nil))
+	// An event that opted out: its deliveries carry no traceparent.
+	quiet := qhronostest.NewReceiver(t)
+	var optedOut struct {
+		ID               string `json:"id"`
+		TracePropagation bool   `json:"trace_propagation"`
+	}
+	require.Equal(t, http.StatusCreated, srv.Call(t, http.MethodPost, "/events", map[string]any{
+		"name": "untraced", "start_time": time.Now().Add(time.Second).UTC().Format(time.RFC3339Nano),
+		"webhook": quiet.URL, "trace_propagation": false,
+	}, &optedOut))
+	require.Equal(t, http.StatusOK, srv.Call(t, http.MethodGet, "/events/"+optedOut.ID, nil, &optedOut))
+	assert.False(t, optedOut.TracePropagation)
 	qhronostest.Wait(t, 60*time.Second, "two deliveries", func() bool { return len(rc.Requests()) >= 2 })
+	qhronostest.Wait(t, 60*time.Second, "the opted-out delivery", func() bool { return len(quiet.Requests()) >= 1 })
 	// Stopping drains the attempt in flight and flushes the exporter.
 	srv.Stop()
 
@@ -160,16 +173,28 @@ func TestTracesExported(t *testing.T) {
 	}
 
 	plan := byName(spans, tracing.PlanSpanName)
-	require.Len(t, plan, 1)
-	post := byName(spans, "POST /events")
-	require.Len(t, post, 1)
-	assert.Equal(t, post[0].SpanId, plan[0].ParentSpanId, "the planning runs inside the create request")
-	assert.Equal(t, post[0].TraceId, plan[0].TraceId)
+	require.Len(t, plan, 2, "one per created event")
+	if attrs(plan[0].Attributes)["qhronos.event.id"] != created.ID {
+		plan[0] = plan[1]
+	}
+	var parent *tracepb.Span
+	for _, p := range byName(spans, "POST /events") {
+		if bytes.Equal(p.SpanId, plan[0].ParentSpanId) {
+			parent = p
+		}
+	}
+	require.NotNil(t, parent, "the planning runs inside the create request")
+	assert.Equal(t, parent.TraceId, plan[0].TraceId)
 	assert.Equal(t, created.ID, attrs(plan[0].Attributes)["qhronos.event.id"])
 	assert.EqualValues(t, 1, attrs(plan[0].Attributes)["qhronos.plan.rows"])
 
-	atts := byName(spans, tracing.AttemptSpanName)
-	require.GreaterOrEqual(t, len(atts), 2, "attempt spans")
+	var atts []*tracepb.Span
+	for _, s := range byName(spans, tracing.AttemptSpanName) {
+		if attrs(s.Attributes)["qhronos.event.id"] == created.ID {
+			atts = append(atts, s)
+		}
+	}
+	require.Len(t, atts, 2, "attempt spans")
 	first, second := atts[0], atts[1]
 	if attrs(first.Attributes)["qhronos.attempt"] != int64(1) {
 		first, second = second, first
@@ -199,6 +224,10 @@ func TestTracesExported(t *testing.T) {
 		tp := reqs[i].Header.Get("traceparent")
 		assert.Equal(t, "00-"+hex.EncodeToString(s.TraceId)+"-"+hex.EncodeToString(s.SpanId)+"-01", tp,
 			"delivery %d joins attempt %d's trace", i+1, i+1)
+	}
+
+	for _, r := range quiet.Requests() {
+		assert.Empty(t, r.Header.Get("traceparent"), "an opted-out event's delivery carried traceparent")
 	}
 
 	for _, secret := range []string{queryToken, srv.Token, eventSecret, srv.DefaultSecret, "/hooks", "token="} {
