@@ -56,6 +56,9 @@ func OccurrenceTrace(occurrenceID string) trace.SpanContext {
 // trace; the context carries it to the action (see Inject). Retries link to
 // the first attempt's span context. End it with EndAttempt.
 func StartAttempt(ctx context.Context, a Attempt) (context.Context, trace.Span) {
+	if !installed.Load() {
+		return ctx, trace.SpanFromContext(ctx) // the no-op span of a context without one
+	}
 	first := OccurrenceTrace(a.OccurrenceID)
 	opts := []trace.SpanStartOption{trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(

@@ -15,6 +15,9 @@ const PlanSpanName = "qhronos.plan"
 // StartPlan starts the span of a new event's first planning (inside the
 // create request's span). End it with EndPlan.
 func StartPlan(ctx context.Context, eventID string) (context.Context, trace.Span) {
+	if !installed.Load() {
+		return ctx, trace.SpanFromContext(ctx)
+	}
 	return tracer().Start(ctx, PlanSpanName, trace.WithAttributes(attribute.String("qhronos.event.id", eventID)))
 }
 

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -114,7 +115,12 @@ func Setup(ctx context.Context, version string) (*Provider, error) {
 func Install(tp trace.TracerProvider) {
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.TraceContext{})
+	installed.Store(true)
 }
+
+// installed is set once a provider is: until then (tracing off) the hooks
+// return at once, without even the no-op tracer's small cost.
+var installed atomic.Bool
 
 // NewIDGenerator returns the id generator the attempt spans need (random
 // ids otherwise), for a provider built outside Setup.
