@@ -49,3 +49,28 @@ func TestInjectOptOut(t *testing.T) {
 	assert.NotEqual(t, want.SpanID(), ended[1].SpanContext().SpanID())
 	assert.Equal(t, want.SpanID(), ended[1].Links()[0].SpanContext.SpanID())
 }
+
+// Setup builds the exporter the protocol names (gRPC too) and refuses an
+// unknown one by its variable's name; off, it installs nothing.
+func TestSetupProtocols(t *testing.T) {
+	ctx := context.Background()
+	for _, k := range []string{"OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+		"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_SDK_DISABLED"} {
+		t.Setenv(k, "")
+	}
+	p, err := Setup(ctx, "test")
+	assert.NoError(t, err)
+	assert.Nil(t, p, "off without OTEL_* settings")
+	assert.NoError(t, p.Shutdown(ctx), "a nil provider shuts down")
+
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+	_, err = Setup(ctx, "test")
+	assert.ErrorContains(t, err, "OTEL_EXPORTER_OTLP_PROTOCOL")
+
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+	p, err = Setup(ctx, "test")
+	assert.NoError(t, err)
+	assert.NotNil(t, p)
+	assert.NoError(t, p.Shutdown(ctx), "nothing to flush")
+}
