@@ -1138,7 +1138,7 @@ type EventInput struct {
 	Timeout   *string           `json:"timeout,omitempty"`
 	Timezone  *string           `json:"timezone,omitempty"`
 
-	// TracePropagation send W3C traceparent to the receivers when tracing is on; false opts the event out
+	// TracePropagation send W3C traceparent to the receivers when tracing is on (default true); false opts the event out
 	TracePropagation *bool `json:"trace_propagation,omitempty"`
 
 	// Webhook legacy: a URL, or q:<client> for a websocket client-hook

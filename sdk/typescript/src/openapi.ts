@@ -3379,11 +3379,8 @@ export interface components {
             /** @enum {string} */
             catch_up?: "all" | "latest" | "none";
             timeout?: string;
-            /**
-             * @description send W3C traceparent to the receivers when tracing is on; false opts the event out
-             * @default true
-             */
-            trace_propagation: boolean;
+            /** @description send W3C traceparent to the receivers when tracing is on (default true); false opts the event out */
+            trace_propagation?: boolean;
             dst?: {
                 /** @enum {string} */
                 gap?: "shift" | "skip";
