@@ -1087,8 +1087,11 @@ type Event struct {
 	Tags         []string               `json:"tags"`
 	Timeout      *string                `json:"timeout,omitempty"`
 	Timezone     string                 `json:"timezone"`
-	UpdatedAt    time.Time              `json:"updated_at"`
-	Version      int                    `json:"version"`
+
+	// TracePropagation whether deliveries carry W3C traceparent when tracing is on
+	TracePropagation *bool     `json:"trace_propagation,omitempty"`
+	UpdatedAt        time.Time `json:"updated_at"`
+	Version          int       `json:"version"`
 
 	// Webhook userinfo and query values show as fingerprints (write-only)
 	Webhook string `json:"webhook"`
@@ -1140,6 +1143,9 @@ type EventInput struct {
 	Tags      []string          `json:"tags,omitempty"`
 	Timeout   *string           `json:"timeout,omitempty"`
 	Timezone  *string           `json:"timezone,omitempty"`
+
+	// TracePropagation send W3C traceparent to the receivers when tracing is on (default true); false opts the event out
+	TracePropagation *bool `json:"trace_propagation,omitempty"`
 
 	// Webhook legacy: a URL, or q:<client> for a websocket client-hook
 	Webhook *string `json:"webhook,omitempty"`

@@ -49,6 +49,9 @@ func TestCommands(t *testing.T) {
 		require.Equal(t, ev.ID, got.ID)
 		ok(t, e, &got, "events", "update", ev.ID, "--description", "changed")
 		require.Equal(t, "changed", *got.Description)
+		require.True(t, *got.TracePropagation, "traceparent is sent unless opted out")
+		ok(t, e, &got, "events", "update", ev.ID, "--trace-propagation=false")
+		require.False(t, *got.TracePropagation)
 		// What get prints, edited, is what update -f takes back.
 		r = cli(t, e, "", "events", "get", ev.ID, "-o", "json")
 		require.Equal(t, 0, r.code, r.stderr)

@@ -18,7 +18,7 @@ type eventFlags struct {
 	file, name, description, start, timezone, rrule, cron, schedule string
 	webhook, clientName, action, metadata, catchUp, timeout         string
 	tags                                                            []string
-	requireAck                                                      bool
+	requireAck, tracePropagation                                    bool
 }
 
 func (f *eventFlags) register(fs *pflag.FlagSet) {
@@ -38,6 +38,7 @@ func (f *eventFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.metadata, "metadata", "", "metadata as JSON, delivered verbatim")
 	fs.StringVar(&f.catchUp, "catch-up", "", "missed instants after downtime: all, latest or none")
 	fs.StringVar(&f.timeout, "timeout", "", "per-attempt timeout (e.g. 10s)")
+	fs.BoolVar(&f.tracePropagation, "trace-propagation", true, "send traceparent to receivers when the server traces; --trace-propagation=false opts out")
 }
 
 // readOnlyEventFields are the event resource's fields that no request sets.
@@ -96,6 +97,9 @@ func (f *eventFlags) input(cmd *cobra.Command, stdin io.Reader) (client.EventInp
 	}
 	if set("tag") {
 		in.Tags = f.tags
+	}
+	if set("trace-propagation") {
+		in.TracePropagation = client.Ptr(f.tracePropagation)
 	}
 	if set("metadata") {
 		if !json.Valid([]byte(f.metadata)) {

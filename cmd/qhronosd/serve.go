@@ -32,6 +32,7 @@ import (
 	"github.com/qhronos/qhronos/internal/scheduler"
 	"github.com/qhronos/qhronos/internal/secrets"
 	"github.com/qhronos/qhronos/internal/startstop"
+	"github.com/qhronos/qhronos/internal/tracing"
 )
 
 // serve runs the server until ctx ends, then shuts down in order: stop
@@ -43,6 +44,21 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer b.close()
 	cfg, log := b.cfg, b.log
+	traces, err := tracing.Setup(ctx, version)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Last out (after the drain): the final attempts' spans are flushed.
+		fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := traces.Shutdown(fctx); err != nil {
+			log.Warn("flush traces", zap.Error(err))
+		}
+	}()
+	if traces != nil {
+		log.Info("tracing on: exporting spans over OTLP")
+	}
 	if _, err := b.store.Migrate(ctx); err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/qhronos/qhronos/internal/outbound"
+	"github.com/qhronos/qhronos/internal/tracing"
 )
 
 // deliver sends one prepared request and turns what happened into an Outcome.
@@ -28,6 +29,8 @@ func (c HTTPConfig) deliver(ctx context.Context, req Request, client *http.Clien
 	if err != nil {
 		return Outcome{Err: err}
 	}
+	// The receiver's spans join the attempt's trace (unless the event opted out).
+	tracing.Inject(ctx, httpReq.Header)
 	resp, err := client.Do(httpReq)
 	if err != nil {
 		out := classifyTransportError(ctx, err, timeout)

@@ -46,6 +46,7 @@ func TestHostileInputIsA400NamingTheField(t *testing.T) {
 				{"NUL in name", "POST", "/events", create(`,"name":"a\u0000b"`), nil, "name"},
 				{"NUL in description", "POST", "/events", create(`,"description":"\u0000"`), nil, "description"},
 				{"NUL in name on update", "PUT", "/events/" + id, `{"name":"x\u0000"}`, nil, "name"},
+				{"trace_propagation not a boolean", "POST", "/events", create(`,"trace_propagation":"no"`), nil, "trace_propagation"},
 				{"NUL in description on update", "PUT", "/events/" + id, `{"description":"\u0000"}`, nil, "description"},
 				{"invalid UTF-8 in metadata", "POST", "/events", create(`,"metadata":{"k":"` + "\xff\xfe" + `"}`), nil, "metadata.k"},
 				{"lone surrogate in metadata", "POST", "/events", create(`,"metadata":{"k":["ok","\ud800"]}`), nil, "metadata.k[1]"},

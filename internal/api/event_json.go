@@ -44,6 +44,8 @@ type eventJSON struct {
 	PausedBy      string              `json:"paused_by"`
 	PauseCatchUp  string              `json:"pause_catch_up,omitempty"`
 	EndpointID    *string             `json:"endpoint_id"`
+	// TracePropagation: traceparent goes to the receivers (#26).
+	TracePropagation bool `json:"trace_propagation"`
 }
 
 func rawOrNull(j json.RawMessage) json.RawMessage {
@@ -63,7 +65,7 @@ func toEventJSON(r *redact.Redactor, ev *model.Event) eventJSON {
 		Retry: mustJSON(ev.Retry), CatchUp: ev.CatchUp, HMACSecretSet: len(ev.HMACSecret) > 0,
 		CreatedBy: ev.CreatedBy, CreatedVia: ev.CreatedVia, Version: ev.Version, NextRunAt: ev.NextRunAt,
 		LastRunAt: ev.LastRunAt, LastStatus: ev.LastStatus, CreatedAt: ev.CreatedAt, UpdatedAt: ev.UpdatedAt,
-		EndpointID: ev.EndpointID,
+		EndpointID: ev.EndpointID, TracePropagation: !ev.NoTracePropagation,
 	}
 	if out.Tags == nil {
 		out.Tags = []string{}

@@ -23,6 +23,7 @@ import (
 	"github.com/qhronos/qhronos/internal/recurrence"
 	"github.com/qhronos/qhronos/internal/redact"
 	"github.com/qhronos/qhronos/internal/secrets"
+	"github.com/qhronos/qhronos/internal/tracing"
 )
 
 // Store is what the API reads directly. Every change goes through the
@@ -212,7 +213,7 @@ func (s *Server) routes() *gin.Engine {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
-	r.Use(s.requestID, s.recoverer, s.accessLog)
+	r.Use(tracing.Middleware(), s.requestID, s.recoverer, s.accessLog)
 	if s.Metrics != nil {
 		r.Use(s.Metrics.HTTPMiddleware())
 		r.GET("/metrics", gin.WrapH(s.Metrics.Handler(s.opts.MetricsToken)))

@@ -130,6 +130,9 @@ func visibleFields(r *redact.Redactor, ev *model.Event) map[string]diffField {
 		out[name] = diffField{cmp: b, show: b}
 	}
 	plain("name", ev.Name)
+	if ev.NoTracePropagation { // listed only when opted out: null is the default, true
+		plain("trace_propagation", false)
+	}
 	plain("description", ev.Description)
 	if !ev.StartTime.IsZero() {
 		plain("start_time", ev.StartTime.UTC().Format(time.RFC3339Nano))

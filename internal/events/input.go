@@ -14,7 +14,7 @@ import (
 var (
 	eventFields = input.Set("name", "description", "start_time", "timezone", "rrule", "schedule", "cron", "action",
 		"webhook", "metadata", "tags", "status", "hmac_secret", "retry", "catch_up", "timeout", "dst", "jitter",
-		"calendars")
+		"calendars", "trace_propagation")
 	eventReadOnly = input.Set("id", "created_by", "created_via", "version", "next_run_at", "last_run_at", "last_status",
 		"created_at", "updated_at", "hmac_secret_set", "paused_at", "paused_until", "pause_reason", "paused_by",
 		"pause_catch_up")
@@ -31,6 +31,7 @@ type Input struct {
 	Timeout                                *string
 	Tags                                   *[]string
 	Action                                 *model.Action
+	TracePropagation                       *bool
 }
 
 // DecodeInput reads an event body's members: their JSON types, not yet
@@ -64,6 +65,13 @@ func DecodeInput(members map[string]json.RawMessage) (*Input, error) {
 			return nil, input.BadRequest("tags", "must be an array of strings")
 		}
 		in.Tags = &tags
+	}
+	if raw, ok := members["trace_propagation"]; ok && !input.IsNull(raw) {
+		var v bool
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, input.BadRequest("trace_propagation", "must be a boolean")
+		}
+		in.TracePropagation = &v
 	}
 	if raw, ok := members["action"]; ok && !input.IsNull(raw) {
 		var a model.Action

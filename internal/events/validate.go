@@ -65,6 +65,9 @@ func (v *Validator) Apply(in *Input, ev *model.Event, creating bool, now time.Ti
 		}
 		ev.Description = *in.Description
 	}
+	if in.TracePropagation != nil {
+		ev.NoTracePropagation = !*in.TracePropagation
+	}
 	if err := v.applyTags(in, ev); err != nil {
 		return nil, err
 	}

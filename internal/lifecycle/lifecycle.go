@@ -17,6 +17,7 @@ import (
 	"github.com/qhronos/qhronos/internal/recurrence"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/secrets"
+	"github.com/qhronos/qhronos/internal/tracing"
 )
 
 var (
@@ -133,16 +134,26 @@ func (s *Service) create(ctx context.Context, tx *repository.Store, ev *model.Ev
 	if ev.Status != model.EventActive {
 		return tx.CreateEventRecorded(ctx, ev, created)
 	}
+	ctx, span := tracing.StartPlan(ctx, ev.ID)
+	rows, err := s.planFirst(ctx, tx, ev, rule, created, now)
+	tracing.EndPlan(span, rows, ev.NextRunAt, err)
+	return err
+}
+
+// planFirst plans a new active event's first window and writes it with
+// the event; it returns the rows written.
+func (s *Service) planFirst(ctx context.Context, tx *repository.Store, ev *model.Event, rule *recurrence.Rule,
+	created model.HistoryEntry, now time.Time) (int, error) {
 	series, err := s.plan.newSeries(ctx, tx, ev, rule, now)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	plan, err := s.opts.Window.Next(series, nil, now)
 	if err != nil {
-		return fmt.Errorf("expand event %s: %w", ev.ID, err)
+		return 0, fmt.Errorf("expand event %s: %w", ev.ID, err)
 	}
 	ev.ExpandedUntil, ev.NextRunAt = &plan.Cursor, plan.NextRunAt()
-	return tx.CreateEventRecorded(ctx, ev, created, plan.Rows...)
+	return len(plan.Rows), tx.CreateEventRecorded(ctx, ev, created, plan.Rows...)
 }
 
 // Update applies in to the event: absent members keep their value. An edit

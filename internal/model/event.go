@@ -26,7 +26,10 @@ type Event struct {
 	// or nil for an inline URL; kept in its own column to find an endpoint's
 	// events.
 	EndpointID *string
-	Webhook    string // legacy field, echoed back
+	// NoTracePropagation keeps traceparent out of the event's deliveries
+	// (the API's trace_propagation: false).
+	NoTracePropagation bool
+	Webhook            string // legacy field, echoed back
 	// HMACSecret and PreviousSecret hold AES-GCM ciphertext; never plaintext.
 	HMACSecret            []byte
 	PreviousSecret        []byte

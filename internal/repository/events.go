@@ -16,7 +16,7 @@ const eventColumns = `id, name, description, start_time, timezone, rrule, schedu
 	action, webhook, hmac_secret, previous_secret, previous_secret_expires_at, tags_json, metadata, retry,
 	catch_up, timeout_ms, status, last_status, created_by, created_via, version, expanded_until, next_run_at,
 	last_run_at, created_at, updated_at, deleted_at, paused_at, paused_until, pause_reason, paused_by,
-	pause_catch_up, dst, jitter_ms, calendars, endpoint_id`
+	pause_catch_up, dst, jitter_ms, calendars, endpoint_id, no_trace_propagation`
 
 // eventRow is an Event as stored: the JSON members as text, tags as JSON
 // beside the event_tags index table. It is decoded once, here.
@@ -60,6 +60,7 @@ type eventRow struct {
 	JitterMS              int64             `db:"jitter_ms"`
 	Calendars             JSON              `db:"calendars"`
 	EndpointID            *string           `db:"endpoint_id"`
+	NoTracePropagation    bool              `db:"no_trace_propagation"`
 }
 
 func (r *eventRow) event() (model.Event, error) {
@@ -72,7 +73,7 @@ func (r *eventRow) event() (model.Event, error) {
 		UpdatedAt: utc(r.UpdatedAt), DeletedAt: utcp(r.DeletedAt), PausedAt: utcp(r.PausedAt),
 		PausedUntil: utcp(r.PausedUntil), PauseReason: r.PauseReason, PausedBy: r.PausedBy,
 		PauseCatchUp: r.PauseCatchUp, Jitter: time.Duration(r.JitterMS) * time.Millisecond,
-		EndpointID: r.EndpointID}
+		EndpointID: r.EndpointID, NoTracePropagation: r.NoTracePropagation}
 	if len(r.Metadata) > 0 {
 		e.Metadata = json.RawMessage(r.Metadata)
 	}
@@ -208,7 +209,7 @@ func (s *Store) CreateEventRecorded(ctx context.Context, e *model.Event, h model
 
 const insertEventSQL = `INSERT INTO events (` + eventColumns + `) VALUES
 	(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-	 ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	 ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func (s *Store) eventArgs(e *model.Event) []any {
 	schedule, action, metadata, retry := eventJSONColumns(e)
@@ -219,7 +220,7 @@ func (s *Store) eventArgs(e *model.Event) []any {
 		retry, e.CatchUp, e.TimeoutMS, e.Status, e.LastStatus, e.CreatedBy, e.CreatedVia,
 		e.Version, s.tsp(e.ExpandedUntil), s.tsp(e.NextRunAt), s.tsp(e.LastRunAt), s.ts(e.CreatedAt),
 		s.ts(e.UpdatedAt), s.tsp(e.DeletedAt), s.tsp(e.PausedAt), s.tsp(e.PausedUntil), e.PauseReason,
-		e.PausedBy, e.PauseCatchUp, dst, e.Jitter.Milliseconds(), calendars, e.EndpointID}
+		e.PausedBy, e.PauseCatchUp, dst, e.Jitter.Milliseconds(), calendars, e.EndpointID, e.NoTracePropagation}
 }
 
 func (s *Store) replaceTags(ctx context.Context, eventID string, tags []string) error {
@@ -276,7 +277,8 @@ func (s *Store) UpdateEvent(ctx context.Context, e *model.Event, expectedVersion
 			previous_secret = ?, previous_secret_expires_at = ?, tags_json = ?, metadata = ?, retry = ?,
 			catch_up = ?, timeout_ms = ?, status = ?, last_status = ?, expanded_until = ?, next_run_at = ?,
 			last_run_at = ?, updated_at = ?, paused_at = ?, paused_until = ?, pause_reason = ?, paused_by = ?,
-			pause_catch_up = ?, dst = ?, jitter_ms = ?, calendars = ?, endpoint_id = ?, version = version + 1
+			pause_catch_up = ?, dst = ?, jitter_ms = ?, calendars = ?, endpoint_id = ?, no_trace_propagation = ?,
+			version = version + 1
 			WHERE id = ? AND version = ? AND deleted_at IS NULL`
 		schedule, action, metadata, retry := eventJSONColumns(e)
 		dst, calendars := policyColumns(e)
@@ -286,7 +288,7 @@ func (s *Store) UpdateEvent(ctx context.Context, e *model.Event, expectedVersion
 			retry, e.CatchUp, e.TimeoutMS, e.Status, e.LastStatus, tx.tsp(e.ExpandedUntil),
 			tx.tsp(e.NextRunAt), tx.tsp(e.LastRunAt), tx.ts(e.UpdatedAt), tx.tsp(e.PausedAt),
 			tx.tsp(e.PausedUntil), e.PauseReason, e.PausedBy, e.PauseCatchUp, dst, e.Jitter.Milliseconds(),
-			calendars, e.EndpointID, e.ID, expectedVersion)
+			calendars, e.EndpointID, e.NoTracePropagation, e.ID, expectedVersion)
 		if err != nil {
 			return fmt.Errorf("update event: %w", err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/qhronos/qhronos/internal/endpoints"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/tracing"
 )
 
 // goneReason is the event's last_status after a receiver answered 410.
@@ -43,7 +44,9 @@ func (d *Dispatcher) attempt(jb job) {
 		}
 	}
 	started := d.clock.Now()
-	out, ackTimeout := d.execute(&jb, started, delivery, prepErr, adm)
+	ctx, span := tracing.StartAttempt(d.attemptCtx, tracing.Attempt{EventID: jb.ev.ID, OccurrenceID: jb.occ.ID,
+		Number: jb.occ.AttemptCount, ActionType: jb.ev.Action.Type, Propagate: !jb.ev.NoTracePropagation})
+	out, ackTimeout := d.execute(ctx, &jb, started, delivery, prepErr, adm)
 	<-d.sem
 	if errors.Is(out.Err, errLeaseGone) {
 		if adm != nil {
@@ -65,6 +68,7 @@ func (d *Dispatcher) attempt(jb job) {
 		d.endpoints.Done(d.attemptCtx, adm, adm.Err == nil, out.OK(), msg, out.Duration)
 	}
 	v := jb.policy.Classify(out, jb.occ.AttemptCount, ended, ackTimeout, d.rnd)
+	tracing.EndAttempt(span, string(v.Status), out.StatusCode, out.Err != nil)
 	att := &model.Attempt{
 		OccurrenceID: jb.occ.ID, EventID: jb.ev.ID, Attempt: jb.occ.AttemptCount, Manual: jb.occ.Manual || jb.occ.ManualRetry,
 		StartedAt: started.UTC(), DurationMS: out.Duration.Milliseconds(), Outcome: string(v.Status),
@@ -173,7 +177,7 @@ func lateFrom(occ *model.Occurrence) time.Time {
 // timeout. It also returns how long an AwaitingAck outcome may wait: the
 // delivery's own ack timeout, else the default. An endpoint's admission
 // supplies the target, the secrets and the timeout.
-func (d *Dispatcher) execute(jb *job, started time.Time, delivery actions.Delivery, prepErr error,
+func (d *Dispatcher) execute(parent context.Context, jb *job, started time.Time, delivery actions.Delivery, prepErr error,
 	adm *endpoints.Admission) (actions.Outcome, time.Duration) {
 	if prepErr != nil {
 		// The stored params no longer prepare (an unknown type, a URL the
@@ -209,8 +213,9 @@ func (d *Dispatcher) execute(jb *job, started time.Time, delivery actions.Delive
 		Description: jb.ev.Description, Tags: jb.ev.Tags, Metadata: json.RawMessage(jb.ev.Metadata),
 		Secrets: secrets, Timeout: timeout, Target: target,
 	}
-	ctx, cancel := context.WithTimeout(d.attemptCtx, timeout)
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
+	tracing.SetDestination(ctx, dest)
 	if dest != "" {
 		// Wait for the destination without holding a pool slot, so a slow
 		// receiver cannot starve the others.

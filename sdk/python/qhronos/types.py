@@ -122,7 +122,7 @@ class Error(_ErrorRequired, _ErrorOptional):
 
 
 _EventRequired = TypedDict("_EventRequired", {"id": str, "name": str, "start_time": str, "timezone": str, "action": 'Action', "webhook": str, "tags": List[str], "status": Literal["active", "paused", "inactive", "deleted"], "version": int, "created_at": str, "updated_at": str})
-_EventOptional = TypedDict("_EventOptional", {"description": str, "rrule": Optional[str], "schedule": Optional[Dict[str, Any]], "cron": Optional[str], "metadata": Any, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": Optional[str], "hmac_secret_set": bool, "created_by": str, "created_via": str, "next_run_at": Optional[str], "last_run_at": Optional[str], "last_status": str, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]], "paused_at": Optional[str], "paused_until": Optional[str], "pause_reason": str, "paused_by": str, "pause_catch_up": Literal["skip", "fire"], "endpoint_id": Optional[str]}, total=False)
+_EventOptional = TypedDict("_EventOptional", {"description": str, "rrule": Optional[str], "schedule": Optional[Dict[str, Any]], "cron": Optional[str], "metadata": Any, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": Optional[str], "hmac_secret_set": bool, "created_by": str, "created_via": str, "next_run_at": Optional[str], "last_run_at": Optional[str], "last_status": str, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]], "paused_at": Optional[str], "paused_until": Optional[str], "pause_reason": str, "paused_by": str, "pause_catch_up": Literal["skip", "fire"], "endpoint_id": Optional[str], "trace_propagation": bool}, total=False)
 
 
 class Event(_EventRequired, _EventOptional):
@@ -130,7 +130,7 @@ class Event(_EventRequired, _EventOptional):
 
 
 _EventInputRequired = TypedDict("_EventInputRequired", {})
-_EventInputOptional = TypedDict("_EventInputOptional", {"name": str, "description": str, "start_time": str, "timezone": str, "rrule": Optional[str], "schedule": Optional['Schedule'], "cron": Optional[str], "action": 'Action', "webhook": str, "metadata": Any, "tags": List[str], "status": Literal["active", "paused", "inactive"], "hmac_secret": str, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": str, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]]}, total=False)
+_EventInputOptional = TypedDict("_EventInputOptional", {"name": str, "description": str, "start_time": str, "timezone": str, "rrule": Optional[str], "schedule": Optional['Schedule'], "cron": Optional[str], "action": 'Action', "webhook": str, "metadata": Any, "tags": List[str], "status": Literal["active", "paused", "inactive"], "hmac_secret": str, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": str, "trace_propagation": bool, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]]}, total=False)
 
 
 class EventInput(_EventInputRequired, _EventInputOptional):

@@ -3382,6 +3382,8 @@ export interface components {
             /** @enum {string} */
             catch_up?: "all" | "latest" | "none";
             timeout?: string;
+            /** @description send W3C traceparent to the receivers when tracing is on (default true); false opts the event out */
+            trace_propagation?: boolean;
             dst?: {
                 /** @enum {string} */
                 gap?: "shift" | "skip";
@@ -3456,6 +3458,8 @@ export interface components {
             pause_catch_up?: "skip" | "fire";
             /** @description the endpoint the action names (action.params.endpoint_id) */
             readonly endpoint_id?: string | null;
+            /** @description whether deliveries carry W3C traceparent when tracing is on */
+            trace_propagation?: boolean;
         };
         Occurrence: {
             /** Format: uuid */
