@@ -30,7 +30,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"unicode"
 )
 
 // Mask starts every fingerprint.
@@ -49,13 +48,8 @@ func HasMask(s string) bool { return strings.Contains(s, Mask) }
 // credentialWords mark a member (or query parameter, or form field) whose
 // value is a credential when its name contains one, case-insensitively
 // ("Authorization", "api_key", "clientSecret", "X-Token", "otp_code").
-var credentialWords = []string{"password", "passwd", "secret", "token", "bearer", "private", "signature",
-	"credential", "cookie", "session"}
-
-// shortCredentialWords are too short to match inside any word ("shipping"
-// holds "pin", "opinion" too): they count only at the start or end of one of
-// the name's words ("pin", "api_key", "apikey", "authorization", "otpCode").
-var shortCredentialWords = []string{"pin", "key", "code", "auth"}
+var credentialWords = []string{"password", "passwd", "secret", "token", "key", "auth", "bearer", "pin",
+	"private", "signature", "code", "credential", "cookie", "session"}
 
 // CredentialName reports whether a member named name holds a credential.
 func CredentialName(name string) bool {
@@ -65,43 +59,7 @@ func CredentialName(name string) bool {
 			return true
 		}
 	}
-	for _, word := range nameWords(name) {
-		for _, w := range shortCredentialWords {
-			if strings.HasPrefix(word, w) || strings.HasSuffix(word, w) {
-				return true
-			}
-		}
-	}
 	return false
-}
-
-// nameWords splits a member name into lower-case words at punctuation and
-// at lower-to-upper case changes ("otpCode" → otp, code).
-func nameWords(name string) []string {
-	var words []string
-	var cur []rune
-	prevLower := false
-	flush := func() {
-		if len(cur) > 0 {
-			words = append(words, strings.ToLower(string(cur)))
-			cur = cur[:0]
-		}
-	}
-	for _, c := range name {
-		switch {
-		case unicode.IsLetter(c) || unicode.IsDigit(c):
-			if unicode.IsUpper(c) && prevLower {
-				flush()
-			}
-			cur = append(cur, c)
-			prevLower = unicode.IsLower(c) || unicode.IsDigit(c)
-		default:
-			flush()
-			prevLower = false
-		}
-	}
-	flush()
-	return words
 }
 
 // headersName reports a member holding HTTP headers: every value is hidden.
