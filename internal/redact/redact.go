@@ -48,6 +48,9 @@ func HasMask(s string) bool { return strings.Contains(s, Mask) }
 // credentialWords mark a member (or query parameter, or form field) whose
 // value is a credential when its name contains one, case-insensitively
 // ("Authorization", "api_key", "clientSecret", "X-Token", "otp_code").
+// A substring anywhere counts, deliberately: a name glued together
+// ("A0auth0", "xpinx") still hides, at the price of hiding harmless ones
+// ("shipping") too — an answer that shows too little is the safe failure.
 var credentialWords = []string{"password", "passwd", "secret", "token", "key", "auth", "bearer", "pin",
 	"private", "signature", "code", "credential", "cookie", "session"}
 
