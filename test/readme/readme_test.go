@@ -158,3 +158,45 @@ func firstJSON(out string) string {
 	}
 	return out
 }
+
+// TestReadmeTourCLIWorks runs the tour's CLI block as written, with the CLI
+// built from this clone on PATH in place of its `go install` line.
+func TestReadmeTourCLIWorks(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join(root, "README.md"))
+	require.NoError(t, err)
+	var cli string
+	for _, part := range strings.Split(string(text), "```sh\n")[1:] {
+		if body, _, _ := strings.Cut(part, "```"); strings.Contains(body, "qhronos login") {
+			cli = body
+			break
+		}
+	}
+	require.NotEmpty(t, cli, "the README tour's CLI block")
+	require.Contains(t, cli, "go install ./cmd/qhronos", "the tour installs the CLI from the clone")
+
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(bin, "qhronos"), "./cmd/qhronos")
+	build.Dir = root
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "go build ./cmd/qhronos:\n%s", out)
+
+	srv := qhronostest.Start(t, qhronostest.SQLite)
+	vars := map[string]string{"TOKEN": srv.Token}
+	created := runBlock(t, srv, curlBlocks(t, "README.md")[0], vars)
+	var ev struct {
+		ID string `json:"id"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(firstJSON(created)), &ev), created)
+	vars["EV"] = ev.ID
+	vars["PATH"] = bin + string(os.PathListSeparator) + os.Getenv("PATH")
+	vars["QHRONOS_CREDENTIALS"] = filepath.Join(t.TempDir(), "credentials.json")
+	var lines []string
+	for _, line := range strings.Split(cli, "\n") {
+		if !strings.HasPrefix(line, "go install ") {
+			lines = append(lines, line)
+		}
+	}
+	out2 := runBlock(t, srv, block{page: "README.md", text: strings.Join(lines, "\n")}, vars)
+	require.Contains(t, out2, "standup reminder", "events list shows the tour's event")
+	require.Contains(t, out2, ev.ID, "occurrences list shows the tour event's occurrences")
+}
