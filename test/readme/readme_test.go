@@ -87,6 +87,11 @@ func curlBlocks(t *testing.T, page string) []block {
 	return out
 }
 
+// weekLookahead plans rows a week ahead: the tour's weekday rule created
+// on a Friday or Saturday ("tomorrow at 9am") has its first instant up to three
+// days away, past the default 24 h lookahead, and the examples need its row.
+const weekLookahead = "QHRONOS_SCHEDULER_LOOKAHEAD=192h"
+
 func TestReadmeExamplesWorkInOrder(t *testing.T) {
 	tour := curlBlocks(t, "README.md")
 	require.GreaterOrEqual(t, len(tour), 2, "the README tour's curl examples")
@@ -97,7 +102,7 @@ func TestReadmeExamplesWorkInOrder(t *testing.T) {
 		blocks = append(blocks, curlBlocks(t, page)...)
 	}
 	require.Greater(t, len(blocks), len(tour)+2, "the docs pages' curl examples")
-	srv := qhronostest.Start(t, qhronostest.SQLite)
+	srv := qhronostest.Start(t, qhronostest.SQLite, weekLookahead)
 	vars := map[string]string{"TOKEN": srv.Token, "T": srv.Token, "QHRONOS_TOKEN": srv.Token}
 	for i, b := range blocks {
 		out := runBlock(t, srv, b, vars)
@@ -180,7 +185,7 @@ func TestReadmeTourCLIWorks(t *testing.T) {
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "go build ./cmd/qhronos:\n%s", out)
 
-	srv := qhronostest.Start(t, qhronostest.SQLite)
+	srv := qhronostest.Start(t, qhronostest.SQLite, weekLookahead)
 	vars := map[string]string{"TOKEN": srv.Token}
 	created := runBlock(t, srv, curlBlocks(t, "README.md")[0], vars)
 	var ev struct {
