@@ -44,6 +44,7 @@ for target in $TARGETS; do
   # so every binary is static and cross-compiles without a C toolchain.
   CGO_ENABLED=0 GOOS=$os GOARCH=$arch "$GO" build -trimpath -buildvcs=false -ldflags="$ldflags" -o "$dir/" "${cmds[@]}"
   cp README.md config.yaml "$dir/"
+  mkdir -p "$dir/docs" && cp docs/*.md "$dir/docs/" # the README links its reference pages
   tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="$DATE" -C "$DIST" -czf "$DIST/$name.tar.gz" "$name"
   echo "  $name.tar.gz ($(($(date +%s) - t0))s)"
 done
