@@ -9,7 +9,7 @@ STAMP        = -X github.com/qhronos/qhronos/internal/buildinfo.version=$(VERSIO
                -X github.com/qhronos/qhronos/internal/buildinfo.commit=$(COMMIT) \
                -X github.com/qhronos/qhronos/internal/buildinfo.date=$(DATE)
 
-.PHONY: run test test-helm lint bench build release ci docker clean
+.PHONY: run test test-helm tidy lint bench build release ci docker clean
 
 ## run: build the server visibly (-v lists each package as it compiles), then start it embedded (SQLite in ./data, loopback only)
 run:
@@ -25,6 +25,11 @@ test:
 ## test-helm: vet and test deploy/helm, a module of its own so the main module never compiles Kubernetes' libraries
 test-helm:
 	cd deploy/helm && $(GO) vet ./... && $(GO) test ./...
+
+## tidy: go mod tidy in both modules (the chart's module follows the main one's requirements through its replace)
+tidy:
+	$(GO) mod tidy
+	cd deploy/helm && $(GO) mod tidy
 
 ## lint: go vet and staticcheck
 lint:
