@@ -2,9 +2,9 @@ package console
 
 import (
 	"errors"
+	"github.com/qhronos/qhronos/client"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 )
 
@@ -44,17 +44,6 @@ type attemptJSON struct {
 	LatenessMS      int64     `json:"lateness_ms"`
 }
 
-type previewJSON struct {
-	Timezone string `json:"timezone"`
-	Instants []struct {
-		UTC      time.Time  `json:"utc"`
-		Local    string     `json:"local"`
-		Skipped  bool       `json:"skipped"`
-		Reason   string     `json:"reason"`
-		Original *time.Time `json:"original"`
-	} `json:"instants"`
-}
-
 type health struct {
 	Completed, Failed, Other int
 	LastCode                 *int
@@ -62,56 +51,134 @@ type health struct {
 }
 
 type eventPageData struct {
-	Event     eventJSON
-	Upcoming  previewJSON
-	History   []occurrenceJSON
-	NextQuery string
-	Health    health
-	Secret    string
+	Event eventView
+	// Tab is "" (the event) or "history" (changes beside deliveries).
+	Tab        string
+	Upcoming   []upcomingRow
+	NoUpcoming string
+	Exceptions []client.Exception
+	// Changes is one page of the event's change history, oldest first.
+	Changes     []historyView
+	ChangesNext string
+	History     []deliveryView
+	NextQuery   string
+	Health      health
+	Secret      string
+	// CSRF is the session's form token, for forms inside sub-templates.
+	CSRF string
+	// Errors are the control forms' field errors (pause_until, to, …) and
+	// Form what was typed into them, shown again next to the error.
+	Errors map[string]string
+	Form   map[string]string
 }
 
 // historyPage is the occurrences per page of an event's history, each with
 // its attempts.
 const historyPage = 10
 
+// changesPage is the change-history entries per page of the History tab.
+const changesPage = 50
+
 func (c *Console) eventPage(w http.ResponseWriter, r *http.Request, s *session) {
+	c.showEvent(w, r, s, nil, nil, http.StatusOK)
+}
+
+// showEvent renders the event page; errs and typed are a control form's
+// field errors and input after the API refused it.
+func (c *Console) showEvent(w http.ResponseWriter, r *http.Request, s *session, errs, typed map[string]string, status int) {
 	id := r.PathValue("id")
-	ev, err := c.getEvent(r, s, id)
+	ctx := r.Context()
+	api := c.sdk(r)
+	e, err := api.Events.Get(ctx, id)
 	if err != nil {
-		c.fail(w, r, s, err)
+		c.fail(w, r, s, sdkErr(err))
 		return
 	}
-	d := eventPageData{Event: ev}
-	if ev.Status == "active" || ev.Status == "paused" {
-		if _, err := c.do(r, s, "GET", "/events/"+url.PathEscape(id)+"/preview", url.Values{"count": {"10"}}, nil, &d.Upcoming); err != nil {
-			var ae *apiError
-			if !errors.As(err, &ae) {
-				c.fail(w, r, s, err)
-				return
-			}
+	d := eventPageData{Event: viewEvent(e), Errors: errs, Form: typed, CSRF: s.CSRF}
+	if d.Errors == nil {
+		d.Errors = map[string]string{}
+	}
+	if d.Form == nil {
+		d.Form = map[string]string{}
+	}
+	if r.URL.Query().Get("tab") == "history" {
+		d.Tab = "history"
+	}
+	for i, cal := range d.Event.Calendars {
+		if got, err := api.Calendars.Get(ctx, cal.ID); err == nil {
+			d.Event.Calendars[i].Name = got.Name
+		} else if errors.Is(sdkErr(err), errSignedOut) {
+			c.fail(w, r, s, errSignedOut)
+			return
 		}
 	}
-	q := url.Values{"limit": {strconv.Itoa(historyPage)}, "to": {time.Now().UTC().Format(time.RFC3339Nano)}}
+	if d.Tab == "" && (d.Event.Status == "active" || d.Event.Status == "paused") {
+		if d.Exceptions, err = api.Events.Exceptions(ctx, id); err != nil {
+			c.fail(w, r, s, sdkErr(err))
+			return
+		}
+		p, err := api.Events.Preview(ctx, id, client.PreviewEventParams{Count: client.Ptr(10)})
+		var ae *apiError
+		if err != nil && !errors.As(sdkErr(err), &ae) {
+			c.fail(w, r, s, sdkErr(err))
+			return
+		}
+		if p != nil {
+			d.NoUpcoming = str(p.Reason)
+		}
+		d.Upcoming = upcoming(d.Event, p, d.Exceptions)
+	}
+	if d.Tab == "history" {
+		hp := client.EventHistoryParams{Limit: client.Ptr(changesPage)}
+		if cur := r.URL.Query().Get("changes"); cur != "" {
+			hp.Cursor = &cur
+		}
+		page, err := api.Events.History(ctx, id, hp)
+		if err != nil {
+			c.fail(w, r, s, sdkErr(err))
+			return
+		}
+		d.Changes = viewHistory(page.Items)
+		d.ChangesNext = page.NextCursor
+	}
+	if err := c.deliveries(r, api, &d); err != nil {
+		c.fail(w, r, s, sdkErr(err))
+		return
+	}
+	c.render(w, r, s, "event", status, view{Title: d.Event.Name, Nav: "events", Data: d})
+}
+
+// deliveries reads one page of the event's fired occurrences, newest
+// first, with their attempts, and sums up their health.
+func (c *Console) deliveries(r *http.Request, api *client.Client, d *eventPageData) error {
+	ctx := r.Context()
+	q := client.ListEventOccurrencesParams{Limit: client.Ptr(historyPage), To: client.Ptr(time.Now().UTC())}
 	if cur := r.URL.Query().Get("cursor"); cur != "" {
-		q.Set("cursor", cur)
+		q.Cursor = &cur
 	}
-	res, err := c.do(r, s, "GET", "/events/"+url.PathEscape(id)+"/occurrences", q, nil, &d.History)
+	page, err := api.Events.Occurrences(ctx, d.Event.ID, q)
 	if err != nil {
-		c.fail(w, r, s, err)
-		return
+		return err
 	}
-	if next := nextCursor(res.Header); next != "" {
-		d.NextQuery = url.Values{"cursor": {next}}.Encode()
+	if page.NextCursor != "" {
+		nq := url.Values{"cursor": {page.NextCursor}}
+		if d.Tab != "" {
+			nq.Set("tab", d.Tab)
+		}
+		d.NextQuery = nq.Encode()
 	}
-	for i := range d.History {
-		o := &d.History[i]
+	for _, o := range page.Items {
+		dv := viewDelivery(o)
 		if o.AttemptCount > 0 {
-			if _, err := c.do(r, s, "GET", "/occurrences/"+url.PathEscape(o.ID)+"/attempts", nil, nil, &o.Attempts); err != nil {
-				c.fail(w, r, s, err)
-				return
+			atts, err := api.Occurrences.Attempts(ctx, o.ID)
+			if err != nil {
+				return err
+			}
+			for _, a := range atts {
+				dv.Attempts = append(dv.Attempts, viewAttempt(a))
 			}
 		}
-		switch o.Status {
+		switch dv.Status {
 		case "completed":
 			d.Health.Completed++
 		case "failed", "missed":
@@ -119,9 +186,10 @@ func (c *Console) eventPage(w http.ResponseWriter, r *http.Request, s *session) 
 		default:
 			d.Health.Other++
 		}
-		if d.Health.LastCode == nil && o.StatusCode != nil {
-			d.Health.LastCode = o.StatusCode
+		if d.Health.LastCode == nil && dv.StatusCode != nil {
+			d.Health.LastCode = dv.StatusCode
 		}
+		d.History = append(d.History, dv)
 	}
 	switch n := d.Health.Completed + d.Health.Failed; {
 	case n == 0:
@@ -133,7 +201,7 @@ func (c *Console) eventPage(w http.ResponseWriter, r *http.Request, s *session) 
 	default:
 		d.Health.Text = "degraded"
 	}
-	c.render(w, r, s, "event", http.StatusOK, view{Title: ev.Name, Nav: "events", Data: d})
+	return nil
 }
 
 // eventActions are the confirmed actions on an event.
@@ -163,15 +231,15 @@ func (c *Console) confirmEventAction(w http.ResponseWriter, r *http.Request, s *
 		c.renderError(w, r, s, http.StatusNotFound, "There is no such action.")
 		return
 	}
-	ev, err := c.getEvent(r, s, r.PathValue("id"))
+	ev, err := c.sdk(r).Events.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
-		c.fail(w, r, s, err)
+		c.fail(w, r, s, sdkErr(err))
 		return
 	}
 	base := Prefix + "/events/" + url.PathEscape(ev.ID)
 	c.render(w, r, s, "confirm", http.StatusOK, view{Title: a.Verb + " " + ev.Name, Nav: "events", Data: confirmData{
-		Action: r.PathValue("action"), Verb: a.Verb, Question: a.Question, Danger: a.Danger, Event: ev,
-		Post: base + "/do/" + r.PathValue("action"), Cancel: base}})
+		Action: r.PathValue("action"), Verb: a.Verb, Question: a.Question, Danger: a.Danger,
+		Event: eventJSON{ID: ev.ID, Name: ev.Name}, Post: base + "/do/" + r.PathValue("action"), Cancel: base}})
 }
 
 func (c *Console) eventAction(w http.ResponseWriter, r *http.Request, s *session) {
@@ -182,31 +250,34 @@ func (c *Console) eventAction(w http.ResponseWriter, r *http.Request, s *session
 		return
 	}
 	id := r.PathValue("id")
-	path := "/events/" + url.PathEscape(id)
+	ctx := r.Context()
+	api := c.sdk(r)
 	back := Prefix + "/events/" + url.PathEscape(id)
 	var err error
 	switch action {
 	case "delete":
-		_, err = c.do(r, s, "DELETE", path, nil, nil, nil)
+		err = api.Events.Delete(ctx, id)
 		back = Prefix + "/events"
 	case "rotate-secret":
-		var out struct {
-			Secret string `json:"hmac_secret"`
-		}
-		if _, err = c.do(r, s, "POST", path+"/rotate-secret", nil, map[string]any{"grace": "24h"}, &out); err == nil {
-			ev, gerr := c.getEvent(r, s, id)
+		var rot *client.SecretRotation
+		if rot, err = api.Events.RotateSecret(ctx, id, 24*time.Hour); err == nil {
+			ev, gerr := api.Events.Get(ctx, id)
 			if gerr != nil {
-				c.fail(w, r, s, gerr)
+				c.fail(w, r, s, sdkErr(gerr))
 				return
 			}
 			c.render(w, r, s, "secret", http.StatusOK, view{Title: "New signing secret", Nav: "events",
-				Data: eventPageData{Event: ev, Secret: out.Secret}})
+				Data: eventPageData{Event: viewEvent(ev), Secret: rot.HmacSecret}})
 			return
 		}
-	default:
-		_, err = c.do(r, s, "POST", path+"/"+action, nil, map[string]any{}, nil)
+	case "trigger":
+		_, err = api.Events.Trigger(ctx, id)
+	case "pause":
+		_, err = api.Events.Pause(ctx, id)
+	case "resume":
+		_, err = api.Events.Resume(ctx, id)
 	}
-	if err != nil {
+	if err = sdkErr(err); err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) && ae.Status != http.StatusNotFound {
 			redirect(w, r, back, a.Verb+" failed: "+ae.Message)

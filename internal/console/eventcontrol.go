@@ -1,0 +1,155 @@
+package console
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/qhronos/qhronos/client"
+)
+
+// The event page's schedule controls: pause until a time with a reason,
+// resume with a catch-up choice, skip or move one planned instant, and
+// remove an exception. Each is one SDK call; an API refusal comes back on
+// the event page next to the field it names.
+
+// pickerLayouts are the values a datetime-local input sends (with and
+// without seconds).
+var pickerLayouts = []string{"2006-01-02T15:04:05", "2006-01-02T15:04"}
+
+// parsePicker reads a date-time picker's value as a wall-clock time in the
+// event's zone.
+func parsePicker(v string, loc *time.Location) (time.Time, bool) {
+	for _, l := range pickerLayouts {
+		if t, err := time.ParseInLocation(l, v, loc); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// controlDone redirects back to the event after a control succeeded, or
+// shows the page with the API's refusal next to field (the form control
+// the error belongs to, unless the API named another).
+func (c *Console) controlDone(w http.ResponseWriter, r *http.Request, s *session, err error, field string, typed map[string]string, done string) {
+	id := r.PathValue("id")
+	if err = sdkErr(err); err == nil {
+		redirect(w, r, Prefix+"/events/"+url.PathEscape(id), done)
+		return
+	}
+	var ae *apiError
+	if !errors.As(err, &ae) || ae.Status == http.StatusNotFound || ae.Status >= 500 {
+		c.fail(w, r, s, err)
+		return
+	}
+	if f := controlField(ae.Field); f != "" {
+		field = f
+	}
+	c.showEvent(w, r, s, map[string]string{field: fieldMessage(ae)}, typed, http.StatusBadRequest)
+}
+
+// controlField maps an API field of a control request to the page's
+// control that shows its error.
+func controlField(apiField string) string {
+	switch apiField {
+	case "until":
+		return "pause_until"
+	case "reason":
+		return ""
+	case "at":
+		return "ex_at"
+	case "to":
+		return "ex_to"
+	case "catch_up":
+		return "catch_up"
+	}
+	return ""
+}
+
+func (c *Console) pauseEvent(w http.ResponseWriter, r *http.Request, s *session) {
+	id := r.PathValue("id")
+	typed := map[string]string{"pause_until": strings.TrimSpace(r.PostFormValue("until")),
+		"pause_reason": strings.TrimSpace(r.PostFormValue("reason")), "pause_catch_up": r.PostFormValue("catch_up")}
+	api := c.sdk(r)
+	ev, err := api.Events.Get(r.Context(), id)
+	if err != nil {
+		c.fail(w, r, s, sdkErr(err))
+		return
+	}
+	var until time.Time
+	if v := typed["pause_until"]; v != "" {
+		var ok bool
+		if until, ok = parsePicker(v, viewEvent(ev).Location()); !ok {
+			c.showEvent(w, r, s, map[string]string{"pause_until": "must be a date and time"}, typed, http.StatusBadRequest)
+			return
+		}
+	}
+	_, err = api.Events.PauseUntil(r.Context(), id, until, typed["pause_reason"], typed["pause_catch_up"])
+	done := "Event paused."
+	if !until.IsZero() {
+		done = "Event paused until " + until.Format("Mon 2 Jan 2006 15:04 MST") + "."
+	}
+	c.controlDone(w, r, s, err, "pause_until", typed, done)
+}
+
+func (c *Console) resumeEvent(w http.ResponseWriter, r *http.Request, s *session) {
+	catchUp := r.PostFormValue("catch_up")
+	if catchUp == "" {
+		catchUp = "skip"
+	}
+	_, err := c.sdk(r).Events.ResumeWith(r.Context(), r.PathValue("id"), catchUp)
+	c.controlDone(w, r, s, err, "catch_up", map[string]string{"catch_up": catchUp}, "Event resumed.")
+}
+
+// addException skips or moves one planned instant: at is the instant as
+// planned (RFC 3339, from the page's list), to the picker's value in the
+// event's zone.
+func (c *Console) addException(w http.ResponseWriter, r *http.Request, s *session) {
+	id := r.PathValue("id")
+	typed := map[string]string{"ex_at": r.PostFormValue("at"), "ex_action": r.PostFormValue("action"),
+		"ex_to": strings.TrimSpace(r.PostFormValue("to")), "ex_reason": strings.TrimSpace(r.PostFormValue("reason"))}
+	api := c.sdk(r)
+	ev, err := api.Events.Get(r.Context(), id)
+	if err != nil {
+		c.fail(w, r, s, sdkErr(err))
+		return
+	}
+	at, err := time.Parse(time.RFC3339Nano, typed["ex_at"])
+	if err != nil {
+		c.showEvent(w, r, s, map[string]string{"ex_at": "choose one of the upcoming instants"}, typed, http.StatusBadRequest)
+		return
+	}
+	ex := client.Exception{At: at, Action: client.ExceptionAction(typed["ex_action"])}
+	if typed["ex_reason"] != "" {
+		ex.Reason = client.Ptr(typed["ex_reason"])
+	}
+	done := "Skipped: that instant will not fire."
+	switch typed["ex_action"] {
+	case "skip":
+	case "move":
+		to, ok := parsePicker(typed["ex_to"], viewEvent(ev).Location())
+		if !ok {
+			c.showEvent(w, r, s, map[string]string{"ex_to": "must be a date and time"}, typed, http.StatusBadRequest)
+			return
+		}
+		ex.To = &to
+		done = "Moved: it fires at " + to.Format("Mon 2 Jan 2006 15:04:05 MST") + "."
+	default:
+		c.showEvent(w, r, s, map[string]string{"ex_action": "choose skip or move"}, typed, http.StatusBadRequest)
+		return
+	}
+	_, err = api.Events.AddException(r.Context(), id, ex)
+	c.controlDone(w, r, s, err, "ex_at", typed, done)
+}
+
+func (c *Console) removeException(w http.ResponseWriter, r *http.Request, s *session) {
+	at, err := time.Parse(time.RFC3339Nano, r.PostFormValue("at"))
+	if err != nil {
+		c.renderError(w, r, s, http.StatusBadRequest, "That exception's instant is not a time.")
+		return
+	}
+	err = c.sdk(r).Events.DeleteException(r.Context(), r.PathValue("id"), at)
+	c.controlDone(w, r, s, err, "exceptions", nil, "Exception removed: the instant fires as the schedule plans it.")
+}
