@@ -3,6 +3,7 @@ package console
 import (
 	"encoding/json"
 	"errors"
+	"github.com/qhronos/qhronos/client"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -109,7 +110,7 @@ func (e eventJSON) InWords() string {
 }
 
 type eventsData struct {
-	Events             []eventJSON
+	Events             []eventView
 	Q, Tags, Status    string
 	Next               string
 	First              bool
@@ -122,14 +123,22 @@ func (c *Console) eventsPage(w http.ResponseWriter, r *http.Request, s *session)
 	in := r.URL.Query()
 	d := eventsData{Q: strings.TrimSpace(in.Get("q")), Tags: strings.TrimSpace(in.Get("tags")),
 		Status: in.Get("status"), First: in.Get("cursor") == ""}
-	q := url.Values{"limit": {strconv.Itoa(pageSize)}}
-	for k, v := range map[string]string{"q": d.Q, "tags": d.Tags, "status": d.Status, "cursor": in.Get("cursor")} {
-		if v != "" {
-			q.Set(k, v)
-		}
+	p := client.ListEventsParams{Limit: client.Ptr(pageSize)}
+	if d.Q != "" {
+		p.Q = &d.Q
+	}
+	if d.Tags != "" {
+		p.Tags = []string{d.Tags}
+	}
+	if d.Status != "" {
+		p.Status = &d.Status
+	}
+	if cur := in.Get("cursor"); cur != "" {
+		p.Cursor = &cur
 	}
 	d.Filtered = d.Q != "" || d.Tags != "" || d.Status != ""
-	res, err := c.do(r, s, "GET", "/events", q, nil, &d.Events)
+	page, err := c.sdk(r).Events.List(r.Context(), p)
+	err = sdkErr(err)
 	var ae *apiError
 	if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
 		c.render(w, r, s, "events", http.StatusBadRequest, view{Title: "Events", Nav: "events", Data: d,
@@ -140,8 +149,11 @@ func (c *Console) eventsPage(w http.ResponseWriter, r *http.Request, s *session)
 		c.fail(w, r, s, err)
 		return
 	}
-	if next := nextCursor(res.Header); next != "" {
-		nq := url.Values{"cursor": {next}}
+	for i := range page.Items {
+		d.Events = append(d.Events, viewEvent(&page.Items[i]))
+	}
+	if page.NextCursor != "" {
+		nq := url.Values{"cursor": {page.NextCursor}}
 		for k, v := range map[string]string{"q": d.Q, "tags": d.Tags, "status": d.Status} {
 			if v != "" {
 				nq.Set(k, v)
@@ -166,7 +178,11 @@ type eventForm struct {
 	OrigKind    string
 	Rule        string
 	ActionType  string
+	// TargetKind is "url" (Target is a URL or a WebSocket client name) or
+	// "endpoint" (EndpointID names one of Endpoints).
+	TargetKind  string
 	Target      string
+	EndpointID  string
 	Method      string
 	Secret      string
 	Metadata    string
@@ -174,74 +190,111 @@ type eventForm struct {
 	Timeout     string
 	MaxAttempts string
 	Status      string
-	Errors      map[string]string
-	General     string
+	DSTGap      string
+	DSTRepeat   string
+	Jitter      string
+	// Calendars are the calendars the token can read, each with the policy
+	// chosen for this event ("" when not used), the event's own first.
+	Calendars []calendarChoice
+	Endpoints []endpointChoice
+	// Listed tells whether the endpoint and calendar lists could be read
+	// (a token without read access to them gets the plain form).
+	Errors  map[string]string
+	General string
+}
+
+type calendarChoice struct {
+	ID, Name, Policy string
+}
+
+type endpointChoice struct {
+	ID, Name, URL, State string
 }
 
 func formFromRequest(r *http.Request) eventForm {
 	v := func(k string) string { return strings.TrimSpace(r.PostFormValue(k)) }
-	return eventForm{Name: v("name"), Description: v("description"), Tags: v("tags"), Timezone: v("timezone"),
+	f := eventForm{Name: v("name"), Description: v("description"), Tags: v("tags"), Timezone: v("timezone"),
 		StartTime: v("start_time"), RuleKind: v("rule_kind"), OrigKind: v("orig_kind"), Rule: v("rule"),
-		ActionType: v("action_type"), Target: v("target"), Method: v("method"), Secret: r.PostFormValue("hmac_secret"),
+		ActionType: v("action_type"), TargetKind: v("target_kind"), Target: v("target"), EndpointID: v("endpoint_id"),
+		Method: v("method"), Secret: r.PostFormValue("hmac_secret"),
 		Metadata: v("metadata"), CatchUp: v("catch_up"), Timeout: v("timeout"), MaxAttempts: v("max_attempts"),
-		Status: v("status"), Errors: map[string]string{}}
-}
-
-func formFromEvent(e *eventJSON) eventForm {
-	f := eventForm{ID: e.ID, Editing: true, Name: e.Name, Description: e.Description, Tags: strings.Join(e.Tags, ", "),
-		Timezone: e.Timezone, RuleKind: e.RuleKind(), OrigKind: e.RuleKind(), Rule: e.RuleText(),
-		ActionType: e.ActionType(), CatchUp: e.CatchUp, Status: e.Status, Errors: map[string]string{}}
-	loc, err := time.LoadLocation(e.Timezone)
-	if err != nil {
-		loc = time.UTC
-	}
-	f.StartTime = e.StartTime.In(loc).Format(time.RFC3339)
-	a := e.action()
-	f.Method = a.Params.Method
-	if a.Type == "websocket" {
-		f.Target = a.Params.ClientName
-	} else {
-		f.Target = a.Params.URL
-	}
-	if len(e.Metadata) > 0 && string(e.Metadata) != "null" {
-		f.Metadata = string(e.Metadata)
-	}
-	if e.Timeout != nil {
-		f.Timeout = *e.Timeout
-	}
-	var rt struct {
-		MaxAttempts *int `json:"max_attempts"`
-	}
-	if json.Unmarshal(e.Retry, &rt) == nil && rt.MaxAttempts != nil {
-		f.MaxAttempts = strconv.Itoa(*rt.MaxAttempts)
+		Status: v("status"), DSTGap: v("dst_gap"), DSTRepeat: v("dst_repeat"), Jitter: v("jitter"),
+		Errors: map[string]string{}}
+	// calendar_id and calendar_policy come in pairs, in the page's order.
+	ids, policies := r.PostForm["calendar_id"], r.PostForm["calendar_policy"]
+	for i, id := range ids {
+		if i < len(policies) {
+			f.Calendars = append(f.Calendars, calendarChoice{ID: id, Policy: policies[i]})
+		}
 	}
 	return f
 }
 
-// formFields maps an API field name to the form control that shows its
+func formFromEvent(e eventView) eventForm {
+	f := eventForm{ID: e.ID, Editing: true, Name: e.Name, Description: e.Description, Tags: strings.Join(e.Tags, ", "),
+		Timezone: e.Timezone, RuleKind: e.RuleKind(), OrigKind: e.RuleKind(), Rule: e.RuleText(),
+		ActionType: e.ActionType(), CatchUp: e.CatchUp, Status: e.Status, DSTGap: e.DSTGap, DSTRepeat: e.DSTRepeat,
+		Jitter: e.Jitter, Timeout: e.Timeout, Metadata: e.Metadata, Errors: map[string]string{}}
+	f.StartTime = e.StartTime.In(e.Location()).Format(time.RFC3339)
+	f.Method = e.param("method")
+	switch {
+	case e.EndpointID != "":
+		f.TargetKind, f.EndpointID = "endpoint", e.EndpointID
+	case e.Action.Type == "websocket":
+		f.TargetKind, f.Target = "url", e.param("client_name")
+	default:
+		f.TargetKind, f.Target = "url", e.param("url")
+	}
+	if e.MaxAttempts != nil {
+		f.MaxAttempts = strconv.Itoa(*e.MaxAttempts)
+	}
+	for _, cal := range e.Calendars {
+		f.Calendars = append(f.Calendars, calendarChoice{ID: cal.ID, Policy: cal.Policy})
+	}
+	return f
+}
+
+// formField maps an API field name to the form control that shows its
 // error.
 func formField(apiField string) string {
 	head, _, _ := strings.Cut(apiField, ".")
+	if i := strings.IndexByte(head, '['); i >= 0 {
+		head = head[:i]
+	}
 	switch head {
 	case "rrule", "cron", "schedule", "rule":
 		return "rule"
 	case "action", "webhook":
-		if apiField == "action.type" {
+		switch apiField {
+		case "action.type":
 			return "action_type"
+		case "action.params.endpoint_id":
+			return "endpoint_id"
 		}
 		return "target"
+	case "endpoint_id":
+		return "endpoint_id"
 	case "hmac_secret":
 		return "hmac_secret"
 	case "retry":
 		return "max_attempts"
-	case "name", "description", "tags", "timezone", "start_time", "metadata", "catch_up", "timeout", "status":
+	case "dst":
+		if apiField == "dst.repeat" {
+			return "dst_repeat"
+		}
+		return "dst_gap"
+	case "calendars":
+		return "calendars"
+	case "name", "description", "tags", "timezone", "start_time", "metadata", "catch_up", "timeout", "status", "jitter":
 		return head
 	}
 	return ""
 }
 
-// scheduleBody adds the schedule members of f to body. On edit a kind that
-// was set before and is not chosen now is cleared with null.
+// scheduleBody adds the schedule members of f to body: what the preview
+// needs as well as the event (rule, zone, start, DST policy, jitter and
+// calendars). On edit a kind that was set before and is not chosen now is
+// cleared with null, and so are an emptied jitter and calendar list.
 func (f *eventForm) scheduleBody(body map[string]any) bool {
 	if f.Timezone != "" {
 		body["timezone"] = f.Timezone
@@ -269,6 +322,30 @@ func (f *eventForm) scheduleBody(body map[string]any) bool {
 			body[f.OrigKind] = nil
 		}
 	}
+	dst := map[string]any{}
+	if f.DSTGap != "" {
+		dst["gap"] = f.DSTGap
+	}
+	if f.DSTRepeat != "" {
+		dst["repeat"] = f.DSTRepeat
+	}
+	if len(dst) > 0 || f.Editing {
+		body["dst"] = dst
+	}
+	if f.Jitter != "" {
+		body["jitter"] = f.Jitter
+	} else if f.Editing {
+		body["jitter"] = nil
+	}
+	cals := []map[string]any{}
+	for _, c := range f.Calendars {
+		if c.Policy != "" {
+			cals = append(cals, map[string]any{"id": c.ID, "policy": c.Policy})
+		}
+	}
+	if len(cals) > 0 || f.Editing {
+		body["calendars"] = cals
+	}
 	return true
 }
 
@@ -289,13 +366,22 @@ func (f *eventForm) body() (map[string]any, bool) {
 	case "websocket":
 		params["client_name"] = f.Target
 	case "apicall":
-		params["url"] = f.Target
 		if f.Method != "" {
 			params["method"] = f.Method
 		}
 	default:
 		f.ActionType = "webhook"
-		params["url"] = f.Target
+	}
+	if f.ActionType != "websocket" {
+		if f.TargetKind == "endpoint" {
+			if f.EndpointID == "" {
+				f.Errors["endpoint_id"] = "choose an endpoint"
+				ok = false
+			}
+			params["endpoint_id"] = f.EndpointID
+		} else {
+			params["url"] = f.Target
+		}
 	}
 	body["action"] = map[string]any{"type": f.ActionType, "params": params}
 	if f.Secret != "" {
@@ -348,7 +434,66 @@ func (f *eventForm) apiFailed(err error) bool {
 	return true
 }
 
+// pickerLimit bounds the endpoints and calendars the form offers.
+const pickerLimit = 100
+
+// choices fills the endpoint and calendar pickers with what the token can
+// read. The event's own calendars come first, in their order (the first
+// calendar that blocks a day decides), then the others by name.
+func (c *Console) choices(r *http.Request, f *eventForm) error {
+	api := c.sdk(r)
+	ctx := r.Context()
+	eps, err := api.Endpoints.List(ctx, client.ListEndpointsParams{Limit: client.Ptr(pickerLimit)})
+	if err != nil && !errors.Is(err, client.ErrForbidden) {
+		return sdkErr(err)
+	}
+	if eps != nil {
+		for _, e := range eps.Items {
+			f.Endpoints = append(f.Endpoints, endpointChoice{ID: e.ID, Name: e.Name, URL: e.URL, State: string(e.State)})
+		}
+	}
+	cals, err := api.Calendars.List(ctx, client.GetCalendarsParams{Limit: client.Ptr(pickerLimit)})
+	if err != nil && !errors.Is(err, client.ErrForbidden) {
+		return sdkErr(err)
+	}
+	names := map[string]string{}
+	if cals != nil {
+		for _, cal := range cals.Items {
+			names[cal.ID] = cal.Name
+		}
+	}
+	chosen := map[string]bool{}
+	out := make([]calendarChoice, 0, len(names)+len(f.Calendars))
+	for _, ch := range f.Calendars {
+		if ch.Policy == "" || chosen[ch.ID] {
+			continue
+		}
+		chosen[ch.ID] = true
+		ch.Name = names[ch.ID]
+		if ch.Name == "" {
+			ch.Name = ch.ID
+		}
+		out = append(out, ch)
+	}
+	if cals != nil {
+		for _, cal := range cals.Items {
+			if !chosen[cal.ID] {
+				out = append(out, calendarChoice{ID: cal.ID, Name: cal.Name})
+			}
+		}
+	}
+	f.Calendars = out
+	return nil
+}
+
 func (c *Console) renderForm(w http.ResponseWriter, r *http.Request, s *session, f eventForm, status int) {
+	if err := c.choices(r, &f); err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	if f.TargetKind == "" {
+		f.TargetKind = "url"
+	}
 	title := "New event"
 	if f.Editing {
 		title = "Edit " + f.Name
@@ -358,7 +503,7 @@ func (c *Console) renderForm(w http.ResponseWriter, r *http.Request, s *session,
 
 func (c *Console) newEventPage(w http.ResponseWriter, r *http.Request, s *session) {
 	f := eventForm{Timezone: "UTC", RuleKind: "rrule", Rule: "FREQ=WEEKLY;BYDAY=MO;BYHOUR=9;BYMINUTE=0",
-		StartTime: "tomorrow at 9am", ActionType: "webhook", CatchUp: "all", Status: "active",
+		StartTime: "tomorrow at 9am", ActionType: "webhook", TargetKind: "url", CatchUp: "all", Status: "active",
 		Errors: map[string]string{}}
 	c.renderForm(w, r, s, f, http.StatusOK)
 }
@@ -370,8 +515,8 @@ func (c *Console) createEvent(w http.ResponseWriter, r *http.Request, s *session
 		c.renderForm(w, r, s, f, http.StatusBadRequest)
 		return
 	}
-	var ev eventJSON
-	if _, err := c.do(r, s, "POST", "/events", nil, body, &ev); err != nil {
+	ev, err := c.sdk(r).Events.CreateFields(r.Context(), body)
+	if err = sdkErr(err); err != nil {
 		if f.apiFailed(err) {
 			c.renderForm(w, r, s, f, http.StatusBadRequest)
 			return
@@ -382,6 +527,8 @@ func (c *Console) createEvent(w http.ResponseWriter, r *http.Request, s *session
 	redirect(w, r, Prefix+"/events/"+url.PathEscape(ev.ID), "Event created.")
 }
 
+// getEvent reads an event into the API-shaped struct the failures and
+// live pages use.
 func (c *Console) getEvent(r *http.Request, s *session, id string) (eventJSON, error) {
 	var ev eventJSON
 	_, err := c.do(r, s, "GET", "/events/"+url.PathEscape(id), nil, nil, &ev)
@@ -389,12 +536,12 @@ func (c *Console) getEvent(r *http.Request, s *session, id string) (eventJSON, e
 }
 
 func (c *Console) editEventPage(w http.ResponseWriter, r *http.Request, s *session) {
-	ev, err := c.getEvent(r, s, r.PathValue("id"))
+	ev, err := c.sdk(r).Events.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
-		c.fail(w, r, s, err)
+		c.fail(w, r, s, sdkErr(err))
 		return
 	}
-	c.renderForm(w, r, s, formFromEvent(&ev), http.StatusOK)
+	c.renderForm(w, r, s, formFromEvent(viewEvent(ev)), http.StatusOK)
 }
 
 func (c *Console) updateEvent(w http.ResponseWriter, r *http.Request, s *session) {
@@ -406,8 +553,8 @@ func (c *Console) updateEvent(w http.ResponseWriter, r *http.Request, s *session
 		c.renderForm(w, r, s, f, http.StatusBadRequest)
 		return
 	}
-	if _, err := c.do(r, s, "PUT", "/events/"+url.PathEscape(id), nil, body, nil); err != nil {
-		if f.apiFailed(err) {
+	if _, err := c.sdk(r).Events.UpdateFields(r.Context(), id, body); err != nil {
+		if err = sdkErr(err); f.apiFailed(err) {
 			c.renderForm(w, r, s, f, http.StatusBadRequest)
 			return
 		}
@@ -417,26 +564,35 @@ func (c *Console) updateEvent(w http.ResponseWriter, r *http.Request, s *session
 	redirect(w, r, Prefix+"/events/"+url.PathEscape(id), "Event saved.")
 }
 
-// previewAnswer is what the form's live preview receives.
-type previewAnswer struct {
-	Timezone string `json:"timezone,omitempty"`
-	Instants []struct {
-		UTC   time.Time `json:"utc"`
-		Local string    `json:"local"`
-	} `json:"instants"`
-	Error string `json:"error,omitempty"`
-	Field string `json:"field,omitempty"`
+// previewInstant is one instant of the form's live preview: skipped ones
+// say why, moved or rolled ones where they were planned.
+type previewInstant struct {
+	UTC      time.Time  `json:"utc"`
+	Local    string     `json:"local"`
+	Skipped  bool       `json:"skipped,omitempty"`
+	Reason   string     `json:"reason,omitempty"`
+	Original *time.Time `json:"original,omitempty"`
 }
 
-// preview answers the form's live preview through POST /schedules/preview.
+// previewAnswer is what the form's live preview receives.
+type previewAnswer struct {
+	Timezone string           `json:"timezone,omitempty"`
+	Instants []previewInstant `json:"instants"`
+	Error    string           `json:"error,omitempty"`
+	Field    string           `json:"field,omitempty"`
+}
+
+// preview answers the form's live preview through POST /schedules/preview,
+// with the form's DST policy, jitter and calendars.
 func (c *Console) preview(w http.ResponseWriter, r *http.Request, s *session) {
 	f := formFromRequest(r)
 	f.Editing = false
 	body := map[string]any{"count": 10}
-	var out previewAnswer
+	out := previewAnswer{Instants: []previewInstant{}}
 	status := http.StatusOK
 	if f.scheduleBody(body) {
-		_, err := c.do(r, s, "POST", "/schedules/preview", nil, body, &out)
+		p, err := c.sdk(r).Schedules.PreviewFields(r.Context(), body)
+		err = sdkErr(err)
 		var ae *apiError
 		switch {
 		case errors.Is(err, errSignedOut):
@@ -445,15 +601,18 @@ func (c *Console) preview(w http.ResponseWriter, r *http.Request, s *session) {
 			status, out.Error, out.Field = ae.Status, fieldMessage(ae), formField(ae.Field)
 		case err != nil:
 			status, out.Error = http.StatusInternalServerError, "preview failed"
+		default:
+			out.Timezone = p.Timezone
+			for _, in := range p.Instants {
+				out.Instants = append(out.Instants, previewInstant{UTC: in.Utc, Local: in.Local,
+					Skipped: in.Skipped != nil && *in.Skipped, Reason: str(in.Reason), Original: in.Original})
+			}
 		}
 	} else {
 		status = http.StatusBadRequest
 		for k, v := range f.Errors {
 			out.Field, out.Error = k, v
 		}
-	}
-	if out.Instants == nil {
-		out.Instants = out.Instants[:0]
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

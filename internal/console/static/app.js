@@ -80,10 +80,16 @@
 
     function run() {
       var mine = ++seq;
+      // Everything the schedule depends on: rule, zone, start, DST policy,
+      // jitter and the calendars (id/policy pairs in the page's order).
       var body = new URLSearchParams();
-      ["timezone", "start_time", "rule_kind", "rule"].forEach(function (n) {
+      ["timezone", "start_time", "rule_kind", "rule", "dst_gap", "dst_repeat", "jitter"].forEach(function (n) {
         var el = form.elements[n];
         if (el) { body.set(n, el.value); }
+      });
+      form.querySelectorAll("select[data-calendar]").forEach(function (sel) {
+        body.append("calendar_id", sel.getAttribute("data-calendar"));
+        body.append("calendar_policy", sel.value);
       });
       fetch("/ui/preview", {
         method: "POST", credentials: "same-origin",
@@ -117,12 +123,46 @@
           li.textContent = inZone.format(new Date(i.utc));
           li.setAttribute("data-local", i.local);
           li.title = "UTC " + i.utc;
+          var mark = "";
+          if (i.skipped) {
+            mark = "skipped";
+            tag(li, "skipped · " + (i.reason || ""));
+          } else if (i.original) {
+            // A new schedule has no exceptions: an instant with an original
+            // was rolled by a calendar.
+            mark = "rolled";
+            tag(li, "rolled from " + inZone.format(new Date(i.original)));
+          }
+          if (mark) { li.className = mark; li.setAttribute("data-mark", mark); }
+          if (i.reason) { li.setAttribute("data-reason", i.reason); }
           list.appendChild(li);
         });
         empty.hidden = (data.instants || []).length > 0;
         if (!empty.hidden) { empty.textContent = "This schedule has no future instant."; }
       }).catch(function () { /* the next keystroke retries */ });
     }
+
+    function tag(li, text) {
+      var t = document.createElement("span");
+      t.className = "tag";
+      t.textContent = text;
+      li.appendChild(document.createTextNode(" "));
+      li.appendChild(t);
+    }
+
+    // Only the chosen kind of target is asked for.
+    function targetKind() {
+      var ep = form.querySelector("#f-kind-endpoint");
+      var url = form.querySelector("#f-target"), sel = form.querySelector("#f-endpoint");
+      if (!ep || !url || !sel) { return; }
+      var useEp = ep.checked;
+      [url, url.previousElementSibling].forEach(function (el) { if (el) { el.hidden = useEp; } });
+      [sel, sel.previousElementSibling].forEach(function (el) { if (el) { el.hidden = !useEp; } });
+    }
+    form.querySelectorAll('input[name="target_kind"]').forEach(function (r) {
+      r.addEventListener("change", targetKind);
+    });
+    targetKind();
 
     form.addEventListener("input", function (e) {
       if (!e.target.hasAttribute("data-preview")) { return; }
