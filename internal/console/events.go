@@ -444,7 +444,7 @@ func (c *Console) choices(r *http.Request, f *eventForm) error {
 	api := c.sdk(r)
 	ctx := r.Context()
 	eps, err := api.Endpoints.List(ctx, client.ListEndpointsParams{Limit: client.Ptr(pickerLimit)})
-	if err != nil && !errors.Is(err, client.ErrForbidden) {
+	if err != nil && !unlisted(err) {
 		return sdkErr(err)
 	}
 	if eps != nil {
@@ -453,7 +453,7 @@ func (c *Console) choices(r *http.Request, f *eventForm) error {
 		}
 	}
 	cals, err := api.Calendars.List(ctx, client.GetCalendarsParams{Limit: client.Ptr(pickerLimit)})
-	if err != nil && !errors.Is(err, client.ErrForbidden) {
+	if err != nil && !unlisted(err) {
 		return sdkErr(err)
 	}
 	names := map[string]string{}
@@ -484,6 +484,13 @@ func (c *Console) choices(r *http.Request, f *eventForm) error {
 	}
 	f.Calendars = out
 	return nil
+}
+
+// unlisted reports an answer that leaves a picker empty rather than failing
+// the form: the token may not list the resource (403), or the server has
+// no such route (404).
+func unlisted(err error) bool {
+	return errors.Is(err, client.ErrForbidden) || errors.Is(err, client.ErrNotFound)
 }
 
 func (c *Console) renderForm(w http.ResponseWriter, r *http.Request, s *session, f eventForm, status int) {
