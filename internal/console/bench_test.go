@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -106,12 +107,41 @@ func BenchmarkConsolePages(b *testing.B) {
 	if err := db.GetContext(ctx, &occID, `SELECT id::text FROM occurrences WHERE status = 'failed' LIMIT 1`); err != nil {
 		b.Fatal(err)
 	}
+	// A second event with a change history (50 edits, a pause until next
+	// week with a reason, an exception) for the History tab and the paused
+	// event page; the first stays a plain active event.
+	var storyID string
+	if err := db.GetContext(ctx, &storyID, `SELECT md5('e' || 4243)::uuid::text`); err != nil {
+		b.Fatal(err)
+	}
+	apiDo := func(method, path, body string) {
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+master)
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(w, req)
+		if w.Code > 299 {
+			b.Fatalf("%s %s: %d %s", method, path, w.Code, w.Body.String())
+		}
+	}
+	for i := range 50 {
+		apiDo("PUT", "/events/"+storyID, `{"description":"edit `+strconv.Itoa(i)+`"}`)
+	}
+	var start time.Time
+	if err := db.GetContext(ctx, &start, `SELECT start_time FROM events WHERE id = $1`, storyID); err != nil {
+		b.Fatal(err)
+	}
+	apiDo("POST", "/events/"+storyID+"/exceptions", `{"at":"`+start.AddDate(0, 0, 33).UTC().Format(time.RFC3339Nano)+
+		`","action":"skip","reason":"bench"}`)
+	apiDo("POST", "/events/"+storyID+"/pause", `{"until":"`+time.Now().Add(7*24*time.Hour).UTC().Format(time.RFC3339)+`","reason":"bench freeze"}`)
 	pages := []struct{ name, path string }{
 		{"overview", "/ui/"},
 		{"events", "/ui/events"},
 		{"events-search", "/ui/events?q=" + url.QueryEscape("event 4242")},
 		{"events-tag-status", "/ui/events?tags=t7&status=active"},
 		{"event-detail", "/ui/events/" + eventID},
+		{"event-paused", "/ui/events/" + storyID},
+		{"event-history", "/ui/events/" + storyID + "?tab=history"},
 		{"event-edit", "/ui/events/" + eventID + "/edit"},
 		{"event-new", "/ui/events/new"},
 		{"occurrence", "/ui/occurrences/" + occID},

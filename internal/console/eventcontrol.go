@@ -86,11 +86,12 @@ func (c *Console) pauseEvent(w http.ResponseWriter, r *http.Request, s *session)
 			return
 		}
 	}
-	_, err = api.Events.PauseUntil(r.Context(), id, until, typed["pause_reason"], typed["pause_catch_up"])
 	done := "Event paused."
 	if !until.IsZero() {
 		done = "Event paused until " + until.Format("Mon 2 Jan 2006 15:04 MST") + "."
+		until = until.UTC()
 	}
+	_, err = api.Events.PauseUntil(r.Context(), id, until, typed["pause_reason"], typed["pause_catch_up"])
 	c.controlDone(w, r, s, err, "pause_until", typed, done)
 }
 
@@ -134,8 +135,8 @@ func (c *Console) addException(w http.ResponseWriter, r *http.Request, s *sessio
 			c.showEvent(w, r, s, map[string]string{"ex_to": "must be a date and time"}, typed, http.StatusBadRequest)
 			return
 		}
-		ex.To = &to
 		done = "Moved: it fires at " + to.Format("Mon 2 Jan 2006 15:04:05 MST") + "."
+		ex.To = client.Ptr(to.UTC())
 	default:
 		c.showEvent(w, r, s, map[string]string{"ex_action": "choose skip or move"}, typed, http.StatusBadRequest)
 		return
