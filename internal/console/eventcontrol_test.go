@@ -228,3 +228,57 @@ func TestUpcomingMarks(t *testing.T) {
 		require.Equal(t, at(21), rows[2].Key, "%s: a rolled instant is addressed where it fires", tt.name)
 	}
 }
+
+func TestFormOffersEndpointsAndCalendarsAndSendsThem(t *testing.T) {
+	t.Parallel()
+	tc := newTestConsole(t)
+	session, csrf := tc.signIn()
+	var created, previewed capture
+	tc.api.mu.Lock()
+	tc.api.answers["GET /endpoints"] = jsonAnswer(200, `[{"id":"ep1","name":"billing","url":"https://billing.example.com/hook",`+
+		`"state":"healthy","health":{"attempts":0,"consecutive_failures":0,"since":"2030-01-01T00:00:00Z","succeeded":0},`+
+		`"created_at":"2030-01-01T00:00:00Z","updated_at":"2030-01-01T00:00:00Z","state_changed_at":"2030-01-01T00:00:00Z",`+
+		`"created_by":"m","description":"","disabled_reason":"","headers":{},"max_concurrency":0,"tags":[],"version":1}]`)
+	tc.api.answers["GET /calendars"] = jsonAnswer(200, `[{"id":"11111111-1111-1111-1111-111111111111","name":"public holidays",`+
+		`"timezone":"Europe/Prague","dates":["2030-01-01"],"ranges":[],"rrules":[],"tags":[],"created_at":"2030-01-01T00:00:00Z",`+
+		`"created_by":"m","updated_at":"2030-01-01T00:00:00Z","version":1,"replan_pending":false}]`)
+	tc.api.answers["POST /events"] = created.answer(201, sampleEvent)
+	tc.api.answers["POST /schedules/preview"] = previewed.answer(200, `{"timezone":"Europe/Prague","instants":[`+
+		`{"utc":"2030-01-02T08:00:00Z","local":"2030-01-02T09:00:00+01:00","original":"2030-01-01T08:00:00Z"}]}`)
+	tc.api.mu.Unlock()
+
+	res := tc.get(session, "/ui/events/new")
+	page := body(t, res)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Contains(t, page, `<option value="ep1" >billing · https://billing.example.com/hook (healthy)</option>`)
+	require.Contains(t, page, `data-calendar="11111111-1111-1111-1111-111111111111"`)
+	require.Contains(t, page, `>public holidays</label>`)
+
+	form := url.Values{"csrf": {csrf}, "name": {"invoice run"}, "tags": {"billing"}, "timezone": {"Europe/Prague"},
+		"start_time": {"tomorrow at 9am"}, "rule_kind": {"rrule"}, "rule": {"FREQ=DAILY"}, "action_type": {"webhook"},
+		"target_kind": {"endpoint"}, "endpoint_id": {"ep1"}, "target": {"https://ignored.example.com"},
+		"calendar_id": {"11111111-1111-1111-1111-111111111111"}, "calendar_policy": {"roll_forward"},
+		"dst_gap": {"skip"}, "dst_repeat": {"both"}, "jitter": {"30s"}, "catch_up": {"all"}, "status": {"active"}}
+	res = tc.post(session, "/ui/events/new", form)
+	_ = body(t, res)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	b := created.last(t)
+	require.Equal(t, map[string]any{"type": "webhook", "params": map[string]any{"endpoint_id": "ep1"}}, b["action"])
+	require.Equal(t, []any{map[string]any{"id": "11111111-1111-1111-1111-111111111111", "policy": "roll_forward"}}, b["calendars"])
+	require.Equal(t, map[string]any{"gap": "skip", "repeat": "both"}, b["dst"])
+	require.Equal(t, "30s", b["jitter"])
+
+	// The live preview carries the same calendars, DST policy and jitter,
+	// and passes on where a rolled instant was planned.
+	res = tc.post(session, "/ui/preview", form, "X-CSRF-Token", csrf)
+	var pv previewAnswer
+	require.NoError(t, json.Unmarshal([]byte(body(t, res)), &pv))
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Len(t, pv.Instants, 1)
+	require.NotNil(t, pv.Instants[0].Original)
+	p := previewed.last(t)
+	require.Equal(t, b["calendars"], p["calendars"])
+	require.Equal(t, b["dst"], p["dst"])
+	require.Equal(t, "30s", p["jitter"])
+	require.NotContains(t, p, "action", "the preview sends the schedule only")
+}
