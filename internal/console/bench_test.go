@@ -17,10 +17,14 @@ import (
 	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/api"
 	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/calendar"
 	"github.com/qhronos/qhronos/internal/config"
 	"github.com/qhronos/qhronos/internal/coordination"
+	"github.com/qhronos/qhronos/internal/lifecycle"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
+	"github.com/qhronos/qhronos/internal/scheduler"
+	"github.com/qhronos/qhronos/internal/secrets"
 )
 
 // Bench data: 100,000 events (100 tags) and 1,000,000 occurrences over the
@@ -86,15 +90,29 @@ func BenchmarkConsolePages(b *testing.B) {
 	coord := coordination.NewLocal(time.Now)
 	b.Cleanup(func() { _ = coord.Close() })
 	keys := auth.NewKeyring([]byte("bench-jwt-secret-0123456789abcdef0123"))
-	srv := api.New(api.Deps{Store: store, Auth: auth.NewAuthenticator(auth.Config{MasterToken: master, Keys: keys},
-		store, time.Now), Actions: actions.NewRegistry(), Coord: coord, Logger: zap.NewNop(), Now: time.Now,
+	// The events service, as qhronosd wires it (without a scheduler to wake):
+	// the event pages read previews, exceptions and history through it.
+	box, err := secrets.NewBox(testKey)
+	if err != nil {
+		b.Fatal(err)
+	}
+	registry := actions.NewRegistry()
+	if err := registry.Register(actions.NewWebhook(actions.HTTPConfig{Version: "bench"})); err != nil {
+		b.Fatal(err)
+	}
+	schedCfg := scheduler.ConfigFrom(config.Default(), "bench")
+	service := lifecycle.New(lifecycle.Deps{Store: store, Actions: registry, Secrets: box,
+		Calendars: calendar.NewCache(schedCfg.Recurrence, 0)},
+		lifecycle.Options{Recurrence: schedCfg.Recurrence, Window: schedCfg.Window(), MaxTimeout: 60 * time.Second})
+	srv := api.New(api.Deps{Store: store, Events: service, Secrets: box, Auth: auth.NewAuthenticator(auth.Config{MasterToken: master, Keys: keys},
+		store, time.Now), Actions: registry, Coord: coord, Logger: zap.NewNop(), Now: time.Now,
 		Info: api.Info{Version: "bench", InstanceID: "bench", StartedAt: time.Now()}}, api.OptionsFrom(config.Default()))
 	c, err := New(Options{API: srv.Handler(), EncryptionKey: testKey})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(c.Close)
-	sealed, err := c.sessions.seal(session{Token: master, CSRF: "x", Expires: time.Now().Add(time.Hour)})
+	sealed, err := c.sessions.seal(session{ID: "bench", Token: master, CSRF: "x", Expires: time.Now().Add(time.Hour)})
 	if err != nil {
 		b.Fatal(err)
 	}
