@@ -111,8 +111,16 @@ func pauseStory(t *testing.T, srv consoleServer, p *page) {
 	p.shot("console-event-paused", 1280, false)
 	p.shot("console-event-paused-phone", 390, false)
 
-	p.click("#tab-history")
-	p.waitFor("the History tab", `!!document.querySelector("#changes")`, pageTimeout)
+	// Follow the History tab's link through the harness's navigation, so
+	// the checks it runs on every page apply to the tab too.
+	var href string
+	var found bool
+	p.run(pageTimeout, "read the History tab's link",
+		chromedp.AttributeValue("#tab-history", "href", &href, &found, chromedp.ByQuery))
+	require.True(t, found)
+	p.open(href)
+	p.waitFor("the History tab", `!!document.querySelector("#changes") &&
+		document.querySelector("#tab-history").getAttribute("aria-current") === "page"`, pageTimeout)
 	p.waitFor("the pause with its reason in History", `(function(){
 		var li = document.querySelector('#changes li[data-action="pause"]');
 		return !!li && li.innerText.indexOf("quarter-end freeze") >= 0 && li.innerText.indexOf("via console") >= 0;
