@@ -29,6 +29,11 @@ func (s *EventsService) CreateMany(ctx context.Context, in []EventInput, opts ..
 	return createMany(ctx, s, in, opts)
 }
 
+// ReturnMinimal asks CreateMany and CreateManyJSON for each created
+// event's id (BatchResult.Id) instead of the whole event: less to send,
+// store for the idempotency key and decode when the events are not needed.
+func ReturnMinimal() CallOption { return func(h http.Header) { h.Set("Prefer", "return=minimal") } }
+
 // CreateManyJSON is CreateMany for events given as JSON objects — as read
 // from a JSON Lines file — sent verbatim, so the server sees (and refuses)
 // exactly what the caller has, unknown fields included.

@@ -1130,6 +1130,9 @@ type EventBatchItemResult struct {
 	// Field the field the error names, relative to the event
 	Field *string `json:"field,omitempty"`
 
+	// ID the created event's id (status 201)
+	ID *string `json:"id,omitempty"`
+
 	// Index the event's position in the request, from 0
 	Index int `json:"index"`
 
@@ -1738,6 +1741,9 @@ type PostEventsParams struct {
 type CreateEventsBatchParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 	XQhronosVia    *string `json:"X-Qhronos-Via,omitempty"`
+
+	// Prefer return=minimal answers each created event's id without the event
+	Prefer *string `json:"Prefer,omitempty"`
 }
 
 // DeleteEventsIDParams defines parameters for DeleteEventsID.

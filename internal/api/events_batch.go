@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -45,7 +46,8 @@ func (s *Server) createEvents(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	once.Render = s.renderBatch
+	minimal := returnMinimal(c)
+	once.Render = func(result any) (int, []byte, error) { return s.renderBatch(result, minimal) }
 	ans, err := s.Events.CreateMany(c.Request.Context(), principal(c), createdVia(c), batch, once)
 	if err != nil {
 		return err
@@ -76,18 +78,35 @@ func (s *Server) itemFault(err error) bool {
 	return status < http.StatusInternalServerError
 }
 
+// returnMinimal reports a Prefer: return=minimal (RFC 7240): the client
+// wants each created event's id, not the whole event (an import has no use
+// for 1,000 events echoed back, and the answer stored for the
+// Idempotency-Key shrinks with it).
+func returnMinimal(c *gin.Context) bool {
+	for _, v := range c.Request.Header.Values("Prefer") {
+		for _, pref := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(pref), "return=minimal") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // batchResultJSON is one result of a batch create.
 type batchResultJSON struct {
 	Index  int        `json:"index"`
 	Status int        `json:"status"`
+	ID     string     `json:"id,omitempty"`
 	Event  *eventJSON `json:"event,omitempty"`
 	Error  string     `json:"error,omitempty"`
 	Field  string     `json:"field,omitempty"`
 }
 
 // renderBatch renders a batch create's answer: 200 with each item's
-// result, the status its single create would have answered.
-func (s *Server) renderBatch(result any) (int, []byte, error) {
+// result, the status its single create would have answered; minimal
+// leaves out the events (their ids stay).
+func (s *Server) renderBatch(result any, minimal bool) (int, []byte, error) {
 	results, ok := result.([]events.BatchResult)
 	if !ok {
 		return 0, nil, fmt.Errorf("render %T", result)
@@ -101,8 +120,11 @@ func (s *Server) renderBatch(result any) (int, []byte, error) {
 			status, body := s.classify(r.Err)
 			res.Status, res.Error, res.Field = status, body.Error, body.Field
 		} else {
-			ev := toEventJSON(s.redact, r.Event)
-			res.Status, res.Event = http.StatusCreated, &ev
+			res.Status, res.ID = http.StatusCreated, r.Event.ID
+			if !minimal {
+				ev := toEventJSON(s.redact, r.Event)
+				res.Event = &ev
+			}
 		}
 		out.Results[i] = res
 	}

@@ -161,6 +161,22 @@ func TestBatchCreateIsIdempotent(t *testing.T) {
 			require.Equal(t, http.StatusConflict, other.Status, "%s", other.Body)
 			require.Equal(t, "Idempotency-Key", other.object(t)["field"])
 			require.Equal(t, 2, e.count("events"))
+
+			// Prefer: return=minimal answers the ids without the events.
+			res := e.do("POST", "/events/batch", e.master, body, "Prefer", "return=minimal")
+			require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+			var ans struct {
+				Results []map[string]any `json:"results"`
+			}
+			res.json(t, &ans)
+			require.Len(t, ans.Results, 3)
+			require.Equal(t, float64(201), ans.Results[0]["status"])
+			require.NotContains(t, ans.Results[0], "event")
+			id := ans.Results[0]["id"].(string)
+			require.Equal(t, http.StatusOK, e.do("GET", "/events/"+id, e.master, nil).Status)
+			require.Equal(t, "start_time", ans.Results[1]["field"])
+			require.NotContains(t, ans.Results[1], "id")
+			require.Equal(t, 4, e.count("events"))
 		})
 	}
 }

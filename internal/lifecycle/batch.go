@@ -23,6 +23,13 @@ import (
 // leaves the rest standing.
 func (s *Service) CreateMany(ctx context.Context, p auth.Principal, via string, b events.Batch, o events.Once) (events.Answer, error) {
 	now := s.now()
+	if o.Key != "" {
+		// A replay (an import resumed) answers before a thousand events are
+		// validated again for nothing.
+		if rec, err := s.store.GetIdempotency(ctx, o.Principal, o.Key, now); err == nil {
+			return replayed(rec, o.RequestHash)
+		}
+	}
 	results := make([]events.BatchResult, len(b.Items))
 	var valid []batchEvent
 	for i, it := range b.Items {

@@ -138,7 +138,7 @@ class EventBatchInput(_EventBatchInputRequired, _EventBatchInputOptional):
 
 
 _EventBatchItemResultRequired = TypedDict("_EventBatchItemResultRequired", {"index": int, "status": int})
-_EventBatchItemResultOptional = TypedDict("_EventBatchItemResultOptional", {"event": 'Event', "error": str, "field": str}, total=False)
+_EventBatchItemResultOptional = TypedDict("_EventBatchItemResultOptional", {"id": str, "event": 'Event', "error": str, "field": str}, total=False)
 
 
 class EventBatchItemResult(_EventBatchItemResultRequired, _EventBatchItemResultOptional):

@@ -431,7 +431,7 @@ export interface paths {
         put?: never;
         /**
          * Create up to 1,000 events in one request
-         * @description Each event is decoded, validated and written exactly as POST /events would (same rules, history entry, first occurrences, wake-up). The answer is 200 with one result per event, in input order: status 201 with the event, or the status, error and field a single create would have answered. Valid events are written even when others are refused; nothing of a refused event is written. An Idempotency-Key covers the whole batch (a replay answers the same results). The body limit is server.max_batch_body_bytes (16 MiB by default); each event is still held to server.max_body_bytes. A batch counts as one request for the rate limit.
+         * @description Each event is decoded, validated and written exactly as POST /events would (same rules, history entry, first occurrences, wake-up). The answer is 200 with one result per event, in input order: status 201 with the event, or the status, error and field a single create would have answered. Valid events are written even when others are refused; nothing of a refused event is written. An Idempotency-Key covers the whole batch (a replay answers the same results). The body limit is server.max_batch_body_bytes (16 MiB by default); each event is still held to server.max_body_bytes. A batch counts as one request for the rate limit. With Prefer: return=minimal a created event's result carries its id but not the event (a replay answers what the first request got).
          */
         post: operations["createEventsBatch"];
         delete?: never;
@@ -3489,6 +3489,11 @@ export interface components {
             index: number;
             /** @description what POST /events would have answered: 201, or the error's status */
             status: number;
+            /**
+             * Format: uuid
+             * @description the created event's id (status 201)
+             */
+            id?: string;
             event?: components["schemas"]["Event"];
             error?: string;
             /** @description the field the error names, relative to the event */
@@ -4114,6 +4119,8 @@ export interface operations {
             header?: {
                 "Idempotency-Key"?: string;
                 "X-Qhronos-Via"?: string;
+                /** @description return=minimal answers each created event's id without the event */
+                Prefer?: string;
             };
             path?: never;
             cookie?: never;
