@@ -106,12 +106,12 @@ type Options struct {
 	// MaxBatchBodyBytes caps the body of POST /events/batch (each of its
 	// events is still held to MaxBodyBytes); 0 means MaxBodyBytes.
 	MaxBatchBodyBytes int64
-	TrustedProxies []netip.Prefix
-	RateLimit      coordination.Limit
-	LimitMaster    bool
-	TokenMaxTTL    time.Duration
-	Recurrence     recurrence.Limits
-	WebSocket      WebSocketOptions
+	TrustedProxies    []netip.Prefix
+	RateLimit         coordination.Limit
+	LimitMaster       bool
+	TokenMaxTTL       time.Duration
+	Recurrence        recurrence.Limits
+	WebSocket         WebSocketOptions
 	// MetricsToken, when set, is required as a bearer token on /metrics.
 	MetricsToken string
 	// HTTP holds the listener's limits (server.*).
@@ -134,8 +134,8 @@ func OptionsFrom(cfg *config.Config) Options {
 	return Options{
 		MaxBodyBytes: cfg.Server.MaxBodyBytes, MaxBatchBodyBytes: cfg.Server.MaxBatchBodyBytes,
 		TrustedProxies: cfg.Server.TrustedProxies,
-		RateLimit:   coordination.Limit{Rate: cfg.RateLimit.Rate, Burst: cfg.RateLimit.Burst},
-		LimitMaster: cfg.RateLimit.LimitMaster, TokenMaxTTL: cfg.Auth.TokenMaxTTL,
+		RateLimit:      coordination.Limit{Rate: cfg.RateLimit.Rate, Burst: cfg.RateLimit.Burst},
+		LimitMaster:    cfg.RateLimit.LimitMaster, TokenMaxTTL: cfg.Auth.TokenMaxTTL,
 		Recurrence: recurrence.Limits{MinInterval: cfg.Scheduler.MinInterval, MaxCount: cfg.Scheduler.MaxCount},
 		WebSocket: WebSocketOptions{AllowedOrigins: cfg.Server.AllowedOrigins,
 			HandshakeTimeout: cfg.WebSocket.HandshakeTimeout},
