@@ -92,6 +92,10 @@ func TestEveryOperationIsCovered(t *testing.T) {
 	must(c.Events.Create(ctx, client.EventInput{Name: client.Ptr("n"), StartTime: client.Ptr("in 1 hour"),
 		Webhook: client.Ptr("https://example.com/h"), Tags: []string{"a"}, Metadata: json.RawMessage(`{"k":1}`)},
 		client.Via("test")))
+	// The stub answers {}: no result for the one event sent is an error.
+	_, err = c.Events.CreateMany(ctx, []client.EventInput{{Name: client.Ptr("n"), StartTime: client.Ptr("in 1 hour"),
+		Webhook: client.Ptr("https://example.com/h")}}, client.IdempotencyKey("k"))
+	require.ErrorContains(t, err, "0 results for 1 events")
 	must(c.Events.List(ctx, client.ListEventsParams{Tags: []string{"a", "b"}, TagsAll: []string{"c"},
 		Status: client.Ptr("active"), From: &since, Limit: client.Ptr(10), Cursor: client.Ptr("x")}))
 	must(c.Events.Get(ctx, id))
@@ -202,7 +206,9 @@ func writeMinimalAnswer(w http.ResponseWriter, op *openapi3.Operation) {
 // goTypes are the generated types of the document's schemas.
 var goTypes = map[string]any{
 	"Error": client.Error{}, "Action": client.Action{}, "Schedule": client.Schedule{}, "Retry": client.Retry{},
-	"EventInput": client.EventInput{}, "Event": client.Event{}, "Occurrence": client.Occurrence{},
+	"EventInput": client.EventInput{}, "Event": client.Event{},
+	"EventBatchInput": client.EventBatchInput{}, "EventBatchItemResult": client.EventBatchItemResult{},
+	"EventBatchResult": client.EventBatchResult{}, "Occurrence": client.Occurrence{},
 	"OccurrencePage": client.OccurrencePage{}, "Attempt": client.Attempt{}, "TokenRequest": client.TokenRequest{},
 	"Token": client.Token{}, "Preview": client.Preview{}, "PreviewRequest": client.PreviewRequest{},
 	"SecretRotation": client.SecretRotation{}, "Health": client.Health{}, "Ready": client.Ready{},

@@ -1115,6 +1115,36 @@ type EventPauseCatchUp string
 // EventStatus defines model for Event.Status.
 type EventStatus string
 
+// EventBatchInput defines model for EventBatchInput.
+type EventBatchInput struct {
+	Events []EventInput `json:"events"`
+}
+
+// EventBatchItemResult defines model for EventBatchItemResult.
+type EventBatchItemResult struct {
+	Error *string `json:"error,omitempty"`
+
+	// Event Its action's params show sensitive values as fingerprints (header values, URL userinfo and query values, credential-named members, credential form/JSON bodies); sent back unchanged they keep the stored values.
+	Event *Event `json:"event,omitempty"`
+
+	// Field the field the error names, relative to the event
+	Field *string `json:"field,omitempty"`
+
+	// ID the created event's id (status 201)
+	ID *string `json:"id,omitempty"`
+
+	// Index the event's position in the request, from 0
+	Index int `json:"index"`
+
+	// Status what POST /events would have answered: 201, or the error's status
+	Status int `json:"status"`
+}
+
+// EventBatchResult defines model for EventBatchResult.
+type EventBatchResult struct {
+	Results []EventBatchItemResult `json:"results"`
+}
+
 // EventInput defines model for EventInput.
 type EventInput struct {
 	Action    *Action `json:"action,omitempty"`
@@ -1707,6 +1737,15 @@ type PostEventsParams struct {
 	XQhronosVia    *string `json:"X-Qhronos-Via,omitempty"`
 }
 
+// CreateEventsBatchParams defines parameters for CreateEventsBatch.
+type CreateEventsBatchParams struct {
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+	XQhronosVia    *string `json:"X-Qhronos-Via,omitempty"`
+
+	// Prefer return=minimal answers each created event's id without the event
+	Prefer *string `json:"Prefer,omitempty"`
+}
+
 // DeleteEventsIDParams defines parameters for DeleteEventsID.
 type DeleteEventsIDParams struct {
 	IfMatch *string `json:"If-Match,omitempty"`
@@ -1903,6 +1942,9 @@ type RotateEndpointSecretJSONRequestBody RotateEndpointSecretJSONBody
 
 // PostEventsJSONRequestBody defines body for PostEvents for application/json ContentType.
 type PostEventsJSONRequestBody = EventInput
+
+// CreateEventsBatchJSONRequestBody defines body for CreateEventsBatch for application/json ContentType.
+type CreateEventsBatchJSONRequestBody = EventBatchInput
 
 // PutEventsIDJSONRequestBody defines body for PutEventsID for application/json ContentType.
 type PutEventsIDJSONRequestBody = EventInput

@@ -7,10 +7,11 @@ func newEventsCmd(a *app) *cobra.Command {
 		newEventsCreateCmd(a), newEventsListCmd(a), newEventsGetCmd(a), newEventsUpdateCmd(a),
 		newEventsDeleteCmd(a), newEventsPauseCmd(a), newEventsResumeCmd(a), newEventsTriggerCmd(a),
 		newEventsPreviewCmd(a), newEventsRotateSecretCmd(a), newEventsExceptionsCmd(a),
-		newEventsHistoryCmd(a))
+		newEventsHistoryCmd(a), newEventsImportCmd(a))
 	cmd.Aliases = []string{"event"}
 	cmd.Example = `  qhronos events create --name ping --start "in 1 minute" --webhook http://127.0.0.1:3000/hooks
   qhronos events list --tag billing
-  qhronos events pause 3f2b…`
+  qhronos events pause 3f2b…
+  qhronos events import events.jsonl`
 	return cmd
 }

@@ -23,21 +23,29 @@ func readObject(c *gin.Context) (map[string]json.RawMessage, []byte, error) {
 		return nil, nil, input.BadRequest("body", "could not be read")
 	}
 	body = bytes.TrimSpace(body)
+	members, err := decodeObject(body)
+	return members, body, err
+}
+
+// decodeObject decodes one JSON object (a request body, or an event of a
+// batch) into its members; anything else, or unstorable text, is a 400.
+func decodeObject(body []byte) (map[string]json.RawMessage, error) {
+	body = bytes.TrimSpace(body)
 	if len(body) == 0 || body[0] != '{' {
-		return nil, nil, input.BadRequest("body", "must be a JSON object")
+		return nil, input.BadRequest("body", "must be a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	var members map[string]json.RawMessage
 	if err := dec.Decode(&members); err != nil {
-		return nil, nil, input.BadRequest("body", "invalid JSON: "+input.JSONReason(err))
+		return nil, input.BadRequest("body", "invalid JSON: "+input.JSONReason(err))
 	}
 	if dec.More() {
-		return nil, nil, input.BadRequest("body", "unexpected data after the JSON object")
+		return nil, input.BadRequest("body", "unexpected data after the JSON object")
 	}
 	if err := badText(members); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return members, body, nil
+	return members, nil
 }
 
 // readOptionalObject reads a body that may be empty (nil) or one JSON

@@ -118,14 +118,19 @@ const paramRule = "must be valid UTF-8 without NUL"
 
 func storableText(v string) bool { return utf8.ValidString(v) && !strings.ContainsRune(v, 0) }
 
-// limitBody caps request bodies; reading past the cap yields 413.
+// limitBody caps request bodies; reading past the cap yields 413. A batch
+// create has its own cap (its events are held to the single one).
 func (s *Server) limitBody(c *gin.Context) {
-	if c.Request.ContentLength > s.opts.MaxBodyBytes {
+	limit := s.opts.MaxBodyBytes
+	if c.FullPath() == batchRoute && s.opts.MaxBatchBodyBytes > 0 {
+		limit = s.opts.MaxBatchBodyBytes
+	}
+	if c.Request.ContentLength > limit {
 		c.AbortWithStatusJSON(http.StatusRequestEntityTooLarge,
-			errorBody{Error: fmt.Sprintf("request body exceeds %d bytes", s.opts.MaxBodyBytes)})
+			errorBody{Error: fmt.Sprintf("request body exceeds %d bytes", limit)})
 		return
 	}
-	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes)
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
 	c.Next()
 }
 

@@ -55,6 +55,7 @@ type Lifecycle interface {
 	Get(ctx context.Context, p auth.Principal, id string, withDeleted bool) (model.Event, error)
 	Occurrence(ctx context.Context, p auth.Principal, id string) (model.Occurrence, error)
 	Create(ctx context.Context, p auth.Principal, via string, in *events.Input, o events.Once) (events.Answer, error)
+	CreateMany(ctx context.Context, p auth.Principal, via string, b events.Batch, o events.Once) (events.Answer, error)
 	Update(ctx context.Context, p auth.Principal, id string, in *events.Input, check events.Precondition) (model.Event, error)
 	Pause(ctx context.Context, p auth.Principal, id string, req events.Pause, check events.Precondition) (model.Event, error)
 	Resume(ctx context.Context, p auth.Principal, id string, req events.Resume, check events.Precondition) (model.Event, error)
@@ -101,13 +102,16 @@ type StatusReporter interface {
 // Options are the API's tunables, every one explicit: OptionsFrom takes
 // them from the configuration, where their defaults live.
 type Options struct {
-	MaxBodyBytes   int64
-	TrustedProxies []netip.Prefix
-	RateLimit      coordination.Limit
-	LimitMaster    bool
-	TokenMaxTTL    time.Duration
-	Recurrence     recurrence.Limits
-	WebSocket      WebSocketOptions
+	MaxBodyBytes int64
+	// MaxBatchBodyBytes caps the body of POST /events/batch (each of its
+	// events is still held to MaxBodyBytes); 0 means MaxBodyBytes.
+	MaxBatchBodyBytes int64
+	TrustedProxies    []netip.Prefix
+	RateLimit         coordination.Limit
+	LimitMaster       bool
+	TokenMaxTTL       time.Duration
+	Recurrence        recurrence.Limits
+	WebSocket         WebSocketOptions
 	// MetricsToken, when set, is required as a bearer token on /metrics.
 	MetricsToken string
 	// HTTP holds the listener's limits (server.*).
@@ -128,9 +132,10 @@ type HTTPOptions struct {
 // configuration.
 func OptionsFrom(cfg *config.Config) Options {
 	return Options{
-		MaxBodyBytes: cfg.Server.MaxBodyBytes, TrustedProxies: cfg.Server.TrustedProxies,
-		RateLimit:   coordination.Limit{Rate: cfg.RateLimit.Rate, Burst: cfg.RateLimit.Burst},
-		LimitMaster: cfg.RateLimit.LimitMaster, TokenMaxTTL: cfg.Auth.TokenMaxTTL,
+		MaxBodyBytes: cfg.Server.MaxBodyBytes, MaxBatchBodyBytes: cfg.Server.MaxBatchBodyBytes,
+		TrustedProxies: cfg.Server.TrustedProxies,
+		RateLimit:      coordination.Limit{Rate: cfg.RateLimit.Rate, Burst: cfg.RateLimit.Burst},
+		LimitMaster:    cfg.RateLimit.LimitMaster, TokenMaxTTL: cfg.Auth.TokenMaxTTL,
 		Recurrence: recurrence.Limits{MinInterval: cfg.Scheduler.MinInterval, MaxCount: cfg.Scheduler.MaxCount},
 		WebSocket: WebSocketOptions{AllowedOrigins: cfg.Server.AllowedOrigins,
 			HandshakeTimeout: cfg.WebSocket.HandshakeTimeout},
@@ -239,6 +244,7 @@ func (s *Server) routes() *gin.Engine {
 	admin := authed.Group("/", s.require(model.AccessAdmin))
 
 	write.POST("/events", s.handle(s.createEvent))
+	write.POST("/events/batch", s.handle(s.createEvents))
 	read.GET("/events", s.handle(s.listEvents))
 	read.GET("/events/:id", s.handle(s.getEvent))
 	write.PUT("/events/:id", s.handle(s.updateEvent))

@@ -80,6 +80,9 @@ type ServerConfig struct {
 	TrustedProxies []netip.Prefix `yaml:"trusted_proxies"`
 	// MaxBodyBytes caps request bodies (413 above it).
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// MaxBatchBodyBytes caps the body of a batch create (POST
+	// /events/batch: up to 1,000 events, each within MaxBodyBytes).
+	MaxBatchBodyBytes int64 `yaml:"max_batch_body_bytes"`
 	// MaxHeaderBytes caps request headers (431 above it).
 	MaxHeaderBytes int `yaml:"max_header_bytes"`
 	// ReadHeaderTimeout closes slowloris clients that trickle headers.

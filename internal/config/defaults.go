@@ -15,6 +15,7 @@ func Default() *Config {
 			DataDir:           "./data",
 			TrustedProxies:    nil,
 			MaxBodyBytes:      1 << 20,
+			MaxBatchBodyBytes: 16 << 20,
 			MaxHeaderBytes:    64 << 10,
 			ReadHeaderTimeout: 5 * time.Second,
 			ReadTimeout:       30 * time.Second,

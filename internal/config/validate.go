@@ -29,6 +29,7 @@ func (c *Config) Validate() error {
 	v.addr("server.addr", c.Server.Addr)
 	v.check(strings.TrimSpace(c.Server.DataDir) != "", "server.data_dir", "must not be empty")
 	v.positive("server.max_body_bytes", c.Server.MaxBodyBytes)
+	v.positive("server.max_batch_body_bytes", c.Server.MaxBatchBodyBytes)
 	v.positive("server.max_header_bytes", int64(c.Server.MaxHeaderBytes))
 	v.positiveDuration("server.read_header_timeout", c.Server.ReadHeaderTimeout)
 	v.positiveDuration("server.read_timeout", c.Server.ReadTimeout)

@@ -57,3 +57,27 @@ var (
 	// awaits an acknowledgement.
 	ErrNotAwaitingAck = errors.New("not awaiting acknowledgement")
 )
+
+// MaxBatch is the most events one batch create (POST /events/batch) takes.
+const MaxBatch = 1000
+
+// Batch is a batch create: its items in input order, and how to tell an
+// item's own fault (answered in that item's result, e.g. a 400 naming the
+// field) from a failure of the server, which fails the whole batch.
+type Batch struct {
+	Items     []BatchItem
+	ItemFault func(error) bool
+}
+
+// BatchItem is one item of a batch: its decoded input, or why it could not
+// be decoded.
+type BatchItem struct {
+	Input *Input
+	Err   error
+}
+
+// BatchResult is one item's outcome: the event created, or why not.
+type BatchResult struct {
+	Event *model.Event
+	Err   error
+}

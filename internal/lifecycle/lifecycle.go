@@ -73,6 +73,37 @@ func changeable[T any](p auth.Principal, v T, tags []string, check func(*T) erro
 // via names the client kind that created it.
 func (s *Service) Create(ctx context.Context, p auth.Principal, via string, in *events.Input, o events.Once) (events.Answer, error) {
 	now := s.now()
+	nc, err := s.prepareCreate(ctx, p, via, in, now)
+	if err != nil {
+		return events.Answer{}, err
+	}
+	ans, err := s.once(ctx, o, func(store *repository.Store) (any, error) {
+		if !nc.needsTx() {
+			return &nc.ev, s.create(ctx, store, &nc.ev, nc.rule, nc.created, now)
+		}
+		return &nc.ev, store.WithTx(ctx, func(tx *repository.Store) error { return s.createHeld(ctx, tx, p, nc, now) })
+	})
+	if err == nil && !ans.Replayed {
+		s.wake(ctx, nc.ev.NextRunAt)
+	}
+	return ans, err
+}
+
+// newEvent is a create validated and ready to write: the event, its
+// compiled rule and its first history entry.
+type newEvent struct {
+	ev      model.Event
+	rule    *recurrence.Rule
+	created model.HistoryEntry
+}
+
+// needsTx: the event's calendars and endpoint are checked and held in the
+// transaction that writes it.
+func (nc *newEvent) needsTx() bool { return len(nc.ev.Calendars) > 0 || nc.ev.EndpointID != nil }
+
+// prepareCreate validates a create — the one validation of single and
+// batch creates — and builds the event it writes, without writing.
+func (s *Service) prepareCreate(ctx context.Context, p auth.Principal, via string, in *events.Input, now time.Time) (*newEvent, error) {
 	ev := model.Event{ID: uuid.NewString(), Status: model.EventActive, CreatedBy: p.Subject, CreatedVia: via,
 		Version: 1, CreatedAt: now.UTC(), UpdatedAt: now.UTC()}
 	if in.Status != nil {
@@ -83,48 +114,42 @@ func (s *Service) Create(ctx context.Context, p auth.Principal, via string, in *
 				markPaused(&ev, p, events.Pause{}, now)
 			}
 		default:
-			return events.Answer{}, input.BadRequest("status", `must be "active" or "paused" on create`)
+			return nil, input.BadRequest("status", `must be "active" or "paused" on create`)
 		}
 	}
 	if err := s.restoreSecrets(in, nil); err != nil {
-		return events.Answer{}, err
+		return nil, err
 	}
 	if err := s.checkActionEndpoint(ctx, p, in.Action); err != nil {
-		return events.Answer{}, err
+		return nil, err
 	}
 	rule, err := s.validate.Apply(in, &ev, true, now)
 	if err != nil {
-		return events.Answer{}, err
+		return nil, err
 	}
 	if err := setEventEndpoint(&ev); err != nil {
-		return events.Answer{}, err
+		return nil, err
 	}
 	if err := mayTag(p, ev.Tags); err != nil {
-		return events.Answer{}, err
+		return nil, err
 	}
 	created := s.entry(p, ev.ID, model.HistoryCreate, "", events.Diff(s.redact, nil, &ev))
-	ans, err := s.once(ctx, o, func(store *repository.Store) (any, error) {
-		if len(ev.Calendars) == 0 && ev.EndpointID == nil {
-			return &ev, s.create(ctx, store, &ev, rule, created, now)
-		}
-		// The event and the calendars and endpoint it uses go together.
-		return &ev, store.WithTx(ctx, func(tx *repository.Store) error {
-			if err := holdEventEndpoint(ctx, tx, &ev); err != nil {
-				return err
-			}
-			if err := s.checkCalendars(ctx, tx, p, ev.Calendars); err != nil {
-				return err
-			}
-			if err := s.create(ctx, tx, &ev, rule, created, now); err != nil {
-				return err
-			}
-			return s.useCalendars(ctx, tx, &ev)
-		})
-	})
-	if err == nil && !ans.Replayed {
-		s.wake(ctx, ev.NextRunAt)
+	return &newEvent{ev: ev, rule: rule, created: created}, nil
+}
+
+// createHeld writes an event that uses calendars or an endpoint inside tx:
+// the event and the calendars and endpoint it uses go together.
+func (s *Service) createHeld(ctx context.Context, tx *repository.Store, p auth.Principal, nc *newEvent, now time.Time) error {
+	if err := holdEventEndpoint(ctx, tx, &nc.ev); err != nil {
+		return err
 	}
-	return ans, err
+	if err := s.checkCalendars(ctx, tx, p, nc.ev.Calendars); err != nil {
+		return err
+	}
+	if err := s.create(ctx, tx, &nc.ev, nc.rule, nc.created, now); err != nil {
+		return err
+	}
+	return s.useCalendars(ctx, tx, &nc.ev)
 }
 
 // create writes a new event with its history entry and, when it is
@@ -144,16 +169,27 @@ func (s *Service) create(ctx context.Context, tx *repository.Store, ev *model.Ev
 // the event; it returns the rows written.
 func (s *Service) planFirst(ctx context.Context, tx *repository.Store, ev *model.Event, rule *recurrence.Rule,
 	created model.HistoryEntry, now time.Time) (int, error) {
-	series, err := s.plan.newSeries(ctx, tx, ev, rule, now)
+	rows, err := s.firstWindow(ctx, tx, ev, rule, now)
 	if err != nil {
 		return 0, err
 	}
+	return len(rows), tx.CreateEventRecorded(ctx, ev, created, rows...)
+}
+
+// firstWindow plans a new active event's first window: the rows to write
+// with it; ev's cursor and next run move with the plan.
+func (s *Service) firstWindow(ctx context.Context, tx *repository.Store, ev *model.Event, rule *recurrence.Rule,
+	now time.Time) ([]model.Planned, error) {
+	series, err := s.plan.newSeries(ctx, tx, ev, rule, now)
+	if err != nil {
+		return nil, err
+	}
 	plan, err := s.opts.Window.Next(series, nil, now)
 	if err != nil {
-		return 0, fmt.Errorf("expand event %s: %w", ev.ID, err)
+		return nil, fmt.Errorf("expand event %s: %w", ev.ID, err)
 	}
 	ev.ExpandedUntil, ev.NextRunAt = &plan.Cursor, plan.NextRunAt()
-	return len(plan.Rows), tx.CreateEventRecorded(ctx, ev, created, plan.Rows...)
+	return plan.Rows, nil
 }
 
 // Update applies in to the event: absent members keep their value. An edit

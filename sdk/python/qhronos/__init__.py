@@ -9,8 +9,8 @@ receiving side, with nothing outside the standard library.
 from . import types
 from ._transport import Page
 from ._websocket import Connection, HandshakeError
-from .client import (Calendars, Client, Endpoints, Events, NotificationChannels, Occurrences, Schedules,
-                     Tokens)
+from .client import (MAX_BATCH, Calendars, Client, Endpoints, Events, NotificationChannels, Occurrences,
+                     Schedules, Tokens)
 from .errors import (APIError, BadRequestError, Cancelled, ConflictError, ForbiddenError, NotFoundError,
                      PreconditionFailedError, QhronosError, RateLimitError, UnauthorizedError, UnavailableError)
 from .webhooks import DEFAULT_TOLERANCE, Delivery, WebhookVerificationError, signing_key, verify_delivery
@@ -19,7 +19,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "APIError", "BadRequestError", "Calendars", "Cancelled", "Client", "ConflictError", "Connection",
-    "DEFAULT_TOLERANCE", "Delivery", "Endpoints", "Events", "ForbiddenError", "HandshakeError", "NotFoundError",
+    "DEFAULT_TOLERANCE", "Delivery", "Endpoints", "Events", "ForbiddenError", "HandshakeError", "MAX_BATCH",
+    "NotFoundError",
     "NotificationChannels", "Occurrences", "Page", "PreconditionFailedError", "QhronosError", "RateLimitError",
     "Schedules", "Tokens", "UnauthorizedError", "UnavailableError", "WebhookVerificationError", "signing_key",
     "types", "verify_delivery",

@@ -6,7 +6,7 @@ Every object is a TypedDict: answers are plain dicts (event["id"]).
 # fmt: off
 from typing import Any, Dict, List, Literal, Optional, TypedDict
 
-__all__ = ["Action", "Attempt", "Calendar", "CalendarInput", "DateRange", "Endpoint", "EndpointAuth", "EndpointAuthInput", "EndpointCircuit", "EndpointHealth", "EndpointInput", "EndpointPatch", "EndpointRateLimit", "Error", "Event", "EventInput", "Exception", "Health", "HistoryChange", "HistoryEntry", "HistoryPage", "NotificationChannel", "NotificationChannelRequest", "NotificationTestResult", "Occurrence", "OccurrenceOrder", "OccurrencePage", "PauseRequest", "Preview", "PreviewRequest", "Ready", "ResumeRequest", "Retry", "RetryFilter", "RetryResult", "Schedule", "SecretRotation", "Stats", "Status", "Timeline", "Token", "TokenRequest"]
+__all__ = ["Action", "Attempt", "Calendar", "CalendarInput", "DateRange", "Endpoint", "EndpointAuth", "EndpointAuthInput", "EndpointCircuit", "EndpointHealth", "EndpointInput", "EndpointPatch", "EndpointRateLimit", "Error", "Event", "EventBatchInput", "EventBatchItemResult", "EventBatchResult", "EventInput", "Exception", "Health", "HistoryChange", "HistoryEntry", "HistoryPage", "NotificationChannel", "NotificationChannelRequest", "NotificationTestResult", "Occurrence", "OccurrenceOrder", "OccurrencePage", "PauseRequest", "Preview", "PreviewRequest", "Ready", "ResumeRequest", "Retry", "RetryFilter", "RetryResult", "Schedule", "SecretRotation", "Stats", "Status", "Timeline", "Token", "TokenRequest"]
 
 
 _ActionRequired = TypedDict("_ActionRequired", {"type": Literal["webhook", "websocket", "apicall"]})
@@ -127,6 +127,30 @@ _EventOptional = TypedDict("_EventOptional", {"description": str, "rrule": Optio
 
 class Event(_EventRequired, _EventOptional):
     """Its action's params show sensitive values as fingerprints (header values, URL userinfo and query values, credential-named members, credential form/JSON bodies); sent back unchanged they keep the stored values."""
+
+
+_EventBatchInputRequired = TypedDict("_EventBatchInputRequired", {"events": List['EventInput']})
+_EventBatchInputOptional = TypedDict("_EventBatchInputOptional", {}, total=False)
+
+
+class EventBatchInput(_EventBatchInputRequired, _EventBatchInputOptional):
+    """The EventBatchInput schema."""
+
+
+_EventBatchItemResultRequired = TypedDict("_EventBatchItemResultRequired", {"index": int, "status": int})
+_EventBatchItemResultOptional = TypedDict("_EventBatchItemResultOptional", {"id": str, "event": 'Event', "error": str, "field": str}, total=False)
+
+
+class EventBatchItemResult(_EventBatchItemResultRequired, _EventBatchItemResultOptional):
+    """The EventBatchItemResult schema."""
+
+
+_EventBatchResultRequired = TypedDict("_EventBatchResultRequired", {"results": List['EventBatchItemResult']})
+_EventBatchResultOptional = TypedDict("_EventBatchResultOptional", {}, total=False)
+
+
+class EventBatchResult(_EventBatchResultRequired, _EventBatchResultOptional):
+    """The EventBatchResult schema."""
 
 
 _EventInputRequired = TypedDict("_EventInputRequired", {})

@@ -115,6 +115,10 @@ class Contract(unittest.TestCase):
         with self.assertRaises(qhronos.HandshakeError):
             q.subscribe(client_name="acme")
         q.events.create(name="n", start_time="in 1 hour", webhook="https://example.com/h", via="test")
+        # The stub answers {}: no result for the one event sent is an error.
+        with self.assertRaisesRegex(ValueError, "0 results for 1 events"):
+            q.events.create_many([{"name": "n", "start_time": "in 1 hour", "webhook": "https://example.com/h"}],
+                                 idempotency_key="k")
         q.events.list(tags=["a", "b"], tags_all=["c"], status="active", from_=soon, limit=10, cursor="x")
         q.events.get(i)
         q.events.get(i, include_deleted=True)

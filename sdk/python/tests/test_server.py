@@ -79,6 +79,22 @@ class AgainstServer(unittest.TestCase):
         b = self.q.events.create(body, idempotency_key=key)
         self.assertEqual(a["id"], b["id"])
 
+    def test_create_many_chunks_and_answers_each_event(self):
+        q, tag, start = self.q, tag_of("batch"), in_an_hour()
+        events = [{"name": f"bulk {i}", "start_time": start, "webhook": "https://example.com/h", "tags": [tag]}
+                  for i in range(1205)]
+        events[1100]["start_time"] = "2001-01-01T00:00:00Z"
+        key = f"bulk-{secrets.token_hex(8)}"
+        results = q.events.create_many(events, idempotency_key=key)
+        self.assertEqual([r["index"] for r in results], list(range(1205)))
+        self.assertEqual(results[1100]["status"], 400)
+        self.assertEqual(results[1100]["field"], "start_time")
+        self.assertEqual(sum(r["status"] == 201 for r in results), 1204)
+        self.assertEqual(results[1204]["event"]["name"], "bulk 1204")
+        again = q.events.create_many(events, idempotency_key=key)
+        self.assertEqual([r.get("event", {}).get("id") for r in again], [r.get("event", {}).get("id") for r in results])
+        self.assertEqual(len(list(q.events.all(tags=[tag], limit=500))), 1204)
+
     def test_errors(self):
         q = self.q
         with self.assertRaises(qhronos.BadRequestError) as cm:

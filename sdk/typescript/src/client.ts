@@ -26,6 +26,9 @@ const none = async (p: Promise<Answer<unknown>>) => {
   await p;
 };
 
+/** The most events one POST /events/batch takes; createMany sends more in chunks. */
+export const MAX_BATCH = 1000;
+
 /** /events */
 export class Events {
   constructor(private readonly t: Transport) {}
@@ -33,6 +36,33 @@ export class Events {
   /** Creates an event (POST /events); a retry never creates twice. */
   create(event: T.EventInput, opts?: CallOptions): Promise<T.Event> {
     return data(this.t.send({ method: "POST", path: "/events", body: event, ensureKey: true }, opts));
+  }
+  /**
+   * Creates events with POST /events/batch, MAX_BATCH at a time, each
+   * validated and written as `create` would; one result per event in input
+   * order (`status` 201 with `event`, or the status, `error` and `field` a
+   * single create would have answered; `index` is the event's position in
+   * `events`). A refused event is a result, not an exception. Every chunk is
+   * idempotent: with `idempotencyKey`, chunk n of more than MAX_BATCH events
+   * goes as `${key}/${n}`; without, each chunk gets a fresh key.
+   */
+  async createMany(events: T.EventInput[], opts?: CallOptions): Promise<T.BatchResult[]> {
+    const out: T.BatchResult[] = [];
+    for (let start = 0, n = 0; start < events.length; start += MAX_BATCH, n++) {
+      const chunk = events.slice(start, start + MAX_BATCH);
+      const key = opts?.idempotencyKey && events.length > MAX_BATCH ? `${opts.idempotencyKey}/${n}` : opts?.idempotencyKey;
+      const body: T.EventBatchInput = { events: chunk };
+      const a = await this.t.send<T.EventBatchResult>(
+        { method: "POST", path: "/events/batch", body, ensureKey: true },
+        { ...opts, idempotencyKey: key },
+      );
+      const results = a.data?.results ?? [];
+      if (results.length !== chunk.length) {
+        throw new Error(`POST /events/batch: ${results.length} results for ${chunk.length} events`);
+      }
+      for (const r of results) out.push({ ...r, index: r.index + start });
+    }
+    return out;
   }
   /** One page of events, newest first (GET /events). */
   list(params?: T.ListEventsParams, opts?: CallOptions): Promise<T.Page<T.Event>> {

@@ -420,6 +420,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create up to 1,000 events in one request
+         * @description Each event is decoded, validated and written exactly as POST /events would (same rules, history entry, first occurrences, wake-up). The answer is 200 with one result per event, in input order: status 201 with the event, or the status, error and field a single create would have answered. Valid events are written even when others are refused; nothing of a refused event is written. An Idempotency-Key covers the whole batch (a replay answers the same results). The body limit is server.max_batch_body_bytes (16 MiB by default); each event is still held to server.max_body_bytes. A batch counts as one request for the rate limit. With Prefer: return=minimal a created event's result carries its id but not the event (a replay answers what the first request got).
+         */
+        post: operations["createEventsBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events/{id}": {
         parameters: {
             query?: never;
@@ -3461,6 +3481,27 @@ export interface components {
             /** @description whether deliveries carry W3C traceparent when tracing is on */
             trace_propagation?: boolean;
         };
+        EventBatchInput: {
+            events: components["schemas"]["EventInput"][];
+        };
+        EventBatchItemResult: {
+            /** @description the event's position in the request, from 0 */
+            index: number;
+            /** @description what POST /events would have answered: 201, or the error's status */
+            status: number;
+            /**
+             * Format: uuid
+             * @description the created event's id (status 201)
+             */
+            id?: string;
+            event?: components["schemas"]["Event"];
+            error?: string;
+            /** @description the field the error names, relative to the event */
+            field?: string;
+        };
+        EventBatchResult: {
+            results: components["schemas"]["EventBatchItemResult"][];
+        };
         Occurrence: {
             /** Format: uuid */
             id: string;
@@ -4072,6 +4113,91 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    createEventsBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: string;
+                "X-Qhronos-Via"?: string;
+                /** @description return=minimal answers each created event's id without the event */
+                Prefer?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EventBatchInput"];
+            };
+        };
+        responses: {
+            /** @description one result per event, in input order */
+            200: {
+                headers: {
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventBatchResult"];
+                };
+            };
+            /** @description Invalid request (events missing, empty or over 1,000); the body names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient access or outside token scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used with a different request */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
     listEndpoints: {
         parameters: {
             query?: {

@@ -21,6 +21,10 @@ export type EndpointInput = S["EndpointInput"];
 export type EndpointPatch = S["EndpointPatch"];
 export type Event = S["Event"];
 export type EventInput = S["EventInput"];
+export type EventBatchInput = S["EventBatchInput"];
+export type EventBatchResult = S["EventBatchResult"];
+/** One event's outcome in events.createMany. */
+export type BatchResult = S["EventBatchItemResult"];
 export type Exception = S["Exception"];
 export type Health = S["Health"];
 export type HistoryEntry = S["HistoryEntry"];

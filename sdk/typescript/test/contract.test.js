@@ -105,6 +105,8 @@ test("every operation of openapi.json is called by a method, with a request the 
     if (globalThis.WebSocket) await q.subscribe({ clientName: "acme" }).catch(() => {});
     else hit.add("GET /ws"); // covered where the runtime has a WebSocket (npm test passes the flag)
     await q.events.create({ name: "n", start_time: "in 1 hour", webhook: "https://example.com/h" }, { via: "test" });
+    // The stub answers {}: no result for the one event sent is an error.
+    await assert.rejects(q.events.createMany([{ name: "n", start_time: "in 1 hour", webhook: "https://example.com/h" }], { idempotencyKey: "k" }), /0 results for 1 events/);
     await q.events.list({ tags: ["a", "b"], tags_all: ["c"], status: "active", limit: 10, cursor: "x" });
     await q.events.get(id);
     await q.events.get(id, { include_deleted: true });

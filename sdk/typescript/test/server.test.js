@@ -89,6 +89,25 @@ describe(`against qhronosd (${process.env.QHRONOS_SDK_DATABASE_URL ? "postgres+r
     assert.equal(a.id, b.id);
   });
 
+  test("createMany chunks by 1,000 and answers each event in order", async () => {
+    const tag = tagOf("batch");
+    const start = inAnHour();
+    const events = Array.from({ length: 1205 }, (_, i) => ({ name: `bulk ${i}`, start_time: start, webhook: "https://example.com/h", tags: [tag] }));
+    events[1100].start_time = "2001-01-01T00:00:00Z";
+    const key = `bulk-${randomBytes(8).toString("hex")}`;
+    const results = await q.events.createMany(events, { idempotencyKey: key });
+    assert.deepEqual(results.map((r) => r.index), [...events.keys()]);
+    assert.equal(results[1100].status, 400);
+    assert.equal(results[1100].field, "start_time");
+    assert.equal(results.filter((r) => r.status === 201).length, 1204);
+    assert.equal(results[1204].event?.name, "bulk 1204");
+    const again = await q.events.createMany(events, { idempotencyKey: key });
+    assert.deepEqual(again.map((r) => r.event?.id), results.map((r) => r.event?.id));
+    let n = 0;
+    for await (const _ of q.events.all({ tags: [tag], limit: 500 })) n++;
+    assert.equal(n, 1204);
+  });
+
   test("errors: 400 names the field, 401, 404, 409", async () => {
     const err = await q.events
       .create({ name: "past", start_time: "2001-01-01T00:00:00Z", webhook: "https://example.com/h" })

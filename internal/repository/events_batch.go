@@ -1,0 +1,189 @@
+package repository
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/qhronos/qhronos/internal/model"
+)
+
+// NewEvent is one event of a batch create: the event (ID, timestamps and
+// version set by the caller), its first history entry and its first
+// occurrences (pending or planned-skipped, not manual).
+type NewEvent struct {
+	Event   *model.Event
+	History model.HistoryEntry
+	First   []model.Planned
+}
+
+// Rows per multi-row statement of CreateEvents, each kept under SQLite's
+// 32,766 and PostgreSQL's 65,535 parameters per statement.
+const (
+	eventsPerStatement      = 500  // 40 parameters an event
+	tagsPerStatement        = 5000 // 2 a tag
+	historyPerStatement     = 2000 // 8 an entry
+	occurrencesPerStatement = 2000 // 12 an occurrence
+)
+
+// CreateEvents writes new events with their tags, history entries and
+// first occurrences in a few multi-row statements (one per table and per
+// chunk) instead of one statement per event: what a batch create writes.
+// It runs in one transaction (the caller's, when it has one), so a failure
+// leaves nothing of any of them.
+func (s *Store) CreateEvents(ctx context.Context, evs []NewEvent) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	return s.WithTx(ctx, func(tx *Store) error {
+		for start := 0; start < len(evs); start += eventsPerStatement {
+			chunk := evs[start:min(start+eventsPerStatement, len(evs))]
+			args := make([]any, 0, 40*len(chunk))
+			for _, ne := range chunk {
+				args = append(args, tx.eventArgs(ne.Event)...)
+			}
+			q := insertEventSQL + strings.Repeat(", "+eventValues, len(chunk)-1)
+			if _, err := tx.exec(ctx, q, args...); err != nil {
+				return fmt.Errorf("insert events: %w", err)
+			}
+		}
+		if err := tx.insertManyTags(ctx, evs); err != nil {
+			return err
+		}
+		if err := tx.insertManyHistory(ctx, evs); err != nil {
+			return err
+		}
+		return tx.insertManyFirst(ctx, evs)
+	})
+}
+
+// eventValues is one row of insertEventSQL's VALUES list.
+var eventValues = "(" + strings.TrimSuffix(strings.Repeat("?, ", 40), ", ") + ")"
+
+func (s *Store) insertManyTags(ctx context.Context, evs []NewEvent) error {
+	var args []any
+	flush := func() error {
+		if len(args) == 0 {
+			return nil
+		}
+		q := `INSERT INTO event_tags (event_id, tag) VALUES ` +
+			strings.TrimSuffix(strings.Repeat("(?, ?), ", len(args)/2), ", ")
+		_, err := s.exec(ctx, q, args...)
+		args = args[:0]
+		if err != nil {
+			return fmt.Errorf("insert event tags: %w", err)
+		}
+		return nil
+	}
+	for _, ne := range evs {
+		for _, t := range dedupe(ne.Event.Tags) {
+			args = append(args, ne.Event.ID, t)
+			if len(args) == 2*tagsPerStatement {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return flush()
+}
+
+func (s *Store) insertManyHistory(ctx context.Context, evs []NewEvent) error {
+	var args []any
+	flush := func() error {
+		if len(args) == 0 {
+			return nil
+		}
+		q := insertHistorySQL + strings.Repeat(", (?, ?, ?, ?, ?, ?, ?, ?)", len(args)/8-1)
+		_, err := s.exec(ctx, q, args...)
+		args = args[:0]
+		if err != nil {
+			return fmt.Errorf("append history: %w", err)
+		}
+		return nil
+	}
+	for _, ne := range evs {
+		if ne.History.Action == "" {
+			continue
+		}
+		h, err := prepareEntry(ne.History)
+		if err != nil {
+			return err
+		}
+		args = append(args, s.historyArgs(h)...)
+		if len(args) == 8*historyPerStatement {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}
+
+// insertManyFirst writes the events' first occurrences. They are new
+// events: no row can be in the way, so there is no conflict clause (as in
+// CreateEventRecorded).
+func (s *Store) insertManyFirst(ctx context.Context, evs []NewEvent) error {
+	var values []string
+	var args []any
+	n := 0
+	flush := func() error {
+		if n == 0 {
+			return nil
+		}
+		q := `INSERT INTO occurrences (` + occurrenceInsertColumns + `) VALUES ` + strings.Join(values, ", ")
+		_, err := s.exec(ctx, q, args...)
+		values, args, n = values[:0], args[:0], 0
+		if err != nil {
+			return fmt.Errorf("insert occurrences: %w", err)
+		}
+		return nil
+	}
+	for _, ne := range evs {
+		rows := ne.First
+		for len(rows) > 0 {
+			take := min(len(rows), occurrencesPerStatement-n)
+			v, a := s.occurrenceValues(ne.Event.ID, rows[:take], false, ne.Event.CreatedAt)
+			values, args, n = append(values, v), append(args, a...), n+take
+			rows = rows[take:]
+			if n == occurrencesPerStatement {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return flush()
+}
+
+// Savepoint runs fn inside a savepoint of the current transaction: when fn
+// fails, what it wrote is undone and the transaction goes on (on
+// PostgreSQL a failed statement would otherwise abort it). Outside a
+// transaction it is WithTx.
+func (s *Store) Savepoint(ctx context.Context, fn func(tx *Store) error) error {
+	if !s.inTx() {
+		return s.WithTx(ctx, fn)
+	}
+	if _, err := s.exec(ctx, `SAVEPOINT qhronos_item`); err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	if err := fn(s); err != nil {
+		for _, q := range []string{`ROLLBACK TO SAVEPOINT qhronos_item`, `RELEASE SAVEPOINT qhronos_item`} {
+			if _, rerr := s.exec(ctx, q); rerr != nil {
+				return fmt.Errorf("undo savepoint after %v: %w", err, rerr)
+			}
+		}
+		return err
+	}
+	if _, err := s.exec(ctx, `RELEASE SAVEPOINT qhronos_item`); err != nil {
+		return fmt.Errorf("release savepoint: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) inTx() bool {
+	_, ok := s.q.(*sqlx.Tx)
+	return ok
+}
