@@ -32,7 +32,7 @@ func (c *Console) signedIn(h handler) http.HandlerFunc {
 				return
 			}
 		}
-		h(w, r, s)
+		h(w, withSession(r, s), s)
 	}
 }
 

@@ -114,6 +114,7 @@ func newFakeAPI() *fakeAPI {
 		"DELETE /events/ev1":              jsonAnswer(204, ``),
 		"POST /events/ev1/resume":         jsonAnswer(200, sampleEvent),
 		"GET /events/ev1/occurrences/404": jsonAnswer(404, `{"error":"not found"}`),
+		"GET /endpoints":                  jsonAnswer(200, "["+sampleEndpoint+"]"),
 	}}
 }
 

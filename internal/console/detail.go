@@ -247,7 +247,7 @@ func (c *Console) occurrencePage(w http.ResponseWriter, r *http.Request, s *sess
 	d.Skippable = ahead && d.Occurrence.Status == "pending"
 	d.Unskippable = ahead && d.Occurrence.Status == "skipped" && d.Occurrence.Reason != nil &&
 		*d.Occurrence.Reason == "manual"
-	c.render(w, r, s, "occurrence", http.StatusOK, view{Title: "Occurrence", Nav: "failures", Data: d})
+	c.render(w, r, s, "occurrence", http.StatusOK, view{Title: "Occurrence", Nav: occurrenceNav(d.Occurrence.Status), Data: d})
 }
 
 // controlOne skips or unskips one occurrence (action "skip" or "unskip")

@@ -1,0 +1,94 @@
+package console
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/qhronos/qhronos/client"
+)
+
+// The console reads and writes through the Go SDK, as any other client
+// does, so the API's shapes have one Go client to keep up to date. The SDK's
+// requests do not leave the process: apiTransport hands each one to the API
+// handler with the signed-in user's bearer token, so scope rules, 404s and
+// validation errors are exactly the API's.
+
+// sdkBase is the SDK's base URL; the host is never dialled.
+const sdkBase = "http://qhronos.internal"
+
+// sessionKey holds the request's *session in its context (set by signedIn).
+type sessionKey struct{}
+
+// withSession returns r carrying s, for sdk.
+func withSession(r *http.Request, s *session) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), sessionKey{}, s))
+}
+
+// apiTransport is an http.RoundTripper that serves requests with the API
+// handler in-process.
+type apiTransport struct {
+	api  http.Handler
+	from *http.Request
+}
+
+// RoundTrip keeps the browser's address as the remote address and its
+// request id, so the API's per-client limits and logs see the real client.
+func (t *apiTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	in := req.Clone(req.Context())
+	in.RequestURI = in.URL.RequestURI()
+	in.RemoteAddr = t.from.RemoteAddr
+	if id := t.from.Header.Get("X-Request-ID"); id != "" {
+		in.Header.Set("X-Request-ID", id)
+	}
+	if in.Body == nil {
+		in.Body = http.NoBody
+	}
+	rec := &recorder{header: http.Header{}}
+	t.api.ServeHTTP(rec, in)
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	return &http.Response{Status: http.StatusText(rec.status), StatusCode: rec.status, Proto: "HTTP/1.1",
+		ProtoMajor: 1, ProtoMinor: 1, Header: rec.header, Body: io.NopCloser(bytes.NewReader(rec.body.Bytes())),
+		ContentLength: int64(rec.body.Len()), Request: req}, nil
+}
+
+// sdk is the Go SDK acting for the signed-in user of r. Retries are off:
+// an in-process call that failed would fail the same way again, and a
+// retried POST would need an idempotency key the console has no use for.
+func (c *Console) sdk(r *http.Request) *client.Client {
+	token := ""
+	if s, ok := r.Context().Value(sessionKey{}).(*session); ok {
+		token = s.Token
+	} else if s, ok := c.sessions.read(r); ok {
+		token = s.Token
+	}
+	sdk, err := client.New(sdkBase, client.WithToken(token), client.WithVia("console"), client.WithRetries(0),
+		client.WithUserAgent("qhronos-console"),
+		client.WithHTTPClient(&http.Client{Transport: &apiTransport{api: c.opts.API, from: r}}))
+	if err != nil {
+		panic("console: the SDK refused its constant base URL: " + err.Error()) // cannot happen: sdkBase is valid
+	}
+	return sdk
+}
+
+// sdkError turns an SDK error into the console's: a 401 is errSignedOut,
+// any other API answer an *apiError, so fail and the forms treat both
+// clients' errors alike.
+func sdkError(err error) error {
+	var ae *client.APIError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	if ae.StatusCode == http.StatusUnauthorized {
+		return errSignedOut
+	}
+	msg := ae.Message
+	if msg == "" {
+		msg = "the API answered " + http.StatusText(ae.StatusCode)
+	}
+	return &apiError{Status: ae.StatusCode, Message: msg, Field: ae.Field}
+}
