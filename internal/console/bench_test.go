@@ -200,7 +200,7 @@ ANALYZE;`); err != nil {
 		{"api-failures-all", "/occurrences?status=failed,missed&limit=25"},
 		{"api-endpoints", "/endpoints?limit=25"},
 		{"api-events-by-calendar", "/events?limit=50&calendar_id=" + calendarID},
-		{"api-events-paused", "/events?limit=500&status=paused"},
+		{"api-events-paused", "/events?limit=100&status=paused"},
 		{"api-failures-24h", "/occurrences?status=failed,missed&limit=25&from=" + since(24*time.Hour)},
 	}
 	for _, a := range apiCalls {

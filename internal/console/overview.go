@@ -171,8 +171,8 @@ type attention struct {
 }
 
 // attentionLimit bounds the counts of open circuits and paused events: the
-// API's listings carry no total, and one page is enough to say "500+".
-const attentionLimit = 500
+// API's listings carry no total, and one page is enough to say "100+".
+const attentionLimit = 100
 
 type overviewData struct {
 	Day, Hour           groupStats

@@ -86,8 +86,8 @@ func TestResourcePagesRenderWithStrictCSP(t *testing.T) {
 		require.NotContains(t, page, testToken, path)
 	}
 	// The overview asked the API for open circuits and paused events.
-	require.True(t, tc.api.called("GET /endpoints?limit=500&state=open"))
-	require.True(t, tc.api.called("GET /events?limit=500&status=paused"))
+	require.True(t, tc.api.called("GET /endpoints?limit=100&state=open"))
+	require.True(t, tc.api.called("GET /events?limit=100&status=paused"))
 }
 
 func TestEndpointActionsGoThroughTheAPI(t *testing.T) {
