@@ -18,10 +18,16 @@ import (
 	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/api"
 	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/calendar"
 	"github.com/qhronos/qhronos/internal/config"
 	"github.com/qhronos/qhronos/internal/coordination"
+	"github.com/qhronos/qhronos/internal/lifecycle"
+	"github.com/qhronos/qhronos/internal/notify"
+	"github.com/qhronos/qhronos/internal/outbound"
+	"github.com/qhronos/qhronos/internal/recurrence"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
+	"github.com/qhronos/qhronos/internal/secrets"
 )
 
 // Bench data: 100,000 events (100 tags) and 1,000,000 occurrences over the
@@ -87,8 +93,24 @@ func BenchmarkConsolePages(b *testing.B) {
 	coord := coordination.NewLocal(time.Now)
 	b.Cleanup(func() { _ = coord.Close() })
 	keys := auth.NewKeyring([]byte("bench-jwt-secret-0123456789abcdef0123"))
-	srv := api.New(api.Deps{Store: store, Auth: auth.NewAuthenticator(auth.Config{MasterToken: master, Keys: keys},
-		store, time.Now), Actions: actions.NewRegistry(), Coord: coord, Logger: zap.NewNop(), Now: time.Now,
+	// The API as qhronosd wires it, without the background loops: the
+	// events service (with its secrets box) behind events, endpoints and
+	// calendars, and the notification channels' admin.
+	box, err := secrets.NewBox(testKey)
+	if err != nil {
+		b.Fatal(err)
+	}
+	registry := actions.NewRegistry()
+	if err := registry.Register(actions.NewWebhook(actions.HTTPConfig{Version: "bench"})); err != nil {
+		b.Fatal(err)
+	}
+	service := lifecycle.New(lifecycle.Deps{Store: store, Actions: registry, Secrets: box,
+		Calendars: calendar.NewCache(recurrence.DefaultLimits(), 0)}, lifecycle.Options{MaxTimeout: time.Minute})
+	srv := api.New(api.Deps{Store: store, Events: service, Secrets: box,
+		Auth: auth.NewAuthenticator(auth.Config{MasterToken: master, Keys: keys}, store, time.Now), Actions: registry,
+		Coord: coord, Logger: zap.NewNop(), Now: time.Now,
+		Notifications: notify.NewAdmin(store, box, outbound.Options{}, notify.New(notify.Deps{Store: store, Box: box,
+			Logger: zap.NewNop()}, notify.Options{}), time.Now),
 		Info: api.Info{Version: "bench", InstanceID: "bench", StartedAt: time.Now()}}, api.OptionsFrom(config.Default()))
 	c, err := New(Options{API: srv.Handler(), EncryptionKey: testKey})
 	if err != nil {
