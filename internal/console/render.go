@@ -196,9 +196,9 @@ func badgeClass(status string) string {
 	switch status {
 	case "completed", "active", "ok", "healthy":
 		return "badge ok"
-	case "failed", "missed", "unavailable", "revoked":
+	case "failed", "missed", "unavailable", "revoked", "open":
 		return "badge bad"
-	case "retrying", "paused", "degraded", "awaiting_ack", "dispatching":
+	case "retrying", "paused", "degraded", "awaiting_ack", "dispatching", "disabled":
 		return "badge warn"
 	default:
 		return "badge"
