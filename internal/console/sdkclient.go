@@ -66,6 +66,13 @@ func (c *Console) sdk(r *http.Request) *client.Client {
 	} else if s, ok := c.sessions.read(r); ok {
 		token = s.Token
 	}
+	return c.sdkFor(r, token)
+}
+
+// sdkFor is the SDK acting with token for the browser request r: the
+// sign-in form's token before any session exists, and the Live stream's
+// session token in its long-running goroutines.
+func (c *Console) sdkFor(r *http.Request, token string) *client.Client {
 	sdk, err := client.New(sdkBase, client.WithToken(token), client.WithVia("console"), client.WithRetries(0),
 		client.WithUserAgent("qhronos-console"),
 		client.WithHTTPClient(&http.Client{Transport: &apiTransport{api: c.opts.API, from: r}}))
