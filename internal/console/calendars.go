@@ -330,7 +330,7 @@ func (c *Console) deleteCalendar(w http.ResponseWriter, r *http.Request, s *sess
 		redirect(w, r, Prefix+"/calendars", "Calendar deleted.")
 	case errors.As(err, &ae) && ae.Status != http.StatusNotFound:
 		// The API's own answer, e.g. "calendar is used by 2 events; …".
-		redirect(w, r, Prefix+"/calendars/"+url.PathEscape(id), "Not deleted: "+ae.Message)
+		redirectProblem(w, r, Prefix+"/calendars/"+url.PathEscape(id), "Not deleted: "+ae.Message)
 	default:
 		c.fail(w, r, s, err)
 	}

@@ -347,7 +347,7 @@ func (c *Console) endpointAction(w http.ResponseWriter, r *http.Request, s *sess
 	if err = sdkError(err); err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) && ae.Status != http.StatusNotFound {
-			redirect(w, r, Prefix+"/endpoints/"+url.PathEscape(id), "Refused: "+ae.Message)
+			redirectProblem(w, r, Prefix+"/endpoints/"+url.PathEscape(id), "Refused: "+ae.Message)
 			return
 		}
 		c.fail(w, r, s, err)

@@ -181,7 +181,7 @@ func (c *Console) deleteChannel(w http.ResponseWriter, r *http.Request, s *sessi
 	case err == nil:
 		redirect(w, r, Prefix+"/notifications", "Channel deleted.")
 	case errors.As(err, &ae) && ae.Status != http.StatusNotFound:
-		redirect(w, r, Prefix+"/notifications", "Not deleted: "+ae.Message)
+		redirectProblem(w, r, Prefix+"/notifications", "Not deleted: "+ae.Message)
 	default:
 		c.fail(w, r, s, err)
 	}

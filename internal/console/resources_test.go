@@ -128,12 +128,15 @@ func TestCalendarRefusalsShowTheAPIsAnswer(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, res.StatusCode, body(t, res))
 	loc, err := url.Parse(res.Header.Get("Location"))
 	require.NoError(t, err)
-	require.Equal(t, "Not deleted: calendar is used by 2 events; remove it from them first", loc.Query().Get("notice"))
+	require.Equal(t, "Not deleted: calendar is used by 2 events; remove it from them first", loc.Query().Get("problem"))
+
+	page := body(t, tc.get(session, res.Header.Get("Location")))
+	require.Contains(t, page, `<p class="error" role="alert">Not deleted: calendar is used by 2 events; remove it from them first</p>`)
 
 	// An edit from a stale form is sent with If-Match and refused.
 	res = tc.post(session, "/ui/calendars/"+id+"/edit", url.Values{"csrf": {csrf}, "name": {"h"}, "version": {"1"},
 		"ranges": {"2030-12-24..2030-12-26"}})
-	page := body(t, res)
+	page = body(t, res)
 	require.Equal(t, http.StatusBadRequest, res.StatusCode, page)
 	require.Contains(t, page, "Someone changed this calendar")
 }

@@ -196,7 +196,7 @@ func calendarStory(t *testing.T, srv consoleServer, p *page) {
 	p.shot("console-calendar-phone", 390, false)
 	p.click("#delete-calendar")
 	p.click("#confirm")
-	p.waitText(".notice", "used by 1 event", pageTimeout)
+	p.waitText(".error", "used by 1 event", pageTimeout)
 	p.open("/ui/calendars")
 	p.waitText("#calendars", "public holidays", pageTimeout)
 	p.shot("console-calendars", 1280, false)
