@@ -174,10 +174,10 @@ func (c *Console) editCalendarPage(w http.ResponseWriter, r *http.Request, s *se
 		Data: formFromCalendar(cal)})
 }
 
-// calendarETag is the API's ETag of a calendar version (internal/api's
-// versionETag), so an edit made from a stale form is refused with 412
-// instead of overwriting someone else's change.
-func calendarETag(id, version string) string { return `"` + id + "-v" + version + `"` }
+// versionETag is the API's ETag of a calendar's or endpoint's version
+// (internal/api's versionETag), so an edit made from a stale form is
+// refused with 412 instead of overwriting someone else's change.
+func versionETag(id, version string) string { return `"` + id + "-v" + version + `"` }
 
 func (c *Console) updateCalendar(w http.ResponseWriter, r *http.Request, s *session) {
 	id := r.PathValue("id")
@@ -186,7 +186,7 @@ func (c *Console) updateCalendar(w http.ResponseWriter, r *http.Request, s *sess
 	if len(f.Errors) == 0 {
 		var opts []client.CallOption
 		if f.Version != "" {
-			opts = append(opts, client.IfMatch(calendarETag(id, f.Version)))
+			opts = append(opts, client.IfMatch(versionETag(id, f.Version)))
 		}
 		_, err := c.sdk(r).Calendars.Update(r.Context(), id, in, opts...)
 		err = sdkError(err)

@@ -137,6 +137,8 @@ func (c *Console) routes() *http.ServeMux {
 	m.HandleFunc("GET /ui/endpoints/new", c.signedIn(c.newEndpointPage))
 	m.HandleFunc("POST /ui/endpoints/new", c.signedIn(c.createEndpoint))
 	m.HandleFunc("GET /ui/endpoints/{id}", c.signedIn(c.endpointPage))
+	m.HandleFunc("GET /ui/endpoints/{id}/edit", c.signedIn(c.editEndpointPage))
+	m.HandleFunc("POST /ui/endpoints/{id}/edit", c.signedIn(c.updateEndpoint))
 	m.HandleFunc("GET /ui/endpoints/{id}/confirm/{action}", c.signedIn(c.confirmEndpointAction))
 	m.HandleFunc("POST /ui/endpoints/{id}/do/{action}", c.signedIn(c.endpointAction))
 	m.HandleFunc("GET /ui/calendars", c.signedIn(c.calendarsPage))

@@ -141,8 +141,9 @@ func (c *Console) endpointsPage(w http.ResponseWriter, r *http.Request, s *sessi
 	c.render(w, r, s, "endpoints", http.StatusOK, view{Title: "Endpoints", Nav: "endpoints", Data: d})
 }
 
-// endpointForm is the new-endpoint form as typed.
+// endpointForm is the new- or edit-endpoint form as typed.
 type endpointForm struct {
+	ID, Version                                                                              string
 	Name, URL, Description, Timeout, MaxConcurrency, RatePerSecond, Failures, CoolDown, Tags string
 	Errors                                                                                   map[string]string
 	General                                                                                  string
@@ -185,11 +186,13 @@ func formErrors(err error, fields map[string]string, errs map[string]string, gen
 	return true
 }
 
-func (c *Console) createEndpoint(w http.ResponseWriter, r *http.Request, s *session) {
+// readEndpointForm reads the endpoint form and builds the API's input;
+// malformed numbers are errors of their field.
+func readEndpointForm(r *http.Request) (endpointForm, client.EndpointInput) {
 	v := func(k string) string { return strings.TrimSpace(r.PostFormValue(k)) }
 	f := endpointForm{Name: v("name"), URL: v("url"), Description: v("description"), Timeout: v("timeout"),
 		MaxConcurrency: v("max_concurrency"), RatePerSecond: v("rate_per_second"), Failures: v("failures"),
-		CoolDown: v("cool_down"), Tags: v("tags"), Errors: map[string]string{}}
+		CoolDown: v("cool_down"), Tags: v("tags"), Version: v("version"), Errors: map[string]string{}}
 	in := client.EndpointInput{Name: f.Name, URL: f.URL, Tags: splitTags(f.Tags)}
 	if f.Description != "" {
 		in.Description = &f.Description
@@ -224,6 +227,11 @@ func (c *Console) createEndpoint(w http.ResponseWriter, r *http.Request, s *sess
 			in.Circuit.CoolDown = &f.CoolDown
 		}
 	}
+	return f, in
+}
+
+func (c *Console) createEndpoint(w http.ResponseWriter, r *http.Request, s *session) {
+	f, in := readEndpointForm(r)
 	if len(f.Errors) == 0 {
 		e, err := c.sdk(r).Endpoints.Create(r.Context(), in)
 		err = sdkError(err)
@@ -237,6 +245,112 @@ func (c *Console) createEndpoint(w http.ResponseWriter, r *http.Request, s *sess
 		}
 	}
 	c.render(w, r, s, "endpoint_form", http.StatusBadRequest, view{Title: "New endpoint", Nav: "endpoints", Data: f})
+}
+
+// formFromEndpoint is the edit form filled in with what the API shows.
+func formFromEndpoint(e *client.Endpoint) endpointForm {
+	f := endpointForm{ID: e.ID, Version: strconv.Itoa(e.Version), Name: e.Name, URL: e.URL,
+		Description: e.Description, Tags: strings.Join(e.Tags, ", "), Errors: map[string]string{}}
+	if e.Timeout != nil {
+		f.Timeout = *e.Timeout
+	}
+	if e.MaxConcurrency > 0 {
+		f.MaxConcurrency = strconv.Itoa(e.MaxConcurrency)
+	}
+	if e.RateLimit != nil {
+		f.RatePerSecond = strconv.FormatFloat(e.RateLimit.PerSecond, 'f', -1, 64)
+	}
+	if c := e.Circuit; c != nil {
+		if c.Failures != nil {
+			f.Failures = strconv.Itoa(*c.Failures)
+		}
+		if c.CoolDown != nil {
+			f.CoolDown = *c.CoolDown
+		}
+	}
+	return f
+}
+
+func (c *Console) editEndpointPage(w http.ResponseWriter, r *http.Request, s *session) {
+	e, err := c.sdk(r).Endpoints.Get(r.Context(), r.PathValue("id"))
+	if err = sdkError(err); err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	c.render(w, r, s, "endpoint_form", http.StatusOK, view{Title: "Edit " + e.Name, Nav: "endpoints",
+		Data: formFromEndpoint(e)})
+}
+
+// updateEndpoint sends only the members the form changed: what the form
+// does not show (headers, auth, other circuit rules) keeps its value, and
+// a URL shown with fingerprints is not sent back as if it were new.
+func (c *Console) updateEndpoint(w http.ResponseWriter, r *http.Request, s *session) {
+	id := r.PathValue("id")
+	f, in := readEndpointForm(r)
+	f.ID = id
+	sdk := c.sdk(r)
+	cur, err := sdk.Endpoints.Get(r.Context(), id)
+	if err = sdkError(err); err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	was := formFromEndpoint(cur)
+	patch := map[string]any{}
+	if f.Name != was.Name {
+		patch["name"] = in.Name
+	}
+	if f.URL != was.URL {
+		patch["url"] = in.URL
+	}
+	if f.Description != was.Description {
+		patch["description"] = f.Description
+	}
+	if f.Tags != was.Tags {
+		patch["tags"] = append([]string{}, in.Tags...)
+	}
+	if f.Timeout != was.Timeout {
+		patch["timeout"] = in.Timeout // nil clears it
+	}
+	if f.MaxConcurrency != was.MaxConcurrency {
+		patch["max_concurrency"] = 0
+		if in.MaxConcurrency != nil {
+			patch["max_concurrency"] = *in.MaxConcurrency
+		}
+	}
+	if f.RatePerSecond != was.RatePerSecond {
+		patch["rate_limit"] = in.RateLimit // nil clears it
+	}
+	if f.Failures != was.Failures || f.CoolDown != was.CoolDown {
+		circuit := client.EndpointCircuit{}
+		if cur.Circuit != nil {
+			circuit = *cur.Circuit
+		}
+		circuit.Failures, circuit.CoolDown = nil, nil
+		if in.Circuit != nil {
+			circuit.Failures, circuit.CoolDown = in.Circuit.Failures, in.Circuit.CoolDown
+		}
+		patch["circuit"] = circuit
+	}
+	if len(f.Errors) == 0 {
+		var opts []client.CallOption
+		if f.Version != "" {
+			opts = append(opts, client.IfMatch(versionETag(id, f.Version)))
+		}
+		_, err := sdk.Endpoints.UpdateFields(r.Context(), id, patch, opts...)
+		err = sdkError(err)
+		var ae *apiError
+		switch {
+		case err == nil:
+			redirect(w, r, Prefix+"/endpoints/"+url.PathEscape(id), "Endpoint saved.")
+			return
+		case errors.As(err, &ae) && ae.Status == http.StatusPreconditionFailed:
+			f.General = "Someone changed this endpoint since you opened the form. Reload it to see their change."
+		case !formErrors(err, endpointFormFields, f.Errors, &f.General):
+			c.fail(w, r, s, err)
+			return
+		}
+	}
+	c.render(w, r, s, "endpoint_form", http.StatusBadRequest, view{Title: "Edit endpoint", Nav: "endpoints", Data: f})
 }
 
 // endpointSecretData is an endpoint's new signing secret, shown once.

@@ -188,3 +188,36 @@ func TestSearchOpensAnIDOrListsNames(t *testing.T) {
 	require.Contains(t, page, `href="/ui/calendars"`)
 	require.NotContains(t, page, "Sign in")
 }
+
+func TestEndpointEditSendsOnlyWhatChanged(t *testing.T) {
+	t.Parallel()
+	tc := resourceConsole(t)
+	var got struct {
+		body    map[string]any
+		ifMatch string
+	}
+	done := make(chan struct{}, 1)
+	tc.api.answers["PATCH /endpoints/ep1"] = func(w http.ResponseWriter, r *http.Request) {
+		got.ifMatch = r.Header.Get("If-Match")
+		_ = json.NewDecoder(r.Body).Decode(&got.body)
+		done <- struct{}{}
+		jsonAnswer(200, sampleEndpoint)(w, r)
+	}
+	session, csrf := tc.signIn()
+	page := body(t, tc.get(session, "/ui/endpoints/ep1/edit"))
+	require.Contains(t, page, `value="billing hooks"`)
+	require.Contains(t, page, `name="version" value="3"`)
+
+	// The form comes back as shown, with the name and the cool-down changed
+	// and the rate limit emptied.
+	form := url.Values{"csrf": {csrf}, "version": {"3"}, "name": {"billing hooks eu"},
+		"url": {"https://example.com/hooks?token=••••a1b2"}, "tags": {"billing"}, "timeout": {"10s"},
+		"max_concurrency": {"2"}, "rate_per_second": {""}, "failures": {"3"}, "cool_down": {"1m"}}
+	res := tc.post(session, "/ui/endpoints/ep1/edit", form)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, body(t, res))
+	<-done
+	require.Equal(t, `"ep1-v3"`, got.ifMatch)
+	require.Equal(t, map[string]any{"name": "billing hooks eu", "rate_limit": nil,
+		"circuit": map[string]any{"failures": float64(3), "cool_down": "1m"}}, got.body,
+		"the fingerprinted URL and what did not change are not sent")
+}

@@ -116,6 +116,15 @@ func endpointStory(t *testing.T, srv consoleServer, p *page) {
 	p.waitFor("the endpoint enabled", `document.querySelector("#endpoint-state").getAttribute("data-state") !== "disabled"`,
 		pageTimeout)
 
+	// An edit changes what the form changed and keeps the rest.
+	p.click("#edit-endpoint")
+	p.waitFor("the edit form filled in", `document.querySelector("#e-failures").value === "2"`, pageTimeout)
+	p.fill("#e-name", "billing receiver eu")
+	p.click(`#endpoint-form button[type=submit]`)
+	p.waitText(".notice", "Endpoint saved", pageTimeout)
+	p.waitText("h1", "billing receiver eu", pageTimeout)
+	p.waitText("main", "opens after 2 consecutive failures", pageTimeout)
+
 	// A rotation shows the new secret once.
 	p.click("#rotate")
 	p.click("#confirm")
