@@ -3,6 +3,8 @@ package client
 import (
 	"context"
 	"net/http"
+	"net/url"
+	"strconv"
 )
 
 // TokensService is /tokens (admin).
@@ -32,4 +34,16 @@ func (s *TokensService) List(ctx context.Context) ([]Token, error) {
 func (s *TokensService) Revoke(ctx context.Context, id string) error {
 	_, err := s.c.do(ctx, newRequest(http.MethodDelete, "/tokens/"+pathID(id), nil), nil)
 	return err
+}
+
+// ListNewest lists at most limit tokens, newest first, without the JWTs
+// (GET /tokens?limit=).
+func (s *TokensService) ListNewest(ctx context.Context, limit int) ([]Token, error) {
+	r := newRequest(http.MethodGet, "/tokens", nil)
+	r.query = url.Values{"limit": {strconv.Itoa(limit)}}
+	var out []Token
+	if _, err := s.c.do(ctx, r, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

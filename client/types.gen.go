@@ -1729,6 +1729,9 @@ type GetEventsParams struct {
 
 	// EndpointID events whose action names this endpoint
 	EndpointID *string `form:"endpoint_id,omitempty" json:"endpoint_id,omitempty"`
+
+	// CalendarID events that honour this calendar
+	CalendarID *string `form:"calendar_id,omitempty" json:"calendar_id,omitempty"`
 }
 
 // PostEventsParams defines parameters for PostEvents.

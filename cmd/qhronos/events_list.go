@@ -8,7 +8,7 @@ import (
 
 func newEventsListCmd(a *app) *cobra.Command {
 	var tags, tagsAll []string
-	var status, name string
+	var status, name, endpoint, calendar string
 	var limit int
 	var all bool
 	cmd := &cobra.Command{
@@ -17,6 +17,7 @@ func newEventsListCmd(a *app) *cobra.Command {
 		Example: `  qhronos events list
   qhronos events list --tag billing,ops --status active
   qhronos events list --name report
+  qhronos events list --calendar 6f1c2a8e-…   # the events that honour a calendar
   qhronos events list --all --output json | jq -r '.[].id'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -33,6 +34,12 @@ func newEventsListCmd(a *app) *cobra.Command {
 			}
 			if name != "" {
 				p.Q = &name
+			}
+			if endpoint != "" {
+				p.EndpointID = &endpoint
+			}
+			if calendar != "" {
+				p.CalendarID = &calendar
 			}
 			var evs []client.Event
 			if all {
@@ -64,6 +71,8 @@ func newEventsListCmd(a *app) *cobra.Command {
 	cmd.Flags().StringSliceVar(&tagsAll, "tag-all", nil, "events with all of these tags")
 	cmd.Flags().StringVar(&status, "status", "", "active, paused or inactive (comma-separate several)")
 	cmd.Flags().StringVar(&name, "name", "", "events whose name contains this text")
+	cmd.Flags().StringVar(&endpoint, "endpoint", "", "events whose action names this endpoint id")
+	cmd.Flags().StringVar(&calendar, "calendar", "", "events that honour this calendar id")
 	cmd.Flags().IntVar(&limit, "limit", 50, "page size (the server caps it at 500)")
 	cmd.Flags().BoolVar(&all, "all", false, "follow the cursor through every page")
 	return cmd

@@ -123,6 +123,46 @@ func TestCalendarInUseIsNotDeleted(t *testing.T) {
 	}
 }
 
+// TestEventsFilterByCalendar: GET /events?calendar_id= lists the live
+// events that honour the calendar, within the token's scope; a bad id is a
+// 400 naming the field.
+func TestEventsFilterByCalendar(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, b.Open)
+			cal := e.createCalendar(e.master, calendarBody("team-a", "team-b"))["id"].(string)
+			uses := func(tag string) string {
+				ev := eventBody(tag)
+				ev["calendars"] = []map[string]string{{"id": cal, "policy": "skip"}}
+				return e.createEvent(e.master, ev)["id"].(string)
+			}
+			a, bEv := uses("team-a"), uses("team-b")
+			e.createEvent(e.master, eventBody("team-a")) // uses no calendar
+			ids := func(token string) []string {
+				res := e.do("GET", "/events?calendar_id="+cal, token, nil)
+				require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+				var list []struct {
+					ID string `json:"id"`
+				}
+				res.json(t, &list)
+				var out []string
+				for _, ev := range list {
+					out = append(out, ev.ID)
+				}
+				return out
+			}
+			require.ElementsMatch(t, []string{a, bEv}, ids(e.master))
+			require.Equal(t, []string{a}, ids(e.mint("read", []string{"team-a"})), "another tenant's event stays hidden")
+			require.Equal(t, http.StatusNoContent, e.do("DELETE", "/events/"+a, e.master, nil).Status)
+			require.Equal(t, []string{bEv}, ids(e.master), "a deleted event no longer uses it")
+			res := e.do("GET", "/events?calendar_id=nope", e.master, nil)
+			require.Equal(t, http.StatusBadRequest, res.Status)
+			require.Contains(t, string(res.Body), "calendar_id")
+		})
+	}
+}
+
 // TestEventsNameOnlyCalendarsTheyCanRead: an unknown calendar and another
 // tenant's answer alike, 400 naming the reference; nothing is written.
 func TestEventsNameOnlyCalendarsTheyCanRead(t *testing.T) {

@@ -67,6 +67,11 @@ func (s *Server) listEvents(c *gin.Context) error {
 			return err
 		}
 	}
+	if v := c.Query("calendar_id"); v != "" {
+		if f.CalendarID, err = input.UUID("calendar_id", v); err != nil {
+			return err
+		}
+	}
 	for _, st := range q.status {
 		switch model.EventStatus(st) {
 		case model.EventActive, model.EventPaused, model.EventInactive:

@@ -61,7 +61,11 @@ func contentSchema(v any) string {
 
 func (c *Console) apiReference(w http.ResponseWriter, r *http.Request, s *session) {
 	var doc map[string]any
-	if _, err := c.do(r, s, "GET", "/openapi.json", nil, nil, &doc); err != nil {
+	raw, err := c.sdk(r).OpenAPI(r.Context())
+	if err = sdkError(err); err == nil {
+		err = json.Unmarshal(raw, &doc)
+	}
+	if err != nil {
 		c.fail(w, r, s, err)
 		return
 	}

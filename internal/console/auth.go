@@ -1,11 +1,14 @@
 package console
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"go.uber.org/zap"
+
+	"github.com/qhronos/qhronos/client"
 )
 
 // handler is a page handler of a signed-in user.
@@ -32,7 +35,7 @@ func (c *Console) signedIn(h handler) http.HandlerFunc {
 				return
 			}
 		}
-		h(w, r.WithContext(withSession(r.Context(), s)), s)
+		h(w, withSession(r, s), s)
 	}
 }
 
@@ -70,25 +73,28 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, nil, "login", http.StatusBadRequest, view{Title: "Sign in", Data: d})
 		return
 	}
-	res, err := c.call(r.Context(), r, token, http.MethodGet, "/events", url.Values{"limit": {"1"}}, nil)
-	if err != nil {
-		c.log.Error("verify console sign-in", zap.Error(err))
-		d.Error = "The server could not verify the token; try again."
-		c.render(w, r, nil, "login", http.StatusInternalServerError, view{Title: "Sign in", Data: d})
-		return
-	}
+	// Any answer but 401 and 429 means the API knows the token; a read-only
+	// or tag-scoped one may be refused the listing (403) and still sign in.
+	_, err := c.sdkFor(r, token).Events.List(r.Context(), client.ListEventsParams{Limit: client.Ptr(1)})
+	var ae *client.APIError
 	switch {
-	case res.Status == http.StatusUnauthorized:
+	case err == nil, errors.Is(err, client.ErrForbidden):
+	case errors.Is(err, client.ErrUnauthorized):
 		d.Error = "The API does not accept this token (unknown, expired or revoked)."
 		c.render(w, r, nil, "login", http.StatusUnauthorized, view{Title: "Sign in", Data: d})
 		return
-	case res.Status == http.StatusTooManyRequests:
+	case errors.Is(err, client.ErrRateLimited):
 		d.Error = "Too many attempts; wait a little and try again."
 		c.render(w, r, nil, "login", http.StatusTooManyRequests, view{Title: "Sign in", Data: d})
 		return
-	case res.Status != http.StatusOK && res.Status != http.StatusForbidden:
-		d.Error = "The API answered " + http.StatusText(res.Status) + "; try again."
-		c.render(w, r, nil, "login", res.Status, view{Title: "Sign in", Data: d})
+	case errors.As(err, &ae):
+		d.Error = "The API answered " + http.StatusText(ae.StatusCode) + "; try again."
+		c.render(w, r, nil, "login", ae.StatusCode, view{Title: "Sign in", Data: d})
+		return
+	default:
+		c.log.Error("verify console sign-in", zap.Error(err))
+		d.Error = "The server could not verify the token; try again."
+		c.render(w, r, nil, "login", http.StatusInternalServerError, view{Title: "Sign in", Data: d})
 		return
 	}
 	if err := c.sessions.start(w, r, token); err != nil {

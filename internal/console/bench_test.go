@@ -2,6 +2,8 @@ package console
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -21,6 +23,8 @@ import (
 	"github.com/qhronos/qhronos/internal/config"
 	"github.com/qhronos/qhronos/internal/coordination"
 	"github.com/qhronos/qhronos/internal/lifecycle"
+	"github.com/qhronos/qhronos/internal/notify"
+	"github.com/qhronos/qhronos/internal/outbound"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 	"github.com/qhronos/qhronos/internal/scheduler"
@@ -90,8 +94,9 @@ func BenchmarkConsolePages(b *testing.B) {
 	coord := coordination.NewLocal(time.Now)
 	b.Cleanup(func() { _ = coord.Close() })
 	keys := auth.NewKeyring([]byte("bench-jwt-secret-0123456789abcdef0123"))
-	// The events service, as qhronosd wires it (without a scheduler to wake):
-	// the event pages read previews, exceptions and history through it.
+	// The API as qhronosd wires it, without the background loops: the
+	// events service (with its secrets box) behind events, endpoints and
+	// calendars, and the notification channels' admin.
 	box, err := secrets.NewBox(testKey)
 	if err != nil {
 		b.Fatal(err)
@@ -104,8 +109,11 @@ func BenchmarkConsolePages(b *testing.B) {
 	service := lifecycle.New(lifecycle.Deps{Store: store, Actions: registry, Secrets: box,
 		Calendars: calendar.NewCache(schedCfg.Recurrence, 0)},
 		lifecycle.Options{Recurrence: schedCfg.Recurrence, Window: schedCfg.Window(), MaxTimeout: 60 * time.Second})
-	srv := api.New(api.Deps{Store: store, Events: service, Secrets: box, Auth: auth.NewAuthenticator(auth.Config{MasterToken: master, Keys: keys},
-		store, time.Now), Actions: registry, Coord: coord, Logger: zap.NewNop(), Now: time.Now,
+	srv := api.New(api.Deps{Store: store, Events: service, Secrets: box,
+		Auth: auth.NewAuthenticator(auth.Config{MasterToken: master, Keys: keys}, store, time.Now), Actions: registry,
+		Coord: coord, Logger: zap.NewNop(), Now: time.Now,
+		Notifications: notify.NewAdmin(store, box, outbound.Options{}, notify.New(notify.Deps{Store: store, Box: box,
+			Logger: zap.NewNop()}, notify.Options{}), time.Now),
 		Info: api.Info{Version: "bench", InstanceID: "bench", StartedAt: time.Now()}}, api.OptionsFrom(config.Default()))
 	c, err := New(Options{API: srv.Handler(), EncryptionKey: testKey})
 	if err != nil {
@@ -117,6 +125,46 @@ func BenchmarkConsolePages(b *testing.B) {
 		b.Fatal(err)
 	}
 	cookie := &http.Cookie{Name: sessionCookie, Value: sealed}
+
+	// 50 endpoints and 20 calendars, made through the API; 2,000 events
+	// deliver through the endpoints (their attempts with them) and 2,000
+	// honour the calendars.
+	post := func(path, body string) string {
+		req := httptest.NewRequest("POST", path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+master)
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(w, req)
+		if w.Code != http.StatusCreated {
+			b.Fatalf("POST %s: %d %s", path, w.Code, w.Body.String())
+		}
+		var out struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &out); err != nil {
+			b.Fatal(err)
+		}
+		return out.ID
+	}
+	var endpointID, calendarID string
+	for i := range 50 {
+		endpointID = post("/endpoints", fmt.Sprintf(`{"name":"endpoint %d","url":"https://example.com/hook/%d","tags":["t%d"]}`, i, i, i%100))
+	}
+	for i := range 20 {
+		calendarID = post("/calendars", fmt.Sprintf(`{"name":"calendar %d","timezone":"Europe/Prague","dates":["2031-01-01"],`+
+			`"ranges":[{"from":"2031-07-01","to":"2031-07-14"}],"rrules":["FREQ=WEEKLY;BYDAY=SA,SU"]}`, i))
+	}
+	if _, err := db.ExecContext(ctx, `
+WITH ep AS (SELECT id, row_number() OVER (ORDER BY id) - 1 AS n FROM endpoints),
+ev AS (SELECT id, row_number() OVER (ORDER BY id) AS m FROM events ORDER BY id LIMIT 2000)
+UPDATE events e SET endpoint_id = ep.id FROM ev, ep WHERE e.id = ev.id AND ep.n = ev.m % 50;
+UPDATE attempts a SET endpoint_id = e.endpoint_id FROM events e WHERE a.event_id = e.id AND e.endpoint_id IS NOT NULL;
+WITH c AS (SELECT id, row_number() OVER (ORDER BY id) - 1 AS n FROM calendars),
+ev AS (SELECT id, row_number() OVER (ORDER BY id DESC) AS m FROM events ORDER BY id DESC LIMIT 2000)
+INSERT INTO event_calendars (event_id, calendar_id) SELECT ev.id, c.id FROM ev JOIN c ON c.n = ev.m % 20;
+ANALYZE;`); err != nil {
+		b.Fatalf("link endpoints and calendars: %v", err)
+	}
 
 	var eventID, occID string
 	if err := db.GetContext(ctx, &eventID, `SELECT md5('e' || 4242)::uuid::text`); err != nil {
@@ -169,6 +217,15 @@ func BenchmarkConsolePages(b *testing.B) {
 		{"bulk-confirm", "/ui/failures/replay?window=24h"},
 		{"live", "/ui/live"},
 		{"tokens", "/ui/tokens"},
+		{"endpoints", "/ui/endpoints"},
+		{"endpoints-open", "/ui/endpoints?state=open"},
+		{"endpoint-detail", "/ui/endpoints/" + endpointID},
+		{"endpoint-new", "/ui/endpoints/new"},
+		{"calendars", "/ui/calendars"},
+		{"calendar-detail", "/ui/calendars/" + calendarID},
+		{"calendar-edit", "/ui/calendars/" + calendarID + "/edit"},
+		{"notifications", "/ui/notifications"},
+		{"search-name", "/ui/search?q=" + url.QueryEscape("event 4242")},
 		{"api-reference", "/ui/api"},
 	}
 	serve := func(path string) time.Duration {
@@ -178,7 +235,10 @@ func BenchmarkConsolePages(b *testing.B) {
 		start := time.Now()
 		c.ServeHTTP(w, req)
 		took := time.Since(start)
-		if w.Code != http.StatusOK {
+		// The header search answers with a redirect to what it found.
+		found := w.Code == http.StatusSeeOther && strings.HasPrefix(path, "/ui/search") &&
+			!strings.HasPrefix(w.Header().Get("Location"), "/ui/login")
+		if w.Code != http.StatusOK && !found {
 			b.Fatalf("%s: %d %s", path, w.Code, w.Body.String())
 		}
 		if strings.Contains(w.Body.String(), `class="error"`) {
@@ -195,6 +255,9 @@ func BenchmarkConsolePages(b *testing.B) {
 		{"api-timeline-24h", "/stats/timeline?step=15m&since=" + since(24*time.Hour)},
 		{"api-status", "/status"},
 		{"api-failures-all", "/occurrences?status=failed,missed&limit=25"},
+		{"api-endpoints", "/endpoints?limit=25"},
+		{"api-events-by-calendar", "/events?limit=50&calendar_id=" + calendarID},
+		{"api-events-paused", "/events?limit=100&status=paused"},
 		{"api-failures-24h", "/occurrences?status=failed,missed&limit=25&from=" + since(24*time.Hour)},
 	}
 	for _, a := range apiCalls {

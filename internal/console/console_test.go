@@ -94,7 +94,6 @@ func newFakeAPI() *fakeAPI {
 		"GET /events/ev1":                 jsonAnswer(200, sampleEvent),
 		"GET /events/ev1/preview":         jsonAnswer(200, `{"timezone":"Europe/Prague","instants":[{"utc":"2030-01-06T08:00:00Z","local":"2030-01-06T09:00:00+01:00"}]}`),
 		"GET /events/ev1/occurrences":     jsonAnswer(200, "["+sampleOccurrence+"]"),
-		"GET /endpoints":                  jsonAnswer(200, `[]`),
 		"GET /calendars":                  jsonAnswer(200, `[]`),
 		"GET /events/ev1/exceptions":      jsonAnswer(200, `{"data":[]}`),
 		"GET /events/ev1/history":         jsonAnswer(200, `{"data":[],"pagination":{"limit":50}}`),
@@ -118,6 +117,7 @@ func newFakeAPI() *fakeAPI {
 		"DELETE /events/ev1":              jsonAnswer(204, ``),
 		"POST /events/ev1/resume":         jsonAnswer(200, sampleEvent),
 		"GET /events/ev1/occurrences/404": jsonAnswer(404, `{"error":"not found"}`),
+		"GET /endpoints":                  jsonAnswer(200, "["+sampleEndpoint+"]"),
 	}}
 }
 

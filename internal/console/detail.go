@@ -91,7 +91,7 @@ func (c *Console) showEvent(w http.ResponseWriter, r *http.Request, s *session, 
 	api := c.sdk(r)
 	e, err := api.Events.Get(ctx, id)
 	if err != nil {
-		c.fail(w, r, s, sdkErr(err))
+		c.fail(w, r, s, sdkError(err))
 		return
 	}
 	d := eventPageData{Event: viewEvent(e), Errors: errs, Form: typed, CSRF: s.CSRF}
@@ -107,20 +107,20 @@ func (c *Console) showEvent(w http.ResponseWriter, r *http.Request, s *session, 
 	for i, cal := range d.Event.Calendars {
 		if got, err := api.Calendars.Get(ctx, cal.ID); err == nil {
 			d.Event.Calendars[i].Name = got.Name
-		} else if errors.Is(sdkErr(err), errSignedOut) {
+		} else if errors.Is(sdkError(err), errSignedOut) {
 			c.fail(w, r, s, errSignedOut)
 			return
 		}
 	}
 	if d.Tab == "" && (d.Event.Status == "active" || d.Event.Status == "paused") {
 		if d.Exceptions, err = api.Events.Exceptions(ctx, id); err != nil {
-			c.fail(w, r, s, sdkErr(err))
+			c.fail(w, r, s, sdkError(err))
 			return
 		}
 		p, err := api.Events.Preview(ctx, id, client.PreviewEventParams{Count: client.Ptr(10)})
 		var ae *apiError
-		if err != nil && !errors.As(sdkErr(err), &ae) {
-			c.fail(w, r, s, sdkErr(err))
+		if err != nil && !errors.As(sdkError(err), &ae) {
+			c.fail(w, r, s, sdkError(err))
 			return
 		}
 		if p != nil {
@@ -135,14 +135,14 @@ func (c *Console) showEvent(w http.ResponseWriter, r *http.Request, s *session, 
 		}
 		page, err := api.Events.History(ctx, id, hp)
 		if err != nil {
-			c.fail(w, r, s, sdkErr(err))
+			c.fail(w, r, s, sdkError(err))
 			return
 		}
 		d.Changes = viewHistory(page.Items)
 		d.ChangesNext = page.NextCursor
 	}
 	if err := c.deliveries(r, api, &d); err != nil {
-		c.fail(w, r, s, sdkErr(err))
+		c.fail(w, r, s, sdkError(err))
 		return
 	}
 	c.render(w, r, s, "event", status, view{Title: d.Event.Name, Nav: "events", Data: d})
@@ -233,7 +233,7 @@ func (c *Console) confirmEventAction(w http.ResponseWriter, r *http.Request, s *
 	}
 	ev, err := c.sdk(r).Events.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
-		c.fail(w, r, s, sdkErr(err))
+		c.fail(w, r, s, sdkError(err))
 		return
 	}
 	base := Prefix + "/events/" + url.PathEscape(ev.ID)
@@ -263,7 +263,7 @@ func (c *Console) eventAction(w http.ResponseWriter, r *http.Request, s *session
 		if rot, err = api.Events.RotateSecret(ctx, id, 24*time.Hour); err == nil {
 			ev, gerr := api.Events.Get(ctx, id)
 			if gerr != nil {
-				c.fail(w, r, s, sdkErr(gerr))
+				c.fail(w, r, s, sdkError(gerr))
 				return
 			}
 			c.render(w, r, s, "secret", http.StatusOK, view{Title: "New signing secret", Nav: "events",
@@ -277,7 +277,7 @@ func (c *Console) eventAction(w http.ResponseWriter, r *http.Request, s *session
 	case "resume":
 		_, err = api.Events.Resume(ctx, id)
 	}
-	if err = sdkErr(err); err != nil {
+	if err = sdkError(err); err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) && ae.Status != http.StatusNotFound {
 			redirect(w, r, back, a.Verb+" failed: "+ae.Message)
@@ -318,7 +318,7 @@ func (c *Console) occurrencePage(w http.ResponseWriter, r *http.Request, s *sess
 	d.Skippable = ahead && d.Occurrence.Status == "pending"
 	d.Unskippable = ahead && d.Occurrence.Status == "skipped" && d.Occurrence.Reason != nil &&
 		*d.Occurrence.Reason == "manual"
-	c.render(w, r, s, "occurrence", http.StatusOK, view{Title: "Occurrence", Nav: "failures", Data: d})
+	c.render(w, r, s, "occurrence", http.StatusOK, view{Title: "Occurrence", Nav: occurrenceNav(d.Occurrence.Status), Data: d})
 }
 
 // controlOne skips or unskips one occurrence (action "skip" or "unskip")

@@ -35,7 +35,7 @@ func parsePicker(v string, loc *time.Location) (time.Time, bool) {
 // the error belongs to, unless the API named another).
 func (c *Console) controlDone(w http.ResponseWriter, r *http.Request, s *session, err error, field string, typed map[string]string, done string) {
 	id := r.PathValue("id")
-	if err = sdkErr(err); err == nil {
+	if err = sdkError(err); err == nil {
 		redirect(w, r, Prefix+"/events/"+url.PathEscape(id), done)
 		return
 	}
@@ -75,7 +75,7 @@ func (c *Console) pauseEvent(w http.ResponseWriter, r *http.Request, s *session)
 	api := c.sdk(r)
 	ev, err := api.Events.Get(r.Context(), id)
 	if err != nil {
-		c.fail(w, r, s, sdkErr(err))
+		c.fail(w, r, s, sdkError(err))
 		return
 	}
 	var until time.Time
@@ -114,7 +114,7 @@ func (c *Console) addException(w http.ResponseWriter, r *http.Request, s *sessio
 	api := c.sdk(r)
 	ev, err := api.Events.Get(r.Context(), id)
 	if err != nil {
-		c.fail(w, r, s, sdkErr(err))
+		c.fail(w, r, s, sdkError(err))
 		return
 	}
 	at, err := time.Parse(time.RFC3339Nano, typed["ex_at"])

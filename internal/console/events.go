@@ -138,7 +138,7 @@ func (c *Console) eventsPage(w http.ResponseWriter, r *http.Request, s *session)
 	}
 	d.Filtered = d.Q != "" || d.Tags != "" || d.Status != ""
 	page, err := c.sdk(r).Events.List(r.Context(), p)
-	err = sdkErr(err)
+	err = sdkError(err)
 	var ae *apiError
 	if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
 		c.render(w, r, s, "events", http.StatusBadRequest, view{Title: "Events", Nav: "events", Data: d,
@@ -445,7 +445,7 @@ func (c *Console) choices(r *http.Request, f *eventForm) error {
 	ctx := r.Context()
 	eps, err := api.Endpoints.List(ctx, client.ListEndpointsParams{Limit: client.Ptr(pickerLimit)})
 	if err != nil && !unlisted(err) {
-		return sdkErr(err)
+		return sdkError(err)
 	}
 	if eps != nil {
 		for _, e := range eps.Items {
@@ -454,7 +454,7 @@ func (c *Console) choices(r *http.Request, f *eventForm) error {
 	}
 	cals, err := api.Calendars.List(ctx, client.GetCalendarsParams{Limit: client.Ptr(pickerLimit)})
 	if err != nil && !unlisted(err) {
-		return sdkErr(err)
+		return sdkError(err)
 	}
 	names := map[string]string{}
 	if cals != nil {
@@ -523,7 +523,7 @@ func (c *Console) createEvent(w http.ResponseWriter, r *http.Request, s *session
 		return
 	}
 	ev, err := c.sdk(r).Events.CreateFields(r.Context(), body)
-	if err = sdkErr(err); err != nil {
+	if err = sdkError(err); err != nil {
 		if f.apiFailed(err) {
 			c.renderForm(w, r, s, f, http.StatusBadRequest)
 			return
@@ -545,7 +545,7 @@ func (c *Console) getEvent(r *http.Request, s *session, id string) (eventJSON, e
 func (c *Console) editEventPage(w http.ResponseWriter, r *http.Request, s *session) {
 	ev, err := c.sdk(r).Events.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
-		c.fail(w, r, s, sdkErr(err))
+		c.fail(w, r, s, sdkError(err))
 		return
 	}
 	c.renderForm(w, r, s, formFromEvent(viewEvent(ev)), http.StatusOK)
@@ -561,7 +561,7 @@ func (c *Console) updateEvent(w http.ResponseWriter, r *http.Request, s *session
 		return
 	}
 	if _, err := c.sdk(r).Events.UpdateFields(r.Context(), id, body); err != nil {
-		if err = sdkErr(err); f.apiFailed(err) {
+		if err = sdkError(err); f.apiFailed(err) {
 			c.renderForm(w, r, s, f, http.StatusBadRequest)
 			return
 		}
@@ -599,7 +599,7 @@ func (c *Console) preview(w http.ResponseWriter, r *http.Request, s *session) {
 	status := http.StatusOK
 	if f.scheduleBody(body) {
 		p, err := c.sdk(r).Schedules.PreviewFields(r.Context(), body)
-		err = sdkErr(err)
+		err = sdkError(err)
 		var ae *apiError
 		switch {
 		case errors.Is(err, errSignedOut):

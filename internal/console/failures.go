@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/qhronos/qhronos/client"
 )
 
 // failureFilter is the Failures page's filter, as the query string holds it.
@@ -50,19 +52,17 @@ func (f failureFilter) since() *time.Time {
 	return &t
 }
 
-// query is the filter as GET /occurrences parameters.
-func (f failureFilter) query() url.Values {
-	q := url.Values{"status": {f.Status}}
+// params is the filter as GET /occurrences parameters.
+func (f failureFilter) params() client.ListOccurrencesParams {
+	p := client.ListOccurrencesParams{Status: client.Ptr(f.Status), From: f.since()}
 	if f.Tags != "" {
-		q.Set("tags", f.Tags)
-	}
-	if t := f.since(); t != nil {
-		q.Set("from", t.Format(time.RFC3339))
+		p.Tags = []string{f.Tags}
 	}
 	if f.Code != "" {
-		q.Set("status_code", f.Code)
+		n, _ := strconv.Atoi(f.Code)
+		p.StatusCode = &n
 	}
-	return q
+	return p
 }
 
 // page is the filter as the console's own query string.
@@ -77,34 +77,41 @@ func (f failureFilter) page() url.Values {
 	return q
 }
 
-// retryBody is the filter as a POST /occurrences/retry body.
-func (f failureFilter) retryBody(limit int) map[string]any {
-	b := map[string]any{"status": strings.Split(f.Status, ","), "limit": limit}
+// retryFilter is the filter as a POST /occurrences/retry body.
+func (f failureFilter) retryFilter(limit int) client.RetryFilter {
+	b := client.RetryFilter{Status: client.Ptr(f.Status), Limit: &limit, Since: f.since()}
 	if f.Tags != "" {
-		b["tags"] = strings.Split(f.Tags, ",")
-	}
-	if t := f.since(); t != nil {
-		b["since"] = t.Format(time.RFC3339)
+		b.Tags = strings.Split(f.Tags, ",")
 	}
 	if f.Code != "" {
 		n, _ := strconv.Atoi(f.Code)
-		b["status_code"] = n
+		b.StatusCode = &n
 	}
 	return b
 }
 
-type occurrencePage struct {
-	Data       []occurrenceJSON `json:"data"`
-	Pagination struct {
-		Total      int    `json:"total"`
-		NextCursor string `json:"next_cursor"`
-	} `json:"pagination"`
+// failureRow is one failed or missed occurrence with its event's name.
+type failureRow struct {
+	ID, EventID, Status  string
+	ScheduledAt          time.Time
+	StatusCode           *int
+	ErrorMessage         *string
+	EventName, EventZone string
+}
+
+func toFailureRows(list []client.Occurrence) []failureRow {
+	out := make([]failureRow, 0, len(list))
+	for _, o := range list {
+		out = append(out, failureRow{ID: o.ID, EventID: o.EventID, Status: string(o.Status), ScheduledAt: o.ScheduledAt,
+			StatusCode: o.StatusCode, ErrorMessage: o.ErrorMessage})
+	}
+	return out
 }
 
 type failuresData struct {
 	Filter    failureFilter
 	Errors    map[string]string
-	Rows      []occurrenceJSON
+	Rows      []failureRow
 	Total     int
 	NextQuery string
 	PageQuery string
@@ -122,13 +129,13 @@ func (c *Console) failuresPage(w http.ResponseWriter, r *http.Request, s *sessio
 		c.render(w, r, s, "failures", http.StatusBadRequest, view{Title: "Failures", Nav: "failures", Data: d})
 		return
 	}
-	q := f.query()
-	q.Set("limit", strconv.Itoa(pageSize))
+	q := f.params()
+	q.Limit = client.Ptr(pageSize)
 	if cur := r.URL.Query().Get("cursor"); cur != "" {
-		q.Set("cursor", cur)
+		q.Cursor = &cur
 	}
-	var pg occurrencePage
-	if _, err := c.do(r, s, "GET", "/occurrences", q, nil, &pg); err != nil {
+	pg, err := c.sdk(r).Occurrences.List(r.Context(), q)
+	if err = sdkError(err); err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
 			if ae.Field != "" {
@@ -141,13 +148,13 @@ func (c *Console) failuresPage(w http.ResponseWriter, r *http.Request, s *sessio
 		c.fail(w, r, s, err)
 		return
 	}
-	d.Rows, d.Total = pg.Data, pg.Pagination.Total
-	if pg.Pagination.NextCursor != "" {
+	d.Rows, d.Total = toFailureRows(pg.Data), pg.Pagination.Total
+	if next := pg.Pagination.NextCursor; next != nil && *next != "" {
 		nq := f.page()
-		nq.Set("cursor", pg.Pagination.NextCursor)
+		nq.Set("cursor", *next)
 		d.NextQuery = nq.Encode()
 	}
-	if err := c.nameEvents(r, s, d.Rows); err != nil {
+	if err := c.nameEvents(r, d.Rows); err != nil {
 		c.fail(w, r, s, err)
 		return
 	}
@@ -156,18 +163,19 @@ func (c *Console) failuresPage(w http.ResponseWriter, r *http.Request, s *sessio
 
 // nameEvents fills in the event name and zone of each row, one API read
 // per distinct event on the page.
-func (c *Console) nameEvents(r *http.Request, s *session, rows []occurrenceJSON) error {
-	seen := map[string]*eventJSON{}
+func (c *Console) nameEvents(r *http.Request, rows []failureRow) error {
+	sdk := c.sdk(r)
+	seen := map[string]*client.Event{}
 	for i := range rows {
 		id := rows[i].EventID
 		ev, ok := seen[id]
 		if !ok {
-			got, err := c.getEvent(r, s, id)
-			if errors.Is(err, errSignedOut) {
+			got, err := sdk.Events.Get(r.Context(), id)
+			if err = sdkError(err); errors.Is(err, errSignedOut) {
 				return err
 			}
 			if err == nil {
-				ev = &got
+				ev = got
 			}
 			seen[id] = ev
 		}
@@ -193,10 +201,10 @@ func (c *Console) confirmBulkReplay(w http.ResponseWriter, r *http.Request, s *s
 		redirect(w, r, Prefix+"/failures?"+f.page().Encode(), "Fix the filter first.")
 		return
 	}
-	q := f.query()
-	q.Set("limit", "1")
-	var pg occurrencePage
-	if _, err := c.do(r, s, "GET", "/occurrences", q, nil, &pg); err != nil {
+	q := f.params()
+	q.Limit = client.Ptr(1)
+	pg, err := c.sdk(r).Occurrences.List(r.Context(), q)
+	if err = sdkError(err); err != nil {
 		c.fail(w, r, s, err)
 		return
 	}
@@ -221,11 +229,8 @@ func (c *Console) bulkReplay(w http.ResponseWriter, r *http.Request, s *session)
 		redirect(w, r, back, "Nothing to replay.")
 		return
 	}
-	var out struct {
-		Requeued     int  `json:"requeued"`
-		LimitReached bool `json:"limit_reached"`
-	}
-	if _, err := c.do(r, s, "POST", "/occurrences/retry", nil, f.retryBody(min(limit, maxBulkReplay)), &out); err != nil {
+	out, err := c.sdk(r).Occurrences.ReplayMatching(r.Context(), f.retryFilter(min(limit, maxBulkReplay)))
+	if err = sdkError(err); err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) {
 			redirect(w, r, back, "Replay failed: "+ae.Message)

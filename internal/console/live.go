@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
 	"go.uber.org/zap"
+
+	"github.com/qhronos/qhronos/client"
 )
 
 // wsDialer connects to the API's own /ws in process: each dial is one end
@@ -149,11 +150,11 @@ func (c *Console) liveTags(r *http.Request, s *session) ([]string, error) {
 	if len(tags) > 0 {
 		return tags[:min(len(tags), maxLiveTags)], nil
 	}
-	var recent []eventJSON
-	if _, err := c.do(r, s, "GET", "/events", url.Values{"limit": {"100"}}, nil, &recent); err != nil {
+	recent, err := c.sdk(r).Events.List(r.Context(), client.ListEventsParams{Limit: client.Ptr(100)})
+	if err = sdkError(err); err != nil {
 		return nil, err
 	}
-	for _, ev := range recent {
+	for _, ev := range recent.Items {
 		for _, t := range ev.Tags {
 			if !seen[t] && len(tags) < maxLiveTags {
 				seen[t] = true
@@ -263,8 +264,8 @@ func (c *Console) liveStream(w http.ResponseWriter, r *http.Request, s *session)
 		case <-ctx.Done():
 			return
 		case <-recheck.C:
-			res, err := c.call(ctx, r, s.Token, "GET", "/events", url.Values{"limit": {"1"}}, nil)
-			if err == nil && res.Status == http.StatusUnauthorized {
+			_, err := c.sdkFor(r, s.Token).Events.List(ctx, client.ListEventsParams{Limit: client.Ptr(1)})
+			if errors.Is(err, client.ErrUnauthorized) {
 				_ = out.send("signout", map[string]string{"reason": "token no longer valid"})
 				return
 			}
@@ -324,18 +325,22 @@ func (c *Console) followStatus(ctx context.Context, r *http.Request, s *session,
 	deadline := time.Now().Add(statusWatchSpan)
 	wait := 200 * time.Millisecond
 	last := ""
+	sdk := c.sdkFor(r, s.Token)
 	for time.Now().Before(deadline) {
-		var o occurrenceJSON
-		res, err := c.call(ctx, r, s.Token, "GET", "/occurrences/"+url.PathEscape(id), nil, nil)
-		if err != nil || ctx.Err() != nil {
+		o, err := sdk.Occurrences.Get(ctx, id)
+		if ctx.Err() != nil {
 			return
 		}
-		if res.Status == http.StatusUnauthorized {
+		if errors.Is(err, client.ErrUnauthorized) {
 			_ = out.send("signout", map[string]string{"reason": "token no longer valid"})
 			return
 		}
-		if res.Status == http.StatusOK && json.Unmarshal(res.Body, &o) == nil && o.Status != last {
-			last = o.Status
+		var ae *client.APIError
+		if err != nil && !errors.As(err, &ae) {
+			return // not an answer of the API: nothing more to follow
+		}
+		if err == nil && string(o.Status) != last {
+			last = string(o.Status)
 			if out.send("status", map[string]any{"occurrence_id": id, "status": o.Status,
 				"status_code": o.StatusCode, "attempt_count": o.AttemptCount}) != nil {
 				return

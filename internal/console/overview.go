@@ -3,45 +3,53 @@ package console
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
-	"net/url"
 	"sort"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/qhronos/qhronos/client"
 )
 
-// percentiles mirrors the API's percentile object.
+// percentiles is a percentile summary as the overview shows it.
 type percentiles struct {
-	Count int   `json:"count"`
-	P50   int64 `json:"p50"`
-	P95   int64 `json:"p95"`
-	P99   int64 `json:"p99"`
+	Count int
+	P50   int64
+	P95   int64
+	P99   int64
 }
 
+// groupStats is one /stats group as the overview shows it.
 type groupStats struct {
-	Occurrences int            `json:"occurrences"`
-	ByStatus    map[string]int `json:"by_status"`
-	Attempts    int            `json:"attempts"`
-	DurationMS  percentiles    `json:"duration_ms"`
-	LatenessMS  percentiles    `json:"lateness_ms"`
-	Due         int            `json:"due"`
-	Retrying    int            `json:"retrying"`
+	Occurrences int
+	ByStatus    map[string]int
+	Attempts    int
+	DurationMS  percentiles
+	LatenessMS  percentiles
+	Due         int
+	Retrying    int
 }
 
-type statsJSON struct {
-	Total    groupStats            `json:"total"`
-	ByAction map[string]groupStats `json:"by_action"`
+func intOf(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
-type timelineJSON struct {
-	Step    string `json:"step"`
-	Buckets []struct {
-		Start      time.Time   `json:"start"`
-		Attempts   int         `json:"attempts"`
-		Completed  int         `json:"completed"`
-		Failed     int         `json:"failed"`
-		LatenessMS percentiles `json:"lateness_ms"`
-	} `json:"buckets"`
+func toGroupStats(s *client.Stats) groupStats {
+	t := s.Total
+	g := groupStats{Occurrences: intOf(t.Occurrences), ByStatus: t.ByStatus, Attempts: intOf(t.Attempts),
+		Due: intOf(t.Due), Retrying: intOf(t.Retrying)}
+	if d := t.DurationMs; d != nil {
+		g.DurationMS = percentiles{d.Count, int64(d.P50), int64(d.P95), int64(d.P99)}
+	}
+	if l := t.LatenessMs; l != nil {
+		g.LatenessMS = percentiles{l.Count, int64(l.P50), int64(l.P95), int64(l.P99)}
+	}
+	return g
 }
 
 // chartData is what app.js hands to uPlot: x in Unix seconds, one series
@@ -54,14 +62,14 @@ type chartData struct {
 	P99       []*int64  `json:"p99"`
 }
 
-func toChart(t timelineJSON, perMinute float64) string {
+func toChart(t *client.Timeline, perMinute float64) string {
 	var d chartData
 	for _, b := range t.Buckets {
 		d.X = append(d.X, b.Start.Unix())
 		d.Completed = append(d.Completed, float64(b.Completed)/perMinute)
 		d.Failed = append(d.Failed, float64(b.Failed)/perMinute)
-		if b.LatenessMS.Count > 0 {
-			p50, p99 := b.LatenessMS.P50, b.LatenessMS.P99
+		if b.LatenessMs.Count > 0 {
+			p50, p99 := int64(b.LatenessMs.P50), int64(b.LatenessMs.P99)
 			d.P50, d.P99 = append(d.P50, &p50), append(d.P99, &p99)
 		} else {
 			d.P50, d.P99 = append(d.P50, nil), append(d.P99, nil)
@@ -85,76 +93,141 @@ func sortedCounts(m map[string]int) []count {
 	return out
 }
 
-// waiting are the occurrence states that are work still to do.
-var waiting = map[string]bool{"pending": true, "dispatching": true, "retrying": true, "awaiting_ack": true}
-
-type overviewData struct {
-	Day, Hour           groupStats
-	DayCounts           []count
-	FailedHour          int
-	Queue               []count
-	HourChart, DayChart string
-	Status              map[string]any
-	StatusText          string
-	Backends            map[string]any
-	Loops               []loop
-	Instance, Version   string
-	Uptime              string
+// backlogRow is one waiting state, with what it means.
+type backlogRow struct {
+	Name, Meaning string
+	Count         int
 }
 
-// loop is one background loop as /status reports it.
+// backlogMeaning explains the waiting states in the backlog table.
+var backlogMeaning = map[string]string{
+	"pending":      "planned; fires at its instant (the due-now figure above counts those already past it)",
+	"dispatching":  "claimed by a worker, being delivered now",
+	"retrying":     "failed an attempt; waits for its next try",
+	"awaiting_ack": "delivered; waits for the receiver's acknowledgement",
+}
+
+// loop is one background loop of /status, for people.
 type loop struct {
-	Name    string
-	Runs    any
-	LastRun *time.Time
-	Error   string
-	Detail  string
+	Name       string
+	Runs       int64
+	LastRun    *time.Time
+	DurationMS *int64
+	Result     string
+	Error      string
+	Healthy    bool
+	Other      []count
+}
+
+func numberOf(v any) (int64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return int64(n), true
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	}
+	return 0, false
 }
 
 func toLoop(name string, v any) loop {
-	l := loop{Name: name}
+	l := loop{Name: name, Healthy: true}
 	m, _ := v.(map[string]any)
-	l.Runs = m["runs"]
+	l.Runs, _ = numberOf(m["runs"])
 	if t, ok := m["last_run"].(string); ok {
 		if at, err := time.Parse(time.RFC3339Nano, t); err == nil {
 			l.LastRun = &at
 		}
 	}
+	if d, ok := numberOf(m["duration_ms"]); ok {
+		l.DurationMS = &d
+	}
+	if h, ok := m["healthy"].(bool); ok {
+		l.Healthy = h
+	}
 	l.Error, _ = m["error"].(string)
-	rest := map[string]any{}
+	if n, ok := numberOf(m["result"]); ok {
+		l.Result = fmt.Sprintf("%d handled", n)
+	}
 	for k, v := range m {
 		switch k {
-		case "runs", "last_run", "error":
-		default:
-			rest[k] = v
+		case "runs", "last_run", "error", "healthy", "duration_ms", "result":
+			continue
+		}
+		if n, ok := numberOf(v); ok {
+			l.Other = append(l.Other, count{strings.ReplaceAll(k, "_", " "), int(n)})
 		}
 	}
-	if len(rest) > 0 {
-		b, _ := json.Marshal(rest)
-		l.Detail = string(b)
-	}
+	sort.Slice(l.Other, func(i, j int) bool { return l.Other[i].Name < l.Other[j].Name })
 	return l
+}
+
+// attention counts what needs a person, each with the page that shows it;
+// More means the count stopped at the listing's page size.
+type attention struct {
+	OpenCircuits, PausedEvents int
+	MoreOpen, MorePaused       bool
+}
+
+// attentionLimit bounds the counts of open circuits and paused events: the
+// API's listings carry no total, and one page is enough to say "100+".
+const attentionLimit = 100
+
+type overviewData struct {
+	Day, Hour           groupStats
+	DayCounts           []count
+	FailedHour          int
+	Backlog             []backlogRow
+	HourChart, DayChart string
+	StatusText          string
+	Backends            map[string]any
+	Loops               []loop
+	Replans             loop
+	PendingReplans      int
+	Instance, Version   string
+	Uptime              string
+	Attention           attention
 }
 
 func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
 	now := time.Now().UTC()
 	var d overviewData
-	var day, hour statsJSON
-	var hourTL, dayTL timelineJSON
-	var st map[string]any
-	hourAgo, dayAgo := now.Add(-time.Hour).Format(time.RFC3339), now.Add(-24*time.Hour).Format(time.RFC3339)
-	// The five reads are independent: run them at once, so the page takes
-	// as long as the slowest, not the sum.
-	calls := []struct {
-		path  string
-		query url.Values
-		out   any
-	}{
-		{"/stats", url.Values{"by_action": {"false"}}, &day},
-		{"/stats", url.Values{"since": {hourAgo}, "by_action": {"false"}}, &hour},
-		{"/stats/timeline", url.Values{"step": {"1m"}, "since": {hourAgo}}, &hourTL},
-		{"/stats/timeline", url.Values{"step": {"15m"}, "since": {dayAgo}}, &dayTL},
-		{"/status", nil, &st},
+	var (
+		day, hour     *client.Stats
+		hourTL, dayTL *client.Timeline
+		st            *client.Status
+		open          *client.Page[client.Endpoint]
+		paused        *client.Page[client.Event]
+	)
+	hourAgo, dayAgo := now.Add(-time.Hour), now.Add(-24*time.Hour)
+	sdk, ctx := c.sdk(r), r.Context()
+	lim := attentionLimit
+	// The reads are independent: run them at once, so the page takes as
+	// long as the slowest, not the sum.
+	calls := []func() error{
+		func() (err error) { day, err = sdk.Stats(ctx, client.StatsParams{ByAction: client.Ptr(false)}); return },
+		func() (err error) {
+			hour, err = sdk.Stats(ctx, client.StatsParams{Since: &hourAgo, ByAction: client.Ptr(false)})
+			return
+		},
+		func() (err error) {
+			hourTL, err = sdk.StatsTimeline(ctx, client.StatsTimelineParams{Since: &hourAgo, Step: client.Ptr(client.GetStatsTimelineParamsStep("1m"))})
+			return
+		},
+		func() (err error) {
+			dayTL, err = sdk.StatsTimeline(ctx, client.StatsTimelineParams{Since: &dayAgo, Step: client.Ptr(client.GetStatsTimelineParamsStep("15m"))})
+			return
+		},
+		func() (err error) { st, err = sdk.Status(ctx); return },
+		func() (err error) {
+			open, err = sdk.Endpoints.List(ctx, client.ListEndpointsParams{State: client.Ptr(client.ListEndpointsParamsState("open")), Limit: &lim})
+			return
+		},
+		func() (err error) {
+			paused, err = sdk.Events.List(ctx, client.ListEventsParams{Status: client.Ptr("paused"), Limit: &lim})
+			return
+		},
 	}
 	errs := make([]error, len(calls))
 	var wg sync.WaitGroup
@@ -162,7 +235,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = c.do(r, s, "GET", call.path, call.query, nil, call.out)
+			errs[i] = sdkError(call())
 		}()
 	}
 	wg.Wait()
@@ -178,40 +251,39 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
 			return
 		}
 	}
-	d.Day, d.Hour = day.Total, hour.Total
-	d.DayCounts = sortedCounts(day.Total.ByStatus)
-	d.FailedHour = hour.Total.ByStatus["failed"] + hour.Total.ByStatus["missed"]
+	d.Day, d.Hour = toGroupStats(day), toGroupStats(hour)
+	d.DayCounts = sortedCounts(d.Day.ByStatus)
+	d.FailedHour = d.Hour.ByStatus["failed"] + d.Hour.ByStatus["missed"]
 	d.HourChart, d.DayChart = toChart(hourTL, 1), toChart(dayTL, 15)
-	d.Status = st
-	d.StatusText, _ = st["status"].(string)
+	d.StatusText = string(st.Status)
 	if d.StatusText == "" {
 		d.StatusText = "ok"
 	}
-	d.Instance, _ = st["instance_id"].(string)
-	d.Version, _ = st["version"].(string)
-	d.Uptime, _ = st["uptime"].(string)
-	d.Backends, _ = st["backends"].(map[string]any)
-	if q, ok := st["queue"].(map[string]any); ok {
-		m := map[string]int{}
-		for k, v := range q {
-			if !waiting[k] {
-				continue
-			}
-			if n, ok := v.(float64); ok {
-				m[k] = int(n)
-			}
-		}
-		d.Queue = sortedCounts(m)
+	d.Instance, d.Version = st.InstanceID, st.Version
+	if st.Uptime != nil {
+		d.Uptime = *st.Uptime
 	}
-	if loops, ok := st["scheduler"].(map[string]any); ok {
-		names := make([]string, 0, len(loops))
-		for k := range loops {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		for _, k := range names {
-			d.Loops = append(d.Loops, toLoop(k, loops[k]))
+	d.Backends = st.Backends
+	for _, k := range []string{"pending", "dispatching", "retrying", "awaiting_ack"} {
+		if n, ok := st.Queue[k]; ok {
+			d.Backlog = append(d.Backlog, backlogRow{Name: k, Meaning: backlogMeaning[k], Count: n})
 		}
 	}
+	names := make([]string, 0, len(st.Scheduler))
+	for k := range st.Scheduler {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		d.Loops = append(d.Loops, toLoop(k, st.Scheduler[k]))
+	}
+	if st.Replans != nil {
+		d.Replans = toLoop("calendar re-planner", map[string]any(st.Replans))
+		if n, ok := numberOf(st.Replans["pending_calendars"]); ok {
+			d.PendingReplans = int(n)
+		}
+	}
+	d.Attention = attention{OpenCircuits: len(open.Items), MoreOpen: open.NextCursor != "",
+		PausedEvents: len(paused.Items), MorePaused: paused.NextCursor != ""}
 	c.render(w, r, s, "overview", http.StatusOK, view{Title: "Overview", Nav: "overview", Data: d})
 }

@@ -76,6 +76,13 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, s *session, nam
 			v.Notice = ""
 		}
 	}
+	if v.Error == "" {
+		// A refusal carried over a redirect (redirectProblem), shown as an
+		// error rather than a notice.
+		if p := r.URL.Query().Get("problem"); len(p) <= 300 {
+			v.Error = p
+		}
+	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
 		c.log.Error("render console page", zap.String("template", name), zap.Error(err))
@@ -140,6 +147,16 @@ func consolePath(back string) (string, bool) {
 	return back, true
 }
 
+// redirectProblem sends the browser to target after a POST the API
+// refused, with its answer shown as an error there.
+func redirectProblem(w http.ResponseWriter, r *http.Request, target, problem string) {
+	sep := "?"
+	if strings.Contains(target, "?") {
+		sep = "&"
+	}
+	http.Redirect(w, r, target+sep+"problem="+urlQueryEscape(problem), http.StatusSeeOther)
+}
+
 func redirect(w http.ResponseWriter, r *http.Request, target, notice string) {
 	if notice != "" {
 		sep := "?"
@@ -196,9 +213,9 @@ func badgeClass(status string) string {
 	switch status {
 	case "completed", "active", "ok", "healthy":
 		return "badge ok"
-	case "failed", "missed", "unavailable", "revoked":
+	case "failed", "missed", "unavailable", "revoked", "open":
 		return "badge bad"
-	case "retrying", "paused", "degraded", "awaiting_ack", "dispatching":
+	case "retrying", "paused", "degraded", "awaiting_ack", "dispatching", "disabled":
 		return "badge warn"
 	default:
 		return "badge"

@@ -10,74 +10,82 @@ import (
 	"github.com/qhronos/qhronos/client"
 )
 
-// sdkBase is the base URL the console's SDK client is built with; requests
-// never leave the process, the host only fills the request line.
+// The console reads and writes through the Go SDK, as any other client
+// does, so the API's shapes have one Go client to keep up to date. The SDK's
+// requests do not leave the process: apiTransport hands each one to the API
+// handler with the signed-in user's bearer token, so scope rules, 404s and
+// validation errors are exactly the API's.
+
+// sdkBase is the SDK's base URL; the host is never dialled.
 const sdkBase = "http://qhronos.internal"
 
-// inProcess is an http.RoundTripper that hands every request to the API's
-// http.Handler in this process: the console is a client of the public API
-// over the same Go SDK its users have, without a socket in between.
-type inProcess struct {
-	api http.Handler
-	// from is the browser's request: its address and request id go on to
-	// the API, so per-client limits and logs see the real client.
+// sessionKey holds the request's *session in its context (set by signedIn).
+type sessionKey struct{}
+
+// withSession returns r carrying s, for sdk.
+func withSession(r *http.Request, s *session) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), sessionKey{}, s))
+}
+
+// apiTransport is an http.RoundTripper that serves requests with the API
+// handler in-process.
+type apiTransport struct {
+	api  http.Handler
 	from *http.Request
 }
 
-func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
-	// A RoundTripper must not change the caller's request.
-	req = req.Clone(req.Context())
-	if t.from != nil {
-		req.RemoteAddr = t.from.RemoteAddr
-		if id := t.from.Header.Get("X-Request-ID"); id != "" {
-			req.Header.Set("X-Request-ID", id)
-		}
+// RoundTrip keeps the browser's address as the remote address and its
+// request id, so the API's per-client limits and logs see the real client.
+func (t *apiTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	in := req.Clone(req.Context())
+	in.RequestURI = in.URL.RequestURI()
+	in.RemoteAddr = t.from.RemoteAddr
+	if id := t.from.Header.Get("X-Request-ID"); id != "" {
+		in.Header.Set("X-Request-ID", id)
 	}
-	req.RequestURI = req.URL.RequestURI()
+	if in.Body == nil {
+		in.Body = http.NoBody
+	}
 	rec := &recorder{header: http.Header{}}
-	t.api.ServeHTTP(rec, req)
+	t.api.ServeHTTP(rec, in)
 	if rec.status == 0 {
 		rec.status = http.StatusOK
 	}
-	return &http.Response{
-		Status: http.StatusText(rec.status), StatusCode: rec.status, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: rec.header, Body: io.NopCloser(bytes.NewReader(rec.body.Bytes())),
-		ContentLength: int64(rec.body.Len()), Request: req,
-	}, nil
+	return &http.Response{Status: http.StatusText(rec.status), StatusCode: rec.status, Proto: "HTTP/1.1",
+		ProtoMajor: 1, ProtoMinor: 1, Header: rec.header, Body: io.NopCloser(bytes.NewReader(rec.body.Bytes())),
+		ContentLength: int64(rec.body.Len()), Request: req}, nil
 }
 
-type sessionKey struct{}
-
-// withSession keeps the signed-in session on the request's context, where
-// sdk finds its token.
-func withSession(ctx context.Context, s *session) context.Context {
-	return context.WithValue(ctx, sessionKey{}, s)
-}
-
-// sdk is the Go SDK client of the public API, acting as the signed-in user
-// of r (their bearer token). Retries are off: the API is in-process, and a
-// page reports an answer rather than waiting on it.
+// sdk is the Go SDK acting for the signed-in user of r. Retries are off:
+// an in-process call that failed would fail the same way again, and a
+// retried POST would need an idempotency key the console has no use for.
 func (c *Console) sdk(r *http.Request) *client.Client {
 	token := ""
-	if s, ok := r.Context().Value(sessionKey{}).(*session); ok && s != nil {
+	if s, ok := r.Context().Value(sessionKey{}).(*session); ok {
 		token = s.Token
 	} else if s, ok := c.sessions.read(r); ok {
 		token = s.Token
 	}
-	cl, err := client.New(sdkBase, client.WithToken(token), client.WithVia("console"), client.WithRetries(0),
-		client.WithUserAgent("qhronos-console"),
-		client.WithHTTPClient(&http.Client{Transport: inProcess{api: c.opts.API, from: r}}))
-	if err != nil {
-		// sdkBase is a constant http URL: New cannot refuse it.
-		panic(err)
-	}
-	return cl
+	return c.sdkFor(r, token)
 }
 
-// sdkErr turns an SDK error into the console's: a 401 is errSignedOut (the
-// token was revoked or expired), any other API answer an *apiError that
-// fail and the forms show; anything else is returned as it is.
-func sdkErr(err error) error {
+// sdkFor is the SDK acting with token for the browser request r: the
+// sign-in form's token before any session exists, and the Live stream's
+// session token in its long-running goroutines.
+func (c *Console) sdkFor(r *http.Request, token string) *client.Client {
+	sdk, err := client.New(sdkBase, client.WithToken(token), client.WithVia("console"), client.WithRetries(0),
+		client.WithUserAgent("qhronos-console"),
+		client.WithHTTPClient(&http.Client{Transport: &apiTransport{api: c.opts.API, from: r}}))
+	if err != nil {
+		panic("console: the SDK refused its constant base URL: " + err.Error()) // cannot happen: sdkBase is valid
+	}
+	return sdk
+}
+
+// sdkError turns an SDK error into the console's: a 401 is errSignedOut,
+// any other API answer an *apiError, so fail and the forms treat both
+// clients' errors alike.
+func sdkError(err error) error {
 	var ae *client.APIError
 	if !errors.As(err, &ae) {
 		return err

@@ -6,19 +6,9 @@ import (
 	"net/url"
 	"strings"
 	"time"
-)
 
-type tokenJSON struct {
-	ID        string     `json:"id"`
-	Token     string     `json:"token"`
-	Sub       string     `json:"sub"`
-	Access    string     `json:"access"`
-	Scope     []string   `json:"scope"`
-	ExpiresAt time.Time  `json:"expires_at"`
-	RevokedAt *time.Time `json:"revoked_at"`
-	CreatedBy string     `json:"created_by"`
-	CreatedAt time.Time  `json:"created_at"`
-}
+	"github.com/qhronos/qhronos/client"
+)
 
 type mintForm struct {
 	Sub, Access, Scope, Expires string
@@ -27,10 +17,10 @@ type mintForm struct {
 }
 
 type tokensData struct {
-	Tokens    []tokenJSON
+	Tokens    []client.Token
 	Forbidden string
 	Form      mintForm
-	Minted    *tokenJSON
+	Minted    *client.Token
 	Limit     int
 }
 
@@ -43,7 +33,9 @@ var expiries = map[string]time.Duration{"1d": 24 * time.Hour, "7d": 7 * 24 * tim
 
 func (c *Console) tokensData(r *http.Request, s *session, d *tokensData) error {
 	d.Limit = tokenLimit
-	_, err := c.do(r, s, "GET", "/tokens", url.Values{"limit": {"100"}}, nil, &d.Tokens)
+	list, err := c.sdk(r).Tokens.ListNewest(r.Context(), tokenLimit)
+	err = sdkError(err)
+	d.Tokens = list
 	var ae *apiError
 	if errors.As(err, &ae) && ae.Status == http.StatusForbidden {
 		d.Forbidden = "Your token cannot manage tokens: that needs admin access or the master token."
@@ -79,9 +71,10 @@ func (c *Console) mintToken(w http.ResponseWriter, r *http.Request, s *session) 
 		}
 	}
 	if len(f.Errors) == 0 {
-		var minted tokenJSON
-		_, err := c.do(r, s, "POST", "/tokens", nil, map[string]any{"type": "jwt", "sub": f.Sub, "access": f.Access,
-			"scope": scope, "expires_at": time.Now().Add(ttl).UTC().Format(time.RFC3339)}, &minted)
+		minted, err := c.sdk(r).Tokens.Create(r.Context(), client.TokenRequest{Type: client.Ptr(client.TokenRequestType("jwt")),
+			Sub: f.Sub, Access: client.TokenRequestAccess(f.Access), Scope: scope,
+			ExpiresAt: time.Now().Add(ttl).UTC().Truncate(time.Second)})
+		err = sdkError(err)
 		var ae *apiError
 		switch {
 		case errors.As(err, &ae) && ae.Status >= 400 && ae.Status < 500:
@@ -98,7 +91,7 @@ func (c *Console) mintToken(w http.ResponseWriter, r *http.Request, s *session) 
 			c.fail(w, r, s, err)
 			return
 		default:
-			d.Minted = &minted
+			d.Minted = minted
 			f = mintForm{Access: "read", Expires: "30d", Errors: map[string]string{}}
 		}
 	}
@@ -123,7 +116,7 @@ func (c *Console) confirmRevoke(w http.ResponseWriter, r *http.Request, s *sessi
 
 func (c *Console) revokeToken(w http.ResponseWriter, r *http.Request, s *session) {
 	id := r.PathValue("id")
-	if _, err := c.do(r, s, "DELETE", "/tokens/"+url.PathEscape(id), nil, nil, nil); err != nil {
+	if err := sdkError(c.sdk(r).Tokens.Revoke(r.Context(), id)); err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) {
 			redirect(w, r, Prefix+"/tokens", "Revoke failed: "+ae.Message)

@@ -20,6 +20,8 @@ type EventFilter struct {
 	NameContains string
 	// EndpointID keeps events whose action names this endpoint.
 	EndpointID string
+	// CalendarID keeps events that honour this calendar.
+	CalendarID string
 	// After is the keyset cursor: rows strictly older than (CreatedAt, ID).
 	After *EventCursor
 	Limit int

@@ -360,6 +360,13 @@ func (s *Store) ListEvents(ctx context.Context, f model.EventFilter) ([]model.Ev
 		where = append(where, `e.endpoint_id = ?`)
 		args = append(args, f.EndpointID)
 	}
+	if f.CalendarID != "" {
+		if uuid.Validate(f.CalendarID) != nil {
+			return []model.Event{}, nil // no calendar has such an id
+		}
+		where = append(where, `EXISTS (SELECT 1 FROM event_calendars ec WHERE ec.event_id = e.id AND ec.calendar_id = ?)`)
+		args = append(args, f.CalendarID)
+	}
 	if f.NameContains != "" {
 		where = append(where, `LOWER(e.name) LIKE ? ESCAPE '\'`)
 		args = append(args, "%"+likeEscaper.Replace(asciiLower(f.NameContains))+"%")

@@ -31,7 +31,7 @@ func TestConsoleEventControl(t *testing.T) {
 			}
 			p.signIn(srv.master)
 			t.Run("pause until Monday", func(t *testing.T) { pauseStory(t, srv, p) })
-			t.Run("calendar roll forward", func(t *testing.T) { calendarStory(t, srv, p) })
+			t.Run("calendar roll forward", func(t *testing.T) { calendarRollStory(t, srv, p) })
 			t.Run("move one instant", func(t *testing.T) { moveStory(t, srv, p) })
 		})
 	}
@@ -139,13 +139,13 @@ func pauseStory(t *testing.T, srv consoleServer, p *page) {
 		document.querySelectorAll("#upcoming li.paused").length === 0`, pageTimeout)
 }
 
-// calendarStory: a calendar of public holidays (made over the API: the
+// calendarRollStory: a calendar of public holidays (made over the API: the
 // calendars page is its own story) is attached in the edit form with
 // roll_forward; the live preview shows the holidays' instants rolled to
 // the next day, and so does the saved event's page. The event fires every
 // other day: under a plain daily rule the next day already has its own
 // instant, so the planner skips a blocked one instead of rolling it.
-func calendarStory(t *testing.T, srv consoleServer, p *page) {
+func calendarRollStory(t *testing.T, srv consoleServer, p *page) {
 	loc := storyLoc(t)
 	ok := newReceiver(t)
 	now := time.Now().In(loc)

@@ -84,6 +84,8 @@ func browser(t *testing.T) context.Context {
 	err = chromedp.Run(ctx)
 	require.True(t, timer.Stop(), "chromium did not start within %s", pageTimeout)
 	require.NoError(t, err, "start chromium")
+	ctx, err = watchBrowser(ctx)
+	require.NoError(t, err, "install the CSP and error recorders")
 	return ctx
 }
 
@@ -160,6 +162,7 @@ func (p *page) run(timeout time.Duration, what string, actions ...chromedp.Actio
 func (p *page) open(path string) {
 	p.t.Helper()
 	p.run(pageTimeout, "open "+path, chromedp.Navigate(p.base+path), chromedp.WaitReady("body", chromedp.ByQuery))
+	p.audit()
 }
 
 // waitFor waits until the JavaScript expression holds on the page. An
@@ -179,6 +182,7 @@ func (p *page) waitFor(what, expr string, timeout time.Duration) {
 		cancel()
 		p.t.Fatalf("timed out after %s waiting until %s\nat %s, the page shows:\n%s", timeout, what, loc, qhronostest.Tail(body, 3000))
 	}
+	p.audit()
 }
 
 // waitText waits until the element matching sel contains text.
@@ -207,6 +211,7 @@ func (p *page) reloadUntil(path, what, expr string, timeout time.Duration) {
 		_ = chromedp.Run(p.ctx, chromedp.Evaluate(`document.body.innerText`, &body))
 		p.t.Fatalf("timed out after %s waiting until %s at %s; the page shows:\n%s", timeout, what, path, qhronostest.Tail(body, 3000))
 	}
+	p.audit()
 }
 
 func (p *page) text(sel string) string {

@@ -267,6 +267,8 @@ export interface paths {
                     cursor?: string;
                     /** @description events whose action names this endpoint */
                     endpoint_id?: string;
+                    /** @description events that honour this calendar */
+                    calendar_id?: string;
                 };
                 header?: never;
                 path?: never;
