@@ -43,7 +43,7 @@ func (w *partitionWindow) set(lo, hi time.Time) {
 }
 
 // Partitioned reports whether history is time-partitioned (PostgreSQL).
-func (s *Store) Partitioned() bool { return s.d.backend == Postgres }
+func (s *Store) Partitioned() bool { return s != nil && s.d != nil && s.d.backend == Postgres }
 
 // week is the Monday 00:00 UTC at or before t (qhronos_week in SQL).
 func week(t time.Time) time.Time {

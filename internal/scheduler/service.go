@@ -197,14 +197,17 @@ func (s *Service) Window() planner.Window { return s.cfg.Window() }
 
 // Status reports each loop's last run for /status.
 func (s *Service) Status() map[string]any {
-	return map[string]any{
+	out := map[string]any{
 		"expander":   s.expandStatus.Snapshot(),
 		"dispatcher": s.Dispatcher.status(),
 		"rescuer":    s.rescueStatus.Snapshot(),
 		"ledger":     s.ledgerStatus.Snapshot(),
 		"archiver":   s.Archiver.Status(),
-		"partitions": s.partitionDetails(),
 	}
+	if s.Partitioner.store.Partitioned() {
+		out["partitions"] = s.partitionDetails()
+	}
+	return out
 }
 
 // partitionDetails is the partition loop's last run with the layout it saw.
