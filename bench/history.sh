@@ -44,7 +44,7 @@ run() { # run DB LABEL: one burst against a server on DB
     QHRONOS_TOKEN=$MT bench/history-reads.sh "$(url "$db")" "http://127.0.0.1:$PORT" >"$OUT/reads-$label.txt" 2>&1 || true
   fi
   QHRONOS_TOKEN=$MT "$QB" --server http://127.0.0.1:$PORT --verify-signature "$SEC" --server-pid $spid \
-    --events 10000 --burst-window 1s --due-in 60s --create-concurrency 32 --receivers 8 >"$OUT/$label.json" || true
+    --events 10000 --burst-window 1s --due-in 60s --create-concurrency 32 --receivers 8 --json >"$OUT/$label.json" || true
   kill $spid; wait $spid 2>/dev/null || true
   redis-cli -u "${REDIS_URL:-redis://127.0.0.1:6379/0}" --scan --pattern "bench-hist-$label-$$:*" \
     | xargs -r redis-cli -u "${REDIS_URL:-redis://127.0.0.1:6379/0}" del >/dev/null
@@ -56,11 +56,17 @@ print(f"{sys.argv[2]:<12} deliveries/s {r['deliveries_per_second']:8.0f}  p99 la
 PY
 }
 
-echo "== seeding $N occurrences + $N attempts of history (bench_hist_full)"
-fresh bench_hist_full
-start=$(date +%s)
-"${PSQL[@]}" -d bench_hist_full -v n="$N" -v days=30 -f bench/history-seed.sql
-echo "seeded in $(( $(date +%s) - start )) s; database size: $("${PSQL[@]}" -d bench_hist_full -Atc \
+# REUSE=1 keeps a bench_hist_full seeded by an earlier run (seeding millions takes minutes).
+if [ "${REUSE:-0}" = 1 ] && "${PSQL[@]}" -d bench_hist_full -Atc "SELECT 1" >/dev/null 2>&1; then
+  echo "== reusing bench_hist_full"
+else
+  echo "== seeding $N occurrences + $N attempts of history (bench_hist_full)"
+  fresh bench_hist_full
+  start=$(date +%s)
+  "${PSQL[@]}" -d bench_hist_full -v n="$N" -v days=30 -f bench/history-seed.sql
+  echo "seeded in $(( $(date +%s) - start )) s"
+fi
+echo "history: $("${PSQL[@]}" -d bench_hist_full -Atc "SELECT COUNT(*) FROM occurrences") occurrences; database size: $("${PSQL[@]}" -d bench_hist_full -Atc \
   "SELECT pg_size_pretty(pg_database_size(current_database()))"); partitions: $("${PSQL[@]}" -d bench_hist_full -Atc \
   "SELECT COUNT(*) FROM qhronos_partitions('occurrences')")"
 for r in $(seq 1 "$ROUNDS"); do
