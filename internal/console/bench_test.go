@@ -35,6 +35,7 @@ import (
 // last 30 days (90 % completed, 5 % failed, 2 % missed, 3 % pending in the
 // next day), one attempt per completed or failed occurrence.
 const seedSQL = `
+SELECT qhronos_ensure_partitions(now() - interval '31 days', now() + interval '2 days');
 INSERT INTO events (id, name, start_time, timezone, rrule, action_type, action, webhook, tags_json, status,
 	created_at, updated_at, next_run_at)
 SELECT md5('e' || g)::uuid, 'event ' || g, now() - interval '30 days', 'UTC', 'FREQ=DAILY', 'webhook',
@@ -55,9 +56,10 @@ FROM (SELECT g,
 	CASE WHEN g % 100 < 90 THEN 'completed' WHEN g % 100 < 95 THEN 'failed' WHEN g % 100 < 97 THEN 'missed'
 		ELSE 'pending' END AS st
 	FROM generate_series(1, 1000000) g) s;
-INSERT INTO attempts (id, occurrence_id, event_id, attempt, started_at, duration_ms, status_code, outcome, lateness_ms)
+INSERT INTO attempts (id, occurrence_id, event_id, attempt, started_at, duration_ms, status_code, outcome, lateness_ms,
+	scheduled_at)
 SELECT md5('a' || id::text)::uuid, id, event_id, 1, scheduled_at + interval '40 milliseconds',
-	20 + (abs(hashtext(id::text)) % 200), status_code, status, 40 + (abs(hashtext(id::text)) % 60)
+	20 + (abs(hashtext(id::text)) % 200), status_code, status, 40 + (abs(hashtext(id::text)) % 60), scheduled_at
 FROM occurrences WHERE status IN ('completed', 'failed');
 ANALYZE;
 `

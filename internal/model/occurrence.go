@@ -52,6 +52,9 @@ type Attempt struct {
 	Truncated       bool      `db:"truncated"`
 	LatenessMS      int64     `db:"lateness_ms"` // started_at − scheduled_at
 	EndpointID      *string   `db:"endpoint_id"` // the endpoint it went to, if the action names one
+	// ScheduledAt is its occurrence's instant: on PostgreSQL the partition
+	// key, so an occurrence and its attempts share one time slice.
+	ScheduledAt time.Time `db:"scheduled_at"`
 }
 
 // Token is a minted JWT's server-side record; its ID is the JWT's jti.

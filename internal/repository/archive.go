@@ -49,12 +49,27 @@ var pickArchivableOccurrences = statusSQL(`SELECT id FROM occurrences
 // with their attempts, to the archive tables in one transaction (or deletes
 // them when b.Delete). The move is idempotent: it is keyed on live rows that
 // the transaction holds locked, so running it again, or twice at once, moves
-// nothing twice.
+// nothing twice. On PostgreSQL whole weekly slices move instead
+// (archiveSlices); then SQLite gives the freed pages back to the file
+// system when it deleted.
 func (s *Store) ArchiveOccurrences(ctx context.Context, b ArchiveBatch) (ArchiveCounts, error) {
+	if s.Partitioned() {
+		return s.archiveSlices(ctx, b)
+	}
+	out, err := s.archiveRows(ctx, b, pickArchivableOccurrences)
+	if err == nil && b.Delete && out.Total() > 0 {
+		err = s.incrementalVacuum(ctx)
+	}
+	return out, err
+}
+
+// archiveRows moves the rows pick selects (its parameters: cutoff, now,
+// limit) with their attempts.
+func (s *Store) archiveRows(ctx context.Context, b ArchiveBatch, pick string) (ArchiveCounts, error) {
 	var out ArchiveCounts
 	err := s.WithTx(ctx, func(tx *Store) error {
 		var ids []string
-		err := tx.selectAll(ctx, &ids, pickArchivableOccurrences+tx.d.skipLocked,
+		err := tx.selectAll(ctx, &ids, pick+tx.d.skipLocked,
 			tx.ts(b.Cutoff), tx.ts(b.Now), b.Limit)
 		if err != nil {
 			return fmt.Errorf("pick archivable occurrences: %w", err)
@@ -177,8 +192,41 @@ func (s *Store) GetArchivedEvent(ctx context.Context, id string) (model.Event, e
 // archive table archived before cutoff (archival.purge_after). An archived
 // event goes only once none of its archived occurrences remain, so archived
 // history never loses the tags that scope it; its archived exceptions and
-// audit history go with it.
+// audit history go with it. On PostgreSQL archive slices archived wholly
+// before the cutoff are dropped instead (purgeSlices), which gives their
+// disk back at once; SQLite returns the freed pages to the file system
+// with an incremental vacuum after the purge.
 func (s *Store) PurgeArchive(ctx context.Context, cutoff time.Time, limit int) (ArchiveCounts, error) {
+	if s.Partitioned() {
+		out, err := s.purgeSlices(ctx, cutoff, limit)
+		if err != nil {
+			return out, err
+		}
+		err = s.WithTx(ctx, func(tx *Store) error {
+			var err error
+			out.Events, err = tx.purgeEvents(ctx, cutoff, limit)
+			return err
+		})
+		return out, err
+	}
+	out, err := s.purgeRows(ctx, cutoff, limit)
+	if err == nil && out.Total() > 0 {
+		err = s.incrementalVacuum(ctx)
+	}
+	return out, err
+}
+
+// incrementalVacuum returns SQLite's free pages to the file system (the
+// database runs with auto_vacuum=INCREMENTAL, see OpenSQLite); without it
+// a purge only marks pages free inside the file.
+func (s *Store) incrementalVacuum(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `PRAGMA incremental_vacuum`); err != nil {
+		return fmt.Errorf("incremental vacuum: %w", s.d.mapErr(err))
+	}
+	return nil
+}
+
+func (s *Store) purgeRows(ctx context.Context, cutoff time.Time, limit int) (ArchiveCounts, error) {
 	var out ArchiveCounts
 	err := s.WithTx(ctx, func(tx *Store) error {
 		var err error

@@ -269,9 +269,11 @@ func TestEndpointStats(t *testing.T) {
 		// Ten attempts of 10..100 ms, the first two failed; one before since
 		// and one to another endpoint are left out.
 		insert := func(at time.Time, ms int64, outcome string, endpoint any) {
+			// An attempt carries its occurrence's instant (the partition
+			// key on PostgreSQL).
 			rawExec(t, s, `INSERT INTO attempts (id, occurrence_id, event_id, attempt, started_at, duration_ms, outcome,
-				endpoint_id) VALUES (?, ?, ?, 1, ?, ?, ?, ?)`, uuid.NewString(), occs[0].ID, ev.ID, instantArg(s, at), ms,
-				outcome, endpoint)
+				endpoint_id, scheduled_at) VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?)`, uuid.NewString(), occs[0].ID, ev.ID,
+				instantArg(s, at), ms, outcome, endpoint, instantArg(s, occs[0].ScheduledAt))
 		}
 		for i := int64(1); i <= 10; i++ {
 			outcome := "completed"

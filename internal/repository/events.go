@@ -197,6 +197,9 @@ func (s *Store) CreateEventRecorded(ctx context.Context, e *model.Event, h model
 		args = append(args, s.historyArgs(h)...)
 	}
 	if len(first) > 0 {
+		if err := s.EnsurePartitionsFor(ctx, plannedInstants(first), e.CreatedAt); err != nil {
+			return err
+		}
 		values, oargs := s.occurrenceValues(e.ID, first, false, e.CreatedAt)
 		q += `, oc AS (INSERT INTO occurrences (` + occurrenceInsertColumns + `) VALUES ` + values + `)`
 		args = append(args, oargs...)

@@ -21,10 +21,13 @@ type ClaimRequest struct {
 // ClaimDue atomically leases up to Limit occurrences due by Now+Ahead, oldest
 // first, bumping their attempt count. Concurrent claimers never receive the
 // same row (PostgreSQL: FOR UPDATE SKIP LOCKED; SQLite: one writer at a time).
+// The picked rows are matched on (id, scheduled_at): on the partitioned
+// tables that lets the update visit only the slice of each row (run-time
+// pruning) instead of probing every slice's index for the id.
 func (s *Store) ClaimDue(ctx context.Context, r ClaimRequest) ([]model.Occurrence, error) {
 	q := statusSQL(`UPDATE occurrences SET status = {dispatching}, lease_token = ?, lease_owner = ?,
 		lease_expires_at = ?, attempt_count = attempt_count + 1, updated_at = ?
-		WHERE id IN (SELECT id FROM occurrences WHERE status IN {waiting}
+		WHERE (id, scheduled_at) IN (SELECT id, scheduled_at FROM occurrences WHERE status IN {waiting}
 			AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?`) + s.d.skipLocked + `)
 		RETURNING ` + occurrenceColumns
 	now := s.ts(r.Now)

@@ -92,6 +92,15 @@ func (s *Store) occurrenceValues(eventID string, rows []model.Planned, manual bo
 	return sb.String(), args
 }
 
+// plannedInstants are the instants of planned rows.
+func plannedInstants(rows []model.Planned) []time.Time {
+	out := make([]time.Time, len(rows))
+	for i, r := range rows {
+		out[i] = r.At
+	}
+	return out
+}
+
 // reinstatable is which existing row a planned row may overwrite (see
 // InsertPlanned); its two parameters are now.
 var reinstatable = statusSQL(`occurrences.manual = false AND (
@@ -99,6 +108,9 @@ var reinstatable = statusSQL(`occurrences.manual = false AND (
 	OR (occurrences.status = {skipped} AND (occurrences.scheduled_at >= ? OR occurrences.reason = 'paused')))`)
 
 func (s *Store) insertOccurrenceBatch(ctx context.Context, eventID string, rows []model.Planned, manual bool, now time.Time) (int, error) {
+	if err := s.EnsurePartitionsFor(ctx, plannedInstants(rows), now); err != nil {
+		return 0, err
+	}
 	values, args := s.occurrenceValues(eventID, rows, manual, now)
 	q := `INSERT INTO occurrences (` + occurrenceInsertColumns + `) VALUES ` + values +
 		` ON CONFLICT (event_id, scheduled_at) DO UPDATE SET status = excluded.status,
@@ -231,7 +243,7 @@ func (s *Store) attemptsIn(ctx context.Context, table, occurrenceID string) ([]m
 		return nil, fmt.Errorf("list %s: %w", table, err)
 	}
 	for i := range out {
-		out[i].StartedAt = utc(out[i].StartedAt)
+		out[i].StartedAt, out[i].ScheduledAt = utc(out[i].StartedAt), utc(out[i].ScheduledAt)
 	}
 	if out == nil {
 		out = []model.Attempt{}
@@ -240,7 +252,7 @@ func (s *Store) attemptsIn(ctx context.Context, table, occurrenceID string) ([]m
 }
 
 const attemptColumns = `id, occurrence_id, event_id, attempt, manual, started_at, duration_ms, status_code,
-	outcome, error, response_excerpt, truncated, lateness_ms, endpoint_id`
+	outcome, error, response_excerpt, truncated, lateness_ms, endpoint_id, scheduled_at`
 
 // CancelFutureOccurrences ends an event's occurrences scheduled at or after
 // from that have not fired, with reason (see model.EndedBy): pending and retrying
@@ -299,19 +311,28 @@ func (s *Store) MoveOccurrence(ctx context.Context, id string, to, original, now
 	if original.Equal(to) {
 		orig = nil // moved back where it was planned
 	}
-	res, err := s.exec(ctx, statusSQL(`UPDATE occurrences SET scheduled_at = ?, next_attempt_at = ?,
+	if err := s.EnsurePartitionsFor(ctx, []time.Time{to}, now); err != nil {
+		return err
+	}
+	return s.WithTx(ctx, func(tx *Store) error {
+		res, err := tx.exec(ctx, statusSQL(`UPDATE occurrences SET scheduled_at = ?, next_attempt_at = ?,
 		original_scheduled_at = ?, status = {pending}, reason = NULL, error_message = NULL, completed_at = NULL,
 		lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
 		WHERE id = ? AND `+stillAhead+` AND NOT EXISTS (SELECT 1 FROM occurrences o2
 			WHERE o2.event_id = occurrences.event_id AND o2.scheduled_at = ? AND o2.id <> occurrences.id)`),
-		s.ts(to), s.ts(to), orig, s.ts(now), id, s.ts(now), s.ts(to))
-	if err != nil {
-		return fmt.Errorf("move occurrence: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return model.ErrConflict
-	}
-	return nil
+			tx.ts(to), tx.ts(to), orig, tx.ts(now), id, tx.ts(now), tx.ts(to))
+		if err != nil {
+			return fmt.Errorf("move occurrence: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return model.ErrConflict
+		}
+		// A retrying row moved keeps its attempts in its new time slice.
+		if _, err := tx.exec(ctx, `UPDATE attempts SET scheduled_at = ? WHERE occurrence_id = ?`, tx.ts(to), id); err != nil {
+			return fmt.Errorf("move occurrence attempts: %w", err)
+		}
+		return nil
+	})
 }
 
 // SkipOccurrence records a row that has not fired as skipped with reason

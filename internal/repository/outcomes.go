@@ -185,11 +185,20 @@ func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx
 		idx = keep
 	}
 	row := s.d.typedRow("uuid", "text", "text", "timestamptz", "timestamptz", "int", "text", "text",
-		"timestamptz", "timestamptz")
+		"timestamptz", "timestamptz", "timestamptz")
+	// With every row's instant known (the dispatcher's records carry it),
+	// the update is matched on it too: on the partitioned tables each row
+	// is looked up in its own slice only.
+	pruned := true
+	for _, i := range idx {
+		if recordInstant(recs[i]).IsZero() {
+			pruned = false
+		}
+	}
 	var sb strings.Builder
 	sb.WriteString(`WITH v(id, token, status, completed_at, next_attempt_at, status_code, response_body,
-		error_message, updated_at, started_at) AS (VALUES `)
-	args := make([]any, 0, 10*len(idx))
+		error_message, updated_at, started_at, scheduled_at) AS (VALUES `)
+	args := make([]any, 0, 11*len(idx))
 	for k, i := range idx {
 		r := recs[i]
 		if k > 0 {
@@ -203,8 +212,13 @@ func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx
 		if r.Attempt != nil {
 			started = &r.Attempt.StartedAt
 		}
+		var at *time.Time
+		if pruned {
+			t := recordInstant(r)
+			at = &t
+		}
 		args = append(args, r.OccurrenceID, r.LeaseToken, r.Status, s.tsp(completed), s.tsp(r.NextAttemptAt),
-			r.StatusCode, r.ResponseBody, r.ErrorMessage, s.ts(r.Now), s.tsp(started))
+			r.StatusCode, r.ResponseBody, r.ErrorMessage, s.ts(r.Now), s.tsp(started), s.tsp(at))
 	}
 	sb.WriteString(statusSQL(`)
 		UPDATE occurrences SET status = v.status, completed_at = v.completed_at,
@@ -214,6 +228,9 @@ func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx
 		started_at = COALESCE(occurrences.started_at, v.started_at)
 		FROM v WHERE occurrences.id = v.id AND occurrences.lease_token = v.token
 		AND occurrences.status = {dispatching}`))
+	if pruned {
+		sb.WriteString(` AND occurrences.scheduled_at = v.scheduled_at`)
+	}
 	if !s.d.returnsFromValues {
 		if _, err := s.exec(ctx, sb.String(), args...); err != nil {
 			return nil, fmt.Errorf("record outcomes: %w", err)
@@ -237,6 +254,15 @@ func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx
 		applied[r.ID+"|"+r.Token] = true
 	}
 	return applied, nil
+}
+
+// recordInstant is the instant of the record's occurrence when its attempt
+// carries it (zero otherwise).
+func recordInstant(r *OutcomeRecord) time.Time {
+	if r.Attempt == nil {
+		return time.Time{}
+	}
+	return r.Attempt.ScheduledAt
 }
 
 // heldTokens returns "id|token" of the given records' rows that are still
@@ -460,19 +486,29 @@ func (s *Store) pauseGoneEvent(ctx context.Context, r *OutcomeRecord) error {
 
 // insertAttempts records attempts, many rows per statement.
 func (s *Store) insertAttempts(ctx context.Context, attempts []*model.Attempt) error {
-	const perStatement = 200 // 14 parameters a row
+	const perStatement = 200 // 16 parameters a row
+	// An attempt carries its occurrence's instant (the partition key on
+	// PostgreSQL); the dispatcher knows it, other callers may leave it zero
+	// and the occurrence's row supplies it.
+	const row = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+		COALESCE(?, (SELECT o.scheduled_at FROM occurrences o WHERE o.id = ?))), `
 	for start := 0; start < len(attempts); start += perStatement {
 		chunk := attempts[start:min(start+perStatement, len(attempts))]
-		args := make([]any, 0, 14*len(chunk))
+		args := make([]any, 0, 16*len(chunk))
 		for _, a := range chunk {
 			if a.ID == "" {
 				a.ID = uuid.NewString()
 			}
+			var at any
+			if !a.ScheduledAt.IsZero() {
+				at = s.ts(a.ScheduledAt)
+			}
 			args = append(args, a.ID, a.OccurrenceID, a.EventID, a.Attempt, a.Manual, s.ts(a.StartedAt), a.DurationMS,
-				a.StatusCode, a.Outcome, a.Error, a.ResponseExcerpt, a.Truncated, a.LatenessMS, a.EndpointID)
+				a.StatusCode, a.Outcome, a.Error, a.ResponseExcerpt, a.Truncated, a.LatenessMS, a.EndpointID,
+				at, a.OccurrenceID)
 		}
 		q := `INSERT INTO attempts (` + attemptColumns + `) VALUES ` +
-			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", len(chunk)), ", ")
+			strings.TrimSuffix(strings.Repeat(row, len(chunk)), ", ")
 		if _, err := s.exec(ctx, q, args...); err != nil {
 			return fmt.Errorf("insert attempts: %w", err)
 		}

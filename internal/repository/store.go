@@ -39,6 +39,9 @@ type Store struct {
 	// full remembers a write refused for lack of space (shared by the
 	// store and its transactions), for /ready and /status.
 	full *fullState
+	// parts is the window of weekly partitions known to exist (PostgreSQL),
+	// shared by the store and its transactions.
+	parts *partitionWindow
 }
 
 // fullState is when a write last failed with model.ErrStorageFull; zero
@@ -109,7 +112,40 @@ func OpenSQLite(ctx context.Context, dataDir string) (*Store, error) {
 		_ = db.Close()
 		return nil, err
 	}
-	return &Store{db: db, q: db, d: sqliteDialect, full: &fullState{}}, nil
+	if err := incrementalAutoVacuum(ctx, db); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	return &Store{db: db, q: db, d: sqliteDialect, full: &fullState{}, parts: &partitionWindow{}}, nil
+}
+
+// incrementalAutoVacuum makes the file run with auto_vacuum=INCREMENTAL, so
+// that the archiver's PRAGMA incremental_vacuum after a purge gives the
+// freed pages back to the file system. A new file takes the mode at once; a
+// file created before (auto_vacuum=NONE) needs one VACUUM to switch, which
+// rewrites it once, at the first start after the upgrade (it takes about as
+// long as copying the file, and as much free disk again).
+func incrementalAutoVacuum(ctx context.Context, db *sqlx.DB) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	var mode int
+	if err := conn.QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&mode); err != nil {
+		return fmt.Errorf("read auto_vacuum: %w", err)
+	}
+	const incremental = 2
+	if mode == incremental {
+		return nil
+	}
+	if _, err := conn.ExecContext(ctx, `PRAGMA auto_vacuum = INCREMENTAL`); err != nil {
+		return fmt.Errorf("set auto_vacuum: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, `VACUUM`); err != nil {
+		return fmt.Errorf("vacuum to switch auto_vacuum: %w", err)
+	}
+	return nil
 }
 
 // ErrNoDatabase is OpenSQLiteReadOnly's answer when the data directory
@@ -141,7 +177,7 @@ func OpenSQLiteReadOnly(ctx context.Context, dataDir string) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	return &Store{db: db, q: db, d: sqliteDialect, full: &fullState{}}, nil
+	return &Store{db: db, q: db, d: sqliteDialect, full: &fullState{}, parts: &partitionWindow{}}, nil
 }
 
 // KnownMigrations lists the migrations this binary carries for backend,
@@ -198,7 +234,8 @@ func OpenPostgres(ctx context.Context, rawURL string, opts Options) (*Store, err
 		_ = db.Close()
 		return nil, fmt.Errorf("connect to postgres: %w", redactErr(postgresDialect.mapErr(err), rawURL))
 	}
-	return &Store{db: db, q: db, d: postgresDialect, asyncOutcomes: opts.AsyncOutcomeCommit, full: &fullState{}}, nil
+	return &Store{db: db, q: db, d: postgresDialect, asyncOutcomes: opts.AsyncOutcomeCommit, full: &fullState{},
+		parts: &partitionWindow{}}, nil
 }
 
 // postgresDSN adds the connect timeout and application name to the URL.
@@ -261,7 +298,7 @@ func (s *Store) WithTx(ctx context.Context, fn func(tx *Store) error) error {
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", s.d.mapErr(err))
 	}
-	if err := fn(&Store{db: s.db, q: tx, d: s.d, asyncOutcomes: s.asyncOutcomes, full: s.full}); err != nil {
+	if err := fn(&Store{db: s.db, q: tx, d: s.d, asyncOutcomes: s.asyncOutcomes, full: s.full, parts: s.parts}); err != nil {
 		_ = tx.Rollback()
 		return err
 	}

@@ -73,6 +73,7 @@ func (d *Dispatcher) attempt(jb job) {
 		OccurrenceID: jb.occ.ID, EventID: jb.ev.ID, Attempt: jb.occ.AttemptCount, Manual: jb.occ.Manual || jb.occ.ManualRetry,
 		StartedAt: started.UTC(), DurationMS: out.Duration.Milliseconds(), Outcome: string(v.Status),
 		Truncated: out.Truncated, LatenessMS: started.Sub(lateFrom(&jb.occ)).Milliseconds(),
+		ScheduledAt: jb.occ.ScheduledAt,
 	}
 	if adm != nil {
 		att.EndpointID = &adm.EndpointID

@@ -71,7 +71,16 @@ type Service struct {
 	expandLoop, rescueLoop     *loop
 	ledgerStatus               LoopStatus
 	ledgerLoop                 *loop
+	// Partitioner keeps history's weekly partitions ahead (PostgreSQL).
+	Partitioner     *Partitioner
+	partitionStatus LoopStatus
+	partitionLoop   *loop
 }
+
+// partitionInterval is the period of the partition maintenance loop: the
+// window it keeps is weeks wide, so a run every few minutes is plenty, and
+// a new instance's first run is at its start.
+const partitionInterval = 10 * time.Minute
 
 var _ startstop.Service = (*Service)(nil)
 
@@ -115,6 +124,9 @@ func New(cfg Config, deps ServiceDeps) *Service {
 	s.rescueLoop = &loop{interval: cfg.RescueInterval, status: &s.rescueStatus, once: s.Rescuer.RunOnce}
 	ledger := NewLedger(deps.Store, deps.Clock, deps.Locker, cfg.InstanceID, cfg.RescueInterval, obs)
 	s.ledgerLoop = &loop{interval: cfg.RescueInterval, status: &s.ledgerStatus, once: ledger.RunOnce}
+	s.Partitioner = NewPartitioner(deps.Store, deps.Clock, deps.Locker, cfg.InstanceID,
+		max(DefaultPartitionsAhead, cfg.Lookahead+7*24*time.Hour), max(cfg.Archive.LockTTL, time.Minute))
+	s.partitionLoop = &loop{interval: partitionInterval, status: &s.partitionStatus, once: s.Partitioner.RunOnce}
 	return s
 }
 
@@ -131,7 +143,7 @@ func (s *Service) Start(ctx context.Context) error {
 	}
 	// The parts do not share ctx: shutdown stops them one after another.
 	partCtx := context.WithoutCancel(ctx)
-	parts := []startstop.Service{s.expandLoop, s.rescueLoop, s.ledgerLoop, s.Archiver}
+	parts := []startstop.Service{s.partitionLoop, s.expandLoop, s.rescueLoop, s.ledgerLoop, s.Archiver}
 	if !s.cfg.APIOnly {
 		parts = append(parts, s.Dispatcher)
 	}
@@ -157,6 +169,7 @@ func (s *Service) shutdown() {
 	s.expandLoop.Stop()
 	s.rescueLoop.Stop()
 	s.ledgerLoop.Stop()
+	s.partitionLoop.Stop()
 	s.Archiver.Stop()
 	rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Second)
 	s.Expander.resign(rctx)
@@ -184,11 +197,24 @@ func (s *Service) Window() planner.Window { return s.cfg.Window() }
 
 // Status reports each loop's last run for /status.
 func (s *Service) Status() map[string]any {
-	return map[string]any{
+	out := map[string]any{
 		"expander":   s.expandStatus.Snapshot(),
 		"dispatcher": s.Dispatcher.status(),
 		"rescuer":    s.rescueStatus.Snapshot(),
 		"ledger":     s.ledgerStatus.Snapshot(),
 		"archiver":   s.Archiver.Status(),
 	}
+	if s.Partitioner.store.Partitioned() {
+		out["partitions"] = s.partitionDetails()
+	}
+	return out
+}
+
+// partitionDetails is the partition loop's last run with the layout it saw.
+func (s *Service) partitionDetails() map[string]any {
+	out := s.partitionStatus.Snapshot()
+	for k, v := range s.Partitioner.Details() {
+		out[k] = v
+	}
+	return out
 }

@@ -1,0 +1,50 @@
+-- Seeds :n completed occurrences, one attempt each, spread evenly over the
+-- :days days before now, owned by 1,000 events; by SQL (generate_series), not
+-- the API, so millions of rows take minutes. Works on the partitioned layout
+-- (migration 0012, partitions ensured first) and on the 0011 layout (the
+-- upgrade measurement). Ids are md5-derived, so the attempts need no join.
+-- Usage: psql -v n=1000000 -v days=30 -f bench/history-seed.sql
+\set ON_ERROR_STOP on
+SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+    AND table_name = 'attempts' AND column_name = 'scheduled_at') AS partitioned \gset
+\if :partitioned
+SELECT qhronos_ensure_partitions(now() - (:days || ' days')::interval - interval '1 day', now()) AS weeks \gset
+\endif
+INSERT INTO events (id, name, start_time, action_type, action, status, created_at, updated_at)
+SELECT md5('history-event-' || e)::uuid, 'history ' || e, now() - (:days || ' days')::interval, 'webhook',
+    '{"type":"webhook","params":{"url":"http://127.0.0.1:9/history"}}', 'active',
+    now() - (:days || ' days')::interval, now() - (:days || ' days')::interval
+FROM generate_series(0, 999) e
+ON CONFLICT (id) DO NOTHING;
+-- i-th row at now - days + i * (days / n), rounded to the millisecond.
+CREATE TEMP TABLE history_seed_at AS
+SELECT i, date_trunc('milliseconds', now() - (:days || ' days')::interval
+    + (i::float8 / :n) * (:days || ' days')::interval - interval '1 hour') AS at
+FROM generate_series(1, :n) i;
+INSERT INTO occurrences (id, event_id, scheduled_at, status, manual, attempt_count, next_attempt_at, status_code,
+    started_at, completed_at, created_at, updated_at)
+SELECT md5('history-occurrence-' || i)::uuid, md5('history-event-' || (i % 1000))::uuid, at, 'completed', false, 1, at,
+    200, at + interval '40 milliseconds', at + interval '90 milliseconds', at - interval '1 hour',
+    at + interval '90 milliseconds'
+FROM history_seed_at;
+\if :partitioned
+INSERT INTO attempts (id, occurrence_id, event_id, attempt, manual, started_at, duration_ms, status_code, outcome,
+    truncated, lateness_ms, scheduled_at)
+SELECT md5('history-attempt-' || i)::uuid, md5('history-occurrence-' || i)::uuid,
+    md5('history-event-' || (i % 1000))::uuid, 1, false, at + interval '40 milliseconds', 50, 200, 'completed',
+    false, 40, at
+FROM history_seed_at;
+\else
+INSERT INTO attempts (id, occurrence_id, event_id, attempt, manual, started_at, duration_ms, status_code, outcome,
+    truncated, lateness_ms)
+SELECT md5('history-attempt-' || i)::uuid, md5('history-occurrence-' || i)::uuid,
+    md5('history-event-' || (i % 1000))::uuid, 1, false, at + interval '40 milliseconds', 50, 200, 'completed',
+    false, 40
+FROM history_seed_at;
+\endif
+DROP TABLE history_seed_at;
+-- This machine's PostgreSQL runs with autovacuum off: without ANALYZE the
+-- planner would plan the hot statements against an empty table's estimates.
+ANALYZE events;
+ANALYZE occurrences;
+ANALYZE attempts;
