@@ -108,6 +108,9 @@ type StatsFilter struct {
 	// TotalOnly skips the per-action breakdown, which lets every query read
 	// occurrences and attempts without joining events.
 	TotalOnly bool
+	// Raw reads the history's rows even when unrestricted, instead of the
+	// rollups: the reference the rollups are checked against.
+	Raw bool
 }
 
 // Percentiles are nearest-rank percentiles of a set of millisecond values:
@@ -158,6 +161,8 @@ type TimelineFilter struct {
 	Buckets      int
 	Scope        []string
 	Unrestricted bool
+	// Raw reads the attempts' rows instead of the rollups (see StatsFilter).
+	Raw bool
 }
 
 // TimelineBucket summarizes the attempts that started in one step.
