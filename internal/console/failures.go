@@ -96,8 +96,10 @@ func (f failureFilter) retryBody(limit int) map[string]any {
 type occurrencePage struct {
 	Data       []occurrenceJSON `json:"data"`
 	Pagination struct {
-		Total      int    `json:"total"`
-		NextCursor string `json:"next_cursor"`
+		// Total is absent on cursor pages and bounded on the first page.
+		Total             *int   `json:"total"`
+		TotalIsLowerBound bool   `json:"total_is_lower_bound"`
+		NextCursor        string `json:"next_cursor"`
 	} `json:"pagination"`
 }
 
@@ -106,6 +108,7 @@ type failuresData struct {
 	Errors    map[string]string
 	Rows      []occurrenceJSON
 	Total     int
+	AtLeast   bool // Total is a lower bound
 	NextQuery string
 	PageQuery string
 	Back      string
@@ -141,7 +144,21 @@ func (c *Console) failuresPage(w http.ResponseWriter, r *http.Request, s *sessio
 		c.fail(w, r, s, err)
 		return
 	}
-	d.Rows, d.Total = pg.Data, pg.Pagination.Total
+	d.Rows = pg.Data
+	if pg.Pagination.Total == nil {
+		// A cursor page carries no total: the first page's bounded one.
+		first := f.query()
+		first.Set("limit", "1")
+		var head occurrencePage
+		if _, err := c.do(r, s, "GET", "/occurrences", first, nil, &head); err != nil {
+			c.fail(w, r, s, err)
+			return
+		}
+		pg.Pagination.Total, pg.Pagination.TotalIsLowerBound = head.Pagination.Total, head.Pagination.TotalIsLowerBound
+	}
+	if pg.Pagination.Total != nil {
+		d.Total, d.AtLeast = *pg.Pagination.Total, pg.Pagination.TotalIsLowerBound
+	}
 	if pg.Pagination.NextCursor != "" {
 		nq := f.page()
 		nq.Set("cursor", pg.Pagination.NextCursor)
@@ -200,7 +217,12 @@ func (c *Console) confirmBulkReplay(w http.ResponseWriter, r *http.Request, s *s
 		c.fail(w, r, s, err)
 		return
 	}
-	d := bulkData{Filter: f, Count: min(pg.Pagination.Total, maxBulkReplay), Capped: pg.Pagination.Total > maxBulkReplay,
+	total := 0
+	if pg.Pagination.Total != nil {
+		total = *pg.Pagination.Total
+	}
+	capped := total > maxBulkReplay || (total == maxBulkReplay && pg.Pagination.TotalIsLowerBound)
+	d := bulkData{Filter: f, Count: min(total, maxBulkReplay), Capped: capped,
 		PageQuery: f.page().Encode()}
 	c.render(w, r, s, "bulk", http.StatusOK, view{Title: "Replay failures", Nav: "failures", Data: d})
 }

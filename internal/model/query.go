@@ -61,6 +61,10 @@ type OccurrenceFilter struct {
 	After        *OccurrenceCursor // keyset position in Order
 	Offset       int               // page-based listing of the original API
 	Limit        int
+	// CountBound, when positive, makes a count stop past that many rows:
+	// the page-based form's total is bounded so that no page counts the
+	// whole history.
+	CountBound int
 }
 
 // OccurrenceCursor is a keyset position in a listing.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/qhronos/qhronos/internal/model"
@@ -16,7 +17,7 @@ import (
 //
 //	occurrence_rollups  finished occurrences by scheduled minute, action type, status, reason
 //	attempt_rollups     attempts by start minute, action type, endpoint, outcome
-//	latency_rollups     histograms of durations and first-attempt lateness, per minute and per hour
+//	latency_rollups     histograms of durations and first-attempt lateness, per minute, quarter hour and hour
 //
 // Exactness: a window's whole minutes come from the rollups, its partial
 // minutes at either end from the raw rows (at most two minutes, read by
@@ -271,32 +272,59 @@ func (s *Store) rawLatencies(ctx context.Context, from, to time.Time, hist histo
 	return nil
 }
 
-// rolledUpLatencies adds the histograms of whole minutes [from, to): whole
-// hours from the hourly rows, the minutes around them from the minute rows.
+// latencyWidths are the widths of latency_rollups, widest first.
+var latencyWidths = []struct {
+	name string
+	d    time.Duration
+}{{"h", time.Hour}, {"q", 15 * time.Minute}, {"m", time.Minute}}
+
+// latencySpan is a range of latency_rollups rows of one width.
+type latencySpan struct {
+	width    string
+	from, to time.Time
+}
+
+// latencySpans covers whole minutes [from, to) with as few rows as the
+// widths allow: whole hours, then quarter hours, then minutes at the ends.
+func latencySpans(from, to time.Time, level int) []latencySpan {
+	if !from.Before(to) {
+		return nil
+	}
+	w := latencyWidths[level]
+	if level == len(latencyWidths)-1 {
+		return []latencySpan{{w.name, from, to}}
+	}
+	a := from.Truncate(w.d)
+	if a.Before(from) {
+		a = a.Add(w.d)
+	}
+	b := to.Truncate(w.d)
+	if !a.Before(b) {
+		return latencySpans(from, to, level+1)
+	}
+	out := latencySpans(from, a, level+1)
+	out = append(out, latencySpan{w.name, a, b})
+	return append(out, latencySpans(b, to, level+1)...)
+}
+
+// rolledUpLatencies adds the histograms of whole minutes [from, to).
 func (s *Store) rolledUpLatencies(ctx context.Context, from, to time.Time, hist histograms) error {
-	h1 := from.Truncate(time.Hour)
-	if h1.Before(from) {
-		h1 = h1.Add(time.Hour)
+	spans := latencySpans(from, to, 0)
+	parts := make([]string, len(spans))
+	args := make([]any, 0, 3*len(spans))
+	for i, sp := range spans {
+		parts[i] = `SELECT action_type, metric, bucket, n FROM latency_rollups WHERE width = ? AND start >= ? AND start < ?`
+		args = append(args, sp.width, s.ts(sp.from), s.ts(sp.to))
 	}
-	h2 := to.Truncate(time.Hour)
-	if !h1.Before(h2) {
-		h1, h2 = to, to // no whole hour: minutes only
-	}
-	q := `SELECT action_type, metric, bucket, SUM(n) AS n FROM (
-			SELECT action_type, metric, bucket, n FROM latency_rollups WHERE width = 'h' AND start >= ? AND start < ?
-			UNION ALL
-			SELECT action_type, metric, bucket, n FROM latency_rollups WHERE width = 'm' AND start >= ? AND start < ?
-			UNION ALL
-			SELECT action_type, metric, bucket, n FROM latency_rollups WHERE width = 'm' AND start >= ? AND start < ?
-		) r GROUP BY action_type, metric, bucket`
+	q := `SELECT action_type, metric, bucket, SUM(n) AS n FROM (` + strings.Join(parts, " UNION ALL ") +
+		`) r GROUP BY action_type, metric, bucket`
 	var rows []struct {
 		Action string `db:"action_type"`
 		Metric int    `db:"metric"`
 		Bucket int64  `db:"bucket"`
 		N      int    `db:"n"`
 	}
-	err := s.selectAll(ctx, &rows, q, s.ts(h1), s.ts(h2), s.ts(from), s.ts(h1), s.ts(h2), s.ts(to))
-	if err != nil {
+	if err := s.selectAll(ctx, &rows, q, args...); err != nil {
 		return fmt.Errorf("read latency rollups: %w", err)
 	}
 	for _, r := range rows {
@@ -333,10 +361,13 @@ func (s *Store) timelineFromRollups(ctx context.Context, f model.TimelineFilter,
 			out[i].Failed += r.N
 		}
 	}
-	// Hour-wide steps read the hourly histograms, narrower ones the minutes.
+	// Each step reads the widest histograms that tile it.
 	width := "m"
-	if f.Step%time.Hour == 0 && f.Since.Equal(f.Since.Truncate(time.Hour)) {
-		width = "h"
+	for _, w := range latencyWidths {
+		if f.Step%w.d == 0 && f.Since.Equal(f.Since.Truncate(w.d)) {
+			width = w.name
+			break
+		}
 	}
 	var lat []struct {
 		Start  rollupInstant `db:"start"`
