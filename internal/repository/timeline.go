@@ -39,6 +39,11 @@ func (s *Store) Timeline(ctx context.Context, f model.TimelineFilter) ([]model.T
 		bucketArgs = append(bucketArgs, s.ts(out[i].Start))
 	}
 	fmt.Fprintf(&bucket, " ELSE %d END", f.Buckets-1)
+	if f.Buckets == 1 {
+		// A CASE needs a WHEN: one bucket holds every row.
+		bucket.Reset()
+		bucket.WriteString("0")
+	}
 	until := f.Since.Add(time.Duration(f.Buckets) * f.Step)
 	window := append(append([]any{}, bucketArgs...), s.ts(f.Since), s.ts(until))
 	window = append(window, scope.args...)

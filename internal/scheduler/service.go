@@ -101,7 +101,8 @@ func New(cfg Config, deps ServiceDeps) *Service {
 		Dispatcher: d,
 		Rescuer:    NewRescuer(cfg, deps.Store, deps.Clock, d.Wake),
 		Archiver: NewArchiver(cfg.Archive, ArchiverDeps{Store: deps.Store, Now: deps.Clock.Now,
-			Logger: deps.Logger, Locker: deps.Locker, Owner: cfg.InstanceID, Observer: archObs}),
+			Logger: deps.Logger, Locker: deps.Locker, Owner: cfg.InstanceID, Observer: archObs,
+			Rollups: deps.Store}),
 	}
 	s.expandLoop = &loop{interval: cfg.ExpandInterval, status: &s.expandStatus,
 		once: func(ctx context.Context) (int, error) {
