@@ -1353,8 +1353,15 @@ type OccurrencePage struct {
 	Pagination struct {
 		Limit      int     `json:"limit"`
 		NextCursor *string `json:"next_cursor,omitempty"`
-		Page       int     `json:"page"`
-		Total      int     `json:"total"`
+
+		// Page the page-based form only (no cursor): the 1-based page
+		Page *int `json:"page,omitempty"`
+
+		// Total the page-based form only (no cursor): how many rows match, counted up to 10,000; absent on cursor pages
+		Total *int `json:"total,omitempty"`
+
+		// TotalIsLowerBound the page-based form only: true when more than total rows match (the count stopped at 10,000)
+		TotalIsLowerBound *bool `json:"total_is_lower_bound,omitempty"`
 	} `json:"pagination"`
 }
 

@@ -120,11 +120,11 @@ func (s *Server) listOccurrences(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	countFilter := f
-	countFilter.After = nil
-	total, err := s.Store.CountOccurrences(ctx, countFilter)
-	if err != nil {
-		return err
+	total := -1
+	if q.cursor == "" {
+		if total, err = s.Store.CountOccurrences(ctx, boundedCountFilter(f)); err != nil {
+			return err
+		}
 	}
 	var last *model.Occurrence
 	if len(rows) == q.limit {
@@ -134,11 +134,31 @@ func (s *Server) listOccurrences(c *gin.Context) error {
 	return nil
 }
 
+// maxCountedTotal bounds the total of page-based listings: beyond it the
+// answer says "at least this many" (total_is_lower_bound) instead of
+// counting the whole history on every page.
+const maxCountedTotal = 10_000
+
+// boundedCountFilter is a listing's filter for its bounded total: every
+// page, not from the cursor on.
+func boundedCountFilter(f model.OccurrenceFilter) model.OccurrenceFilter {
+	f.After, f.CountBound = nil, maxCountedTotal
+	return f
+}
+
 // writeOccurrencePage answers in the original {"data","pagination"}
-// envelope; last, when the page is full, gives the next cursor.
+// envelope; last, when the page is full, gives the next cursor. The
+// page-based form (no cursor: the first page or ?page=) carries the
+// original's page and total, counted up to maxCountedTotal; cursor pages,
+// our native form, carry no total (total < 0) and cost the same at any depth.
 func writeOccurrencePage(c *gin.Context, q listQuery, f model.OccurrenceFilter, data any, total int,
 	last *model.Occurrence) {
-	pagination := gin.H{"page": max(q.page, 1), "limit": q.limit, "total": total}
+	pagination := gin.H{"limit": q.limit}
+	if total >= 0 {
+		pagination["page"] = max(q.page, 1)
+		pagination["total"] = min(total, maxCountedTotal)
+		pagination["total_is_lower_bound"] = total > maxCountedTotal
+	}
 	if last != nil {
 		next := encodeOccurrenceCursor(f.Order, f.Boundary, last)
 		pagination["next_cursor"] = next

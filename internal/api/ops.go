@@ -205,11 +205,11 @@ func (s *Server) listArchivedOccurrences(c *gin.Context, q listQuery) error {
 	if err != nil {
 		return err
 	}
-	countFilter := f
-	countFilter.After = nil
-	total, err := s.Store.CountArchivedOccurrences(ctx, countFilter)
-	if err != nil {
-		return err
+	total := -1
+	if q.cursor == "" {
+		if total, err = s.Store.CountArchivedOccurrences(ctx, boundedCountFilter(f)); err != nil {
+			return err
+		}
 	}
 	data := make([]archivedOccurrenceJSON, 0, len(rows))
 	for i := range rows {

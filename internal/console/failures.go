@@ -113,6 +113,7 @@ type failuresData struct {
 	Errors    map[string]string
 	Rows      []failureRow
 	Total     int
+	AtLeast   bool // Total is a lower bound
 	NextQuery string
 	PageQuery string
 	Back      string
@@ -148,7 +149,23 @@ func (c *Console) failuresPage(w http.ResponseWriter, r *http.Request, s *sessio
 		c.fail(w, r, s, err)
 		return
 	}
-	d.Rows, d.Total = toFailureRows(pg.Data), pg.Pagination.Total
+	d.Rows = toFailureRows(pg.Data)
+	total, atLeast := pg.Pagination.Total, pg.Pagination.TotalIsLowerBound
+	if total == nil {
+		// A cursor page carries no total: show the first page's bounded one.
+		head := f.params()
+		head.Limit = client.Ptr(1)
+		first, err := c.sdk(r).Occurrences.List(r.Context(), head)
+		if err = sdkError(err); err != nil {
+			c.fail(w, r, s, err)
+			return
+		}
+		total, atLeast = first.Pagination.Total, first.Pagination.TotalIsLowerBound
+	}
+	if total != nil {
+		d.Total = *total
+	}
+	d.AtLeast = atLeast != nil && *atLeast
 	if next := pg.Pagination.NextCursor; next != nil && *next != "" {
 		nq := f.page()
 		nq.Set("cursor", *next)
@@ -208,7 +225,12 @@ func (c *Console) confirmBulkReplay(w http.ResponseWriter, r *http.Request, s *s
 		c.fail(w, r, s, err)
 		return
 	}
-	d := bulkData{Filter: f, Count: min(pg.Pagination.Total, maxBulkReplay), Capped: pg.Pagination.Total > maxBulkReplay,
+	total := 0
+	if pg.Pagination.Total != nil {
+		total = *pg.Pagination.Total
+	}
+	capped := total > maxBulkReplay || (total == maxBulkReplay && pg.Pagination.TotalIsLowerBound != nil && *pg.Pagination.TotalIsLowerBound)
+	d := bulkData{Filter: f, Count: min(total, maxBulkReplay), Capped: capped,
 		PageQuery: f.page().Encode()}
 	c.render(w, r, s, "bulk", http.StatusOK, view{Title: "Replay failures", Nav: "failures", Data: d})
 }

@@ -63,6 +63,10 @@ type OccurrenceFilter struct {
 	After        *OccurrenceCursor // keyset position in Order
 	Offset       int               // page-based listing of the original API
 	Limit        int
+	// CountBound, when positive, makes a count stop past that many rows:
+	// the page-based form's total is bounded so that no page counts the
+	// whole history.
+	CountBound int
 }
 
 // OccurrenceCursor is a keyset position in a listing.
@@ -110,6 +114,9 @@ type StatsFilter struct {
 	// TotalOnly skips the per-action breakdown, which lets every query read
 	// occurrences and attempts without joining events.
 	TotalOnly bool
+	// Raw reads the history's rows even when unrestricted, instead of the
+	// rollups: the reference the rollups are checked against.
+	Raw bool
 }
 
 // Percentiles are nearest-rank percentiles of a set of millisecond values:
@@ -160,6 +167,8 @@ type TimelineFilter struct {
 	Buckets      int
 	Scope        []string
 	Unrestricted bool
+	// Raw reads the attempts' rows instead of the rollups (see StatsFilter).
+	Raw bool
 }
 
 // TimelineBucket summarizes the attempts that started in one step.

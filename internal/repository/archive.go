@@ -3,7 +3,6 @@ package repository
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/qhronos/qhronos/internal/model"
@@ -316,7 +315,7 @@ func (s *Store) CountArchivedOccurrences(ctx context.Context, f model.Occurrence
 		return 0, nil
 	}
 	var n int
-	q := `SELECT COUNT(*) FROM occurrences_archive o WHERE ` + strings.Join(where, " AND ")
+	q, args := boundedCount("occurrences_archive", where, args, f.CountBound)
 	if err := s.get(ctx, &n, q, args...); err != nil {
 		return 0, fmt.Errorf("count archived occurrences: %w", err)
 	}

@@ -184,10 +184,23 @@ func (s *Store) CountOccurrences(ctx context.Context, f model.OccurrenceFilter) 
 		return 0, nil
 	}
 	var n int
-	if err := s.get(ctx, &n, `SELECT COUNT(*) FROM occurrences o WHERE `+strings.Join(where, " AND "), args...); err != nil {
+	q, args := boundedCount("occurrences", where, args, f.CountBound)
+	if err := s.get(ctx, &n, q, args...); err != nil {
 		return 0, fmt.Errorf("count occurrences: %w", err)
 	}
 	return n, nil
+}
+
+// boundedCount counts the rows of table matching where, stopping after
+// bound+1 rows when bound is positive (the caller reports "more than
+// bound" without reading the rest of the history).
+func boundedCount(table string, where []string, args []any, bound int) (string, []any) {
+	w := strings.Join(where, " AND ")
+	if bound <= 0 {
+		return `SELECT COUNT(*) FROM ` + table + ` o WHERE ` + w, args
+	}
+	return `SELECT COUNT(*) FROM (SELECT 1 FROM ` + table + ` o WHERE ` + w + ` LIMIT ?) c`,
+		append(append([]any{}, args...), bound+1)
 }
 
 // occurrenceWhere builds the shared filter; ok is false when the scope can

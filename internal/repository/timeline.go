@@ -24,6 +24,13 @@ func (s *Store) Timeline(ctx context.Context, f model.TimelineFilter) ([]model.T
 	if !ok {
 		return out, nil
 	}
+	// Whole-minute buckets of an unrestricted read come from the rollups.
+	if f.Unrestricted && !f.Raw && f.Since.Equal(f.Since.Truncate(time.Minute)) && f.Step%time.Minute == 0 {
+		if err := s.timelineFromRollups(ctx, f, out); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
 	var bucket strings.Builder
 	var bucketArgs []any
 	bucket.WriteString("CASE")
@@ -32,6 +39,11 @@ func (s *Store) Timeline(ctx context.Context, f model.TimelineFilter) ([]model.T
 		bucketArgs = append(bucketArgs, s.ts(out[i].Start))
 	}
 	fmt.Fprintf(&bucket, " ELSE %d END", f.Buckets-1)
+	if f.Buckets == 1 {
+		// A CASE needs a WHEN: one bucket holds every row.
+		bucket.Reset()
+		bucket.WriteString("0")
+	}
 	until := f.Since.Add(time.Duration(f.Buckets) * f.Step)
 	window := append(append([]any{}, bucketArgs...), s.ts(f.Since), s.ts(until))
 	window = append(window, scope.args...)

@@ -56,6 +56,9 @@ type ArchiverDeps struct {
 	Locker   coordination.Locker
 	Owner    string // this instance's id, the lock owner
 	Observer ArchiveObserver
+	// Rollups, when set, has its rollups pruned with the history (see
+	// pruneRollups).
+	Rollups RollupPruner
 }
 
 // ArchiveResult is what one run did.
@@ -67,8 +70,10 @@ type ArchiveResult struct {
 	// Moved counts rows moved to the archive (or deleted).
 	Moved repository.ArchiveCounts `json:"moved"`
 	// Purged counts archive rows removed after purge_after.
-	Purged   repository.ArchiveCounts `json:"purged"`
-	Duration time.Duration            `json:"-"`
+	Purged repository.ArchiveCounts `json:"purged"`
+	// PrunedRollups counts rollup rows deleted with the history.
+	PrunedRollups int           `json:"pruned_rollups"`
+	Duration      time.Duration `json:"-"`
 }
 
 // Archiver moves terminal history past retention out of the live tables and
@@ -131,6 +136,9 @@ func (a *Archiver) RunOnce(ctx context.Context) (ArchiveResult, error) {
 		}()
 	}
 	err = a.run(ctx, start, &res)
+	if err == nil {
+		res.PrunedRollups, err = a.pruneRollups(ctx, start)
+	}
 	res.Duration = a.deps.Now().Sub(start)
 	if errors.Is(err, errLockLost) {
 		a.log.Info("archiver lock lost, stopping this run")

@@ -75,12 +75,21 @@ type Service struct {
 	Partitioner     *Partitioner
 	partitionStatus LoopStatus
 	partitionLoop   *loop
+	rollupStatus    LoopStatus
+	rollupLoop      *loop
 }
 
 // partitionInterval is the period of the partition maintenance loop: the
 // window it keeps is weeks wide, so a run every few minutes is plenty, and
 // a new instance's first run is at its start.
 const partitionInterval = 10 * time.Minute
+
+// Rollup compaction: how often, and how many fresh rows of each rollup table
+// one run folds (a 3,000/s burst appends a few hundred a second).
+const (
+	rollupCompactInterval = 5 * time.Second
+	rollupCompactBatch    = 50_000
+)
 
 var _ startstop.Service = (*Service)(nil)
 
@@ -110,7 +119,8 @@ func New(cfg Config, deps ServiceDeps) *Service {
 		Dispatcher: d,
 		Rescuer:    NewRescuer(cfg, deps.Store, deps.Clock, d.Wake),
 		Archiver: NewArchiver(cfg.Archive, ArchiverDeps{Store: deps.Store, Now: deps.Clock.Now,
-			Logger: deps.Logger, Locker: deps.Locker, Owner: cfg.InstanceID, Observer: archObs}),
+			Logger: deps.Logger, Locker: deps.Locker, Owner: cfg.InstanceID, Observer: archObs,
+			Rollups: deps.Store}),
 	}
 	s.expandLoop = &loop{interval: cfg.ExpandInterval, status: &s.expandStatus,
 		once: func(ctx context.Context) (int, error) {
@@ -127,6 +137,8 @@ func New(cfg Config, deps ServiceDeps) *Service {
 	s.Partitioner = NewPartitioner(deps.Store, deps.Clock, deps.Locker, cfg.InstanceID,
 		max(DefaultPartitionsAhead, cfg.Lookahead+7*24*time.Hour), max(cfg.Archive.LockTTL, time.Minute))
 	s.partitionLoop = &loop{interval: partitionInterval, status: &s.partitionStatus, once: s.Partitioner.RunOnce}
+	s.rollupLoop = &loop{interval: rollupCompactInterval, status: &s.rollupStatus,
+		once: func(ctx context.Context) (int, error) { return deps.Store.CompactRollups(ctx, rollupCompactBatch) }}
 	return s
 }
 
@@ -143,7 +155,7 @@ func (s *Service) Start(ctx context.Context) error {
 	}
 	// The parts do not share ctx: shutdown stops them one after another.
 	partCtx := context.WithoutCancel(ctx)
-	parts := []startstop.Service{s.partitionLoop, s.expandLoop, s.rescueLoop, s.ledgerLoop, s.Archiver}
+	parts := []startstop.Service{s.partitionLoop, s.expandLoop, s.rescueLoop, s.ledgerLoop, s.rollupLoop, s.Archiver}
 	if !s.cfg.APIOnly {
 		parts = append(parts, s.Dispatcher)
 	}
@@ -170,6 +182,7 @@ func (s *Service) shutdown() {
 	s.rescueLoop.Stop()
 	s.ledgerLoop.Stop()
 	s.partitionLoop.Stop()
+	s.rollupLoop.Stop()
 	s.Archiver.Stop()
 	rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Second)
 	s.Expander.resign(rctx)
@@ -202,6 +215,7 @@ func (s *Service) Status() map[string]any {
 		"dispatcher": s.Dispatcher.status(),
 		"rescuer":    s.rescueStatus.Snapshot(),
 		"ledger":     s.ledgerStatus.Snapshot(),
+		"rollups":    s.rollupStatus.Snapshot(),
 		"archiver":   s.Archiver.Status(),
 	}
 	if s.Partitioner.store.Partitioned() {

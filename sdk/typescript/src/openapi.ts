@@ -3548,10 +3548,14 @@ export interface components {
         OccurrencePage: {
             data: components["schemas"]["Occurrence"][];
             pagination: {
-                page: number;
+                /** @description the page-based form only (no cursor): the 1-based page */
+                page?: number;
                 limit: number;
-                total: number;
+                /** @description the page-based form only (no cursor): how many rows match, counted up to 10,000; absent on cursor pages */
+                total?: number;
                 next_cursor?: string;
+                /** @description the page-based form only: true when more than total rows match (the count stopped at 10,000) */
+                total_is_lower_bound?: boolean;
             };
         };
         Attempt: {

@@ -1,0 +1,482 @@
+package repository
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/qhronos/qhronos/internal/model"
+)
+
+// Rollups (migration 0013) are per-minute counters kept by triggers in the
+// transaction that changes the rows, so an unrestricted /stats or
+// /stats/timeline reads a bounded number of rows whatever the history holds:
+//
+//	occurrence_rollups  finished occurrences by scheduled minute, action type, status, reason
+//	attempt_rollups     attempts by start minute, action type, endpoint, outcome
+//	latency_rollups     histograms of durations and first-attempt lateness, per minute, quarter hour and hour
+//
+// Exactness: a window's whole minutes come from the rollups, its partial
+// minutes at either end from the raw rows (at most two minutes, read by
+// index), and its unfinished occurrences (the live queue) from the partial
+// indexes on the waiting and held states. Counts are therefore exact at any
+// instant; percentiles are exact below 128 ms and otherwise the lowest value
+// of the histogram bucket the exact percentile falls in (under 1.6 % below
+// it): LatencyBucket of the raw answer.
+//
+// Rollups count history, not the live table: rows the archiver moves (or a
+// partition it detaches) stay counted until PruneRollups removes their
+// minutes with the history's purge. A tag-scoped principal's stats cannot
+// come from rollups that do not know tags; they read the raw rows of that
+// scope's events (Stats and Timeline decide).
+
+// LatencyBucket is the histogram bucket of a millisecond value, named by its
+// lowest value: the value itself below 128, then 64 buckets per power of
+// two. It mirrors qhronos_latency_bucket of migration 0013.
+func LatencyBucket(v int64) int64 {
+	if v < 128 {
+		return v
+	}
+	width := min(bits.Len64(uint64(v))-1-6, 40)
+	return v - v%(int64(1)<<width)
+}
+
+// rollupInstant scans a rollup's minute: a time on PostgreSQL, the store's
+// fixed-width text on SQLite when the driver leaves it as text.
+type rollupInstant struct{ time.Time }
+
+func (r *rollupInstant) Scan(src any) error {
+	switch v := src.(type) {
+	case time.Time:
+		r.Time = v.UTC()
+		return nil
+	case string:
+		return r.parse(v)
+	case []byte:
+		return r.parse(string(v))
+	}
+	return fmt.Errorf("rollup instant: unexpected %T", src)
+}
+
+func (r *rollupInstant) parse(s string) error {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return fmt.Errorf("rollup instant %q: %w", s, err)
+	}
+	r.Time = t.UTC()
+	return nil
+}
+
+// histograms are latency histograms by action type: metric 0 durations,
+// metric 1 first-attempt lateness, bucket → count.
+type histograms map[string]*[2]map[int64]int
+
+func (h histograms) add(action string, metric int, bucket int64, n int) {
+	m := h[action]
+	if m == nil {
+		m = &[2]map[int64]int{{}, {}}
+		h[action] = m
+	}
+	m[metric][bucket] += n
+}
+
+// fill sets a Percentiles from a histogram by nearest rank, the definition
+// the raw path uses.
+func fillPercentiles(ps *model.Percentiles, hist map[int64]int) {
+	buckets := make([]int64, 0, len(hist))
+	n := 0
+	for b, c := range hist {
+		if c > 0 {
+			buckets = append(buckets, b)
+			n += c
+		}
+	}
+	*ps = model.Percentiles{Count: n}
+	if n == 0 {
+		return
+	}
+	sort.Slice(buckets, func(i, j int) bool { return buckets[i] < buckets[j] })
+	for _, p := range percentiles {
+		rank, seen := (p*n+99)/100, 0
+		for _, b := range buckets {
+			seen += hist[b]
+			if seen >= rank {
+				setPercentile(ps, p, b)
+				break
+			}
+		}
+	}
+}
+
+// minuteSplit cuts [since, until) into the whole minutes the rollups answer
+// and the partial minutes at either end that the raw rows answer.
+type minuteSplit struct {
+	since, from, to, until time.Time // raw [since, from), rollups [from, to), raw [to, until)
+}
+
+func splitMinutes(since, until time.Time) minuteSplit {
+	since, until = since.UTC(), until.UTC()
+	from := since.Truncate(time.Minute)
+	if from.Before(since) {
+		from = from.Add(time.Minute)
+	}
+	to := until.Truncate(time.Minute)
+	if !from.Before(to) {
+		// Under two minutes: all raw.
+		return minuteSplit{since: since, from: until, to: until, until: until}
+	}
+	return minuteSplit{since: since, from: from, to: to, until: until}
+}
+
+// rawEdges are the partial minutes of the split, empty ones left out.
+func (m minuteSplit) rawEdges() [][2]time.Time {
+	var out [][2]time.Time
+	if m.since.Before(m.from) {
+		out = append(out, [2]time.Time{m.since, m.from})
+	}
+	if m.to.Before(m.until) {
+		out = append(out, [2]time.Time{m.to, m.until})
+	}
+	return out
+}
+
+// statsFromRollups fills the counts and percentiles of an unrestricted
+// Stats from the rollups, the raw partial minutes and the live queue.
+func (s *Store) statsFromRollups(ctx context.Context, f model.StatsFilter, out *model.Stats,
+	group func(string) *model.GroupStats) error {
+	split := splitMinutes(f.Since, f.Until)
+	all := sqlPredicate{sql: "1 = 1"}
+	hist := histograms{}
+	for _, edge := range split.rawEdges() {
+		ef := f
+		ef.Since, ef.Until = edge[0], edge[1]
+		if err := s.statusCounts(ctx, ef, all, out, group); err != nil {
+			return err
+		}
+		if err := s.rawLatencies(ctx, edge[0], edge[1], hist); err != nil {
+			return err
+		}
+	}
+	if split.from.Before(split.to) {
+		if err := s.rolledUpStatusCounts(ctx, split.from, split.to, out, group); err != nil {
+			return err
+		}
+		if err := s.rolledUpLatencies(ctx, split.from, split.to, hist); err != nil {
+			return err
+		}
+	}
+	total := [2]map[int64]int{{}, {}}
+	for action, h := range hist {
+		g := group(action)
+		fillPercentiles(&g.DurationMS, h[0])
+		fillPercentiles(&g.LatenessMS, h[1])
+		g.Attempts = g.DurationMS.Count
+		for metric := range h {
+			for b, n := range h[metric] {
+				total[metric][b] += n
+			}
+		}
+	}
+	fillPercentiles(&out.Total.DurationMS, total[0])
+	fillPercentiles(&out.Total.LatenessMS, total[1])
+	out.Total.Attempts = out.Total.DurationMS.Count
+	return nil
+}
+
+// rolledUpStatusCounts adds the finished occurrences of whole minutes
+// [from, to) from the rollups and the unfinished ones from the live rows,
+// each set read through the partial index on exactly its states.
+func (s *Store) rolledUpStatusCounts(ctx context.Context, from, to time.Time, out *model.Stats,
+	group func(string) *model.GroupStats) error {
+	q := statusSQL(`SELECT action_type, status, reason, SUM(n) AS n FROM occurrence_rollups
+		WHERE minute >= ? AND minute < ? GROUP BY action_type, status, reason
+		UNION ALL
+		SELECT e.action_type, o.status, COALESCE(o.reason, ''), COUNT(*) FROM occurrences o JOIN events e ON e.id = o.event_id
+		WHERE o.status IN {waiting} AND o.scheduled_at >= ? AND o.scheduled_at < ?
+		GROUP BY e.action_type, o.status, COALESCE(o.reason, '')
+		UNION ALL
+		SELECT e.action_type, o.status, COALESCE(o.reason, ''), COUNT(*) FROM occurrences o JOIN events e ON e.id = o.event_id
+		WHERE o.status IN {held} AND o.scheduled_at >= ? AND o.scheduled_at < ?
+		GROUP BY e.action_type, o.status, COALESCE(o.reason, '')`)
+	var rows []struct {
+		Action string                 `db:"action_type"`
+		Status model.OccurrenceStatus `db:"status"`
+		Reason string                 `db:"reason"`
+		N      int                    `db:"n"`
+	}
+	a, b := s.ts(from), s.ts(to)
+	if err := s.selectAll(ctx, &rows, q, a, b, a, b, a, b); err != nil {
+		return fmt.Errorf("read occurrence rollups: %w", err)
+	}
+	for _, r := range rows {
+		if r.N == 0 {
+			continue
+		}
+		g := group(r.Action)
+		g.ByStatus[r.Status] += r.N
+		g.Occurrences += r.N
+		out.Total.ByStatus[r.Status] += r.N
+		out.Total.Occurrences += r.N
+		if r.Reason != "" {
+			g.CountReason(r.Status, r.Reason, r.N)
+			out.Total.CountReason(r.Status, r.Reason, r.N)
+		}
+	}
+	// A status whose rollup nets to zero (replayed away) is not reported,
+	// as the raw count would not report it.
+	for _, g := range append([]*model.GroupStats{&out.Total}, groupsOf(out)...) {
+		for st, n := range g.ByStatus {
+			if n == 0 {
+				delete(g.ByStatus, st)
+			}
+		}
+	}
+	return nil
+}
+
+func groupsOf(out *model.Stats) []*model.GroupStats {
+	gs := make([]*model.GroupStats, 0, len(out.ByAction))
+	for _, g := range out.ByAction {
+		gs = append(gs, g)
+	}
+	return gs
+}
+
+// rawLatencies adds the attempts started in [from, to) to hist, bucketed
+// here; grouped by value in the database so that few rows leave it.
+func (s *Store) rawLatencies(ctx context.Context, from, to time.Time, hist histograms) error {
+	q := `SELECT e.action_type AS action_type, 0 AS metric, a.duration_ms AS v, COUNT(*) AS n
+		FROM attempts a JOIN events e ON e.id = a.event_id
+		WHERE a.started_at >= ? AND a.started_at < ? GROUP BY e.action_type, a.duration_ms
+		UNION ALL
+		SELECT e.action_type, 1, a.lateness_ms, COUNT(*)
+		FROM attempts a JOIN events e ON e.id = a.event_id
+		WHERE a.started_at >= ? AND a.started_at < ? AND a.attempt = 1 AND a.manual = ?
+		GROUP BY e.action_type, a.lateness_ms`
+	var rows []struct {
+		Action string `db:"action_type"`
+		Metric int    `db:"metric"`
+		V      int64  `db:"v"`
+		N      int    `db:"n"`
+	}
+	a, b := s.ts(from), s.ts(to)
+	if err := s.selectAll(ctx, &rows, q, a, b, a, b, false); err != nil {
+		return fmt.Errorf("read attempt latencies: %w", err)
+	}
+	for _, r := range rows {
+		hist.add(r.Action, r.Metric, LatencyBucket(r.V), r.N)
+	}
+	return nil
+}
+
+// latencyWidths are the widths of latency_rollups, widest first.
+var latencyWidths = []struct {
+	name string
+	d    time.Duration
+}{{"h", time.Hour}, {"q", 15 * time.Minute}, {"m", time.Minute}}
+
+// latencySpan is a range of latency_rollups rows of one width.
+type latencySpan struct {
+	width    string
+	from, to time.Time
+}
+
+// latencySpans covers whole minutes [from, to) with as few rows as the
+// widths allow: whole hours, then quarter hours, then minutes at the ends.
+func latencySpans(from, to time.Time, level int) []latencySpan {
+	if !from.Before(to) {
+		return nil
+	}
+	w := latencyWidths[level]
+	if level == len(latencyWidths)-1 {
+		return []latencySpan{{w.name, from, to}}
+	}
+	a := from.Truncate(w.d)
+	if a.Before(from) {
+		a = a.Add(w.d)
+	}
+	b := to.Truncate(w.d)
+	if !a.Before(b) {
+		return latencySpans(from, to, level+1)
+	}
+	out := latencySpans(from, a, level+1)
+	out = append(out, latencySpan{w.name, a, b})
+	return append(out, latencySpans(b, to, level+1)...)
+}
+
+// rolledUpLatencies adds the histograms of whole minutes [from, to).
+func (s *Store) rolledUpLatencies(ctx context.Context, from, to time.Time, hist histograms) error {
+	spans := latencySpans(from, to, 0)
+	parts := make([]string, len(spans))
+	args := make([]any, 0, 3*len(spans))
+	for i, sp := range spans {
+		parts[i] = `SELECT action_type, metric, bucket, n FROM latency_rollups WHERE width = ? AND start >= ? AND start < ?`
+		args = append(args, sp.width, s.ts(sp.from), s.ts(sp.to))
+	}
+	q := `SELECT action_type, metric, bucket, SUM(n) AS n FROM (` + strings.Join(parts, " UNION ALL ") +
+		`) r GROUP BY action_type, metric, bucket`
+	var rows []struct {
+		Action string `db:"action_type"`
+		Metric int    `db:"metric"`
+		Bucket int64  `db:"bucket"`
+		N      int    `db:"n"`
+	}
+	if err := s.selectAll(ctx, &rows, q, args...); err != nil {
+		return fmt.Errorf("read latency rollups: %w", err)
+	}
+	for _, r := range rows {
+		hist.add(r.Action, r.Metric, r.Bucket, r.N)
+	}
+	return nil
+}
+
+// timelineFromRollups fills unrestricted timeline buckets (aligned to whole
+// minutes by the API) from the attempt and latency rollups.
+func (s *Store) timelineFromRollups(ctx context.Context, f model.TimelineFilter, out []model.TimelineBucket) error {
+	until := f.Since.Add(time.Duration(f.Buckets) * f.Step)
+	index := func(t time.Time) int { return int(t.Sub(f.Since) / f.Step) }
+	var counts []struct {
+		Minute  rollupInstant `db:"minute"`
+		Outcome string        `db:"outcome"`
+		N       int           `db:"n"`
+	}
+	err := s.selectAll(ctx, &counts, `SELECT minute, outcome, SUM(n) AS n FROM attempt_rollups
+		WHERE minute >= ? AND minute < ? GROUP BY minute, outcome`, s.ts(f.Since), s.ts(until))
+	if err != nil {
+		return fmt.Errorf("read attempt rollups: %w", err)
+	}
+	for _, r := range counts {
+		i := index(r.Minute.Time)
+		if i < 0 || i >= len(out) {
+			continue
+		}
+		out[i].Attempts += r.N
+		switch model.OccurrenceStatus(r.Outcome) {
+		case model.OccurrenceCompleted:
+			out[i].Completed += r.N
+		case model.OccurrenceFailed, model.OccurrenceRetrying:
+			out[i].Failed += r.N
+		}
+	}
+	// Each step reads the widest histograms that tile it.
+	width := "m"
+	for _, w := range latencyWidths {
+		if f.Step%w.d == 0 && f.Since.Equal(f.Since.Truncate(w.d)) {
+			width = w.name
+			break
+		}
+	}
+	var lat []struct {
+		Start  rollupInstant `db:"start"`
+		Bucket int64         `db:"bucket"`
+		N      int           `db:"n"`
+	}
+	err = s.selectAll(ctx, &lat, `SELECT start, bucket, SUM(n) AS n FROM latency_rollups
+		WHERE width = ? AND metric = 1 AND start >= ? AND start < ? GROUP BY start, bucket`,
+		width, s.ts(f.Since), s.ts(until))
+	if err != nil {
+		return fmt.Errorf("read latency rollups: %w", err)
+	}
+	hists := make([]map[int64]int, len(out))
+	for _, r := range lat {
+		i := index(r.Start.Time)
+		if i < 0 || i >= len(out) {
+			continue
+		}
+		if hists[i] == nil {
+			hists[i] = map[int64]int{}
+		}
+		hists[i][r.Bucket] += r.N
+	}
+	for i, h := range hists {
+		if h != nil {
+			fillPercentiles(&out[i].LatenessMS, h)
+		}
+	}
+	return nil
+}
+
+// PruneRollups deletes the rollups of minutes before cutoff, at most limit
+// rows of each table per call; it returns how many rows it deleted. The
+// archiver calls it with the instant its history is purged at, so rollups
+// live exactly as long as the history they summarize.
+func (s *Store) PruneRollups(ctx context.Context, cutoff time.Time, limit int) (int, error) {
+	total := 0
+	for _, t := range []struct{ table, column string }{
+		{"occurrence_rollups", "minute"}, {"attempt_rollups", "minute"}, {"latency_rollups", "start"}} {
+		q := `DELETE FROM ` + t.table + ` WHERE ` + s.d.inPick(s.d.rowID,
+			`SELECT `+s.d.rowID+` FROM `+t.table+` WHERE `+t.column+` < ? LIMIT ?`)
+		res, err := s.exec(ctx, q, s.ts(cutoff), limit)
+		if err != nil {
+			return total, fmt.Errorf("prune %s: %w", t.table, err)
+		}
+		n, _ := res.RowsAffected()
+		total += int(n)
+	}
+	return total, nil
+}
+
+// rollupCompactions fold the fresh rows the PostgreSQL triggers append into
+// the one compacted row of each key, a bounded batch per table: the fresh
+// rows a batch deletes are the ones it adds, so a concurrent trigger's new
+// rows are neither lost nor counted twice.
+var rollupCompactions = []string{
+	`WITH fresh AS (DELETE FROM occurrence_rollups WHERE ctid = ANY(ARRAY(
+		SELECT ctid FROM occurrence_rollups WHERE NOT compacted LIMIT $1))
+		RETURNING minute, action_type, status, reason, n)
+	INSERT INTO occurrence_rollups AS r (minute, action_type, status, reason, n, compacted)
+	SELECT minute, action_type, status, reason, SUM(n), true FROM fresh GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+	ON CONFLICT (minute, action_type, status, reason) WHERE compacted DO UPDATE SET n = r.n + EXCLUDED.n`,
+	`WITH fresh AS (DELETE FROM attempt_rollups WHERE ctid = ANY(ARRAY(
+		SELECT ctid FROM attempt_rollups WHERE NOT compacted LIMIT $1))
+		RETURNING minute, action_type, endpoint_id, outcome, n)
+	INSERT INTO attempt_rollups AS r (minute, action_type, endpoint_id, outcome, n, compacted)
+	SELECT minute, action_type, endpoint_id, outcome, SUM(n), true FROM fresh GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+	ON CONFLICT (minute, action_type, endpoint_id, outcome) WHERE compacted DO UPDATE SET n = r.n + EXCLUDED.n`,
+	`WITH fresh AS (DELETE FROM latency_rollups WHERE ctid = ANY(ARRAY(
+		SELECT ctid FROM latency_rollups WHERE NOT compacted LIMIT $1))
+		RETURNING width, start, action_type, metric, bucket, n)
+	INSERT INTO latency_rollups AS r (width, start, action_type, metric, bucket, n, compacted)
+	SELECT width, start, action_type, metric, bucket, SUM(n), true FROM fresh
+	GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
+	ON CONFLICT (width, start, action_type, metric, bucket) WHERE compacted DO UPDATE SET n = r.n + EXCLUDED.n`,
+}
+
+// CompactRollups folds up to limit fresh rollup rows of each table into
+// their keys' compacted rows and returns how many compacted rows it wrote. One
+// compactor at a time (a transaction-scoped advisory lock; another instance
+// skips its turn). SQLite's triggers write compacted rows themselves: there
+// is nothing to do.
+func (s *Store) CompactRollups(ctx context.Context, limit int) (int, error) {
+	if s.d.backend != Postgres {
+		return 0, nil
+	}
+	total := 0
+	err := s.WithTx(ctx, func(tx *Store) error {
+		var locked bool
+		if err := tx.get(ctx, &locked,
+			`SELECT pg_try_advisory_xact_lock(hashtext('qhronos-rollups:' || current_schema()))`); err != nil {
+			return err
+		}
+		if !locked {
+			return nil
+		}
+		for _, q := range rollupCompactions {
+			// Run as written: $1 is already PostgreSQL's placeholder.
+			res, err := tx.q.ExecContext(ctx, q, limit)
+			if err := tx.note(err, true); err != nil {
+				return err
+			}
+			n, _ := res.RowsAffected()
+			total += int(n)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("compact rollups: %w", err)
+	}
+	return total, nil
+}
