@@ -1,13 +1,16 @@
 package actions
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -99,12 +102,17 @@ type kafkaConn struct {
 func (c *kafkaConn) usable() bool { return !c.dead.Load() }
 func (c *kafkaConn) close()       { c.cl.Close() }
 
-func (p *kafkaPublisher) dial(_ context.Context, d brokerDial) (brokerConn, error) {
+func (p *kafkaPublisher) dial(ctx context.Context, d brokerDial) (brokerConn, error) {
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(d.addr.Host),
 		kgo.ClientID("qhronos"),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.ProducerLinger(0),
+		// Not idempotent: an idempotent producer may not fail a record once
+		// a request went out, so an attempt could outlive its deadline
+		// while the broker is away. Delivery is at-least-once anyway, and
+		// receivers dedupe on webhook-id.
+		kgo.DisableIdempotentWrite(),
 		// A topic that does not exist is a refused publish, reported
 		// after one metadata refresh rather than retried in the client.
 		kgo.UnknownTopicRetries(1),
@@ -141,6 +149,18 @@ func (p *kafkaPublisher) dial(_ context.Context, d brokerDial) (brokerConn, erro
 	if err != nil {
 		return nil, err
 	}
+	// Connect now, so refused credentials are reported as such (the
+	// producer alone would retry them until the attempt's deadline).
+	if err := cl.Ping(ctx); err != nil {
+		cl.Close()
+		if d.hasUser && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) {
+			// Some brokers close the connection instead of answering a
+			// failed SASL exchange.
+			return nil, fmt.Errorf("the broker closed the connection during SASL %s authentication (check the credentials and sasl_mechanism): %w",
+				cmp.Or(p.mechanism, "PLAIN"), err)
+		}
+		return nil, kafkaError(err)
+	}
 	return &kafkaConn{cl: cl}, nil
 }
 
@@ -155,19 +175,27 @@ func (p *kafkaPublisher) publish(ctx context.Context, conn brokerConn, _ Request
 	}
 	r, err := c.cl.ProduceSync(ctx, rec).First()
 	if err != nil {
-		switch {
-		case errors.Is(err, kerr.SaslAuthenticationFailed) || errors.Is(err, kerr.IllegalSaslState) ||
-			errors.Is(err, kerr.UnsupportedSaslMechanism) || errors.Is(err, kerr.TopicAuthorizationFailed) ||
-			errors.Is(err, kerr.ClusterAuthorizationFailed):
-			// The client keeps the refusal; a later attempt needs a new one.
-			c.dead.Store(true)
-			return "", &brokerError{err: err, auth: true, reconnect: true}
-		case errors.Is(err, kerr.UnknownTopicOrPartition):
+		if errors.Is(err, kerr.UnknownTopicOrPartition) {
 			return "", fmt.Errorf("topic %s does not exist: %w", p.topic, err)
-		case errors.Is(err, kgo.ErrClientClosed):
-			return "", &brokerError{err: err, reconnect: true}
 		}
-		return "", err
+		// Any other failure retires the client: it may hold a refusal or
+		// metadata of a cluster that has since changed (a broker that came
+		// back with a new topic id), and a fresh one costs one connect.
+		c.dead.Store(true)
+		return "", kafkaError(err)
 	}
 	return fmt.Sprintf("acknowledged by all in-sync replicas (topic %s, partition %d, offset %d)", r.Topic, r.Partition, r.Offset), nil
+}
+
+// kafkaError marks refused credentials and a closed client.
+func kafkaError(err error) error {
+	switch {
+	case errors.Is(err, kerr.SaslAuthenticationFailed) || errors.Is(err, kerr.IllegalSaslState) ||
+		errors.Is(err, kerr.UnsupportedSaslMechanism) || errors.Is(err, kerr.TopicAuthorizationFailed) ||
+		errors.Is(err, kerr.ClusterAuthorizationFailed):
+		return &brokerError{err: err, auth: true, reconnect: true}
+	case errors.Is(err, kgo.ErrClientClosed):
+		return &brokerError{err: err, reconnect: true}
+	}
+	return err
 }

@@ -196,7 +196,13 @@ type Rabbit struct {
 // first use (booting one takes seconds); StopRabbitMQ ends it from TestMain.
 func RabbitMQ(t testing.TB) *Rabbit {
 	t.Helper()
-	bin := Need(t, "rabbitmq-server")
+	// Debian's /usr/sbin/rabbitmq-server is a wrapper that, run as root,
+	// switches to the rabbitmq user and the system node's directories; the
+	// server script itself runs as the test does, with the test's paths.
+	bin := "/usr/lib/rabbitmq/bin/rabbitmq-server"
+	if _, err := os.Stat(bin); err != nil {
+		bin = Need(t, "rabbitmq-server")
+	}
 	epmdBin := Need(t, "epmd")
 	rabbit.once.Do(func() {
 		dir, err := os.MkdirTemp("", "qhronos-rabbitmq-")
