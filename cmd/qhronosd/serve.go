@@ -92,8 +92,14 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		Version: version}
 	wsHub := hub.New(coord, instanceID, log)
 	registry := actions.NewRegistry()
+	// Broker connections are shared by every broker action and closed on
+	// return, after stopAll drained the dispatcher.
+	brokerPool := actions.NewBrokerPool(actions.DefaultBrokerIdle)
+	defer brokerPool.Close()
+	brokerCfg := actions.BrokerConfig{Outbound: out, Pool: brokerPool}
 	for _, a := range []actions.Action{actions.NewWebhook(httpCfg), actions.NewAPICall(httpCfg),
-		actions.NewWebSocket(wsHub, cfg.WebSocket.AckTimeout)} {
+		actions.NewWebSocket(wsHub, cfg.WebSocket.AckTimeout), actions.NewNATS(brokerCfg), actions.NewAMQP(brokerCfg),
+		actions.NewKafka(brokerCfg), actions.NewRedisStream(brokerCfg)} {
 		if err := registry.Register(a); err != nil {
 			return err
 		}
