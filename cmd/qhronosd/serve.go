@@ -108,7 +108,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	clock := deploymentClock(ctx, b.store, log)
 	m := metrics.New(metrics.Options{WebSocketConnections: wsHub.Connections, DroppedFrames: wsHub.DroppedFrames,
 		EndpointIDs: cfg.Metrics.EndpointIDs, ActionTypes: registry.Types(),
-		Queue:       func(ctx context.Context) (int, int, error) { return b.store.QueueDepth(ctx, clock.Now()) }})
+		Queue: func(ctx context.Context) (int, int, error) { return b.store.QueueDepth(ctx, clock.Now()) }})
 	// Operator notifications; notices.notifier is what services report to.
 	notices, err := newNotifications(cfg, b.store, coord, box, out, m, clock.Now, instanceID, log)
 	if err != nil {
