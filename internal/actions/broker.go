@@ -248,8 +248,11 @@ type brokerDelivery struct {
 	pub        brokerPublisher
 	endpointID string
 	addr       outbound.BrokerAddress // inline url; zero with an endpoint
-	encrypt    *Encryption
-	timeout    time.Duration
+	// inlineTLS is built once for an inline TLS url: the pool keys a
+	// connection by its TLS configuration, so it must stay the same one.
+	inlineTLS *tls.Config
+	encrypt   *Encryption
+	timeout   time.Duration
 }
 
 var _ EndpointDelivery = (*brokerDelivery)(nil)
@@ -335,13 +338,7 @@ func (d *brokerDelivery) target(req Request) (brokerDial, error) {
 	if d.endpointID == "" {
 		dial.addr = d.addr
 		dial.username, dial.password, dial.hasUser = d.addr.Username, d.addr.Password, d.addr.HasUser
-		if d.addr.TLS {
-			cfg, err := outbound.BrokerTLS(d.cfg.Outbound, outbound.Auth{}, d.addr.Host)
-			if err != nil {
-				return dial, err
-			}
-			dial.tls = cfg
-		}
+		dial.tls = d.inlineTLS
 		return dial, nil
 	}
 	t := req.Target
@@ -422,6 +419,11 @@ func prepareBroker(cfg BrokerConfig, kind string, p brokerParams) (*brokerDelive
 			return nil, &ParamError{Param: "url", Reason: err.Error()}
 		}
 		d.addr = addr
+		if addr.TLS {
+			if d.inlineTLS, err = outbound.BrokerTLS(cfg.Outbound, outbound.Auth{}, addr.Host); err != nil {
+				return nil, &ParamError{Param: "url", Reason: err.Error()}
+			}
+		}
 	}
 	if len(p.EncryptionJWK) > 0 && string(p.EncryptionJWK) != "null" {
 		enc, err := ParseEncryptionJWK(p.EncryptionJWK)
