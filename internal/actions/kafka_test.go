@@ -3,6 +3,8 @@ package actions_test
 import (
 	"context"
 	"fmt"
+	"net"
+	"strconv"
 	"testing"
 	"time"
 
@@ -20,14 +22,28 @@ import (
 // in-process kfake cluster, which speaks the Kafka protocol on a real
 // loopback port (SASL included).
 
-func kafkaCluster(t *testing.T, port int, opts ...kfake.Opt) *kfake.Cluster {
+// kafkaCluster starts a one-broker kfake cluster on a port of its own
+// choosing (no window for another test to take it) and returns its port.
+func kafkaCluster(t *testing.T) int {
 	t.Helper()
-	opts = append([]kfake.Opt{kfake.NumBrokers(1), kfake.Ports(port), kfake.SeedTopics(1, "orders"),
-		kfake.EnableSASL(), kfake.Superuser("PLAIN", "qhronos", "kafka-secret")}, opts...)
-	c, err := kfake.NewCluster(opts...)
+	c, err := kfake.NewCluster(kafkaOpts(0)...)
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
-	return c
+	_, port, err := net.SplitHostPort(c.ListenAddrs()[0])
+	require.NoError(t, err)
+	n, err := strconv.Atoi(port)
+	require.NoError(t, err)
+	return n
+}
+
+// kafkaOpts are the cluster's settings; port 0 lets it pick one.
+func kafkaOpts(port int) []kfake.Opt {
+	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"),
+		kfake.EnableSASL(), kfake.Superuser("PLAIN", "qhronos", "kafka-secret")}
+	if port != 0 {
+		opts = append(opts, kfake.Ports(port))
+	}
+	return opts
 }
 
 func kafkaParams(port int, password, topic string) string {
@@ -63,8 +79,7 @@ func recordHeaders(r *kgo.Record) map[string]string {
 
 func TestKafkaProducesOneSignedRecordWithItsKey(t *testing.T) {
 	t.Parallel()
-	port := brokertest.FreePort(t)
-	kafkaCluster(t, port)
+	port := kafkaCluster(t)
 	d := prepareJSON(t, actions.NewKafka(brokerConfig(t)), kafkaParams(port, "kafka-secret", "orders"))
 	req := brokerRequest()
 	out := d.Execute(context.Background(), req)
@@ -77,8 +92,7 @@ func TestKafkaProducesOneSignedRecordWithItsKey(t *testing.T) {
 
 func TestKafkaUnknownTopicIsARefusedPublish(t *testing.T) {
 	t.Parallel()
-	port := brokertest.FreePort(t)
-	kafkaCluster(t, port)
+	port := kafkaCluster(t)
 	d := prepareJSON(t, actions.NewKafka(brokerConfig(t)), kafkaParams(port, "kafka-secret", "no-such-topic"))
 	out := d.Execute(context.Background(), brokerRequest())
 	require.ErrorContains(t, out.Err, "topic no-such-topic does not exist")
@@ -87,8 +101,7 @@ func TestKafkaUnknownTopicIsARefusedPublish(t *testing.T) {
 
 func TestKafkaWrongCredentialsFailClearly(t *testing.T) {
 	t.Parallel()
-	port := brokertest.FreePort(t)
-	kafkaCluster(t, port)
+	port := kafkaCluster(t)
 	d := prepareJSON(t, actions.NewKafka(brokerConfig(t)), kafkaParams(port, "wrong-secret", "orders"))
 	out := d.Execute(context.Background(), brokerRequest())
 	require.Error(t, out.Err)
@@ -101,9 +114,11 @@ func TestKafkaWrongCredentialsFailClearly(t *testing.T) {
 
 func TestKafkaBrokerDownIsRetriedUntilItReturns(t *testing.T) {
 	t.Parallel()
-	port := brokertest.FreePort(t)
-	first, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(port), kfake.SeedTopics(1, "orders"),
-		kfake.EnableSASL(), kfake.Superuser("PLAIN", "qhronos", "kafka-secret"))
+	first, err := kfake.NewCluster(kafkaOpts(0)...)
+	require.NoError(t, err)
+	_, p, err := net.SplitHostPort(first.ListenAddrs()[0])
+	require.NoError(t, err)
+	port, err := strconv.Atoi(p)
 	require.NoError(t, err)
 	d := prepareJSON(t, actions.NewKafka(brokerConfig(t)), kafkaParams(port, "kafka-secret", "orders"))
 	req := brokerRequest()
@@ -120,8 +135,7 @@ func TestKafkaBrokerDownIsRetriedUntilItReturns(t *testing.T) {
 	// it in memory).
 	var second *kfake.Cluster
 	brokertest.WaitFor(t, "the Kafka port to be free", func() bool {
-		second, err = kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(port), kfake.SeedTopics(1, "orders"),
-			kfake.EnableSASL(), kfake.Superuser("PLAIN", "qhronos", "kafka-secret"))
+		second, err = kfake.NewCluster(kafkaOpts(port)...)
 		return err == nil
 	})
 	t.Cleanup(second.Close)

@@ -39,6 +39,15 @@ func TestBrokerEndpoint(t *testing.T) {
 					"token_url": "https://auth.example.com/token", "client_id": "a", "client_secret": "b"}}, nil),
 				"OAuth2 is for HTTP endpoints")
 
+			// A broker endpoint serves its own action type only, and a broker
+			// action only a broker endpoint.
+			soon := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+			require.Equal(t, http.StatusBadRequest, c.call("POST", "/events", map[string]any{"name": "x", "start_time": soon,
+				"action": map[string]any{"type": "webhook", "params": map[string]any{"endpoint_id": ep.ID}}}, nil))
+			httpEP := c.createEndpoint(map[string]any{"name": "http", "url": "https://example.com/hooks"})
+			require.Equal(t, http.StatusBadRequest, c.call("POST", "/events", map[string]any{"name": "x", "start_time": soon,
+				"action": map[string]any{"type": "nats", "params": map[string]any{"endpoint_id": httpEP.ID, "subject": "a"}}}, nil))
+
 			nc, err := nats.Connect(fmt.Sprintf("nats://127.0.0.1:%d", broker.Port), nats.UserInfo("qhronos", "nats-secret"))
 			require.NoError(t, err)
 			t.Cleanup(nc.Close)

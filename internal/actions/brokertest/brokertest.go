@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -60,15 +61,36 @@ func Need(t testing.TB, bin string) string {
 type Process struct {
 	Port int
 	cmd  *exec.Cmd
-	out  *bytes.Buffer
+	out  *syncBuffer
 	mu   sync.Mutex
 	name string
 	args []string
 	env  []string
+	// ready is what the process prints once it serves; until then a
+	// connection to Port could reach another process that took the port.
+	ready string
 }
 
-func start(name string, port int, env []string, args ...string) (*Process, error) {
-	p := &Process{Port: port, name: name, args: args, env: env}
+// syncBuffer collects a process's output while tests read it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func start(name string, port int, ready string, env []string, args ...string) (*Process, error) {
+	p := &Process{Port: port, name: name, args: args, env: env, ready: ready}
 	return p, p.Start()
 }
 
@@ -76,7 +98,7 @@ func start(name string, port int, env []string, args ...string) (*Process, error
 func (p *Process) Start() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.out = &bytes.Buffer{}
+	p.out = &syncBuffer{}
 	cmd := exec.Command(p.name, p.args...)
 	cmd.Env = append(os.Environ(), p.env...)
 	cmd.Stdout, cmd.Stderr = p.out, p.out
@@ -90,10 +112,12 @@ func (p *Process) Start() error {
 	go func() { _ = cmd.Wait(); close(exited) }()
 	deadline := time.Now().Add(StartDeadline)
 	for {
-		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(p.Port), time.Second)
-		if err == nil {
-			_ = c.Close()
-			return nil
+		if p.ready == "" || strings.Contains(p.out.String(), p.ready) {
+			c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(p.Port), time.Second)
+			if err == nil {
+				_ = c.Close()
+				return nil
+			}
 		}
 		select {
 		case <-exited:
@@ -141,7 +165,7 @@ func NATS(t testing.TB) *Process {
 	var err error
 	for try := 0; try < 3; try++ {
 		port := FreePort(t)
-		p, err = start(bin, port, nil, "-js", "-a", "127.0.0.1", "-p", strconv.Itoa(port), "-sd", dir,
+		p, err = start(bin, port, "Server is ready", nil, "-js", "-a", "127.0.0.1", "-p", strconv.Itoa(port), "-sd", dir,
 			"--user", "qhronos", "--pass", "nats-secret", "-m", "0")
 		if err == nil {
 			break
@@ -164,7 +188,7 @@ func Redis(t testing.TB) *Process {
 	var err error
 	for try := 0; try < 3; try++ {
 		port := FreePort(t)
-		p, err = start(bin, port, nil, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
+		p, err = start(bin, port, "Ready to accept connections", nil, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
 			"--appendonly", "no", "--dir", dir, "--requirepass", "redis-secret", "--daemonize", "no")
 		if err == nil {
 			break
@@ -223,7 +247,7 @@ func RabbitMQ(t testing.TB) *Rabbit {
 		}
 		epmdPort, port, distPort := FreePort(t), FreePort(t), FreePort(t)
 		// A private epmd in the foreground, so it ends with the node.
-		epmd, err := start(epmdBin, epmdPort, nil, "-port", strconv.Itoa(epmdPort), "-address", "127.0.0.1")
+		epmd, err := start(epmdBin, epmdPort, "", nil, "-port", strconv.Itoa(epmdPort), "-address", "127.0.0.1")
 		if err != nil {
 			rabbit.err = fmt.Errorf("start epmd: %w", err)
 			return
@@ -241,7 +265,7 @@ func RabbitMQ(t testing.TB) *Rabbit {
 			"RABBITMQ_PID_FILE=" + filepath.Join(dir, "rabbit.pid"),
 			"RABBITMQ_CONFIG_FILE=" + filepath.Join(dir, "rabbitmq"),
 		}
-		p, err := start(bin, port, env)
+		p, err := start(bin, port, "completed with", env)
 		if err != nil {
 			epmd.Stop()
 			rabbit.err = fmt.Errorf("start rabbitmq-server: %w", err)
