@@ -10,15 +10,27 @@ import (
 
 // Defines values for ActionType.
 const (
-	ActionTypeApicall   ActionType = "apicall"
-	ActionTypeWebhook   ActionType = "webhook"
-	ActionTypeWebsocket ActionType = "websocket"
+	ActionTypeAMQP        ActionType = "amqp"
+	ActionTypeApicall     ActionType = "apicall"
+	ActionTypeKafka       ActionType = "kafka"
+	ActionTypeNats        ActionType = "nats"
+	ActionTypeRedisStream ActionType = "redis_stream"
+	ActionTypeWebhook     ActionType = "webhook"
+	ActionTypeWebsocket   ActionType = "websocket"
 )
 
 // Valid indicates whether the value is a known member of the ActionType enum.
 func (e ActionType) Valid() bool {
 	switch e {
+	case ActionTypeAMQP:
+		return true
 	case ActionTypeApicall:
+		return true
+	case ActionTypeKafka:
+		return true
+	case ActionTypeNats:
+		return true
+	case ActionTypeRedisStream:
 		return true
 	case ActionTypeWebhook:
 		return true
@@ -793,7 +805,7 @@ func (e GetStatsTimelineParamsStep) Valid() bool {
 
 // Action defines model for Action.
 type Action struct {
-	// Params The action's parameters. webhook: {"url"} or {"endpoint_id"} (a shared endpoint: its URL, secret, headers, limits and auth). apicall: {"method", "url" or "endpoint_id", "headers", "body"}. websocket: {"client_name", "require_ack", "ack_timeout"}.
+	// Params The action's parameters. webhook: {"url"} or {"endpoint_id"} (a shared endpoint: its URL, secret, headers, limits and auth), and "encryption_jwk" (the receiver's public JWK: RSA-OAEP-256, or ECDH-ES with P-256 or X25519; each body is then a compact JWE with A256GCM, Content-Type application/jose, signed as sent). apicall: {"method", "url" or "endpoint_id", "headers", "body"}. websocket: {"client_name", "require_ack", "ack_timeout"}. Broker actions publish the webhook body with webhook-id, webhook-timestamp and webhook-signature as message headers, and succeed on the broker's acknowledgement; each takes "url" (the broker's, credentials in its userinfo are write-only) or "endpoint_id" (a broker endpoint), and "encryption_jwk": nats: {"subject", "jetstream"} (core publish confirmed by a server round trip, or a JetStream publish acknowledged by a stream; url nats:// or tls://); amqp: {"exchange" ("" is the default exchange), "routing_key"} (publisher confirms; url amqp:// or amqps://, path = vhost); kafka: {"topic", "key", "sasl_mechanism" (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)} (acks=all; url kafka:// or kafka+tls:// naming a seed broker); redis_stream: {"stream", "nomkstream", "max_len"} (XADD; url redis:// or rediss://, path = database).
 	Params map[string]interface{} `json:"params,omitempty"`
 	Type   ActionType             `json:"type"`
 }
@@ -1005,7 +1017,7 @@ type EndpointInput struct {
 	// Timeout per-attempt timeout, e.g. 10s
 	Timeout *string `json:"timeout,omitempty"`
 
-	// URL http or https URL allowed by the outbound policy
+	// URL http or https URL allowed by the outbound policy; or a message broker's URL (nats://, tls://, amqp://, amqps://, kafka://, kafka+tls://, redis://, rediss://) for the broker action types, whose auth is basic (the broker user and password) or mtls (the broker's TLS scheme)
 	URL string `json:"url"`
 }
 

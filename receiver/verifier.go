@@ -45,6 +45,8 @@ type Verifier struct {
 	now       func() time.Time
 	legacy    bool
 	maxBody   int64
+	// privateKeys open encrypted deliveries (WithDecryptionKeys).
+	privateKeys []PrivateKey
 }
 
 // Option configures a Verifier.

@@ -19,6 +19,7 @@ type eventFlags struct {
 	webhook, clientName, action, metadata, catchUp, timeout         string
 	tags                                                            []string
 	requireAck, tracePropagation                                    bool
+	publishFlags
 }
 
 func (f *eventFlags) register(fs *pflag.FlagSet) {
@@ -38,6 +39,7 @@ func (f *eventFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.metadata, "metadata", "", "metadata as JSON, delivered verbatim")
 	fs.StringVar(&f.catchUp, "catch-up", "", "missed instants after downtime: all, latest or none")
 	fs.StringVar(&f.timeout, "timeout", "", "per-attempt timeout (e.g. 10s)")
+	f.publishFlags.register(fs)
 	fs.BoolVar(&f.tracePropagation, "trace-propagation", true, "send traceparent to receivers when the server traces; --trace-propagation=false opts out")
 }
 
@@ -124,13 +126,16 @@ func (f *eventFlags) input(cmd *cobra.Command, stdin io.Reader) (client.EventInp
 		in.Action = &act
 	}
 	n := 0
-	for _, name := range []string{"webhook", "client", "action"} {
+	for _, name := range []string{"webhook", "client", "action", "publish"} {
 		if set(name) {
 			n++
 		}
 	}
 	if n > 1 {
-		return in, usagef("--webhook, --client and --action: give one")
+		return in, usagef("--webhook, --client, --action and --publish: give one")
+	}
+	if err := f.publishFlags.apply(cmd, &in, in.Webhook); err != nil {
+		return in, err
 	}
 	return in, nil
 }

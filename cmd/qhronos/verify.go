@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +20,7 @@ import (
 )
 
 func newVerifyCmd(a *app) *cobra.Command {
-	var secrets []string
+	var secrets, keyFiles []string
 	var tolerance time.Duration
 	cmd := &cobra.Command{
 		Use:   "verify [FILE]",
@@ -30,10 +31,15 @@ and says whether its signatures hold for the secret and whether its timestamp is
 
 The secret comes from --secret (repeat it during a rotation) or QHRONOS_WEBHOOK_SECRET.
 "whsec_" secrets are base64-decoded; any other secret is used as its bytes, as the server
-does. Exit code 0 when the request verifies, 1 when it does not.`,
+does. Exit code 0 when the request verifies, 1 when it does not.
+
+An encrypted delivery (Content-Type application/jose: the event's action carries the
+receiver's encryption_jwk) is verified as sent, then opened with --private-key (a PEM or
+JWK file; repeat it during a key rotation) and its payload is shown.`,
 		Example: `  qhronos verify --secret "$SECRET" request.txt
   pbpaste | qhronos verify --secret whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
-  qhronos verify --secret "$SECRET" --tolerance 0 old-capture.txt   # ignore the message's age`,
+  qhronos verify --secret "$SECRET" --tolerance 0 old-capture.txt   # ignore the message's age
+  qhronos verify --secret "$SECRET" --private-key receiver-key.pem encrypted.txt`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usagef("verify takes at most one FILE")
@@ -71,11 +77,24 @@ does. Exit code 0 when the request verifies, 1 when it does not.`,
 					body = trimmed
 				}
 			}
-			return a.reportVerification(secrets, tolerance, header, body)
+			var keys []receiver.PrivateKey
+			for _, name := range keyFiles {
+				raw, err := os.ReadFile(name)
+				if err != nil {
+					return usagef("--private-key: %v", err)
+				}
+				k, err := receiver.ParsePrivateKey(raw)
+				if err != nil {
+					return usagef("--private-key %s: %v", name, err)
+				}
+				keys = append(keys, k)
+			}
+			return a.reportVerification(secrets, tolerance, header, body, keys...)
 		},
 	}
 	cmd.Flags().StringArrayVar(&secrets, "secret", nil, "signing secret (repeat for both secrets of a rotation)")
 	cmd.Flags().DurationVar(&tolerance, "tolerance", receiver.DefaultTolerance, "how old (or early) a timestamp may be; 0 ignores it")
+	cmd.Flags().StringArrayVar(&keyFiles, "private-key", nil, "PEM or JWK file of the receiver's private key, to open an encrypted delivery (repeat during a rotation)")
 	return cmd
 }
 
@@ -86,9 +105,13 @@ type verification struct {
 	Timestamp string `json:"timestamp"`
 	ID        string `json:"webhook_id,omitempty"`
 	Error     string `json:"error,omitempty"`
+	// Encrypted says the body is a JWE; Payload is what it opened to
+	// with --private-key.
+	Encrypted bool            `json:"encrypted,omitempty"`
+	Payload   json.RawMessage `json:"payload,omitempty"`
 }
 
-func (a *app) reportVerification(secrets []string, tolerance time.Duration, h http.Header, body []byte) error {
+func (a *app) reportVerification(secrets []string, tolerance time.Duration, h http.Header, body []byte, keys ...receiver.PrivateKey) error {
 	v := verification{ID: h.Get(receiver.HeaderWebhookID)}
 	sigErr := receiver.NewVerifier(secrets, receiver.WithTolerance(0), receiver.WithLegacy()).Verify(h, body)
 	fullErr := receiver.NewVerifier(secrets, receiver.WithTolerance(tolerance), receiver.WithLegacy()).Verify(h, body)
@@ -113,11 +136,31 @@ func (a *app) reportVerification(secrets []string, tolerance time.Duration, h ht
 	if fullErr != nil {
 		v.Error = fullErr.Error()
 	}
+	payload := "-"
+	if v.Encrypted = receiver.IsEncrypted(h); v.Encrypted {
+		switch plain, err := receiver.Decrypt(body, keys...); {
+		case err != nil && len(keys) == 0:
+			payload = "encrypted (give --private-key to open it)"
+		case err != nil:
+			payload = "not opened: " + err.Error()
+			if v.Valid {
+				v.Valid, v.Error = false, err.Error()
+			}
+		case json.Valid(plain):
+			v.Payload, payload = plain, string(plain)
+		default:
+			payload = fmt.Sprintf("opened (%d bytes, not JSON)", len(plain))
+		}
+	}
 	verdict := "VALID"
 	if !v.Valid {
 		verdict = "NOT VALID"
 	}
-	t := fields("result", verdict, "signature", v.Signature, "timestamp", v.Timestamp, "webhook-id", v.ID)
+	kv := []string{"result", verdict, "signature", v.Signature, "timestamp", v.Timestamp, "webhook-id", v.ID}
+	if v.Encrypted {
+		kv = append(kv, "payload", payload)
+	}
+	t := fields(kv...)
 	if err := a.render(v, t); err != nil {
 		return err
 	}

@@ -92,8 +92,14 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		Version: version}
 	wsHub := hub.New(coord, instanceID, log)
 	registry := actions.NewRegistry()
+	// Broker connections are shared by every broker action and closed on
+	// return, after stopAll drained the dispatcher.
+	brokerPool := actions.NewBrokerPool(actions.DefaultBrokerIdle)
+	defer brokerPool.Close()
+	brokerCfg := actions.BrokerConfig{Outbound: out, Pool: brokerPool}
 	for _, a := range []actions.Action{actions.NewWebhook(httpCfg), actions.NewAPICall(httpCfg),
-		actions.NewWebSocket(wsHub, cfg.WebSocket.AckTimeout)} {
+		actions.NewWebSocket(wsHub, cfg.WebSocket.AckTimeout), actions.NewNATS(brokerCfg), actions.NewAMQP(brokerCfg),
+		actions.NewKafka(brokerCfg), actions.NewRedisStream(brokerCfg)} {
 		if err := registry.Register(a); err != nil {
 			return err
 		}
@@ -102,7 +108,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	clock := deploymentClock(ctx, b.store, log)
 	m := metrics.New(metrics.Options{WebSocketConnections: wsHub.Connections, DroppedFrames: wsHub.DroppedFrames,
 		EndpointIDs: cfg.Metrics.EndpointIDs, ActionTypes: registry.Types(),
-		Queue:       func(ctx context.Context) (int, int, error) { return b.store.QueueDepth(ctx, clock.Now()) }})
+		Queue: func(ctx context.Context) (int, int, error) { return b.store.QueueDepth(ctx, clock.Now()) }})
 	// Operator notifications; notices.notifier is what services report to.
 	notices, err := newNotifications(cfg, b.store, coord, box, out, m, clock.Now, instanceID, log)
 	if err != nil {

@@ -94,6 +94,10 @@ type Target struct {
 	// RetryUnauthorized makes a 401 retryable: the client authenticates
 	// with OAuth2 and fetches a new token after one is refused.
 	RetryUnauthorized bool
+	// Broker is set when the endpoint's URL is a message broker's (nats://,
+	// amqp://, kafka://, redis://, or their TLS schemes): the credentials
+	// and TLS settings broker actions connect with. Client is then unused.
+	Broker *BrokerTarget
 }
 
 // Outcome is the structured result of one attempt.

@@ -87,6 +87,10 @@ func (d *endpointDelivery) Execute(ctx context.Context, req Request) Outcome {
 	if t.EndpointID != "" && !strings.EqualFold(t.EndpointID, d.endpointID) {
 		return Outcome{Err: fmt.Errorf("%w: target is endpoint %s, want %s", ErrEndpointNotResolved, t.EndpointID, d.endpointID), Retryable: true}
 	}
+	if t.Broker != nil {
+		return Outcome{Err: fmt.Errorf("endpoint %s is a message broker endpoint: deliver to it with action type %s",
+			d.endpointID, outbound.BrokerKind(t.URL))}
+	}
 	client := t.Client
 	if client == nil {
 		client = d.client

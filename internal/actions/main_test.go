@@ -2,10 +2,12 @@ package actions_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"testing"
 	"time"
 
@@ -13,12 +15,24 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/qhronos/qhronos/internal/actions"
+	"github.com/qhronos/qhronos/internal/actions/brokertest"
 	"github.com/qhronos/qhronos/internal/outbound"
 )
 
 // TestMain fails the run if any attempt left a goroutine behind (hanging,
-// trickling and endless receivers included).
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// trickling and endless receivers included). The RabbitMQ node the broker
+// tests share is stopped first: its process watcher is not a leak.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	brokertest.StopRabbitMQ()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 // loopbackOutbound re-opens loopback the way an operator would with
 // outbound.allow_cidrs, so tests can use httptest receivers.

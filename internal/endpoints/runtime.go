@@ -682,6 +682,9 @@ func (r *Runtime) resolve(ep *model.Endpoint) (*resolved, error) {
 			Audience: ep.Auth.Audience, Scopes: ep.Auth.Scopes, CertificatePEM: []byte(ep.Auth.Certificate),
 			PrivateKeyPEM: []byte(hidden.PrivateKey), CACertificatePEM: []byte(ep.Auth.CACertificate)}
 	}
+	if kind := outbound.BrokerKind(ep.URL); kind != "" {
+		return r.resolveBroker(res, ep, kind, auth)
+	}
 	var client *http.Client
 	if client, err = outbound.NewAuthClient(r.cfg.Outbound, auth); err != nil {
 		return nil, fmt.Errorf("endpoint %s auth: %w", ep.ID, err)
@@ -693,6 +696,36 @@ func (r *Runtime) resolve(ep *model.Endpoint) (*resolved, error) {
 	res.destination = dest
 	res.target = &actions.Target{EndpointID: ep.ID, URL: ep.URL, Headers: ep.Headers, Client: client,
 		RetryUnauthorized: auth.Type == outbound.AuthOAuth2ClientCredentials}
+	return res, nil
+}
+
+// resolveBroker completes an endpoint whose URL is a message broker's: its
+// auth gives the broker user and password (basic) or the client certificate
+// and CA (mtls), and the destination limited is the broker's host:port.
+func (r *Runtime) resolveBroker(res *resolved, ep *model.Endpoint, kind string, auth outbound.Auth) (*resolved, error) {
+	addr, err := outbound.CheckBrokerURL(kind, ep.URL, r.cfg.Outbound)
+	if err != nil {
+		return nil, fmt.Errorf("endpoint %s url: %w", ep.ID, err)
+	}
+	bt := &actions.BrokerTarget{}
+	switch auth.Type {
+	case outbound.AuthNone:
+	case outbound.AuthBasic:
+		bt.Username, bt.Password, bt.HasUser = auth.Username, auth.Password, true
+	case outbound.AuthMTLS:
+		if !addr.TLS {
+			return nil, fmt.Errorf("endpoint %s auth: mtls needs the broker's TLS scheme (%s://)", ep.ID, outbound.BrokerSchemes[kind].TLS)
+		}
+	default:
+		return nil, fmt.Errorf("endpoint %s auth: %s is not supported for a broker", ep.ID, auth.Type)
+	}
+	if addr.TLS {
+		if bt.TLS, err = outbound.BrokerTLS(r.cfg.Outbound, auth, addr.Host); err != nil {
+			return nil, fmt.Errorf("endpoint %s auth: %w", ep.ID, err)
+		}
+	}
+	res.destination = addr.Host
+	res.target = &actions.Target{EndpointID: ep.ID, URL: ep.URL, Headers: ep.Headers, Broker: bt}
 	return res, nil
 }
 

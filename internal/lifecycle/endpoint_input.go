@@ -146,7 +146,13 @@ func (s *Service) applyEndpoint(body map[string]json.RawMessage, e *model.Endpoi
 			restored, _ := v.(string)
 			u = &restored
 		}
-		if err := outbound.CheckURL(*u, s.opts.Outbound); err != nil {
+		// A broker URL (nats://, amqp://, kafka://, redis:// and their TLS
+		// schemes) makes a broker endpoint, for the broker action types.
+		if kind := outbound.BrokerKind(*u); kind != "" {
+			if _, err := outbound.CheckBrokerURL(kind, *u, s.opts.Outbound); err != nil {
+				return ch, input.BadRequest("url", err.Error())
+			}
+		} else if err := outbound.CheckURL(*u, s.opts.Outbound); err != nil {
 			return ch, input.BadRequest("url", err.Error())
 		}
 		e.URL = *u
@@ -258,6 +264,16 @@ func (s *Service) applyEndpoint(body map[string]json.RawMessage, e *model.Endpoi
 		e.Auth, ch.AuthSecrets, ch.AuthChanged = auth, secrets, true
 	} else if urlChanged && e.Auth != nil && e.Auth.Type == model.AuthBasic {
 		return ch, errSecretAgain("auth.password", "url")
+	}
+	if kind := outbound.BrokerKind(e.URL); kind != "" && e.Auth != nil {
+		switch e.Auth.Type {
+		case model.AuthOAuth2ClientCredentials:
+			return ch, input.BadRequest("auth.type", "oauth2_client_credentials is for HTTP endpoints; a broker takes basic or mtls")
+		case model.AuthMTLS:
+			if addr, _ := outbound.CheckBrokerURL(kind, e.URL, s.opts.Outbound); !addr.TLS {
+				return ch, input.BadRequestf("url", "mtls needs the broker's TLS scheme (%s://)", outbound.BrokerSchemes[kind].TLS)
+			}
+		}
 	}
 	if e.Auth != nil {
 		for name := range e.Headers {

@@ -8,15 +8,21 @@ import (
 	"github.com/qhronos/qhronos/internal/auth"
 	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/outbound"
 	"github.com/qhronos/qhronos/internal/repository"
 )
 
 const endpointParam = "action.params.endpoint_id"
 
-// actionEndpoint is the endpoint a webhook or apicall action names in
-// params.endpoint_id, or "" when it has none (an inline URL).
+// endpointActions are the action types that may name an endpoint: the HTTP
+// ones, and the broker ones (whose endpoint's URL is a broker's).
+var endpointActions = map[string]bool{"webhook": true, "apicall": true,
+	"nats": true, "amqp": true, "kafka": true, "redis_stream": true}
+
+// actionEndpoint is the endpoint an action names in params.endpoint_id, or
+// "" when it has none (an inline URL).
 func actionEndpoint(a *model.Action) (string, error) {
-	if a == nil || (a.Type != "webhook" && a.Type != "apicall") || len(a.Params) == 0 {
+	if a == nil || !endpointActions[a.Type] || len(a.Params) == 0 {
 		return "", nil
 	}
 	var p struct {
@@ -48,7 +54,18 @@ func (s *Service) checkActionEndpoint(ctx context.Context, p auth.Principal, a *
 	if errors.Is(err, model.ErrNotFound) || (err == nil && !p.CanRead(e.Tags)) {
 		return input.BadRequestf(endpointParam, "unknown endpoint %s", id)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	// A broker endpoint serves its broker's action type only, an HTTP one
+	// the HTTP actions only.
+	switch kind := outbound.BrokerKind(e.URL); {
+	case kind != "" && kind != a.Type:
+		return input.BadRequestf(endpointParam, "endpoint %s is a %s broker endpoint: use action type %s", id, kind, kind)
+	case kind == "" && a.Type != "webhook" && a.Type != "apicall":
+		return input.BadRequestf(endpointParam, "endpoint %s is an HTTP endpoint, not a %s broker's", id, a.Type)
+	}
+	return nil
 }
 
 // setEventEndpoint records in ev.EndpointID the endpoint its (validated)

@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Literal, Optional, TypedDict
 __all__ = ["Action", "Attempt", "Calendar", "CalendarInput", "DateRange", "Endpoint", "EndpointAuth", "EndpointAuthInput", "EndpointCircuit", "EndpointHealth", "EndpointInput", "EndpointPatch", "EndpointRateLimit", "Error", "Event", "EventBatchInput", "EventBatchItemResult", "EventBatchResult", "EventInput", "Exception", "Health", "HistoryChange", "HistoryEntry", "HistoryPage", "NotificationChannel", "NotificationChannelRequest", "NotificationTestResult", "Occurrence", "OccurrenceOrder", "OccurrencePage", "PauseRequest", "Preview", "PreviewRequest", "Ready", "ResumeRequest", "Retry", "RetryFilter", "RetryResult", "Schedule", "SecretRotation", "Stats", "Status", "Timeline", "Token", "TokenRequest"]
 
 
-_ActionRequired = TypedDict("_ActionRequired", {"type": Literal["webhook", "websocket", "apicall"]})
+_ActionRequired = TypedDict("_ActionRequired", {"type": Literal["webhook", "websocket", "apicall", "nats", "amqp", "kafka", "redis_stream"]})
 _ActionOptional = TypedDict("_ActionOptional", {"params": Dict[str, Any]}, total=False)
 
 

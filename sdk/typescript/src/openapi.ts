@@ -3356,8 +3356,8 @@ export interface components {
         };
         Action: {
             /** @enum {string} */
-            type: "webhook" | "websocket" | "apicall";
-            /** @description The action's parameters. webhook: {"url"} or {"endpoint_id"} (a shared endpoint: its URL, secret, headers, limits and auth). apicall: {"method", "url" or "endpoint_id", "headers", "body"}. websocket: {"client_name", "require_ack", "ack_timeout"}. */
+            type: "webhook" | "websocket" | "apicall" | "nats" | "amqp" | "kafka" | "redis_stream";
+            /** @description The action's parameters. webhook: {"url"} or {"endpoint_id"} (a shared endpoint: its URL, secret, headers, limits and auth), and "encryption_jwk" (the receiver's public JWK: RSA-OAEP-256, or ECDH-ES with P-256 or X25519; each body is then a compact JWE with A256GCM, Content-Type application/jose, signed as sent). apicall: {"method", "url" or "endpoint_id", "headers", "body"}. websocket: {"client_name", "require_ack", "ack_timeout"}. Broker actions publish the webhook body with webhook-id, webhook-timestamp and webhook-signature as message headers, and succeed on the broker's acknowledgement; each takes "url" (the broker's, credentials in its userinfo are write-only) or "endpoint_id" (a broker endpoint), and "encryption_jwk": nats: {"subject", "jetstream"} (core publish confirmed by a server round trip, or a JetStream publish acknowledged by a stream; url nats:// or tls://); amqp: {"exchange" ("" is the default exchange), "routing_key"} (publisher confirms; url amqp:// or amqps://, path = vhost); kafka: {"topic", "key", "sasl_mechanism" (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)} (acks=all; url kafka:// or kafka+tls:// naming a seed broker); redis_stream: {"stream", "nomkstream", "max_len"} (XADD; url redis:// or rediss://, path = database). */
             params?: {
                 [key: string]: unknown;
             };
@@ -3917,7 +3917,7 @@ export interface components {
         EndpointInput: {
             name: string;
             description?: string;
-            /** @description http or https URL allowed by the outbound policy */
+            /** @description http or https URL allowed by the outbound policy; or a message broker's URL (nats://, tls://, amqp://, amqps://, kafka://, kafka+tls://, redis://, rediss://) for the broker action types, whose auth is basic (the broker user and password) or mtls (the broker's TLS scheme) */
             url: string;
             /** @description added to every request; hop-by-hop and Qhronos' own headers are refused */
             headers?: {
