@@ -54,9 +54,13 @@ func TestEveryInstantFieldTakesTheFormsOfStartTime(t *testing.T) {
 			res = e.do("DELETE", "/events/"+id+"/exceptions/"+url.PathEscape(local+" 09:00"), e.master, nil)
 			require.Equal(t, http.StatusNoContent, res.Status, "%s", res.Body)
 
-			// Move one occurrence to a relative instant.
+			// Move one occurrence to a relative instant. Its event starts
+			// within the hour: "tomorrow at 9am" Prague can lie beyond the
+			// planning lookahead (before 09:00 Prague), leaving nothing planned.
+			soon := e.createEvent(e.master, map[string]any{"name": "soon", "start_time": "in 1 hour",
+				"timezone": "Europe/Prague", "rrule": "FREQ=DAILY", "webhook": "http://127.0.0.1:9999/h"})
 			var occs []map[string]any
-			e.do("GET", "/events/"+id+"/occurrences?order=scheduled_at", e.master, nil).json(t, &occs)
+			e.do("GET", "/events/"+soon["id"].(string)+"/occurrences?order=scheduled_at", e.master, nil).json(t, &occs)
 			require.NotEmpty(t, occs)
 			occ := occs[0]["id"].(string)
 			before := time.Now()
