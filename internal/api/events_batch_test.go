@@ -244,3 +244,34 @@ func TestBatchCreateRefusesBadBatches(t *testing.T) {
 		})
 	}
 }
+
+// A batch of one-offs far apart (next hour, 2090, 2300) plans what single
+// creates plan: on PostgreSQL an instant outside the kept window gets its
+// partition on demand, in the batch's transaction.
+func TestBatchCreateReachesFarFutureInstants(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, b.Open)
+			items := []any{eventBody()}
+			for _, at := range []string{"2090-03-04T05:06:07Z", "2300-01-01T00:00:00Z"} {
+				ev := eventBody()
+				ev["start_time"] = at
+				items = append(items, ev)
+			}
+			res := e.do("POST", "/events/batch", e.master, map[string]any{"events": items})
+			require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+			var got batchAnswer
+			require.NoError(t, json.Unmarshal(res.Body, &got))
+			require.Len(t, got.Results, 3)
+			for i, r := range got.Results {
+				require.Equal(t, http.StatusCreated, r.Status, "item %d: %s", i, res.Body)
+				single := e.createEvent(e.master, items[i].(map[string]any))
+				require.Equal(t, len(e.occurrencesOf(single["id"].(string))), len(e.occurrencesOf(r.Event["id"].(string))),
+					"item %d has the occurrences a single create plans", i)
+			}
+			require.Len(t, e.occurrencesOf(got.Results[0].Event["id"].(string)), 1, "the next hour's is planned at once")
+		})
+	}
+}

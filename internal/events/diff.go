@@ -119,65 +119,122 @@ func emptyValue(v json.RawMessage) bool {
 // visibleFields are ev's user-visible fields, or none for nil.
 func visibleFields(r *redact.Redactor, ev *model.Event) map[string]diffField {
 	out := map[string]diffField{}
-	if ev == nil {
-		return out
+	if ev != nil {
+		eachField(r, ev, true, func(name string, f diffField) { out[name] = f })
 	}
-	plain := func(name string, v any) {
-		b, err := json.Marshal(v)
-		if err != nil {
-			b = json.RawMessage("null")
+	return out
+}
+
+// Created is Diff(r, nil, ev) — a creation's changes, byte for byte —
+// built straight from the event: no before side, no map of fields and no
+// sort (eachField goes in name order), no comparison forms. A batch
+// create builds a thousand of these a request.
+func Created(r *redact.Redactor, ev *model.Event) json.RawMessage {
+	b := make([]byte, 0, 512)
+	b = append(b, '{')
+	n := 0
+	eachField(r, ev, false, func(name string, f diffField) {
+		if emptyValue(f.show) {
+			return
 		}
-		out[name] = diffField{cmp: b, show: b}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = strconv.AppendQuote(b, name) // field names are plain ASCII
+		b = append(b, `:{"from":null,"to":`...)
+		b = append(b, f.show...)
+		b = append(b, '}')
+	})
+	if n == 0 {
+		return nil
 	}
-	plain("name", ev.Name)
-	if ev.NoTracePropagation { // listed only when opted out: null is the default, true
-		plain("trace_propagation", false)
+	return append(b, '}')
+}
+
+// eachField calls fn with each of ev's user-visible fields, in name
+// order. withCmp false leaves out the comparison form where it differs
+// from the shown one (a creation only shows).
+func eachField(r *redact.Redactor, ev *model.Event, withCmp bool, fn func(name string, f diffField)) {
+	plain := func(name string, v any) {
+		b := marshalOrNull(v)
+		fn(name, diffField{cmp: b, show: b})
 	}
-	plain("description", ev.Description)
-	if !ev.StartTime.IsZero() {
-		plain("start_time", ev.StartTime.UTC().Format(time.RFC3339Nano))
-	} else {
-		plain("start_time", nil)
+	str := func(name, v string) {
+		b := quoteJSON(v)
+		fn(name, diffField{cmp: b, show: b})
 	}
-	plain("timezone", ev.Timezone)
-	plain("rrule", ev.RRule)
-	out["schedule"] = canonicalField(ev.Schedule.EchoJSON())
-	plain("cron", ev.Cron)
-	out["action"] = actionField(r, ev.Action)
-	out["webhook"] = diffField{cmp: marshalOrNull(ev.Webhook), show: marshalOrNull(r.URL(ev.Webhook))}
-	tags := ev.Tags
-	if tags == nil {
-		tags = []string{}
-	}
-	plain("tags", tags)
-	out["metadata"] = canonicalField(ev.Metadata)
-	plain("retry", ev.Retry)
-	plain("catch_up", ev.CatchUp)
-	plain("timeout", shownDuration(time.Duration(ev.TimeoutMS)*time.Millisecond))
-	plain("status", ev.Status)
-	if ev.DST.IsZero() {
-		plain("dst", nil)
-	} else {
-		plain("dst", ev.DST)
-	}
-	plain("jitter", shownDuration(ev.Jitter))
+	fn("action", actionField(r, ev.Action, withCmp))
 	calendars := ev.Calendars
 	if calendars == nil {
 		calendars = []model.CalendarRef{}
 	}
 	plain("calendars", calendars)
-	if ev.PausedUntil != nil {
-		plain("paused_until", ev.PausedUntil.UTC().Format(time.RFC3339Nano))
+	str("catch_up", ev.CatchUp)
+	plain("cron", ev.Cron)
+	str("description", ev.Description)
+	if ev.DST.IsZero() {
+		plain("dst", nil)
 	} else {
-		plain("paused_until", nil)
+		plain("dst", ev.DST)
 	}
 	secret := diffField{cmp: json.RawMessage("null"), show: json.RawMessage("null")}
 	if len(ev.HMACSecret) > 0 {
 		// The sealed bytes decide whether it changed; only their fingerprint shows.
-		secret = diffField{cmp: marshalOrNull(ev.HMACSecret), show: marshalOrNull(r.Fingerprint(string(ev.HMACSecret)))}
+		secret.show = marshalOrNull(r.Fingerprint(string(ev.HMACSecret)))
+		secret.cmp = secret.show
+		if withCmp {
+			secret.cmp = marshalOrNull(ev.HMACSecret)
+		}
 	}
-	out["hmac_secret"] = secret
-	return out
+	fn("hmac_secret", secret)
+	plain("jitter", shownDuration(ev.Jitter))
+	fn("metadata", canonicalField(ev.Metadata))
+	str("name", ev.Name)
+	if ev.PausedUntil != nil {
+		str("paused_until", ev.PausedUntil.UTC().Format(time.RFC3339Nano))
+	} else {
+		plain("paused_until", nil)
+	}
+	plain("retry", ev.Retry)
+	plain("rrule", ev.RRule)
+	fn("schedule", canonicalField(ev.Schedule.EchoJSON()))
+	if !ev.StartTime.IsZero() {
+		str("start_time", ev.StartTime.UTC().Format(time.RFC3339Nano))
+	} else {
+		plain("start_time", nil)
+	}
+	str("status", string(ev.Status))
+	tags := ev.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	plain("tags", tags)
+	plain("timeout", shownDuration(time.Duration(ev.TimeoutMS)*time.Millisecond))
+	str("timezone", ev.Timezone)
+	if ev.NoTracePropagation { // listed only when opted out: null is the default, true
+		plain("trace_propagation", false)
+	}
+	webhook := diffField{show: marshalOrNull(r.URL(ev.Webhook))}
+	webhook.cmp = webhook.show
+	if withCmp {
+		webhook.cmp = marshalOrNull(ev.Webhook)
+	}
+	fn("webhook", webhook)
+}
+
+// quoteJSON is json.Marshal of a string, without its reflection for the
+// common plain-ASCII string.
+func quoteJSON(v string) json.RawMessage {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return marshalOrNull(v)
+		}
+	}
+	b := make([]byte, 0, len(v)+2)
+	b = append(b, '"')
+	b = append(b, v...)
+	return append(b, '"')
 }
 
 // shownDuration is a duration as the API shows it, or nil when zero.
@@ -210,7 +267,7 @@ func canonicalField(raw json.RawMessage) diffField {
 // actionField compares the action as stored and shows it as answers do
 // (redact). Params that are not JSON (never stored: they are validated) show
 // as a fingerprint whole.
-func actionField(r *redact.Redactor, a model.Action) diffField {
+func actionField(r *redact.Redactor, a model.Action, withCmp bool) diffField {
 	if a.Type == "" && len(a.Params) == 0 {
 		return diffField{cmp: json.RawMessage("null"), show: json.RawMessage("null")}
 	}
@@ -226,7 +283,11 @@ func actionField(r *redact.Redactor, a model.Action) diffField {
 		Type   string `json:"type"`
 		Params any    `json:"params"`
 	}
-	return diffField{cmp: marshalOrNull(action{a.Type, params}), show: marshalOrNull(action{a.Type, shown})}
+	show := marshalOrNull(action{a.Type, shown})
+	if !withCmp {
+		return diffField{cmp: show, show: show}
+	}
+	return diffField{cmp: marshalOrNull(action{a.Type, params}), show: show}
 }
 
 // occurrenceState is what a history entry shows of one occurrence.

@@ -254,3 +254,36 @@ func FuzzDiffNeverLeaksMarkedSecrets(f *testing.F) {
 		}
 	})
 }
+
+// TestCreatedIsTheCreationDiff: the creation's changes built directly are
+// Diff(nil, ev) byte for byte, whatever the event sets (history entries of
+// a batch create and of single creates must not differ).
+func TestCreatedIsTheCreationDiff(t *testing.T) {
+	t.Parallel()
+	paused := t0.Add(90 * time.Minute)
+	cases := map[string]func(ev *model.Event){
+		"base":   func(*model.Event) {},
+		"empty":  func(ev *model.Event) { *ev = model.Event{} },
+		"secret": func(ev *model.Event) { ev.HMACSecret = []byte("sealed") },
+		"everything": func(ev *model.Event) {
+			ev.RRule, ev.Cron = nil, ptr("*/5 * * * *")
+			ev.Name, ev.Description = `<b>"quoted" & \ é`+"\u2028\x7f\x01", "line\nbreak"
+			ev.Webhook = "https://user:pw@example.com/hook?token=abc"
+			ev.Action.Params = json.RawMessage(`{"url":"https://example.com/h","password":"p4ss"}`)
+			ev.Tags, ev.Metadata = nil, json.RawMessage(`null`)
+			ev.Retry = &model.Retry{}
+			ev.TimeoutMS, ev.Jitter = 2500, 3*time.Second
+			ev.NoTracePropagation = true
+			ev.Status, ev.PausedUntil = model.EventPaused, &paused
+			ev.Calendars = []model.CalendarRef{{}}
+			ev.Schedule = &model.Schedule{}
+		},
+		"no action":  func(ev *model.Event) { ev.Action = model.Action{}; ev.StartTime = time.Time{} },
+		"bad params": func(ev *model.Event) { ev.Action.Params = json.RawMessage(`not json`) },
+	}
+	for name, edit := range cases {
+		ev := baseEvent()
+		edit(ev)
+		require.Equal(t, string(events.Diff(testRedactor, nil, ev)), string(events.Created(testRedactor, ev)), name)
+	}
+}

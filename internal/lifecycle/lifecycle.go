@@ -133,7 +133,7 @@ func (s *Service) prepareCreate(ctx context.Context, p auth.Principal, via strin
 	if err := mayTag(p, ev.Tags); err != nil {
 		return nil, err
 	}
-	created := s.entry(p, ev.ID, model.HistoryCreate, "", events.Diff(s.redact, nil, &ev))
+	created := s.entry(p, ev.ID, model.HistoryCreate, "", events.Created(s.redact, &ev))
 	return &newEvent{ev: ev, rule: rule, created: created}, nil
 }
 

@@ -156,7 +156,7 @@ func (s *Store) CreateEvent(ctx context.Context, e *model.Event, first ...model.
 // CreateEventRecorded is CreateEvent with the event's first history entry
 // (none when h has no action), written in the same statement.
 func (s *Store) CreateEventRecorded(ctx context.Context, e *model.Event, h model.HistoryEntry, first ...model.Planned) error {
-	const maxInOneStatement = 2000 // 12 parameters an occurrence
+	const maxInOneStatement = 2000 // 13 parameters an occurrence
 	if h.Action != "" {
 		var err error
 		if h, err = prepareEntry(h); err != nil {

@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/qhronos/qhronos/internal/model"
@@ -25,7 +29,7 @@ const (
 	eventsPerStatement      = 500  // 40 parameters an event
 	tagsPerStatement        = 5000 // 2 a tag
 	historyPerStatement     = 2000 // 8 an entry
-	occurrencesPerStatement = 2000 // 12 an occurrence
+	occurrencesPerStatement = 2000 // 13 an occurrence
 )
 
 // CreateEvents writes new events with their tags, history entries and
@@ -38,6 +42,18 @@ func (s *Store) CreateEvents(ctx context.Context, evs []NewEvent) error {
 		return nil
 	}
 	return s.WithTx(ctx, func(tx *Store) error {
+		// The first occurrences need their partitions (a one-off far ahead
+		// gets one on demand), in this transaction as a single create does.
+		var instants []time.Time
+		for _, ne := range evs {
+			instants = append(instants, plannedInstants(ne.First)...)
+		}
+		if err := tx.EnsurePartitionsFor(ctx, instants, evs[0].Event.CreatedAt); err != nil {
+			return err
+		}
+		if tx.conn != nil {
+			return tx.copyEvents(ctx, evs)
+		}
 		for start := 0; start < len(evs); start += eventsPerStatement {
 			chunk := evs[start:min(start+eventsPerStatement, len(evs))]
 			args := make([]any, 0, 40*len(chunk))
@@ -186,4 +202,98 @@ func (s *Store) Savepoint(ctx context.Context, fn func(tx *Store) error) error {
 func (s *Store) inTx() bool {
 	_, ok := s.q.(*sqlx.Tx)
 	return ok
+}
+
+// copyEvents is CreateEvents on PostgreSQL: the four tables written with
+// COPY inside the transaction, which spares the multi-row statements'
+// parsing, planning and parameter binding (thousands of parameters a
+// batch). The rows and their values are the multi-row path's.
+func (s *Store) copyEvents(ctx context.Context, evs []NewEvent) error {
+	rows := make([][]any, len(evs))
+	for i, ne := range evs {
+		rows[i] = s.eventArgs(ne.Event)
+	}
+	if err := s.copyRows(ctx, "events", eventColumns, rows, 0, 38); err != nil {
+		return fmt.Errorf("insert events: %w", err)
+	}
+	rows = rows[:0]
+	for _, ne := range evs {
+		for _, t := range dedupe(ne.Event.Tags) {
+			rows = append(rows, []any{ne.Event.ID, t})
+		}
+	}
+	if err := s.copyRows(ctx, "event_tags", "event_id, tag", rows, 0); err != nil {
+		return fmt.Errorf("insert event tags: %w", err)
+	}
+	rows = rows[:0]
+	for _, ne := range evs {
+		if ne.History.Action == "" {
+			continue
+		}
+		h, err := prepareEntry(ne.History)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, s.historyArgs(h))
+	}
+	if err := s.copyRows(ctx, "event_history", historyColumns, rows, 0, 1); err != nil {
+		return fmt.Errorf("append history: %w", err)
+	}
+	rows = rows[:0]
+	for _, ne := range evs {
+		now := s.ts(ne.Event.CreatedAt)
+		for _, r := range ne.First {
+			rows = append(rows, s.occurrenceRow(ne.Event.ID, r, false, now))
+		}
+	}
+	if err := s.copyRows(ctx, "occurrences", occurrenceInsertColumns, rows, 0, 1); err != nil {
+		return fmt.Errorf("insert occurrences: %w", err)
+	}
+	return nil
+}
+
+// copyRows writes rows into table's columns (a comma-separated list) with
+// COPY on the transaction's connection. uuidCols are the positions of uuid
+// columns: their text ids are sent as 16 bytes (pgx would otherwise try
+// each string as a uuid, fail with a formatted error, then parse it).
+func (s *Store) copyRows(ctx context.Context, table, columns string, rows [][]any, uuidCols ...int) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	names := strings.Split(columns, ",")
+	for i, n := range names {
+		names[i] = strings.TrimSpace(n)
+	}
+	for _, row := range rows {
+		for _, c := range uuidCols {
+			row[c] = uuidValue(row[c])
+		}
+	}
+	err := s.conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("copy into %s: not a pgx connection (%T)", table, dc)
+		}
+		_, err := c.Conn().CopyFrom(ctx, pgx.Identifier{table}, names, pgx.CopyFromRows(rows))
+		return err
+	})
+	return s.note(err, true)
+}
+
+// uuidValue is a text id (or a nil or pointer one) as the 16 bytes of a
+// uuid; anything else, or text that is not a uuid, is left for PostgreSQL
+// to refuse as it would in an INSERT.
+func uuidValue(v any) any {
+	switch id := v.(type) {
+	case string:
+		if u, err := uuid.Parse(id); err == nil {
+			return [16]byte(u)
+		}
+	case *string:
+		if id == nil {
+			return nil
+		}
+		return uuidValue(*id)
+	}
+	return v
 }

@@ -74,20 +74,14 @@ const occurrenceInsertColumns = `id, event_id, scheduled_at, status, manual, att
 // VALUES list with its arguments.
 func (s *Store) occurrenceValues(eventID string, rows []model.Planned, manual bool, now time.Time) (string, []any) {
 	var sb strings.Builder
-	args := make([]any, 0, len(rows)*12)
+	args := make([]any, 0, len(rows)*13)
 	nowArg := s.ts(now)
 	for i, r := range rows {
 		if i > 0 {
 			sb.WriteString(", ")
 		}
-		sb.WriteString("(?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)")
-		at := s.ts(model.RoundUp(r.At))
-		var reason, note, done any
-		if r.Status != model.OccurrencePending {
-			reason, note, done = r.Reason, r.Note, nowArg
-		}
-		args = append(args, uuid.NewString(), eventID, at, r.Status, manual, at, nowArg, nowArg,
-			reason, s.tsp(r.Original), note, done)
+		sb.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		args = append(args, s.occurrenceRow(eventID, r, manual, nowArg)...)
 	}
 	return sb.String(), args
 }
@@ -99,6 +93,18 @@ func plannedInstants(rows []model.Planned) []time.Time {
 		out[i] = r.At
 	}
 	return out
+}
+
+// occurrenceRow is one new row's values for occurrenceInsertColumns;
+// nowArg is the creation instant as s.ts encodes it.
+func (s *Store) occurrenceRow(eventID string, r model.Planned, manual bool, nowArg any) []any {
+	at := s.ts(model.RoundUp(r.At))
+	var reason, note, done any
+	if r.Status != model.OccurrencePending {
+		reason, note, done = r.Reason, r.Note, nowArg
+	}
+	return []any{uuid.NewString(), eventID, at, r.Status, manual, 0, at, nowArg, nowArg,
+		reason, s.tsp(r.Original), note, done}
 }
 
 // reinstatable is which existing row a planned row may overwrite (see

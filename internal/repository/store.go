@@ -42,6 +42,10 @@ type Store struct {
 	// parts is the window of weekly partitions known to exist (PostgreSQL),
 	// shared by the store and its transactions.
 	parts *partitionWindow
+	// conn is a PostgreSQL transaction's connection, for what database/sql
+	// cannot send inside the transaction (COPY: see copyRows); nil
+	// otherwise.
+	conn *sqlx.Conn
 }
 
 // fullState is when a write last failed with model.ErrStorageFull; zero
@@ -294,11 +298,24 @@ func (s *Store) WithTx(ctx context.Context, fn func(tx *Store) error) error {
 	if _, inTx := s.q.(*sqlx.Tx); inTx {
 		return fn(s)
 	}
-	tx, err := s.db.BeginTxx(ctx, nil)
+	var conn *sqlx.Conn
+	var tx *sqlx.Tx
+	var err error
+	if s.d == postgresDialect {
+		// The transaction on a connection held by name, so that COPY can
+		// reach the same session (database/sql's Tx does not expose it).
+		if conn, err = s.db.Connx(ctx); err != nil {
+			return fmt.Errorf("begin transaction: %w", s.d.mapErr(err))
+		}
+		defer conn.Close()
+		tx, err = conn.BeginTxx(ctx, nil)
+	} else {
+		tx, err = s.db.BeginTxx(ctx, nil)
+	}
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", s.d.mapErr(err))
 	}
-	if err := fn(&Store{db: s.db, q: tx, d: s.d, asyncOutcomes: s.asyncOutcomes, full: s.full, parts: s.parts}); err != nil {
+	if err := fn(&Store{db: s.db, q: tx, d: s.d, asyncOutcomes: s.asyncOutcomes, full: s.full, parts: s.parts, conn: conn}); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
