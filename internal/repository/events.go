@@ -348,10 +348,20 @@ func (s *Store) ListEvents(ctx context.Context, f model.EventFilter) ([]model.Ev
 	}
 	where = append(where, "e.deleted_at IS NULL")
 	if len(f.Status) > 0 {
-		where = append(where, `e.status IN (`+placeholders(len(f.Status))+`)`)
-		for _, st := range f.Status {
-			args = append(args, st)
+		// Known statuses are written into the SQL as literals: a partial
+		// index such as events_paused_listing is only usable when the
+		// planner can prove its predicate, which a cached statement's
+		// generic plan cannot do with "status IN ($1)".
+		in := make([]string, len(f.Status))
+		for i, st := range f.Status {
+			if lit, ok := eventStatusLiterals[st]; ok {
+				in[i] = lit
+			} else {
+				in[i] = "?"
+				args = append(args, st)
+			}
 		}
+		where = append(where, `e.status IN (`+strings.Join(in, ", ")+`)`)
 	}
 	if f.EndpointID != "" {
 		if uuid.Validate(f.EndpointID) != nil {
@@ -395,6 +405,15 @@ func (s *Store) ListEvents(ctx context.Context, f model.EventFilter) ([]model.Ev
 		return nil, fmt.Errorf("list events: %w", err)
 	}
 	return decodeEvents(rows)
+}
+
+// eventStatusLiterals are the event statuses as SQL literals, from
+// constants only, so nothing a caller sends is ever spliced into SQL.
+var eventStatusLiterals = map[model.EventStatus]string{
+	model.EventActive:   `'active'`,
+	model.EventPaused:   `'paused'`,
+	model.EventInactive: `'inactive'`,
+	model.EventDeleted:  `'deleted'`,
 }
 
 // likeEscaper escapes LIKE's wildcards and its escape character.
