@@ -350,8 +350,8 @@ func (s *Store) ListEvents(ctx context.Context, f model.EventFilter) ([]model.Ev
 	if len(f.Status) > 0 {
 		// Known statuses are written into the SQL as literals: a partial
 		// index such as events_paused_listing is only usable when the
-		// planner can prove its predicate, which a cached statement's
-		// generic plan cannot do with "status IN ($1)".
+		// planner can prove its predicate, which PostgreSQL's generic plan
+		// of a cached statement cannot do with "status IN ($1)".
 		in := make([]string, len(f.Status))
 		for i, st := range f.Status {
 			if lit, ok := eventStatusLiterals[st]; ok {
@@ -361,7 +361,13 @@ func (s *Store) ListEvents(ctx context.Context, f model.EventFilter) ([]model.Ev
 				args = append(args, st)
 			}
 		}
-		where = append(where, `e.status IN (`+strings.Join(in, ", ")+`)`)
+		if len(in) == 1 {
+			// SQLite matches a partial index's "status = 'paused'" only
+			// against an equality, not against a one-element IN.
+			where = append(where, `e.status = `+in[0])
+		} else {
+			where = append(where, `e.status IN (`+strings.Join(in, ", ")+`)`)
+		}
 	}
 	if f.EndpointID != "" {
 		if uuid.Validate(f.EndpointID) != nil {
