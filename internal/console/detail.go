@@ -8,42 +8,6 @@ import (
 	"time"
 )
 
-// occurrenceJSON is the API's occurrence resource.
-type occurrenceJSON struct {
-	ID           string     `json:"id"`
-	EventID      string     `json:"event_id"`
-	ScheduledAt  time.Time  `json:"scheduled_at"`
-	Status       string     `json:"status"`
-	Manual       bool       `json:"manual"`
-	AttemptCount int        `json:"attempt_count"`
-	NextAttempt  *time.Time `json:"next_attempt_at"`
-	StatusCode   *int       `json:"status_code"`
-	ResponseBody *string    `json:"response_body"`
-	ErrorMessage *string    `json:"error_message"`
-	StartedAt    *time.Time `json:"started_at"`
-	CompletedAt  *time.Time `json:"completed_at"`
-	// Reason says why a skipped, missed or cancelled occurrence did not
-	// fire; OriginalScheduledAt is where a moved or rolled one was planned.
-	Reason              *string    `json:"reason"`
-	OriginalScheduledAt *time.Time `json:"original_scheduled_at"`
-	Attempts            []attemptJSON
-	EventName           string
-	EventZone           string
-}
-
-type attemptJSON struct {
-	Attempt         int       `json:"attempt"`
-	Manual          bool      `json:"manual"`
-	StartedAt       time.Time `json:"started_at"`
-	DurationMS      int64     `json:"duration_ms"`
-	StatusCode      *int      `json:"status_code"`
-	Outcome         string    `json:"outcome"`
-	Error           *string   `json:"error"`
-	ResponseExcerpt *string   `json:"response_excerpt"`
-	Truncated       bool      `json:"truncated"`
-	LatenessMS      int64     `json:"lateness_ms"`
-}
-
 type health struct {
 	Completed, Failed, Other int
 	LastCode                 *int
@@ -219,10 +183,11 @@ var eventActions = map[string]struct {
 type confirmData struct {
 	Action, Verb, Question string
 	Danger                 bool
-	Event                  eventJSON
-	Post                   string
-	Cancel                 string
-	Hidden                 map[string]string
+	// Name is the event's (or other subject's) name in the heading.
+	Name   string
+	Post   string
+	Cancel string
+	Hidden map[string]string
 }
 
 func (c *Console) confirmEventAction(w http.ResponseWriter, r *http.Request, s *session) {
@@ -239,7 +204,7 @@ func (c *Console) confirmEventAction(w http.ResponseWriter, r *http.Request, s *
 	base := Prefix + "/events/" + url.PathEscape(ev.ID)
 	c.render(w, r, s, "confirm", http.StatusOK, view{Title: a.Verb + " " + ev.Name, Nav: "events", Data: confirmData{
 		Action: r.PathValue("action"), Verb: a.Verb, Question: a.Question, Danger: a.Danger,
-		Event: eventJSON{ID: ev.ID, Name: ev.Name}, Post: base + "/do/" + r.PathValue("action"), Cancel: base}})
+		Name: ev.Name, Post: base + "/do/" + r.PathValue("action"), Cancel: base}})
 }
 
 func (c *Console) eventAction(w http.ResponseWriter, r *http.Request, s *session) {
@@ -289,35 +254,70 @@ func (c *Console) eventAction(w http.ResponseWriter, r *http.Request, s *session
 	redirect(w, r, back, a.Done)
 }
 
+// occurrenceView is one occurrence as its page shows it, read from the
+// SDK's client.Occurrence: optional members flattened so a template never
+// prints a pointer.
+type occurrenceView struct {
+	ID, EventID, Status string
+	ScheduledAt         time.Time
+	Manual              bool
+	NextAttempt         *time.Time
+	StatusCode          *int
+	ErrorMessage        string
+	// Reason says why a skipped, missed or cancelled occurrence did not
+	// fire; OriginalScheduledAt is where a moved or rolled one was planned.
+	Reason              string
+	OriginalScheduledAt *time.Time
+	Attempts            []attemptView
+}
+
+func viewOccurrence(o *client.Occurrence, attempts []client.Attempt) occurrenceView {
+	v := occurrenceView{ID: o.ID, EventID: o.EventID, Status: string(o.Status), ScheduledAt: o.ScheduledAt,
+		Manual: o.Manual != nil && *o.Manual, NextAttempt: o.NextAttemptAt, StatusCode: o.StatusCode,
+		ErrorMessage: str(o.ErrorMessage), OriginalScheduledAt: o.OriginalScheduledAt}
+	if o.Reason != nil {
+		v.Reason = string(*o.Reason)
+	}
+	for _, a := range attempts {
+		v.Attempts = append(v.Attempts, viewAttempt(a))
+	}
+	return v
+}
+
 type occurrencePageData struct {
-	Occurrence occurrenceJSON
-	Event      *eventJSON
+	Occurrence occurrenceView
+	Event      *eventView
 	// Skippable: it has not fired and its instant is ahead; Unskippable: it
 	// was skipped by hand and its instant is still ahead.
 	Skippable, Unskippable bool
 }
 
 func (c *Console) occurrencePage(w http.ResponseWriter, r *http.Request, s *session) {
-	var d occurrencePageData
-	id := url.PathEscape(r.PathValue("id"))
-	if _, err := c.do(r, s, "GET", "/occurrences/"+id, nil, nil, &d.Occurrence); err != nil {
-		c.fail(w, r, s, err)
+	ctx := r.Context()
+	api := c.sdk(r)
+	occ, err := api.Occurrences.Get(ctx, r.PathValue("id"))
+	if err != nil {
+		c.fail(w, r, s, sdkError(err))
 		return
 	}
-	if _, err := c.do(r, s, "GET", "/occurrences/"+id+"/attempts", nil, nil, &d.Occurrence.Attempts); err != nil {
-		c.fail(w, r, s, err)
+	attempts, err := api.Occurrences.Attempts(ctx, occ.ID)
+	if err != nil {
+		c.fail(w, r, s, sdkError(err))
 		return
 	}
-	if ev, err := c.getEvent(r, s, d.Occurrence.EventID); err == nil {
-		d.Event = &ev
-	} else if errors.Is(err, errSignedOut) {
+	d := occurrencePageData{Occurrence: viewOccurrence(occ, attempts)}
+	// The event may be deleted or outside the token's scope: the page still
+	// shows the occurrence, naming only the event's id.
+	if ev, err := api.Events.Get(ctx, occ.EventID); err == nil {
+		v := viewEvent(ev)
+		d.Event = &v
+	} else if err = sdkError(err); errors.Is(err, errSignedOut) {
 		c.fail(w, r, s, err)
 		return
 	}
 	ahead := d.Occurrence.ScheduledAt.After(time.Now())
 	d.Skippable = ahead && d.Occurrence.Status == "pending"
-	d.Unskippable = ahead && d.Occurrence.Status == "skipped" && d.Occurrence.Reason != nil &&
-		*d.Occurrence.Reason == "manual"
+	d.Unskippable = ahead && d.Occurrence.Status == "skipped" && d.Occurrence.Reason == "manual"
 	c.render(w, r, s, "occurrence", http.StatusOK, view{Title: "Occurrence", Nav: occurrenceNav(d.Occurrence.Status), Data: d})
 }
 
@@ -325,14 +325,16 @@ func (c *Console) occurrencePage(w http.ResponseWriter, r *http.Request, s *sess
 // and comes back to its page.
 func (c *Console) controlOne(action, done string) func(http.ResponseWriter, *http.Request, *session) {
 	return func(w http.ResponseWriter, r *http.Request, s *session) {
-		id := url.PathEscape(r.PathValue("id"))
-		back := Prefix + "/occurrences/" + id
-		body := map[string]any{}
-		if reason := r.PostFormValue("reason"); reason != "" && action == "skip" {
-			body["reason"] = reason
+		id := r.PathValue("id")
+		back := Prefix + "/occurrences/" + url.PathEscape(id)
+		occs := c.sdk(r).Occurrences
+		var err error
+		if action == "skip" {
+			_, err = occs.Skip(r.Context(), id, r.PostFormValue("reason"))
+		} else {
+			_, err = occs.Unskip(r.Context(), id)
 		}
-		var out occurrenceJSON
-		if _, err := c.do(r, s, "POST", "/occurrences/"+id+"/"+action, nil, body, &out); err != nil {
+		if err = sdkError(err); err != nil {
 			var ae *apiError
 			if errors.As(err, &ae) && ae.Status != http.StatusNotFound {
 				redirect(w, r, back, "Could not "+action+": "+ae.Message)
@@ -351,8 +353,8 @@ func (c *Console) replayOne(w http.ResponseWriter, r *http.Request, s *session) 
 	if !ok {
 		back = Prefix + "/occurrences/" + url.PathEscape(id)
 	}
-	var out occurrenceJSON
-	if _, err := c.do(r, s, "POST", "/occurrences/"+url.PathEscape(id)+"/retry", nil, map[string]any{}, &out); err != nil {
+	out, err := c.sdk(r).Occurrences.Replay(r.Context(), id)
+	if err = sdkError(err); err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) && ae.Status != http.StatusNotFound {
 			redirect(w, r, back, "Replay failed: "+ae.Message)
@@ -361,5 +363,5 @@ func (c *Console) replayOne(w http.ResponseWriter, r *http.Request, s *session) 
 		c.fail(w, r, s, err)
 		return
 	}
-	redirect(w, r, back, "Replay queued: the occurrence is "+out.Status+".")
+	redirect(w, r, back, "Replay queued: the occurrence is "+string(out.Status)+".")
 }

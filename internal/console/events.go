@@ -14,101 +14,6 @@ import (
 // pageSize is the rows per page of every console listing.
 const pageSize = 25
 
-// eventJSON is the API's event resource, as the console reads it.
-type eventJSON struct {
-	ID            string          `json:"id"`
-	Name          string          `json:"name"`
-	Description   string          `json:"description"`
-	StartTime     time.Time       `json:"start_time"`
-	Timezone      string          `json:"timezone"`
-	RRule         *string         `json:"rrule"`
-	Schedule      json.RawMessage `json:"schedule"`
-	Cron          *string         `json:"cron"`
-	Action        json.RawMessage `json:"action"`
-	Webhook       string          `json:"webhook"`
-	Metadata      json.RawMessage `json:"metadata"`
-	Tags          []string        `json:"tags"`
-	Status        string          `json:"status"`
-	Retry         json.RawMessage `json:"retry"`
-	CatchUp       string          `json:"catch_up"`
-	Timeout       *string         `json:"timeout"`
-	HMACSecretSet bool            `json:"hmac_secret_set"`
-	CreatedBy     string          `json:"created_by"`
-	CreatedVia    string          `json:"created_via"`
-	Version       int64           `json:"version"`
-	NextRunAt     *time.Time      `json:"next_run_at"`
-	LastRunAt     *time.Time      `json:"last_run_at"`
-	LastStatus    string          `json:"last_status"`
-	CreatedAt     time.Time       `json:"created_at"`
-	UpdatedAt     time.Time       `json:"updated_at"`
-}
-
-type actionJSON struct {
-	Type   string `json:"type"`
-	Params struct {
-		URL        string `json:"url"`
-		Method     string `json:"method"`
-		ClientName string `json:"client_name"`
-	} `json:"params"`
-}
-
-func (e eventJSON) action() actionJSON {
-	var a actionJSON
-	_ = json.Unmarshal(e.Action, &a)
-	return a
-}
-
-// Target is where the event delivers, in words.
-func (e eventJSON) Target() string {
-	a := e.action()
-	switch a.Type {
-	case "websocket":
-		return "WebSocket client " + a.Params.ClientName
-	case "apicall":
-		m := a.Params.Method
-		if m == "" {
-			m = "POST"
-		}
-		return m + " " + a.Params.URL
-	default:
-		return a.Params.URL
-	}
-}
-
-// ActionType is the delivery kind.
-func (e eventJSON) ActionType() string { return e.action().Type }
-
-// RuleText is the recurrence as the API holds it.
-func (e eventJSON) RuleText() string {
-	switch {
-	case e.RRule != nil:
-		return *e.RRule
-	case e.Cron != nil:
-		return *e.Cron
-	case len(e.Schedule) > 0 && string(e.Schedule) != "null":
-		return string(e.Schedule)
-	}
-	return ""
-}
-
-// RuleKind is once, rrule, cron or schedule.
-func (e eventJSON) RuleKind() string {
-	switch {
-	case e.RRule != nil:
-		return "rrule"
-	case e.Cron != nil:
-		return "cron"
-	case len(e.Schedule) > 0 && string(e.Schedule) != "null":
-		return "schedule"
-	}
-	return "once"
-}
-
-// InWords describes the schedule for people.
-func (e eventJSON) InWords() string {
-	return describeRule(e.RuleKind(), e.RuleText(), e.StartTime, e.Timezone)
-}
-
 type eventsData struct {
 	Events             []eventView
 	Q, Tags, Status    string
@@ -532,14 +437,6 @@ func (c *Console) createEvent(w http.ResponseWriter, r *http.Request, s *session
 		return
 	}
 	redirect(w, r, Prefix+"/events/"+url.PathEscape(ev.ID), "Event created.")
-}
-
-// getEvent reads an event into the API-shaped struct the failures and
-// live pages use.
-func (c *Console) getEvent(r *http.Request, s *session, id string) (eventJSON, error) {
-	var ev eventJSON
-	_, err := c.do(r, s, "GET", "/events/"+url.PathEscape(id), nil, nil, &ev)
-	return ev, err
 }
 
 func (c *Console) editEventPage(w http.ResponseWriter, r *http.Request, s *session) {

@@ -297,6 +297,10 @@ type attemptView struct {
 	Outcome        string
 	StatusCode     *int
 	Error, Excerpt string
+	// LatenessMS is how late the attempt started; Truncated says the
+	// API cut the response excerpt short.
+	LatenessMS int64
+	Truncated  bool
 }
 
 func viewDelivery(o client.Occurrence) deliveryView {
@@ -314,5 +318,9 @@ func viewAttempt(a client.Attempt) attemptView {
 	if a.DurationMs != nil {
 		v.DurationMS = int64(*a.DurationMs)
 	}
+	if a.LatenessMs != nil {
+		v.LatenessMS = int64(*a.LatenessMs)
+	}
+	v.Truncated = a.Truncated != nil && *a.Truncated
 	return v
 }

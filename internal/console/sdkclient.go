@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/qhronos/qhronos/client"
 )
@@ -25,6 +26,50 @@ type sessionKey struct{}
 // withSession returns r carrying s, for sdk.
 func withSession(r *http.Request, s *session) *http.Request {
 	return r.WithContext(context.WithValue(r.Context(), sessionKey{}, s))
+}
+
+// apiError is an API refusal as the console's pages and forms handle it:
+// the status, the message and, for validation errors, the field it names.
+type apiError struct {
+	Status  int
+	Message string
+	Field   string
+}
+
+func (e *apiError) Error() string { return e.Message }
+
+// errSignedOut means the API answered 401: the token was revoked or expired.
+var errSignedOut = errors.New("the API no longer accepts this token")
+
+// fieldMessage strips the field name off an API message ("rrule: ..." →
+// "..."), for showing it next to the field.
+func fieldMessage(e *apiError) string {
+	if e.Field != "" {
+		if rest, ok := strings.CutPrefix(e.Message, e.Field+": "); ok {
+			return rest
+		}
+	}
+	return e.Message
+}
+
+// recorder is the minimal ResponseWriter an in-process API call needs.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+}
+func (r *recorder) Write(p []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.body.Write(p)
 }
 
 // apiTransport is an http.RoundTripper that serves requests with the API
@@ -83,8 +128,7 @@ func (c *Console) sdkFor(r *http.Request, token string) *client.Client {
 }
 
 // sdkError turns an SDK error into the console's: a 401 is errSignedOut,
-// any other API answer an *apiError, so fail and the forms treat both
-// clients' errors alike.
+// any other API answer an *apiError, which fail and the forms understand.
 func sdkError(err error) error {
 	var ae *client.APIError
 	if !errors.As(err, &ae) {

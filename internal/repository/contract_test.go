@@ -150,6 +150,41 @@ func TestListEventsFiltersAndPaginates(t *testing.T) {
 	})
 }
 
+// TestListEventsByStatus filters by status, the known statuses written as
+// SQL literals (for the partial paused-events index) beside the scope's
+// and the cursor's bound arguments, which must stay in order.
+func TestListEventsByStatus(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		var ids []string
+		for i, st := range []model.EventStatus{model.EventPaused, model.EventActive, model.EventPaused, model.EventInactive, model.EventPaused} {
+			e := newEvent("a")
+			e.Status = st
+			e.CreatedAt = t0.Add(time.Duration(i) * time.Second)
+			mustCreate(t, s, e)
+			ids = append(ids, e.ID)
+		}
+		list := func(f model.EventFilter) []string {
+			t.Helper()
+			evs, err := s.ListEvents(ctx, f)
+			require.NoError(t, err)
+			out := []string{}
+			for _, e := range evs {
+				out = append(out, e.ID)
+			}
+			return out
+		}
+		paused := model.EventFilter{Scope: []string{"a"}, Status: []model.EventStatus{model.EventPaused}, Limit: 2}
+		require.Equal(t, []string{ids[4], ids[2]}, list(paused))
+		paused.After = &model.EventCursor{CreatedAt: t0.Add(2 * time.Second), ID: ids[2]}
+		require.Equal(t, []string{ids[0]}, list(paused), "the next page after the cursor")
+
+		mixed := model.EventFilter{Unrestricted: true, Status: []model.EventStatus{"active", "unknown", model.EventInactive}}
+		require.Equal(t, []string{ids[3], ids[1]}, list(mixed), "an unknown status is bound, never spliced, and matches nothing")
+		require.Empty(t, list(model.EventFilter{Unrestricted: true, Status: []model.EventStatus{"paused' OR '1'='1"}}))
+	})
+}
+
 func TestDeleteEventCancelsPendingAndKeepsHistory(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		ctx := context.Background()

@@ -351,9 +351,25 @@ func (s *Store) ListEvents(ctx context.Context, f model.EventFilter) ([]model.Ev
 	}
 	where = append(where, "e.deleted_at IS NULL")
 	if len(f.Status) > 0 {
-		where = append(where, `e.status IN (`+placeholders(len(f.Status))+`)`)
-		for _, st := range f.Status {
-			args = append(args, st)
+		// Known statuses are written into the SQL as literals: a partial
+		// index such as events_paused_listing is only usable when the
+		// planner can prove its predicate, which PostgreSQL's generic plan
+		// of a cached statement cannot do with "status IN ($1)".
+		in := make([]string, len(f.Status))
+		for i, st := range f.Status {
+			if lit, ok := eventStatusLiterals[st]; ok {
+				in[i] = lit
+			} else {
+				in[i] = "?"
+				args = append(args, st)
+			}
+		}
+		if len(in) == 1 {
+			// SQLite matches a partial index's "status = 'paused'" only
+			// against an equality, not against a one-element IN.
+			where = append(where, `e.status = `+in[0])
+		} else {
+			where = append(where, `e.status IN (`+strings.Join(in, ", ")+`)`)
 		}
 	}
 	if f.EndpointID != "" {
@@ -398,6 +414,15 @@ func (s *Store) ListEvents(ctx context.Context, f model.EventFilter) ([]model.Ev
 		return nil, fmt.Errorf("list events: %w", err)
 	}
 	return decodeEvents(rows)
+}
+
+// eventStatusLiterals are the event statuses as SQL literals, from
+// constants only, so nothing a caller sends is ever spliced into SQL.
+var eventStatusLiterals = map[model.EventStatus]string{
+	model.EventActive:   `'active'`,
+	model.EventPaused:   `'paused'`,
+	model.EventInactive: `'inactive'`,
+	model.EventDeleted:  `'deleted'`,
 }
 
 // likeEscaper escapes LIKE's wildcards and its escape character.
