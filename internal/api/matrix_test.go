@@ -200,6 +200,7 @@ func matrixRoutes() []matrixRoute {
 			ok: http.StatusNoContent},
 		{method: "POST", path: "/endpoints/{endpoint}/enable", level: model.AccessWrite, names: true, ok: http.StatusOK},
 		{method: "POST", path: "/endpoints/{endpoint}/disable", level: model.AccessWrite, names: true, ok: http.StatusOK},
+		{method: "POST", path: "/endpoints/{endpoint}/test", level: model.AccessWrite, names: true, ok: http.StatusOK},
 		{method: "POST", path: "/endpoints/{endpoint}/rotate-secret", level: model.AccessWrite, names: true,
 			ok: http.StatusOK, body: func(fixture) any { return map[string]any{"grace": "1h"} }},
 		{method: "GET", path: "/occurrences?event_id={event}", level: model.AccessRead, list: true, ok: http.StatusOK},
