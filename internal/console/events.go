@@ -61,6 +61,14 @@ func (e eventJSON) action() actionJSON {
 // Target is where the event delivers, in words.
 func (e eventJSON) Target() string {
 	a := e.action()
+	var raw struct {
+		Params map[string]any `json:"params"`
+	}
+	if json.Unmarshal(e.Action, &raw) == nil {
+		if text, ok := brokerTarget(a.Type, raw.Params); ok {
+			return text
+		}
+	}
 	switch a.Type {
 	case "websocket":
 		return "WebSocket client " + a.Params.ClientName
@@ -71,6 +79,11 @@ func (e eventJSON) Target() string {
 		}
 		return m + " " + a.Params.URL
 	default:
+		if a.Params.URL == "" && raw.Params != nil {
+			if id, _ := raw.Params["endpoint_id"].(string); id != "" {
+				return "endpoint " + id
+			}
+		}
 		return a.Params.URL
 	}
 }
