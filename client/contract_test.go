@@ -153,6 +153,7 @@ func TestEveryOperationIsCovered(t *testing.T) {
 	must(c.Endpoints.Enable(ctx, id))
 	must(c.Endpoints.Disable(ctx, id))
 	must(c.Endpoints.RotateSecret(ctx, id, time.Hour))
+	must(c.Endpoints.Test(ctx, id))
 
 	var missing []string
 	for path, item := range doc.Paths.Map() {
@@ -220,7 +221,7 @@ var goTypes = map[string]any{
 	"Endpoint": client.Endpoint{}, "EndpointInput": client.EndpointInput{}, "EndpointPatch": client.EndpointPatch{},
 	"EndpointAuth": client.EndpointAuth{}, "EndpointAuthInput": client.EndpointAuthInput{},
 	"EndpointCircuit": client.EndpointCircuit{}, "EndpointRateLimit": client.EndpointRateLimit{},
-	"EndpointHealth": client.EndpointHealth{}, "NotificationTestResult": client.NotificationTestResult{},
+	"EndpointHealth": client.EndpointHealth{}, "NotificationTestResult": client.NotificationTestResult{}, "EndpointTestResult": client.EndpointTestResult{},
 	"NotificationChannel": client.NotificationChannel{}, "NotificationChannelRequest": client.NotificationChannelRequest{},
 }
 

@@ -106,6 +106,19 @@ func (s *EndpointsService) RotateSecret(ctx context.Context, id string, grace ti
 	return s.action(ctx, id, "rotate-secret", body)
 }
 
+// Test sends one signed test webhook to the endpoint now and reports what
+// the receiver answered (POST /endpoints/{id}/test). A failed delivery is
+// an answer with Delivered false, not an error; nothing is logged and the
+// endpoint's circuit does not count it.
+func (s *EndpointsService) Test(ctx context.Context, id string) (*EndpointTestResult, error) {
+	var out EndpointTestResult
+	r := newRequest(http.MethodPost, "/endpoints/"+pathID(id)+"/test", nil)
+	if _, err := s.c.do(ctx, r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 func (s *EndpointsService) action(ctx context.Context, id, name string, body any) (*Endpoint, error) {
 	r := newRequest(http.MethodPost, "/endpoints/"+pathID(id)+"/"+name, nil)
 	r.body = body

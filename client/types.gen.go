@@ -1050,6 +1050,25 @@ type EndpointRateLimit struct {
 	PerSecond float64 `json:"per_second"`
 }
 
+// EndpointTestResult The answer of a test delivery to an endpoint
+type EndpointTestResult struct {
+	// Delivered the receiver answered 2xx
+	Delivered  bool  `json:"delivered"`
+	DurationMs int64 `json:"duration_ms"`
+
+	// Error why it failed; null when delivered
+	Error *string `json:"error"`
+
+	// ResponseExcerpt the start of the receiver's answer, bounded like an attempt's
+	ResponseExcerpt *string `json:"response_excerpt"`
+
+	// StatusCode the receiver's HTTP status; null when none was received
+	StatusCode *int `json:"status_code"`
+
+	// Truncated response_excerpt was cut
+	Truncated bool `json:"truncated"`
+}
+
 // Error defines model for Error.
 type Error struct {
 	Error string  `json:"error"`

@@ -140,7 +140,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	var ui *console.Console
 	srv := api.New(api.Deps{
 		Store: b.store, Events: service, Auth: authn, Actions: registry, Coord: coord, Notifications: notices.admin,
-		Status: sched, Replans: replanner, Secrets: box, Hub: wsHub, Metrics: m, Logger: log, Now: clock.Now,
+		EndpointTests: endpointRuntime,
+		Status:        sched, Replans: replanner, Secrets: box, Hub: wsHub, Metrics: m, Logger: log, Now: clock.Now,
 		Info: api.Info{Database: string(b.store.Backend()), Version: version, InstanceID: instanceID, StartedAt: time.Now()},
 		Extra: func(r *gin.Engine) {
 			r.Any(console.Prefix+"/*page", func(c *gin.Context) { ui.ServeHTTP(c.Writer, c.Request) })

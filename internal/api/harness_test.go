@@ -20,6 +20,7 @@ import (
 	"github.com/qhronos/qhronos/internal/calendar"
 	"github.com/qhronos/qhronos/internal/config"
 	"github.com/qhronos/qhronos/internal/coordination"
+	"github.com/qhronos/qhronos/internal/endpoints"
 	"github.com/qhronos/qhronos/internal/hub"
 	"github.com/qhronos/qhronos/internal/lifecycle"
 	"github.com/qhronos/qhronos/internal/metrics"
@@ -144,6 +145,17 @@ func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOp
 	loopbackOut := outbound.Options{AllowCIDRs: loopback}
 	d.Notifications = notify.NewAdmin(store, box, loopbackOut, notify.New(notify.Deps{Store: store, Box: box,
 		HTTP: outbound.NewClient(loopbackOut), Logger: log}, notify.Options{}), time.Now)
+	// The endpoint runtime sends test deliveries; attempts in these tests
+	// go without one (the scheduler's Endpoints is nil).
+	d.EndpointTests = endpoints.New(endpoints.Config{Store: store, Box: box, Outbound: httpCfg.Outbound,
+		Limits: coord, Clock: scheduler.SystemClock{}, Logger: log,
+		Load: func(ctx context.Context, id string) (*model.Endpoint, error) {
+			ep, err := store.GetEndpoint(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			return &ep, nil
+		}})
 	srv := New(d, cfg.opts)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)

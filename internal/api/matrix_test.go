@@ -165,6 +165,10 @@ func matrixRoutes() []matrixRoute {
 	return []matrixRoute{
 		{method: "POST", path: "/events", level: model.AccessWrite, ok: http.StatusCreated,
 			body: func(fixture) any { return eventBody(matrixTag) }},
+		// A batch answers 200 with each item's own status (an item outside
+		// the token's scope is refused inside the answer, not by the route).
+		{method: "POST", path: "/events/batch", level: model.AccessWrite, ok: http.StatusOK,
+			body: func(fixture) any { return map[string]any{"events": []any{eventBody(matrixTag)}} }},
 		{method: "GET", path: "/events?limit=500", level: model.AccessRead, list: true, ok: http.StatusOK},
 		{method: "GET", path: "/events/{event}", level: model.AccessRead, names: true, ok: http.StatusOK},
 		{method: "PUT", path: "/events/{event}", level: model.AccessWrite, names: true, ok: http.StatusOK,
@@ -200,6 +204,7 @@ func matrixRoutes() []matrixRoute {
 			ok: http.StatusNoContent},
 		{method: "POST", path: "/endpoints/{endpoint}/enable", level: model.AccessWrite, names: true, ok: http.StatusOK},
 		{method: "POST", path: "/endpoints/{endpoint}/disable", level: model.AccessWrite, names: true, ok: http.StatusOK},
+		{method: "POST", path: "/endpoints/{endpoint}/test", level: model.AccessWrite, names: true, ok: http.StatusOK},
 		{method: "POST", path: "/endpoints/{endpoint}/rotate-secret", level: model.AccessWrite, names: true,
 			ok: http.StatusOK, body: func(fixture) any { return map[string]any{"grace": "1h"} }},
 		{method: "GET", path: "/occurrences?event_id={event}", level: model.AccessRead, list: true, ok: http.StatusOK},

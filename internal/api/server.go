@@ -174,6 +174,9 @@ type Deps struct {
 	Extra func(r *gin.Engine)
 	// Notifications manages /notification-channels; nil leaves the routes out.
 	Notifications NotificationChannels
+	// EndpointTests sends POST /endpoints/{id}/test (endpoints.Runtime);
+	// nil answers that route 503.
+	EndpointTests EndpointTester
 }
 
 // Server serves the REST API.
@@ -272,6 +275,7 @@ func (s *Server) routes() *gin.Engine {
 	write.POST("/endpoints/:id/enable", s.handle(s.enableEndpoint))
 	write.POST("/endpoints/:id/disable", s.handle(s.disableEndpoint))
 	write.POST("/endpoints/:id/rotate-secret", s.handle(s.rotateEndpointSecret))
+	write.POST("/endpoints/:id/test", s.handle(s.testEndpoint))
 
 	read.GET("/occurrences", s.handle(s.listOccurrences))
 	read.GET("/occurrences/:id", s.handle(s.getOccurrence))

@@ -145,6 +145,7 @@ func (c *Console) routes() *http.ServeMux {
 	m.HandleFunc("POST /ui/endpoints/{id}/edit", c.signedIn(c.updateEndpoint))
 	m.HandleFunc("GET /ui/endpoints/{id}/confirm/{action}", c.signedIn(c.confirmEndpointAction))
 	m.HandleFunc("POST /ui/endpoints/{id}/do/{action}", c.signedIn(c.endpointAction))
+	m.HandleFunc("POST /ui/endpoints/{id}/test", c.signedIn(c.testEndpoint))
 	m.HandleFunc("GET /ui/calendars", c.signedIn(c.calendarsPage))
 	m.HandleFunc("GET /ui/calendars/new", c.signedIn(c.newCalendarPage))
 	m.HandleFunc("POST /ui/calendars/new", c.signedIn(c.createCalendar))

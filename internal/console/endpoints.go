@@ -371,6 +371,32 @@ type endpointData struct {
 	Endpoint endpointRow
 	Events   []eventLink
 	More     bool
+	// Test is the answer of "Send test", shown on the page it returns to.
+	Test *endpointTestView
+}
+
+// endpointTestView is a test delivery's answer as the page shows it.
+type endpointTestView struct {
+	Delivered  bool
+	Status     string // "" when no HTTP answer came
+	DurationMS int64
+	Error      string
+	Excerpt    string
+	Truncated  bool
+}
+
+func toEndpointTestView(t *client.EndpointTestResult) *endpointTestView {
+	v := &endpointTestView{Delivered: t.Delivered, DurationMS: t.DurationMs, Truncated: t.Truncated}
+	if t.StatusCode != nil {
+		v.Status = strconv.Itoa(*t.StatusCode)
+	}
+	if t.Error != nil {
+		v.Error = *t.Error
+	}
+	if t.ResponseExcerpt != nil {
+		v.Excerpt = *t.ResponseExcerpt
+	}
+	return v
 }
 
 // eventLink is an event named on a resource's page.
@@ -384,13 +410,35 @@ type eventLink struct {
 const usersShown = 50
 
 func (c *Console) endpointPage(w http.ResponseWriter, r *http.Request, s *session) {
+	c.renderEndpointPage(w, r, s, nil)
+}
+
+// testEndpoint sends the endpoint a test delivery (POST /endpoints/{id}/test)
+// and shows the page again with the receiver's answer. A refusal (a broker
+// endpoint, a token without write access) returns to the page with it.
+func (c *Console) testEndpoint(w http.ResponseWriter, r *http.Request, s *session) {
+	id := r.PathValue("id")
+	res, err := c.sdk(r).Endpoints.Test(r.Context(), id)
+	if err = sdkError(err); err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) && ae.Status != http.StatusNotFound {
+			redirectProblem(w, r, Prefix+"/endpoints/"+url.PathEscape(id), "Test refused: "+ae.Message)
+			return
+		}
+		c.fail(w, r, s, err)
+		return
+	}
+	c.renderEndpointPage(w, r, s, toEndpointTestView(res))
+}
+
+func (c *Console) renderEndpointPage(w http.ResponseWriter, r *http.Request, s *session, test *endpointTestView) {
 	sdk, ctx := c.sdk(r), r.Context()
 	e, err := sdk.Endpoints.Get(ctx, r.PathValue("id"))
 	if err = sdkError(err); err != nil {
 		c.fail(w, r, s, err)
 		return
 	}
-	d := endpointData{Endpoint: toEndpointRow(e)}
+	d := endpointData{Endpoint: toEndpointRow(e), Test: test}
 	evs, err := sdk.Events.List(ctx, client.ListEventsParams{EndpointID: &e.ID, Limit: client.Ptr(usersShown)})
 	if err = sdkError(err); err != nil {
 		c.fail(w, r, s, err)

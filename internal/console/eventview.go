@@ -118,6 +118,9 @@ func (e eventView) ActionType() string { return string(e.Action.Type) }
 
 // Target is where the event delivers, in words.
 func (e eventView) Target() string {
+	if text, ok := brokerTarget(string(e.Action.Type), e.Action.Params); ok {
+		return text
+	}
 	if e.EndpointID != "" {
 		return "endpoint " + e.EndpointID
 	}

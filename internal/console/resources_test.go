@@ -221,3 +221,48 @@ func TestEndpointEditSendsOnlyWhatChanged(t *testing.T) {
 		"circuit": map[string]any{"failures": float64(3), "cool_down": "1m"}}, got.body,
 		"the fingerprinted URL and what did not change are not sent")
 }
+
+func TestEndpointSendTestShowsTheAnswer(t *testing.T) {
+	t.Parallel()
+	tc := resourceConsole(t)
+	tc.api.answers["POST /endpoints/ep1/test"] = jsonAnswer(200, `{"delivered":false,"status_code":500,"duration_ms":12,`+
+		`"error":"receiver answered 500","response_excerpt":"<b>boom</b>","truncated":false}`)
+	session, csrf := tc.signIn()
+	page := body(t, tc.get(session, "/ui/endpoints/ep1"))
+	require.Contains(t, page, `id="send-test"`)
+	require.NotContains(t, page, `id="test-result"`)
+
+	res := tc.post(session, "/ui/endpoints/ep1/test", url.Values{"csrf": {csrf}})
+	page = body(t, res)
+	require.Equal(t, http.StatusOK, res.StatusCode, page)
+	require.True(t, tc.api.called("POST /endpoints/ep1/test"))
+	require.Contains(t, page, `id="test-result" data-delivered="false"`)
+	require.Contains(t, page, `<dd id="test-status">500</dd>`)
+	require.Contains(t, page, "receiver answered 500")
+	require.Contains(t, page, "&lt;b&gt;boom&lt;/b&gt;", "the receiver's answer is escaped")
+
+	// A refusal returns to the page with the API's message.
+	tc.api.mu.Lock()
+	tc.api.answers["POST /endpoints/ep1/test"] = jsonAnswer(400, `{"error":"endpoint ep1 is a nats broker endpoint","field":"id"}`)
+	tc.api.mu.Unlock()
+	res = tc.post(session, "/ui/endpoints/ep1/test", url.Values{"csrf": {csrf}})
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, body(t, res))
+	require.Contains(t, res.Header.Get("Location"), "broker+endpoint")
+
+	// Without the CSRF token nothing is sent.
+	count := func() int {
+		tc.api.mu.Lock()
+		defer tc.api.mu.Unlock()
+		n := 0
+		for _, c := range tc.api.calls {
+			if c == "POST /endpoints/ep1/test" {
+				n++
+			}
+		}
+		return n
+	}
+	before := count()
+	res = tc.post(session, "/ui/endpoints/ep1/test", url.Values{})
+	require.Equal(t, http.StatusForbidden, res.StatusCode)
+	require.Equal(t, before, count())
+}

@@ -105,6 +105,15 @@ func endpointStory(t *testing.T, srv consoleServer, p *page) {
 	p.shot("console-endpoint", 1280, false)
 	p.shot("console-endpoint-phone", 390, false)
 
+	// Send test reaches the (failing) receiver now, shows its answer, and
+	// leaves the circuit as it was.
+	p.click("#send-test")
+	p.waitFor("the test's answer", `!!document.querySelector("#test-result")`, pageTimeout)
+	require.Equal(t, "false", p.attr("#test-result", "data-delivered"))
+	p.waitText("#test-status", "500", pageTimeout)
+	failing.waitReceived(t, 3, fireTimeout)
+	p.waitText("#endpoint-state", "open", pageTimeout)
+
 	p.click("#disable")
 	p.waitText("main", "Disable this endpoint?", pageTimeout)
 	p.click("#confirm")

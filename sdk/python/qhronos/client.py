@@ -324,6 +324,12 @@ class Endpoints(_Resource):
         body = {"grace": grace} if grace else {}
         return self._data("POST", f"/endpoints/{path_id(id)}/rotate-secret", opts, body=body)
 
+    def test(self, id: str, **kw: Any) -> t.EndpointTestResult:
+        """Sends one signed test webhook now and returns what the receiver answered; not logged, not counted by
+        the circuit (POST /endpoints/{id}/test)."""
+        _, opts = _split(kw)
+        return self._data("POST", f"/endpoints/{path_id(id)}/test", opts)
+
 
 class Tokens(_Resource):
     """/tokens (admin)"""

@@ -6,7 +6,7 @@ Every object is a TypedDict: answers are plain dicts (event["id"]).
 # fmt: off
 from typing import Any, Dict, List, Literal, Optional, TypedDict
 
-__all__ = ["Action", "Attempt", "Calendar", "CalendarInput", "DateRange", "Endpoint", "EndpointAuth", "EndpointAuthInput", "EndpointCircuit", "EndpointHealth", "EndpointInput", "EndpointPatch", "EndpointRateLimit", "Error", "Event", "EventBatchInput", "EventBatchItemResult", "EventBatchResult", "EventInput", "Exception", "Health", "HistoryChange", "HistoryEntry", "HistoryPage", "NotificationChannel", "NotificationChannelRequest", "NotificationTestResult", "Occurrence", "OccurrenceOrder", "OccurrencePage", "PauseRequest", "Preview", "PreviewRequest", "Ready", "ResumeRequest", "Retry", "RetryFilter", "RetryResult", "Schedule", "SecretRotation", "Stats", "Status", "Timeline", "Token", "TokenRequest"]
+__all__ = ["Action", "Attempt", "Calendar", "CalendarInput", "DateRange", "Endpoint", "EndpointAuth", "EndpointAuthInput", "EndpointCircuit", "EndpointHealth", "EndpointInput", "EndpointPatch", "EndpointRateLimit", "EndpointTestResult", "Error", "Event", "EventBatchInput", "EventBatchItemResult", "EventBatchResult", "EventInput", "Exception", "Health", "HistoryChange", "HistoryEntry", "HistoryPage", "NotificationChannel", "NotificationChannelRequest", "NotificationTestResult", "Occurrence", "OccurrenceOrder", "OccurrencePage", "PauseRequest", "Preview", "PreviewRequest", "Ready", "ResumeRequest", "Retry", "RetryFilter", "RetryResult", "Schedule", "SecretRotation", "Stats", "Status", "Timeline", "Token", "TokenRequest"]
 
 
 _ActionRequired = TypedDict("_ActionRequired", {"type": Literal["webhook", "websocket", "apicall", "nats", "amqp", "kafka", "redis_stream"]})
@@ -111,6 +111,14 @@ _EndpointRateLimitOptional = TypedDict("_EndpointRateLimitOptional", {"burst": i
 
 class EndpointRateLimit(_EndpointRateLimitRequired, _EndpointRateLimitOptional):
     """The EndpointRateLimit schema."""
+
+
+_EndpointTestResultRequired = TypedDict("_EndpointTestResultRequired", {"delivered": bool, "status_code": Optional[int], "duration_ms": int, "error": Optional[str], "response_excerpt": Optional[str], "truncated": bool})
+_EndpointTestResultOptional = TypedDict("_EndpointTestResultOptional", {}, total=False)
+
+
+class EndpointTestResult(_EndpointTestResultRequired, _EndpointTestResultOptional):
+    """The answer of a test delivery to an endpoint"""
 
 
 _ErrorRequired = TypedDict("_ErrorRequired", {"error": str})

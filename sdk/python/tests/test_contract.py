@@ -164,6 +164,7 @@ class Contract(unittest.TestCase):
         q.endpoints.enable(i)
         q.endpoints.disable(i)
         q.endpoints.rotate_secret(i, grace="1h")
+        q.endpoints.test(i)
         q.tokens.create(sub="ci", access="read", expires_at=soon, scope=["a"])
         q.tokens.list()
         q.tokens.revoke("tok")

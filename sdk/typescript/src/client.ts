@@ -269,6 +269,11 @@ export class Endpoints {
   rotateSecret(id: string, body: { grace?: string } = {}, opts?: CallOptions): Promise<T.Endpoint> {
     return data(this.t.send({ method: "POST", path: `/endpoints/${pathID(id)}/rotate-secret`, body }, opts));
   }
+  /** Sends one signed test webhook now and returns what the receiver answered; not logged, not counted by the
+   * circuit (POST /endpoints/{id}/test). */
+  test(id: string, opts?: CallOptions): Promise<T.EndpointTestResult> {
+    return data(this.t.send({ method: "POST", path: `/endpoints/${pathID(id)}/test` }, opts));
+  }
 }
 
 /** /tokens (admin) */

@@ -3292,6 +3292,25 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send one signed test webhook to the endpoint now (its URL, auth, headers, signing secret and timeout) and answer with what the receiver said. Not an attempt: nothing is logged and the circuit, health and limits do not count it. Disabled endpoints are tested too; broker endpoints (nats, amqp, kafka, redis_stream) answer 400 naming id */
+        post: operations["testEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/endpoints/{id}/rotate-secret": {
         parameters: {
             query?: never;
@@ -4054,6 +4073,21 @@ export interface components {
             delivered: boolean;
             error?: string;
         };
+        /** @description The answer of a test delivery to an endpoint */
+        EndpointTestResult: {
+            /** @description the receiver answered 2xx */
+            delivered: boolean;
+            /** @description the receiver's HTTP status; null when none was received */
+            status_code: number | null;
+            /** Format: int64 */
+            duration_ms: number;
+            /** @description why it failed; null when delivered */
+            error: string | null;
+            /** @description the start of the receiver's answer, bounded like an attempt's */
+            response_excerpt: string | null;
+            /** @description response_excerpt was cut */
+            truncated: boolean;
+        };
     };
     responses: {
         /** @description Missing or invalid credentials */
@@ -4524,6 +4558,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Endpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description Insufficient access or outside token scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the token's scope) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    testEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description what the receiver answered (delivered is false on a failure) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointTestResult"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -32,6 +32,7 @@ export type HistoryPage = S["HistoryPage"];
 export type NotificationChannel = S["NotificationChannel"];
 export type NotificationChannelRequest = S["NotificationChannelRequest"];
 export type NotificationTestResult = S["NotificationTestResult"];
+export type EndpointTestResult = S["EndpointTestResult"];
 export type Occurrence = S["Occurrence"];
 export type OccurrencePage = S["OccurrencePage"];
 export type PauseRequest = S["PauseRequest"];

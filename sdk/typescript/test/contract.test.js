@@ -152,6 +152,7 @@ test("every operation of openapi.json is called by a method, with a request the 
     await q.endpoints.enable(id);
     await q.endpoints.disable(id);
     await q.endpoints.rotateSecret(id, { grace: "1h" });
+    await q.endpoints.test(id);
     await q.tokens.create({ sub: "ci", access: "read", expires_at: soon, scope: ["a"] });
     await q.tokens.list();
     await q.tokens.revoke("tok");
