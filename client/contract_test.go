@@ -101,6 +101,9 @@ func TestEveryOperationIsCovered(t *testing.T) {
 	must(c.Events.Get(ctx, id))
 	must(c.Events.GetIncludingDeleted(ctx, id))
 	must(c.Events.Update(ctx, id, client.EventInput{Description: client.Ptr("d")}, client.IfMatch(`"3"`)))
+	must3 := func(ev *client.Event, _ bool, err error) { require.NoError(t, err) }
+	must3(c.Events.Upsert(ctx, "cart-42", client.EventUpsertInput{Name: client.Ptr("n"), Debounce: client.Ptr("10m")}))
+	require.NoError(t, c.Events.DeleteByKey(ctx, "cart-42"))
 	require.NoError(t, c.Events.Delete(ctx, id, client.IfMatch(`"3"`)))
 	must(c.Events.Pause(ctx, id))
 	must(c.Events.Resume(ctx, id))
@@ -207,7 +210,7 @@ func writeMinimalAnswer(w http.ResponseWriter, op *openapi3.Operation) {
 // goTypes are the generated types of the document's schemas.
 var goTypes = map[string]any{
 	"Error": client.Error{}, "Action": client.Action{}, "Schedule": client.Schedule{}, "Retry": client.Retry{},
-	"EventInput": client.EventInput{}, "Event": client.Event{},
+	"EventInput": client.EventInput{}, "Event": client.Event{}, "EventUpsertInput": client.EventUpsertInput{},
 	"EventBatchInput": client.EventBatchInput{}, "EventBatchItemResult": client.EventBatchItemResult{},
 	"EventBatchResult": client.EventBatchResult{}, "Occurrence": client.Occurrence{},
 	"OccurrencePage": client.OccurrencePage{}, "Attempt": client.Attempt{}, "TokenRequest": client.TokenRequest{},

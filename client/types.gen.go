@@ -332,6 +332,108 @@ func (e EventInputStatus) Valid() bool {
 	}
 }
 
+// Defines values for EventUpsertInputCalendarsPolicy.
+const (
+	EventUpsertInputCalendarsPolicyRollBackward EventUpsertInputCalendarsPolicy = "roll_backward"
+	EventUpsertInputCalendarsPolicyRollForward  EventUpsertInputCalendarsPolicy = "roll_forward"
+	EventUpsertInputCalendarsPolicySkip         EventUpsertInputCalendarsPolicy = "skip"
+)
+
+// Valid indicates whether the value is a known member of the EventUpsertInputCalendarsPolicy enum.
+func (e EventUpsertInputCalendarsPolicy) Valid() bool {
+	switch e {
+	case EventUpsertInputCalendarsPolicyRollBackward:
+		return true
+	case EventUpsertInputCalendarsPolicyRollForward:
+		return true
+	case EventUpsertInputCalendarsPolicySkip:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventUpsertInputCatchUp.
+const (
+	EventUpsertInputCatchUpAll    EventUpsertInputCatchUp = "all"
+	EventUpsertInputCatchUpLatest EventUpsertInputCatchUp = "latest"
+	EventUpsertInputCatchUpNone   EventUpsertInputCatchUp = "none"
+)
+
+// Valid indicates whether the value is a known member of the EventUpsertInputCatchUp enum.
+func (e EventUpsertInputCatchUp) Valid() bool {
+	switch e {
+	case EventUpsertInputCatchUpAll:
+		return true
+	case EventUpsertInputCatchUpLatest:
+		return true
+	case EventUpsertInputCatchUpNone:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventUpsertInputDstGap.
+const (
+	EventUpsertInputDstGapShift EventUpsertInputDstGap = "shift"
+	EventUpsertInputDstGapSkip  EventUpsertInputDstGap = "skip"
+)
+
+// Valid indicates whether the value is a known member of the EventUpsertInputDstGap enum.
+func (e EventUpsertInputDstGap) Valid() bool {
+	switch e {
+	case EventUpsertInputDstGapShift:
+		return true
+	case EventUpsertInputDstGapSkip:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventUpsertInputDstRepeat.
+const (
+	EventUpsertInputDstRepeatBoth  EventUpsertInputDstRepeat = "both"
+	EventUpsertInputDstRepeatFirst EventUpsertInputDstRepeat = "first"
+	EventUpsertInputDstRepeatLast  EventUpsertInputDstRepeat = "last"
+)
+
+// Valid indicates whether the value is a known member of the EventUpsertInputDstRepeat enum.
+func (e EventUpsertInputDstRepeat) Valid() bool {
+	switch e {
+	case EventUpsertInputDstRepeatBoth:
+		return true
+	case EventUpsertInputDstRepeatFirst:
+		return true
+	case EventUpsertInputDstRepeatLast:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventUpsertInputStatus.
+const (
+	EventUpsertInputStatusActive   EventUpsertInputStatus = "active"
+	EventUpsertInputStatusInactive EventUpsertInputStatus = "inactive"
+	EventUpsertInputStatusPaused   EventUpsertInputStatus = "paused"
+)
+
+// Valid indicates whether the value is a known member of the EventUpsertInputStatus enum.
+func (e EventUpsertInputStatus) Valid() bool {
+	switch e {
+	case EventUpsertInputStatusActive:
+		return true
+	case EventUpsertInputStatusInactive:
+		return true
+	case EventUpsertInputStatusPaused:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ExceptionAction.
 const (
 	ExceptionActionMove ExceptionAction = "move"
@@ -1082,12 +1184,15 @@ type Event struct {
 		ID     string                `json:"id"`
 		Policy *EventCalendarsPolicy `json:"policy,omitempty"`
 	} `json:"calendars,omitempty"`
-	CatchUp     *EventCatchUp `json:"catch_up,omitempty"`
-	CreatedAt   time.Time     `json:"created_at"`
-	CreatedBy   *string       `json:"created_by,omitempty"`
-	CreatedVia  *string       `json:"created_via,omitempty"`
-	Cron        *string       `json:"cron,omitempty"`
-	Description *string       `json:"description,omitempty"`
+	CatchUp    *EventCatchUp `json:"catch_up,omitempty"`
+	CreatedAt  time.Time     `json:"created_at"`
+	CreatedBy  *string       `json:"created_by,omitempty"`
+	CreatedVia *string       `json:"created_via,omitempty"`
+	Cron       *string       `json:"cron,omitempty"`
+
+	// Debounce debounce window of upserts by key, a duration
+	Debounce    *string `json:"debounce,omitempty"`
+	Description *string `json:"description,omitempty"`
 	Dst         *struct {
 		Gap    *EventDstGap    `json:"gap,omitempty"`
 		Repeat *EventDstRepeat `json:"repeat,omitempty"`
@@ -1099,9 +1204,15 @@ type Event struct {
 	ID            string  `json:"id"`
 
 	// Jitter deterministic spread of each instant, a duration
-	Jitter       *string                `json:"jitter,omitempty"`
-	LastRunAt    *time.Time             `json:"last_run_at,omitempty"`
-	LastStatus   *string                `json:"last_status,omitempty"`
+	Jitter *string `json:"jitter,omitempty"`
+
+	// Key the event's key (PUT /events/by-key/{key}); null when it has none
+	Key        *string    `json:"key,omitempty"`
+	LastRunAt  *time.Time `json:"last_run_at,omitempty"`
+	LastStatus *string    `json:"last_status,omitempty"`
+
+	// MaxWait how far upserts may push the pending occurrence past the first upsert of a burst, a duration
+	MaxWait      *string                `json:"max_wait,omitempty"`
 	Metadata     json.RawMessage        `json:"metadata,omitempty"`
 	Name         string                 `json:"name"`
 	NextRunAt    *time.Time             `json:"next_run_at,omitempty"`
@@ -1226,6 +1337,63 @@ type EventInputDstRepeat string
 
 // EventInputStatus defines model for EventInput.Status.
 type EventInputStatus string
+
+// EventUpsertInput An event body for PUT /events/by-key/{key}: a whole event, validated as a create, plus its debounce.
+type EventUpsertInput struct {
+	Action    *Action `json:"action,omitempty"`
+	Calendars []struct {
+		ID     string                           `json:"id"`
+		Policy *EventUpsertInputCalendarsPolicy `json:"policy,omitempty"`
+	} `json:"calendars,omitempty"`
+	CatchUp *EventUpsertInputCatchUp `json:"catch_up,omitempty"`
+	Cron    *string                  `json:"cron,omitempty"`
+
+	// Debounce each upsert moves the one pending occurrence to this long after it (1s to 366 days); start_time and recurrence must then be absent
+	Debounce    *string `json:"debounce,omitempty"`
+	Description *string `json:"description,omitempty"`
+	Dst         *struct {
+		Gap    *EventUpsertInputDstGap    `json:"gap,omitempty"`
+		Repeat *EventUpsertInputDstRepeat `json:"repeat,omitempty"`
+	} `json:"dst,omitempty"`
+	HmacSecret *string `json:"hmac_secret,omitempty"`
+	Jitter     *string `json:"jitter,omitempty"`
+
+	// MaxWait the occurrence fires no later than this long after the first upsert of a burst; needs debounce, not shorter than it
+	MaxWait  *string     `json:"max_wait,omitempty"`
+	Metadata interface{} `json:"metadata,omitempty"`
+	Name     *string     `json:"name,omitempty"`
+	Retry    *Retry      `json:"retry,omitempty"`
+	Rrule    *string     `json:"rrule,omitempty"`
+	Schedule *Schedule   `json:"schedule,omitempty"`
+
+	// StartTime RFC 3339 or natural language
+	StartTime *string                 `json:"start_time,omitempty"`
+	Status    *EventUpsertInputStatus `json:"status,omitempty"`
+	Tags      []string                `json:"tags,omitempty"`
+	Timeout   *string                 `json:"timeout,omitempty"`
+	Timezone  *string                 `json:"timezone,omitempty"`
+
+	// TracePropagation send W3C traceparent to the receivers when tracing is on (default true); false opts the event out
+	TracePropagation *bool `json:"trace_propagation,omitempty"`
+
+	// Webhook legacy: a URL, or q:<client> for a websocket client-hook
+	Webhook *string `json:"webhook,omitempty"`
+}
+
+// EventUpsertInputCalendarsPolicy defines model for EventUpsertInput.Calendars.Policy.
+type EventUpsertInputCalendarsPolicy string
+
+// EventUpsertInputCatchUp defines model for EventUpsertInput.CatchUp.
+type EventUpsertInputCatchUp string
+
+// EventUpsertInputDstGap defines model for EventUpsertInput.Dst.Gap.
+type EventUpsertInputDstGap string
+
+// EventUpsertInputDstRepeat defines model for EventUpsertInput.Dst.Repeat.
+type EventUpsertInputDstRepeat string
+
+// EventUpsertInputStatus defines model for EventUpsertInput.Status.
+type EventUpsertInputStatus string
 
 // Exception defines model for Exception.
 type Exception struct {
@@ -1770,6 +1938,9 @@ type GetEventsParams struct {
 
 	// CalendarID events that honour this calendar
 	CalendarID *string `form:"calendar_id,omitempty" json:"calendar_id,omitempty"`
+
+	// Key the event with this key (in any key scope the token can read)
+	Key *string `form:"key,omitempty" json:"key,omitempty"`
 }
 
 // PostEventsParams defines parameters for PostEvents.
@@ -1986,6 +2157,9 @@ type PostEventsJSONRequestBody = EventInput
 
 // CreateEventsBatchJSONRequestBody defines body for CreateEventsBatch for application/json ContentType.
 type CreateEventsBatchJSONRequestBody = EventBatchInput
+
+// PutEventsByKeyKeyJSONRequestBody defines body for PutEventsByKeyKey for application/json ContentType.
+type PutEventsByKeyKeyJSONRequestBody = EventUpsertInput
 
 // PutEventsIDJSONRequestBody defines body for PutEventsID for application/json ContentType.
 type PutEventsIDJSONRequestBody = EventInput

@@ -145,7 +145,7 @@ func eventTable(ev *client.Event) *table {
 	return fields("id", ev.ID, "name", ev.Name, "status", string(ev.Status), "action", actionSummary(ev.Action),
 		"schedule", scheduleSummary(ev), "timezone", ev.Timezone, "start", when(&ev.StartTime),
 		"next run", when(ev.NextRunAt), "last run", when(ev.LastRunAt), "last status", str(ev.LastStatus),
-		"tags", list(ev.Tags), "version", fmt.Sprint(ev.Version))
+		"tags", list(ev.Tags), "key", str(ev.Key), "version", fmt.Sprint(ev.Version))
 }
 
 func actionSummary(a client.Action) string {

@@ -4,7 +4,7 @@ import "github.com/spf13/cobra"
 
 func newEventsCmd(a *app) *cobra.Command {
 	cmd := group("events", "Create, inspect and control events",
-		newEventsCreateCmd(a), newEventsListCmd(a), newEventsGetCmd(a), newEventsUpdateCmd(a),
+		newEventsCreateCmd(a), newEventsUpsertCmd(a), newEventsListCmd(a), newEventsGetCmd(a), newEventsUpdateCmd(a),
 		newEventsDeleteCmd(a), newEventsPauseCmd(a), newEventsResumeCmd(a), newEventsTriggerCmd(a),
 		newEventsPreviewCmd(a), newEventsRotateSecretCmd(a), newEventsExceptionsCmd(a),
 		newEventsHistoryCmd(a), newEventsImportCmd(a))

@@ -46,6 +46,11 @@ type eventJSON struct {
 	EndpointID    *string             `json:"endpoint_id"`
 	// TracePropagation: traceparent goes to the receivers (#26).
 	TracePropagation bool `json:"trace_propagation"`
+	// Key names the event for PUT /events/by-key/{key}; null when it has
+	// none. Debounce and MaxWait are the debounce of its upserts (#29).
+	Key      *string `json:"key"`
+	Debounce *string `json:"debounce"`
+	MaxWait  *string `json:"max_wait"`
 }
 
 func rawOrNull(j json.RawMessage) json.RawMessage {
@@ -77,6 +82,18 @@ func toEventJSON(r *redact.Redactor, ev *model.Event) eventJSON {
 	if ev.Jitter > 0 {
 		j := ev.Jitter.String()
 		out.Jitter = &j
+	}
+	if ev.Key != "" {
+		k := ev.Key
+		out.Key = &k
+	}
+	if ev.Debounce > 0 {
+		d := ev.Debounce.String()
+		out.Debounce = &d
+	}
+	if ev.MaxWait > 0 {
+		d := ev.MaxWait.String()
+		out.MaxWait = &d
 	}
 	out.Calendars = ev.Calendars
 	if out.Calendars == nil {

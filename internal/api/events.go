@@ -67,6 +67,12 @@ func (s *Server) listEvents(c *gin.Context) error {
 			return err
 		}
 	}
+	if v := c.Query("key"); v != "" {
+		if err := events.CheckKey(v); err != nil {
+			return err
+		}
+		f.Key = v
+	}
 	if v := c.Query("calendar_id"); v != "" {
 		if f.CalendarID, err = input.UUID("calendar_id", v); err != nil {
 			return err
@@ -140,6 +146,49 @@ func (s *Server) updateEvent(c *gin.Context) error {
 		return err
 	}
 	s.writeEvent(c, &ev)
+	return nil
+}
+
+// upsertEvent is PUT /events/by-key/{key}: 201 with the event it created,
+// 200 with the event it replaced. debounce and max_wait are members of this
+// route's body only.
+func (s *Server) upsertEvent(c *gin.Context) error {
+	key := c.Param("key")
+	if err := events.CheckKey(key); err != nil {
+		return err
+	}
+	members, _, err := readObject(c)
+	if err != nil {
+		return err
+	}
+	d, err := events.DecodeDebounce(members)
+	if err != nil {
+		return err
+	}
+	in, err := events.DecodeInput(members)
+	if err != nil {
+		return err
+	}
+	ev, created, err := s.Events.Upsert(c.Request.Context(), principal(c), createdVia(c), key, in, d)
+	if err != nil {
+		return err
+	}
+	c.Header("ETag", etag(&ev))
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+		c.Header("Location", "/events/"+ev.ID)
+	}
+	c.JSON(status, toEventJSON(s.redact, &ev))
+	return nil
+}
+
+// deleteEventByKey is DELETE /events/by-key/{key}.
+func (s *Server) deleteEventByKey(c *gin.Context) error {
+	if err := s.Events.DeleteByKey(c.Request.Context(), principal(c), c.Param("key")); err != nil {
+		return err
+	}
+	c.Status(http.StatusNoContent)
 	return nil
 }
 

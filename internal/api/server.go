@@ -60,6 +60,8 @@ type Lifecycle interface {
 	Pause(ctx context.Context, p auth.Principal, id string, req events.Pause, check events.Precondition) (model.Event, error)
 	Resume(ctx context.Context, p auth.Principal, id string, req events.Resume, check events.Precondition) (model.Event, error)
 	Delete(ctx context.Context, p auth.Principal, id string, check events.Precondition) error
+	Upsert(ctx context.Context, p auth.Principal, via, key string, in *events.Input, d events.Debounce) (model.Event, bool, error)
+	DeleteByKey(ctx context.Context, p auth.Principal, key string) error
 	Trigger(ctx context.Context, p auth.Principal, id string, o events.Once) (events.Answer, error)
 	RotateSecret(ctx context.Context, p auth.Principal, id string, grace time.Duration) (string, model.Event, error)
 	Acknowledge(ctx context.Context, a events.Ack) error
@@ -252,6 +254,8 @@ func (s *Server) routes() *gin.Engine {
 	read.GET("/events/:id", s.handle(s.getEvent))
 	write.PUT("/events/:id", s.handle(s.updateEvent))
 	write.DELETE("/events/:id", s.handle(s.deleteEvent))
+	write.PUT("/events/by-key/:key", s.handle(s.upsertEvent))
+	write.DELETE("/events/by-key/:key", s.handle(s.deleteEventByKey))
 	write.POST("/events/:id/pause", s.handle(s.pauseEvent))
 	write.POST("/events/:id/resume", s.handle(s.resumeEvent))
 	write.POST("/events/:id/trigger", s.handle(s.triggerEvent))

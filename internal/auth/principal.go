@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"slices"
+	"strings"
 
 	"github.com/qhronos/qhronos/internal/model"
 )
@@ -159,4 +160,17 @@ func (p Principal) inside(tags []string) bool {
 		}
 	}
 	return true
+}
+
+// KeyScope is the scope event keys of the principal are unique in: "*" for
+// principals that see every tenant (master and admin tokens), else its tag
+// scope, sorted — two tokens with the same scope share keys, tokens of
+// different scopes may use one key independently.
+func (p Principal) KeyScope() string {
+	if p.unrestricted() {
+		return "*"
+	}
+	scope := slices.Clone(p.Scope)
+	slices.Sort(scope)
+	return "tags:" + strings.Join(slices.Compact(scope), ",")
 }

@@ -24,12 +24,15 @@ type eventView struct {
 	EndpointID                              string
 	Tags                                    []string
 	CatchUp, Timeout, Jitter                string
-	DSTGap, DSTRepeat                       string
-	HMACSecretSet                           bool
-	Metadata                                string
-	MaxAttempts                             *int
-	Calendars                               []calendarRef
-	Version                                 int
+	// Key names the event for upserts by key; Debounce and MaxWait are
+	// their debounce (#29).
+	Key, Debounce, MaxWait string
+	DSTGap, DSTRepeat      string
+	HMACSecretSet          bool
+	Metadata               string
+	MaxAttempts            *int
+	Calendars              []calendarRef
+	Version                int
 	// The pause: until when (nil: until resumed by hand), why, by whom,
 	// since when, and what its instants do on resume (skip or fire).
 	PausedUntil, PausedAt               *time.Time
@@ -55,6 +58,7 @@ func viewEvent(e *client.Event) eventView {
 		CreatedVia: str(e.CreatedVia), StartTime: e.StartTime, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
 		NextRunAt: e.NextRunAt, LastRunAt: e.LastRunAt, Action: e.Action, EndpointID: str(e.EndpointID),
 		Tags: e.Tags, Timeout: str(e.Timeout), Jitter: str(e.Jitter), Version: e.Version,
+		Key: str(e.Key), Debounce: str(e.Debounce), MaxWait: str(e.MaxWait),
 		PausedUntil: e.PausedUntil, PausedAt: e.PausedAt, PausedBy: str(e.PausedBy), PauseReason: str(e.PauseReason)}
 	if v.Timezone == "" {
 		v.Timezone = "UTC"

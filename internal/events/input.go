@@ -17,7 +17,7 @@ var (
 		"calendars", "trace_propagation")
 	eventReadOnly = input.Set("id", "created_by", "created_via", "version", "next_run_at", "last_run_at", "last_status",
 		"created_at", "updated_at", "hmac_secret_set", "paused_at", "paused_until", "pause_reason", "paused_by",
-		"pause_catch_up")
+		"pause_catch_up", "key", "debounce", "max_wait")
 )
 
 // Input is a decoded create or update body of an event; nil means absent. The

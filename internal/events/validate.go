@@ -47,6 +47,18 @@ const (
 // on update it holds the stored event and absent members keep their value.
 // It returns the compiled rule of the resulting event.
 func (v *Validator) Apply(in *Input, ev *model.Event, creating bool, now time.Time) (*recurrence.Rule, error) {
+	return v.apply(in, ev, creating, nil, now)
+}
+
+// Replace validates in as a create would, onto ev: an upsert by key that
+// replaces a stored event. Its start_time may stay at kept, the stored
+// event's, even when that has passed (a recurring event sent again as it
+// was must not be refused).
+func (v *Validator) Replace(in *Input, ev *model.Event, kept time.Time, now time.Time) (*recurrence.Rule, error) {
+	return v.apply(in, ev, true, &kept, now)
+}
+
+func (v *Validator) apply(in *Input, ev *model.Event, creating bool, kept *time.Time, now time.Time) (*recurrence.Rule, error) {
 	if in.Name != nil {
 		name := strings.TrimSpace(*in.Name)
 		if name == "" {
@@ -91,7 +103,7 @@ func (v *Validator) Apply(in *Input, ev *model.Event, creating bool, now time.Ti
 		}
 		ev.HMACSecret, ev.PreviousSecret, ev.PreviousSecretExpires = sealed, nil, nil
 	}
-	return v.applySchedule(in, ev, creating, true, now)
+	return v.applySchedule(in, ev, creating, true, kept, now)
 }
 
 func (v *Validator) applyTags(in *Input, ev *model.Event) error {
@@ -250,7 +262,8 @@ func (v *Validator) applyPolicies(in *Input, ev *model.Event) error {
 // applySchedule resolves start_time, time zone and recurrence, validates the
 // result by compiling it, and enforces "start_time in the future" on create
 // and whenever it changes.
-func (v *Validator) applySchedule(in *Input, ev *model.Event, creating, requireFuture bool, now time.Time) (*recurrence.Rule, error) {
+func (v *Validator) applySchedule(in *Input, ev *model.Event, creating, requireFuture bool, kept *time.Time,
+	now time.Time) (*recurrence.Rule, error) {
 	if in.Timezone != nil {
 		ev.Timezone = *in.Timezone
 	}
@@ -271,7 +284,7 @@ func (v *Validator) applySchedule(in *Input, ev *model.Event, creating, requireF
 			return nil, err
 		}
 		t = model.RoundUp(t)
-		startChanged = creating || !t.Equal(ev.StartTime)
+		startChanged = (creating || !t.Equal(ev.StartTime)) && (kept == nil || !t.Equal(*kept))
 		ev.StartTime = t
 	} else if creating {
 		if ev.Cron == nil {
@@ -317,7 +330,7 @@ func (v *Validator) PreviewRule(in *Input, now time.Time) (*model.Event, *recurr
 	if err := applyTimePolicy(in, ev); err != nil {
 		return nil, nil, err
 	}
-	rule, err := v.applySchedule(in, ev, true, false, now)
+	rule, err := v.applySchedule(in, ev, true, false, nil, now)
 	return ev, rule, err
 }
 

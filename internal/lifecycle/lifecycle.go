@@ -104,6 +104,14 @@ func (nc *newEvent) needsTx() bool { return len(nc.ev.Calendars) > 0 || nc.ev.En
 // prepareCreate validates a create — the one validation of single and
 // batch creates — and builds the event it writes, without writing.
 func (s *Service) prepareCreate(ctx context.Context, p auth.Principal, via string, in *events.Input, now time.Time) (*newEvent, error) {
+	return s.prepare(ctx, p, via, in, nil, now)
+}
+
+// prepare is prepareCreate; with stored, it validates a replacement of
+// stored (an upsert by key): secrets restore against it and its start_time
+// may stay although it passed.
+func (s *Service) prepare(ctx context.Context, p auth.Principal, via string, in *events.Input, stored *model.Event,
+	now time.Time) (*newEvent, error) {
 	ev := model.Event{ID: uuid.NewString(), Status: model.EventActive, CreatedBy: p.Subject, CreatedVia: via,
 		Version: 1, CreatedAt: now.UTC(), UpdatedAt: now.UTC()}
 	if in.Status != nil {
@@ -117,13 +125,19 @@ func (s *Service) prepareCreate(ctx context.Context, p auth.Principal, via strin
 			return nil, input.BadRequest("status", `must be "active" or "paused" on create`)
 		}
 	}
-	if err := s.restoreSecrets(in, nil); err != nil {
+	if err := s.restoreSecrets(in, stored); err != nil {
 		return nil, err
 	}
 	if err := s.checkActionEndpoint(ctx, p, in.Action); err != nil {
 		return nil, err
 	}
-	rule, err := s.validate.Apply(in, &ev, true, now)
+	var rule *recurrence.Rule
+	var err error
+	if stored != nil {
+		rule, err = s.validate.Replace(in, &ev, stored.StartTime, now)
+	} else {
+		rule, err = s.validate.Apply(in, &ev, true, now)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -233,25 +247,8 @@ func (s *Service) Update(ctx context.Context, p auth.Principal, id string, in *e
 	if target == model.EventPaused && before.Status != model.EventPaused {
 		markPaused(&ev, p, events.Pause{}, now)
 	}
-	calendarsChanged := !slices.Equal(before.Calendars, ev.Calendars)
 	err = s.store.WithTx(ctx, func(tx *repository.Store) error {
-		if err := holdEventEndpoint(ctx, tx, &ev); err != nil {
-			return err
-		}
-		if calendarsChanged {
-			if err := s.checkCalendars(ctx, tx, p, ev.Calendars); err != nil {
-				return err
-			}
-		}
-		if err := s.transition(ctx, tx, &ev, before.Version, target, rescheduled, rule, now); err != nil {
-			return err
-		}
-		if calendarsChanged {
-			if err := s.useCalendars(ctx, tx, &ev); err != nil {
-				return err
-			}
-		}
-		return s.record(ctx, tx, p, ev.ID, model.HistoryUpdate, "", events.Diff(s.redact, &before, &ev))
+		return s.writeUpdate(ctx, tx, p, &before, &ev, target, rescheduled, rule, now)
 	})
 	if errors.Is(err, model.ErrStaleVersion) && check == nil {
 		return model.Event{}, errConcurrent
@@ -261,6 +258,32 @@ func (s *Service) Update(ctx context.Context, p auth.Principal, id string, in *e
 	}
 	s.wake(ctx, ev.NextRunAt)
 	return ev, nil
+}
+
+// writeUpdate writes ev, changed from before, inside tx: the endpoint and
+// calendars it uses are held, its status moves to target and its future
+// occurrences follow (re-planned when rescheduled), and the change is
+// recorded in its history.
+func (s *Service) writeUpdate(ctx context.Context, tx *repository.Store, p auth.Principal, before, ev *model.Event,
+	target model.EventStatus, rescheduled bool, rule *recurrence.Rule, now time.Time) error {
+	calendarsChanged := !slices.Equal(before.Calendars, ev.Calendars)
+	if err := holdEventEndpoint(ctx, tx, ev); err != nil {
+		return err
+	}
+	if calendarsChanged {
+		if err := s.checkCalendars(ctx, tx, p, ev.Calendars); err != nil {
+			return err
+		}
+	}
+	if err := s.transition(ctx, tx, ev, before.Version, target, rescheduled, rule, now); err != nil {
+		return err
+	}
+	if calendarsChanged {
+		if err := s.useCalendars(ctx, tx, ev); err != nil {
+			return err
+		}
+	}
+	return s.record(ctx, tx, p, ev.ID, model.HistoryUpdate, "", events.Diff(s.redact, before, ev))
 }
 
 // Pause stops the event's future occurrences until it is resumed — by a
@@ -506,15 +529,20 @@ func (s *Service) Delete(ctx context.Context, p auth.Principal, id string, check
 		version = ev.Version
 	}
 	now := s.now()
-	return s.store.WithTx(ctx, func(tx *repository.Store) error {
-		if err := tx.DeleteEvent(ctx, ev.ID, version, now); err != nil {
-			return err
-		}
-		if _, err := tx.CancelPendingOccurrences(ctx, ev.ID, time.Time{}, false, model.ReasonEventDeleted, now); err != nil {
-			return err
-		}
-		return s.record(ctx, tx, p, ev.ID, model.HistoryDelete, "", statusChange(ev.Status, model.EventDeleted))
-	})
+	return s.store.WithTx(ctx, func(tx *repository.Store) error { return s.deleteIn(ctx, tx, p, &ev, version, now) })
+}
+
+// deleteIn soft-deletes ev inside tx (fenced by version unless 0), cancels
+// what it had not fired yet and records it.
+func (s *Service) deleteIn(ctx context.Context, tx *repository.Store, p auth.Principal, ev *model.Event, version int64,
+	now time.Time) error {
+	if err := tx.DeleteEvent(ctx, ev.ID, version, now); err != nil {
+		return err
+	}
+	if _, err := tx.CancelPendingOccurrences(ctx, ev.ID, time.Time{}, false, model.ReasonEventDeleted, now); err != nil {
+		return err
+	}
+	return s.record(ctx, tx, p, ev.ID, model.HistoryDelete, "", statusChange(ev.Status, model.EventDeleted))
 }
 
 // Trigger fires one occurrence now: marked manual, not counted toward

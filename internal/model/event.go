@@ -29,7 +29,16 @@ type Event struct {
 	// NoTracePropagation keeps traceparent out of the event's deliveries
 	// (the API's trace_propagation: false).
 	NoTracePropagation bool
-	Webhook            string // legacy field, echoed back
+	// Key is the client's name for the event (PUT /events/by-key/{key}),
+	// unique among live events of its KeyScope: the tag scope of the
+	// principal that created it ("*" for the master token). Empty: no key.
+	Key, KeyScope string
+	// Debounce: each upsert by key moves the pending occurrence to
+	// Debounce after it; MaxWait (0: unbounded) caps that at MaxWait after
+	// DebounceSince, the first upsert of the burst.
+	Debounce, MaxWait time.Duration
+	DebounceSince     *time.Time
+	Webhook           string // legacy field, echoed back
 	// HMACSecret and PreviousSecret hold AES-GCM ciphertext; never plaintext.
 	HMACSecret            []byte
 	PreviousSecret        []byte

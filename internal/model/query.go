@@ -22,6 +22,9 @@ type EventFilter struct {
 	EndpointID string
 	// CalendarID keeps events that honour this calendar.
 	CalendarID string
+	// Key keeps the event with this key (in any key scope the principal
+	// can read).
+	Key string
 	// After is the keyset cursor: rows strictly older than (CreatedAt, ID).
 	After *EventCursor
 	Limit int

@@ -56,6 +56,10 @@ type dialect struct {
 	// lockSQL/unlockSQL take and release a session lock serializing
 	// migrators of one schema; empty when the data directory lock does.
 	lockSQL, unlockSQL string
+	// keyLockSQL takes a lock held until the transaction ends on one
+	// event key (its argument); empty when the one writer already
+	// serializes transactions.
+	keyLockSQL string
 	// writableCTEs: data-modifying statements may be nested in WITH, so an
 	// event and its rows go in one statement.
 	writableCTEs bool
@@ -94,6 +98,7 @@ var postgresDialect = &dialect{
 	clockSQL:          `SELECT clock_timestamp()`,
 	lockSQL:           `SELECT pg_advisory_lock(` + migrationLockKey + `)`,
 	unlockSQL:         `SELECT pg_advisory_unlock(` + migrationLockKey + `)`,
+	keyLockSQL:        `SELECT pg_advisory_xact_lock(hashtextextended(?, 29))`,
 	writableCTEs:      true,
 	returnsFromValues: true,
 	driverErr:         postgresErr,

@@ -16,7 +16,8 @@ const eventColumns = `id, name, description, start_time, timezone, rrule, schedu
 	action, webhook, hmac_secret, previous_secret, previous_secret_expires_at, tags_json, metadata, retry,
 	catch_up, timeout_ms, status, last_status, created_by, created_via, version, expanded_until, next_run_at,
 	last_run_at, created_at, updated_at, deleted_at, paused_at, paused_until, pause_reason, paused_by,
-	pause_catch_up, dst, jitter_ms, calendars, endpoint_id, no_trace_propagation`
+	pause_catch_up, dst, jitter_ms, calendars, endpoint_id, no_trace_propagation,
+	key_scope, event_key, debounce_ms, max_wait_ms, debounce_since`
 
 // eventRow is an Event as stored: the JSON members as text, tags as JSON
 // beside the event_tags index table. It is decoded once, here.
@@ -61,6 +62,11 @@ type eventRow struct {
 	Calendars             JSON              `db:"calendars"`
 	EndpointID            *string           `db:"endpoint_id"`
 	NoTracePropagation    bool              `db:"no_trace_propagation"`
+	KeyScope              *string           `db:"key_scope"`
+	Key                   *string           `db:"event_key"`
+	DebounceMS            int64             `db:"debounce_ms"`
+	MaxWaitMS             int64             `db:"max_wait_ms"`
+	DebounceSince         *time.Time        `db:"debounce_since"`
 }
 
 func (r *eventRow) event() (model.Event, error) {
@@ -73,7 +79,12 @@ func (r *eventRow) event() (model.Event, error) {
 		UpdatedAt: utc(r.UpdatedAt), DeletedAt: utcp(r.DeletedAt), PausedAt: utcp(r.PausedAt),
 		PausedUntil: utcp(r.PausedUntil), PauseReason: r.PauseReason, PausedBy: r.PausedBy,
 		PauseCatchUp: r.PauseCatchUp, Jitter: time.Duration(r.JitterMS) * time.Millisecond,
-		EndpointID: r.EndpointID, NoTracePropagation: r.NoTracePropagation}
+		EndpointID: r.EndpointID, NoTracePropagation: r.NoTracePropagation,
+		Debounce: time.Duration(r.DebounceMS) * time.Millisecond, MaxWait: time.Duration(r.MaxWaitMS) * time.Millisecond,
+		DebounceSince: utcp(r.DebounceSince)}
+	if r.Key != nil && r.KeyScope != nil {
+		e.Key, e.KeyScope = *r.Key, *r.KeyScope
+	}
 	if len(r.Metadata) > 0 {
 		e.Metadata = json.RawMessage(r.Metadata)
 	}
@@ -212,7 +223,7 @@ func (s *Store) CreateEventRecorded(ctx context.Context, e *model.Event, h model
 
 const insertEventSQL = `INSERT INTO events (` + eventColumns + `) VALUES
 	(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-	 ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	 ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func (s *Store) eventArgs(e *model.Event) []any {
 	schedule, action, metadata, retry := eventJSONColumns(e)
@@ -223,7 +234,18 @@ func (s *Store) eventArgs(e *model.Event) []any {
 		retry, e.CatchUp, e.TimeoutMS, e.Status, e.LastStatus, e.CreatedBy, e.CreatedVia,
 		e.Version, s.tsp(e.ExpandedUntil), s.tsp(e.NextRunAt), s.tsp(e.LastRunAt), s.ts(e.CreatedAt),
 		s.ts(e.UpdatedAt), s.tsp(e.DeletedAt), s.tsp(e.PausedAt), s.tsp(e.PausedUntil), e.PauseReason,
-		e.PausedBy, e.PauseCatchUp, dst, e.Jitter.Milliseconds(), calendars, e.EndpointID, e.NoTracePropagation}
+		e.PausedBy, e.PauseCatchUp, dst, e.Jitter.Milliseconds(), calendars, e.EndpointID, e.NoTracePropagation,
+		nullable(e.KeyScope, e.Key), nullable(e.Key, e.Key), e.Debounce.Milliseconds(), e.MaxWait.Milliseconds(),
+		s.tsp(e.DebounceSince)}
+}
+
+// nullable is v, or NULL when key is empty: an event without a key stores
+// none, so the unique index on keys leaves it out.
+func nullable(v, key string) *string {
+	if key == "" {
+		return nil
+	}
+	return &v
 }
 
 func (s *Store) replaceTags(ctx context.Context, eventID string, tags []string) error {
@@ -260,6 +282,33 @@ func (s *Store) GetEvent(ctx context.Context, id string) (model.Event, error) {
 	return r.event()
 }
 
+// GetEventByKey returns the live event with key in scope, or ErrNotFound.
+func (s *Store) GetEventByKey(ctx context.Context, scope, key string) (model.Event, error) {
+	var r eventRow
+	err := s.get(ctx, &r, `SELECT `+eventColumns+` FROM events
+		WHERE key_scope = ? AND event_key = ? AND deleted_at IS NULL`, scope, key)
+	if err != nil {
+		return model.Event{}, fmt.Errorf("get event by key: %w", err)
+	}
+	return r.event()
+}
+
+// LockEventKey serializes the transactions that upsert one key of one
+// scope until tx ends, so that concurrent upserts read and write one after
+// the other instead of racing on the unique index (PostgreSQL: a
+// transaction advisory lock; SQLite's single writer already serializes).
+// Call it inside a transaction.
+func (s *Store) LockEventKey(ctx context.Context, scope, key string) error {
+	if s.d.keyLockSQL == "" {
+		return nil
+	}
+	// Neither a tag nor a key holds a newline, so the text names one pair.
+	if _, err := s.exec(ctx, s.d.keyLockSQL, "event_key\n"+scope+"\n"+key); err != nil {
+		return fmt.Errorf("lock event key: %w", err)
+	}
+	return nil
+}
+
 // GetEventAny returns an event even when it is soft-deleted (the dispatcher
 // must see deletions to refuse stale occurrences).
 func (s *Store) GetEventAny(ctx context.Context, id string) (model.Event, error) {
@@ -281,7 +330,7 @@ func (s *Store) UpdateEvent(ctx context.Context, e *model.Event, expectedVersion
 			catch_up = ?, timeout_ms = ?, status = ?, last_status = ?, expanded_until = ?, next_run_at = ?,
 			last_run_at = ?, updated_at = ?, paused_at = ?, paused_until = ?, pause_reason = ?, paused_by = ?,
 			pause_catch_up = ?, dst = ?, jitter_ms = ?, calendars = ?, endpoint_id = ?, no_trace_propagation = ?,
-			version = version + 1
+			debounce_ms = ?, max_wait_ms = ?, debounce_since = ?, version = version + 1
 			WHERE id = ? AND version = ? AND deleted_at IS NULL`
 		schedule, action, metadata, retry := eventJSONColumns(e)
 		dst, calendars := policyColumns(e)
@@ -291,7 +340,8 @@ func (s *Store) UpdateEvent(ctx context.Context, e *model.Event, expectedVersion
 			retry, e.CatchUp, e.TimeoutMS, e.Status, e.LastStatus, tx.tsp(e.ExpandedUntil),
 			tx.tsp(e.NextRunAt), tx.tsp(e.LastRunAt), tx.ts(e.UpdatedAt), tx.tsp(e.PausedAt),
 			tx.tsp(e.PausedUntil), e.PauseReason, e.PausedBy, e.PauseCatchUp, dst, e.Jitter.Milliseconds(),
-			calendars, e.EndpointID, e.NoTracePropagation, e.ID, expectedVersion)
+			calendars, e.EndpointID, e.NoTracePropagation, e.Debounce.Milliseconds(), e.MaxWait.Milliseconds(),
+			tx.tsp(e.DebounceSince), e.ID, expectedVersion)
 		if err != nil {
 			return fmt.Errorf("update event: %w", err)
 		}
@@ -385,6 +435,10 @@ func (s *Store) ListEvents(ctx context.Context, f model.EventFilter) ([]model.Ev
 		}
 		where = append(where, `EXISTS (SELECT 1 FROM event_calendars ec WHERE ec.event_id = e.id AND ec.calendar_id = ?)`)
 		args = append(args, f.CalendarID)
+	}
+	if f.Key != "" {
+		where = append(where, `e.event_key = ?`)
+		args = append(args, f.Key)
 	}
 	if f.NameContains != "" {
 		where = append(where, `LOWER(e.name) LIKE ? ESCAPE '\'`)

@@ -26,7 +26,7 @@ type NewEvent struct {
 // Rows per multi-row statement of CreateEvents, each kept under SQLite's
 // 32,766 and PostgreSQL's 65,535 parameters per statement.
 const (
-	eventsPerStatement      = 500  // 40 parameters an event
+	eventsPerStatement      = 500  // 45 parameters an event
 	tagsPerStatement        = 5000 // 2 a tag
 	historyPerStatement     = 2000 // 8 an entry
 	occurrencesPerStatement = 2000 // 13 an occurrence
@@ -56,7 +56,7 @@ func (s *Store) CreateEvents(ctx context.Context, evs []NewEvent) error {
 		}
 		for start := 0; start < len(evs); start += eventsPerStatement {
 			chunk := evs[start:min(start+eventsPerStatement, len(evs))]
-			args := make([]any, 0, 40*len(chunk))
+			args := make([]any, 0, 45*len(chunk))
 			for _, ne := range chunk {
 				args = append(args, tx.eventArgs(ne.Event)...)
 			}
@@ -76,7 +76,7 @@ func (s *Store) CreateEvents(ctx context.Context, evs []NewEvent) error {
 }
 
 // eventValues is one row of insertEventSQL's VALUES list.
-var eventValues = "(" + strings.TrimSuffix(strings.Repeat("?, ", 40), ", ") + ")"
+var eventValues = "(" + strings.TrimSuffix(strings.Repeat("?, ", 45), ", ") + ")"
 
 func (s *Store) insertManyTags(ctx context.Context, evs []NewEvent) error {
 	var args []any

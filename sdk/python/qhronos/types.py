@@ -6,7 +6,7 @@ Every object is a TypedDict: answers are plain dicts (event["id"]).
 # fmt: off
 from typing import Any, Dict, List, Literal, Optional, TypedDict
 
-__all__ = ["Action", "Attempt", "Calendar", "CalendarInput", "DateRange", "Endpoint", "EndpointAuth", "EndpointAuthInput", "EndpointCircuit", "EndpointHealth", "EndpointInput", "EndpointPatch", "EndpointRateLimit", "EndpointTestResult", "Error", "Event", "EventBatchInput", "EventBatchItemResult", "EventBatchResult", "EventInput", "Exception", "Health", "HistoryChange", "HistoryEntry", "HistoryPage", "NotificationChannel", "NotificationChannelRequest", "NotificationTestResult", "Occurrence", "OccurrenceOrder", "OccurrencePage", "PauseRequest", "Preview", "PreviewRequest", "Ready", "ResumeRequest", "Retry", "RetryFilter", "RetryResult", "Schedule", "SecretRotation", "Stats", "Status", "Timeline", "Token", "TokenRequest"]
+__all__ = ["Action", "Attempt", "Calendar", "CalendarInput", "DateRange", "Endpoint", "EndpointAuth", "EndpointAuthInput", "EndpointCircuit", "EndpointHealth", "EndpointInput", "EndpointPatch", "EndpointRateLimit", "EndpointTestResult", "Error", "Event", "EventBatchInput", "EventBatchItemResult", "EventBatchResult", "EventInput", "EventUpsertInput", "Exception", "Health", "HistoryChange", "HistoryEntry", "HistoryPage", "NotificationChannel", "NotificationChannelRequest", "NotificationTestResult", "Occurrence", "OccurrenceOrder", "OccurrencePage", "PauseRequest", "Preview", "PreviewRequest", "Ready", "ResumeRequest", "Retry", "RetryFilter", "RetryResult", "Schedule", "SecretRotation", "Stats", "Status", "Timeline", "Token", "TokenRequest"]
 
 
 _ActionRequired = TypedDict("_ActionRequired", {"type": Literal["webhook", "websocket", "apicall", "nats", "amqp", "kafka", "redis_stream"]})
@@ -130,7 +130,7 @@ class Error(_ErrorRequired, _ErrorOptional):
 
 
 _EventRequired = TypedDict("_EventRequired", {"id": str, "name": str, "start_time": str, "timezone": str, "action": 'Action', "webhook": str, "tags": List[str], "status": Literal["active", "paused", "inactive", "deleted"], "version": int, "created_at": str, "updated_at": str})
-_EventOptional = TypedDict("_EventOptional", {"description": str, "rrule": Optional[str], "schedule": Optional[Dict[str, Any]], "cron": Optional[str], "metadata": Any, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": Optional[str], "hmac_secret_set": bool, "created_by": str, "created_via": str, "next_run_at": Optional[str], "last_run_at": Optional[str], "last_status": str, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]], "paused_at": Optional[str], "paused_until": Optional[str], "pause_reason": str, "paused_by": str, "pause_catch_up": Literal["skip", "fire"], "endpoint_id": Optional[str], "trace_propagation": bool}, total=False)
+_EventOptional = TypedDict("_EventOptional", {"description": str, "rrule": Optional[str], "schedule": Optional[Dict[str, Any]], "cron": Optional[str], "metadata": Any, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": Optional[str], "hmac_secret_set": bool, "created_by": str, "created_via": str, "next_run_at": Optional[str], "last_run_at": Optional[str], "last_status": str, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]], "paused_at": Optional[str], "paused_until": Optional[str], "pause_reason": str, "paused_by": str, "pause_catch_up": Literal["skip", "fire"], "endpoint_id": Optional[str], "trace_propagation": bool, "key": Optional[str], "debounce": Optional[str], "max_wait": Optional[str]}, total=False)
 
 
 class Event(_EventRequired, _EventOptional):
@@ -167,6 +167,14 @@ _EventInputOptional = TypedDict("_EventInputOptional", {"name": str, "descriptio
 
 class EventInput(_EventInputRequired, _EventInputOptional):
     """The EventInput schema."""
+
+
+_EventUpsertInputRequired = TypedDict("_EventUpsertInputRequired", {})
+_EventUpsertInputOptional = TypedDict("_EventUpsertInputOptional", {"name": str, "description": str, "start_time": str, "timezone": str, "rrule": Optional[str], "schedule": Optional['Schedule'], "cron": Optional[str], "action": 'Action', "webhook": str, "metadata": Any, "tags": List[str], "status": Literal["active", "paused", "inactive"], "hmac_secret": str, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": str, "trace_propagation": bool, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]], "debounce": str, "max_wait": str}, total=False)
+
+
+class EventUpsertInput(_EventUpsertInputRequired, _EventUpsertInputOptional):
+    """An event body for PUT /events/by-key/{key}: a whole event, validated as a create, plus its debounce."""
 
 
 _ExceptionRequired = TypedDict("_ExceptionRequired", {"at": str, "action": Literal["skip", "move"]})

@@ -269,6 +269,8 @@ export interface paths {
                     endpoint_id?: string;
                     /** @description events that honour this calendar */
                     calendar_id?: string;
+                    /** @description the event with this key (in any key scope the token can read) */
+                    key?: string;
                 };
                 header?: never;
                 path?: never;
@@ -661,6 +663,168 @@ export interface paths {
                     };
                 };
                 413: components["responses"]["TooLarge"];
+                429: components["responses"]["TooManyRequests"];
+                503: components["responses"]["Unavailable"];
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/by-key/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Create (201) or replace (200) the event with this key in the token's key scope
+         * @description One event per key within the principal's key scope: the master and admin tokens share one global scope; any other token's scope is its tag scope, so tokens with different scopes use a key independently. Concurrent upserts of one key end with one event. The body is a whole event (validated as POST /events); the stored event keeps its id, history and signing secret (unless hmac_secret is sent) and its future occurrences are re-planned.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    key: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["EventUpsertInput"];
+                };
+            };
+            responses: {
+                /** @description replaced */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Event"];
+                    };
+                };
+                /** @description created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Event"];
+                    };
+                };
+                /** @description Invalid request; the body names the field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Insufficient access or outside token scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or outside the token's scope) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                429: components["responses"]["TooManyRequests"];
+                503: components["responses"]["Unavailable"];
+            };
+        };
+        post?: never;
+        /** Soft-delete the event with this key in the token's key scope; the key is free again */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    key: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                400: components["responses"]["BadRequest"];
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Insufficient access or outside token scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or outside the token's scope) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 429: components["responses"]["TooManyRequests"];
                 503: components["responses"]["Unavailable"];
             };
@@ -3501,6 +3665,12 @@ export interface components {
             readonly endpoint_id?: string | null;
             /** @description whether deliveries carry W3C traceparent when tracing is on */
             trace_propagation?: boolean;
+            /** @description the event's key (PUT /events/by-key/{key}); null when it has none */
+            key?: string | null;
+            /** @description debounce window of upserts by key, a duration */
+            debounce?: string | null;
+            /** @description how far upserts may push the pending occurrence past the first upsert of a burst, a duration */
+            max_wait?: string | null;
         };
         EventBatchInput: {
             events: components["schemas"]["EventInput"][];
@@ -4087,6 +4257,47 @@ export interface components {
             response_excerpt: string | null;
             /** @description response_excerpt was cut */
             truncated: boolean;
+        };
+        /** @description An event body for PUT /events/by-key/{key}: a whole event, validated as a create, plus its debounce. */
+        EventUpsertInput: {
+            name?: string;
+            description?: string;
+            /** @description RFC 3339 or natural language */
+            start_time?: string;
+            timezone?: string;
+            rrule?: string | null;
+            schedule?: components["schemas"]["Schedule"] | null;
+            cron?: string | null;
+            action?: components["schemas"]["Action"];
+            /** @description legacy: a URL, or q:<client> for a websocket client-hook */
+            webhook?: string;
+            metadata?: unknown;
+            tags?: string[];
+            /** @enum {string} */
+            status?: "active" | "paused" | "inactive";
+            hmac_secret?: string;
+            retry?: components["schemas"]["Retry"] | null;
+            /** @enum {string} */
+            catch_up?: "all" | "latest" | "none";
+            timeout?: string;
+            /** @description send W3C traceparent to the receivers when tracing is on (default true); false opts the event out */
+            trace_propagation?: boolean;
+            dst?: {
+                /** @enum {string} */
+                gap?: "shift" | "skip";
+                /** @enum {string} */
+                repeat?: "first" | "last" | "both";
+            } | null;
+            jitter?: string | null;
+            calendars?: {
+                id: string;
+                /** @enum {string} */
+                policy?: "skip" | "roll_forward" | "roll_backward";
+            }[] | null;
+            /** @description each upsert moves the one pending occurrence to this long after it (1s to 366 days); start_time and recurrence must then be absent */
+            debounce?: string;
+            /** @description the occurrence fires no later than this long after the first upsert of a burst; needs debounce, not shorter than it */
+            max_wait?: string;
         };
     };
     responses: {
