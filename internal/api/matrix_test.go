@@ -157,7 +157,7 @@ type matrixRoute struct {
 func (r matrixRoute) url(f fixture) string {
 	return strings.NewReplacer("{event}", f.event, "{occurrence}", f.occurrence, "{token}", f.token,
 		"{at}", "2031-01-01T00:00:00Z", "{calendar}", f.calendar, "{endpoint}", f.endpoint,
-		"{channel}", matrixNoChannel).Replace(r.path)
+		"{channel}", matrixNoChannel, "{key}", "k-"+f.event).Replace(r.path)
 }
 
 func matrixRoutes() []matrixRoute {
@@ -165,6 +165,11 @@ func matrixRoutes() []matrixRoute {
 	return []matrixRoute{
 		{method: "POST", path: "/events", level: model.AccessWrite, ok: http.StatusCreated,
 			body: func(fixture) any { return eventBody(matrixTag) }},
+		// A key of the fixture's own (a fresh one per case): an allowed PUT
+		// creates (201); DELETE of a key nobody used is 404 once allowed.
+		{method: "PUT", path: "/events/by-key/{key}", level: model.AccessWrite, ok: http.StatusCreated,
+			body: func(fixture) any { return eventBody(matrixTag) }},
+		{method: "DELETE", path: "/events/by-key/{key}", level: model.AccessWrite, ok: http.StatusNotFound},
 		// A batch answers 200 with each item's own status (an item outside
 		// the token's scope is refused inside the answer, not by the route).
 		{method: "POST", path: "/events/batch", level: model.AccessWrite, ok: http.StatusOK,
@@ -275,7 +280,8 @@ func (r matrixRoute) want(c credential) int {
 		return http.StatusForbidden
 	case c.scopedOut && r.names:
 		return http.StatusNotFound
-	case c.scopedOut && r.method == "POST" && (r.path == "/events" || r.path == "/calendars" || r.path == "/endpoints"):
+	case c.scopedOut && r.method == "POST" && (r.path == "/events" || r.path == "/calendars" || r.path == "/endpoints"),
+		c.scopedOut && r.method == "PUT" && r.path == "/events/by-key/{key}":
 		return http.StatusForbidden // tags: outside token scope
 	}
 	return r.ok
@@ -375,7 +381,7 @@ func TestAuthMatrixCoversEveryRoute(t *testing.T) {
 	for _, r := range matrixRoutes() {
 		path, _, _ := strings.Cut(r.path, "?")
 		path = strings.NewReplacer("{event}", ":id", "{occurrence}", ":id", "{token}", ":id", "{at}", ":at",
-			"{calendar}", ":id", "{endpoint}", ":id", "{channel}", ":id").Replace(path)
+			"{calendar}", ":id", "{endpoint}", ":id", "{channel}", ":id", "{key}", ":key").Replace(path)
 		covered[r.method+" "+path] = true
 	}
 	for _, r := range e.srv.engine.Routes() {
