@@ -113,6 +113,18 @@ class Events(_Resource):
         _, opts = _split(kw)
         self._send("DELETE", f"/events/{path_id(id)}", opts)
 
+    def upsert(self, key: str, event: Optional[t.EventUpsertInput] = None, **fields: Any) -> Tuple[t.Event, bool]:
+        """Creates or replaces the event with this key (PUT /events/by-key/{key});
+        the bool is True when it was created (201), False when replaced (200)."""
+        fields, opts = _split(fields)
+        a = self._send("PUT", f"/events/by-key/{path_id(key)}", opts, body=_body(event, fields) or {})
+        return a.data, a.status == 201
+
+    def delete_by_key(self, key: str, **kw: Any) -> None:
+        """Deletes the event with this key (DELETE /events/by-key/{key})."""
+        _, opts = _split(kw)
+        self._send("DELETE", f"/events/by-key/{path_id(key)}", opts)
+
     def pause(self, id: str, **fields: Any) -> t.Event:
         """Pauses an event; until, reason, catch_up optional (POST /events/{id}/pause)."""
         fields, opts = _split(fields)

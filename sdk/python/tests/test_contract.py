@@ -125,6 +125,9 @@ class Contract(unittest.TestCase):
         q.events.get_with_etag(i)
         q.events.update(i, description="d", if_match='"3"')
         q.events.delete(i, if_match='"3"')
+        q.events.upsert("cart-42", name="cart reminder", start_time="in 1 hour", webhook="https://example.com/h",
+                        debounce="10m", max_wait="1h")
+        q.events.delete_by_key("cart-42")
         q.events.pause(i)
         q.events.pause(i, until=soon, reason="deploy", catch_up="skip")
         q.events.resume(i, catch_up="fire")

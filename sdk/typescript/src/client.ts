@@ -89,6 +89,16 @@ export class Events {
   delete(id: string, opts?: CallOptions): Promise<void> {
     return none(this.t.send({ method: "DELETE", path: `/events/${pathID(id)}` }, opts));
   }
+  /** Creates or replaces the event with this key (PUT /events/by-key/{key});
+   * `created` says which (201 or 200). */
+  async upsert(key: string, event: T.EventUpsertInput, opts?: CallOptions): Promise<{ event: T.Event; created: boolean }> {
+    const a = await this.t.send<T.Event>({ method: "PUT", path: `/events/by-key/${pathID(key)}`, body: event }, opts);
+    return { event: a.data, created: a.status === 201 };
+  }
+  /** Deletes the event with this key (DELETE /events/by-key/{key}). */
+  deleteByKey(key: string, opts?: CallOptions): Promise<void> {
+    return none(this.t.send({ method: "DELETE", path: `/events/by-key/${pathID(key)}` }, opts));
+  }
   /** Pauses an event, optionally until a moment (POST /events/{id}/pause). */
   pause(id: string, body?: T.PauseRequest, opts?: CallOptions): Promise<T.Event> {
     return data(this.t.send({ method: "POST", path: `/events/${pathID(id)}/pause`, body, idempotent: true }, opts));

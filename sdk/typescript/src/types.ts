@@ -21,6 +21,7 @@ export type EndpointInput = S["EndpointInput"];
 export type EndpointPatch = S["EndpointPatch"];
 export type Event = S["Event"];
 export type EventInput = S["EventInput"];
+export type EventUpsertInput = S["EventUpsertInput"];
 export type EventBatchInput = S["EventBatchInput"];
 export type EventBatchResult = S["EventBatchResult"];
 /** One event's outcome in events.createMany. */

@@ -113,6 +113,8 @@ test("every operation of openapi.json is called by a method, with a request the 
     await q.events.getWithETag(id);
     await q.events.update(id, { description: "d" }, { ifMatch: '"3"' });
     await q.events.delete(id, { ifMatch: '"3"' });
+    await q.events.upsert("cart-42", { name: "cart reminder", start_time: "in 1 hour", webhook: "https://example.com/h", debounce: "10m", max_wait: "1h" });
+    await q.events.deleteByKey("cart-42");
     await q.events.pause(id);
     await q.events.pause(id, { until: soon, reason: "deploy", catch_up: "skip" });
     await q.events.resume(id, { catch_up: "fire" });
