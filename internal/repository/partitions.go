@@ -167,6 +167,14 @@ func (s *Store) attachedTo(ctx context.Context, table, parent string) (bool, err
 	return ok, nil
 }
 
+// isUndefinedTable reports PostgreSQL's "relation does not exist"
+// (42P01): a partition listed a moment ago that another archiver has
+// since detached and dropped.
+func isUndefinedTable(err error) bool {
+	pgErr, ok := asPgError(err)
+	return ok && pgErr.Code == "42P01"
+}
+
 // errGone ends a transaction whose partition another archiver took first.
 var errGone = errors.New("partition already taken")
 
@@ -203,6 +211,9 @@ func (s *Store) archiveSlices(ctx context.Context, b ArchiveBatch) (ArchiveCount
 			break
 		}
 		stragglers, err := s.sliceHasStragglers(ctx, p.Name, b.Cutoff)
+		if isUndefinedTable(err) {
+			continue // another archiver took and dropped it since the listing
+		}
 		if err != nil {
 			return out, err
 		}
