@@ -54,12 +54,15 @@ func (b *Base) StartInit(ctx context.Context) (_ context.Context, shouldStart bo
 	return ctx, true, func() {
 		once.Do(func() {
 			cancel()
-			close(done)
+			// Forget this run before announcing its end: a Start right
+			// after Stop returns must see the service stopped, not be
+			// refused as "already running".
 			b.mu.Lock()
 			if b.stopped == done {
 				b.cancel, b.stopped = nil, nil
 			}
 			b.mu.Unlock()
+			close(done)
 		})
 	}
 }

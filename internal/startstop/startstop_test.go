@@ -42,7 +42,7 @@ func wait(t *testing.T, ch <-chan struct{}, what string) {
 	select {
 	case <-ch:
 	case <-time.After(60 * time.Second):
-		t.Fatalf("%s: not within 10s", what)
+		t.Fatalf("%s: not within 60s", what)
 	}
 }
 
