@@ -19,7 +19,7 @@ run:
 
 ## test: the whole suite with the race detector, then the Helm chart's tests (their own module, see test-helm)
 test:
-	$(GO) test -race ./...
+	$(GO) test -race -timeout 30m ./...
 	$(MAKE) test-helm
 
 ## test-helm: vet and test deploy/helm, a module of its own so the main module never compiles Kubernetes' libraries
