@@ -252,7 +252,6 @@ type brokerDelivery struct {
 	// connection by its TLS configuration, so it must stay the same one.
 	inlineTLS *tls.Config
 	encrypt   *Encryption
-	timeout   time.Duration
 }
 
 var _ EndpointDelivery = (*brokerDelivery)(nil)

@@ -485,7 +485,7 @@ func (c *Console) endpointAction(w http.ResponseWriter, r *http.Request, s *sess
 	)
 	switch name {
 	case "disable":
-		e, err = sdk.Endpoints.Disable(ctx, id)
+		_, err = sdk.Endpoints.Disable(ctx, id)
 		notice = "Endpoint disabled."
 	case "enable":
 		e, err = sdk.Endpoints.Enable(ctx, id)
