@@ -202,7 +202,11 @@ func (s *Server) launch() {
 	s.cmd, s.done = cmd, done
 	s.mu.Unlock()
 	c := &http.Client{Timeout: time.Second}
-	ok := Eventually(15*time.Second, done, func() bool {
+	// A fresh schema runs every migration (partitioned tables, triggers)
+	// before /ready: on a busy 2-core machine that passed 15 s, and the
+	// cleanup's SIGTERM then showed as "apply migrations: context
+	// canceled". A dead process ends the wait at once anyway.
+	ok := Eventually(90*time.Second, done, func() bool {
 		res, err := c.Get(s.URL + "/ready")
 		if err != nil {
 			return false
