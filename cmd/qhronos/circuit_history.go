@@ -53,14 +53,18 @@ func newNotificationsCmd(a *app) *cobra.Command {
 	cmd := group("notifications", "Notification channels (admin): list them, send a test, read their recent notices",
 		newNotificationsListCmd(a), newNotificationsTestCmd(a), newNotificationsNoticesCmd(a))
 	cmd.Aliases = []string{"notification-channels", "notify"}
+	cmd.Example = `  qhronos notifications list
+  qhronos notifications test 7a1e…
+  qhronos notifications notices 7a1e… --limit 10`
 	return cmd
 }
 
 func newNotificationsListCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "list",
-		Short: "List the notification channels stored through the API",
-		Args:  exactArgs(),
+		Use:     "list",
+		Short:   "List the notification channels stored through the API",
+		Example: `  qhronos notifications list --output json`,
+		Args:    exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := a.client()
 			if err != nil {
