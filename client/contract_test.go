@@ -144,6 +144,7 @@ func TestEveryOperationIsCovered(t *testing.T) {
 	must(c.NotificationChannels.Update(ctx, id, client.NotificationChannelRequest{Name: client.Ptr("ops")}))
 	require.NoError(t, c.NotificationChannels.Delete(ctx, id))
 	must(c.NotificationChannels.Test(ctx, id))
+	must(c.NotificationChannels.Notices(ctx, id, client.NoticesParams{Limit: client.Ptr(5), Cursor: client.Ptr("c")}))
 	must(c.Endpoints.Create(ctx, client.EndpointInput{Name: "billing", URL: "https://example.com/h",
 		RateLimit: &client.EndpointRateLimit{PerSecond: 5}, Auth: &client.EndpointAuthInput{
 			Type: client.EndpointAuthInputTypeBasic, Username: client.Ptr("u"), Password: client.Ptr("p")}}))
@@ -157,6 +158,7 @@ func TestEveryOperationIsCovered(t *testing.T) {
 	must(c.Endpoints.Disable(ctx, id))
 	must(c.Endpoints.RotateSecret(ctx, id, time.Hour))
 	must(c.Endpoints.Test(ctx, id))
+	must(c.Endpoints.CircuitHistory(ctx, id, client.CircuitHistoryParams{Limit: client.Ptr(5), Cursor: client.Ptr("c")}))
 
 	var missing []string
 	for path, item := range doc.Paths.Map() {
@@ -226,6 +228,8 @@ var goTypes = map[string]any{
 	"EndpointCircuit": client.EndpointCircuit{}, "EndpointRateLimit": client.EndpointRateLimit{},
 	"EndpointHealth": client.EndpointHealth{}, "NotificationTestResult": client.NotificationTestResult{}, "EndpointTestResult": client.EndpointTestResult{},
 	"NotificationChannel": client.NotificationChannel{}, "NotificationChannelRequest": client.NotificationChannelRequest{},
+	"CircuitEntry": client.CircuitEntry{}, "CircuitHistoryPage": client.CircuitHistoryPage{},
+	"SentNotice": client.SentNotice{}, "NoticePage": client.NoticePage{},
 }
 
 // The generated types have exactly the properties of the document's schemas,

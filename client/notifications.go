@@ -66,3 +66,24 @@ func (s *NotificationChannelsService) Test(ctx context.Context, id string) (*Not
 	}
 	return &out, nil
 }
+
+// NoticesParams are the parameters of a channel's notices (generated from
+// the document).
+type NoticesParams = ListNotificationChannelNoticesParams
+
+// Notices lists one page of the notices sent to a channel, newest first:
+// when, kind, summary, delivered or failed and the receiver's answer (GET
+// /notification-channels/{id}/notices).
+func (s *NotificationChannelsService) Notices(ctx context.Context, id string, p NoticesParams) (*Page[SentNotice], error) {
+	r := newRequest(http.MethodGet, "/notification-channels/"+pathID(id)+"/notices", nil)
+	r.query = encodeQuery(p)
+	var out NoticePage
+	if _, err := s.c.do(ctx, r, &out); err != nil {
+		return nil, err
+	}
+	page := &Page[SentNotice]{Items: out.Data}
+	if out.Pagination.NextCursor != nil {
+		page.NextCursor = *out.Pagination.NextCursor
+	}
+	return page, nil
+}

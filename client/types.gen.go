@@ -41,6 +41,81 @@ func (e ActionType) Valid() bool {
 	}
 }
 
+// Defines values for CircuitEntryChange.
+const (
+	CircuitEntryChangeClosed   CircuitEntryChange = "closed"
+	CircuitEntryChangeDisabled CircuitEntryChange = "disabled"
+	CircuitEntryChangeEnabled  CircuitEntryChange = "enabled"
+	CircuitEntryChangeOpened   CircuitEntryChange = "opened"
+	CircuitEntryChangeReopened CircuitEntryChange = "reopened"
+)
+
+// Valid indicates whether the value is a known member of the CircuitEntryChange enum.
+func (e CircuitEntryChange) Valid() bool {
+	switch e {
+	case CircuitEntryChangeClosed:
+		return true
+	case CircuitEntryChangeDisabled:
+		return true
+	case CircuitEntryChangeEnabled:
+		return true
+	case CircuitEntryChangeOpened:
+		return true
+	case CircuitEntryChangeReopened:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CircuitEntryFromState.
+const (
+	CircuitEntryFromStateDegraded CircuitEntryFromState = "degraded"
+	CircuitEntryFromStateDisabled CircuitEntryFromState = "disabled"
+	CircuitEntryFromStateHealthy  CircuitEntryFromState = "healthy"
+	CircuitEntryFromStateOpen     CircuitEntryFromState = "open"
+)
+
+// Valid indicates whether the value is a known member of the CircuitEntryFromState enum.
+func (e CircuitEntryFromState) Valid() bool {
+	switch e {
+	case CircuitEntryFromStateDegraded:
+		return true
+	case CircuitEntryFromStateDisabled:
+		return true
+	case CircuitEntryFromStateHealthy:
+		return true
+	case CircuitEntryFromStateOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CircuitEntryToState.
+const (
+	CircuitEntryToStateDegraded CircuitEntryToState = "degraded"
+	CircuitEntryToStateDisabled CircuitEntryToState = "disabled"
+	CircuitEntryToStateHealthy  CircuitEntryToState = "healthy"
+	CircuitEntryToStateOpen     CircuitEntryToState = "open"
+)
+
+// Valid indicates whether the value is a known member of the CircuitEntryToState enum.
+func (e CircuitEntryToState) Valid() bool {
+	switch e {
+	case CircuitEntryToStateDegraded:
+		return true
+	case CircuitEntryToStateDisabled:
+		return true
+	case CircuitEntryToStateHealthy:
+		return true
+	case CircuitEntryToStateOpen:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EndpointState.
 const (
 	EndpointStateDegraded EndpointState = "degraded"
@@ -797,6 +872,24 @@ func (e ScheduleFrequency) Valid() bool {
 	}
 }
 
+// Defines values for SentNoticeOutcome.
+const (
+	SentNoticeOutcomeDelivered SentNoticeOutcome = "delivered"
+	SentNoticeOutcomeFailed    SentNoticeOutcome = "failed"
+)
+
+// Valid indicates whether the value is a known member of the SentNoticeOutcome enum.
+func (e SentNoticeOutcome) Valid() bool {
+	switch e {
+	case SentNoticeOutcomeDelivered:
+		return true
+	case SentNoticeOutcomeFailed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StatusStatus.
 const (
 	StatusStatusDegraded    StatusStatus = "degraded"
@@ -964,6 +1057,47 @@ type CalendarInput struct {
 
 	// Timezone IANA zone the days are read in; default UTC
 	Timezone *string `json:"timezone,omitempty"`
+}
+
+// CircuitEntry One transition of an endpoint's circuit.
+type CircuitEntry struct {
+	At time.Time `json:"at"`
+
+	// Change opened, reopened (a trial failed), closed (a trial succeeded), disabled, enabled
+	Change CircuitEntryChange `json:"change"`
+
+	// Channel what the user came through (api, console, cli); empty for the breaker's own changes
+	Channel             string                `json:"channel"`
+	ConsecutiveFailures int                   `json:"consecutive_failures"`
+	FromState           CircuitEntryFromState `json:"from_state"`
+	ID                  string                `json:"id"`
+
+	// Reason why: the last error (as the endpoint shows it, never a secret) for the breaker's changes; the disabled reason (manual, circuit_open) for a disable; empty otherwise
+	Reason string `json:"reason"`
+
+	// Subject the user who enabled or disabled the endpoint; empty for the breaker's own changes
+	Subject string              `json:"subject"`
+	ToState CircuitEntryToState `json:"to_state"`
+}
+
+// CircuitEntryChange opened, reopened (a trial failed), closed (a trial succeeded), disabled, enabled
+type CircuitEntryChange string
+
+// CircuitEntryFromState defines model for CircuitEntry.FromState.
+type CircuitEntryFromState string
+
+// CircuitEntryToState defines model for CircuitEntry.ToState.
+type CircuitEntryToState string
+
+// CircuitHistoryPage defines model for CircuitHistoryPage.
+type CircuitHistoryPage struct {
+	Data       []CircuitEntry `json:"data"`
+	Pagination struct {
+		Limit int `json:"limit"`
+
+		// NextCursor present while more entries follow
+		NextCursor *string `json:"next_cursor,omitempty"`
+	} `json:"pagination"`
 }
 
 // DateRange defines model for DateRange.
@@ -1454,6 +1588,17 @@ type HistoryPage struct {
 	} `json:"pagination"`
 }
 
+// NoticePage defines model for NoticePage.
+type NoticePage struct {
+	Data       []SentNotice `json:"data"`
+	Pagination struct {
+		Limit int `json:"limit"`
+
+		// NextCursor present while more notices follow
+		NextCursor *string `json:"next_cursor,omitempty"`
+	} `json:"pagination"`
+}
+
 // NotificationChannel defines model for NotificationChannel.
 type NotificationChannel struct {
 	CreatedAt time.Time `json:"created_at"`
@@ -1700,6 +1845,27 @@ type SecretRotation struct {
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
 }
 
+// SentNotice One notice sent to a notification channel.
+type SentNotice struct {
+	// Answer the receiver's answer (HTTP 204, the mail server's acceptance) or the error that stopped the send
+	Answer string    `json:"answer"`
+	At     time.Time `json:"at"`
+	ID     string    `json:"id"`
+
+	// Kind the notice kind (delivery_failed digests, circuit_opened, …, test)
+	Kind    string            `json:"kind"`
+	Outcome SentNoticeOutcome `json:"outcome"`
+
+	// Summary the notice's title (the mail subject)
+	Summary string `json:"summary"`
+
+	// Test sent by POST /notification-channels/{id}/test
+	Test bool `json:"test"`
+}
+
+// SentNoticeOutcome defines model for SentNotice.Outcome.
+type SentNoticeOutcome string
+
 // Stats defines model for Stats.
 type Stats struct {
 	ByAction map[string]struct {
@@ -1895,6 +2061,15 @@ type UpdateEndpointParams struct {
 	IfMatch *string `json:"If-Match,omitempty"`
 }
 
+// GetEndpointCircuitHistoryParams defines parameters for GetEndpointCircuitHistory.
+type GetEndpointCircuitHistoryParams struct {
+	// Limit page size, default 50, clamped to 500
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from pagination.next_cursor or the Link header
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // RotateEndpointSecretJSONBody defines parameters for RotateEndpointSecret.
 type RotateEndpointSecretJSONBody struct {
 	// Grace how long the previous secret keeps signing; default 24h, at most 720h
@@ -2042,6 +2217,15 @@ type PostEventsIDRotateSecretJSONBody struct {
 // PostEventsIDTriggerParams defines parameters for PostEventsIDTrigger.
 type PostEventsIDTriggerParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
+// ListNotificationChannelNoticesParams defines parameters for ListNotificationChannelNotices.
+type ListNotificationChannelNoticesParams struct {
+	// Limit page size, default 50, clamped to 500
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from pagination.next_cursor or the Link header
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // GetOccurrencesParams defines parameters for GetOccurrences.

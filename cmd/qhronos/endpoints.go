@@ -19,7 +19,7 @@ func newEndpointsCmd(a *app) *cobra.Command {
 	cmd := group("endpoints", "Manage endpoints: shared delivery targets with their own secret, limits, auth and health",
 		newEndpointsCreateCmd(a), newEndpointsListCmd(a), newEndpointsGetCmd(a), newEndpointsUpdateCmd(a),
 		newEndpointsDeleteCmd(a), newEndpointsEnableCmd(a), newEndpointsDisableCmd(a), newEndpointsRotateSecretCmd(a),
-		newEndpointsTestCmd(a))
+		newEndpointsTestCmd(a), newEndpointsCircuitHistoryCmd(a))
 	cmd.Aliases = []string{"endpoint", "ep"}
 	cmd.Example = `  qhronos endpoints create --name billing --url https://billing.example.com/hooks --rate 5 --tag billing
   qhronos endpoints create -f endpoint.json     # auth and circuit as the API's JSON

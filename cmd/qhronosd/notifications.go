@@ -35,7 +35,8 @@ func newNotifications(cfg *config.Config, store *repository.Store, coord coordin
 	notifier := notify.New(notify.Deps{Channels: channels, Store: store, Box: box, HTTP: outbound.NewClient(out),
 		SMTP: notify.SMTP{Addr: n.SMTP.Addr, Username: n.SMTP.Username, Password: n.SMTP.Password, From: n.SMTP.From,
 			TLS: n.SMTP.TLS},
-		DefaultSecret: cfg.HMAC.DefaultSecret, Now: now, Logger: log, Observer: m.Notices(noticeKinds()...)},
+		DefaultSecret: cfg.HMAC.DefaultSecret, Now: now, Logger: log, Observer: m.Notices(noticeKinds()...),
+		Recorder: store},
 		notify.Options{DigestInterval: n.DigestInterval, MinInterval: n.MinInterval})
 	deps := []notify.Dependency{{Name: "database", Ping: store.Ping}}
 	if coord.Name() == "redis" {

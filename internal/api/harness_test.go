@@ -143,7 +143,7 @@ func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOp
 			Queue: func(ctx context.Context) (int, int, error) { return store.QueueDepth(ctx, time.Now()) }}),
 		Info: Info{Database: string(store.Backend()), Version: "test", InstanceID: cfg.instanceID, StartedAt: time.Now()}}
 	loopbackOut := outbound.Options{AllowCIDRs: loopback}
-	d.Notifications = notify.NewAdmin(store, box, loopbackOut, notify.New(notify.Deps{Store: store, Box: box,
+	d.Notifications = notify.NewAdmin(store, box, loopbackOut, notify.New(notify.Deps{Store: store, Box: box, Recorder: store,
 		HTTP: outbound.NewClient(loopbackOut), Logger: log}, notify.Options{}), time.Now)
 	// The endpoint runtime sends test deliveries; attempts in these tests
 	// go without one (the scheduler's Endpoints is nil).

@@ -210,6 +210,8 @@ func matrixRoutes() []matrixRoute {
 		{method: "POST", path: "/endpoints/{endpoint}/enable", level: model.AccessWrite, names: true, ok: http.StatusOK},
 		{method: "POST", path: "/endpoints/{endpoint}/disable", level: model.AccessWrite, names: true, ok: http.StatusOK},
 		{method: "POST", path: "/endpoints/{endpoint}/test", level: model.AccessWrite, names: true, ok: http.StatusOK},
+		{method: "GET", path: "/endpoints/{endpoint}/circuit-history", level: model.AccessRead, names: true,
+			ok: http.StatusOK},
 		{method: "POST", path: "/endpoints/{endpoint}/rotate-secret", level: model.AccessWrite, names: true,
 			ok: http.StatusOK, body: func(fixture) any { return map[string]any{"grace": "1h"} }},
 		{method: "GET", path: "/occurrences?event_id={event}", level: model.AccessRead, list: true, ok: http.StatusOK},
@@ -261,6 +263,8 @@ func matrixRoutes() []matrixRoute {
 			body: func(fixture) any { return map[string]any{"name": "renamed"} }},
 		{method: "DELETE", path: "/notification-channels/{channel}", level: model.AccessAdmin, ok: http.StatusNotFound},
 		{method: "POST", path: "/notification-channels/{channel}/test", level: model.AccessAdmin,
+			ok: http.StatusNotFound},
+		{method: "GET", path: "/notification-channels/{channel}/notices", level: model.AccessAdmin,
 			ok: http.StatusNotFound},
 	}
 }

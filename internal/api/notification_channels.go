@@ -20,6 +20,7 @@ type NotificationChannels interface {
 	Update(ctx context.Context, id string, members map[string]json.RawMessage) (model.NotificationChannel, error)
 	Delete(ctx context.Context, id string) error
 	Test(ctx context.Context, id, by string) (sendErr error, err error)
+	Notices(ctx context.Context, id string, before *model.PageCursor, limit int) ([]model.SentNotice, error)
 }
 
 // notificationChannelRoutes registers /notification-channels, admin only.
@@ -30,6 +31,7 @@ func (s *Server) notificationChannelRoutes(admin *gin.RouterGroup) {
 	admin.PATCH("/notification-channels/:id", s.handle(s.updateNotificationChannel))
 	admin.DELETE("/notification-channels/:id", s.handle(s.deleteNotificationChannel))
 	admin.POST("/notification-channels/:id/test", s.handle(s.testNotificationChannel))
+	admin.GET("/notification-channels/:id/notices", s.handle(s.notificationChannelNotices))
 }
 
 // notificationChannelJSON describes a channel; a webhook's secret appears

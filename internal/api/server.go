@@ -94,6 +94,8 @@ type Lifecycle interface {
 	EnableEndpoint(ctx context.Context, p auth.Principal, id string) (model.Endpoint, int, error)
 	DisableEndpoint(ctx context.Context, p auth.Principal, id string) (model.Endpoint, error)
 	RotateEndpointSecret(ctx context.Context, p auth.Principal, id string, grace time.Duration) (string, model.Endpoint, error)
+	CircuitHistory(ctx context.Context, p auth.Principal, id string, before *model.PageCursor, limit int) (
+		[]model.CircuitEntry, error)
 }
 
 // StatusReporter reports background loops for /status.
@@ -280,6 +282,7 @@ func (s *Server) routes() *gin.Engine {
 	write.POST("/endpoints/:id/disable", s.handle(s.disableEndpoint))
 	write.POST("/endpoints/:id/rotate-secret", s.handle(s.rotateEndpointSecret))
 	write.POST("/endpoints/:id/test", s.handle(s.testEndpoint))
+	read.GET("/endpoints/:id/circuit-history", s.handle(s.endpointCircuitHistory))
 
 	read.GET("/occurrences", s.handle(s.listOccurrences))
 	read.GET("/occurrences/:id", s.handle(s.getOccurrence))

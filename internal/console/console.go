@@ -156,6 +156,8 @@ func (c *Console) routes() *http.ServeMux {
 	m.HandleFunc("POST /ui/calendars/{id}/delete", c.signedIn(c.deleteCalendar))
 	m.HandleFunc("GET /ui/notifications", c.signedIn(c.notificationsPage))
 	m.HandleFunc("POST /ui/notifications", c.signedIn(c.createChannel))
+	m.HandleFunc("GET /ui/notifications/{id}", c.signedIn(c.channelPage))
+	m.HandleFunc("POST /ui/notifications/{id}/edit", c.signedIn(c.updateChannel))
 	m.HandleFunc("POST /ui/notifications/{id}/test", c.signedIn(c.testChannel))
 	m.HandleFunc("GET /ui/notifications/{id}/delete", c.signedIn(c.confirmDeleteChannel))
 	m.HandleFunc("POST /ui/notifications/{id}/delete", c.signedIn(c.deleteChannel))

@@ -373,6 +373,44 @@ type endpointData struct {
 	More     bool
 	// Test is the answer of "Send test", shown on the page it returns to.
 	Test *endpointTestView
+	// Circuit is the newest of the endpoint's circuit transitions;
+	// CircuitMore says older ones exist (the CLI and API list them all).
+	Circuit     []circuitView
+	CircuitMore bool
+}
+
+// circuitShown is how many circuit transitions the endpoint page lists.
+const circuitShown = 20
+
+// circuitView is one circuit transition as the endpoint page shows it.
+type circuitView struct {
+	At                  time.Time
+	Change, What        string
+	From, To            string
+	Reason, Who         string
+	ConsecutiveFailures int
+}
+
+// circuitWords says each change for people.
+var circuitWords = map[string]string{
+	"opened":   "Circuit opened: deliveries wait for a trial after the cool-down",
+	"reopened": "Trial delivery failed: the circuit stays open for another cool-down",
+	"closed":   "Trial delivery succeeded: the circuit closed",
+	"disabled": "Endpoint disabled",
+	"enabled":  "Endpoint enabled",
+}
+
+func toCircuitView(e *client.CircuitEntry) circuitView {
+	v := circuitView{At: e.At, Change: string(e.Change), What: circuitWords[string(e.Change)],
+		From: string(e.FromState), To: string(e.ToState), Reason: e.Reason, Who: e.Subject,
+		ConsecutiveFailures: e.ConsecutiveFailures}
+	if v.What == "" {
+		v.What = v.Change
+	}
+	if v.Who != "" && e.Channel != "" {
+		v.Who += " (" + e.Channel + ")"
+	}
+	return v
 }
 
 // endpointTestView is a test delivery's answer as the page shows it.
@@ -447,6 +485,15 @@ func (c *Console) renderEndpointPage(w http.ResponseWriter, r *http.Request, s *
 	d.More = evs.NextCursor != ""
 	for _, ev := range evs.Items {
 		d.Events = append(d.Events, eventLink{ID: ev.ID, Name: ev.Name, Status: string(ev.Status), NextRunAt: ev.NextRunAt})
+	}
+	hist, err := sdk.Endpoints.CircuitHistory(ctx, e.ID, client.CircuitHistoryParams{Limit: client.Ptr(circuitShown)})
+	if err = sdkError(err); err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	d.CircuitMore = hist.NextCursor != ""
+	for i := range hist.Items {
+		d.Circuit = append(d.Circuit, toCircuitView(&hist.Items[i]))
 	}
 	c.render(w, r, s, "endpoint", http.StatusOK, view{Title: e.Name, Nav: "endpoints", Data: d})
 }

@@ -151,10 +151,17 @@ func (c *Console) testChannel(w http.ResponseWriter, r *http.Request, s *session
 		c.fail(w, r, s, err)
 		return
 	}
-	d := notificationsData{Form: newChannelForm(), Test: &testResult{ID: id, Delivered: res.Delivered}}
+	test := &testResult{ID: id, Delivered: res.Delivered}
 	if res.Error != nil {
-		d.Test.Error = *res.Error
+		test.Error = *res.Error
 	}
+	if r.PostFormValue("back") == "channel" {
+		// Sent from the channel's page: show the answer there, beside the
+		// notice it just recorded.
+		c.renderChannelPage(w, r, s, test, nil, http.StatusOK)
+		return
+	}
+	d := notificationsData{Form: newChannelForm(), Test: test}
 	if err := c.channelsData(r, &d); err != nil {
 		c.fail(w, r, s, err)
 		return

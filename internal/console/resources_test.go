@@ -38,6 +38,19 @@ const sampleCalendar = `{"id":"11111111-1111-4111-8111-111111111111","name":"hol
 const sampleChannel = `{"id":"ch1","name":"ops","type":"webhook","url":"https://ops.example.com/q","secret_set":true,
 "to":[],"kinds":["circuit_opened"],"created_by":"master","created_at":"2029-12-01T00:00:00Z","updated_at":"2029-12-01T00:00:00Z"}`
 
+const sampleCircuitHistory = `{"data":[
+{"id":"c2","at":"2029-12-30T00:10:00Z","change":"disabled","from_state":"open","to_state":"disabled","reason":"manual",
+"consecutive_failures":3,"subject":"alice","channel":"console"},
+{"id":"c1","at":"2029-12-30T00:00:00Z","change":"opened","from_state":"healthy","to_state":"open",
+"reason":"HTTP 500 <from> the receiver","consecutive_failures":3,"subject":"","channel":""}],
+"pagination":{"limit":20,"next_cursor":"more"}}`
+
+const sampleNotices = `{"data":[
+{"id":"n2","at":"2029-12-30T00:10:00Z","kind":"test","summary":"Test notice for channel ops","outcome":"failed",
+"answer":"post notice: HTTP 503","test":true},
+{"id":"n1","at":"2029-12-30T00:00:00Z","kind":"circuit_opened","summary":"Endpoint billing: circuit opened",
+"outcome":"delivered","answer":"HTTP 204","test":false}],"pagination":{"limit":25}}`
+
 // resourceConsole is the test console with the calendars, endpoints and
 // notification channels of the fake API.
 func resourceConsole(t *testing.T) *testConsole {
@@ -53,6 +66,9 @@ func resourceConsole(t *testing.T) *testConsole {
 	a["PUT /calendars/11111111-1111-4111-8111-111111111111"] = jsonAnswer(412, `{"error":"calendar changed"}`)
 	a["GET /notification-channels"] = jsonAnswer(200, "["+sampleChannel+"]")
 	a["POST /notification-channels/ch1/test"] = jsonAnswer(200, `{"delivered":false,"error":"HTTP 503 from the receiver"}`)
+	a["GET /endpoints/ep1/circuit-history"] = jsonAnswer(200, sampleCircuitHistory)
+	a["GET /notification-channels/ch1"] = jsonAnswer(200, sampleChannel)
+	a["GET /notification-channels/ch1/notices"] = jsonAnswer(200, sampleNotices)
 	return tc
 }
 
@@ -61,17 +77,20 @@ func TestResourcePagesRenderWithStrictCSP(t *testing.T) {
 	tc := resourceConsole(t)
 	session, _ := tc.signIn()
 	pages := map[string][]string{
-		"/ui/":                              {"Open circuits", "See endpoints", "pending", "planned; fires at its instant", "ok, 1 handled"},
-		"/ui/endpoints":                     {"billing hooks", "40.0 %", "12 ms / 90 ms"},
-		"/ui/endpoints?state=open":          {"billing hooks"},
-		"/ui/endpoints/new":                 {"Consecutive failures that open it"},
-		"/ui/endpoints/ep1":                 {"opens after 3 consecutive failures", "basic · user svc", "5 per second", "HTTP 500"},
-		"/ui/endpoints/ep1/confirm/disable": {"Disable this endpoint?"},
-		"/ui/calendars":                     {"holidays", "re-planning"},
-		"/ui/calendars/new":                 {"Blocked ranges"},
+		"/ui/":                     {"Open circuits", "See endpoints", "pending", "planned; fires at its instant", "ok, 1 handled"},
+		"/ui/endpoints":            {"billing hooks", "40.0 %", "12 ms / 90 ms"},
+		"/ui/endpoints?state=open": {"billing hooks"},
+		"/ui/endpoints/new":        {"Consecutive failures that open it"},
+		"/ui/endpoints/ep1": {"opens after 3 consecutive failures", "basic · user svc", "5 per second", "HTTP 500",
+			"Circuit history", `data-change="opened"`, "HTTP 500 &lt;from&gt; the receiver", "alice (console)", "the breaker",
+			"circuit-history ep1"},
+		"/ui/endpoints/ep1/confirm/disable":                       {"Disable this endpoint?"},
+		"/ui/calendars":                                           {"holidays", "re-planning"},
+		"/ui/calendars/new":                                       {"Blocked ranges"},
 		"/ui/calendars/11111111-1111-4111-8111-111111111111":      {"The next 12 months", "being re-planned"},
 		"/ui/calendars/11111111-1111-4111-8111-111111111111/edit": {"2029-12-24..2029-12-26", "FREQ=WEEKLY;BYDAY=SU"},
-		"/ui/notifications": {"ops", "circuit_opened", "Add a channel"},
+		"/ui/notifications":                                       {"ops", "circuit_opened", "Add a channel", `href="/ui/notifications/ch1"`},
+		"/ui/notifications/ch1":                                   {"Recent notices", "Endpoint billing: circuit opened", "HTTP 204", "post notice: HTTP 503", `value="ops"`},
 	}
 	for path, wants := range pages {
 		res := tc.get(session, path)
@@ -265,4 +284,58 @@ func TestEndpointSendTestShowsTheAnswer(t *testing.T) {
 	res = tc.post(session, "/ui/endpoints/ep1/test", url.Values{})
 	require.Equal(t, http.StatusForbidden, res.StatusCode)
 	require.Equal(t, before, count())
+}
+
+func TestChannelEditSendsOnlyWhatChangedAndTestShowsOnItsPage(t *testing.T) {
+	t.Parallel()
+	tc := resourceConsole(t)
+	var got map[string]any
+	done := make(chan struct{}, 1)
+	tc.api.answers["PATCH /notification-channels/ch1"] = func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewDecoder(r.Body).Decode(&got)
+		done <- struct{}{}
+		jsonAnswer(200, sampleChannel)(w, r)
+	}
+	session, csrf := tc.signIn()
+	page := body(t, tc.get(session, "/ui/notifications/ch1"))
+	require.Contains(t, page, `action="/ui/notifications/ch1/edit"`)
+	require.Contains(t, page, `value="circuit_opened" checked`)
+
+	// Unchanged: nothing is sent.
+	form := url.Values{"csrf": {csrf}, "name": {"ops"}, "url": {"https://ops.example.com/q"}, "kinds": {"circuit_opened"}}
+	res := tc.post(session, "/ui/notifications/ch1/edit", form)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, body(t, res))
+	require.Contains(t, res.Header.Get("Location"), "Nothing+changed")
+	require.False(t, tc.api.called("PATCH /notification-channels/ch1"))
+
+	// The name and the kinds changed: only they are sent.
+	form.Set("name", "ops pager")
+	form["kinds"] = []string{"circuit_opened", "endpoint_disabled"}
+	res = tc.post(session, "/ui/notifications/ch1/edit", form)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, body(t, res))
+	<-done
+	require.Equal(t, map[string]any{"name": "ops pager", "kinds": []any{"circuit_opened", "endpoint_disabled"}}, got)
+	require.Contains(t, res.Header.Get("Location"), "Channel+saved")
+
+	// The API's refusal shows next to its field.
+	tc.api.mu.Lock()
+	tc.api.answers["PATCH /notification-channels/ch1"] = jsonAnswer(400, `{"error":"url: must be https","field":"url"}`)
+	tc.api.mu.Unlock()
+	form.Set("url", "ftp://x")
+	res = tc.post(session, "/ui/notifications/ch1/edit", form)
+	page = body(t, res)
+	require.Equal(t, http.StatusBadRequest, res.StatusCode, page)
+	require.Contains(t, page, `<p class="field-error" id="n-url-error">must be https</p>`)
+
+	// A test from the channel's page answers there.
+	res = tc.post(session, "/ui/notifications/ch1/test", url.Values{"csrf": {csrf}, "back": {"channel"}})
+	page = body(t, res)
+	require.Equal(t, http.StatusOK, res.StatusCode, page)
+	require.Contains(t, page, `id="test-result" data-delivered="false"`)
+	require.Contains(t, page, "HTTP 503 from the receiver")
+	require.Contains(t, page, "Recent notices")
+
+	// Without the CSRF token nothing is sent.
+	res = tc.post(session, "/ui/notifications/ch1/edit", url.Values{"name": {"x"}})
+	require.Equal(t, http.StatusForbidden, res.StatusCode)
 }

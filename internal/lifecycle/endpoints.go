@@ -204,7 +204,7 @@ func (s *Service) DisableEndpoint(ctx context.Context, p auth.Principal, id stri
 	if err != nil {
 		return e, err
 	}
-	if err := s.store.DisableEndpoint(ctx, e.ID, s.now().UTC().Truncate(time.Microsecond)); err != nil {
+	if err := s.store.DisableEndpoint(ctx, e.ID, s.now().UTC().Truncate(time.Microsecond), p.Subject, p.Via()); err != nil {
 		return model.Endpoint{}, err
 	}
 	return s.store.GetEndpoint(ctx, e.ID)
@@ -220,7 +220,7 @@ func (s *Service) EnableEndpoint(ctx context.Context, p auth.Principal, id strin
 		return e, 0, err
 	}
 	now := s.now().UTC().Truncate(time.Microsecond)
-	resumed, err := s.store.EnableEndpoint(ctx, e.ID, s.opts.Window.CatchUp, now)
+	resumed, err := s.store.EnableEndpoint(ctx, e.ID, s.opts.Window.CatchUp, now, p.Subject, p.Via())
 	if err != nil {
 		return model.Endpoint{}, 0, err
 	}
@@ -229,6 +229,18 @@ func (s *Service) EnableEndpoint(ctx context.Context, p auth.Principal, id strin
 	}
 	e, err = s.store.GetEndpoint(ctx, e.ID)
 	return e, resumed, err
+}
+
+// CircuitHistory returns a page of an endpoint's circuit transitions,
+// newest first, when the principal may read the endpoint; anything else is
+// not found.
+func (s *Service) CircuitHistory(ctx context.Context, p auth.Principal, id string, before *model.PageCursor,
+	limit int) ([]model.CircuitEntry, error) {
+	e, err := s.GetEndpoint(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.store.ListCircuitHistory(ctx, e.ID, before, limit)
 }
 
 // RotateEndpointSecret issues a new signing secret, returned once in

@@ -167,3 +167,41 @@ type EndpointCursor struct {
 	CreatedAt time.Time
 	ID        string
 }
+
+// The changes an endpoint's circuit history records (CircuitEntry.Change).
+const (
+	CircuitOpened   = "opened"   // failures opened a closed circuit
+	CircuitReopened = "reopened" // the trial delivery failed: a new cool-down
+	CircuitClosed   = "closed"   // the trial delivery succeeded
+	CircuitDisabled = "disabled" // open longer than disable_after, or by a user
+	CircuitEnabled  = "enabled"  // by a user
+)
+
+// CircuitHistoryKeep is how many circuit entries are kept per endpoint: the
+// newest ones. A flapping endpoint adds two rows per cool-down at most, so
+// this covers days of an outage while the table stays small without a
+// retention job; older transitions are of little use to an operator.
+const CircuitHistoryKeep = 200
+
+// CircuitEntry is one transition of an endpoint's circuit.
+type CircuitEntry struct {
+	ID         string
+	EndpointID string
+	At         time.Time
+	Change     string // CircuitOpened …
+	From, To   EndpointState
+	// Reason is why: the last error for the breaker's changes, the
+	// disabled reason for a disable.
+	Reason              string
+	ConsecutiveFailures int
+	// Subject and Channel name the user of a user's action (enable,
+	// disable); empty for the breaker's own changes.
+	Subject, Channel string
+}
+
+// PageCursor is a keyset position in a newest-first listing: rows strictly
+// before (At, ID).
+type PageCursor struct {
+	At time.Time
+	ID string
+}

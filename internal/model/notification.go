@@ -54,3 +54,28 @@ type ScanCursor struct {
 	At     time.Time
 	LastID string
 }
+
+// Outcomes of a sent notice (SentNotice.Outcome).
+const (
+	NoticeDelivered = "delivered"
+	NoticeFailed    = "failed"
+)
+
+// NoticesKeep is how many sent notices are kept per channel: the newest
+// ones. Notices are rate-limited (min_interval, digests), so this spans
+// weeks for a busy channel; the table stays small without a retention job.
+const NoticesKeep = 200
+
+// SentNotice is one notice sent to one stored channel.
+type SentNotice struct {
+	ID        string
+	ChannelID string
+	At        time.Time
+	Kind      string
+	Summary   string // the notice's title (the mail subject)
+	Outcome   string // NoticeDelivered or NoticeFailed
+	// Answer is the receiver's answer (HTTP status, mail server reply) or
+	// the error that stopped the send.
+	Answer string
+	Test   bool
+}

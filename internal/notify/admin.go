@@ -25,6 +25,7 @@ type AdminStore interface {
 	GetNotificationChannel(ctx context.Context, id string) (model.NotificationChannel, error)
 	UpdateNotificationChannel(ctx context.Context, c *model.NotificationChannel) error
 	DeleteNotificationChannel(ctx context.Context, id string) error
+	ListNotices(ctx context.Context, channelID string, before *model.PageCursor, limit int) ([]model.SentNotice, error)
 }
 
 // Admin manages the stored channels for /notification-channels: it
@@ -250,6 +251,16 @@ func (a *Admin) Test(ctx context.Context, id, by string) (sendErr error, err err
 		return nil, err
 	}
 	return a.notifier.SendTest(ctx, ch, by), nil
+}
+
+// Notices returns a page of the notices sent to a stored channel, newest
+// first; ErrNotFound for an unknown channel.
+func (a *Admin) Notices(ctx context.Context, id string, before *model.PageCursor, limit int) ([]model.SentNotice, error) {
+	c, err := a.store.GetNotificationChannel(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return a.store.ListNotices(ctx, c.ID, before, limit)
 }
 
 func (a *Admin) seal(c *model.NotificationChannel, secret string) error {

@@ -45,7 +45,16 @@ type emailSender struct {
 
 var errNoSMTP = errors.New("no mail server configured (notifications.smtp.addr)")
 
-func (e *emailSender) send(ctx context.Context, ch Channel, m message) error {
+// send answers the mail server's acceptance when it took the message.
+func (e *emailSender) send(ctx context.Context, ch Channel, m message) (string, error) {
+	if err := e.exchange(ctx, ch, m); err != nil {
+		return "", err
+	}
+	// Closing the DATA writer succeeds only on the server's 250.
+	return fmt.Sprintf("250 accepted for %d recipient(s)", len(ch.To)), nil
+}
+
+func (e *emailSender) exchange(ctx context.Context, ch Channel, m message) error {
 	if e.cfg.Addr == "" {
 		return errNoSMTP
 	}

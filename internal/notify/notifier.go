@@ -52,6 +52,8 @@ type Deps struct {
 	Now      func() time.Time
 	Logger   *zap.Logger
 	Observer Observer // may be nil
+	// Recorder keeps each send's outcome; nil records nothing.
+	Recorder NoticeRecorder
 }
 
 // Options tune the notifier; zero values take the defaults.
@@ -92,9 +94,16 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// sender delivers one message to one channel.
+// sender delivers one message to one channel and returns the receiver's
+// answer (an HTTP status, the mail server's acceptance).
 type sender interface {
-	send(ctx context.Context, ch Channel, m message) error
+	send(ctx context.Context, ch Channel, m message) (answer string, err error)
+}
+
+// NoticeRecorder keeps the notices sent to stored channels
+// (repository.Store), for GET /notification-channels/{id}/notices.
+type NoticeRecorder interface {
+	RecordNotice(ctx context.Context, n model.SentNotice) error
 }
 
 // Notifier queues notices and sends them to every channel that wants
@@ -349,7 +358,7 @@ func (n *Notifier) sendAll(ctx context.Context, jobs []job) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := n.send(ctx, j.ch, j.msg); err != nil {
+			if err := n.send(ctx, j.ch, j.msg, false); err != nil {
 				n.log.Warn("notice not sent", zap.String("channel", j.ch.Name), zap.String("type", j.ch.Type),
 					zap.String("kind", string(j.msg.Kind)), zap.Error(err))
 			}
@@ -358,21 +367,43 @@ func (n *Notifier) sendAll(ctx context.Context, jobs []job) {
 	wg.Wait()
 }
 
-func (n *Notifier) send(ctx context.Context, ch Channel, m message) error {
+func (n *Notifier) send(ctx context.Context, ch Channel, m message, test bool) error {
 	s, ok := n.senders[ch.Type]
 	if !ok {
 		n.observe(ch.Type, m.Kind, OutcomeFailed)
 		return fmt.Errorf("unknown channel type %q", ch.Type)
 	}
-	ctx, cancel := context.WithTimeout(ctx, n.opts.SendTimeout)
+	sendCtx, cancel := context.WithTimeout(ctx, n.opts.SendTimeout)
 	defer cancel()
-	err := s.send(ctx, ch, m)
+	answer, err := s.send(sendCtx, ch, m)
 	outcome := OutcomeSent
 	if err != nil {
 		outcome = OutcomeFailed
 	}
 	n.observe(ch.Type, m.Kind, outcome)
+	n.record(ctx, ch, m, test, answer, err)
 	return err
+}
+
+// record keeps one send's outcome for the channel's recent notices. The
+// error text is the sender's, which already shows URLs redacted; losing a
+// record (the database is down) loses no notice, so it is only logged.
+func (n *Notifier) record(ctx context.Context, ch Channel, m message, test bool, answer string, sendErr error) {
+	if n.d.Recorder == nil {
+		return
+	}
+	rec := model.SentNotice{ChannelID: ch.ID, At: n.d.Now(), Kind: string(m.Kind), Summary: m.Subject,
+		Outcome: model.NoticeDelivered, Answer: answer, Test: test}
+	if sendErr != nil {
+		rec.Outcome, rec.Answer = model.NoticeFailed, sendErr.Error()
+	}
+	// The send may have used up ctx (a slow receiver): the record gets
+	// its own short deadline.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := n.d.Recorder.RecordNotice(ctx, rec); err != nil {
+		n.log.Warn("record notice", zap.String("channel", ch.Name), zap.Error(err))
+	}
 }
 
 // SendTest sends a test notice to ch now, bypassing queue, filters and
@@ -385,7 +416,7 @@ func (n *Notifier) SendTest(ctx context.Context, ch Channel, by string) error {
 	msg := noticeMessage(Notice{Kind: Test, At: now, Title: fmt.Sprintf("Test notice for channel %s", ch.Name),
 		Text: fmt.Sprintf("This is a test notice, sent on request of %s. Channel %s (%s) works.", by, ch.Name,
 			ch.Type), Fields: map[string]string{"requested_by": by}})
-	return n.send(ctx, ch, msg)
+	return n.send(ctx, ch, msg, true)
 }
 
 func (n *Notifier) observe(channelType string, kind Kind, outcome string) {

@@ -47,8 +47,9 @@ func (r *healthRow) health() model.EndpointHealth {
 // UpdateEndpointHealth changes an endpoint's health in one transaction: it
 // reads the row under a lock, lets change decide (it reports whether it
 // changed anything) and writes the result. Every instance's breaker goes
-// through it, so their transitions are serialized and each happens once. It
-// returns the health before and after.
+// through it, so their transitions are serialized and each happens once; a
+// circuit transition (circuitChange) is recorded in the endpoint's circuit
+// history in the same transaction. It returns the health before and after.
 func (s *Store) UpdateEndpointHealth(ctx context.Context, id string, now time.Time,
 	change func(h model.EndpointHealth) (model.EndpointHealth, bool)) (before, after model.EndpointHealth, err error) {
 	if uuid.Validate(id) != nil {
@@ -79,7 +80,13 @@ func (s *Store) UpdateEndpointHealth(ctx context.Context, id string, now time.Ti
 			tx.tsp(next.CoolDownUntil), token, tx.tsp(next.TrialUntil), next.ConsecutiveFailures,
 			tx.tsp(next.WindowStart), next.WindowTotal, next.WindowFailures, next.LastError, tx.tsp(next.LastErrorAt),
 			tx.tsp(next.LastSuccessAt), tx.ts(now), id)
-		return err
+		if err != nil {
+			return err
+		}
+		if e, ok := circuitChange(id, before, next, now); ok {
+			return tx.appendCircuitEntry(ctx, e)
+		}
+		return nil
 	})
 	if err != nil {
 		return before, after, fmt.Errorf("update endpoint health: %w", err)

@@ -331,22 +331,46 @@ func (s *Store) EventsUsingEndpoint(ctx context.Context, id string) (int, error)
 }
 
 // DisableEndpoint disables an endpoint by hand: its due occurrences fail
-// with reason endpoint_disabled until it is enabled. ErrNotFound when it
-// does not exist or was deleted.
-func (s *Store) DisableEndpoint(ctx context.Context, id string, now time.Time) error {
+// with reason endpoint_disabled until it is enabled. subject and channel
+// (who, through what) go to the circuit history with the change.
+// ErrNotFound when it does not exist or was deleted.
+func (s *Store) DisableEndpoint(ctx context.Context, id string, now time.Time, subject, channel string) error {
 	if uuid.Validate(id) != nil {
 		return fmt.Errorf("disable endpoint: %w", model.ErrNotFound)
 	}
-	res, err := s.exec(ctx, `UPDATE endpoint_health SET state = ?, disabled_reason = ?, state_changed_at = ?,
-		updated_at = ? WHERE endpoint_id = ? AND endpoint_id IN (SELECT id FROM endpoints WHERE deleted_at IS NULL)`,
-		string(model.EndpointDisabled), model.DisabledManual, s.ts(now), s.ts(now), id)
+	return s.WithTx(ctx, func(tx *Store) error {
+		before, err := tx.lockLiveHealth(ctx, id)
+		if err != nil {
+			return fmt.Errorf("disable endpoint: %w", err)
+		}
+		if _, err := tx.exec(ctx, `UPDATE endpoint_health SET state = ?, disabled_reason = ?, state_changed_at = ?,
+			updated_at = ? WHERE endpoint_id = ?`,
+			string(model.EndpointDisabled), model.DisabledManual, tx.ts(now), tx.ts(now), id); err != nil {
+			return fmt.Errorf("disable endpoint: %w", err)
+		}
+		if before.State == model.EndpointDisabled {
+			return nil // no transition: already disabled (now by hand)
+		}
+		return tx.appendCircuitEntry(ctx, model.CircuitEntry{EndpointID: id, At: now, Change: model.CircuitDisabled,
+			From: before.State, To: model.EndpointDisabled, Reason: model.DisabledManual,
+			ConsecutiveFailures: before.ConsecutiveFailures, Subject: subject, Channel: channel})
+	})
+}
+
+// lockLiveHealth reads a live endpoint's health under a lock held until
+// the transaction ends; ErrNotFound when the endpoint does not exist or was
+// deleted.
+func (s *Store) lockLiveHealth(ctx context.Context, id string) (model.EndpointHealth, error) {
+	var rows []healthRow
+	err := s.selectAll(ctx, &rows, `SELECT `+endpointHealthColumns+` FROM endpoint_health WHERE endpoint_id = ?
+		AND endpoint_id IN (SELECT id FROM endpoints WHERE deleted_at IS NULL)`+s.d.forUpdate, id)
 	if err != nil {
-		return fmt.Errorf("disable endpoint: %w", err)
+		return model.EndpointHealth{}, err
 	}
-	if affected(res) == 0 {
-		return model.ErrNotFound
+	if len(rows) == 0 {
+		return model.EndpointHealth{}, model.ErrNotFound
 	}
-	return nil
+	return rows[0].health(), nil
 }
 
 // EnableEndpoint makes an endpoint healthy again — its circuit closed, its
@@ -355,30 +379,39 @@ func (s *Store) DisableEndpoint(ctx context.Context, id string, now time.Time) e
 // ended) events scheduled within window before now, all of them or — for
 // catch_up "latest" — only a row that is its event's newest due instant
 // (none for "none"), so enabling twice never resumes an older one. Resumed
-// rows are pending at now with their attempt count kept. It returns how
-// many it resumed.
-func (s *Store) EnableEndpoint(ctx context.Context, id string, window time.Duration, now time.Time) (int, error) {
+// rows are pending at now with their attempt count kept. subject and
+// channel (who, through what) go to the circuit history with the change.
+// It returns how many it resumed.
+func (s *Store) EnableEndpoint(ctx context.Context, id string, window time.Duration, now time.Time,
+	subject, channel string) (int, error) {
 	if uuid.Validate(id) != nil {
 		return 0, fmt.Errorf("enable endpoint: %w", model.ErrNotFound)
 	}
 	var resumed int
 	err := s.WithTx(ctx, func(tx *Store) error {
-		res, err := tx.exec(ctx, `UPDATE endpoint_health SET state = ?, disabled_reason = '', state_changed_at = ?,
+		before, err := tx.lockLiveHealth(ctx, id)
+		if err != nil {
+			return err
+		}
+		_, err = tx.exec(ctx, `UPDATE endpoint_health SET state = ?, disabled_reason = '', state_changed_at = ?,
 			opened_at = NULL, cool_down_until = NULL, trial_token = NULL, trial_until = NULL,
 			consecutive_failures = 0, window_start = NULL, window_total = 0, window_failures = 0, updated_at = ?
-			WHERE endpoint_id = ? AND endpoint_id IN (SELECT id FROM endpoints WHERE deleted_at IS NULL)`,
-			string(model.EndpointHealthy), tx.ts(now), tx.ts(now), id)
+			WHERE endpoint_id = ?`, string(model.EndpointHealthy), tx.ts(now), tx.ts(now), id)
 		if err != nil {
 			return fmt.Errorf("enable endpoint: %w", err)
 		}
-		if affected(res) == 0 {
-			return model.ErrNotFound
+		if before.State != model.EndpointHealthy {
+			if err := tx.appendCircuitEntry(ctx, model.CircuitEntry{EndpointID: id, At: now,
+				Change: model.CircuitEnabled, From: before.State, To: model.EndpointHealthy,
+				Subject: subject, Channel: channel}); err != nil {
+				return err
+			}
 		}
 		from := tx.ts(now.Add(-window))
 		failed, reason := string(model.OccurrenceFailed), model.ReasonEndpointDisabled
 		// An ended series (a one-time event whose only instant failed here
 		// is inactive) resumes too: its row fires like a replay.
-		res, err = tx.exec(ctx, `UPDATE occurrences SET status = ?, next_attempt_at = ?, reason = NULL,
+		res, err := tx.exec(ctx, `UPDATE occurrences SET status = ?, next_attempt_at = ?, reason = NULL,
 			error_message = NULL, completed_at = NULL, updated_at = ?
 			WHERE status = ? AND reason = ? AND scheduled_at >= ? AND event_id IN
 				(SELECT ev.id FROM events ev WHERE ev.endpoint_id = ? AND ev.deleted_at IS NULL AND ev.status IN (?, ?)

@@ -115,7 +115,7 @@ func TestListEndpointsScopesFiltersAndPaginates(t *testing.T) {
 			mustCreateEndpoint(t, s, e)
 		}
 		require.NoError(t, s.DeleteEndpoint(ctx, gone.ID, 0, t0))
-		require.NoError(t, s.DisableEndpoint(ctx, ab.ID, t0.Add(time.Minute)))
+		require.NoError(t, s.DisableEndpoint(ctx, ab.ID, t0.Add(time.Minute), "alice", "api"))
 		list := func(f model.EndpointFilter) []string {
 			t.Helper()
 			got, err := s.ListEndpoints(ctx, f)
@@ -200,7 +200,7 @@ func TestEnableEndpointResumesPerCatchUp(t *testing.T) {
 		now := t0.Add(24 * time.Hour)
 		ep := newEndpoint(t0, "team-a")
 		mustCreateEndpoint(t, s, ep)
-		require.NoError(t, s.DisableEndpoint(ctx, ep.ID, t0))
+		require.NoError(t, s.DisableEndpoint(ctx, ep.ID, t0, "alice", "api"))
 		h, err := health(ctx, s, ep.ID)
 		require.NoError(t, err)
 		require.Equal(t, model.EndpointDisabled, h.State)
@@ -215,7 +215,7 @@ func TestEnableEndpointResumesPerCatchUp(t *testing.T) {
 			failDisabled(t, s, ev, old, in1, in2)
 		}
 
-		n, err := s.EnableEndpoint(ctx, ep.ID, window, now)
+		n, err := s.EnableEndpoint(ctx, ep.ID, window, now, "alice", "api")
 		require.NoError(t, err)
 		require.Equal(t, 3, n) // all: in1 and in2; latest: in2
 		h, err = health(ctx, s, ep.ID)
@@ -242,7 +242,7 @@ func TestEnableEndpointResumesPerCatchUp(t *testing.T) {
 				}
 			}
 		}
-		if _, err := s.EnableEndpoint(ctx, uuid.NewString(), window, now); !errors.Is(err, model.ErrNotFound) {
+		if _, err := s.EnableEndpoint(ctx, uuid.NewString(), window, now, "alice", "api"); !errors.Is(err, model.ErrNotFound) {
 			t.Errorf("enable unknown: %v, want ErrNotFound", err)
 		}
 	})

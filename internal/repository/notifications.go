@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/qhronos/qhronos/internal/model"
 )
 
@@ -97,15 +99,97 @@ func (s *Store) UpdateNotificationChannel(ctx context.Context, c *model.Notifica
 
 // DeleteNotificationChannel removes a channel; ErrNotFound when there is
 // none.
+// Its sent notices go with it.
 func (s *Store) DeleteNotificationChannel(ctx context.Context, id string) error {
-	res, err := s.exec(ctx, `DELETE FROM notification_channels WHERE id = ?`, id)
+	return s.WithTx(ctx, func(tx *Store) error {
+		res, err := tx.exec(ctx, `DELETE FROM notification_channels WHERE id = ?`, id)
+		if err != nil {
+			return fmt.Errorf("delete notification channel: %w", err)
+		}
+		if affected(res) != 1 {
+			return model.ErrNotFound
+		}
+		if _, err := tx.exec(ctx, `DELETE FROM notification_notices WHERE channel_id = ?`, id); err != nil {
+			return fmt.Errorf("delete notices of notification channel: %w", err)
+		}
+		return nil
+	})
+}
+
+const noticeColumns = `id, channel_id, at, kind, summary, outcome, answer, test`
+
+// noticeRow is a SentNotice as stored.
+type noticeRow struct {
+	ID        string    `db:"id"`
+	ChannelID string    `db:"channel_id"`
+	At        time.Time `db:"at"`
+	Kind      string    `db:"kind"`
+	Summary   string    `db:"summary"`
+	Outcome   string    `db:"outcome"`
+	Answer    string    `db:"answer"`
+	Test      bool      `db:"test"`
+}
+
+// RecordNotice records one notice sent to a stored channel and trims the
+// channel's notices to the newest model.NoticesKeep. A channel that is not
+// stored (one from the configuration, "config:<name>") has no list to
+// read it from and is skipped. Each instance records only the sends it
+// made, so a notice is recorded once per send.
+func (s *Store) RecordNotice(ctx context.Context, n model.SentNotice) error {
+	if uuid.Validate(n.ChannelID) != nil {
+		return nil
+	}
+	if n.ID == "" {
+		id, err := uuid.NewV7() // time-ordered: notices of one microsecond keep their order
+		if err != nil {
+			return fmt.Errorf("record notice: %w", err)
+		}
+		n.ID = id.String()
+	}
+	return s.WithTx(ctx, func(tx *Store) error {
+		_, err := tx.exec(ctx, `INSERT INTO notification_notices (`+noticeColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			n.ID, n.ChannelID, tx.ts(n.At.UTC().Truncate(time.Microsecond)), n.Kind, n.Summary, n.Outcome, n.Answer,
+			n.Test)
+		if err != nil {
+			return fmt.Errorf("record notice: %w", err)
+		}
+		// Bounded growth, as for the circuit history: notices are few
+		// (rate-limited, digested), so trimming on each one is cheap.
+		_, err = tx.exec(ctx, `DELETE FROM notification_notices WHERE channel_id = ? AND id NOT IN
+			(SELECT id FROM notification_notices WHERE channel_id = ? ORDER BY at DESC, id DESC LIMIT ?)`,
+			n.ChannelID, n.ChannelID, model.NoticesKeep)
+		if err != nil {
+			return fmt.Errorf("trim notices: %w", err)
+		}
+		return nil
+	})
+}
+
+// ListNotices returns one page of a channel's sent notices, newest first,
+// strictly before before when set.
+func (s *Store) ListNotices(ctx context.Context, channelID string, before *model.PageCursor, limit int) (
+	[]model.SentNotice, error) {
+	if uuid.Validate(channelID) != nil {
+		return []model.SentNotice{}, nil
+	}
+	where, args := `channel_id = ?`, []any{channelID}
+	if before != nil {
+		at := s.ts(before.At)
+		where += ` AND at <= ? AND (at < ? OR (at = ? AND id < ?))`
+		args = append(args, at, at, at, before.ID)
+	}
+	var rows []noticeRow
+	err := s.selectAll(ctx, &rows, `SELECT `+noticeColumns+` FROM notification_notices WHERE `+where+
+		` ORDER BY at DESC, id DESC LIMIT ?`, append(args, pageLimit(limit))...)
 	if err != nil {
-		return fmt.Errorf("delete notification channel: %w", err)
+		return nil, fmt.Errorf("list notices: %w", err)
 	}
-	if affected(res) != 1 {
-		return model.ErrNotFound
+	out := make([]model.SentNotice, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, model.SentNotice{ID: r.ID, ChannelID: r.ChannelID, At: utc(r.At), Kind: r.Kind,
+			Summary: r.Summary, Outcome: r.Outcome, Answer: r.Answer, Test: r.Test})
 	}
-	return nil
+	return out, nil
 }
 
 // NotificationCursor returns how far the scan named name has read; ok is

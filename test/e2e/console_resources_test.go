@@ -101,6 +101,9 @@ func endpointStory(t *testing.T, srv consoleServer, p *page) {
 	p.waitText("#last-error", "500", pageTimeout)
 	p.waitText("#auth-type", "none", pageTimeout)
 	p.waitText("#endpoint-events", "invoice run 1", pageTimeout)
+	// The circuit history says when it opened and why.
+	p.waitText(`#circuit-history tr[data-change="opened"]`, "opened", pageTimeout)
+	p.waitText(`#circuit-history tr[data-change="opened"]`, "500", pageTimeout)
 	require.NotContains(t, p.text("main"), secret, "the secret is never shown again")
 	p.shot("console-endpoint", 1280, false)
 	p.shot("console-endpoint-phone", 390, false)
@@ -124,6 +127,8 @@ func endpointStory(t *testing.T, srv consoleServer, p *page) {
 	p.waitText(".notice", "Endpoint enabled", pageTimeout)
 	p.waitFor("the endpoint enabled", `document.querySelector("#endpoint-state").getAttribute("data-state") !== "disabled"`,
 		pageTimeout)
+	p.waitText(`#circuit-history tr[data-change="enabled"]`, "master", pageTimeout)
+	p.waitText(`#circuit-history tr[data-change="disabled"]`, "manual", pageTimeout)
 
 	// An edit changes what the form changed and keeps the rest.
 	p.click("#edit-endpoint")
@@ -163,6 +168,26 @@ func notificationStory(t *testing.T, _ consoleServer, p *page) {
 	ops.waitReceived(t, 1, fireTimeout)
 	p.shot("console-notifications", 1280, false)
 	p.shot("console-notifications-phone", 390, false)
+
+	// The channel's page lists the test notice, delivered, with the
+	// receiver's answer; an edit renames it; a test from here answers here.
+	p.click(`#channels a[href^="/ui/notifications/"]`)
+	p.waitText("h1", "ops pager", pageTimeout)
+	p.waitText(`#notices tr[data-outcome="delivered"]`, "test", pageTimeout)
+	p.waitText(`#notices tr[data-outcome="delivered"]`, "HTTP 200", pageTimeout)
+	p.fill("#n-name", "ops pager eu")
+	p.click(`#channel-form button[type=submit]`)
+	p.waitText(".notice", "Channel saved", pageTimeout)
+	p.waitText("h1", "ops pager eu", pageTimeout)
+	p.waitText("#channel-kinds", "circuit_opened", pageTimeout)
+	p.click("#send-test")
+	p.waitFor("the test's answer", `!!document.querySelector("#test-result")`, pageTimeout)
+	require.Equal(t, "true", p.attr("#test-result", "data-delivered"))
+	ops.waitReceived(t, 2, fireTimeout)
+	p.waitFor("two delivered notices", `document.querySelectorAll('#notices tr[data-outcome="delivered"]').length === 2`,
+		pageTimeout)
+	p.shot("console-notification", 1280, false)
+	p.shot("console-notification-phone", 390, false)
 }
 
 // calendarStory: creates a calendar of public holidays, sees the blocked

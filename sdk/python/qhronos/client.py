@@ -342,6 +342,16 @@ class Endpoints(_Resource):
         _, opts = _split(kw)
         return self._data("POST", f"/endpoints/{path_id(id)}/test", opts)
 
+    def circuit_history(self, id: str, **params: Any) -> "Page[t.CircuitEntry]":
+        """One page of an endpoint's circuit transitions, newest first (GET /endpoints/{id}/circuit-history)."""
+        params, opts = _split(params)
+        out = self._data("GET", f"/endpoints/{path_id(id)}/circuit-history", opts, query=params)
+        return Page(out.get("data") or [], (out.get("pagination") or {}).get("next_cursor") or "")
+
+    def all_circuit_history(self, id: str, **params: Any) -> Iterator[t.CircuitEntry]:
+        """An endpoint's kept circuit history, newest first."""
+        return paginate(lambda cursor: self.circuit_history(id, **{**params, "cursor": cursor}))
+
 
 class Tokens(_Resource):
     """/tokens (admin)"""
@@ -394,6 +404,12 @@ class NotificationChannels(_Resource):
         """Sends a test notice now (POST /notification-channels/{id}/test)."""
         _, opts = _split(kw)
         return self._data("POST", f"/notification-channels/{path_id(id)}/test", opts)
+
+    def notices(self, id: str, **params: Any) -> "Page[t.SentNotice]":
+        """One page of the notices sent to a channel, newest first (GET /notification-channels/{id}/notices)."""
+        params, opts = _split(params)
+        out = self._data("GET", f"/notification-channels/{path_id(id)}/notices", opts, query=params)
+        return Page(out.get("data") or [], (out.get("pagination") or {}).get("next_cursor") or "")
 
 
 class Client(_Resource):

@@ -6,7 +6,7 @@ Every object is a TypedDict: answers are plain dicts (event["id"]).
 # fmt: off
 from typing import Any, Dict, List, Literal, Optional, TypedDict
 
-__all__ = ["Action", "Attempt", "Calendar", "CalendarInput", "DateRange", "Endpoint", "EndpointAuth", "EndpointAuthInput", "EndpointCircuit", "EndpointHealth", "EndpointInput", "EndpointPatch", "EndpointRateLimit", "EndpointTestResult", "Error", "Event", "EventBatchInput", "EventBatchItemResult", "EventBatchResult", "EventInput", "EventUpsertInput", "Exception", "Health", "HistoryChange", "HistoryEntry", "HistoryPage", "NotificationChannel", "NotificationChannelRequest", "NotificationTestResult", "Occurrence", "OccurrenceOrder", "OccurrencePage", "PauseRequest", "Preview", "PreviewRequest", "Ready", "ResumeRequest", "Retry", "RetryFilter", "RetryResult", "Schedule", "SecretRotation", "Stats", "Status", "Timeline", "Token", "TokenRequest"]
+__all__ = ["Action", "Attempt", "Calendar", "CalendarInput", "CircuitEntry", "CircuitHistoryPage", "DateRange", "Endpoint", "EndpointAuth", "EndpointAuthInput", "EndpointCircuit", "EndpointHealth", "EndpointInput", "EndpointPatch", "EndpointRateLimit", "EndpointTestResult", "Error", "Event", "EventBatchInput", "EventBatchItemResult", "EventBatchResult", "EventInput", "EventUpsertInput", "Exception", "Health", "HistoryChange", "HistoryEntry", "HistoryPage", "NoticePage", "NotificationChannel", "NotificationChannelRequest", "NotificationTestResult", "Occurrence", "OccurrenceOrder", "OccurrencePage", "PauseRequest", "Preview", "PreviewRequest", "Ready", "ResumeRequest", "Retry", "RetryFilter", "RetryResult", "Schedule", "SecretRotation", "SentNotice", "Stats", "Status", "Timeline", "Token", "TokenRequest"]
 
 
 _ActionRequired = TypedDict("_ActionRequired", {"type": Literal["webhook", "websocket", "apicall", "nats", "amqp", "kafka", "redis_stream"]})
@@ -39,6 +39,22 @@ _CalendarInputOptional = TypedDict("_CalendarInputOptional", {"timezone": str, "
 
 class CalendarInput(_CalendarInputRequired, _CalendarInputOptional):
     """The CalendarInput schema."""
+
+
+_CircuitEntryRequired = TypedDict("_CircuitEntryRequired", {"id": str, "at": str, "change": Literal["opened", "reopened", "closed", "disabled", "enabled"], "from_state": Literal["healthy", "degraded", "open", "disabled"], "to_state": Literal["healthy", "degraded", "open", "disabled"], "reason": str, "consecutive_failures": int, "subject": str, "channel": str})
+_CircuitEntryOptional = TypedDict("_CircuitEntryOptional", {}, total=False)
+
+
+class CircuitEntry(_CircuitEntryRequired, _CircuitEntryOptional):
+    """One transition of an endpoint's circuit."""
+
+
+_CircuitHistoryPageRequired = TypedDict("_CircuitHistoryPageRequired", {"data": List['CircuitEntry'], "pagination": Dict[str, Any]})
+_CircuitHistoryPageOptional = TypedDict("_CircuitHistoryPageOptional", {}, total=False)
+
+
+class CircuitHistoryPage(_CircuitHistoryPageRequired, _CircuitHistoryPageOptional):
+    """The CircuitHistoryPage schema."""
 
 
 _DateRangeRequired = TypedDict("_DateRangeRequired", {"from": str, "to": str})
@@ -217,6 +233,14 @@ class HistoryPage(_HistoryPageRequired, _HistoryPageOptional):
     """The HistoryPage schema."""
 
 
+_NoticePageRequired = TypedDict("_NoticePageRequired", {"data": List['SentNotice'], "pagination": Dict[str, Any]})
+_NoticePageOptional = TypedDict("_NoticePageOptional", {}, total=False)
+
+
+class NoticePage(_NoticePageRequired, _NoticePageOptional):
+    """The NoticePage schema."""
+
+
 _NotificationChannelRequired = TypedDict("_NotificationChannelRequired", {"id": str, "name": str, "type": Literal["webhook", "email"], "secret_set": bool, "to": List[str], "kinds": List[Literal["circuit_opened", "circuit_closed", "endpoint_disabled", "delivery_failed", "series_ended", "dependency_unreachable", "dependency_recovered"]], "created_by": str, "created_at": str, "updated_at": str})
 _NotificationChannelOptional = TypedDict("_NotificationChannelOptional", {"url": str, "secret": str}, total=False)
 
@@ -337,6 +361,14 @@ _SecretRotationOptional = TypedDict("_SecretRotationOptional", {"previous_secret
 
 class SecretRotation(_SecretRotationRequired, _SecretRotationOptional):
     """The SecretRotation schema."""
+
+
+_SentNoticeRequired = TypedDict("_SentNoticeRequired", {"id": str, "at": str, "kind": str, "summary": str, "outcome": Literal["delivered", "failed"], "answer": str, "test": bool})
+_SentNoticeOptional = TypedDict("_SentNoticeOptional", {}, total=False)
+
+
+class SentNotice(_SentNoticeRequired, _SentNoticeOptional):
+    """One notice sent to a notification channel."""
 
 
 _StatsRequired = TypedDict("_StatsRequired", {"since": str, "until": str, "total": Dict[str, Any], "by_action": Dict[str, Dict[str, Any]]})

@@ -168,6 +168,8 @@ class Contract(unittest.TestCase):
         q.endpoints.disable(i)
         q.endpoints.rotate_secret(i, grace="1h")
         q.endpoints.test(i)
+        q.endpoints.circuit_history(i, limit=5, cursor="x")
+        list(q.endpoints.all_circuit_history(i))
         q.tokens.create(sub="ci", access="read", expires_at=soon, scope=["a"])
         q.tokens.list()
         q.tokens.revoke("tok")
@@ -177,6 +179,7 @@ class Contract(unittest.TestCase):
         q.notification_channels.update(i, name="ops")
         q.notification_channels.delete(i)
         q.notification_channels.test(i)
+        q.notification_channels.notices(i, limit=5, cursor="x")
 
         self.assertEqual(problems, [])
         missing = sorted(r["key"] for r in routes if r["key"] not in hit)

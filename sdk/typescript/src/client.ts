@@ -284,6 +284,17 @@ export class Endpoints {
   test(id: string, opts?: CallOptions): Promise<T.EndpointTestResult> {
     return data(this.t.send({ method: "POST", path: `/endpoints/${pathID(id)}/test` }, opts));
   }
+
+  /** One page of an endpoint's circuit transitions, newest first (GET /endpoints/{id}/circuit-history). */
+  async circuitHistory(id: string, params?: T.CircuitHistoryParams, opts?: CallOptions): Promise<T.Page<T.CircuitEntry>> {
+    const page = await data(this.t.send<T.CircuitHistoryPage>({ method: "GET", path: `/endpoints/${pathID(id)}/circuit-history`, query: params }, opts));
+    return { items: page.data ?? [], nextCursor: page.pagination?.next_cursor ?? "" };
+  }
+
+  /** An endpoint's kept circuit history, newest first. */
+  allCircuitHistory(id: string, params: T.CircuitHistoryParams = {}, opts?: CallOptions) {
+    return paginate((cursor) => this.circuitHistory(id, { ...params, cursor }, opts));
+  }
 }
 
 /** /tokens (admin) */
@@ -331,6 +342,12 @@ export class NotificationChannels {
   /** Sends a test notice now (POST /notification-channels/{id}/test). */
   test(id: string, opts?: CallOptions): Promise<T.NotificationTestResult> {
     return data(this.t.send({ method: "POST", path: `/notification-channels/${pathID(id)}/test` }, opts));
+  }
+
+  /** One page of the notices sent to a channel, newest first (GET /notification-channels/{id}/notices). */
+  async notices(id: string, params?: T.NoticesParams, opts?: CallOptions): Promise<T.Page<T.SentNotice>> {
+    const page = await data(this.t.send<T.NoticePage>({ method: "GET", path: `/notification-channels/${pathID(id)}/notices`, query: params }, opts));
+    return { items: page.data ?? [], nextCursor: page.pagination?.next_cursor ?? "" };
   }
 }
 

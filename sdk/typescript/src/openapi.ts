@@ -2547,6 +2547,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/notification-channels/{id}/notices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A notification channel's recent notices, newest first (admin)
+         * @description Each notice sent to the channel, test notices included: when, its kind and summary, whether the channel took it (delivered) or not (failed), and the receiver's answer (the HTTP status, the mail server's acceptance) or the error. A notice the notifier held back (min_interval) or folded into a digest is not a send; the digest is. The newest 200 notices of each channel are kept.
+         */
+        get: operations["listNotificationChannelNotices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/stats": {
         parameters: {
             query?: never;
@@ -3475,6 +3497,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/endpoints/{id}/circuit-history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * An endpoint's circuit history: its transitions, newest first
+         * @description Every transition of the endpoint's circuit, written in the transaction that changed its health (once, whichever instance made it): opened (failures opened it), reopened (the trial delivery failed; a new cool-down), closed (the trial succeeded), disabled (open longer than disable_after, or by a user) and enabled (by a user). The trial itself is a mark inside the open state, not a state, and shows as its outcome. The newest 200 entries of each endpoint are kept. Needs the right to read the endpoint.
+         */
+        get: operations["getEndpointCircuitHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/endpoints/{id}/rotate-secret": {
         parameters: {
             query?: never;
@@ -4299,6 +4343,62 @@ export interface components {
             /** @description the occurrence fires no later than this long after the first upsert of a burst; needs debounce, not shorter than it */
             max_wait?: string;
         };
+        /** @description One transition of an endpoint's circuit. */
+        CircuitEntry: {
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            at: string;
+            /**
+             * @description opened, reopened (a trial failed), closed (a trial succeeded), disabled, enabled
+             * @enum {string}
+             */
+            change: "opened" | "reopened" | "closed" | "disabled" | "enabled";
+            /** @enum {string} */
+            from_state: "healthy" | "degraded" | "open" | "disabled";
+            /** @enum {string} */
+            to_state: "healthy" | "degraded" | "open" | "disabled";
+            /** @description why: the last error (as the endpoint shows it, never a secret) for the breaker's changes; the disabled reason (manual, circuit_open) for a disable; empty otherwise */
+            reason: string;
+            consecutive_failures: number;
+            /** @description the user who enabled or disabled the endpoint; empty for the breaker's own changes */
+            subject: string;
+            /** @description what the user came through (api, console, cli); empty for the breaker's own changes */
+            channel: string;
+        };
+        CircuitHistoryPage: {
+            data: components["schemas"]["CircuitEntry"][];
+            pagination: {
+                limit: number;
+                /** @description present while more entries follow */
+                next_cursor?: string;
+            };
+        };
+        /** @description One notice sent to a notification channel. */
+        SentNotice: {
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            at: string;
+            /** @description the notice kind (delivery_failed digests, circuit_opened, …, test) */
+            kind: string;
+            /** @description the notice's title (the mail subject) */
+            summary: string;
+            /** @enum {string} */
+            outcome: "delivered" | "failed";
+            /** @description the receiver's answer (HTTP 204, the mail server's acceptance) or the error that stopped the send */
+            answer: string;
+            /** @description sent by POST /notification-channels/{id}/test */
+            test: boolean;
+        };
+        NoticePage: {
+            data: components["schemas"]["SentNotice"][];
+            pagination: {
+                limit: number;
+                /** @description present while more notices follow */
+                next_cursor?: string;
+            };
+        };
     };
     responses: {
         /** @description Missing or invalid credentials */
@@ -4446,6 +4546,66 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listNotificationChannelNotices: {
+        parameters: {
+            query?: {
+                /** @description page size, default 50, clamped to 500 */
+                limit?: number;
+                /** @description opaque cursor from pagination.next_cursor or the Link header */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description one page, newest first */
+            200: {
+                headers: {
+                    /** @description <…>; rel="next" when more entries follow */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NoticePage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient access (admin only) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -4819,6 +4979,66 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             /** @description Insufficient access or outside token scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the token's scope) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getEndpointCircuitHistory: {
+        parameters: {
+            query?: {
+                /** @description page size, default 50, clamped to 500 */
+                limit?: number;
+                /** @description opaque cursor from pagination.next_cursor or the Link header */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description one page, newest first */
+            200: {
+                headers: {
+                    /** @description <…>; rel="next" when more entries follow */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CircuitHistoryPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient access */
             403: {
                 headers: {
                     [name: string]: unknown;

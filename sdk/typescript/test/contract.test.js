@@ -155,6 +155,7 @@ test("every operation of openapi.json is called by a method, with a request the 
     await q.endpoints.disable(id);
     await q.endpoints.rotateSecret(id, { grace: "1h" });
     await q.endpoints.test(id);
+    await q.endpoints.circuitHistory(id, { limit: 5, cursor: "x" });
     await q.tokens.create({ sub: "ci", access: "read", expires_at: soon, scope: ["a"] });
     await q.tokens.list();
     await q.tokens.revoke("tok");
@@ -164,6 +165,7 @@ test("every operation of openapi.json is called by a method, with a request the 
     await q.notificationChannels.update(id, { name: "ops" });
     await q.notificationChannels.delete(id);
     await q.notificationChannels.test(id);
+    await q.notificationChannels.notices(id, { limit: 5, cursor: "x" });
   } finally {
     server.close();
   }
