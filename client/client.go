@@ -22,6 +22,7 @@ type Client struct {
 	base       *url.URL
 	token      string
 	http       *http.Client
+	wsHTTP     *http.Client // Subscribe's, when set apart from http
 	userAgent  string
 	maxRetries int
 	backoff    time.Duration
@@ -46,6 +47,15 @@ func WithToken(token string) Option { return func(c *Client) { c.token = token }
 
 // WithHTTPClient replaces the HTTP client (default: 30 s timeout).
 func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
+
+// WithWebSocketHTTPClient sets the HTTP client Subscribe opens /ws with
+// (default: the client's HTTP client). Use it when the calls and the
+// WebSocket take different routes: a transport that answers calls without
+// a connection of its own (an in-process one, a recorder in tests) cannot
+// upgrade to a WebSocket, so Subscribe gets a client whose transport dials
+// a real (or piped) connection. Its Timeout is ignored, as the default's
+// is: an overall timeout would cut a long-lived connection.
+func WithWebSocketHTTPClient(h *http.Client) Option { return func(c *Client) { c.wsHTTP = h } }
 
 // WithUserAgent sets the User-Agent header.
 func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua } }

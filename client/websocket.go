@@ -64,7 +64,10 @@ type Conn struct {
 }
 
 // Subscribe connects to /ws and subscribes with the client's token. It
-// returns once the server has registered the subscription.
+// returns once the server has registered the subscription. ctx bounds the
+// dial and the handshake only: the connection outlives it (Next and Ack
+// take their own). The connection is dialled with the HTTP client of
+// WithWebSocketHTTPClient, if set.
 func (c *Client) Subscribe(ctx context.Context, sub Subscription) (*Conn, error) {
 	hs := map[string]any{"token": c.token}
 	switch {
@@ -108,10 +111,15 @@ func (c *Client) Subscribe(ctx context.Context, sub Subscription) (*Conn, error)
 	return conn, nil
 }
 
-// wsHTTPClient is the client's HTTP client without its overall timeout,
-// which would cut a long-lived connection.
+// wsHTTPClient is the HTTP client set by WithWebSocketHTTPClient, or else
+// the client's own, without its overall timeout, which would cut a
+// long-lived connection.
 func (c *Client) wsHTTPClient() *http.Client {
-	h := *c.http
+	src := c.http
+	if c.wsHTTP != nil {
+		src = c.wsHTTP
+	}
+	h := *src
 	h.Timeout = 0
 	return &h
 }

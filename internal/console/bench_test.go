@@ -175,6 +175,12 @@ ANALYZE;`); err != nil {
 	if err := db.GetContext(ctx, &occID, `SELECT id::text FROM occurrences WHERE status = 'failed' LIMIT 1`); err != nil {
 		b.Fatal(err)
 	}
+	// A pending occurrence ahead: its page offers skip and move.
+	var pendingID string
+	if err := db.GetContext(ctx, &pendingID, `SELECT id::text FROM occurrences WHERE status = 'pending'
+		AND scheduled_at > now() + interval '1 hour' LIMIT 1`); err != nil {
+		b.Fatal(err)
+	}
 	// A second event with a change history (50 edits, a pause until next
 	// week with a reason, an exception) for the History tab and the paused
 	// event page; the first stays a plain active event.
@@ -213,6 +219,7 @@ ANALYZE;`); err != nil {
 		{"event-edit", "/ui/events/" + eventID + "/edit"},
 		{"event-new", "/ui/events/new"},
 		{"occurrence", "/ui/occurrences/" + occID},
+		{"occurrence-pending", "/ui/occurrences/" + pendingID},
 		{"failures-24h", "/ui/failures"},
 		{"failures-all", "/ui/failures?window=all"},
 		{"failures-500-tag", "/ui/failures?window=7d&status=failed&status_code=500&tags=t7"},
@@ -222,12 +229,15 @@ ANALYZE;`); err != nil {
 		{"endpoints", "/ui/endpoints"},
 		{"endpoints-open", "/ui/endpoints?state=open"},
 		{"endpoint-detail", "/ui/endpoints/" + endpointID},
+		{"endpoint-edit", "/ui/endpoints/" + endpointID + "/edit"},
 		{"endpoint-new", "/ui/endpoints/new"},
 		{"calendars", "/ui/calendars"},
 		{"calendar-detail", "/ui/calendars/" + calendarID},
 		{"calendar-edit", "/ui/calendars/" + calendarID + "/edit"},
+		{"calendar-new", "/ui/calendars/new"},
 		{"notifications", "/ui/notifications"},
 		{"search-name", "/ui/search?q=" + url.QueryEscape("event 4242")},
+		{"search-id", "/ui/search?q=" + occID},
 		{"api-reference", "/ui/api"},
 	}
 	serve := func(path string) time.Duration {
@@ -255,6 +265,7 @@ ANALYZE;`); err != nil {
 		{"api-stats-1h", "/stats?since=" + since(time.Hour)},
 		{"api-timeline-1h", "/stats/timeline?step=1m&since=" + since(time.Hour)},
 		{"api-timeline-24h", "/stats/timeline?step=15m&since=" + since(24*time.Hour)},
+		{"api-timeline-24h-1h", "/stats/timeline?step=1h&since=" + since(24*time.Hour)},
 		{"api-status", "/status"},
 		{"api-failures-all", "/occurrences?status=failed,missed&limit=25"},
 		{"api-endpoints", "/endpoints?limit=25"},

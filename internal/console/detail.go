@@ -5,6 +5,7 @@ import (
 	"github.com/qhronos/qhronos/client"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -287,7 +288,7 @@ func viewOccurrence(o *client.Occurrence, attempts []client.Attempt) occurrenceV
 type occurrencePageData struct {
 	Occurrence occurrenceView
 	Event      *eventView
-	// Skippable: it has not fired and its instant is ahead; Unskippable: it
+	// Skippable (and movable): it has not fired and its instant is ahead; Unskippable: it
 	// was skipped by hand and its instant is still ahead.
 	Skippable, Unskippable bool
 }
@@ -345,6 +346,40 @@ func (c *Console) controlOne(action, done string) func(http.ResponseWriter, *htt
 		}
 		redirect(w, r, back, done)
 	}
+}
+
+// moveOne moves one pending occurrence to another moment (POST
+// /occurrences/{id}/move), the picker read in its event's zone (UTC when
+// the event is not visible), and comes back to its page.
+func (c *Console) moveOne(w http.ResponseWriter, r *http.Request, s *session) {
+	id := r.PathValue("id")
+	back := Prefix + "/occurrences/" + url.PathEscape(id)
+	api := c.sdk(r)
+	occ, err := api.Occurrences.Get(r.Context(), id)
+	if err != nil {
+		c.fail(w, r, s, sdkError(err))
+		return
+	}
+	loc := time.UTC
+	if ev, err := api.Events.Get(r.Context(), occ.EventID); err == nil {
+		loc = viewEvent(ev).Location()
+	}
+	to, ok := parsePicker(strings.TrimSpace(r.PostFormValue("to")), loc)
+	if !ok {
+		redirect(w, r, back, "Could not move: to must be a date and time")
+		return
+	}
+	_, err = api.Occurrences.Move(r.Context(), id, to.UTC(), strings.TrimSpace(r.PostFormValue("reason")))
+	if err = sdkError(err); err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) && ae.Status != http.StatusNotFound {
+			redirect(w, r, back, "Could not move: "+ae.Message)
+			return
+		}
+		c.fail(w, r, s, err)
+		return
+	}
+	redirect(w, r, back, "Moved: it fires at "+to.Format("Mon 2 Jan 2006 15:04:05 MST")+".")
 }
 
 func (c *Console) replayOne(w http.ResponseWriter, r *http.Request, s *session) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -17,73 +16,6 @@ import (
 	"github.com/qhronos/qhronos/client"
 )
 
-// wsDialer connects to the API's own /ws in process: each dial is one end
-// of a net.Pipe whose other end an http.Server serving the API handler
-// accepts, so the console is a WebSocket client like any other, without a
-// network address of its own.
-type wsDialer struct {
-	api    http.Handler
-	once   sync.Once
-	conns  chan net.Conn
-	done   chan struct{}
-	server *http.Server
-}
-
-func newWSDialer(api http.Handler) *wsDialer {
-	return &wsDialer{api: api, conns: make(chan net.Conn), done: make(chan struct{})}
-}
-
-// pipeListener hands the server ends of pipes to http.Server.
-type pipeListener struct{ d *wsDialer }
-
-func (l pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.d.conns:
-		return c, nil
-	case <-l.d.done:
-		return nil, net.ErrClosed
-	}
-}
-func (l pipeListener) Close() error   { return nil }
-func (l pipeListener) Addr() net.Addr { return pipeAddr{} }
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "console" }
-
-func (d *wsDialer) start() {
-	d.server = &http.Server{Handler: d.api, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = d.server.Serve(pipeListener{d}) }()
-}
-
-func (d *wsDialer) dialContext(ctx context.Context, _, _ string) (net.Conn, error) {
-	d.once.Do(d.start)
-	client, server := net.Pipe()
-	select {
-	case d.conns <- server:
-		return client, nil
-	case <-d.done:
-		return nil, net.ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-func (d *wsDialer) close() {
-	close(d.done)
-	if d.server != nil {
-		_ = d.server.Close()
-	}
-}
-
-// dial opens a WebSocket to /ws.
-func (d *wsDialer) dial(ctx context.Context) (*websocket.Conn, error) {
-	hc := &http.Client{Transport: &http.Transport{DialContext: d.dialContext}}
-	conn, _, err := websocket.Dial(ctx, "ws://console.internal/ws", &websocket.DialOptions{HTTPClient: hc})
-	return conn, err
-}
-
 type liveData struct {
 	Tags string
 }
@@ -91,17 +23,6 @@ type liveData struct {
 func (c *Console) livePage(w http.ResponseWriter, r *http.Request, s *session) {
 	c.render(w, r, s, "live", http.StatusOK, view{Title: "Live", Nav: "live",
 		Data: liveData{Tags: strings.TrimSpace(r.URL.Query().Get("tags"))}})
-}
-
-// liveFrame is a tag-listener frame of /ws.
-type liveFrame struct {
-	Type         string    `json:"type"`
-	Message      string    `json:"message"`
-	EventID      string    `json:"event_id"`
-	OccurrenceID string    `json:"occurrence_id"`
-	ScheduledAt  time.Time `json:"scheduled_at"`
-	Name         string    `json:"name"`
-	Tags         []string  `json:"tags"`
 }
 
 // sse writes server-sent events, one writer at a time.
@@ -197,44 +118,39 @@ func (c *Console) liveStream(w http.ResponseWriter, r *http.Request, s *session)
 		_ = out.send("problem", map[string]string{"message": "No tagged events to follow yet. Create an event with a tag, or type tags above."})
 		return
 	}
-	conn, err := c.ws.dial(ctx)
-	if err != nil {
-		c.log.Warn("console live: dial /ws", zap.Error(err))
-		_ = out.send("problem", map[string]string{"message": "could not connect to /ws"})
-		return
-	}
-	defer func() { _ = conn.CloseNow() }()
-	hello, _ := json.Marshal(map[string]any{"type": "tag-listener", "tags": tags, "token": s.Token})
-	if err := conn.Write(ctx, websocket.MessageText, hello); err != nil {
-		return
-	}
-	// The subscription holds once /ws acknowledges it; only then is the
-	// page told it is listening, so nothing fired after that is missed.
+	// The subscription holds once /ws acknowledges it (Subscribe returns
+	// then); only then is the page told it is listening, so nothing fired
+	// after that is missed.
 	hctx, hcancel := context.WithTimeout(ctx, 10*time.Second)
-	_, data, err := conn.Read(hctx)
+	conn, err := c.sdkFor(r, s.Token).Subscribe(hctx, client.Subscription{Tags: tags})
 	hcancel()
-	var first liveFrame
-	if err != nil || json.Unmarshal(data, &first) != nil || first.Type != "ack" {
-		if first.Message == "unauthorized" {
-			_ = out.send("signout", map[string]string{"reason": first.Message})
-			return
-		}
+	var refused *client.HandshakeError
+	switch {
+	case errors.As(err, &refused) && refused.Message == "unauthorized":
+		_ = out.send("signout", map[string]string{"reason": refused.Message})
+		return
+	case errors.As(err, &refused):
 		msg := "the /ws subscription was refused"
-		if first.Message != "" {
-			msg += ": " + first.Message
+		if refused.Message != "" {
+			msg += ": " + refused.Message
 		}
 		_ = out.send("problem", map[string]string{"message": msg})
 		return
+	case err != nil:
+		c.log.Warn("console live: subscribe to /ws", zap.Error(err))
+		_ = out.send("problem", map[string]string{"message": "could not connect to /ws"})
+		return
 	}
+	defer func() { _ = conn.Close() }()
 	if err := out.send("listening", map[string]any{"tags": tags}); err != nil {
 		return
 	}
-	frames := make(chan liveFrame, 16)
+	frames := make(chan client.Frame, 16)
 	ended := make(chan string, 1)
 	go func() {
 		defer close(frames)
 		for {
-			_, data, err := conn.Read(ctx)
+			f, err := conn.Next(ctx)
 			if err != nil {
 				if websocket.CloseStatus(err) == websocket.StatusPolicyViolation {
 					var ce websocket.CloseError
@@ -244,13 +160,10 @@ func (c *Console) liveStream(w http.ResponseWriter, r *http.Request, s *session)
 				}
 				return
 			}
-			var f liveFrame
-			if json.Unmarshal(data, &f) == nil {
-				select {
-				case frames <- f:
-				case <-ctx.Done():
-					return
-				}
+			select {
+			case frames <- f:
+			case <-ctx.Done():
+				return
 			}
 		}
 	}()
@@ -295,7 +208,7 @@ func (c *Console) liveStream(w http.ResponseWriter, r *http.Request, s *session)
 			}
 			switch f.Type {
 			case "event":
-				if err := out.send("fired", f); err != nil {
+				if err := out.send("fired", firedData(f)); err != nil {
 					return
 				}
 				select {
@@ -317,6 +230,13 @@ func (c *Console) liveStream(w http.ResponseWriter, r *http.Request, s *session)
 			}
 		}
 	}
+}
+
+// firedData is what the page shows of a fired occurrence: the frame's
+// identity, time, name and tags, not its metadata.
+func firedData(f client.Frame) map[string]any {
+	return map[string]any{"type": f.Type, "message": f.Message, "event_id": f.EventID,
+		"occurrence_id": f.OccurrenceID, "scheduled_at": f.ScheduledAt, "name": f.Name, "tags": f.Tags}
 }
 
 // followStatus polls one occurrence until it is final (or the span ends)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -64,4 +65,67 @@ func TestOccurrencePageThroughTheSDK(t *testing.T) {
 	page = body(t, res)
 	require.Equal(t, http.StatusOK, res.StatusCode, page)
 	require.Contains(t, page, "Pause “weekly report”")
+}
+
+// TestOccurrenceMove: a pending occurrence ahead offers Move; the picker is
+// read in the event's zone and sent as POST /occurrences/{id}/move, and the
+// API's refusal comes back as the page's notice.
+func TestOccurrenceMove(t *testing.T) {
+	t.Parallel()
+	tc := newTestConsole(t)
+	session, csrf := tc.signIn()
+	pending := `{"id":"oc2","occurrence_id":"oc2","event_id":"ev1","scheduled_at":"2099-01-05T08:00:00Z",
+"status":"pending","manual":false,"attempt_count":0}`
+	moveBody := make(chan string, 2)
+	var refuse atomic.Bool
+	tc.api.mu.Lock()
+	tc.api.answers["GET /occurrences/oc2"] = jsonAnswer(200, pending)
+	tc.api.answers["GET /occurrences/oc2/attempts"] = jsonAnswer(200, `[]`)
+	tc.api.answers["POST /occurrences/oc2/move"] = func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		moveBody <- string(b)
+		if refuse.Load() {
+			jsonAnswer(409, `{"error":"to: another occurrence of the event is at that moment","field":"to"}`)(w, r)
+			return
+		}
+		jsonAnswer(200, pending)(w, r)
+	}
+	tc.api.mu.Unlock()
+
+	res := tc.get(session, "/ui/occurrences/oc2")
+	page := body(t, res)
+	require.Equal(t, http.StatusOK, res.StatusCode, page)
+	require.Contains(t, page, `action="/ui/occurrences/oc2/move"`)
+	require.Contains(t, page, `<label for="move-to">Move to <span class="hint">Europe/Prague</span></label>`)
+	require.NotContains(t, body(t, tc.get(session, "/ui/occurrences/oc1")), `id="move-form"`,
+		"a failed occurrence cannot be moved")
+
+	res = tc.post(session, "/ui/occurrences/oc2/move", url.Values{"csrf": {csrf}, "to": {"2099-03-01T10:30"},
+		"reason": {"maintenance"}}, "Origin", tc.srv.URL)
+	_ = body(t, res)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	require.JSONEq(t, `{"to":"2099-03-01T09:30:00Z","reason":"maintenance"}`, <-moveBody, "10:30 in Prague is 09:30 UTC")
+	require.Equal(t, "/ui/occurrences/oc2?notice="+urlQueryEscape("Moved: it fires at Sun 1 Mar 2099 10:30:00 CET."),
+		res.Header.Get("Location"))
+
+	refuse.Store(true)
+	res = tc.post(session, "/ui/occurrences/oc2/move", url.Values{"csrf": {csrf}, "to": {"2099-03-01T10:30:00"}},
+		"Origin", tc.srv.URL)
+	_ = body(t, res)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	require.JSONEq(t, `{"to":"2099-03-01T09:30:00Z"}`, <-moveBody)
+	require.Equal(t, "/ui/occurrences/oc2?notice="+urlQueryEscape("Could not move: to: another occurrence of the event is at that moment"),
+		res.Header.Get("Location"))
+
+	res = tc.post(session, "/ui/occurrences/oc2/move", url.Values{"csrf": {csrf}, "to": {"tomorrow"}}, "Origin", tc.srv.URL)
+	_ = body(t, res)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	require.Equal(t, "/ui/occurrences/oc2?notice="+urlQueryEscape("Could not move: to must be a date and time"),
+		res.Header.Get("Location"))
+	require.Empty(t, moveBody, "a value that is not a time never reaches the API")
+
+	res = tc.post(session, "/ui/occurrences/oc2/move", url.Values{"to": {"2099-03-01T10:30"}}, "Origin", tc.srv.URL)
+	_ = body(t, res)
+	require.NotEqual(t, http.StatusSeeOther, res.StatusCode, "a form without its CSRF token is refused")
+	require.Empty(t, moveBody)
 }

@@ -215,8 +215,13 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
 			hourTL, err = sdk.StatsTimeline(ctx, client.StatsTimelineParams{Since: &hourAgo, Step: client.Ptr(client.GetStatsTimelineParamsStep("1m"))})
 			return
 		},
+		// The day chart has hourly buckets: each reads one precomputed
+		// hourly latency histogram (latency_rollups width "h") instead of
+		// four quarter-hour ones, and /stats's 24 h percentiles read those
+		// same rows. With 15-minute buckets this call alone read ~18,000
+		// histogram rows and took 300-900 ms of the page (BENCHMARKS.md).
 		func() (err error) {
-			dayTL, err = sdk.StatsTimeline(ctx, client.StatsTimelineParams{Since: &dayAgo, Step: client.Ptr(client.GetStatsTimelineParamsStep("15m"))})
+			dayTL, err = sdk.StatsTimeline(ctx, client.StatsTimelineParams{Since: &dayAgo, Step: client.Ptr(client.GetStatsTimelineParamsStep("1h"))})
 			return
 		},
 		func() (err error) { st, err = sdk.Status(ctx); return },
@@ -254,7 +259,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
 	d.Day, d.Hour = toGroupStats(day), toGroupStats(hour)
 	d.DayCounts = sortedCounts(d.Day.ByStatus)
 	d.FailedHour = d.Hour.ByStatus["failed"] + d.Hour.ByStatus["missed"]
-	d.HourChart, d.DayChart = toChart(hourTL, 1), toChart(dayTL, 15)
+	d.HourChart, d.DayChart = toChart(hourTL, 1), toChart(dayTL, 60)
 	d.StatusText = string(st.Status)
 	if d.StatusText == "" {
 		d.StatusText = "ok"

@@ -195,12 +195,31 @@ func TestSearchOpensAnIDOrListsNames(t *testing.T) {
 	tc := resourceConsole(t)
 	id := "22222222-2222-4222-8222-222222222222"
 	tc.api.answers["GET /occurrences/"+id] = jsonAnswer(200, strings.Replace(sampleOccurrence, `"id":"oc1"`, `"id":"`+id+`"`, 1))
+	// GET /events?key= finds ev1 by its key "cart-42"; "shared" stands in
+	// two key scopes.
+	tc.api.answers["GET /events"] = func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Query().Get("key") {
+		case "cart-42":
+			jsonAnswer(200, "["+sampleEvent+"]")(w, r)
+		case "shared":
+			jsonAnswer(200, "["+sampleEvent+","+sampleEvent+"]")(w, r)
+		default:
+			jsonAnswer(200, "[]")(w, r)
+		}
+	}
 	session, _ := tc.signIn()
 	res := tc.get(session, "/ui/search?q="+id)
 	require.Equal(t, http.StatusSeeOther, res.StatusCode)
 	require.Equal(t, "/ui/occurrences/"+id, res.Header.Get("Location"))
 	res = tc.get(session, "/ui/search?q=weekly")
 	require.Equal(t, "/ui/events?q=weekly", res.Header.Get("Location"))
+	res = tc.get(session, "/ui/search?q=cart-42")
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	require.Equal(t, "/ui/events/ev1", res.Header.Get("Location"), "an event's key opens its page")
+	res = tc.get(session, "/ui/search?q=shared")
+	require.Equal(t, "/ui/events?q=shared", res.Header.Get("Location"), "a key of two events lists by name")
+	res = tc.get(session, "/ui/search?q="+strings.Repeat("k", 201))
+	require.Equal(t, "/ui/events?q="+strings.Repeat("k", 201), res.Header.Get("Location"), "too long to be a key")
 
 	// The not-found page of a signed-in user keeps the nav, no "Sign in".
 	page := body(t, tc.get(session, "/ui/no-such-page"))

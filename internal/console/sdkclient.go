@@ -5,8 +5,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/qhronos/qhronos/client"
 )
@@ -120,7 +123,8 @@ func (c *Console) sdk(r *http.Request) *client.Client {
 func (c *Console) sdkFor(r *http.Request, token string) *client.Client {
 	sdk, err := client.New(sdkBase, client.WithToken(token), client.WithVia("console"), client.WithRetries(0),
 		client.WithUserAgent("qhronos-console"),
-		client.WithHTTPClient(&http.Client{Transport: &apiTransport{api: c.opts.API, from: r}}))
+		client.WithHTTPClient(&http.Client{Transport: &apiTransport{api: c.opts.API, from: r}}),
+		client.WithWebSocketHTTPClient(c.ws.client))
 	if err != nil {
 		panic("console: the SDK refused its constant base URL: " + err.Error()) // cannot happen: sdkBase is valid
 	}
@@ -142,4 +146,76 @@ func sdkError(err error) error {
 		msg = "the API answered " + http.StatusText(ae.StatusCode)
 	}
 	return &apiError{Status: ae.StatusCode, Message: msg, Field: ae.Field}
+}
+
+// wsDialer carries the SDK's /ws connections in process: each dial is one
+// end of a net.Pipe whose other end an http.Server serving the API handler
+// accepts, so the Live page is a WebSocket client like any other (the SDK's
+// Subscribe), without a network address of its own. apiTransport cannot do
+// this: it answers a request with a recorded response, and a WebSocket needs
+// the connection itself.
+type wsDialer struct {
+	api    http.Handler
+	once   sync.Once
+	conns  chan net.Conn
+	done   chan struct{}
+	server *http.Server
+	// client is the HTTP client the SDK dials /ws with
+	// (client.WithWebSocketHTTPClient); the host it names is never resolved.
+	client *http.Client
+}
+
+func newWSDialer(api http.Handler) *wsDialer {
+	d := &wsDialer{api: api, conns: make(chan net.Conn), done: make(chan struct{})}
+	d.client = &http.Client{Transport: &http.Transport{DialContext: d.dialContext}}
+	return d
+}
+
+// pipeListener hands the server ends of pipes to http.Server.
+type pipeListener struct{ d *wsDialer }
+
+func (l pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.d.conns:
+		return c, nil
+	case <-l.d.done:
+		return nil, net.ErrClosed
+	}
+}
+func (l pipeListener) Close() error   { return nil }
+func (l pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "console" }
+
+// start serves the pipes; it runs on the first dial, so a console whose
+// Live page is never opened starts no server.
+func (d *wsDialer) start() {
+	d.server = &http.Server{Handler: d.api, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = d.server.Serve(pipeListener{d}) }()
+}
+
+func (d *wsDialer) dialContext(ctx context.Context, _, _ string) (net.Conn, error) {
+	d.once.Do(d.start)
+	client, server := net.Pipe()
+	select {
+	case d.conns <- server:
+		return client, nil
+	case <-d.done:
+		return nil, net.ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// close stops the server. The empty Do waits for a start under way (or
+// keeps one from starting), so d.server is read after it is written.
+func (d *wsDialer) close() {
+	close(d.done)
+	d.once.Do(func() {})
+	if d.server != nil {
+		_ = d.server.Close()
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/qhronos/qhronos/client"
 )
 
 // occurrenceNav is the section an occurrence page belongs to: Failures for
@@ -20,7 +22,9 @@ func occurrenceNav(status string) string {
 }
 
 // search answers the header's search box: an event id or an occurrence id
-// opens that page; anything else lists the events whose name contains it.
+// opens that page, as does an event's key (the name integrations upsert it
+// by: PUT /events/by-key/{key}) when one event carries it; anything else
+// lists the events whose name contains it.
 func (c *Console) search(w http.ResponseWriter, r *http.Request, s *session) {
 	q := strings.TrimSpace(r.URL.Query().Get("q"))
 	if q == "" {
@@ -50,8 +54,26 @@ func (c *Console) search(w http.ResponseWriter, r *http.Request, s *session) {
 			return
 		}
 	}
+	if len(q) <= maxKeyLen {
+		// The same key may stand in several key scopes the token reads:
+		// only a single match opens a page.
+		page, err := c.sdk(r).Events.List(r.Context(), client.ListEventsParams{Key: &q, Limit: client.Ptr(2)})
+		err = sdkError(err)
+		var ae *apiError
+		switch {
+		case err == nil && len(page.Items) == 1:
+			http.Redirect(w, r, Prefix+"/events/"+url.PathEscape(page.Items[0].ID), http.StatusSeeOther)
+			return
+		case err != nil && !(errors.As(err, &ae) && ae.Status == http.StatusBadRequest):
+			c.fail(w, r, s, err)
+			return
+		}
+	}
 	http.Redirect(w, r, Prefix+"/events?"+url.Values{"q": {q}}.Encode(), http.StatusSeeOther)
 }
+
+// maxKeyLen is the longest event key the API accepts (GET /events?key=).
+const maxKeyLen = 200
 
 func isNotFound(err error) bool {
 	var ae *apiError

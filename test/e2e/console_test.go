@@ -395,6 +395,20 @@ func consoleStories(t *testing.T, srv consoleServer, p *page) {
 	p.click("#unskip")
 	p.waitText(".notice", "Unskipped", pageTimeout)
 	p.waitText("#occurrence-status", "pending", pageTimeout)
+	// Then they move it half an hour later from the same page, the picker in
+	// the event's zone, and the page says where it was planned.
+	planned, err := time.Parse(time.RFC3339Nano, rows[0].(map[string]any)["scheduled_at"].(string))
+	require.NoError(t, err)
+	zone, err := time.LoadLocation(reminder["timezone"].(string))
+	require.NoError(t, err)
+	p.setPicker("#move-to", planned.Add(30*time.Minute).In(zone))
+	p.fill("#move-reason", "room booked")
+	p.click("#move")
+	p.waitText(".notice", "Moved", pageTimeout)
+	p.waitFor("where it was planned", `!!document.querySelector("#original")`, pageTimeout)
+	moved, err := time.Parse(time.RFC3339Nano, srv.api(t, srv.master, "GET", "/occurrences/"+reminderOcc, nil)["scheduled_at"].(string))
+	require.NoError(t, err)
+	require.True(t, moved.Equal(planned.Add(30*time.Minute)), "moved to %s, planned %s", moved, planned)
 
 	p.open("/ui/")
 	p.waitFor("the charts drawn", `document.querySelectorAll(".chart canvas").length === 2`, pageTimeout)
