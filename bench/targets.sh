@@ -76,7 +76,7 @@ t_burst() {
 	ceiling
 	local f=$OUT/burst.json
 	log "burst: 20,000 on one instant"
-	pg t_burst 18201 "$f" -- --events 20000 --burst-window 0 --due-in ${BURST_DUE_IN:-30s}
+	pg t_burst 18201 "$f" -- --events 20000 --burst-window 0 --due-in ${BURST_DUE_IN:-45s}
 	local r ok; r=$(json "$f" "round(r['deliveries_per_second'])"); ok=$(checks "$f")
 	row "20,000 on one instant" "$r/s (p99 $(json "$f" "round(r['lateness_ms']['p99'])") ms)" "$C_RATE/s" \
 		"$(calc "round($r/$C_RATE, 2)")" ">= 0.6, 0 lost/dup, recorded" "$(verdict "$r >= 0.6*$C_RATE" "$ok")"
@@ -86,7 +86,7 @@ t_within1s() {
 	ceiling 10000
 	local f=$OUT/within1s.json
 	log "within1s: 10,000 due within one second"
-	pg t_within 18202 "$f" -- --events 10000 --burst-window 1s --due-in ${BURST_DUE_IN:-30s}
+	pg t_within 18202 "$f" -- --events 10000 --burst-window 1s --due-in ${BURST_DUE_IN:-45s}
 	local d ok; d=$(json "$f" "round(r['drain_seconds'], 2)"); ok=$(checks "$f")
 	row "10,000 within 1 s: drain time" "${d} s (p99 late $(json "$f" "round(r['lateness_ms']['p99'])") ms)" "${C_SECS} s" \
 		"$(calc "round($d/$C_SECS, 2)")" "<= 1.5x + 1 s = $(calc "round(1.5*$C_SECS+1, 2)") s" "$(verdict "$d <= 1.5*$C_SECS+1" "$ok")"
@@ -111,13 +111,20 @@ t_two() {
 	ceiling
 	local one=$OUT/two-one.json two=$OUT/two-two.json
 	log "two: 20,000 on one instant, one instance"
-	pg t_one 18204 "$one" -- --events 20000 --burst-window 0 --due-in ${BURST_DUE_IN:-30s}
+	pg t_one 18204 "$one" -- --events 20000 --burst-window 0 --due-in ${BURST_DUE_IN:-45s}
 	log "two: the same, two instances"
-	INSTANCES=2 pg t_two 18205 "$two" -- --events 20000 --burst-window 0 --due-in ${BURST_DUE_IN:-30s}
+	INSTANCES=2 pg t_two 18205 "$two" -- --events 20000 --burst-window 0 --due-in ${BURST_DUE_IN:-45s}
 	local r1 r2 ok; r1=$(json "$one" "round(r['deliveries_per_second'])"); r2=$(json "$two" "round(r['deliveries_per_second'])")
 	ok=$(checks "$two"); [ "$(checks "$one")" = ok ] || ok="one instance: $(checks "$one")"
 	row "two instances, 20,000 burst" "$r2/s vs one $r1/s ($(calc "round($r2/$r1, 2)")x)" "$C_RATE/s" \
 		"$(calc "round($r2/$C_RATE, 2)")" "two >= 0.95x one" "$(verdict "$r2 >= 0.95*$r1" "$ok")"
+}
+
+# migrate URL: the schema of the server build (migrate checks the production settings, so give it throwaway ones)
+migrate() {
+	QHRONOS_AUTH_JWT_SECRET=$(openssl rand -hex 32) QHRONOS_HMAC_DEFAULT_SECRET=$(openssl rand -hex 32) \
+		QHRONOS_SECRETS_ENCRYPTION_KEY=$(openssl rand -hex 32) QHRONOS_AUTH_MASTER_TOKEN=$(openssl rand -hex 32) \
+		"$QHRONOSD" migrate --database-url "$1" >"$OUT/migrate.log" 2>&1 || { cat "$OUT/migrate.log" >&2; exit 1; }
 }
 
 t_creates() {
@@ -125,7 +132,7 @@ t_creates() {
 	local pgurl="postgres://postgres@127.0.0.1:${PGPORT:-5432}"
 	log "creates: pgbench, the create statement, $clients clients for $secs"
 	psql "$pgurl/postgres" -qc "DROP DATABASE IF EXISTS $db" -qc "CREATE DATABASE $db" >/dev/null
-	"$QHRONOSD" migrate --database-url "$pgurl/$db?sslmode=disable" >/dev/null 2>&1 || "$QHRONOSD" migrate --database-url "$pgurl/$db?sslmode=disable"
+	migrate "$pgurl/$db?sslmode=disable"
 	pgbench -h 127.0.0.1 -p "${PGPORT:-5432}" -U postgres -n -M prepared -f bench/create-pgbench.sql -c "$clients" -j 2 -T "${secs%s}" "$db" \
 		>"$OUT/pgbench.txt" 2>&1
 	psql "$pgurl/postgres" -qc "DROP DATABASE IF EXISTS $db" >/dev/null
@@ -145,7 +152,7 @@ t_sqlite() {
 	ceiling
 	local f=$OUT/sqlite.json
 	log "sqlite: 10,000 on one instant, embedded"
-	bash bench/embedded-run.sh 18206 -- --events 10000 --burst-window 0 --due-in ${BURST_DUE_IN:-30s} "${common[@]}" >"$f" 2>>"$OUT/servers.log"
+	bash bench/embedded-run.sh 18206 -- --events 10000 --burst-window 0 --due-in ${BURST_DUE_IN:-45s} "${common[@]}" >"$f" 2>>"$OUT/servers.log"
 	local r ok; r=$(json "$f" "round(r['deliveries_per_second'])"); ok=$(checks "$f")
 	row "embedded SQLite, 10,000 on one instant" "$r/s" "$C_RATE/s (PostgreSQL)" "$(calc "round($r/$C_RATE, 2)")" ">= 0.35" \
 		"$(verdict "$r >= 0.35*$C_RATE" "$ok")"
