@@ -36,7 +36,9 @@ CEILING_ROWS=${CEILING_ROWS:-100000}
 OUT=${KEEP:-$(mktemp -d)}
 mkdir -p "$OUT"
 ROWS=$OUT/rows.tsv
-common=(--create-concurrency 32 --receivers 8 --json)
+# --timeout: on a loaded machine a 20,000 drain can outlast the bench's default 30 s wait, which then counts
+# the rows still on their way as lost (the report says timed_out)
+common=(--create-concurrency 32 --receivers 8 --json --timeout ${TIMEOUT:-120s})
 log() { echo "targets: $(date -u +%H:%M:%S) load $(cut -d' ' -f1-3 /proc/loadavg): $*" >&2; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # json FILE EXPR: a value from a bench report (python expression over r)
