@@ -3,6 +3,8 @@
 -- 2026-11-26): the event, its tags, its first history entry and its first occurrence, in one statement with
 -- data-modifying CTEs, foreign keys checked at its end, against the real schema (indexes, partitions, the
 -- rollup trigger). Only the values are generated here instead of bound. Used by bench/targets.sh creates.
+-- pgbench reads ":name" as a variable even inside a literal, so the literals holding a colon are written
+-- with '~' and turned back by replace(…, '~', chr(58)).
 WITH ids AS (SELECT gen_random_uuid() AS e, gen_random_uuid() AS h, gen_random_uuid() AS o,
                     now() AS t, date_trunc('second', now()) + interval '1 hour' AS due),
 ev AS (INSERT INTO events (id, name, description, start_time, timezone, rrule, schedule, cron, action_type,
@@ -12,13 +14,13 @@ ev AS (INSERT INTO events (id, name, description, start_time, timezone, rrule, s
 		pause_catch_up, dst, jitter_ms, calendars, endpoint_id, no_trace_propagation,
 		key_scope, event_key, debounce_ms, max_wait_ms, debounce_since)
 	SELECT e, 'bench-' || :client_id, '', due, 'UTC', NULL, NULL, NULL, 'webhook',
-		'{"type":"webhook","params":{"url":"http://127.0.0.1:18999/hook"}}', 'http://127.0.0.1:18999/hook', NULL, NULL, NULL,
-		'["qhronos-bench","run-x"]', '{}', NULL, 'all', 0, 'active', '', 'master', 'api', 1, '9999-12-31 00:00:00+00', due,
+		replace('{"type"~"webhook","params"~{"url"~"http~//127.0.0.1~18999/hook"}}', '~', chr(58)), replace('http~//127.0.0.1~18999/hook', '~', chr(58)), NULL, NULL, NULL,
+		'["qhronos-bench","run-x"]', '{}', NULL, 'all', 0, 'active', '', 'master', 'api', 1, '9999-12-31'::timestamptz, due,
 		NULL, t, t, NULL, NULL, NULL, '', '', '', NULL, 0, NULL, NULL, false, NULL, NULL, 0, 0, NULL FROM ids),
 tg AS (INSERT INTO event_tags (event_id, tag) SELECT e, x FROM ids, (VALUES ('qhronos-bench'), ('run-x')) v(x)),
 hi AS (INSERT INTO event_history (id, event_id, at, subject, channel, action, reason, changes)
 	SELECT h, e, t, 'master', 'api', 'create', '',
-		'{"action":{"from":null,"to":{"type":"webhook","params":{"url":"http://127.0.0.1:18999/hook"}}},"catch_up":{"from":null,"to":"all"},"name":{"from":null,"to":"bench-1"},"start_time":{"from":null,"to":"2026-11-26T03:47:17Z"},"status":{"from":null,"to":"active"},"tags":{"from":null,"to":["qhronos-bench","run-x"]},"timezone":{"from":null,"to":"UTC"},"webhook":{"from":null,"to":"http://127.0.0.1:18999/hook"}}'
+		replace('{"action"~{"from"~null,"to"~{"type"~"webhook","params"~{"url"~"http~//127.0.0.1~18999/hook"}}},"catch_up"~{"from"~null,"to"~"all"},"name"~{"from"~null,"to"~"bench-1"},"start_time"~{"from"~null,"to"~"2026-11-26T03~47~17Z"},"status"~{"from"~null,"to"~"active"},"tags"~{"from"~null,"to"~["qhronos-bench","run-x"]},"timezone"~{"from"~null,"to"~"UTC"},"webhook"~{"from"~null,"to"~"http~//127.0.0.1~18999/hook"}}', '~', chr(58))
 	FROM ids),
 oc AS (INSERT INTO occurrences (id, event_id, scheduled_at, status, manual, attempt_count, next_attempt_at,
 		created_at, updated_at, reason, original_scheduled_at, error_message, completed_at)
