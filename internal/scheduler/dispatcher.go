@@ -116,7 +116,6 @@ type Dispatcher struct {
 
 	mu        sync.Mutex
 	held      int           // claimed rows whose outcome is not written yet
-	pace      drainPace     // how fast held rows settle while saturated
 	changed   chan struct{} // closed and replaced whenever held drops
 	announced time.Time     // earliest instant given to Wake, not yet seen by Run
 }
@@ -324,20 +323,7 @@ func (d *Dispatcher) capacity() int {
 }
 
 func (d *Dispatcher) capacityLocked() int {
-	return min(d.cfg.ClaimBatch, d.maxHeldLocked()-d.held)
-}
-
-// maxHeldLocked is how many rows may be held at once: two batches plus the
-// pool, or less when this instance settles slower than that in half a
-// lease-renewal interval (drainPace), so that a held row is fired before the
-// heartbeat must renew it and the rest stay claimable by other instances.
-// Never below the pool plus minClaim, so a claim stays worthwhile.
-func (d *Dispatcher) maxHeldLocked() int {
-	ceiling := 2*d.cfg.ClaimBatch + d.cfg.Workers
-	if d.cfg.LeaseRenewInterval <= 0 {
-		return ceiling
-	}
-	return d.pace.limit(d.cfg.LeaseRenewInterval/2, min(ceiling, d.cfg.Workers+d.minClaim()), ceiling)
+	return min(d.cfg.ClaimBatch, 2*d.cfg.ClaimBatch+d.cfg.Workers-d.held)
 }
 
 // minClaim is the capacity a busy dispatcher waits for before claiming
@@ -362,7 +348,6 @@ func (d *Dispatcher) addHeld(n int) {
 	d.mu.Lock()
 	d.held += n
 	if n < 0 {
-		d.pace.settle(time.Now(), -n, d.held, d.cfg.Workers)
 		close(d.changed)
 		d.changed = make(chan struct{})
 	}
