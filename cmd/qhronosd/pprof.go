@@ -38,6 +38,11 @@ func startPprof(log *zap.Logger) (stop func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", pprofAddrEnv, err)
 	}
+	return servePprof(ln, log), nil
+}
+
+// servePprof serves the profiler on ln until the returned stop is called.
+func servePprof(ln net.Listener, log *zap.Logger) (stop func()) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
@@ -55,5 +60,5 @@ func startPprof(log *zap.Logger) (stop func(), err error) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
-	}, nil
+	}
 }
