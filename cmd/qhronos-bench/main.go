@@ -186,6 +186,10 @@ func bench(ctx context.Context, cfg Config, stderr io.Writer, now func() time.Ti
 	}
 	tally := rec.Tally(cfg.CheckRecorded)
 	rep.fillDeliveries(tally)
+	if !tally.Last.IsZero() {
+		// first due instant to last receipt: how long the whole plan took to drain
+		rep.DrainSeconds = tally.Last.Sub(first).Seconds()
+	}
 	rep.Malformed = h.malformed.Load()
 	rep.LoadAfter = loadAverage()
 	if cfg.CheckRecorded > 0 && len(tally.DeliveryIDs) > 0 {

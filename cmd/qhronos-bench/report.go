@@ -38,6 +38,7 @@ type Report struct {
 	Occurrences         int     `json:"occurrences"`
 	DeliverySeconds     float64 `json:"delivery_seconds"`
 	DeliveriesPerSecond float64 `json:"deliveries_per_second"`
+	DrainSeconds        float64 `json:"drain_seconds"` // first due instant to last receipt
 	LatenessMS          struct {
 		Min  float64 `json:"min"`
 		P50  float64 `json:"p50"`
@@ -132,6 +133,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		r.CreateLatencyP50, r.CreateLatencyP99)
 	row("deliveries", "%d receipts, %d occurrences", r.Receipts, r.Occurrences)
 	row("deliveries/s", "%.0f (first to last receipt, %.3fs)", r.DeliveriesPerSecond, r.DeliverySeconds)
+	row("drained", "%.3fs after the first due instant", r.DrainSeconds)
 	l := r.LatenessMS
 	row("lateness", "p50 %.2f ms  p95 %.2f ms  p99 %.2f ms  max %.2f ms  (min %.2f, mean %.2f)",
 		l.P50, l.P95, l.P99, l.Max, l.Min, l.Mean)

@@ -44,6 +44,11 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer b.close()
 	cfg, log := b.cfg, b.log
+	stopPprof, err := startPprof(log)
+	if err != nil {
+		return err
+	}
+	defer stopPprof()
 	traces, err := tracing.Setup(ctx, version)
 	if err != nil {
 		return err
