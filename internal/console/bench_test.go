@@ -23,6 +23,7 @@ import (
 	"github.com/qhronos/qhronos/internal/config"
 	"github.com/qhronos/qhronos/internal/coordination"
 	"github.com/qhronos/qhronos/internal/lifecycle"
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/notify"
 	"github.com/qhronos/qhronos/internal/outbound"
 	"github.com/qhronos/qhronos/internal/repository"
@@ -156,6 +157,16 @@ func BenchmarkConsolePages(b *testing.B) {
 		calendarID = post("/calendars", fmt.Sprintf(`{"name":"calendar %d","timezone":"Europe/Prague","dates":["2031-01-01"],`+
 			`"ranges":[{"from":"2031-07-01","to":"2031-07-14"}],"rrules":["FREQ=WEEKLY;BYDAY=SA,SU"]}`, i))
 	}
+	// A notification channel with a full list of recent notices (the
+	// newest model.NoticesKeep are kept).
+	channelID := post("/notification-channels", `{"name":"ops","type":"webhook","url":"https://example.com/notices"}`)
+	for i := range model.NoticesKeep {
+		if err := store.RecordNotice(ctx, model.SentNotice{ChannelID: channelID, At: time.Now().Add(-time.Duration(i) * time.Minute),
+			Kind: "occurrence_failed", Summary: fmt.Sprintf("occurrence %d failed", i), Outcome: model.NoticeDelivered,
+			Answer: "HTTP 204"}); err != nil {
+			b.Fatal(err)
+		}
+	}
 	if _, err := db.ExecContext(ctx, `
 WITH ep AS (SELECT id, row_number() OVER (ORDER BY id) - 1 AS n FROM endpoints),
 ev AS (SELECT id, row_number() OVER (ORDER BY id) AS m FROM events ORDER BY id LIMIT 2000)
@@ -236,6 +247,7 @@ ANALYZE;`); err != nil {
 		{"calendar-edit", "/ui/calendars/" + calendarID + "/edit"},
 		{"calendar-new", "/ui/calendars/new"},
 		{"notifications", "/ui/notifications"},
+		{"notification-channel", "/ui/notifications/" + channelID},
 		{"search-name", "/ui/search?q=" + url.QueryEscape("event 4242")},
 		{"search-id", "/ui/search?q=" + occID},
 		{"api-reference", "/ui/api"},
