@@ -85,10 +85,19 @@ type eventForm struct {
 	ActionType  string
 	// TargetKind is "url" (Target is a URL or a WebSocket client name) or
 	// "endpoint" (EndpointID names one of Endpoints).
-	TargetKind  string
-	Target      string
-	EndpointID  string
-	Method      string
+	TargetKind string
+	Target     string
+	EndpointID string
+	Method     string
+	// To is a broker action's destination inside the broker, as the CLI's
+	// --to reads it: the NATS subject, the AMQP exchange:routing_key, the
+	// Kafka topic or the Redis stream.
+	To        string
+	JetStream bool
+	RecordKey string // a Kafka record key
+	// EncryptTo is the receiver's public key (a JWK, JSON): every payload
+	// goes out as a JWE to it. A public key, so it is shown as it is.
+	EncryptTo   string
 	Secret      string
 	Metadata    string
 	CatchUp     string
@@ -121,7 +130,8 @@ func formFromRequest(r *http.Request) eventForm {
 	f := eventForm{Name: v("name"), Description: v("description"), Tags: v("tags"), Timezone: v("timezone"),
 		StartTime: v("start_time"), RuleKind: v("rule_kind"), OrigKind: v("orig_kind"), Rule: v("rule"),
 		ActionType: v("action_type"), TargetKind: v("target_kind"), Target: v("target"), EndpointID: v("endpoint_id"),
-		Method: v("method"), Secret: r.PostFormValue("hmac_secret"),
+		Method: v("method"), To: v("to"), JetStream: r.PostFormValue("jetstream") != "", RecordKey: v("record_key"),
+		EncryptTo: v("encryption_jwk"), Secret: r.PostFormValue("hmac_secret"),
 		Metadata: v("metadata"), CatchUp: v("catch_up"), Timeout: v("timeout"), MaxAttempts: v("max_attempts"),
 		Status: v("status"), DSTGap: v("dst_gap"), DSTRepeat: v("dst_repeat"), Jitter: v("jitter"),
 		Errors: map[string]string{}}
@@ -142,6 +152,12 @@ func formFromEvent(e eventView) eventForm {
 		Jitter: e.Jitter, Timeout: e.Timeout, Metadata: e.Metadata, Errors: map[string]string{}}
 	f.StartTime = e.StartTime.In(e.Location()).Format(time.RFC3339)
 	f.Method = e.param("method")
+	f.To, f.JetStream, f.RecordKey = brokerTo(string(e.Action.Type), e.Action.Params)
+	if jwk, ok := e.Action.Params["encryption_jwk"]; ok && jwk != nil {
+		if b, err := json.Marshal(jwk); err == nil {
+			f.EncryptTo = string(b)
+		}
+	}
 	switch {
 	case e.EndpointID != "":
 		f.TargetKind, f.EndpointID = "endpoint", e.EndpointID
@@ -175,6 +191,14 @@ func formField(apiField string) string {
 			return "action_type"
 		case "action.params.endpoint_id":
 			return "endpoint_id"
+		case "action.params.subject", "action.params.exchange", "action.params.routing_key",
+			"action.params.topic", "action.params.stream":
+			return "to"
+		case "action.params.key":
+			return "record_key"
+		}
+		if strings.HasPrefix(apiField, "action.params.encryption_jwk") {
+			return "encryption_jwk"
 		}
 		return "target"
 	case "endpoint_id":
@@ -274,8 +298,20 @@ func (f *eventForm) body() (map[string]any, bool) {
 		if f.Method != "" {
 			params["method"] = f.Method
 		}
+	case "nats", "amqp", "kafka", "redis_stream":
+		if !f.brokerParams(params) {
+			ok = false
+		}
 	default:
 		f.ActionType = "webhook"
+	}
+	if f.EncryptTo != "" {
+		if !json.Valid([]byte(f.EncryptTo)) {
+			f.Errors["encryption_jwk"] = "must be a JWK: a JSON object"
+			ok = false
+		} else {
+			params["encryption_jwk"] = json.RawMessage(f.EncryptTo)
+		}
 	}
 	if f.ActionType != "websocket" {
 		if f.TargetKind == "endpoint" {
@@ -322,6 +358,86 @@ func (f *eventForm) body() (map[string]any, bool) {
 		body["status"] = f.Status
 	}
 	return body, ok
+}
+
+// brokerParams adds a broker action's destination to params, read as the
+// CLI's --to, --jetstream and --record-key; false when it is missing or
+// malformed (its error is in f.Errors).
+func (f *eventForm) brokerParams(params map[string]any) bool {
+	if f.To == "" {
+		f.Errors["to"] = "is required for a broker: " + brokerToHint[f.ActionType]
+		return false
+	}
+	switch f.ActionType {
+	case "nats":
+		params["subject"] = f.To
+		if f.JetStream {
+			params["jetstream"] = true
+		}
+	case "amqp":
+		exchange, routingKey, found := strings.Cut(f.To, ":")
+		if !found {
+			f.Errors["to"] = `must be exchange:routing_key (":queue" for the default exchange)`
+			return false
+		}
+		params["exchange"], params["routing_key"] = exchange, routingKey
+	case "kafka":
+		params["topic"] = f.To
+		if f.RecordKey != "" {
+			params["key"] = f.RecordKey
+		}
+	case "redis_stream":
+		params["stream"] = f.To
+	}
+	return true
+}
+
+// brokerToHint says what To holds for each broker.
+var brokerToHint = map[string]string{"nats": "the subject", "amqp": "exchange:routing_key",
+	"kafka": "the topic", "redis_stream": "the stream"}
+
+// brokerTo is brokerParams read back from an event's params.
+func brokerTo(typ string, params map[string]any) (to string, jetstream bool, recordKey string) {
+	str := func(name string) string {
+		s, _ := params[name].(string)
+		return s
+	}
+	switch typ {
+	case "nats":
+		js, _ := params["jetstream"].(bool)
+		return str("subject"), js, ""
+	case "amqp":
+		return str("exchange") + ":" + str("routing_key"), false, ""
+	case "kafka":
+		return str("topic"), false, str("key")
+	case "redis_stream":
+		return str("stream"), false, ""
+	}
+	return "", false, ""
+}
+
+// formParams are the action params the form shows and sets; an edit keeps
+// every other param of the event (headers, a body template, Kafka's SASL
+// mechanism, a stream's trim …) as it was, fingerprints included, which
+// the API puts back (internal/redact.Restore).
+var formParams = map[string]bool{"url": true, "endpoint_id": true, "method": true, "client_name": true,
+	"subject": true, "jetstream": true, "exchange": true, "routing_key": true, "topic": true, "key": true,
+	"stream": true, "encryption_jwk": true}
+
+// keepParams copies into body's action the params of the stored action
+// that the form does not manage, when the action keeps its type: saving an
+// edit must not drop what the form cannot show.
+func keepParams(body map[string]any, stored client.Action) {
+	action, _ := body["action"].(map[string]any)
+	if action == nil || action["type"] != string(stored.Type) {
+		return
+	}
+	params, _ := action["params"].(map[string]any)
+	for k, v := range stored.Params {
+		if _, set := params[k]; !set && !formParams[k] {
+			params[k] = v
+		}
+	}
 }
 
 // apiFailed puts an API error next to its field; false when it is not a
@@ -457,6 +573,12 @@ func (c *Console) updateEvent(w http.ResponseWriter, r *http.Request, s *session
 		c.renderForm(w, r, s, f, http.StatusBadRequest)
 		return
 	}
+	stored, err := c.sdk(r).Events.Get(r.Context(), id)
+	if err != nil {
+		c.fail(w, r, s, sdkError(err))
+		return
+	}
+	keepParams(body, stored.Action)
 	if _, err := c.sdk(r).Events.UpdateFields(r.Context(), id, body); err != nil {
 		if err = sdkError(err); f.apiFailed(err) {
 			c.renderForm(w, r, s, f, http.StatusBadRequest)
