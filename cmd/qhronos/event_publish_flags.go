@@ -43,27 +43,11 @@ func (p *publishFlags) apply(cmd *cobra.Command, in *client.EventInput, webhook 
 		if p.to == "" {
 			return usagef("--to: required with --publish")
 		}
-		params := map[string]any{"url": p.publish}
-		switch typ {
-		case "nats":
-			params["subject"] = p.to
-			if p.jetstream {
-				params["jetstream"] = true
-			}
-		case "amqp":
-			exchange, routingKey, ok := strings.Cut(p.to, ":")
-			if !ok {
-				return usagef("--to: exchange:routing_key for amqp (an empty exchange is the default one: ':queue')")
-			}
-			params["exchange"], params["routing_key"] = exchange, routingKey
-		case "kafka":
-			params["topic"] = p.to
-			if p.recordKey != "" {
-				params["key"] = p.recordKey
-			}
-		case "redis_stream":
-			params["stream"] = p.to
+		params, err := client.PublishParams(client.ActionType(typ), p.to, p.jetstream, p.recordKey)
+		if err != nil {
+			return usagef("--to: exchange:routing_key for amqp (an empty exchange is the default one: ':queue')")
 		}
+		params["url"] = p.publish
 		in.Action = &client.Action{Type: client.ActionType(typ), Params: params}
 	} else {
 		for _, name := range []string{"to", "record-key", "jetstream"} {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/qhronos/qhronos/client"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -361,34 +362,19 @@ func (f *eventForm) body() (map[string]any, bool) {
 }
 
 // brokerParams adds a broker action's destination to params, read as the
-// CLI's --to, --jetstream and --record-key; false when it is missing or
-// malformed (its error is in f.Errors).
+// CLI's --to, --jetstream and --record-key read it (client.PublishParams);
+// false when it is missing or malformed (its error is in f.Errors).
 func (f *eventForm) brokerParams(params map[string]any) bool {
 	if f.To == "" {
 		f.Errors["to"] = "is required for a broker: " + brokerToHint[f.ActionType]
 		return false
 	}
-	switch f.ActionType {
-	case "nats":
-		params["subject"] = f.To
-		if f.JetStream {
-			params["jetstream"] = true
-		}
-	case "amqp":
-		exchange, routingKey, found := strings.Cut(f.To, ":")
-		if !found {
-			f.Errors["to"] = `must be exchange:routing_key (":queue" for the default exchange)`
-			return false
-		}
-		params["exchange"], params["routing_key"] = exchange, routingKey
-	case "kafka":
-		params["topic"] = f.To
-		if f.RecordKey != "" {
-			params["key"] = f.RecordKey
-		}
-	case "redis_stream":
-		params["stream"] = f.To
+	to, err := client.PublishParams(client.ActionType(f.ActionType), f.To, f.JetStream, f.RecordKey)
+	if err != nil {
+		f.Errors["to"] = `must be exchange:routing_key (":queue" for the default exchange)`
+		return false
 	}
+	maps.Copy(params, to)
 	return true
 }
 

@@ -77,16 +77,37 @@ func (s *Store) appendCircuitEntry(ctx context.Context, e model.CircuitEntry) er
 	if err != nil {
 		return fmt.Errorf("append circuit history: %w", err)
 	}
-	// Bounded growth: the keep-th newest row is the oldest one kept.
-	// Transitions are rare, so trimming on each one costs nothing worth
-	// a background job.
-	_, err = s.exec(ctx, `DELETE FROM endpoint_circuit_history WHERE endpoint_id = ? AND id NOT IN
-		(SELECT id FROM endpoint_circuit_history WHERE endpoint_id = ? ORDER BY at DESC, id DESC LIMIT ?)`,
-		e.EndpointID, e.EndpointID, model.CircuitHistoryKeep)
-	if err != nil {
+	// Bounded growth: transitions are rare, so trimming on each one costs
+	// nothing worth a background job.
+	if err := s.keepNewest(ctx, "endpoint_circuit_history", "endpoint_id", e.EndpointID,
+		model.CircuitHistoryKeep); err != nil {
 		return fmt.Errorf("trim circuit history: %w", err)
 	}
 	return nil
+}
+
+// keepNewest deletes table's rows of one owner (ownerColumn = owner) but
+// its newest keep by (at, id): the bounded lists of circuit transitions
+// and sent notices.
+func (s *Store) keepNewest(ctx context.Context, table, ownerColumn, owner string, keep int) error {
+	_, err := s.exec(ctx, `DELETE FROM `+table+` WHERE `+ownerColumn+` = ? AND id NOT IN
+		(SELECT id FROM `+table+` WHERE `+ownerColumn+` = ? ORDER BY at DESC, id DESC LIMIT ?)`, owner, owner, keep)
+	return err
+}
+
+// newestFirstPage is the WHERE clause and arguments of one page of a
+// newest-first (at, id) listing of one owner, strictly before before when
+// set.
+func (s *Store) newestFirstPage(ownerColumn, owner string, before *model.PageCursor) (string, []any) {
+	where, args := ownerColumn+` = ?`, []any{owner}
+	if before != nil {
+		at := s.ts(before.At)
+		// The redundant bound lets the (owner, at, id) index start at the
+		// cursor.
+		where += ` AND at <= ? AND (at < ? OR (at = ? AND id < ?))`
+		args = append(args, at, at, at, before.ID)
+	}
+	return where, args
 }
 
 // ListCircuitHistory returns one page of an endpoint's circuit history,
@@ -97,12 +118,7 @@ func (s *Store) ListCircuitHistory(ctx context.Context, endpointID string, befor
 	if uuid.Validate(endpointID) != nil {
 		return []model.CircuitEntry{}, nil
 	}
-	where, args := `endpoint_id = ?`, []any{endpointID}
-	if before != nil {
-		at := s.ts(before.At)
-		where += ` AND at <= ? AND (at < ? OR (at = ? AND id < ?))`
-		args = append(args, at, at, at, before.ID)
-	}
+	where, args := s.newestFirstPage("endpoint_id", endpointID, before)
 	var rows []circuitRow
 	err := s.selectAll(ctx, &rows, `SELECT `+circuitColumns+` FROM endpoint_circuit_history WHERE `+where+
 		` ORDER BY at DESC, id DESC LIMIT ?`, append(args, pageLimit(limit))...)

@@ -155,10 +155,7 @@ func (s *Store) RecordNotice(ctx context.Context, n model.SentNotice) error {
 		}
 		// Bounded growth, as for the circuit history: notices are few
 		// (rate-limited, digested), so trimming on each one is cheap.
-		_, err = tx.exec(ctx, `DELETE FROM notification_notices WHERE channel_id = ? AND id NOT IN
-			(SELECT id FROM notification_notices WHERE channel_id = ? ORDER BY at DESC, id DESC LIMIT ?)`,
-			n.ChannelID, n.ChannelID, model.NoticesKeep)
-		if err != nil {
+		if err := tx.keepNewest(ctx, "notification_notices", "channel_id", n.ChannelID, model.NoticesKeep); err != nil {
 			return fmt.Errorf("trim notices: %w", err)
 		}
 		return nil
@@ -172,12 +169,7 @@ func (s *Store) ListNotices(ctx context.Context, channelID string, before *model
 	if uuid.Validate(channelID) != nil {
 		return []model.SentNotice{}, nil
 	}
-	where, args := `channel_id = ?`, []any{channelID}
-	if before != nil {
-		at := s.ts(before.At)
-		where += ` AND at <= ? AND (at < ? OR (at = ? AND id < ?))`
-		args = append(args, at, at, at, before.ID)
-	}
+	where, args := s.newestFirstPage("channel_id", channelID, before)
 	var rows []noticeRow
 	err := s.selectAll(ctx, &rows, `SELECT `+noticeColumns+` FROM notification_notices WHERE `+where+
 		` ORDER BY at DESC, id DESC LIMIT ?`, append(args, pageLimit(limit))...)
