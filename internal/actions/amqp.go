@@ -16,8 +16,12 @@ import (
 // routing key, on a channel in confirm mode: the attempt succeeds when the
 // broker confirms the message (basic.ack); a nack, a closed channel (an
 // unknown exchange, a refused permission) or no confirmation in time fails
-// it with the broker's reason. Messages are persistent and carry the
-// delivery id as message_id and the webhook headers as headers.
+// it with the broker's reason. Messages are published mandatory: one the
+// exchange routes to no queue is returned by the broker and fails the
+// attempt (retried: a queue may be bound before the next), where a plain
+// publish would be confirmed and dropped — a lost occurrence reported as
+// delivered. Messages are persistent and carry the delivery id as
+// message_id and the webhook headers as headers.
 type AMQP struct{ cfg BrokerConfig }
 
 var _ Action = (*AMQP)(nil)
@@ -125,6 +129,10 @@ func (p *amqpPublisher) publish(ctx context.Context, conn brokerConn, req Reques
 	}
 	defer func() { _ = ch.Close() }()
 	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
+	// The broker sends basic.return before the basic.ack of an unroutable
+	// mandatory message, and the client hands it to this channel before it
+	// reads the ack: a buffer of one never blocks its reader.
+	returned := ch.NotifyReturn(make(chan amqp.Return, 1))
 	if err := ch.Confirm(false); err != nil {
 		return "", fmt.Errorf("confirm mode: %w", amqpError(err))
 	}
@@ -132,7 +140,7 @@ func (p *amqpPublisher) publish(ctx context.Context, conn brokerConn, req Reques
 	for k, v := range msg.Headers {
 		headers[k] = v
 	}
-	dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, p.exchange, p.routingKey, false, false, amqp.Publishing{
+	dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, p.exchange, p.routingKey, true, false, amqp.Publishing{
 		Headers: headers, ContentType: msg.Headers[brokerHeaderContentType], DeliveryMode: amqp.Persistent,
 		MessageId: msg.ID, Timestamp: time.Now().UTC(), AppId: "qhronos", Body: msg.Body,
 	})
@@ -144,6 +152,12 @@ func (p *amqpPublisher) publish(ctx context.Context, conn brokerConn, req Reques
 		return "", fmt.Errorf("wait for the broker's confirmation: %w", err)
 	}
 	if acked {
+		select {
+		case r := <-returned:
+			return "", fmt.Errorf("broker returned the message: %s (code %d): exchange %q routes routing key %q to no queue",
+				r.ReplyText, r.ReplyCode, p.exchange, p.routingKey)
+		default:
+		}
 		return fmt.Sprintf("confirmed by the broker (exchange %q, routing key %q)", p.exchange, p.routingKey), nil
 	}
 	select {

@@ -131,3 +131,24 @@ func TestAMQPBrokerDownIsRetriedUntilItReturns(t *testing.T) {
 	m := getOne(t, ch, queue)
 	verifyMessage(t, req, tableHeaders(m.Headers), m.Body)
 }
+
+func TestAMQPUnroutableMessageIsAFailedAttempt(t *testing.T) {
+	t.Parallel()
+	node := brokertest.RabbitMQ(t)
+	// amq.direct exists, but no queue is bound with this routing key: a
+	// plain publish would be confirmed and the message dropped.
+	d := prepareJSON(t, actions.NewAMQP(brokerConfig(t)),
+		fmt.Sprintf(`{"url":"amqp://guest:guest@127.0.0.1:%d/","exchange":"amq.direct","routing_key":"nobody-listens"}`, node.Port))
+	out := d.Execute(context.Background(), brokerRequest())
+	require.Error(t, out.Err)
+	require.Contains(t, out.Err.Error(), "broker returned the message: NO_ROUTE (code 312)")
+	require.Contains(t, out.Err.Error(), `routing key "nobody-listens" to no queue`)
+	require.True(t, out.Retryable, "a queue may be bound before the next attempt")
+
+	// Once a queue is bound, the same delivery goes through.
+	key, ch, queue := amqpQueue(t, node)
+	ok := prepareJSON(t, actions.NewAMQP(brokerConfig(t)),
+		fmt.Sprintf(`{"url":"amqp://guest:guest@127.0.0.1:%d/","exchange":"amq.direct","routing_key":%q}`, node.Port, key))
+	require.NoError(t, ok.Execute(context.Background(), brokerRequest()).Err)
+	getOne(t, ch, queue)
+}

@@ -9,8 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/qhronos/qhronos/internal/auth"
 	"github.com/qhronos/qhronos/internal/calendar"
 	"github.com/qhronos/qhronos/internal/input"
@@ -36,7 +34,7 @@ func (s *Service) CreateCalendar(ctx context.Context, p auth.Principal, body map
 		return model.Calendar{}, err
 	}
 	now := s.now().UTC().Truncate(time.Microsecond) // as stored
-	c.ID, c.Version, c.CreatedBy, c.CreatedAt, c.UpdatedAt = uuid.NewString(), 1, p.Subject, now, now
+	c.ID, c.Version, c.CreatedBy, c.CreatedAt, c.UpdatedAt = model.NewID(), 1, p.Subject, now, now
 	if err := s.store.CreateCalendar(ctx, &c); err != nil {
 		return model.Calendar{}, err
 	}

@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/qhronos/qhronos/internal/auth"
 	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
@@ -57,7 +55,7 @@ func (s *Service) CreateEndpoint(ctx context.Context, p auth.Principal, body map
 		return model.Endpoint{}, "", err
 	}
 	now := s.now().UTC().Truncate(time.Microsecond) // as stored
-	e.ID, e.Version, e.CreatedBy, e.CreatedAt, e.UpdatedAt = uuid.NewString(), 1, p.Subject, now, now
+	e.ID, e.Version, e.CreatedBy, e.CreatedAt, e.UpdatedAt = model.NewID(), 1, p.Subject, now, now
 	if err := s.store.CreateEndpoint(ctx, &e); err != nil {
 		return model.Endpoint{}, "", err
 	}

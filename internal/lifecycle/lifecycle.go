@@ -8,8 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/qhronos/qhronos/internal/auth"
 	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/input"
@@ -112,7 +110,7 @@ func (s *Service) prepareCreate(ctx context.Context, p auth.Principal, via strin
 // may stay although it passed.
 func (s *Service) prepare(ctx context.Context, p auth.Principal, via string, in *events.Input, stored *model.Event,
 	now time.Time) (*newEvent, error) {
-	ev := model.Event{ID: uuid.NewString(), Status: model.EventActive, CreatedBy: p.Subject, CreatedVia: via,
+	ev := model.Event{ID: model.NewID(), Status: model.EventActive, CreatedBy: p.Subject, CreatedVia: via,
 		Version: 1, CreatedAt: now.UTC(), UpdatedAt: now.UTC()}
 	if in.Status != nil {
 		switch model.EventStatus(*in.Status) {

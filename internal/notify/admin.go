@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/outbound"
@@ -177,7 +175,7 @@ func (a *Admin) Create(ctx context.Context, by string, members map[string]json.R
 		return model.NotificationChannel{}, "", err
 	}
 	now := a.now().UTC()
-	c := model.NotificationChannel{ID: uuid.NewString(), CreatedBy: by, CreatedAt: now, UpdatedAt: now}
+	c := model.NotificationChannel{ID: model.NewID(), CreatedBy: by, CreatedAt: now, UpdatedAt: now}
 	secret, err := a.apply(&c, in, true)
 	if err != nil {
 		return model.NotificationChannel{}, "", err

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/qhronos/qhronos/internal/model"
 )
 
@@ -103,7 +102,7 @@ func (s *Store) occurrenceRow(eventID string, r model.Planned, manual bool, nowA
 	if r.Status != model.OccurrencePending {
 		reason, note, done = r.Reason, r.Note, nowArg
 	}
-	return []any{uuid.NewString(), eventID, at, r.Status, manual, 0, at, nowArg, nowArg,
+	return []any{model.NewID(), eventID, at, r.Status, manual, 0, at, nowArg, nowArg,
 		reason, s.tsp(r.Original), note, done}
 }
 

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/qhronos/qhronos/internal/model"
 )
 
@@ -497,7 +496,7 @@ func (s *Store) insertAttempts(ctx context.Context, attempts []*model.Attempt) e
 		args := make([]any, 0, 16*len(chunk))
 		for _, a := range chunk {
 			if a.ID == "" {
-				a.ID = uuid.NewString()
+				a.ID = model.NewID()
 			}
 			var at any
 			if !a.ScheduledAt.IsZero() {
