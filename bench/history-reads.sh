@@ -51,7 +51,9 @@ time_route "GET /occurrences?page=2&limit=50" "/occurrences?page=2&limit=50"
 time_route "GET /stats" "/stats"
 time_route "GET /stats?by_action=false" "/stats?by_action=false"
 time_route "GET /stats/timeline" "/stats/timeline"
-time_route "GET /events/{id}/occurrences" "/events/$event/occurrences"
+if [[ -n $event ]]; then # an empty database has no event to read
+	time_route "GET /events/{id}/occurrences" "/events/$event/occurrences"
+fi
 time_route "GET /events" "/events"
 time_route "GET /status" "/status"
 time_route "GET /ui/ (console overview)" "/ui/" console

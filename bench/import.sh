@@ -4,7 +4,8 @@
 # ahead), starts a fresh qhronosd (PostgreSQL: a new database + the shared
 # Redis; sqlite: a new data directory), imports them with
 # `qhronos events import`, and counts the events, history entries and
-# occurrences written. Needs $BIN/qhronosd and $BIN/qhronos (BIN defaults to /tmp/qhronos-import-bench):
+# occurrences written, with the CPU of qhronosd, of its PostgreSQL backends and of the CLI.
+# Needs $BIN/qhronosd and $BIN/qhronos (BIN defaults to /tmp/qhronos-import-bench):
 #   go build -o /tmp/qhronos-import-bench/qhronosd ./cmd/qhronosd && go build -o /tmp/qhronos-import-bench/qhronos ./cmd/qhronos
 set -eu
 BIN=${BIN:-/tmp/qhronos-import-bench}
@@ -44,6 +45,11 @@ QHRONOS_TOKEN=$MT /usr/bin/time -f "import: %e s wall, %U s user, %S s sys, %M K
   $BIN/qhronos --server http://127.0.0.1:$PORT events import "$FILE" "$@"
 RC=$?
 ps -o cputime= -p $SPID | sed 's/^/qhronosd cpu: /'
+grep VmHWM /proc/$SPID/status | sed 's/^VmHWM:\s*/qhronosd max RSS: /'
+if [ "$BACKEND" = pg ]; then # the CPU of the server's PostgreSQL backends (its pool's connections to $DB)
+  t=0; for p in $(pgrep -f ": postgres $DB "); do set -- $(cut -d' ' -f14,15 /proc/$p/stat); t=$((t + $1 + $2)); done
+  echo "postgres cpu (the server's backends): $((t / $(getconf CLK_TCK))) s"
+fi
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ "$BACKEND" = pg ]; then
   psql -h 127.0.0.1 -U postgres -d $DB -Atc "SELECT 'events ' || (SELECT COUNT(*) FROM events) || ', history ' || (SELECT COUNT(*) FROM event_history) || ', occurrences ' || (SELECT COUNT(*) FROM occurrences)"

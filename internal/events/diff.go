@@ -228,7 +228,11 @@ func eachField(r *redact.Redactor, ev *model.Event, withCmp bool, fn func(name s
 func quoteJSON(v string) json.RawMessage {
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return marshalOrNull(v)
+			b, err := json.Marshal(v) // escapes as encoding/json does; a string always marshals
+			if err != nil {
+				return json.RawMessage("null")
+			}
+			return b
 		}
 	}
 	b := make([]byte, 0, len(v)+2)
@@ -245,7 +249,33 @@ func shownDuration(d time.Duration) any {
 	return d.String()
 }
 
+// marshalOrNull is json.Marshal of v, or null when it fails. The shapes
+// most fields have skip reflection: a batch create shows a thousand
+// events' fields a request.
 func marshalOrNull(v any) json.RawMessage {
+	switch x := v.(type) {
+	case nil:
+		return json.RawMessage("null")
+	case string:
+		return quoteJSON(x)
+	case *string:
+		if x == nil {
+			return json.RawMessage("null")
+		}
+		return quoteJSON(*x)
+	case []string:
+		if x == nil {
+			return json.RawMessage("null")
+		}
+		b := append(make([]byte, 0, 2+16*len(x)), '[')
+		for i, s := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, quoteJSON(s)...)
+		}
+		return append(b, ']')
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return json.RawMessage("null")
