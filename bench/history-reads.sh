@@ -4,8 +4,9 @@
 #
 #   bench/history-reads.sh DB_URL SERVER_URL TOKEN
 #
-# DB_URL (PostgreSQL, read with psql) only picks the busiest event for
-# /events/{id}/occurrences and reports how much history the database holds;
+# DB_URL (PostgreSQL, read with psql) only picks the newest occurrence and
+# its event (for /events/{id}/occurrences and the console's event and
+# occurrence pages) and reports how much history the database holds;
 # nothing is written. TOKEN is the master token (the console signs in with
 # it). REQUESTS (default 20) requests per route, after one warm-up request.
 set -euo pipefail
@@ -19,7 +20,7 @@ trap 'rm -rf "$WORK"' EXIT
 
 occ=$(psql "$DB_URL" -Atc "SELECT reltuples::bigint FROM pg_class WHERE relname = 'occurrences'")
 att=$(psql "$DB_URL" -Atc "SELECT reltuples::bigint FROM pg_class WHERE relname = 'attempts'")
-event=$(psql "$DB_URL" -Atc "SELECT event_id FROM occurrences ORDER BY scheduled_at DESC LIMIT 1")
+read -r event occurrence < <(psql "$DB_URL" -AtF " " -c "SELECT event_id, id FROM occurrences ORDER BY scheduled_at DESC LIMIT 1") || true
 echo "history: ~$occ occurrences, ~$att attempts (planner estimates); $N requests per route; $(date -u +%FT%TZ)"
 
 # The console signs in like a browser: the login form's pre-session cookie
@@ -48,6 +49,7 @@ printf "| %-44s | %8s | %8s |\n|---|---:|---:|\n" "route" "p50 ms" "p99 ms"
 time_route "GET /occurrences?limit=50" "/occurrences?limit=50"
 time_route "GET /occurrences?status=completed&limit=50" "/occurrences?status=completed&limit=50"
 time_route "GET /occurrences?page=2&limit=50" "/occurrences?page=2&limit=50"
+time_route "GET /occurrences?status=failed&limit=50" "/occurrences?status=failed&limit=50"
 time_route "GET /stats" "/stats"
 time_route "GET /stats?by_action=false" "/stats?by_action=false"
 time_route "GET /stats/timeline" "/stats/timeline"
@@ -57,3 +59,9 @@ fi
 time_route "GET /events" "/events"
 time_route "GET /status" "/status"
 time_route "GET /ui/ (console overview)" "/ui/" console
+time_route "GET /ui/events (console)" "/ui/events" console
+time_route "GET /ui/failures (console)" "/ui/failures" console
+if [[ -n $event ]]; then
+	time_route "GET /ui/events/{id} (console)" "/ui/events/$event" console
+	time_route "GET /ui/occurrences/{id} (console)" "/ui/occurrences/$occurrence" console
+fi
