@@ -28,10 +28,10 @@ var version = buildinfo.Get().Version
 
 // gcPercent is qhronosd's garbage-collection target when GOGC is not set.
 // Its live heap is small (tens of MB) while its work allocates briskly
-// (JSON in and out of every request and row), so Go's default of 100
-// collects several times a second under load: at 200, a million-event
-// import spent 7 % less CPU in qhronosd for 35 MB more peak memory
-// (BENCHMARKS.md, "Bulk creates"). GOGC and GOMEMLIMIT rule when set.
+// (JSON in and out of every request and row), so at Go's default of 100 it
+// collects often under load: at 200, a million-event import spent 7 % less
+// CPU in qhronosd for 35 MB more peak memory (BENCHMARKS.md, "A million in
+// under a minute"). GOGC and GOMEMLIMIT rule when set.
 const gcPercent = 200
 
 func main() {
