@@ -324,14 +324,10 @@ func (c *Console) confirmDeleteCalendar(w http.ResponseWriter, r *http.Request, 
 func (c *Console) deleteCalendar(w http.ResponseWriter, r *http.Request, s *session) {
 	id := r.PathValue("id")
 	err := sdkError(c.sdk(r).Calendars.Delete(r.Context(), id))
-	var ae *apiError
-	switch {
-	case err == nil:
-		redirect(w, r, Prefix+"/calendars", "Calendar deleted.")
-	case errors.As(err, &ae) && ae.Status != http.StatusNotFound:
+	if err != nil {
 		// The API's own answer, e.g. "calendar is used by 2 events; …".
-		redirectProblem(w, r, Prefix+"/calendars/"+url.PathEscape(id), "Not deleted: "+ae.Message)
-	default:
-		c.fail(w, r, s, err)
+		c.answerFailure(w, r, s, err, redirectProblem, Prefix+"/calendars/"+url.PathEscape(id), "Not deleted: ")
+		return
 	}
+	redirect(w, r, Prefix+"/calendars", "Calendar deleted.")
 }

@@ -244,12 +244,7 @@ func (c *Console) eventAction(w http.ResponseWriter, r *http.Request, s *session
 		_, err = api.Events.Resume(ctx, id)
 	}
 	if err = sdkError(err); err != nil {
-		var ae *apiError
-		if errors.As(err, &ae) && ae.Status != http.StatusNotFound {
-			redirect(w, r, back, a.Verb+" failed: "+ae.Message)
-			return
-		}
-		c.fail(w, r, s, err)
+		c.answerFailure(w, r, s, err, redirect, back, a.Verb+" failed: ")
 		return
 	}
 	redirect(w, r, back, a.Done)
@@ -336,12 +331,7 @@ func (c *Console) controlOne(action, done string) func(http.ResponseWriter, *htt
 			_, err = occs.Unskip(r.Context(), id)
 		}
 		if err = sdkError(err); err != nil {
-			var ae *apiError
-			if errors.As(err, &ae) && ae.Status != http.StatusNotFound {
-				redirect(w, r, back, "Could not "+action+": "+ae.Message)
-				return
-			}
-			c.fail(w, r, s, err)
+			c.answerFailure(w, r, s, err, redirect, back, "Could not "+action+": ")
 			return
 		}
 		redirect(w, r, back, done)
@@ -371,12 +361,7 @@ func (c *Console) moveOne(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	_, err = api.Occurrences.Move(r.Context(), id, to.UTC(), strings.TrimSpace(r.PostFormValue("reason")))
 	if err = sdkError(err); err != nil {
-		var ae *apiError
-		if errors.As(err, &ae) && ae.Status != http.StatusNotFound {
-			redirect(w, r, back, "Could not move: "+ae.Message)
-			return
-		}
-		c.fail(w, r, s, err)
+		c.answerFailure(w, r, s, err, redirect, back, "Could not move: ")
 		return
 	}
 	redirect(w, r, back, "Moved: it fires at "+to.Format("Mon 2 Jan 2006 15:04:05 MST")+".")
@@ -390,12 +375,7 @@ func (c *Console) replayOne(w http.ResponseWriter, r *http.Request, s *session) 
 	}
 	out, err := c.sdk(r).Occurrences.Replay(r.Context(), id)
 	if err = sdkError(err); err != nil {
-		var ae *apiError
-		if errors.As(err, &ae) && ae.Status != http.StatusNotFound {
-			redirect(w, r, back, "Replay failed: "+ae.Message)
-			return
-		}
-		c.fail(w, r, s, err)
+		c.answerFailure(w, r, s, err, redirect, back, "Replay failed: ")
 		return
 	}
 	redirect(w, r, back, "Replay queued: the occurrence is "+string(out.Status)+".")

@@ -458,12 +458,7 @@ func (c *Console) testEndpoint(w http.ResponseWriter, r *http.Request, s *sessio
 	id := r.PathValue("id")
 	res, err := c.sdk(r).Endpoints.Test(r.Context(), id)
 	if err = sdkError(err); err != nil {
-		var ae *apiError
-		if errors.As(err, &ae) && ae.Status != http.StatusNotFound {
-			redirectProblem(w, r, Prefix+"/endpoints/"+url.PathEscape(id), "Test refused: "+ae.Message)
-			return
-		}
-		c.fail(w, r, s, err)
+		c.answerFailure(w, r, s, err, redirectProblem, Prefix+"/endpoints/"+url.PathEscape(id), "Test refused: ")
 		return
 	}
 	c.renderEndpointPage(w, r, s, toEndpointTestView(res))
@@ -554,12 +549,7 @@ func (c *Console) endpointAction(w http.ResponseWriter, r *http.Request, s *sess
 		return
 	}
 	if err = sdkError(err); err != nil {
-		var ae *apiError
-		if errors.As(err, &ae) && ae.Status != http.StatusNotFound {
-			redirectProblem(w, r, Prefix+"/endpoints/"+url.PathEscape(id), "Refused: "+ae.Message)
-			return
-		}
-		c.fail(w, r, s, err)
+		c.answerFailure(w, r, s, err, redirectProblem, Prefix+"/endpoints/"+url.PathEscape(id), "Refused: ")
 		return
 	}
 	redirect(w, r, back, notice)

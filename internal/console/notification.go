@@ -1,7 +1,6 @@
 package console
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -131,11 +130,6 @@ func (c *Console) updateChannel(w http.ResponseWriter, r *http.Request, s *sessi
 	case formErrors(err, channelFormFields, f.Errors, &f.General):
 		c.renderChannelPage(w, r, s, nil, &f, http.StatusBadRequest)
 	default:
-		var ae *apiError
-		if errors.As(err, &ae) && ae.Status != http.StatusNotFound {
-			redirectProblem(w, r, back, "Not saved: "+ae.Message)
-			return
-		}
-		c.fail(w, r, s, err)
+		c.answerFailure(w, r, s, err, redirectProblem, back, "Not saved: ")
 	}
 }

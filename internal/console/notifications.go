@@ -183,13 +183,9 @@ func (c *Console) confirmDeleteChannel(w http.ResponseWriter, r *http.Request, s
 
 func (c *Console) deleteChannel(w http.ResponseWriter, r *http.Request, s *session) {
 	err := sdkError(c.sdk(r).NotificationChannels.Delete(r.Context(), r.PathValue("id")))
-	var ae *apiError
-	switch {
-	case err == nil:
-		redirect(w, r, Prefix+"/notifications", "Channel deleted.")
-	case errors.As(err, &ae) && ae.Status != http.StatusNotFound:
-		redirectProblem(w, r, Prefix+"/notifications", "Not deleted: "+ae.Message)
-	default:
-		c.fail(w, r, s, err)
+	if err != nil {
+		c.answerFailure(w, r, s, err, redirectProblem, Prefix+"/notifications", "Not deleted: ")
+		return
 	}
+	redirect(w, r, Prefix+"/notifications", "Channel deleted.")
 }

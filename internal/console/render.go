@@ -147,6 +147,20 @@ func consolePath(back string) (string, bool) {
 	return back, true
 }
 
+// answerFailure answers a form action the API did not carry out. Its
+// refusal (any answer but 404, which is the page's own "not found") goes
+// back through to (redirect or redirectProblem) with prefix and the API's
+// message; anything else is the error page.
+func (c *Console) answerFailure(w http.ResponseWriter, r *http.Request, s *session, err error,
+	to func(http.ResponseWriter, *http.Request, string, string), back, prefix string) {
+	var ae *apiError
+	if errors.As(err, &ae) && ae.Status != http.StatusNotFound {
+		to(w, r, back, prefix+ae.Message)
+		return
+	}
+	c.fail(w, r, s, err)
+}
+
 // redirectProblem sends the browser to target after a POST the API
 // refused, with its answer shown as an error there.
 func redirectProblem(w http.ResponseWriter, r *http.Request, target, problem string) {
