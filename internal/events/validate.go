@@ -321,11 +321,10 @@ func storedDuration(text string, d time.Duration) string {
 const MinSecretKey = 16
 
 // CheckSecret applies the rules of a signing secret sent in field (an
-// event's hmac_secret, an endpoint's secret): 1 to 1024 bytes, and a
-// "whsec_" secret's key part must be the base64 of at least MinSecretKey
+// event's hmac_secret, an endpoint's secret): plainMin (at least 1) to 1024
+// bytes, and a "whsec_" secret's key part must be the base64 of at least MinSecretKey
 // bytes — else the sender would sign with the text's bytes while a Standard
 // Webhooks receiver decodes it, and every signature would fail to verify.
-// plainMin is the shortest plain (not whsec_) secret field takes.
 func CheckSecret(field, secret string, plainMin int) error {
 	if len(secret) < max(plainMin, 1) || len(secret) > maxSecretLength {
 		return input.BadRequestf(field, "must be %d to %d bytes", max(plainMin, 1), maxSecretLength)
