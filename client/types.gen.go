@@ -1000,7 +1000,7 @@ func (e GetStatsTimelineParamsStep) Valid() bool {
 
 // Action defines model for Action.
 type Action struct {
-	// Params The action's parameters. webhook: {"url"} or {"endpoint_id"} (a shared endpoint: its URL, secret, headers, limits and auth), and "encryption_jwk" (the receiver's public JWK: RSA-OAEP-256, or ECDH-ES with P-256 or X25519; each body is then a compact JWE with A256GCM, Content-Type application/jose, signed as sent). apicall: {"method", "url" or "endpoint_id", "headers", "body"}. websocket: {"client_name", "require_ack", "ack_timeout"}. Broker actions publish the webhook body with webhook-id, webhook-timestamp and webhook-signature as message headers, and succeed on the broker's acknowledgement; each takes "url" (the broker's, credentials in its userinfo are write-only) or "endpoint_id" (a broker endpoint), and "encryption_jwk": nats: {"subject", "jetstream"} (core publish confirmed by a server round trip, or a JetStream publish acknowledged by a stream; url nats:// or tls://); amqp: {"exchange" ("" is the default exchange), "routing_key"} (publisher confirms; url amqp:// or amqps://, path = vhost); kafka: {"topic", "key", "sasl_mechanism" (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)} (acks=all; url kafka:// or kafka+tls:// naming a seed broker); redis_stream: {"stream", "nomkstream", "max_len"} (XADD; url redis:// or rediss://, path = database).
+	// Params The action's parameters. webhook: {"url"} or {"endpoint_id"} (a shared endpoint: its URL, secret, headers, limits and auth), and "encryption_jwk" (the receiver's public JWK: RSA-OAEP-256, or ECDH-ES with P-256 or X25519; refused when no delivery could use it: an RSA key must have 2048 to 4096 bits, an odd modulus and an odd exponent from 3 (65537 is usual), an X25519 x must not be a small-order point, a kid at most 256 characters; each body is then a compact JWE with A256GCM, Content-Type application/jose, signed as sent). apicall: {"method", "url" or "endpoint_id", "headers", "body"}. websocket: {"client_name", "require_ack", "ack_timeout"}. Broker actions publish the webhook body with webhook-id, webhook-timestamp and webhook-signature as message headers, and succeed on the broker's acknowledgement; each takes "url" (the broker's, credentials in its userinfo are write-only) or "endpoint_id" (a broker endpoint), and "encryption_jwk": nats: {"subject", "jetstream"} (core publish confirmed by a server round trip, or a JetStream publish acknowledged by a stream; url nats:// or tls://); amqp: {"exchange" ("" is the default exchange), "routing_key"} (publisher confirms; url amqp:// or amqps://, path = vhost); kafka: {"topic", "key", "sasl_mechanism" (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)} (acks=all; url kafka:// or kafka+tls:// naming a seed broker); redis_stream: {"stream", "nomkstream", "max_len"} (XADD; url redis:// or rediss://, path = database).
 	Params map[string]interface{} `json:"params,omitempty"`
 	Type   ActionType             `json:"type"`
 }
@@ -1170,7 +1170,7 @@ type EndpointAuth struct {
 // EndpointAuthType defines model for EndpointAuth.Type.
 type EndpointAuthType string
 
-// EndpointAuthInput outbound auth by type; password, client_secret and private_key are write-only: omitted on PATCH while the type stays, they keep their stored value, except that a PATCH changing url must carry password again and one changing token_url client_secret again (400 naming the secret otherwise)
+// EndpointAuthInput outbound auth by type; password, client_secret and private_key are write-only: omitted on PATCH while the type stays, they keep their stored value, except that a PATCH changing url must carry password or client_secret again (an OAuth2 endpoint's bearer tokens go to its url) and one changing token_url client_secret again (400 naming the secret otherwise)
 type EndpointAuthInput struct {
 	Audience *string `json:"audience,omitempty"`
 
@@ -1246,7 +1246,7 @@ type EndpointInput struct {
 	Name           string             `json:"name"`
 	RateLimit      *EndpointRateLimit `json:"rate_limit,omitempty"`
 
-	// Secret signing secret; generated (whsec_…) when absent; change it with rotate-secret
+	// Secret signing secret, 16 to 1024 bytes (a whsec_ one: the base64 of a key of at least 16 bytes); generated (whsec_…) when absent; change it with rotate-secret
 	Secret *string  `json:"secret,omitempty"`
 	Tags   []string `json:"tags,omitempty"`
 
@@ -1435,6 +1435,8 @@ type EventInput struct {
 		Gap    *EventInputDstGap    `json:"gap,omitempty"`
 		Repeat *EventInputDstRepeat `json:"repeat,omitempty"`
 	} `json:"dst,omitempty"`
+
+	// HmacSecret 1 to 1024 bytes (any length, as the original API took; 16 or more is advised); a whsec_ secret is the base64 of a key of at least 16 bytes
 	HmacSecret *string         `json:"hmac_secret,omitempty"`
 	Jitter     *string         `json:"jitter,omitempty"`
 	Metadata   json.RawMessage `json:"metadata,omitempty"`
@@ -1482,13 +1484,15 @@ type EventUpsertInput struct {
 	CatchUp *EventUpsertInputCatchUp `json:"catch_up,omitempty"`
 	Cron    *string                  `json:"cron,omitempty"`
 
-	// Debounce each upsert moves the one pending occurrence to this long after it (1s to 366 days); start_time and recurrence must then be absent
+	// Debounce each upsert moves the one pending occurrence to this long after it (1s to 366 days; a Go duration with optional leading days: "10m", "1d", "1d12h"); start_time and recurrence must then be absent
 	Debounce    *string `json:"debounce,omitempty"`
 	Description *string `json:"description,omitempty"`
 	Dst         *struct {
 		Gap    *EventUpsertInputDstGap    `json:"gap,omitempty"`
 		Repeat *EventUpsertInputDstRepeat `json:"repeat,omitempty"`
 	} `json:"dst,omitempty"`
+
+	// HmacSecret 1 to 1024 bytes (any length, as the original API took; 16 or more is advised); a whsec_ secret is the base64 of a key of at least 16 bytes
 	HmacSecret *string `json:"hmac_secret,omitempty"`
 	Jitter     *string `json:"jitter,omitempty"`
 

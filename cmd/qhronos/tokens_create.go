@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qhronos/qhronos/client"
+	"github.com/qhronos/qhronos/internal/input"
 )
 
 func newTokensCreateCmd(a *app) *cobra.Command {
@@ -14,7 +15,8 @@ func newTokensCreateCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "create",
 		Short: "Mint a JWT; it is shown once, in this answer only",
-		Example: `  qhronos tokens create --sub ci --access write --scope billing,ops --expires 720h
+		Example: `  qhronos tokens create --sub ci --access write --scope billing,ops --expires 30d
+  qhronos tokens create --sub oncall --access read --scope ops --expires "in 8 hours"
   qhronos tokens create --sub dev --access read --scope dev --expires 2030-12-31T00:00:00Z -o json | jq -r .token`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -49,21 +51,23 @@ func newTokensCreateCmd(a *app) *cobra.Command {
 	f.StringVar(&sub, "sub", "", "subject: who the token is for (a client-hook may use its subject as client name)")
 	f.StringVar(&access, "access", "read", "read, write or admin")
 	f.StringSliceVar(&scope, "scope", nil, "tags the token may see and touch (empty: none unless admin)")
-	f.StringVar(&expires, "expires", "720h", "lifetime (e.g. 24h) or expiry instant (RFC 3339)")
+	f.StringVar(&expires, "expires", "720h", "lifetime (24h, 30d) or expiry instant (RFC 3339, \"tomorrow at 9am\", \"in 2 hours\")")
 	return cmd
 }
 
-// parseExpiry reads a lifetime or an instant.
+// parseExpiry reads a lifetime ("720h", "30d") or an instant in any form
+// the server's instant parser takes (RFC 3339, "in 2 hours", "tomorrow at
+// 9am" in the local zone), as every other time flag does.
 func parseExpiry(v string, now time.Time) (time.Time, error) {
-	if d, err := time.ParseDuration(v); err == nil {
+	if d, err := input.Duration(v); err == nil {
 		if d <= 0 {
 			return time.Time{}, usagef("--expires: must be in the future")
 		}
 		return now.Add(d).UTC().Truncate(time.Second), nil
 	}
-	t, err := time.Parse(time.RFC3339, v)
+	t, err := timeFlag("expires", v)
 	if err != nil {
-		return time.Time{}, usagef("--expires: must be a duration (720h) or an RFC 3339 time")
+		return time.Time{}, err
 	}
-	return t, nil
+	return t.UTC().Truncate(time.Second), nil
 }

@@ -66,8 +66,9 @@ type jwkFields struct {
 	Kid string `json:"kid"`
 }
 
-// ParseEncryptionJWK checks a receiver's public JWK: an RSA key of at least
-// 2048 bits, an EC P-256 key or an OKP X25519 key, public only, with "alg"
+// ParseEncryptionJWK checks a receiver's public JWK: an RSA key of 2048 to
+// 4096 bits, an EC P-256 key or an OKP X25519 key (not a small-order
+// point), public only, with a kid of at most 256 characters, "alg"
 // (when given) the one its type uses and "use" (when given) "enc". Errors
 // explain the rule without quoting the key.
 func ParseEncryptionJWK(raw json.RawMessage) (*Encryption, error) {
@@ -80,6 +81,9 @@ func ParseEncryptionJWK(raw json.RawMessage) (*Encryption, error) {
 	}
 	if f.D != "" {
 		return nil, errors.New("must be a public key: it holds private members (keep the private key with the receiver)")
+	}
+	if err := checkKid(f.Kid); err != nil {
+		return nil, err
 	}
 	e := &Encryption{kid: f.Kid}
 	switch f.Kty {
@@ -96,6 +100,9 @@ func ParseEncryptionJWK(raw json.RawMessage) (*Encryption, error) {
 		}
 		if e.x25519, err = ecdh.X25519().NewPublicKey(x); err != nil {
 			return nil, errors.New(`"x" is not a valid X25519 public key`)
+		}
+		if err := checkX25519(e.x25519); err != nil {
+			return nil, err
 		}
 		return e, nil
 	case "RSA", "EC":
@@ -116,8 +123,8 @@ func ParseEncryptionJWK(raw json.RawMessage) (*Encryption, error) {
 		if f.Alg != "" && f.Alg != algRSAOAEP256 {
 			return nil, fmt.Errorf(`"alg" must be %q for an RSA key`, algRSAOAEP256)
 		}
-		if pub.N.BitLen() < minRSABits {
-			return nil, fmt.Errorf("RSA keys must have at least %d bits", minRSABits)
+		if err := checkRSA(pub); err != nil {
+			return nil, err
 		}
 		e.rsa = pub
 	case *ecdsa.PublicKey:

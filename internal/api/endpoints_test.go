@@ -436,7 +436,7 @@ func TestEnableEndpointResumesDisabledRows(t *testing.T) {
 
 // TestStoredSecretsDoNotFollowANewDestination: a PATCH that changes where
 // a stored secret goes (the endpoint's url for a basic-auth password, the
-// token URL for an OAuth2 client secret) must carry the secret again;
+// token URL and the url for an OAuth2 client secret) must carry the secret again;
 // otherwise 400 names the secret and nothing changes.
 func TestStoredSecretsDoNotFollowANewDestination(t *testing.T) {
 	for _, b := range backends() {
@@ -485,8 +485,11 @@ func TestStoredSecretsDoNotFollowANewDestination(t *testing.T) {
 			refused(id, map[string]any{"auth": oauthAuth("http://127.0.0.2:9999/steal")}, "auth.client_secret")
 			accepted(id, map[string]any{"auth": oauthAuth("http://127.0.0.2:9999/token", "new-client-secret")})
 			require.Equal(t, "new-client-secret", e.storedAuthSecrets(id).ClientSecret)
-			// The client secret goes to the token URL, not the endpoint's url.
-			accepted(id, map[string]any{"url": "http://127.0.0.3:9999/hooks"})
+			// Its bearer tokens go to the endpoint's url: moving the url
+			// needs the client secret again too.
+			refused(id, map[string]any{"url": "http://127.0.0.3:9999/hooks"}, "auth.client_secret")
+			accepted(id, map[string]any{"url": "http://127.0.0.3:9999/hooks",
+				"auth": oauthAuth("http://127.0.0.2:9999/token", "client-secret-for-new-url")})
 		})
 	}
 }

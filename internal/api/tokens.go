@@ -12,6 +12,7 @@ import (
 	"github.com/qhronos/qhronos/internal/events"
 	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/recurrence"
 )
 
 var tokenFields = input.Set("type", "sub", "access", "scope", "expires_at")
@@ -71,11 +72,13 @@ func (s *Server) createToken(c *gin.Context) error {
 	}
 	now := s.Now().UTC()
 	if expires == "" {
-		return input.BadRequest("expires_at", "is required (RFC 3339)")
+		return input.BadRequest("expires_at", `is required (RFC 3339, or a form like "in 30 days")`)
 	}
-	exp, err := time.Parse(time.RFC3339Nano, expires)
+	// The one instant parser, as every other instant field: RFC 3339, "in 2
+	// hours", "tomorrow at 9am" (UTC).
+	exp, err := recurrence.ParseInstant("expires_at", expires, time.UTC, now)
 	if err != nil {
-		return input.BadRequest("expires_at", "must be an RFC 3339 time")
+		return err
 	}
 	if !exp.After(now) {
 		return input.BadRequest("expires_at", "must be in the future")

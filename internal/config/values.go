@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/qhronos/qhronos/internal/input"
 )
 
 // parseValue parses one scalar for a leaf of type t. Errors quote the input
@@ -61,45 +63,15 @@ func parseValue(t reflect.Type, raw string) (reflect.Value, error) {
 var errDurationSyntax = errors.New("want a duration such as 250ms, 30s, 15m, 24h or 30d")
 
 // ParseDuration accepts Go duration syntax plus a leading whole number of
-// days: "30d", "1d12h", "-2d". Operators think of retention in days, which
-// time.ParseDuration does not know.
+// days: "30d", "1d12h", "-2d" (input.Duration, the API's parser too).
+// Operators think of retention in days, which time.ParseDuration does not
+// know.
 func ParseDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	sign := time.Duration(1)
-	rest := s
-	if strings.HasPrefix(rest, "-") || strings.HasPrefix(rest, "+") {
-		if rest[0] == '-' {
-			sign = -1
-		}
-		rest = rest[1:]
-	}
-	digits := 0
-	for digits < len(rest) && rest[digits] >= '0' && rest[digits] <= '9' {
-		digits++
-	}
-	if digits == 0 || digits >= len(rest) || rest[digits] != 'd' {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			return 0, errDurationSyntax
-		}
-		return d, nil
-	}
-	days, err := strconv.ParseInt(rest[:digits], 10, 64)
-	if err != nil || days > int64(math.MaxInt64/Day) {
+	d, err := input.Duration(s)
+	if err != nil {
 		return 0, errDurationSyntax
 	}
-	total := time.Duration(days) * Day
-	if tail := rest[digits+1:]; tail != "" {
-		if tail[0] == '-' || tail[0] == '+' {
-			return 0, errDurationSyntax
-		}
-		d, err := time.ParseDuration(tail)
-		if err != nil || d > math.MaxInt64-total {
-			return 0, errDurationSyntax
-		}
-		total += d
-	}
-	return sign * total, nil
+	return d, nil
 }
 
 // FormatDuration renders d the way config.yaml writes it: whole days as

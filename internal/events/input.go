@@ -25,6 +25,9 @@ var (
 // (keep) differ.
 type Input struct {
 	members map[string]json.RawMessage
+	// key is the key member as sent (keySent: at all), for KeepsKey.
+	key     json.RawMessage
+	keySent bool
 
 	Name, Description, StartTime, Timezone *string
 	Webhook, Status, HMACSecret, CatchUp   *string
@@ -37,10 +40,11 @@ type Input struct {
 // DecodeInput reads an event body's members: their JSON types, not yet
 // their rules (Create and Update check those).
 func DecodeInput(members map[string]json.RawMessage) (*Input, error) {
+	key, keySent := members["key"] // read-only, so dropped below; KeepsKey checks it
 	if err := input.RejectUnknown(members, eventFields, eventReadOnly); err != nil {
 		return nil, err
 	}
-	in := &Input{members: members}
+	in := &Input{members: members, key: key, keySent: keySent}
 	for _, f := range []struct {
 		name string
 		dst  **string

@@ -110,3 +110,35 @@ func (d Debounce) FireAt(since, pending *time.Time, now time.Time) (fire, burst 
 	}
 	return fire, burst
 }
+
+// KeepsKey refuses a key member that is not the event's own key (stored,
+// "" for an event without one); absent, it says nothing. Only PUT
+// /events/by-key/{key} gives an event its key, and a key never changes.
+// POST /events, POST /events/batch and PUT /events/{id} used to ignore a
+// key in the body, so a client counting on it for deduplication created a
+// duplicate on each retry; a 400 naming key sends it to the route that
+// dedupes. Honouring it on POST instead would make a second keyed create
+// beside the upsert, with its own answer to "the key exists" — one route
+// with one set of rules is easier to get right. The event's own key (as
+// GET shows it, null when none) is accepted, so GET → edit → PUT round
+// trips keep working.
+func (in *Input) KeepsKey(stored string) error {
+	if !in.keySent {
+		return nil
+	}
+	sent := ""
+	if !input.IsNull(in.key) {
+		if err := json.Unmarshal(in.key, &sent); err != nil {
+			return input.BadRequest("key", "must be a string")
+		}
+	}
+	switch {
+	case sent == stored:
+		return nil
+	case stored == "":
+		return input.BadRequest("key", "is set only by PUT /events/by-key/{key}, which creates the event or "+
+			"replaces the one holding the key; this route would ignore it, and a repeated create would duplicate the event")
+	default:
+		return input.BadRequestf("key", "must be the event's key %q or left out: a key never changes", stored)
+	}
+}

@@ -94,7 +94,7 @@ func (v *Validator) apply(in *Input, ev *model.Event, creating bool, kept *time.
 	}
 	if in.HMACSecret != nil {
 		secret := *in.HMACSecret
-		if err := CheckSecret("hmac_secret", secret); err != nil {
+		if err := CheckSecret("hmac_secret", secret, 1); err != nil {
 			return nil, err
 		}
 		sealed, err := v.Secrets.Seal([]byte(secret))
@@ -245,11 +245,13 @@ func (v *Validator) applyPolicies(in *Input, ev *model.Event) error {
 			if initial, err = input.ParseDuration("retry.initial_backoff", r.InitialBackoff, time.Second, 24*time.Hour); err != nil {
 				return err
 			}
+			r.InitialBackoff = storedDuration(r.InitialBackoff, initial)
 		}
 		if r.MaxBackoff != "" {
 			if maxB, err = input.ParseDuration("retry.max_backoff", r.MaxBackoff, time.Second, 7*24*time.Hour); err != nil {
 				return err
 			}
+			r.MaxBackoff = storedDuration(r.MaxBackoff, maxB)
 		}
 		if initial > 0 && maxB > 0 && maxB < initial {
 			return input.BadRequest("retry.max_backoff", "must not be less than retry.initial_backoff")
@@ -299,21 +301,44 @@ func (v *Validator) applySchedule(in *Input, ev *model.Event, creating, requireF
 	return ev.Compile(v.Recurrence)
 }
 
+// storedDuration is how a retry duration is stored: as sent, unless only
+// the API's parser reads it ("1d"); the policy is kept as text and read at
+// delivery with time.ParseDuration, by this version and older ones.
+func storedDuration(text string, d time.Duration) string {
+	if _, err := time.ParseDuration(text); err == nil {
+		return text
+	}
+	return d.String()
+}
+
+// MinSecretKey is the shortest signing key accepted where no client of the
+// original API can be sending one: a "whsec_" secret's decoded key (the
+// original knew no such form) and an endpoint's secret (the original had no
+// endpoints). 16 bytes is 128 bits, the floor notification channels use too.
+// An event's plain hmac_secret keeps accepting any length from 1 byte: the
+// original API took any string there (QHRONOS-COMPAT.md sets no rule), so a
+// minimum would turn its clients' creates into 400s.
+const MinSecretKey = 16
+
 // CheckSecret applies the rules of a signing secret sent in field (an
-// event's hmac_secret, an endpoint's secret): 1 to 1024 bytes, and a
-// "whsec_" secret's key part must be base64 — else the sender would sign
-// with the text's bytes while a Standard Webhooks receiver decodes it, and
-// every signature would fail to verify.
-func CheckSecret(field, secret string) error {
-	if secret == "" || len(secret) > maxSecretLength {
-		return input.BadRequestf(field, "must be 1 to %d bytes", maxSecretLength)
+// event's hmac_secret, an endpoint's secret): plainMin (at least 1) to 1024
+// bytes, and a "whsec_" secret's key part must be the base64 of at least MinSecretKey
+// bytes — else the sender would sign with the text's bytes while a Standard
+// Webhooks receiver decodes it, and every signature would fail to verify.
+func CheckSecret(field, secret string, plainMin int) error {
+	if len(secret) < max(plainMin, 1) || len(secret) > maxSecretLength {
+		return input.BadRequestf(field, "must be %d to %d bytes", max(plainMin, 1), maxSecretLength)
 	}
 	rest, ok := strings.CutPrefix(secret, "whsec_")
 	if !ok {
 		return nil
 	}
-	if key, err := base64.StdEncoding.DecodeString(rest); err != nil || len(key) == 0 {
+	key, err := base64.StdEncoding.DecodeString(rest)
+	if err != nil || len(key) == 0 {
 		return input.BadRequest(field, "a whsec_ secret must be followed by the base64 of its key")
+	}
+	if len(key) < MinSecretKey {
+		return input.BadRequestf(field, "a whsec_ secret's key must be at least %d bytes (%d here)", MinSecretKey, len(key))
 	}
 	return nil
 }

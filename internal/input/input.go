@@ -9,8 +9,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -159,14 +161,63 @@ func Set(names ...string) map[string]bool {
 	return m
 }
 
-// ParseDuration reads a duration member within [lo, hi].
+// ParseDuration reads a duration member within [lo, hi], in Duration's
+// forms.
 func ParseDuration(field, text string, lo, hi time.Duration) (time.Duration, error) {
-	d, err := time.ParseDuration(text)
+	d, err := Duration(text)
 	if err != nil {
-		return 0, BadRequestf(field, "invalid duration %q (use forms like \"30s\", \"15m\")", text)
+		return 0, BadRequestf(field, "invalid duration %q (use forms like \"30s\", \"15m\", \"2h30m\", \"1d\")", text)
 	}
 	if d < lo || d > hi {
 		return 0, BadRequestf(field, "must be between %s and %s", lo, hi)
 	}
 	return d, nil
+}
+
+// day is the unit of the "d" suffix: 24 hours of elapsed time.
+const day = 24 * time.Hour
+
+var errDuration = errors.New("not a duration")
+
+// Duration reads Go duration syntax plus a leading whole number of days:
+// "30s", "15m", "1d", "1d12h", "-2d". It is the one duration syntax of the
+// API and the configuration, so a limit documented in days can be written
+// in days wherever a duration is taken.
+func Duration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	sign := time.Duration(1)
+	rest := s
+	if strings.HasPrefix(rest, "-") || strings.HasPrefix(rest, "+") {
+		if rest[0] == '-' {
+			sign = -1
+		}
+		rest = rest[1:]
+	}
+	digits := 0
+	for digits < len(rest) && rest[digits] >= '0' && rest[digits] <= '9' {
+		digits++
+	}
+	if digits == 0 || digits >= len(rest) || rest[digits] != 'd' {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return 0, errDuration
+		}
+		return d, nil
+	}
+	days, err := strconv.ParseInt(rest[:digits], 10, 64)
+	if err != nil || days > int64(math.MaxInt64/day) {
+		return 0, errDuration
+	}
+	total := time.Duration(days) * day
+	if tail := rest[digits+1:]; tail != "" {
+		if tail[0] == '-' || tail[0] == '+' {
+			return 0, errDuration
+		}
+		d, err := time.ParseDuration(tail)
+		if err != nil || d > math.MaxInt64-total {
+			return 0, errDuration
+		}
+		total += d
+	}
+	return sign * total, nil
 }

@@ -167,7 +167,7 @@ func (s *Service) applyEndpoint(body map[string]json.RawMessage, e *model.Endpoi
 			return ch, err
 		}
 		if secret != nil {
-			if err := events.CheckSecret("secret", *secret); err != nil {
+			if err := events.CheckSecret("secret", *secret, events.MinSecretKey); err != nil {
 				return ch, err
 			}
 			ch.Secret = *secret
@@ -262,8 +262,8 @@ func (s *Service) applyEndpoint(body map[string]json.RawMessage, e *model.Endpoi
 			return ch, err
 		}
 		e.Auth, ch.AuthSecrets, ch.AuthChanged = auth, secrets, true
-	} else if urlChanged && e.Auth != nil && e.Auth.Type == model.AuthBasic {
-		return ch, errSecretAgain("auth.password", "url")
+	} else if field := urlSecret[authType(e.Auth)]; urlChanged && field != "" {
+		return ch, errSecretAgain("auth."+field, "url")
 	}
 	if kind := outbound.BrokerKind(e.URL); kind != "" && e.Auth != nil {
 		switch e.Auth.Type {
@@ -414,6 +414,23 @@ var authFields = map[string]map[string]bool{
 	model.AuthMTLS:                    input.Set("certificate", "private_key", "ca_certificate"),
 }
 
+// urlSecret names, per auth type, the stored secret whose credential goes
+// to the endpoint's url: a basic-auth password, and an OAuth2 client
+// secret, whose bearer tokens are sent there (a token is as good as the
+// secret to whoever receives it while it lasts). An mTLS private key never
+// leaves the process.
+var urlSecret = map[string]string{
+	model.AuthBasic:                   "password",
+	model.AuthOAuth2ClientCredentials: "client_secret",
+}
+
+func authType(a *model.EndpointAuth) string {
+	if a == nil {
+		return ""
+	}
+	return a.Type
+}
+
 // errSecretAgain refuses a change that would send a stored secret to a new
 // destination: a secret is kept only while the URL it is sent to stays.
 func errSecretAgain(field, destination string) error {
@@ -424,7 +441,8 @@ func errSecretAgain(field, destination string) error {
 // decodeAuth reads auth: null removes it. A secret field omitted while the
 // type and the secret's destination stay the same keeps its stored value
 // (old, stored); urlChanged says the endpoint's url (where a basic-auth
-// password goes) changed in the same request.
+// password and an OAuth2 client secret's tokens go) changed in the same
+// request.
 func (s *Service) decodeAuth(raw json.RawMessage, old *model.EndpointAuth, stored *model.EndpointAuthSecrets,
 	urlChanged bool) (*model.EndpointAuth, *model.EndpointAuthSecrets, error) {
 	if input.IsNull(raw) {
@@ -521,8 +539,11 @@ func (s *Service) decodeAuth(raw json.RawMessage, old *model.EndpointAuth, store
 			return nil, nil, err
 		}
 		moved := ""
-		if old != nil && old.TokenURL != auth.TokenURL {
+		switch {
+		case old != nil && old.TokenURL != auth.TokenURL:
 			moved = "auth.token_url"
+		case urlChanged:
+			moved = "url"
 		}
 		if sec.ClientSecret, err = secret("client_secret", in.ClientSecret, keep.ClientSecret, moved); err != nil {
 			return nil, nil, err

@@ -102,6 +102,9 @@ func (nc *newEvent) needsTx() bool { return len(nc.ev.Calendars) > 0 || nc.ev.En
 // prepareCreate validates a create — the one validation of single and
 // batch creates — and builds the event it writes, without writing.
 func (s *Service) prepareCreate(ctx context.Context, p auth.Principal, via string, in *events.Input, now time.Time) (*newEvent, error) {
+	if err := in.KeepsKey(""); err != nil {
+		return nil, err
+	}
 	return s.prepare(ctx, p, via, in, nil, now)
 }
 
@@ -210,6 +213,9 @@ func (s *Service) Update(ctx context.Context, p auth.Principal, id string, in *e
 	ev, err := s.modifiable(ctx, p, id, check)
 	if err != nil {
 		return ev, err
+	}
+	if err := in.KeepsKey(ev.Key); err != nil {
+		return model.Event{}, err
 	}
 	now := s.now()
 	before := ev

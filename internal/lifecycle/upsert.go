@@ -48,6 +48,9 @@ func (s *Service) Upsert(ctx context.Context, p auth.Principal, via, key string,
 	if err := events.CheckKey(key); err != nil {
 		return model.Event{}, false, err
 	}
+	if err := in.KeepsKey(key); err != nil {
+		return model.Event{}, false, err
+	}
 	scope := p.KeyScope()
 	unlock := keyLocks.lock(scope, key)
 	defer unlock()

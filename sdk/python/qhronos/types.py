@@ -86,7 +86,7 @@ _EndpointAuthInputOptional = TypedDict("_EndpointAuthInputOptional", {"username"
 
 
 class EndpointAuthInput(_EndpointAuthInputRequired, _EndpointAuthInputOptional):
-    """outbound auth by type; password, client_secret and private_key are write-only: omitted on PATCH while the type stays, they keep their stored value, except that a PATCH changing url must carry password again and one changing token_url client_secret again (400 naming the secret otherwise)"""
+    """outbound auth by type; password, client_secret and private_key are write-only: omitted on PATCH while the type stays, they keep their stored value, except that a PATCH changing url must carry password or client_secret again (an OAuth2 endpoint's bearer tokens go to its url) and one changing token_url client_secret again (400 naming the secret otherwise)"""
 
 
 _EndpointCircuitRequired = TypedDict("_EndpointCircuitRequired", {})

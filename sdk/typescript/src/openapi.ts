@@ -330,7 +330,10 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create an event */
+        /**
+         * Create an event
+         * @description A key member is refused (400 naming key) unless null: keys are set only by PUT /events/by-key/{key}, which creates or replaces the event holding one; a key here used to be ignored, so retries relying on it duplicated the event (send Idempotency-Key to retry a create safely). Durations (timeout, retry backoffs, jitter) take Go syntax with optional leading days ("1d").
+         */
         post: {
             parameters: {
                 query?: never;
@@ -435,7 +438,7 @@ export interface paths {
         put?: never;
         /**
          * Create up to 1,000 events in one request
-         * @description Each event is decoded, validated and written exactly as POST /events would (same rules, history entry, first occurrences, wake-up). The answer is 200 with one result per event, in input order: status 201 with the event, or the status, error and field a single create would have answered. Valid events are written even when others are refused; nothing of a refused event is written. An Idempotency-Key covers the whole batch (a replay answers the same results). The body limit is server.max_batch_body_bytes (16 MiB by default); each event is still held to server.max_body_bytes. A batch counts as one request for the rate limit. With Prefer: return=minimal a created event's result carries its id but not the event (a replay answers what the first request got).
+         * @description Each event is decoded, validated and written exactly as POST /events would (same rules, a key member included, history entry, first occurrences, wake-up). The answer is 200 with one result per event, in input order: status 201 with the event, or the status, error and field a single create would have answered. Valid events are written even when others are refused; nothing of a refused event is written. An Idempotency-Key covers the whole batch (a replay answers the same results). The body limit is server.max_batch_body_bytes (16 MiB by default); each event is still held to server.max_body_bytes. A batch counts as one request for the rate limit. With Prefer: return=minimal a created event's result carries its id but not the event (a replay answers what the first request got).
          */
         post: operations["createEventsBatch"];
         delete?: never;
@@ -509,7 +512,10 @@ export interface paths {
                 503: components["responses"]["Unavailable"];
             };
         };
-        /** Update an event (every field optional) */
+        /**
+         * Update an event (every field optional)
+         * @description A key member must be the event's own key (null for none, as GET shows it) or absent, else 400 naming key: a key never changes.
+         */
         put: {
             parameters: {
                 query?: never;
@@ -684,7 +690,7 @@ export interface paths {
         get?: never;
         /**
          * Create (201) or replace (200) the event with this key in the token's key scope
-         * @description One event per key within the principal's key scope: the master and admin tokens share one global scope; any other token's scope is its tag scope, so tokens with different scopes use a key independently. Concurrent upserts of one key end with one event. The body is a whole event (validated as POST /events); the stored event keeps its id, history and signing secret (unless hmac_secret is sent) and its future occurrences are re-planned.
+         * @description One event per key within the principal's key scope: the master and admin tokens share one global scope; any other token's scope is its tag scope, so tokens with different scopes use a key independently. Concurrent upserts of one key end with one event. The body is a whole event (validated as POST /events; a key member must be the path's); the stored event keeps its id, history and signing secret (unless hmac_secret is sent) and its future occurrences are re-planned.
          */
         put: {
             parameters: {
@@ -2029,7 +2035,10 @@ export interface paths {
             };
         };
         put?: never;
-        /** Mint a JWT (admin; never wider than the caller) */
+        /**
+         * Mint a JWT (admin; never wider than the caller)
+         * @description expires_at takes every instant form start_time does, read in UTC: RFC 3339, "in 2 hours", "in 30 days", "tomorrow at 9am"; it must be in the future and within auth.token_max_ttl.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -3584,7 +3593,7 @@ export interface components {
         Action: {
             /** @enum {string} */
             type: "webhook" | "websocket" | "apicall" | "nats" | "amqp" | "kafka" | "redis_stream";
-            /** @description The action's parameters. webhook: {"url"} or {"endpoint_id"} (a shared endpoint: its URL, secret, headers, limits and auth), and "encryption_jwk" (the receiver's public JWK: RSA-OAEP-256, or ECDH-ES with P-256 or X25519; each body is then a compact JWE with A256GCM, Content-Type application/jose, signed as sent). apicall: {"method", "url" or "endpoint_id", "headers", "body"}. websocket: {"client_name", "require_ack", "ack_timeout"}. Broker actions publish the webhook body with webhook-id, webhook-timestamp and webhook-signature as message headers, and succeed on the broker's acknowledgement; each takes "url" (the broker's, credentials in its userinfo are write-only) or "endpoint_id" (a broker endpoint), and "encryption_jwk": nats: {"subject", "jetstream"} (core publish confirmed by a server round trip, or a JetStream publish acknowledged by a stream; url nats:// or tls://); amqp: {"exchange" ("" is the default exchange), "routing_key"} (publisher confirms; url amqp:// or amqps://, path = vhost); kafka: {"topic", "key", "sasl_mechanism" (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)} (acks=all; url kafka:// or kafka+tls:// naming a seed broker); redis_stream: {"stream", "nomkstream", "max_len"} (XADD; url redis:// or rediss://, path = database). */
+            /** @description The action's parameters. webhook: {"url"} or {"endpoint_id"} (a shared endpoint: its URL, secret, headers, limits and auth), and "encryption_jwk" (the receiver's public JWK: RSA-OAEP-256, or ECDH-ES with P-256 or X25519; refused when no delivery could use it: an RSA key must have 2048 to 4096 bits, an odd modulus and an odd exponent from 3 (65537 is usual), an X25519 x must not be a small-order point, a kid at most 256 characters; each body is then a compact JWE with A256GCM, Content-Type application/jose, signed as sent). apicall: {"method", "url" or "endpoint_id", "headers", "body"}. websocket: {"client_name", "require_ack", "ack_timeout"}. Broker actions publish the webhook body with webhook-id, webhook-timestamp and webhook-signature as message headers, and succeed on the broker's acknowledgement; each takes "url" (the broker's, credentials in its userinfo are write-only) or "endpoint_id" (a broker endpoint), and "encryption_jwk": nats: {"subject", "jetstream"} (core publish confirmed by a server round trip, or a JetStream publish acknowledged by a stream; url nats:// or tls://); amqp: {"exchange" ("" is the default exchange), "routing_key"} (publisher confirms; url amqp:// or amqps://, path = vhost); kafka: {"topic", "key", "sasl_mechanism" (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)} (acks=all; url kafka:// or kafka+tls:// naming a seed broker); redis_stream: {"stream", "nomkstream", "max_len"} (XADD; url redis:// or rediss://, path = database). */
             params?: {
                 [key: string]: unknown;
             };
@@ -3626,6 +3635,7 @@ export interface components {
             tags?: string[];
             /** @enum {string} */
             status?: "active" | "paused" | "inactive";
+            /** @description 1 to 1024 bytes (any length, as the original API took; 16 or more is advised); a whsec_ secret is the base64 of a key of at least 16 bytes */
             hmac_secret?: string;
             retry?: components["schemas"]["Retry"] | null;
             /** @enum {string} */
@@ -4129,7 +4139,7 @@ export interface components {
             /** @description PEM CA trusted for the receiver besides the system roots */
             ca_certificate?: string;
         };
-        /** @description outbound auth by type; password, client_secret and private_key are write-only: omitted on PATCH while the type stays, they keep their stored value, except that a PATCH changing url must carry password again and one changing token_url client_secret again (400 naming the secret otherwise) */
+        /** @description outbound auth by type; password, client_secret and private_key are write-only: omitted on PATCH while the type stays, they keep their stored value, except that a PATCH changing url must carry password or client_secret again (an OAuth2 endpoint's bearer tokens go to its url) and one changing token_url client_secret again (400 naming the secret otherwise) */
         EndpointAuthInput: {
             /** @enum {string} */
             type: "basic" | "oauth2_client_credentials" | "mtls";
@@ -4164,7 +4174,7 @@ export interface components {
             auth?: components["schemas"]["EndpointAuthInput"] | null;
             circuit?: components["schemas"]["EndpointCircuit"] | null;
             tags?: string[];
-            /** @description signing secret; generated (whsec_…) when absent; change it with rotate-secret */
+            /** @description signing secret, 16 to 1024 bytes (a whsec_ one: the base64 of a key of at least 16 bytes); generated (whsec_…) when absent; change it with rotate-secret */
             secret?: string;
         };
         EndpointPatch: {
@@ -4319,6 +4329,7 @@ export interface components {
             tags?: string[];
             /** @enum {string} */
             status?: "active" | "paused" | "inactive";
+            /** @description 1 to 1024 bytes (any length, as the original API took; 16 or more is advised); a whsec_ secret is the base64 of a key of at least 16 bytes */
             hmac_secret?: string;
             retry?: components["schemas"]["Retry"] | null;
             /** @enum {string} */
@@ -4338,7 +4349,7 @@ export interface components {
                 /** @enum {string} */
                 policy?: "skip" | "roll_forward" | "roll_backward";
             }[] | null;
-            /** @description each upsert moves the one pending occurrence to this long after it (1s to 366 days); start_time and recurrence must then be absent */
+            /** @description each upsert moves the one pending occurrence to this long after it (1s to 366 days; a Go duration with optional leading days: "10m", "1d", "1d12h"); start_time and recurrence must then be absent */
             debounce?: string;
             /** @description the occurrence fires no later than this long after the first upsert of a burst; needs debounce, not shorter than it */
             max_wait?: string;
