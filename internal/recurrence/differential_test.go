@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // differentialRules is how many random rules TestDifferentialAgainstReference
@@ -231,4 +233,31 @@ func head(ts []time.Time) string {
 		return fmt.Sprintf("%v … (%d in all)", formatAll(ts[:12]), len(ts))
 	}
 	return fmt.Sprint(formatAll(ts))
+}
+
+// Issue #34, found by a differential test against an RFC 5545 reference: a
+// DTSTART on the second reading of a repeated wall time (Europe/Berlin,
+// 2027-10-31 02:00 CET = 01:00Z; 02:00 CEST = 00:00Z came first) lost its
+// first instance whenever the window began between the two readings: the
+// iteration started at the wall reading of from (02:xx CEST), past 02:00, so
+// DTSTART's reading was never visited. DTSTART is the first instance however
+// the window is cut, and a preview just before it shows it first.
+func TestDifferentialPinnedDTSTARTOnSecondReading(t *testing.T) {
+	t.Parallel()
+	start := utc("2027-10-31T01:00:00Z")
+	want := []string{"2027-10-31T01:00:00Z", "2028-10-30T01:00:00Z", "2029-10-31T01:00:00Z"}
+	for _, rule := range []string{"RRULE:FREQ=YEARLY;BYYEARDAY=304", "RRULE:FREQ=YEARLY;BYYEARDAY=304;COUNT=3"} {
+		for _, repeat := range []string{"", RepeatFirst, RepeatLast, RepeatBoth} {
+			r := mustCompile(t, Spec{StartTime: start, Timezone: "Europe/Berlin", RRule: rule, DST: DST{Repeat: repeat}})
+			for _, from := range []string{"2027-01-01T00:00:00Z", "2027-10-31T00:00:00Z", "2027-10-31T00:30:00Z",
+				"2027-10-31T00:59:59.999999Z", "2027-10-31T01:00:00Z"} {
+				got := mustExpand(t, r, utc(from), utc("2030-01-01T00:00:00Z"), 10)
+				require.Equal(t, want, formatAll(got), "%s repeat %q from %s: got, want", rule, repeat, from)
+			}
+			p, err := Preview(r, start.Add(-time.Microsecond), 1)
+			require.NoError(t, err)
+			require.Len(t, p, 1)
+			require.Equal(t, want[0], p[0].UTC.Format(time.RFC3339Nano), "%s repeat %q: preview's first instant", rule, repeat)
+		}
+	}
 }
