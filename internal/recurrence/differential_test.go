@@ -290,8 +290,16 @@ func fallBackStarts(t *testing.T, loc *time.Location) (walls []time.Time, passes
 	return nil, nil
 }
 
+// fallBackFroms are where windows begin for a start_time on one of passes:
+// before both passes, on and just after the first, between them, just before
+// and on start_time, and after it.
+func fallBackFroms(start time.Time, passes []time.Time) []time.Time {
+	return []time.Time{start.Add(-3 * time.Hour), passes[0], passes[0].Add(time.Second),
+		passes[0].Add(passes[1].Sub(passes[0]) / 2), start.Add(-time.Microsecond), start, start.Add(20 * time.Minute)}
+}
+
 // fallBackRules are rules of every frequency that DTSTART d0 (a wall
-// reading) matches, with a window length that suits each.
+// reading) matches; fallBackSpans says how long a window suits each.
 func fallBackRules(d0 time.Time) []refRule {
 	day := refDay{wd: d0.Weekday()}
 	nth := refDay{n: (d0.Day()-1)/7 + 1, wd: d0.Weekday()}
@@ -378,9 +386,7 @@ func TestDifferentialFallBack(t *testing.T) {
 			compared := 0
 			for i, wall := range walls {
 				for _, start := range passes[i] {
-					froms := []time.Time{start.Add(-3 * time.Hour), passes[i][0], passes[i][0].Add(time.Second),
-						passes[i][0].Add(passes[i][1].Sub(passes[i][0]) / 2), start.Add(-time.Microsecond), start,
-						start.Add(20 * time.Minute)}
+					froms := fallBackFroms(start, passes[i])
 					for _, rule := range fallBackRules(wall) {
 						for _, count := range []int{0, 6} {
 							rule.count = count
@@ -461,27 +467,35 @@ func TestDifferentialFallBackCron(t *testing.T) {
 			t.Parallel()
 			loc := mustLoc(t, zone)
 			walls, passes := fallBackStarts(t, loc)
+			// The oracle plans each expression once, wide enough for every
+			// window of every start.
+			lo, hi := passes[0][0].Add(-5*time.Hour), passes[len(passes)-1][1].Add(20*time.Minute+span+3*time.Hour)
+			oracles := map[string][]string{}
+			oracle := func(expr string, p DST) []string {
+				key := fmt.Sprintf("%s %+v", expr, p)
+				if _, ok := oracles[key]; !ok {
+					oracles[key] = cronPolicyOracle(expr, loc, p, lo, hi)
+				}
+				return oracles[key]
+			}
 			for i, w := range walls {
 				exprs := []string{fmt.Sprintf("%d %d * * *", w.Minute(), w.Hour()),
 					fmt.Sprintf("%d %d %d %d *", w.Minute(), w.Hour(), w.Day(), w.Month()),
 					fmt.Sprintf("%d %d * * %d", w.Minute(), w.Hour(), w.Weekday()),
 					fmt.Sprintf("%d * * * *", w.Minute()), "*/15 * * * *", "*/10 * * * *", "*/7 * * * *"}
 				for _, start := range passes[i] {
-					froms := []time.Time{start.Add(-3 * time.Hour), passes[i][0], passes[i][0].Add(time.Second),
-						passes[i][0].Add(passes[i][1].Sub(passes[i][0]) / 2), start.Add(-time.Microsecond), start,
-						start.Add(20 * time.Minute)}
+					froms := fallBackFroms(start, passes[i])
 					for _, expr := range exprs {
 						for _, p := range policies {
 							r := mustCompile(t, Spec{StartTime: start, Timezone: zone, Cron: expr, DST: p})
-							// Wide enough that the oracle plans every reading of every window.
-							oracle := cronPolicyOracle(expr, loc, p, start.Add(-5*time.Hour), start.Add(20*time.Minute+span+3*time.Hour))
+							planned := oracle(expr, p)
 							for _, from := range froms {
 								to := from.Add(span)
 								label := fmt.Sprintf("cron %q from %s (%s) in %s under %+v over [%s, %s)", expr,
 									start.Format(time.RFC3339), start.In(loc).Format(time.RFC3339), zone, p,
 									from.Format(time.RFC3339Nano), to.Format(time.RFC3339))
 								want := []string{}
-								for _, o := range oracle {
+								for _, o := range planned {
 									at := utc(strings.TrimSuffix(o, " skipped"))
 									if !at.Before(from) && !at.Before(start) && at.Before(to) {
 										want = append(want, o)
