@@ -787,10 +787,9 @@ func TestDSTPolicyProperties(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, formatInstants(whole), formatInstants(append(left, right...)), "%s: [a,b)+[b,c) differs from [a,c) (b=%s)", label, b)
 
-		s := r.src.(*rruleSource)
-		src := &rruleSource{loc: s.loc, opt: s.opt, plan: s.plan, count: s.count, until: s.until, frac: s.frac,
-			exdates: s.exdates, exdays: s.exdays, rdates: s.rdates, dst: s.dst, noAnchor: true}
-		plain := &Rule{src: src, loc: r.loc, start: r.start, recurring: true, limits: r.limits}
+		src := *r.src.(*rruleSource)
+		src.noAnchor = true
+		plain := &Rule{src: &src, loc: r.loc, start: r.start, recurring: true, limits: r.limits}
 		full, err := ExpandInstants(plain, a, c, limit)
 		require.NoError(t, err)
 		require.Equal(t, formatInstants(whole), formatInstants(full), "%s: re-anchored expansion differs from iteration from DTSTART", label)

@@ -139,10 +139,9 @@ func TestRRuleProperties(t *testing.T) {
 
 		// Re-anchoring must not change anything: compare with a plain
 		// iteration from DTSTART.
-		s := r.src.(*rruleSource)
-		src := &rruleSource{loc: s.loc, opt: s.opt, plan: s.plan, count: s.count, until: s.until, frac: s.frac,
-			exdates: s.exdates, exdays: s.exdays, rdates: s.rdates, noAnchor: true}
-		plain := &Rule{src: src, loc: r.loc, start: r.start, recurring: true, limits: r.limits}
+		src := *r.src.(*rruleSource)
+		src.noAnchor = true
+		plain := &Rule{src: &src, loc: r.loc, start: r.start, recurring: true, limits: r.limits}
 		full, err := Expand(plain, a, c, limit)
 		require.NoError(t, err)
 		require.Equal(t, formatAll(full), formatAll(whole), "%s: re-anchored expansion differs from iteration from DTSTART", label)

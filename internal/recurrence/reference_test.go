@@ -323,46 +323,147 @@ func (r refRule) refReadings(d0, end time.Time) []time.Time {
 	return slices.CompactFunc(out, time.Time.Equal)
 }
 
+// refShows returns the instants whose wall clock in loc reads w (floating
+// time), in order: none in a spring-forward gap, one, or two when a fall back
+// repeats w. It tries every offset the zone uses within a day of w.
+func refShows(w time.Time, loc *time.Location) []time.Time {
+	var out []time.Time
+	for k := -2; k <= 2; k++ {
+		_, off := w.Add(time.Duration(k) * 12 * time.Hour).In(loc).Zone()
+		t := w.Add(-time.Duration(off) * time.Second)
+		l := t.In(loc)
+		if time.Date(l.Year(), l.Month(), l.Day(), l.Hour(), l.Minute(), l.Second(), 0, time.UTC).Equal(w) &&
+			!slices.ContainsFunc(out, t.Equal) {
+			out = append(out, t)
+		}
+	}
+	slices.SortFunc(out, time.Time.Compare)
+	return out
+}
+
 // refResolve maps a wall reading to the first instant showing it in loc;
 // false when no instant does (a spring-forward gap).
 func refResolve(w time.Time, loc *time.Location) (time.Time, bool) {
-	t := time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), 0, loc)
-	shows := func(t time.Time) bool {
-		l := t.In(loc)
-		return l.Year() == w.Year() && l.YearDay() == w.YearDay() && l.Hour() == w.Hour() && l.Minute() == w.Minute() && l.Second() == w.Second()
-	}
-	if !shows(t) {
+	shows := refShows(w, loc)
+	if len(shows) == 0 {
 		return time.Time{}, false
 	}
-	best := t
-	for _, back := range []time.Duration{30 * time.Minute, time.Hour, 2 * time.Hour} {
-		if shows(t.Add(-back)) {
-			best = t.Add(-back)
-		}
-	}
-	return best.UTC(), true
+	return shows[0], true
 }
 
-// refInstants is the rule's instants in [from, to) for DTSTART start in loc.
-func (r refRule) refInstants(start time.Time, loc *time.Location, from, to time.Time) []time.Time {
+// refBeforeGap reads w, which no instant shows, with the offset in force
+// before the gap: that of the last minute whose wall clock is before w.
+func refBeforeGap(w time.Time, loc *time.Location) time.Time {
+	t := w.Add(-14 * time.Hour) // an instant whose wall clock is before w
+	for {
+		l := t.Add(time.Minute).In(loc)
+		if !time.Date(l.Year(), l.Month(), l.Day(), l.Hour(), l.Minute(), l.Second(), 0, time.UTC).Before(w) {
+			_, off := t.In(loc).Zone()
+			return w.Add(-time.Duration(off) * time.Second)
+		}
+		t = t.Add(time.Minute)
+	}
+}
+
+// refSeries is a rule's wall readings from DTSTART start in loc, resolved
+// to instants on demand (shows[i], computed once whatever the policy).
+type refSeries struct {
+	r        refRule
+	start    time.Time
+	loc      *time.Location
+	d0       time.Time
+	readings []time.Time
+	shows    [][]time.Time
+	resolved []bool
+}
+
+// refSeries returns the rule's readings far enough to plan up to to.
+func (r refRule) refSeries(start time.Time, loc *time.Location, to time.Time) *refSeries {
 	l := start.In(loc)
 	d0 := time.Date(l.Year(), l.Month(), l.Day(), l.Hour(), l.Minute(), l.Second(), 0, time.UTC)
 	// Wall readings are within a day or so of their instants.
 	end := time.Date(to.Year(), to.Month(), to.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, 3)
-	var out []time.Time
+	readings := r.refReadings(d0, end)
+	return &refSeries{r: r, start: start, loc: loc, d0: d0, readings: readings,
+		shows: make([][]time.Time, len(readings)), resolved: make([]bool, len(readings))}
+}
+
+// refInstants is the rule's instants in [from, to) for DTSTART start in loc
+// under DST policy p.
+func (r refRule) refInstants(start time.Time, loc *time.Location, p DST, from, to time.Time) []time.Time {
+	return r.refSeries(start, loc, to).instants(p, from, to)
+}
+
+// instants plans the series under DST policy p, read from docs/recurrence.md:
+// a reading in a gap is dropped and not counted (gap shift: read with the
+// offset before the gap, and counted); a repeated one fires at its first
+// pass (last: its second; both: both, counted once). The series begins at
+// start_time: DTSTART's own reading fires at start_time, whichever pass that
+// is (under both, also at a later pass), and a pass before start_time never
+// fires, so a reading whose first pass precedes it fires at its second. A
+// reading whose instants all fire already is the same instance, not counted
+// again. to must not be later than the series was built for.
+func (s *refSeries) instants(p DST, from, to time.Time) []time.Time {
+	r, start := s.r, s.start
+	fired := map[time.Time]bool{}
 	n := 0
-	for _, w := range r.refReadings(d0, end) {
-		t, ok := refResolve(w, loc)
-		if !ok {
+	for i, w := range s.readings {
+		if !s.resolved[i] {
+			s.shows[i], s.resolved[i] = refShows(w, s.loc), true
+		}
+		shows := s.shows[i]
+		var passes []time.Time // the reading's instants in the series, the first one deciding UNTIL
+		for _, t := range shows {
+			if !t.Before(start) {
+				passes = append(passes, t)
+			}
+		}
+		gap := len(shows) == 0
+		switch {
+		case gap && p.Gap == GapShift:
+			passes = []time.Time{refBeforeGap(w, s.loc)}
+		case gap:
 			continue // not counted
+		case w.Equal(s.d0):
+			later := slices.DeleteFunc(passes, func(t time.Time) bool { return !t.After(start) || p.Repeat != RepeatBoth })
+			passes = append([]time.Time{start}, later...)
+		case len(passes) == 0:
+			continue // every pass precedes the series
+		case p.Repeat == RepeatLast:
+			passes = passes[len(passes)-1:]
+		case p.Repeat != RepeatBoth:
+			passes = passes[:1]
+		}
+		if !slices.ContainsFunc(passes, func(t time.Time) bool { return !fired[t] }) {
+			continue
 		}
 		n++
-		if (r.count > 0 && n > r.count) || (!r.until.IsZero() && t.After(r.until)) || !t.Before(to) {
+		if r.count > 0 && n > r.count {
 			break
 		}
-		if !t.Before(from) {
+		if !r.until.IsZero() && passes[0].After(r.until) {
+			if gap {
+				continue
+			}
+			break
+		}
+		for _, t := range passes {
+			if r.until.IsZero() || !t.After(r.until) {
+				fired[t] = true
+			}
+		}
+		// Later readings fire at most a few hours before this one (offsets
+		// differ by an hour, a pass or a shift moves by one jump).
+		if passes[0].After(to.Add(3 * time.Hour)) {
+			break
+		}
+	}
+	var out []time.Time
+	for t := range fired {
+		if !t.Before(from) && t.Before(to) {
 			out = append(out, t)
 		}
 	}
+	slices.SortFunc(out, time.Time.Compare)
 	return out
 }

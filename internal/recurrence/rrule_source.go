@@ -21,9 +21,8 @@ type rruleSource struct {
 	count int
 	until time.Time // inclusive real instant; zero means none
 	frac  time.Duration
-	// start is DTSTART as an instant: when it is the second pass of a
-	// repeated local time, its reading resolves to the first pass, an hour
-	// early; the first instance fires at start instead.
+	// start is DTSTART as an instant, the first instance (inSeries): its
+	// reading alone cannot say which pass of a repeated local time it is.
 	start   time.Time
 	exdates map[int64]struct{} // unix seconds
 	exdays  map[civilDate]struct{}
@@ -112,8 +111,11 @@ func (s *rruleSource) expandRule(out *series, b *budget) error {
 	// before from (every instant from that period on is an instant of the
 	// rule, so a window years after DTSTART costs the same as one at
 	// DTSTART); a COUNT rule starts at DTSTART, since it must count.
+	// A window that begins at or before DTSTART iterates from it: when
+	// start_time is the second pass of a repeated wall time, the wall reading
+	// of an earlier from (the first pass) lies past DTSTART's own reading.
 	from := s.plan.d0
-	if s.count == 0 && !s.noAnchor {
+	if s.count == 0 && !s.noAnchor && out.from.After(s.start) {
 		from = wallOf(out.from, s.loc).Add(-s.dst.lookback(out.from, s.loc)).Unix()
 	}
 	b.beforeWindow = s.count > 0
@@ -162,10 +164,12 @@ func (s *rruleSource) expandRule(out *series, b *budget) error {
 			}
 			continue
 		}
-		at := t.Add(s.frac)
-		if at.Before(s.start) { // DTSTART on a repeated hour's second pass: never early
-			at, kind = s.start, wallOnce
+		if sec == s.plan.d0 || t.Add(s.frac).Before(s.start) {
+			if t, kind, ok = s.inSeries(sec, w, t, kind, zone); !ok {
+				continue
+			}
 		}
+		at := t.Add(s.frac)
 		if len(out.held) > 0 {
 			if out.release(at) {
 				return nil
@@ -197,6 +201,28 @@ func (s *rruleSource) expandRule(out *series, b *budget) error {
 			return nil
 		}
 	}
+}
+
+// inSeries places reading w (Unix seconds sec), which the policy fires at t
+// (kind), in a series that begins at start_time. DTSTART's own reading fires
+// at start_time whichever pass of a repeated wall time that is (and, under
+// RepeatBoth, also at the later pass when start_time is the earlier): it is
+// the first instance, and a wall time fires once. Any other reading whose
+// first pass precedes start_time (start_time on the second pass, readings
+// after it in the repeated span) fires at its second pass, its first in the
+// series, whatever the repeat policy. false: no pass of w is in the series.
+func (s *rruleSource) inSeries(sec int64, w, t time.Time, kind wallKind, zone *resolver) (time.Time, wallKind, bool) {
+	start := s.start.Add(-s.frac) // start_time's whole second, as the readings are
+	switch {
+	case sec == s.plan.d0 && kind == wallTwice && zone.second.After(start):
+		return start, wallTwice, true
+	case sec == s.plan.d0:
+		return start, wallOnce, true
+	case kind == wallTwice:
+		return zone.second, wallOnce, true
+	}
+	later, ok := secondOccurrence(w, t, s.loc)
+	return later, wallOnce, ok && !later.Before(start)
 }
 
 // pastUntil reports whether instant t (before the DTSTART fraction) is after
