@@ -85,3 +85,26 @@ func TestRestorePutsBackOnlyWhatWasShownThere(t *testing.T) {
 	_, err = r.Restore("action.params", shown, nil)
 	require.ErrorAs(t, err, &re, "nothing stored: a fingerprint stands for nothing")
 }
+
+// Credential-like names beyond the first list hide too (issue #34); the
+// short ones that occur inside ordinary words hide only as a word of the
+// name, so "footprint" stays readable.
+func TestCredentialNames(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"passphrase", "keyPassphrase", "pwd", "db_pwd", "otp", "OTP", "x-otp", "otp.value",
+		"userOTP", "OTPValue", "otp2", "totp", "hotp_seed", "jwt", "id_jwt", "X-JWT-Assertion", "session", "session_id",
+		"x-session-token", "SessionId", "cookie", "Set-Cookie", "cookies"} {
+		require.True(t, redact.CredentialName(name), "%s must hide", name)
+	}
+	for _, name := range []string{"footprint", "hotpot", "Footprint", "name", "description", "region"} {
+		require.False(t, redact.CredentialName(name), "%s must stay readable", name)
+	}
+	var got map[string]any
+	require.NoError(t, json.Unmarshal(r.JSON(json.RawMessage(`{"passphrase":"p","otp":"123456","jwt":"e.y.j",
+		"headers_note":"h","footprint":"42 kB","form":"pwd=x&user=u"}`)), &got))
+	require.Equal(t, r.Fingerprint("p"), got["passphrase"])
+	require.Equal(t, r.Fingerprint("123456"), got["otp"])
+	require.Equal(t, r.Fingerprint("e.y.j"), got["jwt"])
+	require.Equal(t, "42 kB", got["footprint"])
+	require.Equal(t, r.Fingerprint("pwd=x&user=u"), got["form"], "a form with a pwd field hides whole")
+}
