@@ -181,7 +181,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	url := "http://" + ln.Addr().String()
 	log.Info("qhronosd started", zap.String("version", version), zap.String("addr", url),
 		zap.String("instance_id", instanceID), zap.String("database", string(b.store.Backend())),
-		zap.String("coordination", coord.Name()), zap.Bool("outbound_loopback_allowed", loopbackOnly))
+		zap.String("coordination", coord.Name()), zap.Bool("outbound_loopback_allowed", outbound.LoopbackAllowed(out)))
 	if !cfg.Production() {
 		printBanner(stderr, b, url, loopbackOnly)
 	}

@@ -140,3 +140,18 @@ func allowed(ip netip.Addr, opts Options) bool {
 	}
 	return false
 }
+
+// LoopbackAllowed reports whether the policy in opts lets a request reach
+// a loopback address at all: re-opened for the embedded server, or by an
+// outbound.allow_cidrs range that overlaps 127.0.0.0/8 or ::1.
+func LoopbackAllowed(opts Options) bool {
+	if opts.AllowLoopback {
+		return true
+	}
+	for _, p := range opts.AllowCIDRs {
+		if p.Overlaps(loopbackV4) || p.Overlaps(loopbackV6) {
+			return true
+		}
+	}
+	return false
+}
