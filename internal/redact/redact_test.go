@@ -108,3 +108,39 @@ func TestCredentialNames(t *testing.T) {
 	require.Equal(t, "42 kB", got["footprint"])
 	require.Equal(t, r.Fingerprint("pwd=x&user=u"), got["form"], "a form with a pwd field hides whole")
 }
+
+// A URL that is a credential as a whole (a notification channel's) shows
+// only its scheme and host; the answer sent back keeps it, and its
+// fingerprint under another host is refused (issue #34).
+func TestSecretURLShowsOnlyWhereItGoes(t *testing.T) {
+	t.Parallel()
+	slack := "https://hooks.slack.com/services/T000/B000/XXXXsecretXXXX"
+	shown := r.SecretURL(slack)
+	require.Equal(t, "https://hooks.slack.com/"+r.Fingerprint(slack), shown)
+	for in, want := range map[string]string{
+		"https://ops.example.com":                  "https://ops.example.com",
+		"https://ops.example.com/":                 "https://ops.example.com/",
+		"https://ops.example.com:8443/n?token=abc": "https://ops.example.com:8443/" + r.Fingerprint("https://ops.example.com:8443/n?token=abc"),
+		"https://u:p@ops.example.com":              "https://ops.example.com/" + r.Fingerprint("https://u:p@ops.example.com"),
+		"":                                         "",
+	} {
+		require.Equal(t, want, r.SecretURL(in), in)
+	}
+
+	got, err := r.RestoreSecretURL("url", shown, slack)
+	require.NoError(t, err)
+	require.Equal(t, slack, got, "sent back as shown: the stored URL")
+	got, err = r.RestoreSecretURL("url", "https://new.example/hook", slack)
+	require.NoError(t, err)
+	require.Equal(t, "https://new.example/hook", got, "a new URL in full replaces it")
+
+	var re *redact.RestoreError
+	_, err = r.RestoreSecretURL("url", "https://evil.example/"+r.Fingerprint(slack), slack)
+	require.ErrorAs(t, err, &re)
+	require.True(t, re.Moved, "another host takes no stored path: %v", err)
+	_, err = r.RestoreSecretURL("url", "https://hooks.slack.com/"+r.Fingerprint("other"), slack)
+	require.ErrorAs(t, err, &re)
+	require.False(t, re.Moved)
+	_, err = r.RestoreSecretURL("url", shown, "")
+	require.ErrorAs(t, err, &re, "nothing stored")
+}
