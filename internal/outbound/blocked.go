@@ -16,9 +16,16 @@ type BlockedError struct {
 	Addr   netip.Addr // zero when the port alone was refused; never in Error()
 	Port   int
 	Reason string // e.g. "private address", "port not allowed"
+	// Setting is the configuration key that re-opens the destination when
+	// it is not outbound.allow_cidrs (the coordination Redis's).
+	Setting string
 }
 
 func (e *BlockedError) Error() string {
+	if e.Setting != "" {
+		return fmt.Sprintf("outbound request blocked: the destination is %s (an operator may allow it with %s)",
+			e.Reason, e.Setting)
+	}
 	if !e.Addr.IsValid() {
 		return fmt.Sprintf("outbound request blocked: port %d not allowed (only 80, 443 and 1024-65535)", e.Port)
 	}
