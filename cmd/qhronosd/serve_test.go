@@ -94,9 +94,10 @@ func TestTheCoordinationRedisIsNoDestination(t *testing.T) {
 			require.Equal(t, "action.params.url", body["field"], "%v", body)
 			require.Contains(t, body["error"], "coordination Redis")
 
-			status, body = post(t, s, "/endpoints", map[string]any{"name": "coord", "url": "redis://localhost:" + u.Port()})
+			status, body = post(t, s, "/endpoints", map[string]any{"name": "coord", "url": "redis://[::1]:" + u.Port()})
 			require.Equal(t, http.StatusBadRequest, status, "%v", body)
 			require.Equal(t, "url", body["field"], "%v", body)
+			require.Contains(t, body["error"], "coordination Redis", "another address of the same machine")
 		})
 	}
 }
