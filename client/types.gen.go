@@ -1622,7 +1622,7 @@ type NotificationChannel struct {
 	Type      NotificationChannelType `json:"type"`
 	UpdatedAt time.Time               `json:"updated_at"`
 
-	// URL webhook channels: where notices are POSTed
+	// URL webhook channels: where notices are POSTed, shown write-only as its scheme and host and the fingerprint of the whole URL (https://hooks.slack.com/••••a1b2c3d4); sent back as shown it keeps the stored URL
 	URL *string `json:"url,omitempty"`
 }
 

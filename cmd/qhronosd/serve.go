@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"time"
 
@@ -92,7 +93,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	loopbackOnly := cfg.OutboundLoopbackAllowed()
 	out := outbound.Options{AllowCIDRs: cfg.Outbound.AllowCIDRs, AllowLoopback: loopbackOnly,
-		MaxIdleConnsPerHost: max(cfg.Outbound.MaxPerHost, 4)}
+		MaxIdleConnsPerHost: max(cfg.Outbound.MaxPerHost, 4), Reserved: coordinationRedis(cfg)}
 	httpCfg := actions.HTTPConfig{Outbound: out, ExcerptLimit: int(cfg.Outbound.ResponseExcerptBytes),
 		Version: version}
 	wsHub := hub.New(coord, instanceID, log)
@@ -181,7 +182,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	url := "http://" + ln.Addr().String()
 	log.Info("qhronosd started", zap.String("version", version), zap.String("addr", url),
 		zap.String("instance_id", instanceID), zap.String("database", string(b.store.Backend())),
-		zap.String("coordination", coord.Name()), zap.Bool("outbound_loopback_allowed", loopbackOnly))
+		zap.String("coordination", coord.Name()), zap.Bool("outbound_loopback_allowed", outbound.LoopbackAllowed(out)))
 	if !cfg.Production() {
 		printBanner(stderr, b, url, loopbackOnly)
 	}
@@ -262,6 +263,24 @@ func openCoordinator(ctx context.Context, cfg *config.Config, log *zap.Logger) (
 	}
 	coordination.SetRedisLogger(log)
 	return coordination.Open(ctx, rc, cfg.Redis.Prefix, log)
+}
+
+// coordinationRedis is the coordination Redis as destinations must not
+// reach it (nil with in-process coordination): every address the
+// configuration names, whatever the topology uses.
+func coordinationRedis(cfg *config.Config) *outbound.Reserved {
+	addrs := append(append([]string{}, cfg.Redis.Sentinel.Addrs...), cfg.Redis.Cluster.Addrs...)
+	if u, err := url.Parse(cfg.Redis.URL); err == nil && u.Host != "" {
+		host := u.Host
+		if u.Port() == "" {
+			host = net.JoinHostPort(u.Hostname(), "6379")
+		}
+		addrs = append(addrs, host)
+	}
+	if len(addrs) == 0 {
+		return nil
+	}
+	return &outbound.Reserved{Addrs: addrs, KeyPrefix: cfg.Redis.Prefix, Allowed: cfg.Outbound.AllowCoordinationRedis}
 }
 
 // deploymentClock is the clock every due decision uses: the database's.

@@ -14,7 +14,7 @@ import (
 
 // RedisStream appends the occurrence to a Redis stream with XADD on the
 // Redis its url (or endpoint) names — never the coordination Redis unless
-// that is the URL given. The entry's fields are "body" and one field per
+// outbound.allow_coordination_redis (outbound.Reserved, checkStreamKey). The entry's fields are "body" and one field per
 // webhook header; success is the entry id Redis answers. nomkstream=true
 // refuses to create a stream that does not exist (XADD NOMKSTREAM), so a
 // mistyped name fails instead of filling a stream nobody reads; max_len
@@ -54,6 +54,9 @@ func (a *RedisStream) Prepare(params json.RawMessage) (Delivery, error) {
 		return nil, &ParamError{Param: "stream", Reason: "at most 1024 bytes"}
 	case p.MaxLen < 0:
 		return nil, &ParamError{Param: "max_len", Reason: "must not be negative"}
+	}
+	if err := checkStreamKey(a.cfg.Outbound.Reserved, p.Stream); err != nil {
+		return nil, err
 	}
 	if d.addr.URL != nil {
 		if _, err := redisDB(d.addr.URL.Path); err != nil {

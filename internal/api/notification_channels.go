@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/redact"
 )
 
 // NotificationChannels manages the operator channels stored through the
@@ -35,7 +36,8 @@ func (s *Server) notificationChannelRoutes(admin *gin.RouterGroup) {
 }
 
 // notificationChannelJSON describes a channel; a webhook's secret appears
-// only in the answer that creates it.
+// only in the answer that creates it, and its url, often a credential
+// itself (a Slack webhook's path), only as redact.SecretURL shows it.
 type notificationChannelJSON struct {
 	ID        string    `json:"id"`
 	Name      string    `json:"name"`
@@ -50,8 +52,8 @@ type notificationChannelJSON struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-func toNotificationChannelJSON(c model.NotificationChannel) notificationChannelJSON {
-	return notificationChannelJSON{ID: c.ID, Name: c.Name, Type: c.Type, URL: c.URL, SecretSet: len(c.Secret) > 0,
+func toNotificationChannelJSON(r *redact.Redactor, c model.NotificationChannel) notificationChannelJSON {
+	return notificationChannelJSON{ID: c.ID, Name: c.Name, Type: c.Type, URL: r.SecretURL(c.URL), SecretSet: len(c.Secret) > 0,
 		To: c.To, Kinds: c.Kinds, CreatedBy: c.CreatedBy, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 }
 
@@ -64,7 +66,7 @@ func (s *Server) createNotificationChannel(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	out := toNotificationChannelJSON(ch)
+	out := toNotificationChannelJSON(s.redact, ch)
 	out.Secret = secret
 	c.JSON(http.StatusCreated, out)
 	return nil
@@ -77,7 +79,7 @@ func (s *Server) listNotificationChannels(c *gin.Context) error {
 	}
 	out := make([]notificationChannelJSON, 0, len(list))
 	for _, ch := range list {
-		out = append(out, toNotificationChannelJSON(ch))
+		out = append(out, toNotificationChannelJSON(s.redact, ch))
 	}
 	c.JSON(http.StatusOK, out)
 	return nil
@@ -88,7 +90,7 @@ func (s *Server) getNotificationChannel(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusOK, toNotificationChannelJSON(ch))
+	c.JSON(http.StatusOK, toNotificationChannelJSON(s.redact, ch))
 	return nil
 }
 
@@ -101,7 +103,7 @@ func (s *Server) updateNotificationChannel(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusOK, toNotificationChannelJSON(ch))
+	c.JSON(http.StatusOK, toNotificationChannelJSON(s.redact, ch))
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/qhronos/qhronos/internal/redact"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 )
@@ -131,4 +132,97 @@ func TestNotificationChannelsBadInputNamesTheField(t *testing.T) {
 		res = e.do("GET", "/notification-channels", tok, nil)
 		require.Equal(t, http.StatusForbidden, res.Status)
 	}
+}
+
+// A channel's url is often a credential itself (a Slack webhook's path, a
+// ?token=): answers show only its scheme and host with a fingerprint, a
+// PATCH of other fields keeps it, the answer sent back keeps it, and its
+// fingerprint under another host is refused (issue #34).
+func TestNotificationChannelURLIsWriteOnly(t *testing.T) {
+	for _, b := range repositorytest.Backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			testNotificationChannelURLIsWriteOnly(t, b.Open)
+		})
+	}
+}
+
+func testNotificationChannelURLIsWriteOnly(t *testing.T, open func(testing.TB) *repository.Store) {
+	e := newEnv(t, open)
+	var mu sync.Mutex
+	var got []string
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.URL.RequestURI())
+		mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(recv.Close)
+	const path = "/services/T0001/B0002/sekritPath?token=tok123"
+	reached := func() string {
+		t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		require.NotEmpty(t, got)
+		return got[len(got)-1]
+	}
+	noSecret := func(res response) {
+		t.Helper()
+		require.NotContains(t, string(res.Body), "sekritPath", "%s", res.Body)
+		require.NotContains(t, string(res.Body), "tok123", "%s", res.Body)
+	}
+
+	res := e.do("POST", "/notification-channels", e.master, map[string]any{"name": "slack", "type": "webhook",
+		"url": recv.URL + path})
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	noSecret(res)
+	id, _ := res.object(t)["id"].(string)
+	shown, _ := res.object(t)["url"].(string)
+	fp, ok := strings.CutPrefix(shown, recv.URL+"/")
+	require.True(t, ok, "the host stays in view: %s", shown)
+	require.True(t, redact.IsFingerprint(fp), "the rest is a fingerprint of the shape every answer uses: %s", shown)
+	for _, p := range []string{"/notification-channels/" + id, "/notification-channels"} {
+		res = e.do("GET", p, e.master, nil)
+		require.Equal(t, http.StatusOK, res.Status)
+		noSecret(res)
+		require.Contains(t, string(res.Body), shown)
+	}
+
+	send := func() {
+		t.Helper()
+		res := e.do("POST", "/notification-channels/"+id+"/test", e.master, nil)
+		require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+		require.Equal(t, true, res.object(t)["delivered"], "%s", res.Body)
+	}
+	// Other fields change without the url; the answer sent back keeps it.
+	res = e.do("PATCH", "/notification-channels/"+id, e.master, map[string]any{"name": "slack-ops"})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	noSecret(res)
+	send()
+	require.Equal(t, path, reached())
+	res = e.do("PATCH", "/notification-channels/"+id, e.master, map[string]any{"url": shown, "kinds": []string{}})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	require.Equal(t, shown, res.object(t)["url"])
+	send()
+	require.Equal(t, path, reached())
+
+	// The fingerprint does not follow a new host, nor stand for another URL.
+	for _, u := range []string{"https://collector.example/" + fp, recv.URL + "/" + redact.Mask + "00000000"} {
+		res = e.do("PATCH", "/notification-channels/"+id, e.master, map[string]any{"url": u})
+		require.Equal(t, http.StatusBadRequest, res.Status, "%s", res.Body)
+		var eb errorBody
+		res.json(t, &eb)
+		require.Equal(t, "url", eb.Field, "%s", res.Body)
+	}
+	res = e.do("PATCH", "/notification-channels/"+id, e.master, map[string]any{"url": "https://collector.example/" + fp})
+	require.Contains(t, string(res.Body), "must be given again")
+	send()
+	require.Equal(t, path, reached(), "a refused change left the url as it was")
+
+	// A new url given in full replaces it.
+	res = e.do("PATCH", "/notification-channels/"+id, e.master, map[string]any{"url": recv.URL + "/v2?token=new456"})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	require.NotContains(t, string(res.Body), "new456")
+	send()
+	require.Equal(t, "/v2?token=new456", reached())
 }

@@ -176,6 +176,10 @@ type SecretsConfig struct {
 type OutboundConfig struct {
 	// AllowCIDRs re-opens otherwise blocked ranges (loopback, private, …).
 	AllowCIDRs []netip.Prefix `yaml:"allow_cidrs"`
+	// AllowCoordinationRedis lets destinations reach the coordination
+	// Redis (refused by default even inside AllowCIDRs); stream keys under
+	// redis.prefix stay refused.
+	AllowCoordinationRedis bool `yaml:"allow_coordination_redis"`
 	// MaxPerHost caps concurrent requests to one destination host.
 	MaxPerHost int `yaml:"max_per_host"`
 	// ResponseExcerptBytes is how much of a response body is read and kept.

@@ -76,6 +76,8 @@ func (c *Config) Validate() error {
 	v.positiveDuration("auth.token_max_ttl", c.Auth.TokenMaxTTL)
 
 	v.positive("outbound.max_per_host", int64(c.Outbound.MaxPerHost))
+	v.check(!c.Outbound.AllowCoordinationRedis || c.Redis.Prefix != "", "outbound.allow_coordination_redis",
+		"needs a redis.prefix: without one no key of the coordination Redis can be told from a tenant's stream")
 	v.positive("outbound.response_excerpt_bytes", c.Outbound.ResponseExcerptBytes)
 
 	s := c.Scheduler

@@ -314,6 +314,39 @@ func TestStateChangesNeedTheCSRFTokenAndSameOrigin(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, res.StatusCode, body(t, res))
 }
 
+// An opaque origin ("null": a sandboxed frame, a data: page) is a cross
+// origin post even with a valid CSRF token (issue #34).
+func TestStateChangesFromANullOriginAreRefused(t *testing.T) {
+	t.Parallel()
+	tc := newTestConsole(t)
+	session, csrf := tc.signIn()
+
+	res := tc.post(session, "/ui/events/ev1/do/pause", url.Values{"csrf": {csrf}}, "Origin", "null")
+	require.Equal(t, http.StatusForbidden, res.StatusCode, body(t, res))
+	res = tc.post(session, "/ui/events/ev1/do/pause", url.Values{}, "Origin", "null", "X-CSRF-Token", csrf)
+	require.Equal(t, http.StatusForbidden, res.StatusCode, body(t, res))
+	require.False(t, tc.api.called("POST /events/ev1/pause"), "no refused request reached the API")
+
+	// The sign-in form too, with its own valid token.
+	res, err := tc.client().Get(tc.srv.URL + "/ui/login")
+	require.NoError(t, err)
+	m := csrfField.FindStringSubmatch(body(t, res))
+	require.NotNil(t, m)
+	req, _ := http.NewRequest("POST", tc.srv.URL+"/ui/login", strings.NewReader(url.Values{"token": {testToken},
+		"csrf": {m[1]}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", "null")
+	for _, ck := range res.Cookies() {
+		req.AddCookie(ck)
+	}
+	res, err = tc.client().Do(req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusForbidden, res.StatusCode, body(t, res))
+	for _, ck := range res.Cookies() {
+		require.NotEqual(t, sessionCookie, ck.Name, "no session from a null origin")
+	}
+}
+
 func TestAnAPI401SignsTheUserOut(t *testing.T) {
 	t.Parallel()
 	tc := newTestConsole(t)

@@ -199,13 +199,18 @@ func (sb *sessionBox) checkPreSignIn(r *http.Request, got string) bool {
 func equal(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
 
 // sameOrigin rejects cross-site state changes in browsers that send Origin
-// (all current ones do on POST). An opaque origin ("null", sent by privacy
-// settings) proves nothing either way: the CSRF token, the main defence,
-// decides then.
+// (all current ones do on POST). An opaque origin ("null") is refused: it
+// is what a sandboxed frame, a data: or file: page and a cross-origin
+// redirect send, and the console's own pages (Referrer-Policy same-origin)
+// never do. A request without Origin (a non-browser client) is left to
+// the CSRF token.
 func sameOrigin(r *http.Request) bool {
 	origin := r.Header.Get("Origin")
-	if origin == "" || origin == "null" {
+	if origin == "" {
 		return true
+	}
+	if origin == "null" {
+		return false
 	}
 	u, err := url.Parse(origin)
 	return err == nil && u.Host == r.Host

@@ -13,6 +13,7 @@ import (
 	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/outbound"
+	"github.com/qhronos/qhronos/internal/redact"
 	"github.com/qhronos/qhronos/internal/secrets"
 )
 
@@ -33,6 +34,7 @@ type AdminStore interface {
 type Admin struct {
 	store    AdminStore
 	box      *secrets.Box
+	redact   *redact.Redactor
 	policy   outbound.Options
 	notifier *Notifier
 	now      func() time.Time
@@ -44,7 +46,7 @@ func NewAdmin(store AdminStore, box *secrets.Box, policy outbound.Options, n *No
 	if now == nil {
 		now = time.Now
 	}
-	return &Admin{store: store, box: box, policy: policy, notifier: n, now: now}
+	return &Admin{store: store, box: box, redact: box.Redactor(), policy: policy, notifier: n, now: now}
 }
 
 // Limits of channel input.
@@ -121,7 +123,18 @@ func (a *Admin) apply(c *model.NotificationChannel, in channelInput, creating bo
 			return "", input.BadRequest("to", "is for email channels only")
 		}
 		if in.url != nil {
-			c.URL = strings.TrimSpace(*in.url)
+			// Answers show the URL as redact.SecretURL: sent back so, it
+			// keeps the stored one; its fingerprint under a new host is
+			// refused, the URL must then be given in full.
+			u, err := a.redact.RestoreSecretURL("url", strings.TrimSpace(*in.url), c.URL)
+			if err != nil {
+				var re *redact.RestoreError
+				if errors.As(err, &re) {
+					return "", input.BadRequest(re.Field, re.Reason())
+				}
+				return "", err
+			}
+			c.URL = u
 		}
 		if err := outbound.CheckURL(c.URL, a.policy); err != nil {
 			return "", input.BadRequest("url", err.Error())

@@ -16,9 +16,16 @@ type BlockedError struct {
 	Addr   netip.Addr // zero when the port alone was refused; never in Error()
 	Port   int
 	Reason string // e.g. "private address", "port not allowed"
+	// Setting is the configuration key that re-opens the destination when
+	// it is not outbound.allow_cidrs (the coordination Redis's).
+	Setting string
 }
 
 func (e *BlockedError) Error() string {
+	if e.Setting != "" {
+		return fmt.Sprintf("outbound request blocked: the destination is %s (an operator may allow it with %s)",
+			e.Reason, e.Setting)
+	}
 	if !e.Addr.IsValid() {
 		return fmt.Sprintf("outbound request blocked: port %d not allowed (only 80, 443 and 1024-65535)", e.Port)
 	}
@@ -135,6 +142,21 @@ func allowed(ip netip.Addr, opts Options) bool {
 	}
 	for _, p := range opts.AllowCIDRs {
 		if p.Contains(ip) || (ip.Is4In6() && p.Contains(ip.Unmap())) {
+			return true
+		}
+	}
+	return false
+}
+
+// LoopbackAllowed reports whether the policy in opts lets a request reach
+// a loopback address at all: re-opened for the embedded server, or by an
+// outbound.allow_cidrs range that overlaps 127.0.0.0/8 or ::1.
+func LoopbackAllowed(opts Options) bool {
+	if opts.AllowLoopback {
+		return true
+	}
+	for _, p := range opts.AllowCIDRs {
+		if p.Overlaps(loopbackV4) || p.Overlaps(loopbackV6) {
 			return true
 		}
 	}

@@ -98,6 +98,9 @@ func CheckBrokerURL(kind, raw string, opts Options) (BrokerAddress, error) {
 		return BrokerAddress{}, &BlockedError{Port: port, Reason: "port not allowed"}
 	}
 	host := u.Hostname()
+	if err := opts.Reserved.checkHost(host, port); err != nil {
+		return BrokerAddress{}, err
+	}
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if err := checkIP(ip, opts); err != nil {
 			return BrokerAddress{}, err

@@ -49,6 +49,9 @@ func CheckURL(raw string, opts Options) error {
 		return &BlockedError{Port: port, Reason: "port not allowed"}
 	}
 	host := u.Hostname()
+	if err := opts.Reserved.checkHost(host, port); err != nil {
+		return err
+	}
 	if ip, err := netip.ParseAddr(host); err == nil {
 		return checkIP(ip, opts)
 	}

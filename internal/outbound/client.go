@@ -73,7 +73,11 @@ func (d *dialer) DialContext(ctx context.Context, network, address string) (net.
 	var firstBlocked error
 	var candidates []netip.Addr
 	for _, a := range addrs {
-		if err := checkIP(a, d.opts); err != nil {
+		err := checkIP(a, d.opts)
+		if err == nil {
+			err = d.opts.Reserved.checkAddr(ctx, d.opts.Resolver, a, port)
+		}
+		if err != nil {
 			if firstBlocked == nil {
 				firstBlocked = err
 			}

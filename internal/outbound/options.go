@@ -28,6 +28,9 @@ type Options struct {
 	// AllowLoopback re-opens 127.0.0.0/8 and ::1, for the embedded server
 	// that itself listens only on loopback.
 	AllowLoopback bool
+	// Reserved is the coordination Redis, refused whatever the ranges
+	// above re-open; nil refuses nothing more.
+	Reserved *Reserved
 
 	ConnectTimeout        time.Duration // default 10 s
 	TLSHandshakeTimeout   time.Duration // default 10 s

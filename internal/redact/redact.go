@@ -4,8 +4,9 @@
 //   - every header value;
 //   - a URL's userinfo and every query value;
 //   - a document member whose name looks like a credential (CredentialName:
-//     password, secret, token, key, auth, bearer, pin, private, signature,
-//     code …, case-insensitive, at any depth), whatever its value;
+//     password, passphrase, secret, token, key, auth, bearer, pin, private,
+//     signature, code, cookie, session, jwt, otp …, case-insensitive, at
+//     any depth), whatever its value;
 //   - a string body that is a form or JSON document carrying such a member.
 //
 // Such a value is write-only: it is stored and used as given, and shown only
@@ -30,6 +31,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // Mask starts every fingerprint.
@@ -51,8 +53,15 @@ func HasMask(s string) bool { return strings.Contains(s, Mask) }
 // A substring anywhere counts, deliberately: a name glued together
 // ("A0auth0", "xpinx") still hides, at the price of hiding harmless ones
 // ("shipping") too — an answer that shows too little is the safe failure.
-var credentialWords = []string{"password", "passwd", "secret", "token", "key", "auth", "bearer", "pin",
-	"private", "signature", "code", "credential", "cookie", "session"}
+var credentialWords = []string{"password", "passwd", "passphrase", "pwd", "secret", "token", "key", "auth",
+	"bearer", "pin", "private", "signature", "code", "credential", "cookie", "session", "jwt"}
+
+// credentialSegments mark a credential only as a whole word of the name
+// (split at punctuation, digits and case changes: "otp", "x-otp",
+// "userOTP", "OTPValue"): inside a word they are common English
+// ("footprint", "hotpot"), and hiding every such member would hide too
+// much to be useful.
+var credentialSegments = []string{"otp", "totp", "hotp"}
 
 // CredentialName reports whether a member named name holds a credential.
 func CredentialName(name string) bool {
@@ -62,7 +71,48 @@ func CredentialName(name string) bool {
 			return true
 		}
 	}
+	for _, seg := range segments(name) {
+		for _, w := range credentialSegments {
+			if strings.EqualFold(seg, w) {
+				return true
+			}
+		}
+	}
 	return false
+}
+
+// segments splits a member name into its words: at every character that
+// is not a letter, at letter/digit changes, before an upper-case letter
+// after a lower-case one ("userOtp"), and before the last capital of an
+// acronym followed by lower case ("OTPValue": "OTP", "Value").
+func segments(name string) []string {
+	runes := []rune(name)
+	var out []string
+	start := -1
+	flush := func(end int) {
+		if start >= 0 && end > start {
+			out = append(out, string(runes[start:end]))
+		}
+		start = -1
+	}
+	for i, c := range runes {
+		if !unicode.IsLetter(c) {
+			flush(i)
+			continue
+		}
+		if start < 0 {
+			start = i
+			continue
+		}
+		prev := runes[i-1]
+		lowerNext := i+1 < len(runes) && unicode.IsLower(runes[i+1])
+		if unicode.IsUpper(c) && (unicode.IsLower(prev) || (unicode.IsUpper(prev) && lowerNext)) {
+			flush(i)
+			start = i
+		}
+	}
+	flush(len(runes))
+	return out
 }
 
 // headersName reports a member holding HTTP headers: every value is hidden.

@@ -85,3 +85,62 @@ func TestRestorePutsBackOnlyWhatWasShownThere(t *testing.T) {
 	_, err = r.Restore("action.params", shown, nil)
 	require.ErrorAs(t, err, &re, "nothing stored: a fingerprint stands for nothing")
 }
+
+// Credential-like names beyond the first list hide too (issue #34); the
+// short ones that occur inside ordinary words hide only as a word of the
+// name, so "footprint" stays readable.
+func TestCredentialNames(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"passphrase", "keyPassphrase", "pwd", "db_pwd", "otp", "OTP", "x-otp", "otp.value",
+		"userOTP", "OTPValue", "otp2", "totp", "hotp_seed", "jwt", "id_jwt", "X-JWT-Assertion", "session", "session_id",
+		"x-session-token", "SessionId", "cookie", "Set-Cookie", "cookies"} {
+		require.True(t, redact.CredentialName(name), "%s must hide", name)
+	}
+	for _, name := range []string{"footprint", "hotpot", "Footprint", "name", "description", "region"} {
+		require.False(t, redact.CredentialName(name), "%s must stay readable", name)
+	}
+	var got map[string]any
+	require.NoError(t, json.Unmarshal(r.JSON(json.RawMessage(`{"passphrase":"p","otp":"123456","jwt":"e.y.j",
+		"headers_note":"h","footprint":"42 kB","form":"pwd=x&user=u"}`)), &got))
+	require.Equal(t, r.Fingerprint("p"), got["passphrase"])
+	require.Equal(t, r.Fingerprint("123456"), got["otp"])
+	require.Equal(t, r.Fingerprint("e.y.j"), got["jwt"])
+	require.Equal(t, "42 kB", got["footprint"])
+	require.Equal(t, r.Fingerprint("pwd=x&user=u"), got["form"], "a form with a pwd field hides whole")
+}
+
+// A URL that is a credential as a whole (a notification channel's) shows
+// only its scheme and host; the answer sent back keeps it, and its
+// fingerprint under another host is refused (issue #34).
+func TestSecretURLShowsOnlyWhereItGoes(t *testing.T) {
+	t.Parallel()
+	slack := "https://hooks.slack.com/services/T000/B000/XXXXsecretXXXX"
+	shown := r.SecretURL(slack)
+	require.Equal(t, "https://hooks.slack.com/"+r.Fingerprint(slack), shown)
+	for in, want := range map[string]string{
+		"https://ops.example.com":                  "https://ops.example.com",
+		"https://ops.example.com/":                 "https://ops.example.com/",
+		"https://ops.example.com:8443/n?token=abc": "https://ops.example.com:8443/" + r.Fingerprint("https://ops.example.com:8443/n?token=abc"),
+		"https://u:p@ops.example.com":              "https://ops.example.com/" + r.Fingerprint("https://u:p@ops.example.com"),
+		"":                                         "",
+	} {
+		require.Equal(t, want, r.SecretURL(in), in)
+	}
+
+	got, err := r.RestoreSecretURL("url", shown, slack)
+	require.NoError(t, err)
+	require.Equal(t, slack, got, "sent back as shown: the stored URL")
+	got, err = r.RestoreSecretURL("url", "https://new.example/hook", slack)
+	require.NoError(t, err)
+	require.Equal(t, "https://new.example/hook", got, "a new URL in full replaces it")
+
+	var re *redact.RestoreError
+	_, err = r.RestoreSecretURL("url", "https://evil.example/"+r.Fingerprint(slack), slack)
+	require.ErrorAs(t, err, &re)
+	require.True(t, re.Moved, "another host takes no stored path: %v", err)
+	_, err = r.RestoreSecretURL("url", "https://hooks.slack.com/"+r.Fingerprint("other"), slack)
+	require.ErrorAs(t, err, &re)
+	require.False(t, re.Moved)
+	_, err = r.RestoreSecretURL("url", shown, "")
+	require.ErrorAs(t, err, &re, "nothing stored")
+}

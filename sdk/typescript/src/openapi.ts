@@ -4267,7 +4267,7 @@ export interface components {
             name: string;
             /** @enum {string} */
             type: "webhook" | "email";
-            /** @description webhook channels: where notices are POSTed */
+            /** @description webhook channels: where notices are POSTed, shown write-only as its scheme and host and the fingerprint of the whole URL (https://hooks.slack.com/••••a1b2c3d4); sent back as shown it keeps the stored URL */
             url?: string;
             /** @description webhook channels: the signing secret; only in the answer that creates the channel */
             secret?: string;

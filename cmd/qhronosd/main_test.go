@@ -1,0 +1,9 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/qhronos/qhronos/internal/qhronostest"
+)
+
+func TestMain(m *testing.M) { qhronostest.Main(m) }
