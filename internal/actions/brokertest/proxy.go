@@ -21,11 +21,11 @@ type Proxy struct {
 	ln net.Listener
 	// conns are the open connections, both sides of each forwarded one;
 	// a wedged connection passes nothing more either way.
-	conns  map[net.Conn]*atomic.Bool
+	conns       map[net.Conn]*atomic.Bool
 	mode        proxyMode
 	script      string
 	serverFirst bool
-	wg     sync.WaitGroup
+	wg          sync.WaitGroup
 }
 
 type proxyMode int
