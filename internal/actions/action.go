@@ -180,7 +180,7 @@ func (r *Registry) Prepare(typ string, params json.RawMessage) (Delivery, error)
 	if err != nil {
 		return nil, err
 	}
-	return deadlined{d}, nil
+	return &deadlined{d}, nil
 }
 
 // Validate checks an action's params with its registered type: they are
