@@ -26,10 +26,10 @@ type deadlined struct{ Delivery }
 
 // EndpointID keeps the endpoint of a delivery that names one visible
 // through the wrapper ("" otherwise, as for an inline URL).
-func (d deadlined) EndpointID() string { return EndpointOf(d.Delivery) }
+func (d *deadlined) EndpointID() string { return EndpointOf(d.Delivery) }
 
 // Execute implements Delivery.
-func (d deadlined) Execute(ctx context.Context, req Request) Outcome {
+func (d *deadlined) Execute(ctx context.Context, req Request) Outcome {
 	timeout := req.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -51,7 +51,7 @@ func (d deadlined) Execute(ctx context.Context, req Request) Outcome {
 		return out
 	case <-grace.C:
 	}
-	err := fmt.Errorf("timed out after %s; the destination held the attempt past its deadline and its connection is closed: %w",
+	err := fmt.Errorf("timed out after %s (the attempt did not end at its deadline and was abandoned): %w",
 		timeout, context.DeadlineExceeded)
 	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		err = fmt.Errorf("attempt abandoned: %w", ctx.Err())
