@@ -170,12 +170,17 @@ func (r *Registry) Types() []string {
 }
 
 // Prepare returns the ready delivery of params for the registered type typ.
+// Its attempts end at their deadline (see deadlined).
 func (r *Registry) Prepare(typ string, params json.RawMessage) (Delivery, error) {
 	a, err := r.Get(typ)
 	if err != nil {
 		return nil, err
 	}
-	return a.Prepare(params)
+	d, err := a.Prepare(params)
+	if err != nil {
+		return nil, err
+	}
+	return &deadlined{d}, nil
 }
 
 // Validate checks an action's params with its registered type: they are

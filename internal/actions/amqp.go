@@ -77,19 +77,28 @@ func (c *amqpConn) usable() bool { return !c.c.IsClosed() }
 func (c *amqpConn) close()       { _ = c.c.Close() }
 
 func (p *amqpPublisher) dial(ctx context.Context, d brokerDial) (brokerConn, error) {
-	timeout := 10 * time.Second
-	if dl, ok := ctx.Deadline(); ok {
-		timeout = max(time.Until(dl), time.Second)
-	}
 	u := *d.addr.URL
 	u.User = nil
 	u.Scheme = "amqp"
 	cfg := amqp.Config{
 		Properties: amqp.Table{"connection_name": "qhronos"},
+		// amqp091-go bounds the TLS and AMQP handshakes only in its own
+		// dialer, and takes no context: a broker that accepted the
+		// connection and never answered held the attempt for minutes. The
+		// attempt's deadline bounds them here; amqp091-go clears it once
+		// the connection is open (its heartbeats take over).
 		Dial: func(network, addr string) (net.Conn, error) {
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
-			defer cancel()
-			return d.dialer(ctx, network, addr)
+			conn, err := d.dialer(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			if dl, ok := ctx.Deadline(); ok {
+				if err := conn.SetDeadline(dl); err != nil {
+					_ = conn.Close()
+					return nil, err
+				}
+			}
+			return conn, nil
 		},
 	}
 	if d.tls != nil {

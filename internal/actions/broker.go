@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -82,17 +83,23 @@ type brokerConn interface {
 // BrokerPool keeps one connection per broker destination (URL, credentials
 // and TLS), shared by every attempt to it and reopened when it breaks.
 type BrokerPool struct {
-	idle time.Duration
+	idle   time.Duration
+	closed atomic.Bool
 
 	mu      sync.Mutex
 	entries map[string]*poolEntry
-	closed  bool
 }
 
 type poolEntry struct {
-	mu   sync.Mutex // held while dialing, so one attempt dials and the rest wait
+	// dialing is a token held while connecting, so one attempt dials and
+	// the others wait for its connection — each no longer than its own
+	// deadline, which a mutex could not offer.
+	dialing chan struct{}
+
+	mu   sync.Mutex // guards the fields below; never held across I/O
 	conn brokerConn
 	used time.Time
+	gone bool // swept or closed: no longer in the pool
 }
 
 // NewBrokerPool returns a pool closing connections unused for idle.
@@ -109,57 +116,114 @@ var errPoolClosed = errors.New("broker connections are closed (shutting down)")
 // get returns the open connection under key, dialing one when there is none
 // or it broke.
 func (p *BrokerPool) get(ctx context.Context, key string, dial func(ctx context.Context) (brokerConn, error)) (brokerConn, error) {
-	now := time.Now()
+	for {
+		now := time.Now()
+		e, err := p.entry(key, now)
+		if err != nil {
+			return nil, err
+		}
+		if c := e.open(now); c != nil {
+			return c, nil
+		}
+		select {
+		case e.dialing <- struct{}{}:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("wait for another attempt's connection: %w", ctx.Err())
+		}
+		c, err := p.connect(ctx, e, now, dial)
+		<-e.dialing
+		if err == nil && c == nil {
+			continue // the entry left the pool meanwhile
+		}
+		return c, err
+	}
+}
+
+// entry returns the entry under key, closing the connections of entries
+// unused for longer than the pool's idle time on the way.
+func (p *BrokerPool) entry(key string, now time.Time) (*poolEntry, error) {
 	p.mu.Lock()
-	if p.closed {
+	if p.closed.Load() {
 		p.mu.Unlock()
 		return nil, errPoolClosed
 	}
 	e := p.entries[key]
 	if e == nil {
-		e = &poolEntry{}
+		e = &poolEntry{dialing: make(chan struct{}, 1)}
 		p.entries[key] = e
 	}
-	var stale []*poolEntry
+	var stale []brokerConn
 	for k, other := range p.entries {
-		if other != e && other.conn != nil && now.Sub(other.used) > p.idle && other.mu.TryLock() {
-			delete(p.entries, k)
-			stale = append(stale, other)
+		if other == e {
+			continue
 		}
+		if !other.mu.TryLock() {
+			continue // busy: an attempt is using it
+		}
+		if other.conn != nil && now.Sub(other.used) > p.idle && len(other.dialing) == 0 {
+			delete(p.entries, k)
+			other.gone = true
+			stale = append(stale, other.conn)
+			other.conn = nil
+		}
+		other.mu.Unlock()
 	}
 	p.mu.Unlock()
-	for _, s := range stale {
-		s.conn.close()
-		s.mu.Unlock()
+	for _, c := range stale {
+		c.close()
 	}
+	return e, nil
+}
 
+// open returns e's connection if it can publish.
+func (e *poolEntry) open(now time.Time) brokerConn {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.used = now
-	if e.conn != nil && e.conn.usable() {
-		return e.conn, nil
+	if e.gone || e.conn == nil || !e.conn.usable() {
+		return nil
 	}
-	if e.conn != nil {
-		e.conn.close()
-		e.conn = nil
+	e.used = now
+	return e.conn
+}
+
+// connect dials e's connection, its caller holding e's dialing token. It
+// returns nil and no error when e left the pool (the caller starts over).
+func (p *BrokerPool) connect(ctx context.Context, e *poolEntry, now time.Time, dial func(ctx context.Context) (brokerConn, error)) (brokerConn, error) {
+	e.mu.Lock()
+	if e.gone {
+		e.mu.Unlock()
+		return nil, nil
+	}
+	if e.conn != nil && e.conn.usable() {
+		// Dialed by the attempt this one waited for.
+		e.used = now
+		c := e.conn
+		e.mu.Unlock()
+		return c, nil
+	}
+	broken := e.conn
+	e.conn = nil
+	e.mu.Unlock()
+	if broken != nil {
+		broken.close()
 	}
 	c, err := dial(ctx)
 	if err != nil {
 		return nil, err
 	}
-	p.mu.Lock()
-	closed := p.closed
-	p.mu.Unlock()
-	if closed {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if p.closed.Load() || e.gone {
 		c.close()
 		return nil, errPoolClosed
 	}
-	e.conn = c
+	e.conn, e.used = c, now
 	return c, nil
 }
 
 // drop closes the connection under key if it is still conn: the broker
-// refused it in a way that needs a new one.
+// refused it in a way that needs a new one, or an attempt on it timed out.
+// It never waits for a dial.
 func (p *BrokerPool) drop(key string, conn brokerConn) {
 	p.mu.Lock()
 	e := p.entries[key]
@@ -168,10 +232,13 @@ func (p *BrokerPool) drop(key string, conn brokerConn) {
 		return
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.conn == conn {
-		e.conn.close()
+	mine := e.conn == conn
+	if mine {
 		e.conn = nil
+	}
+	e.mu.Unlock()
+	if mine {
+		conn.close()
 	}
 }
 
@@ -179,17 +246,18 @@ func (p *BrokerPool) drop(key string, conn brokerConn) {
 // the dispatcher drained.
 func (p *BrokerPool) Close() {
 	p.mu.Lock()
-	p.closed = true
+	p.closed.Store(true)
 	entries := p.entries
 	p.entries = map[string]*poolEntry{}
 	p.mu.Unlock()
 	for _, e := range entries {
 		e.mu.Lock()
-		if e.conn != nil {
-			e.conn.close()
-			e.conn = nil
-		}
+		c := e.conn
+		e.conn, e.gone = nil, true
 		e.mu.Unlock()
+		if c != nil {
+			c.close()
+		}
 	}
 }
 
@@ -300,10 +368,20 @@ func (d *brokerDelivery) execute(ctx context.Context, req Request) Outcome {
 	if err != nil {
 		return d.failed(ctx, "connect to", err, timeout)
 	}
+	// An attempt that runs out of time gives its connection up: whatever
+	// held it (a broker that stopped answering, a library call that waits
+	// without a deadline) must not hold the next attempt too, and closing
+	// the connection ends the calls still blocked on it — at the deadline,
+	// even when the publish does not return (the registry's guard then
+	// stops waiting for it).
+	stop := context.AfterFunc(ctx, func() { d.cfg.Pool.drop(key, conn) })
+	defer stop()
 	ack, err := d.pub.publish(ctx, conn, req, msg)
 	if err != nil {
 		var be *brokerError
-		if errors.As(err, &be) && be.reconnect {
+		if timedOut(ctx, err) || (errors.As(err, &be) && be.reconnect) {
+			// Before returning, so the next attempt cannot pick the
+			// connection up ahead of the AfterFunc.
 			d.cfg.Pool.drop(key, conn)
 		}
 		return d.failed(ctx, "publish to", err, timeout)
@@ -324,8 +402,8 @@ func (d *brokerDelivery) failed(ctx context.Context, what string, err error, tim
 	if errors.As(err, &be) && be.auth {
 		return Outcome{Err: fmt.Errorf("%s %s: credentials refused: %w", what, d.kind, err)}
 	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
-		return Outcome{Err: fmt.Errorf("%s %s: no acknowledgement within %s: %w", what, d.kind, timeout, err), Retryable: true}
+	if timedOut(ctx, err) {
+		return Outcome{Err: fmt.Errorf("%s %s: timed out after %s: %w", what, d.kind, timeout, err), Retryable: true}
 	}
 	return Outcome{Err: fmt.Errorf("%s %s: %w", what, d.kind, err), Retryable: true}
 }

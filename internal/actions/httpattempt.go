@@ -95,7 +95,7 @@ func classifyTransportError(ctx context.Context, err error, timeout time.Duratio
 	if errors.As(err, &blocked) {
 		return Outcome{Err: fmt.Errorf("send request: %w", blocked)}
 	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+	if timedOut(ctx, err) {
 		return Outcome{Err: fmt.Errorf("send request: timed out after %s: %w", timeout, context.DeadlineExceeded), Retryable: true}
 	}
 	return Outcome{Err: fmt.Errorf("send request: %w", err), Retryable: true}

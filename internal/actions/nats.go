@@ -102,6 +102,10 @@ func (d natsDialer) Dial(network, address string) (net.Conn, error) {
 }
 
 func (p *natsPublisher) dial(ctx context.Context, d brokerDial) (brokerConn, error) {
+	// The attempt's deadline bounds the connect and the handshake. The
+	// client reconnects with the same timeout later, in the background, so
+	// it is at least a second: an attempt with less time left may run over,
+	// and the registry's deadline guard ends it.
 	timeout := 10 * time.Second
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = max(time.Until(dl), time.Second)

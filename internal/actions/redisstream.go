@@ -101,8 +101,14 @@ func (p *redisStreamPublisher) dial(_ context.Context, d brokerDial) (brokerConn
 		DB:       db,
 		PoolSize: 4,
 		// One attempt is one XADD: retrying inside the client could add
-		// the entry twice; the event's retry policy decides.
-		MaxRetries: -1,
+		// the entry twice; the event's retry policy decides. Nor does it
+		// dial twice.
+		MaxRetries:    -1,
+		DialerRetries: 1,
+		// The attempt's deadline bounds every read and write: by default
+		// go-redis ignores it for a 5 s read timeout of its own, and an
+		// attempt with a 3 s timeout ran 5 s against a silent server.
+		ContextTimeoutEnabled: true,
 		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			conn, err := d.dialer(ctx, network, addr)
 			if err != nil || d.tls == nil {
