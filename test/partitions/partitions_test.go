@@ -60,10 +60,152 @@ func run(t *testing.T, p harness.Plan, extra ...string) {
 // it sends nothing after the lapse.
 func TestPostgresCutFromOneInstance(t *testing.T) {
 	t.Parallel()
-	run(t, plan("pg-cut-one", 30*time.Second, func(c *harness.Cluster, until time.Time) {
+	p := plan("pg-cut-one", 30*time.Second, func(c *harness.Cluster, until time.Time) {
 		l := c.Instances[victim].PG
 		l.Cut()
 		harness.Until(until)
 		l.Heal()
+	})
+	takeoverWithinFault(&p)
+	run(t, p)
+}
+
+// takeoverWithinFault makes a one-instance fault last long enough (15 s in
+// the short form) that rows whose lease lapsed on the cut instance must be
+// sent by the others well before the heal: within takeover of the lapse.
+func takeoverWithinFault(p *harness.Plan) {
+	p.Takeover = takeover
+	if !long() {
+		p.Fault = 15 * time.Second
+	}
+}
+
+// takeover is how soon after a lapse the healthy instances must send a row
+// again: the rescuer's 500 ms, a claim, and a generous margin for a busy
+// machine; a partition's 15 s are far beyond it.
+const takeover = 5 * time.Second
+
+// 2a. One instance cut from Redis only: it loses wake-ups and locks, the
+// database keeps it correct; it keeps delivering what it claims.
+func TestRedisCutFromOneInstance(t *testing.T) {
+	t.Parallel()
+	run(t, plan("redis-cut-one", 30*time.Second, func(c *harness.Cluster, until time.Time) {
+		l := c.Instances[victim].Redis
+		l.Cut()
+		harness.Until(until)
+		l.Heal()
+	}))
+}
+
+// 2b. Redis cut from every instance: coordination is derived state, so
+// delivery goes on from the database alone.
+func TestRedisCutFromEveryone(t *testing.T) {
+	t.Parallel()
+	run(t, plan("redis-cut-all", 30*time.Second, func(c *harness.Cluster, until time.Time) {
+		for _, in := range c.Instances {
+			in.Redis.Cut()
+		}
+		harness.Until(until)
+		for _, in := range c.Instances {
+			in.Redis.Heal()
+		}
+	}))
+}
+
+// 3. One instance cut from everything (its link down), then healed: a split
+// brain. It must send nothing it no longer owns, during the cut or when it
+// comes back with rows it still believes it holds.
+func TestIsolatedInstanceHealed(t *testing.T) {
+	t.Parallel()
+	p := plan("isolated-one", 30*time.Second, func(c *harness.Cluster, until time.Time) {
+		h := c.Instances[victim].Host
+		h.Down(t)
+		harness.Until(until)
+		h.Up(t)
+	})
+	takeoverWithinFault(&p)
+	run(t, p)
+}
+
+// 4. The database's link flapping: every instance's link to PostgreSQL cut
+// for 2 s, back for 2 s, over and over.
+func TestPostgresLinkFlapping(t *testing.T) {
+	t.Parallel()
+	p := plan("pg-flapping", time.Minute, func(c *harness.Cluster, until time.Time) {
+		harness.Flap(until, 2*time.Second, func() {
+			for _, in := range c.Instances {
+				in.PG.Cut()
+			}
+		}, func() {
+			for _, in := range c.Instances {
+				in.PG.Heal()
+			}
+		})
+	})
+	if !long() {
+		p.Fault = 12 * time.Second
+	}
+	run(t, p)
+}
+
+// 5. PostgreSQL slow for everyone: 200 ms ± 100 ms on every answer.
+func TestPostgresSlow(t *testing.T) {
+	t.Parallel()
+	run(t, plan("pg-latency", time.Minute, func(c *harness.Cluster, until time.Time) {
+		for _, in := range c.Instances {
+			in.PG.Toxic("latency", "downstream", 1, map[string]any{"latency": 200, "jitter": 100})
+		}
+		harness.Until(until)
+		for _, in := range c.Instances {
+			in.PG.Heal()
+		}
+	}))
+}
+
+// 6a. Receivers that stall mid-response: they process the request, answer
+// 200 with half a body and hang; each attempt times out and is retried.
+// The retry budget is raised so the outage fits in it.
+func TestReceiversStallMidResponse(t *testing.T) {
+	t.Parallel()
+	run(t, plan("receivers-stall", 30*time.Second, func(c *harness.Cluster, until time.Time) {
+		c.Receivers.Stall(true)
+		harness.Until(until)
+		c.Receivers.Stall(false)
+	}), "QHRONOS_RETRY_MAX_ATTEMPTS", "100")
+}
+
+// 6b. Receivers whose connections are reset: half the connections to them
+// are reset as the answer comes back (the request was processed), the rest
+// close slowly and crawl at 64 KB/s.
+func TestReceiversResetConnections(t *testing.T) {
+	t.Parallel()
+	run(t, plan("receivers-reset", 30*time.Second, func(c *harness.Cluster, until time.Time) {
+		for _, in := range c.Instances {
+			in.Recv.Toxic("reset_peer", "downstream", 0.5, map[string]any{"timeout": 0})
+			in.Recv.Toxic("slow_close", "downstream", 1, map[string]any{"delay": 500})
+			in.Recv.Toxic("bandwidth", "downstream", 1, map[string]any{"rate": 64})
+		}
+		harness.Until(until)
+		for _, in := range c.Instances {
+			in.Recv.Heal()
+		}
+	}), "QHRONOS_RETRY_MAX_ATTEMPTS", "100")
+}
+
+// 7. Two instances partitioned from each other but not from the database:
+// the network splits into {q0, Redis} and {q1, q2}; both sides still reach
+// PostgreSQL and the receivers (instances never reach each other directly:
+// each namespace routes only its own link). Ownership lives in the database,
+// so it must not split: no row is sent by two owners at once.
+func TestInstancesPartitionedFromEachOther(t *testing.T) {
+	t.Parallel()
+	run(t, plan("split-instances", 30*time.Second, func(c *harness.Cluster, until time.Time) {
+		for _, in := range c.Instances[1:] {
+			in.Redis.Cut()
+		}
+		harness.Until(until)
+		for _, in := range c.Instances[1:] {
+			in.Redis.Heal()
+		}
 	}))
 }

@@ -42,14 +42,16 @@ const maxViolations = 5
 //   - every due occurrence processed by its receiver at least once, and
 //     completed in the database at the end;
 //   - every receipt carries its occurrence's id as webhook-id;
-//   - a receipt beyond the first only when the earlier one's send was under
-//     way at the fault (it reached the receiver before the heal) and no
-//     completed attempt was recorded for it: the sender could not know it
-//     had succeeded;
+//   - a receipt beyond the first only as a retry of a recorded failure, or
+//     as a re-send of an attempt never recorded that was under way at the
+//     fault (it reached the receiver before the heal); never after a
+//     recorded success;
 //   - every send left before its sender's lease expired by the sender's
 //     own clock, and every receipt matches a logged send;
 //   - no send under a new claim while an earlier claim whose send was never
-//     recorded still held its lease (ownership never split).
+//     recorded still held its lease (ownership never split), and, when
+//     h.Takeover is set, that send no later than Takeover after the lease
+//     lapsed (a lapsed lease frees its row for the others).
 func Check(h *History) *Result {
 	r := &Result{Scenario: h.Scenario}
 	rules := map[string]int{}
@@ -85,9 +87,9 @@ func Check(h *History) *Result {
 			completed[k] = true
 		}
 	}
-	sent := map[attemptKey]bool{}
+	sentAt := map[attemptKey]time.Time{}
 	for _, s := range h.Sends {
-		sent[attemptKey{s.OccurrenceID, s.Attempt}] = true
+		sentAt[attemptKey{s.OccurrenceID, s.Attempt}] = s.SentAt
 	}
 
 	var caughtUp time.Time
@@ -112,28 +114,20 @@ func Check(h *History) *Result {
 			caughtUp = got[0].At
 		}
 		for _, rc := range got {
-			if !sent[attemptKey{rc.WebhookID, rc.Attempt}] {
+			if _, ok := sentAt[attemptKey{rc.WebhookID, rc.Attempt}]; !ok {
 				violate("unlogged send", "occurrence %s attempt %d reached the receiver at %s with no send logged",
 					rc.WebhookID, rc.Attempt, rc.At.Format(time.RFC3339Nano))
 			}
 		}
-		for j := 1; j < len(got); j++ {
-			r.Dup++
-			prev := got[j-1]
-			switch {
-			case completed[attemptKey{prev.WebhookID, prev.Attempt}]:
-				violate("duplicate", "occurrence %s: attempt %d sent again as attempt %d after its success was recorded",
-					d.OccurrenceID, prev.Attempt, got[j].Attempt)
-			case h.Healed.IsZero() || !prev.At.Before(h.Healed):
-				violate("duplicate", "occurrence %s: attempt %d received at %s, after the fault healed, sent again as attempt %d",
-					d.OccurrenceID, prev.Attempt, prev.At.Format(time.RFC3339Nano), got[j].Attempt)
-			}
+		r.Dup += len(got) - 1
+		if len(got) > 1 {
+			checkDuplicates(h, d, got, sentAt, recorded, completed, violate)
 		}
 	}
 	if caughtUp.After(h.Healed) {
 		r.Recovered = caughtUp.Sub(h.Healed)
 	}
-	checkOwnership(h.Sends, recorded, violate)
+	checkOwnership(h.Sends, recorded, h.Takeover, violate)
 	for rule, n := range rules {
 		if n > maxViolations {
 			r.Violations = append(r.Violations, fmt.Sprintf("%s: %d more", rule, n-maxViolations))
@@ -141,6 +135,36 @@ func Check(h *History) *Result {
 	}
 	sort.Strings(r.Violations)
 	return r
+}
+
+// checkDuplicates judges the receipts of one occurrence that got more than
+// one. Each is the attempt that succeeded, a retry of an attempt recorded
+// as failed (the sender saw it fail), or an attempt never recorded whose
+// send left before the heal: under way at the fault, maybe delivered only
+// when the link came back. Nothing is sent after the success.
+func checkDuplicates(h *History, d *Due, got []Receipt, sentAt map[attemptKey]time.Time, recorded, completed map[attemptKey]bool,
+	violate func(rule, format string, args ...any)) {
+	success := 0
+	for _, rc := range got {
+		if completed[attemptKey{rc.WebhookID, rc.Attempt}] {
+			success = rc.Attempt
+		}
+	}
+	for _, rc := range got {
+		k := attemptKey{rc.WebhookID, rc.Attempt}
+		at, logged := sentAt[k]
+		switch {
+		case success != 0 && rc.Attempt > success:
+			violate("duplicate", "occurrence %s: attempt %d sent after attempt %d's success was recorded", d.OccurrenceID,
+				rc.Attempt, success)
+		case recorded[k] || !logged:
+			// The success, a recorded failure, or an unlogged send
+			// (reported as such).
+		case h.Healed.IsZero() || !at.Before(h.Healed):
+			violate("duplicate", "occurrence %s: attempt %d, sent at %s after the fault healed, was never recorded and "+
+				"reached the receiver again", d.OccurrenceID, rc.Attempt, at.Format(time.RFC3339Nano))
+		}
+	}
 }
 
 type attemptKey struct {
@@ -152,7 +176,8 @@ type attemptKey struct {
 // its sender's clock, and a later claim's send never inside the lease of
 // an earlier claim whose attempt was not recorded (a recorded outcome
 // ends the lease at once; an unrecorded one holds it until it expires).
-func checkOwnership(sends []Send, recorded map[attemptKey]bool, violate func(rule, format string, args ...any)) {
+func checkOwnership(sends []Send, recorded map[attemptKey]bool, takeover time.Duration,
+	violate func(rule, format string, args ...any)) {
 	byOcc := map[string][]Send{}
 	for _, s := range sends {
 		if !s.SentAt.Before(s.LeaseUntil) {
@@ -167,10 +192,18 @@ func checkOwnership(sends []Send, recorded map[attemptKey]bool, violate func(rul
 		var held time.Time
 		var holder Send
 		for _, s := range list {
-			if !held.IsZero() && s.SentAt.Before(held) && s.Claim != holder.Claim {
-				violate("split ownership", "occurrence %s: %s sent attempt %d at %s while %s's unrecorded attempt %d held "+
-					"the lease until %s", id, s.Instance, s.Attempt, s.SentAt.Format(time.RFC3339Nano), holder.Instance,
-					holder.Attempt, held.Format(time.RFC3339Nano))
+			if !held.IsZero() && s.Claim != holder.Claim {
+				if s.SentAt.Before(held) {
+					violate("split ownership", "occurrence %s: %s sent attempt %d at %s while %s's unrecorded attempt %d held "+
+						"the lease until %s", id, s.Instance, s.Attempt, s.SentAt.Format(time.RFC3339Nano), holder.Instance,
+						holder.Attempt, held.Format(time.RFC3339Nano))
+				}
+				if takeover > 0 && s.SentAt.Sub(held) > takeover {
+					violate("slow takeover", "occurrence %s: %s's unrecorded attempt %d lost its lease at %s; the next send "+
+						"(%s, attempt %d) came %s later, want within %s", id, holder.Instance, holder.Attempt,
+						held.Format(time.RFC3339Nano), s.Instance, s.Attempt, s.SentAt.Sub(held).Round(time.Millisecond), takeover)
+				}
+				held = time.Time{}
 			}
 			if !recorded[attemptKey{s.OccurrenceID, s.Attempt}] && s.LeaseUntil.After(held) {
 				held, holder = s.LeaseUntil, s

@@ -68,13 +68,20 @@ func TestCheck(t *testing.T) {
 			h.Sends = append(h.Sends, Send{Instance: "b", OccurrenceID: "o2", Attempt: 2, Claim: "c3", LeaseUntil: at(9000), SentAt: at(5990)})
 			h.Attempts[1].Attempt = 2
 		}, pass: true, dup: 1},
+		{name: "a send under way at the fault reaching the receiver after its re-send", change: func(h *History) {
+			h.Receipts = append(h.Receipts, Receipt{Key: "e2", WebhookID: "o2", Attempt: 1, At: at(7000)})
+			h.Receipts[1].Attempt = 2
+			h.Sends[1].Attempt = 2
+			h.Attempts[1].Attempt = 2
+			h.Sends = append(h.Sends, Send{Instance: "a", OccurrenceID: "o2", Attempt: 1, Claim: "c1b", LeaseUntil: at(4000), SentAt: at(2000)})
+		}, pass: true, dup: 1},
 		{name: "duplicate after a recorded success", change: func(h *History) {
 			h.Receipts = append(h.Receipts, Receipt{Key: "e1", WebhookID: "o1", Attempt: 2, At: at(3500)})
 			h.Sends = append(h.Sends, Send{Instance: "b", OccurrenceID: "o1", Attempt: 2, Claim: "c9", LeaseUntil: at(6500), SentAt: at(3500)})
 		}, dup: 1, rule: "duplicate"},
-		{name: "duplicate of a send made after the heal", change: func(h *History) {
+		{name: "duplicate of an unrecorded send made after the heal", change: func(h *History) {
 			h.Receipts = append(h.Receipts, Receipt{Key: "e2", WebhookID: "o2", Attempt: 2, At: at(9500)})
-			h.Attempts[1].Outcome = "failed"
+			h.Attempts = h.Attempts[:1]
 			h.Sends = append(h.Sends, Send{Instance: "b", OccurrenceID: "o2", Attempt: 2, Claim: "c9", LeaseUntil: at(12000), SentAt: at(9500)})
 		}, dup: 1, rule: "duplicate"},
 		{name: "send after the lease lapsed by the sender's clock", change: func(h *History) {
@@ -89,6 +96,20 @@ func TestCheck(t *testing.T) {
 		{name: "a new claim sends while an unrecorded one still holds the lease", change: func(h *History) {
 			h.Sends = append(h.Sends, Send{Instance: "c", OccurrenceID: "o2", Attempt: 0, Claim: "cX", LeaseUntil: at(7000), SentAt: at(4000)})
 		}, rule: "split ownership"},
+		{name: "a retry after a recorded failure, even after the heal", change: func(h *History) {
+			h.Receipts = append(h.Receipts, Receipt{Key: "e2", WebhookID: "o2", Attempt: 2, At: at(9500)})
+			h.Attempts[1].Outcome = "retrying"
+			h.Attempts = append(h.Attempts, Attempt{OccurrenceID: "o2", Attempt: 2, StartedAt: at(9490), Outcome: "completed"})
+			h.Sends = append(h.Sends, Send{Instance: "b", OccurrenceID: "o2", Attempt: 2, Claim: "c9", LeaseUntil: at(12000), SentAt: at(9490)})
+		}, pass: true, dup: 1},
+		{name: "a lapsed lease taken over late", change: func(h *History) {
+			h.Takeover = 2 * time.Second
+			h.Sends = append(h.Sends, Send{Instance: "c", OccurrenceID: "o2", Attempt: 0, Claim: "cX", LeaseUntil: at(1500), SentAt: at(500)})
+		}, rule: "slow takeover"},
+		{name: "a lapsed lease taken over in time", change: func(h *History) {
+			h.Takeover = 5 * time.Second
+			h.Sends = append(h.Sends, Send{Instance: "c", OccurrenceID: "o2", Attempt: 0, Claim: "cX", LeaseUntil: at(1500), SentAt: at(500)})
+		}, pass: true},
 		{name: "a new claim after a recorded attempt may send within the old lease", change: func(h *History) {
 			h.Attempts = append(h.Attempts, Attempt{OccurrenceID: "o2", Attempt: 0, StartedAt: at(4000), Outcome: "retrying"})
 			h.Sends = append(h.Sends, Send{Instance: "c", OccurrenceID: "o2", Attempt: 0, Claim: "cX", LeaseUntil: at(7000), SentAt: at(4000)})

@@ -18,6 +18,9 @@ type History struct {
 	// Fault is when the fault began and when it healed (the last heal of
 	// a flapping link).
 	FaultStart, Healed time.Time
+	// Takeover, when set, is the longest a lease that lapsed with its send
+	// unrecorded may keep the occurrence from being sent again.
+	Takeover time.Duration
 	// Due is every occurrence the load made due, one per event created.
 	Due []Due
 	// Receipts is every request a receiver processed.

@@ -1,8 +1,10 @@
 package harness
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,11 +17,14 @@ type Plan struct {
 	// Burst events fall due together just before the fault strikes, so the
 	// fault finds them claimed and under way; Steady events fall due
 	// evenly from Before ahead of the fault to After past its heal.
-	Burst, Steady       int
+	Burst, Steady        int
 	Before, Fault, After time.Duration
 	// Nemesis breaks the cluster at once and heals it by until, returning
 	// then (a flapping link breaks and heals many times meanwhile).
 	Nemesis func(c *Cluster, until time.Time)
+	// Takeover, when set, is how soon after a lease lapses with its send
+	// unrecorded another instance must send the row (see History).
+	Takeover time.Duration
 	// Settle bounds the wait, after the heal, until every occurrence is
 	// completed; past it what is not is stuck.
 	Settle time.Duration
@@ -62,7 +67,11 @@ func Run(t testing.TB, c *Cluster, p Plan) *Result {
 		t.Logf("%s: not all %d occurrences completed %s after the last instant: %v", p.Name, n, settle, c.Counts())
 	}
 	h := c.History(p.Name, specs, ids, faultStart, healed)
+	h.Takeover = p.Takeover
 	r := Check(h)
+	if dir := os.Getenv("QHRONOS_PARTITIONS_HISTORY"); dir != "" {
+		saveHistory(t, filepath.Join(dir, fmt.Sprintf("%s-%d.json", p.Name, time.Now().Unix())), h)
+	}
 	// The verdict line goes to stdout as well: bench/partitions.sh reads it.
 	fmt.Fprintln(os.Stdout, r.Line())
 	t.Logf("%s (%d due: burst %d, steady %d; fault %s; %d sends logged, %d receipts)", r.Line(), n, p.Burst, p.Steady,
@@ -92,5 +101,17 @@ func Flap(until time.Time, period time.Duration, cut, heal func()) {
 		if time.Now().Before(until) {
 			time.Sleep(min(period, time.Until(until)))
 		}
+	}
+}
+
+// saveHistory writes the history as JSON, for a look at a run by hand
+// (QHRONOS_PARTITIONS_HISTORY names the directory).
+func saveHistory(t testing.TB, path string, h *History) {
+	b, err := json.Marshal(h)
+	if err == nil {
+		err = os.WriteFile(path, b, 0o644)
+	}
+	if err != nil {
+		t.Errorf("save history: %v", err)
 	}
 }
