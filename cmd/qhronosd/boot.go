@@ -72,6 +72,9 @@ func boot(ctx context.Context, args []string, stderr io.Writer) (*booted, error)
 		b.store, err = repository.OpenPostgres(ctx, cfg.Database.URL, repository.Options{
 			MaxOpenConns: cfg.Database.MaxOpenConns, ConnectTimeout: cfg.Database.ConnectTimeout,
 			AsyncOutcomeCommit: cfg.Database.AsyncOutcomeCommit, ApplicationName: "qhronosd",
+			// A transaction idle longer than a lease holds rows the lease
+			// protocol already handed to the others (test/partitions).
+			IdleInTransaction: cfg.Scheduler.Lease,
 		})
 		if err != nil {
 			return fail(fmt.Errorf("database.url: %s", oneLine(err)))

@@ -93,6 +93,14 @@ type Options struct {
 	// AsyncOutcomeCommit sets synchronous_commit = off for the transactions
 	// that record outcomes (database.async_outcome_commit).
 	AsyncOutcomeCommit bool
+	// IdleInTransaction, when set, has PostgreSQL end a session that sits
+	// in an open transaction waiting for its client longer than this
+	// (idle_in_transaction_session_timeout), unless the URL sets it. A
+	// client cut off mid-transaction otherwise keeps its row locks until
+	// the server's TCP keepalive notices (two hours by default), and the
+	// rows it was recording stay out of every other instance's reach
+	// (SKIP LOCKED) long after their leases lapsed.
+	IdleInTransaction time.Duration
 }
 
 // OpenSQLite opens (creating if needed) the embedded database in dataDir.
@@ -242,7 +250,8 @@ func OpenPostgres(ctx context.Context, rawURL string, opts Options) (*Store, err
 		parts: &partitionWindow{}}, nil
 }
 
-// postgresDSN adds the connect timeout and application name to the URL.
+// postgresDSN adds the connect timeout, the idle-in-transaction timeout and
+// the application name to the URL.
 func postgresDSN(rawURL string, opts Options) (string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
@@ -255,6 +264,9 @@ func postgresDSN(rawURL string, opts Options) (string, error) {
 			secs = 5
 		}
 		q.Set("connect_timeout", fmt.Sprint(secs))
+	}
+	if opts.IdleInTransaction > 0 && q.Get("idle_in_transaction_session_timeout") == "" {
+		q.Set("idle_in_transaction_session_timeout", fmt.Sprint(opts.IdleInTransaction.Milliseconds()))
 	}
 	if opts.ApplicationName != "" && q.Get("application_name") == "" {
 		q.Set("application_name", opts.ApplicationName)

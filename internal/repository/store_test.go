@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/qhronostest"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 )
@@ -159,4 +160,40 @@ func TestAnswersAreNotUnavailable(t *testing.T) {
 		require.NotErrorIs(t, err, model.ErrUnavailable)
 		require.False(t, strings.Contains(err.Error(), model.ErrUnavailable.Error()))
 	})
+}
+
+// A client that goes silent inside a transaction (cut off by a partition:
+// its server still sees the connection open) releases its row locks once
+// the idle-in-transaction timeout passes, so the rows it held are free for
+// the other instances instead of locked until the partition heals.
+func TestIdleTransactionReleasesItsLocks(t *testing.T) {
+	t.Parallel()
+	schemaURL := repositorytest.PostgresSchema(t)
+	ctx := context.Background()
+	s, err := repository.OpenPostgres(ctx, schemaURL, repository.Options{MaxOpenConns: 2, IdleInTransaction: time.Second})
+	require.NoError(t, err)
+	defer s.Close()
+	other, err := repository.OpenPostgres(ctx, schemaURL, repository.Options{MaxOpenConns: 2})
+	require.NoError(t, err)
+	defer other.Close()
+	_, err = other.DB().ExecContext(ctx, `CREATE TABLE idle_locks (id int PRIMARY KEY); INSERT INTO idle_locks VALUES (1)`)
+	require.NoError(t, err)
+
+	tx, err := s.DB().BeginTxx(ctx, nil)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback() }()
+	_, err = tx.ExecContext(ctx, `SELECT id FROM idle_locks WHERE id = 1 FOR UPDATE`)
+	require.NoError(t, err)
+	// The client now says nothing more, as if cut off.
+
+	locked := func() bool {
+		var ids []int
+		err := other.DB().SelectContext(ctx, &ids, `SELECT id FROM idle_locks FOR UPDATE SKIP LOCKED`)
+		require.NoError(t, err)
+		return len(ids) == 0
+	}
+	require.True(t, locked(), "the open transaction holds the row")
+	if !qhronostest.Eventually(30*time.Second, nil, func() bool { return !locked() }) {
+		t.Fatal("the row is still locked 30 s after its transaction went idle; want it free after about 1 s")
+	}
 }

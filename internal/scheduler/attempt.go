@@ -234,6 +234,7 @@ func (d *Dispatcher) execute(parent context.Context, jb *job, started time.Time,
 	if !d.leases.usable(jb.token, jb.occ.ID, d.clock.Now()) {
 		return actions.Outcome{Err: errLeaseGone}, ackTimeout
 	}
+	d.logSend(jb)
 	return delivery.Execute(ctx, req), ackTimeout
 }
 
