@@ -4,9 +4,12 @@ import (
 	"context"
 	"maps"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 // health answers while the process is alive.
@@ -82,6 +85,9 @@ func (s *Server) status(c *gin.Context) error {
 	overall := "ok"
 	if s.Deps.Status != nil {
 		loops := s.Deps.Status.Status()
+		if !s.operator(c) {
+			hideDestinations(loops)
+		}
 		body["scheduler"] = loops
 		if !loopsHealthy(loops) {
 			overall = "degraded"
@@ -125,4 +131,26 @@ func (s *Server) replans(ctx context.Context) gin.H {
 		out["pending_calendars"] = n
 	}
 	return out
+}
+
+// operator reports whether /status was asked by the master token or an
+// admin token: they see every tenant, so the dispatcher's report may name
+// destinations. /status stays public; a missing or bad token reads the
+// tenant-free report.
+func (s *Server) operator(c *gin.Context) bool {
+	bearer, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
+	if !ok || s.Auth == nil {
+		return false
+	}
+	p, err := s.Auth.Authenticate(c.Request.Context(), strings.TrimSpace(bearer))
+	return err == nil && p.Allows(model.AccessAdmin)
+}
+
+// hideDestinations drops the destinations the dispatcher's workers hold
+// (tenant data: whom a tenant delivers to) from a loops report; the counts
+// stay.
+func hideDestinations(loops map[string]any) {
+	if d, ok := loops["dispatcher"].(map[string]any); ok {
+		delete(d, "destinations")
+	}
 }
