@@ -66,7 +66,7 @@ func silentPeers(t *testing.T, n int) ([]*silentPeer, *atomic.Int32) {
 
 // Issue #34: a tenant (a write token scoped to one tag) whose 85 webhooks go
 // to five hosts that accept and never answer takes at most its share of the
-// dispatch workers; another tenant's webhook due a second later is received
+// dispatch workers; another tenant's webhook due seconds later is received
 // on time while the silent peers still hold the first tenant's attempts,
 // and /status names the stuck destinations to an operator only.
 func TestOneTenantsSilentReceiversDoNotDelayAnother(t *testing.T) {
@@ -103,7 +103,9 @@ func TestOneTenantsSilentReceiversDoNotDelayAnother(t *testing.T) {
 
 			hog := e.mint("write", []string{"hog"})
 			other := e.mint("write", []string{"other"})
-			at := time.Now().Add(time.Second).UTC().Format(time.RFC3339Nano)
+			// Instants a few seconds ahead: a create must still find them in
+			// the future on a busy machine.
+			at := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339Nano)
 			var batch []map[string]any
 			for i := range 85 {
 				batch = append(batch, map[string]any{"name": fmt.Sprintf("hang-%d", i), "start_time": at,
@@ -125,7 +127,7 @@ func TestOneTenantsSilentReceiversDoNotDelayAnother(t *testing.T) {
 			require.Eventually(t, func() bool { return open.Load() >= 32 }, 60*time.Second, 10*time.Millisecond,
 				"the silent peers hold the tenant's attempts")
 
-			due := time.Now().Add(time.Second)
+			due := time.Now().Add(3 * time.Second)
 			e.createEvent(other, map[string]any{"name": "on time", "tags": []string{"other"},
 				"start_time": due.UTC().Format(time.RFC3339Nano), "webhook": receiver.URL + "/hook"})
 			select {
