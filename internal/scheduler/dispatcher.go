@@ -139,7 +139,7 @@ func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
 	d := &Dispatcher{
 		cfg: cfg, store: deps.Store, clock: deps.Clock, secrets: deps.Secrets, log: log,
 		wakeups: deps.Wakeups, rnd: deps.Rand, observers: deps.Observers, obs: deps.Observer, endpoints: deps.Endpoints,
-		sem: make(chan struct{}, cfg.Workers), share: newFairShare(cfg, deps.Clock),
+		sem:        make(chan struct{}, cfg.Workers),
 		deliveries: newDeliveries(deliveryCacheSize, deps.Registry.Prepare),
 		// Outcomes are retried past the lease while the database is away:
 		// the write is fenced, so a late one that lost its lease changes
@@ -149,6 +149,7 @@ func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
 		attemptCtx: actx, cancelAttempt: cancel, changed: make(chan struct{}),
 		leases: newHeldLeases(), heartbeatStop: make(chan struct{}), heartbeatDone: make(chan struct{}),
 	}
+	d.share = newFairShare(cfg, deps.Clock, d.stopping)
 	_ = d.rec.Start(context.Background()) // stopped by Close
 	go d.heartbeat()
 	return d

@@ -242,33 +242,42 @@ func (s *shares) snapshot(now time.Time) ShareStatus {
 type fairShare struct {
 	clock   Clock
 	workers int
-	mu      sync.Mutex
-	s       *shares
-	freed   chan struct{} // closed and replaced whenever a slot frees
+	// stopping closes when the dispatcher stops: waiting attempts have
+	// sent nothing and are handed back at once.
+	stopping <-chan struct{}
+	mu       sync.Mutex
+	s        *shares
+	freed    chan struct{} // closed and replaced whenever a slot frees
 }
 
-func newFairShare(cfg Config, clock Clock) *fairShare {
+func newFairShare(cfg Config, clock Clock, stopping <-chan struct{}) *fairShare {
 	destMax := shareCap(cfg.Workers, cfg.DestinationShare)
 	if cfg.MaxPerDestination > 0 {
 		destMax = min(destMax, cfg.MaxPerDestination)
 	}
-	return &fairShare{clock: clock, workers: cfg.Workers, s: newShares(shareCap(cfg.Workers, cfg.ScopeShare), destMax),
-		freed: make(chan struct{})}
+	return &fairShare{clock: clock, workers: cfg.Workers, stopping: stopping,
+		s: newShares(shareCap(cfg.Workers, cfg.ScopeShare), destMax), freed: make(chan struct{})}
 }
 
-// errShareStalled: the share an attempt waits for is stalled.
-var errShareStalled = errors.New("stalled")
+// errShareStalled: the share an attempt waits for is stalled;
+// errStopping: the dispatcher stopped while it waited.
+var (
+	errShareStalled = errors.New("stalled")
+	errStopping     = errors.New("dispatcher stopping")
+)
 
 // acquire waits for a slot within scope's and dest's shares until ctx ends
 // or, when handBack says rows should not wait, the share it waits for is
 // stalled (errShareStalled, with when to try again). release frees the
 // slot; it must be called once.
 func (f *fairShare) acquire(ctx context.Context, scope, dest string, handBack func() bool) (release func(), retryAt time.Time, err error) {
-	deadline, ok := ctx.Deadline()
 	for {
 		now := f.clock.Now()
-		if !ok {
-			deadline = now.Add(time.Hour) // no deadline: never overdue in the report
+		// The attempt's deadline on the deployment clock, which due
+		// decisions and the report read.
+		deadline := now.Add(time.Hour) // no deadline: never overdue in the report
+		if dl, ok := ctx.Deadline(); ok {
+			deadline = now.Add(time.Until(dl))
 		}
 		f.mu.Lock()
 		id, admitted := f.s.take(scope, dest, now, deadline)
@@ -284,6 +293,8 @@ func (f *fairShare) acquire(ctx context.Context, scope, dest string, handBack fu
 		select {
 		case <-ctx.Done():
 			return nil, now.Add(shareStall), ctx.Err()
+		case <-f.stopping:
+			return nil, now, errStopping
 		case <-freed:
 		case <-f.clock.After(shareStall):
 		}
@@ -324,7 +335,7 @@ func (d *Dispatcher) takeShare(ctx context.Context, jb *job, dest string) (relea
 	if err == nil {
 		return release, actions.Outcome{}, true
 	}
-	if d.attemptCtx.Err() != nil {
+	if errors.Is(err, errStopping) || d.attemptCtx.Err() != nil {
 		// Shutting down: another instance may take it at once.
 		d.releaseIDs(jb.token, []string{jb.occ.ID})
 		return nil, actions.Outcome{Err: errHandedBack}, false

@@ -165,7 +165,8 @@ func TestSharesSnapshotNamesStuckDestinations(t *testing.T) {
 func TestFairShareAcquire(t *testing.T) {
 	t.Parallel()
 	clock := &manualClock{now: shareT0, after: make(chan time.Time)}
-	f := &fairShare{clock: clock, workers: 2, s: newShares(1, 1), freed: make(chan struct{})}
+	stopping := make(chan struct{})
+	f := &fairShare{clock: clock, workers: 2, s: newShares(1, 1), freed: make(chan struct{}), stopping: stopping}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	release, _, err := f.acquire(ctx, "a", "h:1", crowded)
@@ -196,6 +197,10 @@ func TestFairShareAcquire(t *testing.T) {
 	st := f.status()
 	require.Equal(t, 2, st.Workers)
 	require.Equal(t, 1, st.Busy)
+
+	close(stopping)
+	_, _, err = f.acquire(ctx, "a", "h:1", func() bool { return false })
+	require.ErrorIs(t, err, errStopping, "a stopping dispatcher hands waiting rows back")
 }
 
 func crowded() bool { return true }
