@@ -177,7 +177,7 @@ func TestOneTenantsSilentReceiversDoNotDelayAnother(t *testing.T) {
 			for _, p := range peers {
 				require.True(t, names[p.ln.Addr().String()], "%s named", p.ln.Addr())
 			}
-			for _, token := range []string{"", other} {
+			for _, token := range []string{"", other, "not-a-token"} {
 				d := dispatcher(token)
 				require.NotContains(t, d, "destinations", "destinations are tenant data")
 				require.Equal(t, float64(5), d["stuck_destinations"], "the count is not")

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"net/http"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/qhronos/qhronos/internal/auth"
 	"github.com/qhronos/qhronos/internal/model"
 )
 
@@ -82,10 +84,14 @@ func (s *Server) status(c *gin.Context) error {
 		}
 		body["queue"] = queue
 	}
+	operator, stopped := s.operator(c)
+	if stopped {
+		return nil
+	}
 	overall := "ok"
 	if s.Deps.Status != nil {
 		loops := s.Deps.Status.Status()
-		if !s.operator(c) {
+		if !operator {
 			hideDestinations(loops)
 		}
 		body["scheduler"] = loops
@@ -136,14 +142,19 @@ func (s *Server) replans(ctx context.Context) gin.H {
 // operator reports whether /status was asked by the master token or an
 // admin token: they see every tenant, so the dispatcher's report may name
 // destinations. /status stays public; a missing or bad token reads the
-// tenant-free report.
-func (s *Server) operator(c *gin.Context) bool {
-	bearer, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
-	if !ok || s.Auth == nil {
-		return false
+// tenant-free report, and a bad one counts against the client address as
+// any failed authentication does (stopped: answered 429), so /status is no
+// way around the limit on guessing tokens.
+func (s *Server) operator(c *gin.Context) (ok, stopped bool) {
+	bearer, found := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
+	if !found || s.Auth == nil {
+		return false, false
 	}
 	p, err := s.Auth.Authenticate(c.Request.Context(), strings.TrimSpace(bearer))
-	return err == nil && p.Allows(model.AccessAdmin)
+	if errors.Is(err, auth.ErrUnauthenticated) {
+		return false, s.limited(c, "ip:"+s.clientIP(c).String())
+	}
+	return err == nil && p.Allows(model.AccessAdmin), false
 }
 
 // hideDestinations drops the destinations the dispatcher's workers hold

@@ -23,6 +23,9 @@ func TestStalledTenantsRowsMakeRoomForAnother(t *testing.T) {
 		cfg := testConfig()
 		cfg.Workers, cfg.ClaimBatch = 4, 4 // at most 2*4+4 = 12 rows held
 		cfg.ScopeShare, cfg.DestinationShare = 0.5, 0.5
+		// Attempts that hang longer than the test waits: waiting out their
+		// timeout is not how the rows may make room.
+		cfg.AttemptTimeout, cfg.MaxTimeout = 10*time.Minute, 10*time.Minute
 		e := newEnv(t, s, cfg)
 		hang := make(chan struct{})
 		t.Cleanup(func() { close(hang) })
