@@ -210,7 +210,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 // loops healthy, waiting occurrences by status, open circuits — for the
 // dashboard and alert rules in deploy/.
 func registerHealthMetrics(m *metrics.Metrics, store *repository.Store, coord coordination.Coordinator,
-	sched, replanner interface{ Status() map[string]any }) {
+	sched *scheduler.Service, replanner interface{ Status() map[string]any }) {
 	opts := metrics.HealthOptions{
 		Database: store.Ping,
 		Loops: func() map[string]any {
@@ -235,6 +235,15 @@ func registerHealthMetrics(m *metrics.Metrics, store *repository.Store, coord co
 			ids, err := store.OpenCircuits(ctx, 10000)
 			return len(ids), err
 		},
+	}
+	opts.Workers = func() metrics.Workers {
+		st := sched.Dispatcher.Shares()
+		w := metrics.Workers{Busy: st.Busy, LargestScope: st.LargestScope, StuckDestinations: st.Stuck(),
+			OldestAttempt: st.OldestAttempt, ByDestination: map[string]int{}}
+		for _, d := range st.Destinations {
+			w.ByDestination[d.Destination] = d.Workers
+		}
+		return w
 	}
 	if coord.Name() != "in-process" { // as /ready: in-process coordination has no Redis to lose
 		opts.Redis = coord.Ping

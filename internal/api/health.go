@@ -2,11 +2,16 @@ package api
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/qhronos/qhronos/internal/auth"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 // health answers while the process is alive.
@@ -79,9 +84,16 @@ func (s *Server) status(c *gin.Context) error {
 		}
 		body["queue"] = queue
 	}
+	operator, stopped := s.operator(c)
+	if stopped {
+		return nil
+	}
 	overall := "ok"
 	if s.Deps.Status != nil {
 		loops := s.Deps.Status.Status()
+		if !operator {
+			hideDestinations(loops)
+		}
 		body["scheduler"] = loops
 		if !loopsHealthy(loops) {
 			overall = "degraded"
@@ -125,4 +137,31 @@ func (s *Server) replans(ctx context.Context) gin.H {
 		out["pending_calendars"] = n
 	}
 	return out
+}
+
+// operator reports whether /status was asked by the master token or an
+// admin token: they see every tenant, so the dispatcher's report may name
+// destinations. /status stays public; a missing or bad token reads the
+// tenant-free report, and a bad one counts against the client address as
+// any failed authentication does (stopped: answered 429), so /status is no
+// way around the limit on guessing tokens.
+func (s *Server) operator(c *gin.Context) (ok, stopped bool) {
+	bearer, found := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
+	if !found || s.Auth == nil {
+		return false, false
+	}
+	p, err := s.Auth.Authenticate(c.Request.Context(), strings.TrimSpace(bearer))
+	if errors.Is(err, auth.ErrUnauthenticated) {
+		return false, s.limited(c, "ip:"+s.clientIP(c).String())
+	}
+	return err == nil && p.Allows(model.AccessAdmin), false
+}
+
+// hideDestinations drops the destinations the dispatcher's workers hold
+// (tenant data: whom a tenant delivers to) from a loops report; the counts
+// stay.
+func hideDestinations(loops map[string]any) {
+	if d, ok := loops["dispatcher"].(map[string]any); ok {
+		delete(d, "destinations")
+	}
 }

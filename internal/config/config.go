@@ -204,6 +204,11 @@ type SchedulerConfig struct {
 	CatchupWindow      time.Duration `yaml:"catchup_window"`
 	// Workers is the global number of concurrent action executions.
 	Workers int `yaml:"workers"`
+	// ScopeShare and DestinationShare are the fractions of Workers one
+	// tenant (tag scope) and one destination host may hold at once, so a
+	// tenant whose receivers hang slows only itself.
+	ScopeShare       float64 `yaml:"scope_share"`
+	DestinationShare float64 `yaml:"destination_share"`
 	// Dispatch false makes an API-only instance that never fires
 	// occurrences (others do); it still expands and rescues.
 	Dispatch bool `yaml:"dispatch"`

@@ -53,6 +53,8 @@ func Default() *Config {
 			DrainTimeout:          30 * time.Second,
 			CatchupWindow:         time.Hour,
 			Workers:               64,
+			ScopeShare:            0.5,
+			DestinationShare:      0.25,
 			Dispatch:              true,
 			MinInterval:           time.Second,
 			MaxCount:              100000,

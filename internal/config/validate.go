@@ -97,6 +97,8 @@ func (c *Config) Validate() error {
 	v.positiveDuration("scheduler.drain_timeout", s.DrainTimeout)
 	v.nonNegativeDuration("scheduler.catchup_window", s.CatchupWindow)
 	v.positive("scheduler.workers", int64(s.Workers))
+	v.check(s.ScopeShare > 0 && s.ScopeShare <= 1, "scheduler.scope_share", "must be above 0 and at most 1")
+	v.check(s.DestinationShare > 0 && s.DestinationShare <= 1, "scheduler.destination_share", "must be above 0 and at most 1")
 	v.positiveDuration("scheduler.min_interval", s.MinInterval)
 	v.positive("scheduler.max_count", int64(s.MaxCount))
 

@@ -174,6 +174,40 @@ type attention struct {
 // API's listings carry no total, and one page is enough to say "100+".
 const attentionLimit = 100
 
+// workers is what the dispatch workers hold, from /status's dispatcher
+// report; Stuck names destinations only when /status named them (the
+// master token or an admin token).
+type workers struct {
+	Busy, Total, ScopesAtShare, StuckCount int
+	OldestMS                               int64
+	Stuck                                  []stuckDestination
+}
+
+// stuckDestination is a destination whose attempts stopped ending.
+type stuckDestination struct {
+	Destination      string
+	Workers, Overdue int
+	OldestMS         int64
+}
+
+func toWorkers(dispatcher any) workers {
+	m, _ := dispatcher.(map[string]any)
+	num := func(m map[string]any, k string) int64 { n, _ := numberOf(m[k]); return n }
+	w := workers{Busy: int(num(m, "workers_busy")), Total: int(num(m, "workers")),
+		ScopesAtShare: int(num(m, "scopes_at_share")), StuckCount: int(num(m, "stuck_destinations")),
+		OldestMS: num(m, "oldest_attempt_ms")}
+	dests, _ := m["destinations"].([]any)
+	for _, v := range dests {
+		d, _ := v.(map[string]any)
+		if stuck, _ := d["stuck"].(bool); stuck {
+			name, _ := d["destination"].(string)
+			w.Stuck = append(w.Stuck, stuckDestination{Destination: name, Workers: int(num(d, "workers")),
+				Overdue: int(num(d, "overdue")), OldestMS: num(d, "oldest_attempt_ms")})
+		}
+	}
+	return w
+}
+
 type overviewData struct {
 	Day, Hour           groupStats
 	DayCounts           []count
@@ -188,6 +222,7 @@ type overviewData struct {
 	Instance, Version   string
 	Uptime              string
 	Attention           attention
+	Workers             workers
 }
 
 func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
@@ -280,6 +315,11 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	sort.Strings(names)
 	for _, k := range names {
+		if k == "dispatcher" {
+			// Its destinations are a list: shown on their own below.
+			m, _ := st.Scheduler[k].(map[string]any)
+			d.Workers = toWorkers(m)
+		}
 		d.Loops = append(d.Loops, toLoop(k, st.Scheduler[k]))
 	}
 	if st.Replans != nil {

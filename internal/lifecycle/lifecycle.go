@@ -113,8 +113,10 @@ func (s *Service) prepareCreate(ctx context.Context, p auth.Principal, via strin
 // may stay although it passed.
 func (s *Service) prepare(ctx context.Context, p auth.Principal, via string, in *events.Input, stored *model.Event,
 	now time.Time) (*newEvent, error) {
+	// KeyScope records the creator's tenant scope on every event: keys are
+	// unique in it, and the dispatcher's fair share counts by it.
 	ev := model.Event{ID: model.NewID(), Status: model.EventActive, CreatedBy: p.Subject, CreatedVia: via,
-		Version: 1, CreatedAt: now.UTC(), UpdatedAt: now.UTC()}
+		KeyScope: p.KeyScope(), Version: 1, CreatedAt: now.UTC(), UpdatedAt: now.UTC()}
 	if in.Status != nil {
 		switch model.EventStatus(*in.Status) {
 		case model.EventActive, model.EventPaused:

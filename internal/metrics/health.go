@@ -23,6 +23,9 @@ type HealthOptions struct {
 	Waiting func(ctx context.Context) (map[string]int, error)
 	// OpenCircuits counts the endpoints whose circuit is open.
 	OpenCircuits func(ctx context.Context) (int, error)
+	// Workers reports what the dispatch workers hold (scheduler's fair
+	// share).
+	Workers func() Workers
 	// Timeout bounds the probes of one scrape together (default 2 s).
 	Timeout time.Duration
 }
@@ -38,7 +41,27 @@ var (
 		[]string{"status"}, nil)
 	openCircuitsDesc = prometheus.NewDesc("qhronos_endpoint_circuits_open",
 		"Endpoints whose circuit is open (deliveries to them wait).", nil, nil)
+	workersBusyDesc = prometheus.NewDesc("qhronos_dispatch_workers_busy",
+		"Dispatch workers running an attempt on this instance.", nil, nil)
+	destinationWorkersDesc = prometheus.NewDesc("qhronos_dispatch_destination_workers",
+		"Dispatch workers held per destination host:port (only destinations holding one; at most "+
+			"scheduler.destination_share of the pool each).", []string{"destination"}, nil)
+	largestScopeDesc = prometheus.NewDesc("qhronos_dispatch_largest_scope_workers",
+		"Most dispatch workers one tenant scope holds (at most scheduler.scope_share of the pool; scopes are not named).",
+		nil, nil)
+	oldestAttemptDesc = prometheus.NewDesc("qhronos_dispatch_oldest_attempt_seconds",
+		"Age of the oldest attempt running on this instance (0 when none runs).", nil, nil)
+	stuckDestinationsDesc = prometheus.NewDesc("qhronos_dispatch_destinations_stuck",
+		"Destinations holding workers none of whose attempts ended for 5 s, or with an attempt past its deadline.",
+		nil, nil)
 )
+
+// Workers is what the dispatch workers hold at scrape time.
+type Workers struct {
+	Busy, LargestScope, StuckDestinations int
+	OldestAttempt                         time.Duration
+	ByDestination                         map[string]int
+}
 
 // RegisterHealth adds the health collector to m's registry; call it once,
 // when the probes' sources exist.
@@ -57,6 +80,11 @@ func (c *healthCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- loopHealthyDesc
 	ch <- waitingDesc
 	ch <- openCircuitsDesc
+	ch <- workersBusyDesc
+	ch <- destinationWorkersDesc
+	ch <- largestScopeDesc
+	ch <- oldestAttemptDesc
+	ch <- stuckDestinationsDesc
 }
 
 // Collect implements prometheus.Collector. A database query that fails
@@ -97,5 +125,21 @@ func (c *healthCollector) Collect(ch chan<- prometheus.Metric) {
 		if n, err := c.o.OpenCircuits(ctx); err == nil {
 			ch <- prometheus.MustNewConstMetric(openCircuitsDesc, prometheus.GaugeValue, float64(n))
 		}
+	}
+	if c.o.Workers != nil {
+		collectWorkers(ch, c.o.Workers())
+	}
+}
+
+func collectWorkers(ch chan<- prometheus.Metric, w Workers) {
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	gauge(workersBusyDesc, float64(w.Busy))
+	gauge(largestScopeDesc, float64(w.LargestScope))
+	gauge(oldestAttemptDesc, w.OldestAttempt.Seconds())
+	gauge(stuckDestinationsDesc, float64(w.StuckDestinations))
+	for dest, n := range w.ByDestination {
+		gauge(destinationWorkersDesc, float64(n), dest)
 	}
 }

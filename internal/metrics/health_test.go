@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/qhronos/qhronos/internal/metrics"
 )
@@ -47,5 +48,37 @@ func TestHealthGauges(t *testing.T) {
 	}
 	if _, ok := got["qhronos_endpoint_circuits_open"]; ok {
 		t.Error("qhronos_endpoint_circuits_open reported although its query failed")
+	}
+}
+
+// The worker gauges show which destinations hold the dispatch workers and
+// how long the oldest attempt has run, so a stuck receiver is seen (and
+// alerted on) before its tenant complains; tenant scopes are not named.
+func TestWorkerGauges(t *testing.T) {
+	t.Parallel()
+	m := metrics.New(metrics.Options{})
+	m.RegisterHealth(metrics.HealthOptions{Workers: func() metrics.Workers {
+		return metrics.Workers{Busy: 20, LargestScope: 16, StuckDestinations: 1, OldestAttempt: 12 * time.Second,
+			ByDestination: map[string]int{"10.0.0.7:443": 16, "hooks.example.com:443": 4}}
+	}})
+	got := scrape(t, m.Handler(""), "")
+	for _, tt := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"qhronos_dispatch_workers_busy", nil, 20},
+		{"qhronos_dispatch_largest_scope_workers", nil, 16},
+		{"qhronos_dispatch_destinations_stuck", nil, 1},
+		{"qhronos_dispatch_oldest_attempt_seconds", nil, 12},
+		{"qhronos_dispatch_destination_workers", map[string]string{"destination": "10.0.0.7:443"}, 16},
+		{"qhronos_dispatch_destination_workers", map[string]string{"destination": "hooks.example.com:443"}, 4},
+	} {
+		if v, ok := value(got, tt.name, tt.labels); !ok || v != tt.want {
+			t.Errorf("%s%v: got %v (present %v), want %v", tt.name, tt.labels, v, ok, tt.want)
+		}
+	}
+	if n := len(got["qhronos_dispatch_destination_workers"].GetMetric()); n != 2 {
+		t.Errorf("%d destination series, want one per destination holding workers", n)
 	}
 }

@@ -82,8 +82,11 @@ func (r *eventRow) event() (model.Event, error) {
 		EndpointID: r.EndpointID, NoTracePropagation: r.NoTracePropagation,
 		Debounce: time.Duration(r.DebounceMS) * time.Millisecond, MaxWait: time.Duration(r.MaxWaitMS) * time.Millisecond,
 		DebounceSince: utcp(r.DebounceSince)}
+	if r.KeyScope != nil {
+		e.KeyScope = *r.KeyScope
+	}
 	if r.Key != nil && r.KeyScope != nil {
-		e.Key, e.KeyScope = *r.Key, *r.KeyScope
+		e.Key = *r.Key
 	}
 	if len(r.Metadata) > 0 {
 		e.Metadata = json.RawMessage(r.Metadata)
@@ -235,7 +238,7 @@ func (s *Store) eventArgs(e *model.Event) []any {
 		e.Version, s.tsp(e.ExpandedUntil), s.tsp(e.NextRunAt), s.tsp(e.LastRunAt), s.ts(e.CreatedAt),
 		s.ts(e.UpdatedAt), s.tsp(e.DeletedAt), s.tsp(e.PausedAt), s.tsp(e.PausedUntil), e.PauseReason,
 		e.PausedBy, e.PauseCatchUp, dst, e.Jitter.Milliseconds(), calendars, e.EndpointID, e.NoTracePropagation,
-		nullable(e.KeyScope, e.Key), nullable(e.Key, e.Key), e.Debounce.Milliseconds(), e.MaxWait.Milliseconds(),
+		nullable(e.KeyScope, e.KeyScope), nullable(e.Key, e.Key), e.Debounce.Milliseconds(), e.MaxWait.Milliseconds(),
 		s.tsp(e.DebounceSince)}
 }
 

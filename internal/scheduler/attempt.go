@@ -48,12 +48,14 @@ func (d *Dispatcher) attempt(jb job) {
 		Number: jb.occ.AttemptCount, ActionType: jb.ev.Action.Type, Propagate: !jb.ev.NoTracePropagation})
 	out, ackTimeout := d.execute(ctx, &jb, started, delivery, prepErr, adm)
 	<-d.sem
-	if errors.Is(out.Err, errLeaseGone) {
+	if errors.Is(out.Err, errLeaseGone) || errors.Is(out.Err, errHandedBack) {
 		if adm != nil {
 			d.endpoints.Done(d.attemptCtx, adm, false, false, "", 0)
 		}
-		d.log.Warn("lease lost before sending", zap.String("occurrence_id", jb.occ.ID))
-		d.releaseIDs(jb.token, []string{jb.occ.ID})
+		if errors.Is(out.Err, errLeaseGone) {
+			d.log.Warn("lease lost before sending", zap.String("occurrence_id", jb.occ.ID))
+			d.releaseIDs(jb.token, []string{jb.occ.ID})
+		}
 		return
 	}
 	ended := d.clock.Now()
@@ -217,17 +219,13 @@ func (d *Dispatcher) execute(parent context.Context, jb *job, started time.Time,
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	tracing.SetDestination(ctx, dest)
-	if dest != "" {
-		// Wait for the destination without holding a pool slot, so a slow
-		// receiver cannot starve the others.
-		<-d.sem
-		release, err := d.perDest.Acquire(ctx, dest)
-		d.sem <- struct{}{}
-		if err != nil {
-			return actions.Outcome{Err: fmt.Errorf("wait for a free slot to %s: %w", dest, err), Retryable: true}, ackTimeout
-		}
-		defer release()
+	// Wait for the tenant's and the destination's share of the workers
+	// without holding a pool slot (fairshare.go).
+	release, out, ok := d.takeShare(ctx, jb, dest)
+	if !ok {
+		return out, ackTimeout
 	}
+	defer release()
 	// Checked again right before sending: the wait for a slot, or a stall
 	// of the whole process (a SIGSTOP, a long GC pause), may have outlasted
 	// the lease, and another instance may be sending this row already.

@@ -50,6 +50,11 @@ type Config struct {
 	AckTimeout        time.Duration // awaiting_ack deadline unless the action says otherwise (30 s)
 	DrainTimeout      time.Duration // how long shutdown waits for in-flight attempts (30 s)
 
+	// ScopeShare and DestinationShare are the fractions of Workers one
+	// tenant scope (0.5) and one destination (0.25, and at most
+	// MaxPerDestination) may hold at once (fairshare.go).
+	ScopeShare, DestinationShare float64
+
 	RecordBatch    int           // outcomes per write (200)
 	RecordInterval time.Duration // longest an outcome waits to be written (5 ms)
 
@@ -88,8 +93,8 @@ func ConfigFrom(cfg *config.Config, instanceID string) Config {
 		// Without database.url the data directory is locked: no other
 		// process holds leases in it.
 		Exclusive: !cfg.Production(), APIOnly: !s.Dispatch,
-		MaxPerDestination: cfg.Outbound.MaxPerHost,
-		AttemptTimeout:    cfg.Actions.AttemptTimeout, MaxTimeout: cfg.Actions.MaxAttemptTimeout,
+		MaxPerDestination: cfg.Outbound.MaxPerHost, ScopeShare: s.ScopeShare, DestinationShare: s.DestinationShare,
+		AttemptTimeout: cfg.Actions.AttemptTimeout, MaxTimeout: cfg.Actions.MaxAttemptTimeout,
 		AckTimeout: cfg.WebSocket.AckTimeout, DrainTimeout: s.DrainTimeout,
 		RecordBatch: s.RecordBatch, RecordInterval: s.RecordInterval,
 		RescueInterval: s.RescuerInterval, RescueBatch: s.RescueBatch,

@@ -14,7 +14,6 @@ import (
 	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/endpoints"
 	"github.com/qhronos/qhronos/internal/model"
-	"github.com/qhronos/qhronos/internal/outbound"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/startstop"
 )
@@ -92,8 +91,8 @@ type Dispatcher struct {
 	endpoints EndpointGate
 
 	sem        chan struct{} // one slot per running attempt
-	perDest    *outbound.Limiter
-	deliveries *deliveries // each event version's prepared action
+	share      *fairShare    // each tenant's and destination's share of the pool
+	deliveries *deliveries   // each event version's prepared action
 	obs        Observer
 	rec        *recorder
 	wakeNow    chan struct{} // local wake-ups (Wake)
@@ -140,7 +139,7 @@ func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
 	d := &Dispatcher{
 		cfg: cfg, store: deps.Store, clock: deps.Clock, secrets: deps.Secrets, log: log,
 		wakeups: deps.Wakeups, rnd: deps.Rand, observers: deps.Observers, obs: deps.Observer, endpoints: deps.Endpoints,
-		sem: make(chan struct{}, cfg.Workers), perDest: outbound.NewLimiter(cfg.MaxPerDestination),
+		sem:        make(chan struct{}, cfg.Workers),
 		deliveries: newDeliveries(deliveryCacheSize, deps.Registry.Prepare),
 		// Outcomes are retried past the lease while the database is away:
 		// the write is fenced, so a late one that lost its lease changes
@@ -150,6 +149,7 @@ func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
 		attemptCtx: actx, cancelAttempt: cancel, changed: make(chan struct{}),
 		leases: newHeldLeases(), heartbeatStop: make(chan struct{}), heartbeatDone: make(chan struct{}),
 	}
+	d.share = newFairShare(cfg, deps.Clock, d.stopping)
 	_ = d.rec.Start(context.Background()) // stopped by Close
 	go d.heartbeat()
 	return d
@@ -409,5 +409,6 @@ func (d *Dispatcher) status() map[string]any {
 	out := d.runStatus.Snapshot()
 	out["in_flight"] = d.Held()
 	out["workers"] = d.cfg.Workers
+	shareFields(d.share.status(), out)
 	return out
 }

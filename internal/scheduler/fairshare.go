@@ -1,0 +1,378 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/qhronos/qhronos/internal/actions"
+	"github.com/qhronos/qhronos/internal/model"
+)
+
+// Fair share of the dispatch workers: no tenant scope and no destination may
+// hold more than its share of an instance's pool at once, so a tenant whose
+// receivers are slow or dead slows only itself. An attempt waits for both
+// shares without holding a pool slot. While rows waiting in memory crowd
+// the dispatcher's claim capacity, a row whose share is stalled (full, and
+// no slot of it freed for shareStall) is handed back, uncounted, due when
+// a slot of it should free, so other tenants' due rows are still claimed.
+// Otherwise it waits: a hand-back is one write, and a burst of them would
+// hold up the very claims it makes room for (SQLite has one writer).
+
+// shareStall is how long a full share may go without freeing a slot before
+// the rows waiting for it are handed back: a busy but healthy receiver
+// frees slots every few milliseconds, a dead one only at its deadlines.
+const shareStall = time.Second
+
+// stuckAfter is how long a destination may hold workers without any of its
+// attempts ending before /status and the metrics call it stuck.
+const stuckAfter = 5 * time.Second
+
+// shareCap is the number of workers a share of the pool allows: at least
+// one, so a small pool still serves every tenant. No share (a Config built
+// by hand) is the whole pool.
+func shareCap(workers int, share float64) int {
+	if share <= 0 || share > 1 {
+		share = 1
+	}
+	return max(1, int(float64(workers)*share))
+}
+
+// ScopeOf is the tenant scope an event's attempts count against: the tag
+// scope of the principal that created it ("*" for the master token and
+// admin tokens, see auth.Principal.KeyScope). Events stored before scopes
+// were recorded for every event fall back to their creator.
+func ScopeOf(ev *model.Event) string {
+	if ev.KeyScope != "" {
+		return ev.KeyScope
+	}
+	return "created_by:" + ev.CreatedBy
+}
+
+// holding is what one scope or destination holds.
+type holding struct {
+	n int
+	// progress is when a slot of it was last freed, or when it first took
+	// one: a full share with no progress for shareStall is stalled.
+	progress time.Time
+}
+
+// run is one attempt holding its shares.
+type run struct {
+	scope, dest       string
+	started, deadline time.Time
+}
+
+// shares is the pure core: counts of workers held per scope and
+// destination, the attempts holding them, and the admission rule. It is
+// not safe for concurrent use (fairShare locks it).
+type shares struct {
+	scopeMax, destMax int
+	scopes, dests     map[string]*holding
+	runs              map[uint64]run
+	next              uint64
+}
+
+func newShares(scopeMax, destMax int) *shares {
+	return &shares{scopeMax: scopeMax, destMax: destMax, scopes: map[string]*holding{}, dests: map[string]*holding{},
+		runs: map[uint64]run{}}
+}
+
+// take admits an attempt of scope to dest (empty: none, e.g. a WebSocket
+// push) when both are below their share, and returns its id.
+func (s *shares) take(scope, dest string, now, deadline time.Time) (uint64, bool) {
+	if s.full(s.scopes, scope, s.scopeMax) || (dest != "" && s.full(s.dests, dest, s.destMax)) {
+		return 0, false
+	}
+	hold(s.scopes, scope, now)
+	if dest != "" {
+		hold(s.dests, dest, now)
+	}
+	s.next++
+	s.runs[s.next] = run{scope: scope, dest: dest, started: now, deadline: deadline}
+	return s.next, true
+}
+
+func (s *shares) full(m map[string]*holding, key string, limit int) bool {
+	h, ok := m[key]
+	return ok && h.n >= limit
+}
+
+func hold(m map[string]*holding, key string, now time.Time) {
+	h, ok := m[key]
+	if !ok {
+		h = &holding{progress: now}
+		m[key] = h
+	}
+	h.n++
+}
+
+// give frees the slots of attempt id.
+func (s *shares) give(id uint64, now time.Time) {
+	r, ok := s.runs[id]
+	if !ok {
+		return
+	}
+	delete(s.runs, id)
+	free(s.scopes, r.scope, now)
+	if r.dest != "" {
+		free(s.dests, r.dest, now)
+	}
+}
+
+func free(m map[string]*holding, key string, now time.Time) {
+	h := m[key]
+	if h.n--; h.n == 0 {
+		delete(m, key) // idle keys cost nothing
+		return
+	}
+	h.progress = now
+}
+
+// stalled reports whether a share that keeps an attempt of scope to dest
+// waiting is full with no slot freed for stall, and when a slot of it
+// should free: its earliest running deadline, no sooner than stall from
+// now (an attempt may run past its deadline).
+func (s *shares) stalled(scope, dest string, now time.Time, stall time.Duration) (bool, time.Time) {
+	var stuck bool
+	if h := s.scopes[scope]; h != nil && h.n >= s.scopeMax && now.Sub(h.progress) >= stall {
+		stuck = true
+	}
+	if h := s.dests[dest]; dest != "" && h != nil && h.n >= s.destMax && now.Sub(h.progress) >= stall {
+		stuck = true
+	}
+	if !stuck {
+		return false, time.Time{}
+	}
+	var first time.Time
+	for _, r := range s.runs {
+		if (r.scope == scope || (dest != "" && r.dest == dest)) && (first.IsZero() || r.deadline.Before(first)) {
+			first = r.deadline
+		}
+	}
+	return true, maxTime(first, now.Add(stall))
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// ShareStatus is what the dispatch workers hold, for /status and metrics.
+// It names destinations but never a tenant scope.
+type ShareStatus struct {
+	Workers, ScopeLimit, DestinationLimit int
+	Busy                                  int // attempts holding their shares
+	LargestScope                          int // most workers one scope holds
+	ScopesAtShare                         int // scopes holding their full share
+	OldestAttempt                         time.Duration
+	Destinations                          []DestinationLoad // busiest first
+}
+
+// DestinationLoad is one destination holding workers.
+type DestinationLoad struct {
+	Destination   string
+	Workers       int
+	OldestAttempt time.Duration
+	// Overdue counts its attempts running past their deadline.
+	Overdue int
+	// Stuck: none of its attempts ended for stuckAfter while it held
+	// workers, or one runs past its deadline.
+	Stuck bool
+}
+
+// Stuck counts the stuck destinations.
+func (st ShareStatus) Stuck() int {
+	n := 0
+	for _, d := range st.Destinations {
+		if d.Stuck {
+			n++
+		}
+	}
+	return n
+}
+
+// snapshot reports the shares at now.
+func (s *shares) snapshot(now time.Time) ShareStatus {
+	st := ShareStatus{ScopeLimit: s.scopeMax, DestinationLimit: s.destMax, Busy: len(s.runs)}
+	for _, h := range s.scopes {
+		st.LargestScope = max(st.LargestScope, h.n)
+		if h.n >= s.scopeMax {
+			st.ScopesAtShare++
+		}
+	}
+	byDest := map[string]*DestinationLoad{}
+	for _, r := range s.runs {
+		age := now.Sub(r.started)
+		st.OldestAttempt = max(st.OldestAttempt, age)
+		if r.dest == "" {
+			continue
+		}
+		d := byDest[r.dest]
+		if d == nil {
+			d = &DestinationLoad{Destination: r.dest}
+			byDest[r.dest] = d
+		}
+		d.Workers++
+		d.OldestAttempt = max(d.OldestAttempt, age)
+		if now.After(r.deadline) {
+			d.Overdue++
+		}
+	}
+	for key, d := range byDest {
+		d.Stuck = d.Overdue > 0 || now.Sub(s.dests[key].progress) >= stuckAfter
+		st.Destinations = append(st.Destinations, *d)
+	}
+	sort.Slice(st.Destinations, func(i, j int) bool {
+		a, b := st.Destinations[i], st.Destinations[j]
+		if a.Workers != b.Workers {
+			return a.Workers > b.Workers
+		}
+		return a.Destination < b.Destination
+	})
+	return st
+}
+
+// fairShare is the shell around shares: attempts wait on it for a slot.
+type fairShare struct {
+	clock   Clock
+	workers int
+	// stopping closes when the dispatcher stops: waiting attempts have
+	// sent nothing and are handed back at once.
+	stopping <-chan struct{}
+	mu       sync.Mutex
+	s        *shares
+	freed    chan struct{} // closed and replaced whenever a slot frees
+}
+
+func newFairShare(cfg Config, clock Clock, stopping <-chan struct{}) *fairShare {
+	destMax := shareCap(cfg.Workers, cfg.DestinationShare)
+	if cfg.MaxPerDestination > 0 {
+		destMax = min(destMax, cfg.MaxPerDestination)
+	}
+	return &fairShare{clock: clock, workers: cfg.Workers, stopping: stopping,
+		s: newShares(shareCap(cfg.Workers, cfg.ScopeShare), destMax), freed: make(chan struct{})}
+}
+
+// errShareStalled: the share an attempt waits for is stalled;
+// errStopping: the dispatcher stopped while it waited.
+var (
+	errShareStalled = errors.New("stalled")
+	errStopping     = errors.New("dispatcher stopping")
+)
+
+// acquire waits for a slot within scope's and dest's shares until ctx ends
+// or, when handBack says rows should not wait, the share it waits for is
+// stalled (errShareStalled, with when to try again). release frees the
+// slot; it must be called once.
+func (f *fairShare) acquire(ctx context.Context, scope, dest string, handBack func() bool) (release func(), retryAt time.Time, err error) {
+	for {
+		now := f.clock.Now()
+		// The attempt's deadline on the deployment clock, which due
+		// decisions and the report read.
+		deadline := now.Add(time.Hour) // no deadline: never overdue in the report
+		if dl, ok := ctx.Deadline(); ok {
+			deadline = now.Add(time.Until(dl))
+		}
+		f.mu.Lock()
+		id, admitted := f.s.take(scope, dest, now, deadline)
+		stalled, at := f.s.stalled(scope, dest, now, shareStall)
+		freed := f.freed
+		f.mu.Unlock()
+		switch {
+		case admitted:
+			return func() { f.give(id) }, time.Time{}, nil
+		case stalled && handBack():
+			return nil, at, errShareStalled
+		}
+		select {
+		case <-ctx.Done():
+			return nil, now.Add(shareStall), ctx.Err()
+		case <-f.stopping:
+			return nil, now, errStopping
+		case <-freed:
+		case <-f.clock.After(shareStall):
+		}
+	}
+}
+
+func (f *fairShare) give(id uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.s.give(id, f.clock.Now())
+	close(f.freed)
+	f.freed = make(chan struct{})
+}
+
+// status reports the shares now.
+func (f *fairShare) status() ShareStatus {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st := f.s.snapshot(f.clock.Now())
+	st.Workers = f.workers
+	return st
+}
+
+// Shares reports what the dispatch workers hold now (metrics).
+func (d *Dispatcher) Shares() ShareStatus { return d.share.status() }
+
+// errHandedBack is execute's answer when the row was handed back before
+// anything was sent (its share stayed full): nothing is recorded.
+var errHandedBack = errors.New("handed back before sending")
+
+// takeShare waits for the job's tenant and destination shares without
+// holding a pool slot, as attempt holds one on entry and expects one held
+// on return. ok false: the row was handed back instead, out says so.
+func (d *Dispatcher) takeShare(ctx context.Context, jb *job, dest string) (release func(), out actions.Outcome, ok bool) {
+	<-d.sem
+	release, retryAt, err := d.share.acquire(ctx, ScopeOf(&jb.ev), dest, d.crowded)
+	d.sem <- struct{}{}
+	if err == nil {
+		return release, actions.Outcome{}, true
+	}
+	if errors.Is(err, errStopping) || d.attemptCtx.Err() != nil {
+		// Shutting down: another instance may take it at once.
+		d.releaseIDs(jb.token, []string{jb.occ.ID})
+		return nil, actions.Outcome{Err: errHandedBack}, false
+	}
+	// Stalled, or the attempt's deadline passed while waiting: nothing was
+	// sent, so no attempt is counted; the row comes back when a slot of
+	// its share should be free, and other rows are claimed meanwhile.
+	note := "waiting for a worker: this tenant's attempts hold their share of the workers"
+	if dest != "" {
+		note = fmt.Sprintf("waiting for a worker: this tenant's attempts, or those to %s, hold their share of the workers", dest)
+	}
+	d.deferRow(jb, retryAt, note, d.clock.Now())
+	return nil, actions.Outcome{Err: errHandedBack}, false
+}
+
+// crowded reports whether the rows held keep the next claim small (see
+// room): only then do rows waiting for a stalled share go back.
+func (d *Dispatcher) crowded() bool {
+	_, busy := d.room()
+	return busy
+}
+
+// shareFields are the dispatcher's /status figures of the fair share;
+// destination names only under "destinations", which /status shows to
+// admin readers only.
+func shareFields(st ShareStatus, out map[string]any) {
+	out["workers_busy"] = st.Busy
+	out["scope_share"] = st.ScopeLimit
+	out["destination_share"] = st.DestinationLimit
+	out["largest_scope_workers"] = st.LargestScope
+	out["scopes_at_share"] = st.ScopesAtShare
+	out["oldest_attempt_ms"] = st.OldestAttempt.Milliseconds()
+	out["stuck_destinations"] = st.Stuck()
+	dests := make([]map[string]any, 0, len(st.Destinations))
+	for _, dl := range st.Destinations {
+		dests = append(dests, map[string]any{"destination": dl.Destination, "workers": dl.Workers,
+			"oldest_attempt_ms": dl.OldestAttempt.Milliseconds(), "overdue": dl.Overdue, "stuck": dl.Stuck})
+	}
+	out["destinations"] = dests
+}

@@ -1,0 +1,216 @@
+package scheduler
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/qhronos/qhronos/internal/model"
+)
+
+var shareT0 = time.Date(2031, 3, 4, 10, 0, 0, 0, time.UTC)
+
+func TestShareCap(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		workers int
+		share   float64
+		want    int
+	}{
+		{64, 0.5, 32}, {64, 0.25, 16}, {8, 0.25, 2}, {3, 0.25, 1}, {1, 0.5, 1},
+		{64, 1, 64}, {64, 0, 64}, // no share configured: the whole pool
+	} {
+		if got := shareCap(tc.workers, tc.share); got != tc.want {
+			t.Errorf("shareCap(%d, %v) = %d, want %d", tc.workers, tc.share, got, tc.want)
+		}
+	}
+}
+
+func TestScopeOf(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "tags:a,b", ScopeOf(&model.Event{KeyScope: "tags:a,b", CreatedBy: "alice"}))
+	require.Equal(t, "*", ScopeOf(&model.Event{KeyScope: "*"}), "the master token's events are one scope")
+	require.Equal(t, "created_by:alice", ScopeOf(&model.Event{CreatedBy: "alice"}), "older events: their creator")
+}
+
+// The scenario in numbers: one tenant spread over five hosts takes
+// at most its share of a 64-worker pool, each host at most a quarter, and
+// another tenant still gets a worker at once.
+func TestSharesBoundOneTenantOverManyHosts(t *testing.T) {
+	t.Parallel()
+	s := newShares(32, 16)
+	deadline := shareT0.Add(10 * time.Second)
+	admitted := map[string]int{}
+	total := 0
+	for i := range 85 {
+		host := []string{"127.0.0.2:1", "127.0.0.3:1", "127.0.0.4:1", "127.0.0.5:1", "127.0.0.6:1"}[i%5]
+		if _, ok := s.take("tags:hog", host, shareT0, deadline); ok {
+			admitted[host]++
+			total++
+		}
+	}
+	require.Equal(t, 32, total, "the tenant holds half the pool, no more")
+	for host, n := range admitted {
+		require.LessOrEqual(t, n, 16, "host %s", host)
+	}
+	_, ok := s.take("tags:other", "127.0.0.1:8080", shareT0, deadline)
+	require.True(t, ok, "another tenant is admitted while the first holds its share")
+
+	// One host cannot take more than its quarter, whoever asks.
+	s = newShares(32, 16)
+	for i := range 16 {
+		_, ok := s.take([]string{"tags:a", "tags:b"}[i%2], "dead:1", shareT0, deadline)
+		require.True(t, ok)
+	}
+	_, ok = s.take("tags:c", "dead:1", shareT0, deadline)
+	require.False(t, ok, "the host holds its share: a third tenant waits for it")
+	_, ok = s.take("tags:c", "", shareT0, deadline)
+	require.True(t, ok, "an attempt without a destination only counts against its scope")
+}
+
+func TestSharesFreeAndForget(t *testing.T) {
+	t.Parallel()
+	s := newShares(2, 1)
+	id, ok := s.take("a", "h:1", shareT0, shareT0.Add(time.Second))
+	require.True(t, ok)
+	_, ok = s.take("a", "h:1", shareT0, shareT0.Add(time.Second))
+	require.False(t, ok, "the destination is full")
+	s.give(id, shareT0)
+	s.give(id, shareT0) // a second give changes nothing
+	_, ok = s.take("a", "h:1", shareT0, shareT0.Add(time.Second))
+	require.True(t, ok, "a freed slot is taken again")
+	st := s.snapshot(shareT0)
+	require.Equal(t, 1, st.Busy)
+	require.Len(t, s.runs, 1)
+	for id := range s.runs {
+		s.give(id, shareT0)
+	}
+	require.Empty(t, s.scopes, "idle scopes are forgotten")
+	require.Empty(t, s.dests, "idle destinations are forgotten")
+}
+
+func TestSharesStalled(t *testing.T) {
+	t.Parallel()
+	s := newShares(4, 2)
+	deadline := shareT0.Add(10 * time.Second)
+	a, _ := s.take("tags:hog", "dead:1", shareT0, deadline)
+	_, _ = s.take("tags:hog", "dead:1", shareT0.Add(100*time.Millisecond), deadline.Add(100*time.Millisecond))
+	stalled, _ := s.stalled("tags:hog", "dead:1", shareT0.Add(500*time.Millisecond), time.Second)
+	require.False(t, stalled, "a share that just filled is not stalled yet")
+	stalled, at := s.stalled("tags:hog", "dead:1", shareT0.Add(time.Second), time.Second)
+	require.True(t, stalled, "full and no slot freed for a second")
+	require.Equal(t, deadline, at, "try again when the first running attempt reaches its deadline")
+	stalled, _ = s.stalled("tags:other", "alive:1", shareT0.Add(time.Second), time.Second)
+	require.False(t, stalled, "other scopes and destinations are not held back")
+
+	// A freed slot is progress: the share is busy, not stalled.
+	s.give(a, shareT0.Add(2*time.Second))
+	_, _ = s.take("tags:hog", "dead:1", shareT0.Add(2*time.Second), deadline.Add(2*time.Second))
+	stalled, _ = s.stalled("tags:hog", "dead:1", shareT0.Add(2500*time.Millisecond), time.Second)
+	require.False(t, stalled)
+
+	// Attempts running past their deadline: try again no sooner than the
+	// stall from now.
+	now := deadline.Add(time.Minute)
+	stalled, at = s.stalled("tags:hog", "dead:1", now, time.Second)
+	require.True(t, stalled)
+	require.Equal(t, now.Add(time.Second), at)
+}
+
+func TestSharesSnapshotNamesStuckDestinations(t *testing.T) {
+	t.Parallel()
+	s := newShares(3, 2)
+	deadline := shareT0.Add(10 * time.Second)
+	_, _ = s.take("tags:hog", "dead:1", shareT0, deadline)
+	_, _ = s.take("tags:hog", "dead:1", shareT0, deadline)
+	_, _ = s.take("tags:hog", "slow:1", shareT0, deadline)
+	_, _ = s.take("tags:other", "", shareT0.Add(4*time.Second), deadline)
+
+	st := s.snapshot(shareT0.Add(4 * time.Second))
+	require.Equal(t, 4, st.Busy)
+	require.Equal(t, 3, st.LargestScope)
+	require.Equal(t, 4*time.Second, st.OldestAttempt)
+	require.Equal(t, []DestinationLoad{
+		{Destination: "dead:1", Workers: 2, OldestAttempt: 4 * time.Second},
+		{Destination: "slow:1", Workers: 1, OldestAttempt: 4 * time.Second},
+	}, st.Destinations, "busiest first; not stuck before stuckAfter")
+
+	st = s.snapshot(shareT0.Add(stuckAfter))
+	require.True(t, st.Destinations[0].Stuck, "no attempt ended for %s", stuckAfter)
+	require.True(t, st.Destinations[1].Stuck, "below its share, but nothing ended either")
+	require.Equal(t, 2, st.Stuck())
+	require.Equal(t, 1, st.ScopesAtShare, "the hog holds its three")
+
+	// An attempt that ends is progress: its destination is not stuck.
+	for id, r := range s.runs {
+		if r.dest == "slow:1" {
+			s.give(id, shareT0.Add(stuckAfter))
+		}
+	}
+	_, _ = s.take("tags:hog", "slow:1", shareT0.Add(stuckAfter), deadline)
+	st = s.snapshot(shareT0.Add(stuckAfter + time.Second))
+	require.Equal(t, 1, st.Stuck())
+	require.Equal(t, "dead:1", st.Destinations[0].Destination)
+
+	st = s.snapshot(deadline.Add(time.Millisecond))
+	require.Equal(t, 2, st.Stuck(), "attempts past their deadline make a destination stuck")
+	require.Equal(t, 1, st.Destinations[1].Overdue)
+	require.Equal(t, 2, st.Destinations[0].Overdue)
+}
+
+// acquire waits for a freed slot without spinning, and gives up on a
+// stalled share with the instant to try again.
+func TestFairShareAcquire(t *testing.T) {
+	t.Parallel()
+	clock := &manualClock{now: shareT0, after: make(chan time.Time)}
+	stopping := make(chan struct{})
+	f := &fairShare{clock: clock, workers: 2, s: newShares(1, 1), freed: make(chan struct{}), stopping: stopping}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	release, _, err := f.acquire(ctx, "a", "h:1", crowded)
+	require.NoError(t, err)
+
+	got := make(chan error, 1)
+	go func() {
+		r, _, err := f.acquire(ctx, "a", "h:1", crowded)
+		if err == nil {
+			r()
+		}
+		got <- err
+	}()
+	release() // frees the slot the waiter takes
+	require.NoError(t, <-got)
+
+	release, _, err = f.acquire(ctx, "a", "h:1", crowded)
+	require.NoError(t, err)
+	defer release()
+	clock.set(shareT0.Add(shareStall))
+	short, cancelShort := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancelShort()
+	_, _, err = f.acquire(short, "a", "h:1", func() bool { return false })
+	require.ErrorIs(t, err, context.DeadlineExceeded, "with room to claim, a row waits for its stalled share")
+	_, at, err := f.acquire(ctx, "a", "h:1", crowded)
+	require.ErrorIs(t, err, errShareStalled)
+	require.Equal(t, shareT0.Add(2*shareStall), at)
+	st := f.status()
+	require.Equal(t, 2, st.Workers)
+	require.Equal(t, 1, st.Busy)
+
+	close(stopping)
+	_, _, err = f.acquire(ctx, "a", "h:1", func() bool { return false })
+	require.ErrorIs(t, err, errStopping, "a stopping dispatcher hands waiting rows back")
+}
+
+func crowded() bool { return true }
+
+// manualClock's After never fires: waiters wake on freed slots only.
+type manualClock struct {
+	now   time.Time
+	after chan time.Time
+}
+
+func (c *manualClock) Now() time.Time                       { return c.now }
+func (c *manualClock) After(time.Duration) <-chan time.Time { return c.after }
+func (c *manualClock) set(at time.Time)                     { c.now = at }

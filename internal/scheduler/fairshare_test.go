@@ -1,0 +1,92 @@
+package scheduler_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/scheduler/schedulertest"
+)
+
+// A tenant whose receiver hangs fills the dispatcher's claim capacity with
+// rows waiting for its share of the workers; once its share has stalled,
+// those rows go back to the store, uncounted, so another tenant's row due
+// a second later is still claimed and delivered while the first tenant's
+// attempts hang.
+func TestStalledTenantsRowsMakeRoomForAnother(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		cfg := testConfig()
+		cfg.Workers, cfg.ClaimBatch = 4, 4 // at most 2*4+4 = 12 rows held
+		cfg.ScopeShare, cfg.DestinationShare = 0.5, 0.5
+		// Attempts that hang longer than the test waits: waiting out their
+		// timeout is not how the rows may make room.
+		cfg.AttemptTimeout, cfg.MaxTimeout = 10*time.Minute, 10*time.Minute
+		e := newEnv(t, s, cfg)
+		hang := make(chan struct{})
+		t.Cleanup(func() { close(hang) })
+		e.recv.Respond(func(schedulertest.Delivery, int) schedulertest.Reply {
+			<-hang
+			return schedulertest.Reply{Status: 200}
+		})
+		other := schedulertest.NewReceiver(t)
+		var hogIDs []string
+		for range 12 {
+			ev := e.create(e.event(func(ev *model.Event) { ev.KeyScope, ev.Tags = "tags:hog", []string{"hog"} }))
+			hogIDs = append(hogIDs, ev.ID)
+		}
+		params, _ := json.Marshal(map[string]string{"url": other.URL + "/hook"})
+		otherEv := e.create(e.event(func(ev *model.Event) {
+			ev.KeyScope, ev.Tags, ev.StartTime = "tags:other", []string{"other"}, t0.Add(time.Minute+time.Second)
+			ev.Action.Params = params
+		}))
+
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		e.clock.Set(t0.Add(time.Minute))
+		claimed := 0
+		for range 4 {
+			n, err := e.disp.RunOnce(ctx)
+			require.NoError(t, err)
+			claimed += n
+		}
+		require.Equal(t, 12, claimed, "the hog's rows fill the claim capacity")
+		// Two attempts hang (the tenant's share), ten wait for it.
+		require.NoError(t, e.clock.WaitForWaiters(ctx, 10))
+		require.Equal(t, 2, e.disp.Shares().Busy)
+
+		// The share stalls and the other row is due: waiting rows go back
+		// until the next claim has room (a claim of at least 2 rows).
+		e.clock.Advance(time.Second)
+		// Within 20 s: a hanging request ends after 30 s (the outbound
+		// client's response-header timeout), which must not be what frees
+		// the room.
+		require.Eventually(t, func() bool { return e.disp.Held() <= 12-2 }, 20*time.Second, time.Millisecond,
+			"waiting rows went back")
+		n, err := e.disp.RunOnce(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "the other tenant's row is claimed")
+		require.NoError(t, other.WaitFor(ctx, 1), "and delivered while the hog's attempts hang")
+		require.Eventually(t, func() bool {
+			return e.statuses(otherEv.ID)[0] == model.OccurrenceCompleted
+		}, 60*time.Second, 5*time.Millisecond, "its outcome is recorded")
+
+		// The hog's rows that went back are pending again, no attempt
+		// counted, due when its running attempts reach their deadline.
+		back := 0
+		for _, id := range hogIDs {
+			occ := e.occurrences(id)[0]
+			if occ.Status == model.OccurrencePending {
+				back++
+				require.Zero(t, occ.AttemptCount)
+				require.False(t, occ.NextAttemptAt.Before(t0.Add(time.Minute+2*time.Second)), "due later, not at once")
+				require.Contains(t, *occ.ErrorMessage, "share of the workers")
+			}
+		}
+		require.GreaterOrEqual(t, back, 2)
+	})
+}
