@@ -216,16 +216,21 @@ func (d *Dispatcher) execute(parent context.Context, jb *job, started time.Time,
 		Description: jb.ev.Description, Tags: jb.ev.Tags, Metadata: json.RawMessage(jb.ev.Metadata),
 		Secrets: secrets, Timeout: timeout, Target: target,
 	}
-	ctx, cancel := context.WithTimeout(parent, timeout)
-	defer cancel()
-	tracing.SetDestination(ctx, dest)
 	// Wait for the tenant's and the destination's share of the workers
-	// without holding a pool slot (fairshare.go).
-	release, out, ok := d.takeShare(ctx, jb, dest)
+	// without holding a pool slot (fairshare.go), at most one timeout.
+	// The send gets its whole timeout after the wait: a request that left
+	// with what the wait had not used timed out while its receiver was
+	// still working on it, a duplicate charged to the retry budget.
+	wait, cancelWait := context.WithTimeout(parent, timeout)
+	release, out, ok := d.takeShare(wait, jb, dest)
+	cancelWait()
 	if !ok {
 		return out, ackTimeout
 	}
 	defer release()
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	defer cancel()
+	tracing.SetDestination(ctx, dest)
 	// Checked again right before sending: the wait for a slot, or a stall
 	// of the whole process (a SIGSTOP, a long GC pause), may have outlasted
 	// the lease, and another instance may be sending this row already.

@@ -90,3 +90,38 @@ func TestStalledTenantsRowsMakeRoomForAnother(t *testing.T) {
 		require.GreaterOrEqual(t, back, 2)
 	})
 }
+
+// An attempt that waited for its destination's share sends with its whole
+// timeout: the wait does not eat into it. A receiver that takes 3 s of a
+// 5 s timeout gets two rows due together through a share of one; the
+// second, sent after a 3 s wait, completes instead of timing out while the
+// receiver works on it (a duplicate charged to its retry budget).
+func TestWaitForAShareLeavesTheWholeTimeout(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		cfg := testConfig()
+		cfg.Workers, cfg.ClaimBatch = 2, 2
+		cfg.ScopeShare, cfg.DestinationShare = 1, 0.5 // one attempt at a time to the receiver
+		cfg.AttemptTimeout, cfg.MaxTimeout = 5*time.Second, 5*time.Second
+		e := newEnv(t, s, cfg)
+		e.recv.Respond(func(schedulertest.Delivery, int) schedulertest.Reply {
+			time.Sleep(3 * time.Second) // the receiver's own work
+			return schedulertest.Reply{Status: 200}
+		})
+		first := e.create(e.event(nil))
+		second := e.create(e.event(nil))
+
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		e.clock.Set(t0.Add(time.Minute))
+		n, err := e.disp.RunOnce(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		require.NoError(t, e.recv.WaitFor(ctx, 2))
+		for _, id := range []string{first.ID, second.ID} {
+			require.Eventually(t, func() bool {
+				return e.statuses(id)[0] == model.OccurrenceCompleted
+			}, 60*time.Second, 5*time.Millisecond, "both rows complete at their first attempt")
+			require.Equal(t, 1, e.occurrences(id)[0].AttemptCount)
+		}
+	})
+}
