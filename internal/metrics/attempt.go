@@ -23,7 +23,7 @@ const (
 // same attempts GET /stats leaves out.
 func (m *Metrics) ObserveAttempt(ev *model.Event, occ *model.Occurrence, out actions.Outcome, started time.Time) {
 	m.ObserveDelivery(ev.Action.Type, outcomeLabel(out), out.Duration)
-	if occ.AttemptCount != 1 || occ.Manual || occ.ManualRetry {
+	if occ.ChargedAttempts() != 1 || occ.Manual || occ.ManualRetry {
 		return
 	}
 	m.ObserveLateness(ev.Action.Type, started.Sub(occ.ScheduledAt))

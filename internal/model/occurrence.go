@@ -15,8 +15,11 @@ type Occurrence struct {
 	Manual      bool             `db:"manual"`
 	// ManualRetry marks an operator's re-delivery request: the next attempt
 	// is recorded as manual and may exceed the retry limit.
-	ManualRetry    bool       `db:"manual_retry"`
-	AttemptCount   int        `db:"attempt_count"`
+	ManualRetry  bool `db:"manual_retry"`
+	AttemptCount int  `db:"attempt_count"`
+	// Lapses counts the claims (within AttemptCount) whose lease lapsed
+	// with nothing recorded: not charged to the retry budget.
+	Lapses         int        `db:"lapses"`
 	NextAttemptAt  time.Time  `db:"next_attempt_at"`
 	LeaseToken     *string    `db:"lease_token"`
 	LeaseOwner     *string    `db:"lease_owner"`
@@ -156,3 +159,8 @@ type HistoryEntry struct {
 	// sensitive values appear as fingerprints (internal/redact).
 	Changes json.RawMessage `db:"-" json:"changes,omitempty"`
 }
+
+// ChargedAttempts is the attempt count the retry policy sees: the claims
+// minus those that lapsed with nothing recorded (an instance cut from the
+// database, stopped or killed is not the receiver's failure).
+func (o *Occurrence) ChargedAttempts() int { return o.AttemptCount - o.Lapses }

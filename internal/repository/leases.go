@@ -155,8 +155,9 @@ func (s *Store) RenewLeases(ctx context.Context, rows []LeaseKey, until time.Tim
 // expire. Unacknowledged deliveries keep their deadline.
 func (s *Store) RescueDispatching(ctx context.Context, now time.Time) (int, error) {
 	res, err := s.exec(ctx, statusSQL(`UPDATE occurrences SET status = {retrying}, lease_token = NULL, lease_owner = NULL,
-		lease_expires_at = NULL, next_attempt_at = ?, updated_at = ?, error_message = 'lease of a stopped process'
-		WHERE status = {dispatching}`), s.ts(now), s.ts(now))
+		lease_expires_at = NULL, next_attempt_at = ?, updated_at = ?, error_message = 'lease of a stopped process',
+		`+lapsedClaim+`
+		WHERE status = {dispatching}`), s.ts(now), s.ts(now), MaxFreeLapses)
 	if err != nil {
 		return 0, fmt.Errorf("rescue leases of a stopped process: %w", err)
 	}
@@ -164,15 +165,29 @@ func (s *Store) RescueDispatching(ctx context.Context, now time.Time) (int, erro
 	return int(n), nil
 }
 
+// MaxFreeLapses bounds how many lapsed claims of one occurrence go
+// uncharged: a row whose dispatch keeps killing or wedging its instance is
+// charged from then on, so it still ends after its attempts.
+const MaxFreeLapses = 10
+
+// lapsedClaim notes, in a rescue's SET list, a dispatching row's lapsed
+// claim: nothing of it was recorded (an outcome ends the lease in the same
+// transaction as its attempt row), so it is not charged to the retry budget
+// while the row has free lapses left (the statement's last argument is
+// MaxFreeLapses). An unacknowledged delivery was sent: it stays charged.
+var lapsedClaim = statusSQL(`lapses = CASE WHEN status = {dispatching} AND lapses < ? THEN lapses + 1 ELSE lapses END`)
+
 // RescueExpired returns expired leases and unacknowledged deliveries to
-// retry at now. The attempt they were on stays counted.
+// retry at now. An acknowledgement that timed out stays charged as an
+// attempt; a lapsed claim does not (lapsedClaim).
 func (s *Store) RescueExpired(ctx context.Context, now time.Time, limit int) (int, error) {
 	q := statusSQL(`UPDATE occurrences SET status = {retrying}, lease_token = NULL, lease_owner = NULL,
 		lease_expires_at = NULL, next_attempt_at = ?, updated_at = ?,
-		error_message = CASE WHEN status = {awaiting_ack} THEN 'acknowledgement timed out' ELSE 'lease expired' END
+		error_message = CASE WHEN status = {awaiting_ack} THEN 'acknowledgement timed out' ELSE 'lease expired' END,
+		`+lapsedClaim+`
 		WHERE id IN (SELECT id FROM occurrences WHERE status IN {held}
 			AND lease_expires_at < ? ORDER BY lease_expires_at LIMIT ?`) + s.d.skipLocked + `)`
-	res, err := s.exec(ctx, q, s.ts(now), s.ts(now), s.ts(now), limit)
+	res, err := s.exec(ctx, q, s.ts(now), s.ts(now), MaxFreeLapses, s.ts(now), limit)
 	if err != nil {
 		return 0, fmt.Errorf("rescue expired leases: %w", err)
 	}

@@ -2,6 +2,7 @@ package repository_test
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"testing"
 	"time"
@@ -232,4 +233,73 @@ func TestRenewLeasesSkipsRowsBeingWritten(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, renewed, 2, "once the lock is gone, the next heartbeat renews it")
 	require.Equal(t, t0.Add(30*time.Second), leaseExpiry(t, s, held[0].ID))
+}
+
+// A claim whose lease lapsed with nothing recorded (its instance cut from
+// the database, stopped or killed) is rescued uncharged: the attempt number
+// still moves on, so every send keeps its own, but the retry budget sees
+// only recorded attempts, up to MaxFreeLapses lapses; after that a lapse is
+// charged, so a row whose dispatch keeps wedging its instance still ends.
+// An acknowledgement that timed out was a send: it stays charged.
+func TestLapsedClaimIsNotChargedToTheRetryBudget(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEvent()
+		mustCreate(t, s, e)
+		_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{t0}, false, t0)
+		require.NoError(t, err)
+
+		now, id := t0, ""
+		for i := 1; i <= repository.MaxFreeLapses+2; i++ {
+			got := claimWith(t, s, now, 1, fmt.Sprintf("cut-%d", i), now.Add(time.Second))
+			id = got[0].ID
+			require.Equal(t, i, got[0].AttemptCount, "every claim has its own attempt number")
+			require.Equal(t, min(i-1, repository.MaxFreeLapses), got[0].Lapses)
+			now = now.Add(2 * time.Second)
+			n, err := s.RescueExpired(ctx, now, 10)
+			require.NoError(t, err)
+			require.Equal(t, 1, n)
+		}
+		o, err := s.GetOccurrence(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, model.OccurrenceRetrying, o.Status)
+		require.Equal(t, "lease expired", *o.ErrorMessage)
+		require.Equal(t, repository.MaxFreeLapses+2, o.AttemptCount)
+		require.Equal(t, repository.MaxFreeLapses, o.Lapses)
+		require.Equal(t, 2, o.ChargedAttempts(), "the lapses past the bound are charged")
+
+		// An unacknowledged delivery's rescue charges its attempt.
+		got := claimWith(t, s, now, 1, "acked", now.Add(time.Minute))
+		ackBy := now.Add(time.Second)
+		res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{{OccurrenceID: got[0].ID, LeaseToken: "acked",
+			Status: model.OccurrenceAwaitingAck, AckDeadline: &ackBy, Now: now}})
+		require.NoError(t, err)
+		require.NoError(t, res[0])
+		n, err := s.RescueExpired(ctx, now.Add(2*time.Second), 10)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		o, err = s.GetOccurrence(ctx, got[0].ID)
+		require.NoError(t, err)
+		require.Equal(t, "acknowledgement timed out", *o.ErrorMessage)
+		require.Equal(t, 3, o.ChargedAttempts())
+	})
+}
+
+// The embedded server's start-up rescue of its killed predecessor's claims
+// does not charge them either.
+func TestRescueOfAStoppedProcessIsNotCharged(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEvent()
+		mustCreate(t, s, e)
+		_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{t0}, false, t0)
+		require.NoError(t, err)
+		claimWith(t, s, t0, 1, "killed", t0.Add(time.Hour))
+		n, err := s.RescueDispatching(ctx, t0.Add(time.Second))
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		got := claimWith(t, s, t0.Add(time.Second), 1, "restarted", t0.Add(time.Hour))
+		require.Equal(t, 2, got[0].AttemptCount)
+		require.Equal(t, 1, got[0].ChargedAttempts())
+	})
 }

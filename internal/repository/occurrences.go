@@ -11,7 +11,7 @@ import (
 
 const occurrenceColumns = `id, event_id, scheduled_at, status, manual, attempt_count, next_attempt_at,
 	lease_token, lease_owner, lease_expires_at, status_code, response_body, error_message, started_at,
-	completed_at, created_at, updated_at, manual_retry, acked_at, reason, original_scheduled_at`
+	completed_at, created_at, updated_at, manual_retry, acked_at, reason, original_scheduled_at, lapses`
 
 func normalize(o *model.Occurrence) {
 	o.ScheduledAt, o.NextAttemptAt = utc(o.ScheduledAt), utc(o.NextAttemptAt)
@@ -119,7 +119,7 @@ func (s *Store) insertOccurrenceBatch(ctx context.Context, eventID string, rows 
 	values, args := s.occurrenceValues(eventID, rows, manual, now)
 	q := `INSERT INTO occurrences (` + occurrenceInsertColumns + `) VALUES ` + values +
 		` ON CONFLICT (event_id, scheduled_at) DO UPDATE SET status = excluded.status,
-		next_attempt_at = excluded.next_attempt_at, updated_at = excluded.updated_at, attempt_count = 0,
+		next_attempt_at = excluded.next_attempt_at, updated_at = excluded.updated_at, attempt_count = 0, lapses = 0,
 		status_code = NULL, response_body = NULL, error_message = excluded.error_message, started_at = NULL,
 		completed_at = excluded.completed_at, reason = excluded.reason,
 		original_scheduled_at = excluded.original_scheduled_at, lease_token = NULL, lease_owner = NULL,

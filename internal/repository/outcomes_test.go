@@ -75,6 +75,7 @@ func TestOutcomeIsFencedByLeaseToken(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, second, 1)
 		require.Equal(t, 2, second[0].AttemptCount)
+		require.Equal(t, 1, second[0].ChargedAttempts(), "the lapsed claim is not charged")
 
 		// The paused first worker wakes up and tries to record: refused.
 		code := 200

@@ -69,7 +69,7 @@ func (d *Dispatcher) attempt(jb job) {
 		}
 		d.endpoints.Done(d.attemptCtx, adm, adm.Err == nil, out.OK(), msg, out.Duration)
 	}
-	v := jb.policy.Classify(out, jb.occ.AttemptCount, ended, ackTimeout, d.rnd)
+	v := jb.policy.Classify(out, jb.occ.ChargedAttempts(), ended, ackTimeout, d.rnd)
 	tracing.EndAttempt(span, string(v.Status), out.StatusCode, out.Err != nil)
 	att := &model.Attempt{
 		OccurrenceID: jb.occ.ID, EventID: jb.ev.ID, Attempt: jb.occ.AttemptCount, Manual: jb.occ.Manual || jb.occ.ManualRetry,

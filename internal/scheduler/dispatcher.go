@@ -239,7 +239,7 @@ func (d *Dispatcher) triage(ctx context.Context, occs []model.Occurrence, token 
 			d.log.Warn("bad retry policy, using defaults", zap.String("event_id", ev.ID), zap.Error(err))
 		}
 		// An operator's re-delivery gets its attempt even past the limit.
-		if occ.AttemptCount > policy.MaxAttempts && !occ.ManualRetry {
+		if occ.ChargedAttempts() > policy.MaxAttempts && !occ.ManualRetry {
 			d.skip(&occ, token, model.OccurrenceFailed,
 				fmt.Sprintf("%s: no attempt left after %d", ErrAttemptsExhausted, policy.MaxAttempts), now, false)
 			continue

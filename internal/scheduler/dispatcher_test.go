@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -268,19 +269,52 @@ func TestGracefulShutdownReleasesUnstartedClaims(t *testing.T) {
 	})
 }
 
-func TestRowClaimedAfterItsLastAttemptFailsWithoutSending(t *testing.T) {
+// lapseClaims has a dead worker claim the due row and the rescuer return
+// it, n times: an instance cut from the database after its claim.
+func lapseClaims(t *testing.T, e *env, s *repository.Store, n int) {
+	t.Helper()
+	for i := range n {
+		_, err := s.ClaimDue(context.Background(), repository.ClaimRequest{Now: e.clock.Now(), Limit: 1,
+			Token: fmt.Sprintf("dead-%d", i), LeaseUntil: e.clock.Now().Add(time.Minute)})
+		require.NoError(t, err)
+		e.clock.Advance(2 * time.Minute)
+		rescued, err := e.resc.RunOnce(deadline(t))
+		require.NoError(t, err)
+		require.Equal(t, 1, rescued)
+	}
+}
+
+// Claims that lapsed with nothing recorded are the deployment's fault, not
+// the receiver's: an event allowed one attempt is still delivered after
+// three of them, under the next attempt number.
+func TestLapsedClaimsDoNotUseUpTheRetryBudget(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
-		ctx := context.Background()
 		e := newEnv(t, s, testConfig())
 		ev := e.create(e.event(func(ev *model.Event) { one := 1; ev.Retry = &model.Retry{MaxAttempts: &one} }))
 		e.clock.Set(t0.Add(time.Minute))
-		// A worker claimed it and died; the rescuer returned it.
-		_, err := s.ClaimDue(ctx, repository.ClaimRequest{Now: e.clock.Now(), Limit: 1, Token: "dead",
-			LeaseUntil: e.clock.Now().Add(time.Minute)})
+		lapseClaims(t, e, s, 3)
+
+		require.Equal(t, 1, e.dispatch())
+		occ := e.occurrences(ev.ID)[0]
+		require.Equal(t, model.OccurrenceCompleted, occ.Status)
+		got := e.recv.Deliveries()
+		require.Len(t, got, 1)
+		require.Equal(t, occ.ID, got[0].WebhookID)
+		attempts, err := s.ListAttempts(context.Background(), occ.ID)
 		require.NoError(t, err)
-		e.clock.Advance(2 * time.Minute)
-		_, err = e.resc.RunOnce(ctx)
-		require.NoError(t, err)
+		require.Len(t, attempts, 1)
+		require.Equal(t, 4, attempts[0].Attempt, "the attempt numbers of the lapsed claims are not reused")
+	})
+}
+
+// Past the free lapses a lapse is charged: a row whose claims keep lapsing
+// ends failed without another send once its budget is spent.
+func TestRowClaimedAfterItsLastAttemptFailsWithoutSending(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		e := newEnv(t, s, testConfig())
+		ev := e.create(e.event(func(ev *model.Event) { one := 1; ev.Retry = &model.Retry{MaxAttempts: &one} }))
+		e.clock.Set(t0.Add(time.Minute))
+		lapseClaims(t, e, s, repository.MaxFreeLapses+1)
 
 		require.Equal(t, 1, e.dispatch())
 		occ := e.occurrences(ev.ID)[0]
