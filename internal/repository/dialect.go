@@ -163,7 +163,8 @@ func postgresErr(err error) error {
 	case pgErr.Code == "53100": // disk_full
 		return fmt.Errorf("%w: %w", model.ErrStorageFull, err)
 	case strings.HasPrefix(pgErr.Code, "08"), // connection_exception
-		pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03": // shutdown, cannot connect now
+		pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03", // shutdown, cannot connect now
+		pgErr.Code == "53300": // too_many_connections: a request retried later succeeds (503, not 500)
 		return unavailable(err)
 	}
 	return err

@@ -242,12 +242,34 @@ func OpenPostgres(ctx context.Context, rawURL string, opts Options) (*Store, err
 	}
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := db.PingContext(pctx); err != nil {
+	if err := pingPostgres(pctx, db); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("connect to postgres: %w", redactErr(postgresDialect.mapErr(err), rawURL))
 	}
 	return &Store{db: db, q: db, d: postgresDialect, asyncOutcomes: opts.AsyncOutcomeCommit, full: &fullState{},
 		parts: &partitionWindow{}}, nil
+}
+
+// pingPostgres verifies the connection, waiting out, until ctx ends, a
+// server that is there but turns connections away for now (every
+// connection slot taken, or still starting up): instances started together
+// with a busy or restarting database come up instead of failing. A server
+// that is not there fails at once.
+func pingPostgres(ctx context.Context, db *sqlx.DB) error {
+	wait := 100 * time.Millisecond
+	for {
+		err := db.PingContext(ctx)
+		pgErr, ok := asPgError(err)
+		if err == nil || !ok || (pgErr.Code != "53300" && pgErr.Code != "57P03") {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
+	}
 }
 
 // postgresDSN adds the connect timeout, the idle-in-transaction timeout and

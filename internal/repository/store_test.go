@@ -197,3 +197,48 @@ func TestIdleTransactionReleasesItsLocks(t *testing.T) {
 		t.Fatal("the row is still locked 30 s after its transaction went idle; want it free after about 1 s")
 	}
 }
+
+// A server that turns connections away because every slot is taken (here a
+// role's connection limit, the same SQLSTATE 53300 as max_connections) is
+// waited for within the connect timeout, and a query refused that way is
+// unavailable (503), not an internal error.
+func TestOpenWaitsForAConnectionSlot(t *testing.T) {
+	ctx := context.Background()
+	schemaURL := repositorytest.PostgresSchema(t)
+	admin, err := repository.OpenPostgres(ctx, schemaURL, repository.Options{MaxOpenConns: 1})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = admin.Close() })
+	role := "qtest_role_" + qhronostest.RandomHex(t, 6)
+	_, err = admin.DB().ExecContext(ctx, `CREATE ROLE `+role+` LOGIN CONNECTION LIMIT 1`)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = admin.DB().ExecContext(context.Background(), `DROP ROLE `+role) })
+	u, err := url.Parse(schemaURL)
+	require.NoError(t, err)
+	u.User = url.User(role)
+	roleURL := u.String()
+
+	holder, err := repository.OpenPostgres(ctx, roleURL, repository.Options{MaxOpenConns: 1})
+	require.NoError(t, err, "the role's one slot")
+
+	// Every slot stays taken: refused after the timeout, as unavailable.
+	_, err = repository.OpenPostgres(ctx, roleURL, repository.Options{ConnectTimeout: time.Second})
+	require.ErrorIs(t, err, model.ErrUnavailable)
+
+	// The slot frees while the next one waits: it connects.
+	opened := make(chan error, 1)
+	go func() {
+		s, err := repository.OpenPostgres(ctx, roleURL, repository.Options{ConnectTimeout: time.Minute})
+		if err == nil {
+			_ = s.Close()
+		}
+		opened <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	require.NoError(t, holder.Close())
+	select {
+	case err := <-opened:
+		require.NoError(t, err)
+	case <-time.After(time.Minute):
+		t.Fatal("no connection within a minute of the slot freeing")
+	}
+}

@@ -70,6 +70,9 @@ func PostgresSchema(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("open postgres: %v", err)
 	}
+	// Held for the whole test, the admin pool keeps no idle connection:
+	// two copies of the suite side by side run near max_connections.
+	admin.SetMaxIdleConns(0)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := admin.PingContext(ctx); err != nil {
