@@ -276,9 +276,9 @@ func (s *Store) archiveSliceRows(ctx context.Context, p Partition, b ArchiveBatc
 // short transaction of its own: DETACH holds ACCESS EXCLUSIVE on the live
 // parents until the commit, so nothing slow may follow it there. It looks
 // for stragglers again once detached (a replay may have requeued a row
-// since the first look) and then undoes the detach, reporting true. The
-// foreign key to events goes here too, so that the slow second step takes
-// no lock on events.
+// since the first look) and then undoes the detach, reporting true. A
+// foreign key to events (slices of databases from before migration 19)
+// goes here too, so that the slow second step takes no lock on events.
 func (s *Store) detachSlice(ctx context.Context, p Partition, cutoff time.Time) (stragglers bool, err error) {
 	occ, att := p.Name, partitionOf("attempts", p)
 	err = s.WithTx(ctx, func(tx *Store) error {

@@ -384,3 +384,38 @@ func TestSQLitePurgeShrinksTheFile(t *testing.T) {
 	t.Logf("sqlite file before purge %d bytes, after %d bytes", before, after)
 	require.Less(t, after, before/2, "the purge gave the pages back to the file system")
 }
+
+// Making a new weekly partition waits for no transaction that wrote an
+// event: with the foreign key from occurrences to events, ATTACH locked
+// events and waited behind such a transaction (every later event write
+// queued behind it), and a create needing a partition deadlocked with it.
+func TestNewPartitionDoesNotWaitForEventWriters(t *testing.T) {
+	s := repositorytest.Postgres(t)
+	ctx := context.Background()
+	e := newEvent()
+	mustCreate(t, s, e)
+
+	// A transaction that wrote the event stays open until the partition is made.
+	tx, err := s.DB().BeginTxx(ctx, nil)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback() }()
+	_, err = tx.ExecContext(ctx, `UPDATE events SET updated_at = updated_at WHERE id = $1`, e.ID)
+	require.NoError(t, err)
+
+	week := pnow.AddDate(0, 5, 0)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.EnsurePartitions(ctx, week, week)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err, "the partition is made while the event writer is still open")
+	case <-time.After(time.Minute):
+		t.Fatal("EnsurePartitions still waiting after a minute")
+	}
+	require.NoError(t, tx.Rollback())
+	n, err := s.InsertOccurrences(ctx, e.ID, []time.Time{week}, false, pnow)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+}

@@ -1,0 +1,16 @@
+-- occurrences.event_id loses its foreign key to events, as
+-- attempts.occurrence_id did in 0012. Attaching a new weekly partition
+-- clones the key onto it, and that locks events in SHARE ROW EXCLUSIVE
+-- mode: the maintenance loop's ATTACH waited behind any open transaction
+-- that had written an event (a create, an outcome's bookkeeping) and, once
+-- waiting, queued every later event write behind it for up to its
+-- lock_timeout; a create whose far-future instant needed a partition while
+-- the loop held the layout lock deadlocked with it. The reference is held by
+-- construction instead: occurrences are inserted with or after their event
+-- (in its transaction, or by the expander and the API for an event they
+-- read), events are never deleted while they have live occurrences (a
+-- delete is soft; the archiver moves an event only once none is left), and
+-- a row whose event is gone all the same ends at dispatch with reason
+-- event_deleted, as for a deleted event.
+-- SQLite keeps its key: it has no partitions.
+ALTER TABLE occurrences DROP CONSTRAINT IF EXISTS occurrences_event_id_fkey;
