@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/chromedp/cdproto/log"
 	cdppage "github.com/chromedp/cdproto/page"
@@ -145,6 +146,17 @@ func watchBrowser(ctx context.Context) (context.Context, error) {
 // accessibility basics (once per document) and the browser errors reported
 // since the last call. ok is false while the page is navigating.
 func (p *page) problems() (loc string, problems []string, ok bool) {
+	// Audit the whole document: on a busy machine a page right after a
+	// redirect can still be parsing, its buttons there before their text.
+	for deadline := time.Now().Add(pageTimeout); ; time.Sleep(20 * time.Millisecond) {
+		var state string
+		if err := chromedp.Run(p.ctx, chromedp.Evaluate(`document.readyState`, &state)); err != nil {
+			return "", nil, false
+		}
+		if state == "complete" || time.Now().After(deadline) {
+			break
+		}
+	}
 	var fresh bool
 	if err := chromedp.Run(p.ctx, chromedp.Location(&loc), chromedp.Evaluate(
 		`(function(){ if (window.__qhronosAudited) return false; window.__qhronosAudited = true; return true; })()`, &fresh)); err != nil {

@@ -55,7 +55,9 @@ type Instance struct {
 }
 
 // Settings are the deployment's: short leases, rescues and backoffs so
-// faults heal within seconds, every send logged (debug, JSON).
+// faults heal within seconds, every send logged (debug, JSON). The lease
+// (5 s, half the default) outlasts 4 s of CPU starvation: with 3 s, two
+// copies of the suite side by side lapsed leases of sends under way.
 func settings(t testing.TB, token, cidr string) map[string]string {
 	return map[string]string{
 		"QHRONOS_DATABASE_CONNECT_TIMEOUT":       "3s",
@@ -65,7 +67,7 @@ func settings(t testing.TB, token, cidr string) map[string]string {
 		"QHRONOS_HMAC_DEFAULT_SECRET":            qhronostest.RandomHex(t, 32),
 		"QHRONOS_SECRETS_ENCRYPTION_KEY":         qhronostest.RandomHex(t, 32),
 		"QHRONOS_OUTBOUND_ALLOW_CIDRS":           cidr,
-		"QHRONOS_SCHEDULER_LEASE":                "3s",
+		"QHRONOS_SCHEDULER_LEASE":                "5s",
 		"QHRONOS_SCHEDULER_LEASE_RENEW_INTERVAL": "1s",
 		"QHRONOS_SCHEDULER_RESCUER_INTERVAL":     "500ms",
 		"QHRONOS_SCHEDULER_MAX_SLEEP":            "250ms",
