@@ -40,8 +40,10 @@ const burstLead = 250 * time.Millisecond
 func Run(t testing.TB, c *Cluster, p Plan) *Result {
 	t.Helper()
 	n := p.Burst + p.Steady
-	// Creating the events takes about a second per 1,000 on a busy machine.
-	start := time.Now().Add(3*time.Second + time.Duration(n)*time.Millisecond)
+	// Creating the events takes about a second per 1,000 on a busy machine
+	// and over 4 s for 700 beside a second copy of the suite: the lead is
+	// generous, since the plan cannot start before the last event exists.
+	start := time.Now().Add(10*time.Second + 2*time.Duration(n)*time.Millisecond)
 	faultStart := start.Add(p.Before)
 	end := faultStart.Add(p.Fault + p.After)
 	specs := make([]EventSpec, 0, n)
