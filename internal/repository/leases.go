@@ -157,7 +157,7 @@ func (s *Store) RescueDispatching(ctx context.Context, now time.Time) (int, erro
 	res, err := s.exec(ctx, statusSQL(`UPDATE occurrences SET status = {retrying}, lease_token = NULL, lease_owner = NULL,
 		lease_expires_at = NULL, next_attempt_at = ?, updated_at = ?, error_message = 'lease of a stopped process',
 		`+lapsedClaim+`
-		WHERE status = {dispatching}`), s.ts(now), s.ts(now), MaxFreeLapses)
+		WHERE status = {dispatching}`), s.ts(now), s.ts(now))
 	if err != nil {
 		return 0, fmt.Errorf("rescue leases of a stopped process: %w", err)
 	}
@@ -173,9 +173,10 @@ const MaxFreeLapses = 10
 // lapsedClaim notes, in a rescue's SET list, a dispatching row's lapsed
 // claim: nothing of it was recorded (an outcome ends the lease in the same
 // transaction as its attempt row), so it is not charged to the retry budget
-// while the row has free lapses left (the statement's last argument is
-// MaxFreeLapses). An unacknowledged delivery was sent: it stays charged.
-var lapsedClaim = statusSQL(`lapses = CASE WHEN status = {dispatching} AND lapses < ? THEN lapses + 1 ELSE lapses END`)
+// while the row has free lapses left. An unacknowledged delivery was sent:
+// it stays charged.
+var lapsedClaim = statusSQL(fmt.Sprintf(
+	`lapses = CASE WHEN status = {dispatching} AND lapses < %d THEN lapses + 1 ELSE lapses END`, MaxFreeLapses))
 
 // RescueExpired returns expired leases and unacknowledged deliveries to
 // retry at now. An acknowledgement that timed out stays charged as an
@@ -187,7 +188,7 @@ func (s *Store) RescueExpired(ctx context.Context, now time.Time, limit int) (in
 		`+lapsedClaim+`
 		WHERE id IN (SELECT id FROM occurrences WHERE status IN {held}
 			AND lease_expires_at < ? ORDER BY lease_expires_at LIMIT ?`) + s.d.skipLocked + `)`
-	res, err := s.exec(ctx, q, s.ts(now), s.ts(now), MaxFreeLapses, s.ts(now), limit)
+	res, err := s.exec(ctx, q, s.ts(now), s.ts(now), s.ts(now), limit)
 	if err != nil {
 		return 0, fmt.Errorf("rescue expired leases: %w", err)
 	}

@@ -235,6 +235,15 @@ func TestRenewLeasesSkipsRowsBeingWritten(t *testing.T) {
 	require.Equal(t, t0.Add(30*time.Second), leaseExpiry(t, s, held[0].ID))
 }
 
+// oneDueAtT0 stores an event with one occurrence due at t0.
+func oneDueAtT0(t *testing.T, s *repository.Store) {
+	t.Helper()
+	e := newEvent()
+	mustCreate(t, s, e)
+	_, err := s.InsertOccurrences(context.Background(), e.ID, []time.Time{t0}, false, t0)
+	require.NoError(t, err)
+}
+
 // A claim whose lease lapsed with nothing recorded (its instance cut from
 // the database, stopped or killed) is rescued uncharged: the attempt number
 // still moves on, so every send keeps its own, but the retry budget sees
@@ -244,10 +253,7 @@ func TestRenewLeasesSkipsRowsBeingWritten(t *testing.T) {
 func TestLapsedClaimIsNotChargedToTheRetryBudget(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		ctx := context.Background()
-		e := newEvent()
-		mustCreate(t, s, e)
-		_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{t0}, false, t0)
-		require.NoError(t, err)
+		oneDueAtT0(t, s)
 
 		now, id := t0, ""
 		for i := 1; i <= repository.MaxFreeLapses+2; i++ {
@@ -289,12 +295,9 @@ func TestLapsedClaimIsNotChargedToTheRetryBudget(t *testing.T) {
 // does not charge them either.
 func TestRescueOfAStoppedProcessIsNotCharged(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
-		ctx := context.Background()
-		e := newEvent()
-		mustCreate(t, s, e)
-		_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{t0}, false, t0)
-		require.NoError(t, err)
+		oneDueAtT0(t, s)
 		claimWith(t, s, t0, 1, "killed", t0.Add(time.Hour))
+		ctx := context.Background()
 		n, err := s.RescueDispatching(ctx, t0.Add(time.Second))
 		require.NoError(t, err)
 		require.Equal(t, 1, n)

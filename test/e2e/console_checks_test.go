@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/chromedp/cdproto/log"
 	cdppage "github.com/chromedp/cdproto/page"
@@ -148,14 +147,10 @@ func watchBrowser(ctx context.Context) (context.Context, error) {
 func (p *page) problems() (loc string, problems []string, ok bool) {
 	// Audit the whole document: on a busy machine a page right after a
 	// redirect can still be parsing, its buttons there before their text.
-	for deadline := time.Now().Add(pageTimeout); ; time.Sleep(20 * time.Millisecond) {
-		var state string
-		if err := chromedp.Run(p.ctx, chromedp.Evaluate(`document.readyState`, &state)); err != nil {
-			return "", nil, false
-		}
-		if state == "complete" || time.Now().After(deadline) {
-			break
-		}
+	var complete bool
+	if err := chromedp.Run(p.ctx, chromedp.Poll(`document.readyState === "complete"`, &complete,
+		chromedp.WithPollingTimeout(pageTimeout))); err != nil {
+		return "", nil, false
 	}
 	var fresh bool
 	if err := chromedp.Run(p.ctx, chromedp.Location(&loc), chromedp.Evaluate(
