@@ -140,9 +140,14 @@ func newTestConsole(t *testing.T) *testConsole {
 	return &testConsole{t: t, api: api, srv: srv, c: c}
 }
 
-// client is a browser-like client without redirects followed.
+// client is a browser-like client without redirects followed. It uses the
+// test server's own transport: on http.DefaultTransport, another parallel
+// test's server closing (httptest closes DefaultTransport's idle
+// connections) broke a request just given a pooled connection.
 func (tc *testConsole) client() *http.Client {
-	return &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	c := *tc.srv.Client()
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &c
 }
 
 func body(t *testing.T, res *http.Response) string {
