@@ -101,14 +101,21 @@ func (m *Manager) margin() time.Duration { return max(m.cfg.Lease/10, 100*time.M
 // Holds reports whether this process may send for bucket now, and the epoch
 // its outcome must be written under.
 func (m *Manager) Holds(bucket int) (epoch int64, ok bool) {
+	epoch, _, ok = m.Lease(bucket)
+	return epoch, ok
+}
+
+// Lease is Holds with the instant, by this process's clock, until which it
+// may send for the bucket (the partition harness checks sends against it).
+func (m *Manager) Lease(bucket int) (epoch int64, until time.Time, ok bool) {
 	now := m.cfg.Local()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	h, held := m.held[model.SlotOf(bucket)]
 	if !held || h.releasing || !now.Before(h.until) {
-		return 0, false
+		return 0, time.Time{}, false
 	}
-	return h.epoch, true
+	return h.epoch, h.until, true
 }
 
 // Owned returns the slots this process may send for now, with their epochs.

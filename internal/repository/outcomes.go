@@ -43,7 +43,36 @@ type OutcomeRecord struct {
 	// PauseReason, when set, pauses the event (410 Gone): its pending
 	// non-manual occurrences are cancelled and last_status says why.
 	PauseReason string
+
+	// The owned-bucket fence (#36), used when Epoch > 0 instead of the
+	// lease token: the record applies only while the row's slot still has
+	// the epoch its sender held and the row is still waiting with the
+	// attempt count the sender read (Seen). It writes Seen+1 as the row's
+	// attempt count, or Seen when Uncount (resolved without an attempt).
+	Slot  int
+	Epoch int64
+	Seen  int
 }
+
+// owned reports whether the record is fenced by its slot's epoch rather
+// than by a per-row lease.
+func (r *OutcomeRecord) owned() bool { return r.Epoch > 0 }
+
+// newCount is the attempt count an owned record writes.
+func (r *OutcomeRecord) newCount() int {
+	if r.Uncount {
+		return r.Seen
+	}
+	return r.Seen + 1
+}
+
+// outcomeFence is the WHERE condition under which an outcome applies to an
+// occurrence row named "occurrences", with the record's values in columns of
+// "v": its per-row lease (token), or its slot's epoch and the attempt count
+// its sender read.
+var outcomeFence = statusSQL(`((v.epoch = 0 AND occurrences.lease_token = v.token AND occurrences.status = {dispatching})
+	OR (v.epoch > 0 AND occurrences.status IN {waiting} AND occurrences.attempt_count = v.seen
+		AND EXISTS (SELECT 1 FROM bucket_slots s WHERE s.slot = v.slot AND s.epoch = v.epoch)))`)
 
 // RecordOutcomes applies a batch of outcomes, their attempts and their event
 // bookkeeping in one transaction: the one way outcomes are written. Each is
@@ -65,7 +94,7 @@ func (s *Store) RecordOutcomes(ctx context.Context, recs []OutcomeRecord) ([]err
 		for i := range recs {
 			r := &recs[i]
 			outcomes[i] = r
-			if r.Uncount {
+			if r.Uncount && !r.owned() {
 				if err := tx.uncount(ctx, r); err != nil {
 					return err
 				}
@@ -144,7 +173,7 @@ func (s *Store) applyOutcomes(ctx context.Context, recs []*OutcomeRecord) ([]err
 		}
 		bulk = append(bulk, i)
 	}
-	const perStatement = 500 // 10 parameters a row
+	const perStatement = 400 // 15 parameters a row
 	for start := 0; start < len(bulk); start += perStatement {
 		chunk := bulk[start:min(start+perStatement, len(bulk))]
 		applied, err := s.recordOutcomeSet(ctx, recs, chunk)
@@ -168,15 +197,9 @@ func (s *Store) applyOutcomes(ctx context.Context, recs []*OutcomeRecord) ([]err
 // the read and the update.
 func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx []int) (map[string]bool, error) {
 	if !s.d.returnsFromValues {
-		held, err := s.heldTokens(ctx, recs, idx)
+		keep, err := s.heldRecords(ctx, recs, idx)
 		if err != nil {
 			return nil, err
-		}
-		var keep []int
-		for _, i := range idx {
-			if held[recs[i].OccurrenceID+"|"+recs[i].LeaseToken] {
-				keep = append(keep, i)
-			}
 		}
 		if len(keep) == 0 {
 			return map[string]bool{}, nil
@@ -184,7 +207,7 @@ func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx
 		idx = keep
 	}
 	row := s.d.typedRow("uuid", "text", "text", "timestamptz", "timestamptz", "int", "text", "text",
-		"timestamptz", "timestamptz", "timestamptz")
+		"timestamptz", "timestamptz", "timestamptz", "int", "bigint", "int", "int")
 	// With every row's instant known (the dispatcher's records carry it),
 	// the update is matched on it too: on the partitioned tables each row
 	// is looked up in its own slice only.
@@ -196,8 +219,8 @@ func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx
 	}
 	var sb strings.Builder
 	sb.WriteString(`WITH v(id, token, status, completed_at, next_attempt_at, status_code, response_body,
-		error_message, updated_at, started_at, scheduled_at) AS (VALUES `)
-	args := make([]any, 0, 11*len(idx))
+		error_message, updated_at, started_at, scheduled_at, slot, epoch, seen, count) AS (VALUES `)
+	args := make([]any, 0, 15*len(idx))
 	for k, i := range idx {
 		r := recs[i]
 		if k > 0 {
@@ -217,16 +240,17 @@ func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx
 			at = &t
 		}
 		args = append(args, r.OccurrenceID, r.LeaseToken, r.Status, s.tsp(completed), s.tsp(r.NextAttemptAt),
-			r.StatusCode, r.ResponseBody, r.ErrorMessage, s.ts(r.Now), s.tsp(started), s.tsp(at))
+			r.StatusCode, r.ResponseBody, r.ErrorMessage, s.ts(r.Now), s.tsp(started), s.tsp(at),
+			r.Slot, r.Epoch, r.Seen, r.newCount())
 	}
 	sb.WriteString(statusSQL(`)
 		UPDATE occurrences SET status = v.status, completed_at = v.completed_at,
 		next_attempt_at = COALESCE(v.next_attempt_at, occurrences.next_attempt_at), lease_token = NULL,
 		lease_owner = NULL, lease_expires_at = NULL, manual_retry = false, status_code = v.status_code,
 		response_body = v.response_body, error_message = v.error_message, updated_at = v.updated_at,
-		started_at = COALESCE(occurrences.started_at, v.started_at)
-		FROM v WHERE occurrences.id = v.id AND occurrences.lease_token = v.token
-		AND occurrences.status = {dispatching}`))
+		started_at = COALESCE(occurrences.started_at, v.started_at),
+		attempt_count = CASE WHEN v.epoch > 0 THEN v.count ELSE occurrences.attempt_count END
+		FROM v WHERE occurrences.id = v.id AND `) + outcomeFence)
 	if pruned {
 		sb.WriteString(` AND occurrences.scheduled_at = v.scheduled_at`)
 	}
@@ -264,27 +288,55 @@ func recordInstant(r *OutcomeRecord) time.Time {
 	return r.Attempt.ScheduledAt
 }
 
-// heldTokens returns "id|token" of the given records' rows that are still
-// dispatching under a lease (SQLite's half of recordOutcomeSet).
-func (s *Store) heldTokens(ctx context.Context, recs []*OutcomeRecord, idx []int) (map[string]bool, error) {
+// heldRecords returns the records among idx whose fence holds (SQLite's
+// half of recordOutcomeSet): it reads the rows and the slots' epochs and
+// applies outcomeFence in Go, which the one writer makes exact.
+func (s *Store) heldRecords(ctx context.Context, recs []*OutcomeRecord, idx []int) ([]int, error) {
 	args := make([]any, len(idx))
 	for k, i := range idx {
 		args[k] = recs[i].OccurrenceID
 	}
 	var rows []struct {
-		ID    string `db:"id"`
-		Token string `db:"lease_token"`
+		ID           string                 `db:"id"`
+		Status       model.OccurrenceStatus `db:"status"`
+		Token        *string                `db:"lease_token"`
+		AttemptCount int                    `db:"attempt_count"`
 	}
-	err := s.selectAll(ctx, &rows, statusSQL(`SELECT id, lease_token FROM occurrences
-		WHERE status = {dispatching} AND lease_token IS NOT NULL AND id IN (`)+placeholders(len(idx))+`)`, args...)
+	err := s.selectAll(ctx, &rows, `SELECT id, status, lease_token, attempt_count FROM occurrences
+		WHERE id IN (`+placeholders(len(idx))+`)`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("read leases to record: %w", err)
+		return nil, fmt.Errorf("read occurrences to record: %w", err)
 	}
-	held := make(map[string]bool, len(rows))
-	for _, r := range rows {
-		held[r.ID+"|"+r.Token] = true
+	var slots []SlotLease
+	if err := s.selectAll(ctx, &slots, `SELECT slot, epoch FROM bucket_slots`); err != nil {
+		return nil, fmt.Errorf("read slot epochs to record: %w", err)
 	}
-	return held, nil
+	epochs := make(map[int]int64, len(slots))
+	for _, sl := range slots {
+		epochs[sl.Slot] = sl.Epoch
+	}
+	byID := make(map[string]int, len(rows))
+	for k := range rows {
+		byID[rows[k].ID] = k
+	}
+	var keep []int
+	for _, i := range idx {
+		r := recs[i]
+		k, ok := byID[r.OccurrenceID]
+		if !ok {
+			continue
+		}
+		row := rows[k]
+		switch {
+		case r.owned():
+			if row.Status.In(model.Waiting) && row.AttemptCount == r.Seen && epochs[r.Slot] == r.Epoch {
+				keep = append(keep, i)
+			}
+		case row.Status == model.OccurrenceDispatching && row.Token != nil && *row.Token == r.LeaseToken:
+			keep = append(keep, i)
+		}
+	}
+	return keep, nil
 }
 
 func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord) (lost error, err error) {
@@ -309,14 +361,18 @@ func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord) (lost error
 	q := `UPDATE occurrences SET status = ` + status + `, completed_at = ` + completed + statusSQL(`,
 		next_attempt_at = COALESCE(?, next_attempt_at), lease_token = NULL, lease_owner = NULL,
 		lease_expires_at = ?, manual_retry = ?, status_code = ?, response_body = ?, error_message = ?,
-		updated_at = ?, started_at = COALESCE(started_at, ?), reason = ?
-		WHERE id = ? AND lease_token = ? AND status = {dispatching}`)
+		updated_at = ?, started_at = COALESCE(started_at, ?), reason = ?,
+		attempt_count = CASE WHEN v.epoch > 0 THEN v.count ELSE occurrences.attempt_count END
+		FROM (SELECT `) + s.d.cast("text") + ` AS token, ` + s.d.cast("int") + ` AS slot, ` + s.d.cast("bigint") +
+		` AS epoch, ` + s.d.cast("int") + ` AS seen, ` + s.d.cast("int") + ` AS count) v
+		WHERE occurrences.id = ? AND ` + outcomeFence
 	var reason any
 	if r.Reason != "" {
 		reason = r.Reason
 	}
 	args = append(args, s.tsp(r.NextAttemptAt), s.tsp(r.AckDeadline), false, r.StatusCode, r.ResponseBody,
-		r.ErrorMessage, s.ts(r.Now), s.tsp(started), reason, r.OccurrenceID, r.LeaseToken)
+		r.ErrorMessage, s.ts(r.Now), s.tsp(started), reason, r.LeaseToken, r.Slot, r.Epoch, r.Seen, r.newCount(),
+		r.OccurrenceID)
 	res, err := s.exec(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("record outcome: %w", err)

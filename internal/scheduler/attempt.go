@@ -25,13 +25,12 @@ const goneReason = "paused: the receiver answered 410 Gone"
 // by the endpoint first: a disabled endpoint fails the row without an
 // attempt, and a throttled or open one hands it back, due later, uncounted.
 func (d *Dispatcher) attempt(jb job) {
-	if !d.leases.usable(jb.token, jb.occ.ID, d.clock.Now()) {
-		// The heartbeat found the row taken, or could not renew it in time:
-		// another instance may be firing it. Hand it back if it is still
-		// ours; the fenced release does nothing otherwise.
+	if !d.usable(&jb) {
+		// The slot went to another instance, or this one could not renew
+		// it in time: another instance may be firing the row. Let it go.
 		<-d.sem
-		d.log.Warn("lease lost before firing", zap.String("occurrence_id", jb.occ.ID))
-		d.releaseIDs(jb.token, []string{jb.occ.ID})
+		d.log.Warn("bucket ownership lost before firing", zap.String("occurrence_id", jb.occ.ID))
+		d.settled(jb.occ.ID)
 		return
 	}
 	delivery, prepErr := d.deliveries.get(&jb.ev)
@@ -53,8 +52,8 @@ func (d *Dispatcher) attempt(jb job) {
 			d.endpoints.Done(d.attemptCtx, adm, false, false, "", 0)
 		}
 		if errors.Is(out.Err, errLeaseGone) {
-			d.log.Warn("lease lost before sending", zap.String("occurrence_id", jb.occ.ID))
-			d.releaseIDs(jb.token, []string{jb.occ.ID})
+			d.log.Warn("bucket ownership lost before sending", zap.String("occurrence_id", jb.occ.ID))
+			d.settled(jb.occ.ID)
 		}
 		return
 	}
@@ -80,9 +79,10 @@ func (d *Dispatcher) attempt(jb job) {
 	if adm != nil {
 		att.EndpointID = &adm.EndpointID
 	}
-	rec := repository.OutcomeRecord{OccurrenceID: jb.occ.ID, LeaseToken: jb.token, Status: v.Status,
+	rec := repository.OutcomeRecord{OccurrenceID: jb.occ.ID, Status: v.Status,
 		NextAttemptAt: v.NextAttemptAt, AckDeadline: v.AckDeadline, Now: ended, Attempt: att,
-		EventID: jb.ev.ID, Ran: true, LastStatus: lastStatus(v, out)}
+		EventID: jb.ev.ID, Ran: true, LastStatus: lastStatus(v, out),
+		Slot: jb.custody.slot, Epoch: jb.custody.epoch, Seen: jb.custody.seen}
 	if out.StatusCode != 0 {
 		code := out.StatusCode
 		att.StatusCode, rec.StatusCode = &code, &code
@@ -110,15 +110,9 @@ func (d *Dispatcher) attempt(jb job) {
 			zap.String("outcome", string(v.Status)), zap.Int("status_code", out.StatusCode),
 			zap.Duration("duration", out.Duration), zap.String("error", v.Error))
 	}
-	if d.leases.lost(jb.token, jb.occ.ID) {
-		// Its new holder records the row; this attempt's outcome is not
-		// written (the fenced write would be refused anyway).
-		d.log.Warn("outcome dropped: lease lost", zap.String("occurrence_id", jb.occ.ID),
-			zap.String("status", string(v.Status)))
-		d.settled(jb.token, jb.occ.ID)
-		return
-	}
-	d.leases.recording(jb.token, jb.occ.ID)
+	// The write is fenced by the slot's epoch: if the slot went to another
+	// instance meanwhile, it changes nothing (and that instance sends the
+	// row again under the same id: a send already under way).
 	occ := jb.occ
 	ev := jb.ev
 	d.rec.add(rec, func(err error) {
@@ -127,7 +121,7 @@ func (d *Dispatcher) attempt(jb job) {
 				o.ObserveAttempt(&ev, &occ, out, started)
 			}
 		}
-		d.settled(jb.token, jb.occ.ID)
+		d.settled(jb.occ.ID)
 	})
 }
 
@@ -144,7 +138,7 @@ func (d *Dispatcher) admit(jb *job, id string) *endpoints.Admission {
 	now := d.clock.Now()
 	switch {
 	case adm.Disabled:
-		d.ended(&jb.occ, jb.token, model.ReasonEndpointDisabled, now)
+		d.ended(&jb.occ, jb.custody, model.ReasonEndpointDisabled, now)
 		return nil
 	case !adm.Defer.IsZero():
 		d.deferRow(jb, adm.Defer, adm.Note, now)
@@ -154,14 +148,16 @@ func (d *Dispatcher) admit(jb *job, id string) *endpoints.Admission {
 	return adm
 }
 
-// deferRow hands a claimed row back, due at until, its attempt uncounted.
+// deferRow makes a read row due again at until, its attempt uncounted. If
+// the write fails the row is still due as it was: the next read retries it.
 func (d *Dispatcher) deferRow(jb *job, until time.Time, note string, now time.Time) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := d.store.DeferClaim(ctx, jb.token, jb.occ.ID, until, note, now); err != nil {
-		d.log.Warn("hand back a held occurrence; its lease will expire", zap.String("occurrence_id", jb.occ.ID), zap.Error(err))
+	c := jb.custody
+	if _, err := d.store.DeferDue(ctx, jb.occ.ID, c.slot, c.epoch, c.seen, until, note, now); err != nil {
+		d.log.Warn("defer a held occurrence", zap.String("occurrence_id", jb.occ.ID), zap.Error(err))
 	}
-	d.settled(jb.token, jb.occ.ID)
+	d.settled(jb.occ.ID)
 }
 
 // lateFrom is the instant an attempt's lateness is measured from: the
@@ -233,15 +229,15 @@ func (d *Dispatcher) execute(parent context.Context, jb *job, started time.Time,
 	tracing.SetDestination(ctx, dest)
 	// Checked again right before sending: the wait for a slot, or a stall
 	// of the whole process (a SIGSTOP, a long GC pause), may have outlasted
-	// the lease, and another instance may be sending this row already.
-	if !d.leases.usable(jb.token, jb.occ.ID, d.clock.Now()) {
+	// the slot's lease, and another instance may be sending this row already.
+	if !d.usable(jb) {
 		return actions.Outcome{Err: errLeaseGone}, ackTimeout
 	}
 	d.logSend(jb)
 	return delivery.Execute(ctx, req), ackTimeout
 }
 
-// errLeaseGone is execute's answer when the row's lease lapsed or was lost
+// errLeaseGone is execute's answer when the row's slot lapsed or was lost
 // before anything was sent: the attempt is dropped, not recorded.
 var errLeaseGone = errors.New("lease lost before sending")
 

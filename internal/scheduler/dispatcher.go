@@ -8,12 +8,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
 	"go.uber.org/zap"
 
 	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/endpoints"
 	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/ownership"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/startstop"
 )
@@ -73,9 +73,10 @@ type WakeupSource interface {
 	Subscribe(ctx context.Context) <-chan time.Time
 }
 
-// Dispatcher claims due occurrences in batches, holds each until its instant
-// by the deployment clock, checks its event's current state, runs its action
-// on a bounded pool and records the outcome under its lease.
+// Dispatcher reads the due occurrences of the bucket slots this instance
+// owns in batches (writing nothing), holds each until its instant by the
+// deployment clock, checks its event's current state, runs its action on a
+// bounded pool and records the outcome under its slot's epoch.
 type Dispatcher struct {
 	startstop.Base
 	runStatus LoopStatus // Run's claims, for /status
@@ -108,13 +109,15 @@ type Dispatcher struct {
 	holders       sync.WaitGroup
 	closeOnce     sync.Once
 
-	// leases is what the heartbeat renews; it stops after the drain.
-	leases        *heldLeases
+	// own is this instance's share of the bucket slots, renewed by the
+	// heartbeat until the drain; inflight is the rows read and not settled.
+	own           *ownership.Manager
+	inflight      *inFlight
 	heartbeatStop chan struct{}
 	heartbeatDone chan struct{}
 
 	mu        sync.Mutex
-	held      int           // claimed rows whose outcome is not written yet
+	held      int           // rows read whose outcome is not written yet
 	changed   chan struct{} // closed and replaced whenever held drops
 	announced time.Time     // earliest instant given to Wake, not yet seen by Run
 }
@@ -147,8 +150,11 @@ func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
 		rec:     newRecorder(deps.Store, log, cfg.RecordBatch, cfg.RecordInterval, max(cfg.Lease, recordRetryFor)),
 		wakeNow: make(chan struct{}, 1), stopping: make(chan struct{}),
 		attemptCtx: actx, cancelAttempt: cancel, changed: make(chan struct{}),
-		leases: newHeldLeases(), heartbeatStop: make(chan struct{}), heartbeatDone: make(chan struct{}),
+		inflight: newInFlight(), heartbeatStop: make(chan struct{}), heartbeatDone: make(chan struct{}),
 	}
+	d.own = ownership.NewManager(ownership.Config{InstanceID: cfg.InstanceID, Lease: cfg.Lease,
+		RenewEvery: cfg.LeaseRenewInterval, TakeOver: cfg.Exclusive, Now: deps.Clock.Now, Local: deps.Clock.Now,
+		Busy: d.inflight.busy, Logger: log}, deps.Store)
 	d.share = newFairShare(cfg, deps.Clock, d.stopping)
 	_ = d.rec.Start(context.Background()) // stopped by Close
 	go d.heartbeat()
@@ -159,61 +165,89 @@ func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
 // database fails.
 const recordRetryFor = 2 * time.Minute
 
-// job is one claimed occurrence on its way to an attempt.
+// job is one read occurrence on its way to an attempt. occ.AttemptCount is
+// the number of the attempt it is on its way to (the count read plus one).
 type job struct {
-	occ    model.Occurrence
-	ev     model.Event
-	policy RetryPolicy
-	token  string
-	// readAt is when ev was read (triage, right after the claim).
+	occ     model.Occurrence
+	ev      model.Event
+	policy  RetryPolicy
+	custody custody
+	// readAt is when ev was read (triage, right after the row).
 	readAt time.Time
 }
 
-// RunOnce claims one batch of due occurrences, resolves the ones that must
-// not fire (event gone or paused, attempts exhausted, missed by catch-up)
-// and hands the rest to a holder that fires each at its instant. It returns
-// the number of rows claimed; attempts continue after it returns (Wait).
+// RunOnce reads one batch of the due occurrences of the slots this instance
+// owns (taking its first share of them if it has none yet), resolves the
+// ones that must not fire (event gone or paused, attempts exhausted, missed
+// by catch-up) and hands the rest to a holder that fires each at its
+// instant. It returns the number of rows read; attempts continue after it
+// returns (Wait).
 func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	limit := d.capacity()
 	if limit <= 0 {
 		return 0, nil
 	}
+	owned := d.own.Owned()
+	if len(owned) == 0 {
+		if err := d.Renew(ctx); err != nil {
+			return 0, err
+		}
+		if owned = d.own.Owned(); len(owned) == 0 {
+			return 0, nil
+		}
+	}
+	slots := make([]int, 0, len(owned))
+	for sl := range owned {
+		slots = append(slots, sl)
+	}
 	now := d.clock.Now()
-	token := uuid.NewString()
-	until := now.Add(d.cfg.Lease)
-	occs, err := d.store.ClaimDue(ctx, repository.ClaimRequest{Now: now, Ahead: d.cfg.ClaimAhead, Limit: limit,
-		Owner: d.cfg.InstanceID, Token: token, LeaseUntil: until})
+	skip := d.inflight.beginRead()
+	occs, err := d.store.ReadDue(ctx, repository.DueRequest{Until: now.Add(d.cfg.ClaimAhead), Slots: slots,
+		Skip: skip, Limit: limit})
+	occs = d.inflight.endRead(occs)
 	if err != nil {
 		return 0, err
 	}
+	held := make(map[string]custody, len(occs))
+	taken := occs[:0]
+	for _, occ := range occs {
+		c, ok := custodyOf(&occ, owned)
+		if !ok {
+			continue
+		}
+		occ.AttemptCount++ // the attempt this read is for
+		held[occ.ID] = c
+		taken = append(taken, occ)
+		d.claimed(occ.ID, c.slot)
+	}
+	occs = taken
 	if len(occs) == 0 {
 		return 0, nil
 	}
-	ids := make([]string, len(occs))
-	for i := range occs {
-		ids[i] = occs[i].ID
-	}
-	d.claimed(token, until, ids)
 	if d.obs != nil {
 		d.obs.ObserveClaim(len(occs))
 	}
-	jobs, err := d.triage(ctx, occs, token, now)
+	jobs, err := d.triage(ctx, occs, held, now)
 	if err != nil {
-		// Nothing was attempted: hand the whole batch back at once, its
-		// attempt uncounted, rather than strand it for a lease.
-		d.releaseIDs(token, ids)
-		return len(occs), fmt.Errorf("read claimed occurrences' events: %w", err)
+		// Nothing was attempted: let the whole batch go (it is still
+		// waiting in the database) for the next read.
+		ids := make([]string, len(occs))
+		for i := range occs {
+			ids[i] = occs[i].ID
+		}
+		d.settled(ids...)
+		return len(occs), fmt.Errorf("read the due occurrences' events: %w", err)
 	}
 	if len(jobs) > 0 {
 		d.holders.Add(1)
-		go d.hold(token, jobs)
+		go d.hold(jobs)
 	}
 	return len(occs), nil
 }
 
-// triage decides, at claim time, what each claimed row becomes; the rows
+// triage decides, right after the read, what each row becomes; the rows
 // that may fire are returned sorted by their instant.
-func (d *Dispatcher) triage(ctx context.Context, occs []model.Occurrence, token string, now time.Time) ([]job, error) {
+func (d *Dispatcher) triage(ctx context.Context, occs []model.Occurrence, held map[string]custody, now time.Time) ([]job, error) {
 	ids := make([]string, len(occs))
 	for i := range occs {
 		ids[i] = occs[i].EventID
@@ -229,9 +263,10 @@ func (d *Dispatcher) triage(ctx context.Context, occs []model.Occurrence, token 
 	}
 	var jobs []job
 	for _, occ := range occs {
+		c := held[occ.ID]
 		ev, ok := events[occ.EventID]
 		if reason := staleReason(ok, &ev, &occ); reason != "" {
-			d.ended(&occ, token, reason, now)
+			d.ended(&occ, c, reason, now)
 			continue
 		}
 		policy, err := PolicyFor(ev.Retry, d.cfg.Retry)
@@ -240,15 +275,15 @@ func (d *Dispatcher) triage(ctx context.Context, occs []model.Occurrence, token 
 		}
 		// An operator's re-delivery gets its attempt even past the limit.
 		if occ.ChargedAttempts() > policy.MaxAttempts && !occ.ManualRetry {
-			d.skip(&occ, token, model.OccurrenceFailed,
+			d.skip(&occ, c, model.OccurrenceFailed,
 				fmt.Sprintf("%s: no attempt left after %d", ErrAttemptsExhausted, policy.MaxAttempts), now, false)
 			continue
 		}
 		if miss, reason, msg := d.cfg.CatchUp.Miss(ev.CatchUp, &occ, now, latest[ev.ID]); miss {
-			d.resolve(&occ, token, model.OccurrenceMissed, reason, msg, now, true)
+			d.resolve(&occ, c, model.OccurrenceMissed, reason, msg, now, true)
 			continue
 		}
-		jobs = append(jobs, job{occ: occ, ev: ev, policy: policy, token: token, readAt: readAt})
+		jobs = append(jobs, job{occ: occ, ev: ev, policy: policy, custody: c, readAt: readAt})
 	}
 	sort.SliceStable(jobs, func(i, j int) bool { return fireAt(&jobs[i].occ).Before(fireAt(&jobs[j].occ)) })
 	return jobs, nil
@@ -284,38 +319,38 @@ func staleReason(found bool, ev *model.Event, occ *model.Occurrence) string {
 	return ""
 }
 
-// ended resolves a claimed row that must not fire for a ledger reason.
-func (d *Dispatcher) ended(occ *model.Occurrence, token, reason string, now time.Time) {
+// ended resolves a read row that must not fire for a ledger reason.
+func (d *Dispatcher) ended(occ *model.Occurrence, c custody, reason string, now time.Time) {
 	status, msg := model.EndedBy(reason)
-	d.resolve(occ, token, status, reason, msg, now, true)
+	d.resolve(occ, c, status, reason, msg, now, true)
 }
 
-// skip records an outcome made without an attempt. uncount gives the claim's
-// attempt back (missed and cancelled rows were never attempted).
-func (d *Dispatcher) skip(occ *model.Occurrence, token string, status model.OccurrenceStatus, msg string, now time.Time, uncount bool) {
-	d.resolve(occ, token, status, "", msg, now, uncount)
+// skip records an outcome made without an attempt. uncount leaves the
+// attempt count as read (missed and cancelled rows were never attempted);
+// otherwise the row is charged the attempt it was read for.
+func (d *Dispatcher) skip(occ *model.Occurrence, c custody, status model.OccurrenceStatus, msg string, now time.Time, uncount bool) {
+	d.resolve(occ, c, status, "", msg, now, uncount)
 }
 
 // resolve records an outcome made without an attempt, with its ledger
 // reason (may be empty) and description.
-func (d *Dispatcher) resolve(occ *model.Occurrence, token string, status model.OccurrenceStatus, reason, msg string,
+func (d *Dispatcher) resolve(occ *model.Occurrence, c custody, status model.OccurrenceStatus, reason, msg string,
 	now time.Time, uncount bool) {
-	d.leases.recording(token, occ.ID)
-	d.rec.add(repository.OutcomeRecord{OccurrenceID: occ.ID, LeaseToken: token, Status: status,
+	d.rec.add(repository.OutcomeRecord{OccurrenceID: occ.ID, Status: status,
 		ErrorMessage: &msg, Reason: reason, Now: now, Uncount: uncount, EventID: occ.EventID,
-		Ran: status == model.OccurrenceFailed, LastStatus: msg,
+		Ran: status == model.OccurrenceFailed, LastStatus: msg, Slot: c.slot, Epoch: c.epoch, Seen: c.seen,
 	}, func(err error) {
 		if err == nil && d.obs != nil {
 			d.obs.ObserveEnded(status, reason, 1)
 		}
-		d.settled(token, occ.ID)
+		d.settled(occ.ID)
 	})
 }
 
-// capacity is how many rows the next claim may take: claimed rows wait for
-// a worker, so claiming far beyond the pool only ages their leases. Up to
-// two batches plus the pool may be held at once, so the next batch is
-// claimed while the previous one is still firing or being recorded.
+// capacity is how many rows the next read may take: read rows wait for a
+// worker, so reading far beyond the pool only ages them. Up to two batches
+// plus the pool may be held at once, so the next batch is read while the
+// previous one is still firing or being recorded.
 func (d *Dispatcher) capacity() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -330,18 +365,19 @@ func (d *Dispatcher) capacityLocked() int {
 // again: a claim costs a few round trips, so it should take many rows.
 func (d *Dispatcher) minClaim() int { return max(1, d.cfg.ClaimBatch/2) }
 
-// claimed starts tracking the rows of a claim: counted as held, and
-// renewed by the heartbeat until settled.
-func (d *Dispatcher) claimed(token string, until time.Time, ids []string) {
-	d.leases.add(token, until, ids)
-	d.addHeld(len(ids))
+// claimed starts tracking a row read: in flight, and counted as held,
+// until settled.
+func (d *Dispatcher) claimed(id string, slot int) {
+	d.inflight.add(id, slot)
+	d.addHeld(1)
 }
 
 // settled stops tracking rows whose outcome is written, or which were
-// released or given up.
-func (d *Dispatcher) settled(token string, ids ...string) {
-	d.leases.remove(token, ids...)
-	d.addHeld(-len(ids))
+// dropped or let go unstarted.
+func (d *Dispatcher) settled(ids ...string) {
+	if n := d.inflight.remove(ids...); n > 0 {
+		d.addHeld(-n)
+	}
 }
 
 func (d *Dispatcher) addHeld(n int) {
@@ -409,6 +445,7 @@ func (d *Dispatcher) status() map[string]any {
 	out := d.runStatus.Snapshot()
 	out["in_flight"] = d.Held()
 	out["workers"] = d.cfg.Workers
+	out["ownership"] = d.own.Status()
 	shareFields(d.share.status(), out)
 	return out
 }

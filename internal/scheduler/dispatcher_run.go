@@ -63,7 +63,7 @@ func (d *Dispatcher) sleep(ctx context.Context, wake <-chan time.Time, failed bo
 	// While busy, rows already due must wait for room too: claiming the
 	// few freed slots at once made a burst into hundreds of tiny claims.
 	if _, busy := d.room(); !busy && !failed {
-		next, err := d.store.NextDue(ctx)
+		next, err := d.nextDue(ctx)
 		if err == nil && next != nil {
 			wait = min(wait, max(0, next.Sub(d.clock.Now())-d.cfg.ClaimAhead))
 		}
@@ -102,6 +102,21 @@ func (d *Dispatcher) sleep(ctx context.Context, wake <-chan time.Time, failed bo
 		}
 		return wake
 	}
+}
+
+// nextDue is the earliest instant of a waiting row of the slots this
+// instance owns, rows in flight left out (they are still waiting in the
+// database), or nil when it owns none.
+func (d *Dispatcher) nextDue(ctx context.Context) (*time.Time, error) {
+	owned := d.own.Owned()
+	if len(owned) == 0 {
+		return nil, nil
+	}
+	slots := make([]int, 0, len(owned))
+	for sl := range owned {
+		slots = append(slots, sl)
+	}
+	return d.store.NextDueIn(ctx, slots, d.inflight.ids())
 }
 
 // notYetDue reports whether an announced instant is not due yet (minus
@@ -148,15 +163,22 @@ func (d *Dispatcher) Close() {
 			cancel()
 		}
 		d.cancelAttempt()
-		// Nothing is renewed after the drain: what is still held expires
-		// and is rescued.
 		close(d.heartbeatStop)
 		<-d.heartbeatDone
-		if err != nil {
-			// An action ignored its context; its lease will expire and the
-			// rescuer retries it (its late outcome finds the writer stopped).
-			d.log.Error("attempts still running at exit", zap.Error(err))
-		}
 		d.rec.Stop()
+		if err != nil {
+			// An action ignored its context: the slots are not handed
+			// over, their leases expire and the next owner sends what is
+			// still due (its late outcome finds the writer stopped).
+			d.log.Error("attempts still running at exit", zap.Error(err))
+			return
+		}
+		// Everything read is settled: the slots go to the other instances
+		// at once instead of after their leases.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := d.own.Stop(ctx); err != nil {
+			d.log.Warn("hand the bucket slots over; they go when their leases expire", zap.Error(err))
+		}
 	})
 }

@@ -237,10 +237,11 @@ func TestGracefulShutdownReleasesUnstartedClaims(t *testing.T) {
 			defer close(done)
 			e.disp.Run(ctx, nil)
 		}()
-		// Run claims the row and holds it until its instant (one waiter),
-		// and sleeps (another).
+		// Run reads the row and holds it until its instant (one waiter),
+		// and sleeps (another). Nothing is written for it meanwhile.
 		require.NoError(t, e.clock.WaitForWaiters(deadline(t), 2))
-		require.Equal(t, model.OccurrenceDispatching, e.occurrences(ev.ID)[0].Status)
+		require.Equal(t, 1, e.disp.Held())
+		require.Equal(t, model.OccurrencePending, e.occurrences(ev.ID)[0].Status)
 		cancel()
 		select {
 		case <-done:

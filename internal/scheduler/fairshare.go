@@ -337,7 +337,7 @@ func (d *Dispatcher) takeShare(ctx context.Context, jb *job, dest string) (relea
 	}
 	if errors.Is(err, errStopping) || d.attemptCtx.Err() != nil {
 		// Shutting down: another instance may take it at once.
-		d.releaseIDs(jb.token, []string{jb.occ.ID})
+		d.releaseIDs(jb.occ.ID)
 		return nil, actions.Outcome{Err: errHandedBack}, false
 	}
 	// Stalled, or the attempt's deadline passed while waiting: nothing was

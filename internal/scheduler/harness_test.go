@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -46,6 +47,8 @@ type env struct {
 	exp   *scheduler.Expander
 	disp  *scheduler.Dispatcher
 	resc  *scheduler.Rescuer
+	// instances numbers the dispatchers made (newDispatcher).
+	instances int
 }
 
 // testConfig is the product defaults (config.Default) with a shorter
@@ -89,6 +92,10 @@ func (e *env) newDispatcher(cfg scheduler.Config, reg *actions.Registry) *schedu
 	if reg == nil {
 		reg = registry(e.t, e.clock)
 	}
+	// Each dispatcher is an instance of its own: its own member of the
+	// dispatch group, with its own share of the bucket slots.
+	e.instances++
+	cfg.InstanceID = fmt.Sprintf("%s-%d", cfg.InstanceID, e.instances)
 	d := scheduler.NewDispatcher(cfg, scheduler.DispatcherDeps{Store: e.store, Registry: reg, Clock: e.clock,
 		Logger: zaptest.NewLogger(e.t), Rand: func() float64 { return 0.5 },
 		Secrets: func(*model.Event) ([]string, error) { return []string{"test-secret"}, nil }})

@@ -8,21 +8,21 @@ import (
 	"go.uber.org/zap"
 )
 
-// hold fires the jobs of one claim (sorted by instant), each no earlier than
+// hold fires the jobs of one read (sorted by instant), each no earlier than
 // its instant by the deployment clock. Just before firing a group of due
-// jobs it re-reads their leases and events, unless the claim read them
-// moments ago (recheckAfter): a revoked lease (pause or edit cancelled the
-// row) drops the job silently; a paused or deleted event, or an edit that
+// jobs it re-reads their rows and events, unless the read was moments ago
+// (recheckAfter): a row changed meanwhile (a pause or an edit cancelled it)
+// drops the job silently; a paused or deleted event, or an edit that
 // removed the instant from the series, records `cancelled`.
-// When the dispatcher stops, jobs not started are released for immediate
-// pickup by another instance.
-func (d *Dispatcher) hold(token string, jobs []job) {
+// When the dispatcher stops, jobs not started are let go (they are still
+// due in the database) for the next owner of their slots.
+func (d *Dispatcher) hold(jobs []job) {
 	defer d.holders.Done()
 	for i := 0; i < len(jobs); {
 		if wait := fireAt(&jobs[i].occ).Sub(d.clock.Now()); wait > 0 {
 			select {
 			case <-d.stopping:
-				d.release(token, jobs[i:])
+				d.release(jobs[i:])
 				return
 			case <-d.clock.After(wait):
 				continue // re-read the clock: never fire early
@@ -37,12 +37,12 @@ func (d *Dispatcher) hold(token string, jobs []job) {
 		i = j
 		fire := group
 		if now.Sub(group[0].readAt) >= recheckAfter {
-			fire = d.preFire(token, group, now)
+			fire = d.preFire(group, now)
 		}
 		for k, jb := range fire {
 			select {
 			case <-d.stopping:
-				d.release(token, append(fire[k:], jobs[i:]...))
+				d.release(append(fire[k:], jobs[i:]...))
 				return
 			case d.sem <- struct{}{}:
 			}
@@ -70,27 +70,26 @@ func fireAt(occ *model.Occurrence) time.Time {
 	return occ.NextAttemptAt
 }
 
-// preFire checks leases and event state just before firing; it returns the
+// preFire checks rows and event state just before firing; it returns the
 // jobs that may fire and resolves the others.
-func (d *Dispatcher) preFire(token string, group []job, now time.Time) []job {
+func (d *Dispatcher) preFire(group []job, now time.Time) []job {
 	ids := make([]string, len(group))
 	for k := range group {
 		ids[k] = group[k].occ.ID
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	checks, err := d.store.CheckLeases(ctx, token, ids)
+	checks, err := d.store.CheckDue(ctx, ids)
 	if err != nil {
-		// Without knowing the event's state nothing fires; the rows go
-		// back for immediate pickup (or, if the database is away, their
-		// leases expire soon, with no heartbeat behind them).
-		d.log.Warn("check leases before firing", zap.Int("occurrences", len(group)), zap.Error(err))
-		d.releaseIDs(token, ids)
+		// Without knowing the event's state nothing fires; the rows are
+		// let go, still due, for the next read.
+		d.log.Warn("check occurrences before firing", zap.Int("occurrences", len(group)), zap.Error(err))
+		d.releaseIDs(ids...)
 		return nil
 	}
 	var edited []string
 	for _, jb := range group {
-		if c, ok := checks[jb.occ.ID]; ok && c.Held && c.EventVersion != jb.ev.Version && !jb.occ.Manual {
+		if c, ok := checks[jb.occ.ID]; ok && c.Unchanged(jb.custody.seen) && c.EventVersion != jb.ev.Version && !jb.occ.Manual {
 			edited = append(edited, jb.ev.ID)
 		}
 	}
@@ -98,15 +97,15 @@ func (d *Dispatcher) preFire(token string, group []job, now time.Time) []job {
 	if len(edited) > 0 {
 		if fresh, err = d.store.EventsByID(ctx, edited); err != nil {
 			d.log.Warn("reload edited events", zap.Error(err))
-			d.releaseIDs(token, ids)
+			d.releaseIDs(ids...)
 			return nil
 		}
 	}
 	fire := make([]job, 0, len(group))
 	for _, jb := range group {
 		c, ok := checks[jb.occ.ID]
-		if !ok || !c.Held {
-			d.settled(token, jb.occ.ID) // the lease is gone: someone else owns the row now
+		if !ok || !c.Unchanged(jb.custody.seen) {
+			d.settled(jb.occ.ID) // cancelled, rescheduled or recorded by someone else meanwhile
 			continue
 		}
 		if ev, ok := fresh[jb.ev.ID]; ok {
@@ -115,11 +114,11 @@ func (d *Dispatcher) preFire(token string, group []job, now time.Time) []job {
 		state := jb.ev
 		state.Status, state.DeletedAt = c.EventStatus, c.EventDeleted
 		if reason := staleReason(true, &state, &jb.occ); reason != "" {
-			d.ended(&jb.occ, token, reason, now)
+			d.ended(&jb.occ, jb.custody, reason, now)
 			continue
 		}
 		if _, ok := fresh[jb.ev.ID]; ok && !d.stillInSeries(&jb) {
-			d.ended(&jb.occ, token, model.ReasonRuleChanged, now)
+			d.ended(&jb.occ, jb.custody, model.ReasonRuleChanged, now)
 			continue
 		}
 		fire = append(fire, jb)
@@ -148,30 +147,23 @@ func (d *Dispatcher) stillInSeries(jb *job) bool {
 	return ok
 }
 
-// release hands unstarted jobs back for immediate pickup.
-func (d *Dispatcher) release(token string, jobs []job) {
+// release lets unstarted jobs go: they are still due in the database, for
+// the next read of their slot's owner (this instance, or the one the slot
+// goes to when this one stops).
+func (d *Dispatcher) release(jobs []job) {
 	ids := make([]string, len(jobs))
 	for k := range jobs {
 		ids[k] = jobs[k].occ.ID
 	}
-	d.releaseIDs(token, ids)
+	d.releaseIDs(ids...)
 }
 
-// releaseIDs hands claimed rows that were not attempted back for immediate
-// pickup, their claim uncounted. It runs on its own context: the caller's
-// may be what failed. If the release fails too, the rows stop being renewed
-// and the rescuer returns them once their short lease expires.
-func (d *Dispatcher) releaseIDs(token string, ids []string) {
+// releaseIDs lets rows read and not attempted go. Nothing is written: their
+// attempt was never counted.
+func (d *Dispatcher) releaseIDs(ids ...string) {
 	if len(ids) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	n, err := d.store.ReleaseClaims(ctx, token, ids, d.clock.Now())
-	if err != nil {
-		d.log.Warn("release unstarted claims; their leases will expire", zap.Int("occurrences", len(ids)), zap.Error(err))
-	} else {
-		d.log.Info("released unstarted claims", zap.Int("occurrences", n))
-	}
-	d.settled(token, ids...)
+	d.log.Debug("let unstarted occurrences go", zap.Int("occurrences", len(ids)))
+	d.settled(ids...)
 }

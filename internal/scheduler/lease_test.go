@@ -16,7 +16,7 @@ import (
 )
 
 // leaseConfig has a short lease and no heartbeat of its own within a test:
-// the test renews by calling RenewLeases as the clock moves.
+// the test renews by calling Renew as the clock moves.
 func leaseConfig() scheduler.Config {
 	cfg := testConfig()
 	cfg.Lease = 10 * time.Second
@@ -39,9 +39,9 @@ func hangingReceiver(t *testing.T, e *env) (release func()) {
 }
 
 // An attempt that runs longer than the lease keeps its row: the heartbeat
-// renews it, the rescuer leaves it alone, and it ends with one delivery and
-// one recorded attempt.
-func TestLeaseIsRenewedWhileTheAttemptRuns(t *testing.T) {
+// renews the instance's slots, no other instance can take them, and the
+// attempt ends with one delivery and one recorded attempt.
+func TestOwnershipIsRenewedWhileTheAttemptRuns(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		e := newEnv(t, s, leaseConfig())
 		release := hangingReceiver(t, e)
@@ -52,34 +52,30 @@ func TestLeaseIsRenewedWhileTheAttemptRuns(t *testing.T) {
 		require.Equal(t, 1, n)
 		require.NoError(t, e.recv.WaitFor(deadline(t), 1))
 
+		other := e.newDispatcher(leaseConfig(), nil)
 		for range 6 { // 30 s: three leases
 			e.clock.Advance(4 * time.Second)
-			renewed, lost, err := e.disp.RenewLeases(deadline(t))
-			require.NoError(t, err)
-			require.Equal(t, 1, renewed)
-			require.Zero(t, lost)
-			rescued, err := e.resc.RunOnce(deadline(t))
-			require.NoError(t, err)
-			require.Zero(t, rescued, "a renewed lease is not rescued at %s", e.clock.Now().Sub(t0))
+			require.NoError(t, e.disp.Renew(deadline(t)))
+			require.NoError(t, other.Renew(deadline(t)))
+			require.Zero(t, dispatchWith(t, other), "the row's slot stays with its sender at %s", e.clock.Now().Sub(t0))
 		}
 		release()
 		require.NoError(t, e.disp.Wait(deadline(t)))
 		occ := e.occurrences(ev.ID)[0]
 		require.Equal(t, model.OccurrenceCompleted, occ.Status)
+		require.Equal(t, 1, occ.AttemptCount)
 		require.Len(t, e.recv.Deliveries(), 1)
 		attempts, err := s.ListAttempts(context.Background(), occ.ID)
 		require.NoError(t, err)
 		require.Len(t, attempts, 1)
-		renewed, _, err := e.disp.RenewLeases(deadline(t))
-		require.NoError(t, err)
-		require.Zero(t, renewed, "nothing is held once the outcome is written")
 	})
 }
 
-// A worker that stalls past its lease loses the row to another instance;
-// its heartbeat then finds the lease lost and the stale attempt's outcome is
-// not recorded: one final state, the new holder's.
-func TestLostLeaseIsNotRecorded(t *testing.T) {
+// A worker that stalls past its lease loses its slots to another instance,
+// which sends the row again (the same delivery id); the stale attempt's
+// outcome is refused by the slot's new epoch: one final state, the new
+// owner's.
+func TestOutcomeUnderALostSlotIsNotRecorded(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		e := newEnv(t, s, leaseConfig())
 		release := make(chan struct{})
@@ -97,21 +93,14 @@ func TestLostLeaseIsNotRecorded(t *testing.T) {
 		require.Equal(t, 1, n)
 		require.NoError(t, e.recv.WaitFor(deadline(t), 1))
 
-		// No renewal for longer than the lease: another instance rescues
-		// and delivers.
+		// No renewal for longer than the lease: another instance takes the
+		// slots and delivers.
 		e.clock.Advance(11 * time.Second)
-		rescued, err := e.resc.RunOnce(deadline(t))
-		require.NoError(t, err)
-		require.Equal(t, 1, rescued)
 		other := e.newDispatcher(leaseConfig(), nil)
 		require.Equal(t, 1, dispatchWith(t, other))
 		occ := e.occurrences(ev.ID)[0]
 		require.Equal(t, model.OccurrenceCompleted, occ.Status)
 
-		renewed, lost, err := e.disp.RenewLeases(deadline(t))
-		require.NoError(t, err)
-		require.Zero(t, renewed)
-		require.Equal(t, 1, lost)
 		close(release)
 		require.NoError(t, e.disp.Wait(deadline(t)))
 		require.Zero(t, e.disp.Held())
@@ -119,28 +108,32 @@ func TestLostLeaseIsNotRecorded(t *testing.T) {
 		got, err := s.GetOccurrence(context.Background(), occ.ID)
 		require.NoError(t, err)
 		require.Equal(t, model.OccurrenceCompleted, got.Status, "the stale worker's failure is not written")
+		require.Equal(t, 1, got.AttemptCount)
 		attempts, err := s.ListAttempts(context.Background(), occ.ID)
 		require.NoError(t, err)
-		require.Len(t, attempts, 1, "only the new holder's attempt")
-		require.Equal(t, 2, attempts[0].Attempt)
+		require.Len(t, attempts, 1, "only the new owner's attempt")
 		require.Equal(t, "completed", attempts[0].Outcome)
 		require.Equal(t, 2, len(e.recv.Deliveries()), "both deliveries carried the same id")
 		require.Equal(t, occ.ID, e.recv.Deliveries()[1].WebhookID)
+
+		// The stalled instance, back, finds its slots gone.
+		require.NoError(t, e.disp.Renew(deadline(t)))
+		require.Zero(t, dispatchWith(t, e.disp))
 	})
 }
 
-// cancelOnClaim ends the dispatcher's context right after a claim: the
-// read that follows it fails, as a dropped connection would.
+// cancelOnClaim ends the dispatcher's context right after a read: the
+// read of the events that follows it fails, as a dropped connection would.
 type cancelOnClaim struct{ cancel context.CancelFunc }
 
 func (o cancelOnClaim) ObserveClaim(int)                               { o.cancel() }
 func (cancelOnClaim) ObserveExpansion(time.Duration, error)            {}
 func (cancelOnClaim) ObserveEnded(model.OccurrenceStatus, string, int) {}
 
-// A claim whose follow-up read fails hands its batch back at once, its
-// attempt uncounted and no attempt recorded, instead of stranding it for a
-// lease: the next claim fires it without any time passing.
-func TestFailedReadAfterClaimReleasesTheBatch(t *testing.T) {
+// A read whose follow-up read of the events fails lets its batch go at
+// once, nothing written, no attempt counted or recorded: the next read fires
+// it without any time passing.
+func TestFailedReadAfterTheDueReadLetsTheBatchGo(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		e := newEnv(t, s, leaseConfig())
 		var evs []*model.Event
@@ -150,24 +143,27 @@ func TestFailedReadAfterClaimReleasesTheBatch(t *testing.T) {
 		e.clock.Set(t0.Add(time.Minute))
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		failing := scheduler.NewDispatcher(leaseConfig(), scheduler.DispatcherDeps{Store: s, Registry: registry(t, e.clock),
+		cfg := leaseConfig()
+		cfg.InstanceID = "failing"
+		failing := scheduler.NewDispatcher(cfg, scheduler.DispatcherDeps{Store: s, Registry: registry(t, e.clock),
 			Clock: e.clock, Observer: cancelOnClaim{cancel}})
 		t.Cleanup(failing.Close)
 		n, err := failing.RunOnce(ctx)
 		require.Error(t, err)
-		require.Equal(t, 3, n, "the claim itself succeeded")
+		require.Equal(t, 3, n, "the read itself succeeded")
 		require.Zero(t, failing.Held())
 		for _, ev := range evs {
 			occ := e.occurrences(ev.ID)[0]
 			require.Equal(t, model.OccurrencePending, occ.Status)
-			require.Zero(t, occ.AttemptCount, "the failed claim is not an attempt")
-			require.Nil(t, occ.LeaseToken)
+			require.Zero(t, occ.AttemptCount, "the failed read is not an attempt")
 			attempts, err := s.ListAttempts(context.Background(), occ.ID)
 			require.NoError(t, err)
 			require.Empty(t, attempts)
 		}
-
-		require.Equal(t, 3, e.dispatch(), "claimable again at once, at the same instant")
+		// It could send them at once; here it stops, and its slots go to
+		// the next instance at once, with the same instant on the clock.
+		failing.Close()
+		require.Equal(t, 3, e.dispatch())
 		for _, ev := range evs {
 			occ := e.occurrences(ev.ID)[0]
 			require.Equal(t, model.OccurrenceCompleted, occ.Status)
@@ -177,10 +173,10 @@ func TestFailedReadAfterClaimReleasesTheBatch(t *testing.T) {
 	})
 }
 
-// With the default lease and rescue interval, work stranded by a process
-// that died right after claiming (and renewing) is delivered by another
-// instance within 30 s of the crash, and never before its instant.
-func TestCrashedClaimIsDeliveredWithin30Seconds(t *testing.T) {
+// With the default lease, work stranded by a process that died while it
+// owned the slots is delivered by another instance within 30 s of the
+// crash, and never before the dead process's lease expired.
+func TestWorkOfACrashedInstanceIsDeliveredWithin30Seconds(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		cfg := testConfig() // default lease, renewal and rescue interval
 		e := newEnv(t, s, cfg)
@@ -190,28 +186,14 @@ func TestCrashedClaimIsDeliveredWithin30Seconds(t *testing.T) {
 		}
 		crash := t0.Add(time.Minute)
 		e.clock.Set(crash)
-		// The dead process's claim and its last renewal, just before it died.
-		got, err := s.ClaimDue(context.Background(), repository.ClaimRequest{Now: crash, Limit: 10, Owner: "dead",
-			Token: "dead", LeaseUntil: crash})
+		// The dead process's slots, renewed just before it died.
+		taken, err := s.AcquireSlots(context.Background(), "dead", allSlots(), crash, crash.Add(scheduler.DefaultLease), false)
 		require.NoError(t, err)
-		require.Len(t, got, 5)
-		held := make([]repository.LeaseKey, len(got))
-		for i, o := range got {
-			held[i] = repository.LeaseKey{ID: o.ID, Token: "dead"}
-		}
-		_, err = s.RenewLeases(context.Background(), held, crash.Add(scheduler.DefaultLease))
-		require.NoError(t, err)
+		require.Len(t, taken, model.Slots)
 
-		// The survivor's loops: the rescuer every rescue interval, the
-		// dispatcher polling every max_sleep.
-		nextRescue := crash.Add(scheduler.DefaultRescueInterval)
+		// The survivor's dispatcher, polling every max_sleep.
 		for e.clock.Now().Sub(crash) < 30*time.Second && len(e.recv.Deliveries()) < 5 {
 			e.clock.Advance(500 * time.Millisecond)
-			if !e.clock.Now().Before(nextRescue) {
-				_, err := e.resc.RunOnce(deadline(t))
-				require.NoError(t, err)
-				nextRescue = nextRescue.Add(scheduler.DefaultRescueInterval)
-			}
 			e.dispatch()
 		}
 		took := e.clock.Now().Sub(crash)
@@ -224,26 +206,41 @@ func TestCrashedClaimIsDeliveredWithin30Seconds(t *testing.T) {
 	})
 }
 
-// The embedded server restarted after kill -9 owns its database alone: its
-// rescuer's first run returns the dead predecessor's unexpired leases at
-// once (not after the lease), and later runs only expired ones.
-func TestExclusiveRescuerPicksUpAKilledPredecessorsWorkAtStart(t *testing.T) {
+func allSlots() []int {
+	out := make([]int, model.Slots)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// The embedded server restarted after kill -9 owns its database alone: it
+// takes the slots of its dead predecessor at once (not after their lease),
+// and its rescuer's first run returns rows an older version's per-row
+// lease still holds; later runs only expired ones.
+func TestExclusiveInstancePicksUpAKilledPredecessorsWorkAtStart(t *testing.T) {
 	s := repositorytest.SQLite(t)
 	cfg := leaseConfig()
 	cfg.Exclusive = true
 	e := newEnv(t, s, cfg)
 	ev := e.create(e.event(nil))
+	legacy := e.create(e.event(nil))
 	other := e.create(e.event(func(ev *model.Event) { ev.StartTime = t0.Add(2 * time.Minute) }))
 	e.clock.Set(t0.Add(time.Minute))
-	_, err := s.ClaimDue(context.Background(), repository.ClaimRequest{Now: e.clock.Now(), Limit: 10,
+	_, err := s.AcquireSlots(context.Background(), "killed", allSlots(), e.clock.Now(), e.clock.Now().Add(time.Hour), false)
+	require.NoError(t, err)
+	// A row claimed by an instance of the previous version (per-row lease).
+	claimed, err := s.ClaimDue(context.Background(), repository.ClaimRequest{Now: e.clock.Now(), Limit: 1,
 		Owner: "killed", Token: "killed", LeaseUntil: e.clock.Now().Add(time.Hour)})
 	require.NoError(t, err)
+	require.Len(t, claimed, 1)
 
 	n, err := e.resc.RunOnce(deadline(t))
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "the predecessor's claim is back at start")
-	require.Equal(t, 1, e.dispatch())
+	require.Equal(t, 2, e.dispatch(), "the predecessor's slots are taken at once")
 	require.Equal(t, model.OccurrenceCompleted, e.occurrences(ev.ID)[0].Status)
+	require.Equal(t, model.OccurrenceCompleted, e.occurrences(legacy.ID)[0].Status)
 
 	e.clock.Set(t0.Add(2 * time.Minute))
 	_, err = s.ClaimDue(context.Background(), repository.ClaimRequest{Now: e.clock.Now(), Limit: 10,
@@ -257,8 +254,8 @@ func TestExclusiveRescuerPicksUpAKilledPredecessorsWorkAtStart(t *testing.T) {
 
 // A process that stalls past its lease (a SIGSTOP, here a wait for the
 // destination's only slot while the clock passes the lease) sends nothing
-// it no longer holds when it wakes: the lease is checked right before the
-// send, so the row another instance now holds is not delivered twice.
+// it no longer owns when it wakes: ownership is checked right before the
+// send, so the row another instance may own now is not delivered twice.
 func TestStalledAttemptDoesNotSendAfterItsLeaseLapsed(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		cfg := leaseConfig()
@@ -276,7 +273,7 @@ func TestStalledAttemptDoesNotSendAfterItsLeaseLapsed(t *testing.T) {
 		e.clock.Advance(11 * time.Second) // past the 10 s lease, no renewal
 		release()
 		require.NoError(t, e.disp.Wait(deadline(t)))
-		require.Len(t, e.recv.Deliveries(), 1, "the waiting row's lease lapsed: it is not sent")
+		require.Len(t, e.recv.Deliveries(), 1, "the waiting row's slot lapsed: it is not sent")
 		require.Zero(t, e.disp.Held())
 	})
 }

@@ -1,0 +1,141 @@
+package repository
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/qhronos/qhronos/internal/model"
+)
+
+// The hot path on owned buckets (#36). The owner of a bucket slot reads the
+// due rows of its slots without writing anything (no claim: the rows stay
+// pending or retrying), keeps what it sends in memory, and writes each
+// outcome once, fenced by the slot's epoch and by the attempt count it read
+// (OutcomeRecord.Epoch, .Seen): a write under an epoch the slot no longer
+// has, or on a row someone changed meanwhile, changes nothing.
+
+// DueRequest is one read of due work by a slot owner.
+type DueRequest struct {
+	// Until is the latest next_attempt_at read (now plus claim-ahead).
+	Until time.Time
+	// Slots are the ownership slots read; nil or all of them: every row.
+	Slots []int
+	// Skip are rows the owner already has in memory (sent, not recorded).
+	Skip  []string
+	Limit int
+}
+
+// ReadDue returns up to Limit occurrences of the given slots that are due
+// by Until, oldest first, leaving out Skip. Nothing is written.
+func (s *Store) ReadDue(ctx context.Context, r DueRequest) ([]model.Occurrence, error) {
+	where, args := s.dueWhere(r.Slots, r.Skip)
+	q := statusSQL(`SELECT `+occurrenceColumns+` FROM occurrences WHERE status IN {waiting} AND next_attempt_at <= ?`) +
+		where + ` ORDER BY next_attempt_at LIMIT ?`
+	var out []model.Occurrence
+	if err := s.selectAll(ctx, &out, q, append(append([]any{s.ts(r.Until)}, args...), r.Limit)...); err != nil {
+		return nil, fmt.Errorf("read due occurrences: %w", err)
+	}
+	return normalizeAll(out), nil
+}
+
+// NextDueIn returns the earliest next_attempt_at of a waiting occurrence of
+// the given slots, leaving out skip, or nil when none is waiting.
+func (s *Store) NextDueIn(ctx context.Context, slots []int, skip []string) (*time.Time, error) {
+	where, args := s.dueWhere(slots, skip)
+	var rows []time.Time
+	err := s.selectAll(ctx, &rows, statusSQL(`SELECT next_attempt_at FROM occurrences WHERE status IN {waiting}`)+where+
+		` ORDER BY next_attempt_at LIMIT 1`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("next due occurrence: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	t := rows[0].UTC()
+	return &t, nil
+}
+
+// dueWhere filters waiting rows to slots (all of them when slots is nil or
+// complete) and leaves out skip (one JSON argument: a hashed anti-join on
+// PostgreSQL, however many rows are in memory).
+func (s *Store) dueWhere(slots []int, skip []string) (string, []any) {
+	var sb strings.Builder
+	var args []any
+	if len(slots) > 0 && len(slots) < model.Slots {
+		sb.WriteString(` AND bucket / ` + strconv.Itoa(model.SlotBuckets) + ` IN (` + placeholders(len(slots)) + `)`)
+		for _, sl := range slots {
+			args = append(args, sl)
+		}
+	}
+	if len(skip) > 0 {
+		ids, _ := json.Marshal(skip)
+		value := "j.value"
+		if s.d.backend == Postgres {
+			value = "j.value::uuid"
+		}
+		sb.WriteString(` AND id NOT IN (SELECT ` + value + ` FROM ` + s.d.jsonStrings("?") + `)`)
+		args = append(args, string(ids))
+	}
+	return sb.String(), args
+}
+
+// DueCheck is an occurrence's state and its event's, read just before its
+// owner fires it.
+type DueCheck struct {
+	OccurrenceID string                 `db:"id"`
+	Status       model.OccurrenceStatus `db:"status"`
+	AttemptCount int                    `db:"attempt_count"`
+	EventStatus  model.EventStatus      `db:"event_status"`
+	EventVersion int64                  `db:"event_version"`
+	EventDeleted *time.Time             `db:"deleted_at"`
+}
+
+// Unchanged reports whether the row is still waiting as its owner read it
+// (seen: the attempt count then): not cancelled, recorded or rescheduled by
+// anyone since.
+func (c *DueCheck) Unchanged(seen int) bool {
+	return c.Status.In(model.Waiting) && c.AttemptCount == seen
+}
+
+// CheckDue reads, for each occurrence, its state and its event's.
+func (s *Store) CheckDue(ctx context.Context, ids []string) (map[string]DueCheck, error) {
+	out := make(map[string]DueCheck, len(ids))
+	for start := 0; start < len(ids); start += insertBatch {
+		chunk := ids[start:min(start+insertBatch, len(ids))]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		var rows []DueCheck
+		err := s.selectAll(ctx, &rows, `SELECT o.id, o.status, o.attempt_count, e.status AS event_status,
+			e.version AS event_version, e.deleted_at FROM occurrences o JOIN events e ON e.id = o.event_id
+			WHERE o.id IN (`+placeholders(len(chunk))+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("check due occurrences: %w", err)
+		}
+		for _, r := range rows {
+			out[r.OccurrenceID] = r
+		}
+	}
+	return out, nil
+}
+
+// DeferDue makes an owned row due again at until without an attempt, with
+// note as its error_message so the wait shows (an endpoint's rate limit,
+// concurrency or open circuit held it). Fenced like an outcome; it reports
+// whether the row was changed.
+func (s *Store) DeferDue(ctx context.Context, id string, slot int, epoch int64, seen int, until time.Time, note string,
+	now time.Time) (bool, error) {
+	q := statusSQL(`UPDATE occurrences SET next_attempt_at = ?, error_message = ?, updated_at = ?
+		WHERE id = ? AND status IN {waiting} AND attempt_count = ?
+		AND EXISTS (SELECT 1 FROM bucket_slots s WHERE s.slot = ? AND s.epoch = ?)`)
+	res, err := s.exec(ctx, q, s.ts(until), note, s.ts(now), id, seen, slot, epoch)
+	if err != nil {
+		return false, fmt.Errorf("defer due occurrence: %w", err)
+	}
+	return affected(res) == 1, nil
+}
