@@ -384,10 +384,11 @@ func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord) (lost error
 }
 
 // Acknowledge completes an occurrence that awaits a client acknowledgement.
-// An acknowledgement racing the dispatcher (the row is still dispatching) is
-// kept in acked_at and completes the row when the delivery is recorded. One
-// statement, so it cannot fall between the two states. ErrNotFound when the
-// occurrence is in neither.
+// An acknowledgement racing the dispatcher (the delivery is in flight: the
+// row is still due and waiting as its owner read it, or dispatching under an
+// older version's per-row lease) is kept in acked_at and completes the row
+// when the delivery is recorded. One statement, so it cannot fall between
+// the states. ErrNotFound when the occurrence is in none of them.
 // The event's last_status follows: "awaiting_ack" becomes "completed" once
 // none of its rows awaits an acknowledgement any more.
 func (s *Store) Acknowledge(ctx context.Context, occurrenceID string, now time.Time) error {
@@ -396,8 +397,9 @@ func (s *Store) Acknowledge(ctx context.Context, occurrenceID string, now time.T
 			completed_at = CASE WHEN status = {awaiting_ack} THEN ? ELSE completed_at END,
 			lease_expires_at = CASE WHEN status = {awaiting_ack} THEN NULL ELSE lease_expires_at END,
 			status = CASE WHEN status = {awaiting_ack} THEN {completed} ELSE status END
-			WHERE id = ? AND (status = {awaiting_ack} OR (status = {dispatching} AND acked_at IS NULL))`),
-			s.ts(now), s.ts(now), s.ts(now), occurrenceID)
+			WHERE id = ? AND (status = {awaiting_ack} OR (acked_at IS NULL
+				AND (status = {dispatching} OR (status IN {waiting} AND next_attempt_at <= ?))))`),
+			s.ts(now), s.ts(now), s.ts(now), occurrenceID, s.ts(now))
 		if err != nil {
 			return fmt.Errorf("acknowledge occurrence: %w", err)
 		}

@@ -179,11 +179,11 @@ func TestCheckBoundsViolationLines(t *testing.T) {
 func TestParseSends(t *testing.T) {
 	t.Parallel()
 	log := `{"level":"info","msg":"dispatcher started"}
-{"level":"debug","ts":"x","logger":"dispatcher","msg":"delivery sending","occurrence_id":"o1","attempt":2,"claim":"c1","lease_until":"2030-01-01T12:00:03.5Z","sent_at":"2030-01-01T12:00:00.000000001Z"}
+{"level":"debug","ts":"x","logger":"dispatcher","msg":"delivery sending","occurrence_id":"o1","attempt":2,"slot":3,"epoch":7,"lease_until":"2030-01-01T12:00:03.5Z","sent_at":"2030-01-01T12:00:00.000000001Z"}
 {"level":"debug","msg":"delivery sending","occurrence_id":"o2","lease_until":"soon","sent_at":"now"}
 not json`
 	sends, bad := ParseSends("a", log)
-	want := Send{Instance: "a", OccurrenceID: "o1", Attempt: 2, Claim: "c1", LeaseUntil: at(3500), SentAt: t0.Add(1)}
+	want := Send{Instance: "a", OccurrenceID: "o1", Attempt: 2, Claim: "a/3/7", LeaseUntil: at(3500), SentAt: t0.Add(1)}
 	if len(sends) != 1 || sends[0] != want {
 		t.Errorf("sends = %+v, want [%+v]", sends, want)
 	}

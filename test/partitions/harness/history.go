@@ -8,6 +8,7 @@ package harness
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -58,7 +59,8 @@ type Attempt struct {
 }
 
 // Send is what an instance logged right before a delivery left: the
-// claim it held and that claim's lease expiry by its own clock.
+// custody it sent under (its bucket slot's epoch: instance/slot/epoch) and
+// how long it held that slot by its own clock.
 type Send struct {
 	Instance     string
 	OccurrenceID string
@@ -73,7 +75,8 @@ type sendLine struct {
 	Msg          string `json:"msg"`
 	OccurrenceID string `json:"occurrence_id"`
 	Attempt      int    `json:"attempt"`
-	Claim        string `json:"claim"`
+	Slot         *int   `json:"slot"`
+	Epoch        int64  `json:"epoch"`
 	LeaseUntil   string `json:"lease_until"`
 	SentAt       string `json:"sent_at"`
 }
@@ -100,7 +103,12 @@ func ParseSends(instance, log string) (sends []Send, bad []string) {
 			bad = append(bad, line)
 			continue
 		}
-		sends = append(sends, Send{Instance: instance, OccurrenceID: l.OccurrenceID, Attempt: l.Attempt, Claim: l.Claim,
+		if l.Slot == nil {
+			bad = append(bad, line)
+			continue
+		}
+		claim := fmt.Sprintf("%s/%d/%d", instance, *l.Slot, l.Epoch)
+		sends = append(sends, Send{Instance: instance, OccurrenceID: l.OccurrenceID, Attempt: l.Attempt, Claim: claim,
 			LeaseUntil: until, SentAt: at})
 	}
 	return sends, bad
