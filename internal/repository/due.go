@@ -139,3 +139,61 @@ func (s *Store) DeferDue(ctx context.Context, id string, slot int, epoch int64, 
 	}
 	return affected(res) == 1, nil
 }
+
+// attemptsToInsert returns the attempts a batch records: those of the
+// applied records, and those of owned records refused only because the row
+// was cancelled while its delivery was under way (a pause or
+// a delete cancels every waiting row, and nothing in the row says its owner
+// is sending it): the delivery happened, so its attempt is history like any
+// other, while the row keeps the state the user asked for. A record refused
+// for its epoch or attempt count is another owner's business and writes
+// nothing.
+func (s *Store) attemptsToInsert(ctx context.Context, recs []OutcomeRecord, results []error) ([]*model.Attempt, error) {
+	var ids []any
+	for i := range recs {
+		if results[i] != nil && recs[i].owned() && recs[i].Attempt != nil {
+			ids = append(ids, recs[i].OccurrenceID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var rows []struct {
+		ID           string `db:"id"`
+		AttemptCount int    `db:"attempt_count"`
+	}
+	err := s.selectAll(ctx, &rows, statusSQL(`SELECT id, attempt_count FROM occurrences WHERE status IN ({cancelled}, {skipped})
+		AND id IN (`)+placeholders(len(ids))+`)`, ids...)
+	if err != nil {
+		return nil, fmt.Errorf("read occurrences cancelled during their delivery: %w", err)
+	}
+	var slots []SlotLease
+	if len(rows) > 0 {
+		if err := s.selectAll(ctx, &slots, `SELECT slot, epoch FROM bucket_slots`); err != nil {
+			return nil, fmt.Errorf("read slot epochs: %w", err)
+		}
+	}
+	epochs := make(map[int]int64, len(slots))
+	for _, sl := range slots {
+		epochs[sl.Slot] = sl.Epoch
+	}
+	cancelled := make(map[string]int, len(rows))
+	for _, r := range rows {
+		cancelled[r.ID] = r.AttemptCount
+	}
+	var out []*model.Attempt
+	for i := range recs {
+		r := &recs[i]
+		if results[i] == nil {
+			if r.Attempt != nil {
+				out = append(out, r.Attempt)
+			}
+			continue
+		}
+		if count, ok := cancelled[r.OccurrenceID]; ok && r.owned() && r.Attempt != nil && count == r.Seen &&
+			epochs[r.Slot] == r.Epoch {
+			out = append(out, r.Attempt)
+		}
+	}
+	return out, nil
+}

@@ -104,16 +104,16 @@ func (s *Store) RecordOutcomes(ctx context.Context, recs []OutcomeRecord) ([]err
 		if results, err = tx.applyOutcomes(ctx, outcomes); err != nil {
 			return err
 		}
-		var attempts []*model.Attempt
+		attempts, err := tx.attemptsToInsert(ctx, recs, results)
+		if err != nil {
+			return err
+		}
 		events := map[string]*OutcomeRecord{} // the latest applied record of each event
 		var order []string
 		for i := range recs {
 			r := &recs[i]
 			if results[i] != nil {
 				continue
-			}
-			if r.Attempt != nil {
-				attempts = append(attempts, r.Attempt)
 			}
 			if r.EventID == "" {
 				continue

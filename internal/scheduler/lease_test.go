@@ -277,3 +277,33 @@ func TestStalledAttemptDoesNotSendAfterItsLeaseLapsed(t *testing.T) {
 		require.Zero(t, e.disp.Held())
 	})
 }
+
+// A pause that ends a row while its delivery is under way (nothing in
+// the row says so) keeps the row skipped, as asked, and the delivery's
+// attempt in its history: it happened.
+func TestPauseDuringADeliveryKeepsItsAttempt(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		e := newEnv(t, s, leaseConfig())
+		release := hangingReceiver(t, e)
+		ev := e.create(e.event(nil))
+		e.clock.Set(t0.Add(time.Minute))
+		n, err := e.disp.RunOnce(deadline(t))
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		require.NoError(t, e.recv.WaitFor(deadline(t), 1))
+
+		e.pause(ev.ID)
+		occ := e.occurrences(ev.ID)[0]
+		require.Equal(t, model.OccurrenceSkipped, occ.Status)
+		release()
+		require.NoError(t, e.disp.Wait(deadline(t)))
+
+		after := e.occurrences(ev.ID)[0]
+		require.Equal(t, model.OccurrenceSkipped, after.Status, "the pause's decision stands")
+		attempts, err := s.ListAttempts(context.Background(), occ.ID)
+		require.NoError(t, err)
+		require.Len(t, attempts, 1, "the delivery under way is in the history")
+		require.Equal(t, "completed", attempts[0].Outcome)
+		require.Len(t, e.recv.Deliveries(), 1)
+	})
+}
