@@ -149,14 +149,19 @@ func (s *Store) DeferDue(ctx context.Context, id string, slot int, epoch int64, 
 // for its epoch or attempt count is another owner's business and writes
 // nothing.
 func (s *Store) attemptsToInsert(ctx context.Context, recs []OutcomeRecord, results []error) ([]*model.Attempt, error) {
+	var out []*model.Attempt
 	var ids []any
 	for i := range recs {
-		if results[i] != nil && recs[i].owned() && recs[i].Attempt != nil {
+		switch {
+		case recs[i].Attempt == nil:
+		case results[i] == nil:
+			out = append(out, recs[i].Attempt)
+		case recs[i].owned():
 			ids = append(ids, recs[i].OccurrenceID)
 		}
 	}
 	if len(ids) == 0 {
-		return nil, nil
+		return out, nil
 	}
 	var rows []struct {
 		ID           string `db:"id"`
@@ -181,13 +186,9 @@ func (s *Store) attemptsToInsert(ctx context.Context, recs []OutcomeRecord, resu
 	for _, r := range rows {
 		cancelled[r.ID] = r.AttemptCount
 	}
-	var out []*model.Attempt
 	for i := range recs {
 		r := &recs[i]
 		if results[i] == nil {
-			if r.Attempt != nil {
-				out = append(out, r.Attempt)
-			}
 			continue
 		}
 		if count, ok := cancelled[r.OccurrenceID]; ok && r.owned() && r.Attempt != nil && count == r.Seen &&

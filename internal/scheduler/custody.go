@@ -161,6 +161,9 @@ func (d *Dispatcher) heartbeat() {
 			return
 		case <-t.C:
 		}
+		if !d.active.Load() {
+			continue // an API-only instance (or one not started yet) takes no slot
+		}
 		// A round that outlives the lease is worthless; bound it.
 		ctx, cancel := context.WithTimeout(context.Background(), d.cfg.Lease)
 		err := d.Renew(ctx)

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -111,8 +112,11 @@ type Dispatcher struct {
 
 	// own is this instance's share of the bucket slots, renewed by the
 	// heartbeat until the drain; inflight is the rows read and not settled.
-	own           *ownership.Manager
-	inflight      *inFlight
+	own      *ownership.Manager
+	inflight *inFlight
+	// active is set by the first read: from then on the heartbeat renews
+	// the slots and Close hands them over.
+	active        atomic.Bool
 	heartbeatStop chan struct{}
 	heartbeatDone chan struct{}
 
@@ -187,6 +191,7 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	if limit <= 0 {
 		return 0, nil
 	}
+	d.active.Store(true)
 	owned := d.own.Owned()
 	if len(owned) == 0 {
 		if err := d.Renew(ctx); err != nil {

@@ -173,6 +173,9 @@ func (d *Dispatcher) Close() {
 			d.log.Error("attempts still running at exit", zap.Error(err))
 			return
 		}
+		if !d.active.Load() {
+			return
+		}
 		// Everything read is settled: the slots go to the other instances
 		// at once instead of after their leases.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
