@@ -38,13 +38,17 @@ func (l *SlotLease) Free(now time.Time) bool {
 }
 
 // RenewMember registers instance as a live member of the dispatch group
-// until until (or renews it) and returns the members live at now, sorted.
+// until until (or renews it), forgets members gone for a day (every restart
+// is a new instance id), and returns the members live at now, sorted.
 func (s *Store) RenewMember(ctx context.Context, instance string, now, until time.Time) ([]string, error) {
 	_, err := s.exec(ctx, `INSERT INTO dispatch_members (instance_id, started_at, expires_at) VALUES (?, ?, ?)
 		ON CONFLICT (instance_id) DO UPDATE SET expires_at = excluded.expires_at`,
 		instance, s.ts(now), s.ts(until))
 	if err != nil {
 		return nil, fmt.Errorf("renew dispatch member: %w", err)
+	}
+	if _, err := s.exec(ctx, `DELETE FROM dispatch_members WHERE expires_at < ?`, s.ts(now.Add(-24*time.Hour))); err != nil {
+		return nil, fmt.Errorf("forget departed dispatch members: %w", err)
 	}
 	var live []string
 	if err := s.selectAll(ctx, &live, `SELECT instance_id FROM dispatch_members WHERE expires_at > ? ORDER BY instance_id`,
