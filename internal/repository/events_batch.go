@@ -51,6 +51,15 @@ func (s *Store) CreateEvents(ctx context.Context, evs []NewEvent) error {
 		if err := tx.EnsurePartitionsFor(ctx, instants, evs[0].Event.CreatedAt); err != nil {
 			return err
 		}
+		// First rows already finished (skipped by a calendar, say) count in
+		// the statistics, whichever way they are written.
+		var stats rollupDeltas
+		for _, ne := range evs {
+			stats.planned(ne.Event.ID, ne.Event.Action.Type, ne.First)
+		}
+		if err := tx.addRollups(ctx, &stats); err != nil {
+			return err
+		}
 		if tx.conn != nil {
 			return tx.copyEvents(ctx, evs)
 		}
@@ -138,17 +147,10 @@ func (s *Store) insertManyHistory(ctx context.Context, evs []NewEvent) error {
 	return flush()
 }
 
-// insertManyFirst writes the events' first occurrences, and counts those
-// already finished in the statistics. They are new events: no row can be
-// in the way, so there is no conflict clause (as in CreateEventRecorded).
+// insertManyFirst writes the events' first occurrences. They are new
+// events: no row can be in the way, so there is no conflict clause (as in
+// CreateEventRecorded).
 func (s *Store) insertManyFirst(ctx context.Context, evs []NewEvent) error {
-	var stats rollupDeltas
-	for _, ne := range evs {
-		stats.planned(ne.Event.ID, ne.Event.Action.Type, ne.First)
-	}
-	if err := s.addRollups(ctx, &stats); err != nil {
-		return err
-	}
 	var values []string
 	var args []any
 	n := 0
