@@ -176,11 +176,11 @@ func (s *Store) applyOutcomes(ctx context.Context, recs []*OutcomeRecord, stats 
 
 // recordOutcomeSet is recordOutcome for many rows in one statement; it
 // returns, by "id|token", the rows of the records whose lease still held
-// (their instant, reason and event, which the statistics count them
-// under). PostgreSQL answers that itself (RETURNING v.token). SQLite's RETURNING cannot name
-// the VALUES side, so it reads the held tokens first: with its one writer
-// (the transaction took the write lock at BEGIN) nothing changes between
-// the read and the update.
+// (their instant, reason and event: what the statistics count them
+// under). PostgreSQL answers that itself (RETURNING v.token). SQLite's
+// RETURNING cannot name the VALUES side, so it reads the held tokens
+// first: with its one writer (the transaction took the write lock at
+// BEGIN) nothing changes between the read and the update.
 func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx []int) (map[string]heldRow, error) {
 	var held map[string]heldRow
 	if !s.d.returnsFromValues {

@@ -11,13 +11,28 @@ import (
 	"github.com/qhronos/qhronos/internal/model"
 )
 
-// Rollups (migration 0013) are per-minute counters kept by triggers in the
-// transaction that changes the rows, so an unrestricted /stats or
-// /stats/timeline reads a bounded number of rows whatever the history holds:
+// Rollups (migration 0013) are per-minute counters, so an unrestricted
+// /stats or /stats/timeline reads a bounded number of rows whatever the
+// history holds:
 //
 //	occurrence_rollups  finished occurrences by scheduled minute, action type, status, reason
 //	attempt_rollups     attempts by start minute, action type, endpoint, outcome
 //	latency_rollups     histograms of durations and first-attempt lateness, per minute, quarter hour and hour
+//
+// They are written by the code paths that change the rows, in the same
+// transaction (migration 0021 dropped the triggers that did it on every
+// claim, lease renewal and outcome): RecordOutcomes adds its batch's
+// counts, summed per key in Go, one multi-row insert per rollup table; the
+// rare paths that end or reopen rows (cancellations, skips, replays,
+// acknowledgements, endpoint resumptions, planned inserts and
+// reinstatements, creates with finished first rows) add the difference of
+// the rows they changed, through updateOccurrences or rollupDeltas. A
+// statement that moves an occurrence into or out of a finished status, or
+// inserts attempts, without them leaves the rollups wrong:
+// TestRollupsFollowEveryPath walks every such path. On PostgreSQL the
+// counts are "fresh" rows (no upsert, so concurrent outcome transactions
+// never queue on the current minute's counter) that CompactRollups folds;
+// SQLite, with one writer, upserts the one row of each key.
 //
 // Exactness: a window's whole minutes come from the rollups, its partial
 // minutes at either end from the raw rows (at most two minutes, read by
@@ -35,7 +50,8 @@ import (
 
 // LatencyBucket is the histogram bucket of a millisecond value, named by its
 // lowest value: the value itself below 128, then 64 buckets per power of
-// two. It mirrors qhronos_latency_bucket of migration 0013.
+// two. It mirrors qhronos_latency_bucket of migration 0013, which built the
+// first rollups (0021 dropped it with the triggers).
 func LatencyBucket(v int64) int64 {
 	if v < 128 {
 		return v
@@ -419,9 +435,9 @@ func (s *Store) PruneRollups(ctx context.Context, cutoff time.Time, limit int) (
 	return total, nil
 }
 
-// rollupCompactions fold the fresh rows the PostgreSQL triggers append into
+// rollupCompactions fold the fresh rows addRollups appends on PostgreSQL into
 // the one compacted row of each key, a bounded batch per table: the fresh
-// rows a batch deletes are the ones it adds, so a concurrent trigger's new
+// rows a batch deletes are the ones it adds, so a concurrent writer's new
 // rows are neither lost nor counted twice.
 var rollupCompactions = []string{
 	`WITH fresh AS (DELETE FROM occurrence_rollups WHERE ctid = ANY(ARRAY(
@@ -448,7 +464,7 @@ var rollupCompactions = []string{
 // CompactRollups folds up to limit fresh rollup rows of each table into
 // their keys' compacted rows and returns how many compacted rows it wrote. One
 // compactor at a time (a transaction-scoped advisory lock; another instance
-// skips its turn). SQLite's triggers write compacted rows themselves: there
+// skips its turn). On SQLite addRollups writes compacted rows itself: there
 // is nothing to do.
 func (s *Store) CompactRollups(ctx context.Context, limit int) (int, error) {
 	if s.d.backend != Postgres {
