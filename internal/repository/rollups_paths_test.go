@@ -27,7 +27,7 @@ func requireRollupsExact(t *testing.T, s *repository.Store, step string) model.S
 	raw.Raw = true
 	want, err := s.Stats(ctx, raw)
 	require.NoError(t, err)
-	tf := model.TimelineFilter{Since: pathWindow.Since, Step: time.Minute, Buckets: 7 * 60, Unrestricted: true}
+	tf := model.TimelineFilter{Since: pathWindow.Since, Step: 15 * time.Minute, Buckets: 7 * 4, Unrestricted: true}
 	tf.Raw = true
 	wantTL, err := s.Timeline(ctx, tf)
 	require.NoError(t, err)
