@@ -1,8 +1,8 @@
 -- One Qhronos create as pgbench sees it: the statement internal/repository CreateEventRecorded sends for
 -- POST /events of a one-time webhook event with two tags (captured from PostgreSQL's log of a real create,
 -- 2026-11-26): the event, its tags, its first history entry and its first occurrence, in one statement with
--- data-modifying CTEs, foreign keys checked at its end, against the real schema (indexes, partitions, the
--- rollup trigger). Only the values are generated here instead of bound. Used by bench/targets.sh creates.
+-- data-modifying CTEs, foreign keys checked at its end, against the real schema (indexes, partitions; the
+-- rollup trigger it met until migration 0021). Only the values are generated here instead of bound. Used by bench/targets.sh creates.
 -- pgbench reads ":name" as a variable even inside a literal, so the literals holding a colon are written
 -- with '~' and turned back by replace(…, '~', chr(58)).
 WITH ids AS (SELECT gen_random_uuid() AS e, gen_random_uuid() AS h, gen_random_uuid() AS o,

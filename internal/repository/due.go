@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -140,22 +141,21 @@ func (s *Store) DeferDue(ctx context.Context, id string, slot int, epoch int64, 
 	return affected(res) == 1, nil
 }
 
-// attemptsToInsert returns the attempts a batch records: those of the
-// applied records, and those of owned records refused only because the row
-// was cancelled while its delivery was under way (a pause or
-// a delete cancels every waiting row, and nothing in the row says its owner
-// is sending it): the delivery happened, so its attempt is history like any
-// other, while the row keeps the state the user asked for. A record refused
-// for its epoch or attempt count is another owner's business and writes
-// nothing.
-func (s *Store) attemptsToInsert(ctx context.Context, recs []OutcomeRecord, results []error) ([]*model.Attempt, error) {
-	var out []*model.Attempt
+// attemptsToInsert returns the records whose attempts a batch records: the
+// applied ones, and owned ones refused only because the row was cancelled
+// while its delivery was under way (a pause or a delete cancels every
+// waiting row, and nothing in the row says its owner is sending it): the
+// delivery happened, so its attempt is history like any other, while the
+// row keeps the state the user asked for. A record refused for its epoch or
+// attempt count is another owner's business and writes nothing.
+func (s *Store) attemptsToInsert(ctx context.Context, recs []OutcomeRecord, results []error) ([]int, error) {
+	var out []int
 	var ids []any
 	for i := range recs {
 		switch {
 		case recs[i].Attempt == nil:
 		case results[i] == nil:
-			out = append(out, recs[i].Attempt)
+			out = append(out, i)
 		case recs[i].owned():
 			ids = append(ids, recs[i].OccurrenceID)
 		}
@@ -172,11 +172,12 @@ func (s *Store) attemptsToInsert(ctx context.Context, recs []OutcomeRecord, resu
 	if err != nil {
 		return nil, fmt.Errorf("read occurrences cancelled during their delivery: %w", err)
 	}
+	if len(rows) == 0 {
+		return out, nil
+	}
 	var slots []SlotLease
-	if len(rows) > 0 {
-		if err := s.selectAll(ctx, &slots, `SELECT slot, epoch FROM bucket_slots`); err != nil {
-			return nil, fmt.Errorf("read slot epochs: %w", err)
-		}
+	if err := s.selectAll(ctx, &slots, `SELECT slot, epoch FROM bucket_slots`); err != nil {
+		return nil, fmt.Errorf("read slot epochs: %w", err)
 	}
 	epochs := make(map[int]int64, len(slots))
 	for _, sl := range slots {
@@ -188,13 +189,11 @@ func (s *Store) attemptsToInsert(ctx context.Context, recs []OutcomeRecord, resu
 	}
 	for i := range recs {
 		r := &recs[i]
-		if results[i] == nil {
-			continue
-		}
-		if count, ok := cancelled[r.OccurrenceID]; ok && r.owned() && r.Attempt != nil && count == r.Seen &&
-			epochs[r.Slot] == r.Epoch {
-			out = append(out, r.Attempt)
+		if count, ok := cancelled[r.OccurrenceID]; ok && results[i] != nil && r.owned() && r.Attempt != nil &&
+			count == r.Seen && epochs[r.Slot] == r.Epoch {
+			out = append(out, i)
 		}
 	}
+	sort.Ints(out)
 	return out, nil
 }

@@ -411,20 +411,22 @@ func (s *Store) EnableEndpoint(ctx context.Context, id string, window time.Durat
 		failed, reason := string(model.OccurrenceFailed), model.ReasonEndpointDisabled
 		// An ended series (a one-time event whose only instant failed here
 		// is inactive) resumes too: its row fires like a replay.
-		res, err := tx.exec(ctx, `UPDATE occurrences SET status = ?, next_attempt_at = ?, reason = NULL,
-			error_message = NULL, completed_at = NULL, updated_at = ?
-			WHERE status = ? AND reason = ? AND scheduled_at >= ? AND event_id IN
+		// The resumed rows leave failed: the statistics uncount them.
+		rows, err := tx.updateOccurrences(ctx, `status = ?, next_attempt_at = ?, reason = NULL,
+			error_message = NULL, completed_at = NULL, updated_at = ?`,
+			[]any{string(model.OccurrencePending), tx.ts(now), tx.ts(now)},
+			`status = ? AND reason = ? AND scheduled_at >= ? AND event_id IN
 				(SELECT ev.id FROM events ev WHERE ev.endpoint_id = ? AND ev.deleted_at IS NULL AND ev.status IN (?, ?)
 				 AND ev.catch_up IN (?, ?))
 			AND ((SELECT ev.catch_up FROM events ev WHERE ev.id = occurrences.event_id) = ?
 				OR scheduled_at = (SELECT MAX(o2.scheduled_at) FROM occurrences o2 WHERE o2.event_id = occurrences.event_id
 					AND o2.scheduled_at <= ?))`,
-			string(model.OccurrencePending), tx.ts(now), tx.ts(now), failed, reason, from,
-			id, string(model.EventActive), string(model.EventInactive), "all", "latest", "all", tx.ts(now))
+			[]any{failed, reason, from, id, string(model.EventActive), string(model.EventInactive), "all", "latest",
+				"all", tx.ts(now)})
 		if err != nil {
 			return fmt.Errorf("resume occurrences of endpoint: %w", err)
 		}
-		resumed = affected(res)
+		resumed = len(rows)
 		return nil
 	})
 	if err != nil {

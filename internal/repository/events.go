@@ -177,7 +177,9 @@ func (s *Store) CreateEventRecorded(ctx context.Context, e *model.Event, h model
 			return err
 		}
 	}
-	if !s.d.writableCTEs || len(first) > maxInOneStatement {
+	// First rows that are already finished (skipped by a calendar, say)
+	// are counted in the statistics by InsertPlanned, in a transaction.
+	if !s.d.writableCTEs || len(first) > maxInOneStatement || anyFinished(first) {
 		return s.WithTx(ctx, func(tx *Store) error {
 			if _, err := tx.exec(ctx, insertEventSQL, tx.eventArgs(e)...); err != nil {
 				return fmt.Errorf("insert event: %w", err)

@@ -51,6 +51,15 @@ func (s *Store) CreateEvents(ctx context.Context, evs []NewEvent) error {
 		if err := tx.EnsurePartitionsFor(ctx, instants, evs[0].Event.CreatedAt); err != nil {
 			return err
 		}
+		// First rows already finished (skipped by a calendar, say) count in
+		// the statistics, whichever way they are written.
+		var stats rollupDeltas
+		for _, ne := range evs {
+			stats.planned(ne.Event.ID, ne.Event.Action.Type, ne.First)
+		}
+		if err := tx.addRollups(ctx, &stats); err != nil {
+			return err
+		}
 		if tx.conn != nil {
 			return tx.copyEvents(ctx, evs)
 		}

@@ -112,28 +112,112 @@ var reinstatable = statusSQL(`occurrences.manual = false AND (
 	(occurrences.status = {cancelled} AND occurrences.scheduled_at >= ?)
 	OR (occurrences.status = {skipped} AND (occurrences.scheduled_at >= ? OR occurrences.reason = 'paused')))`)
 
+// insertOccurrenceBatch inserts the rows no instant holds yet, then
+// reinstates the existing rows that may be (see InsertPlanned), and counts
+// in the statistics the rows it finished or reopened: the new rows from
+// the insert's answer, the reinstated ones from their state read (and
+// locked) before the change. Rows a concurrent writer inserted meanwhile
+// are committed once the insert has waited for them, so the second step
+// sees them as the one upsert this replaces did.
 func (s *Store) insertOccurrenceBatch(ctx context.Context, eventID string, rows []model.Planned, manual bool, now time.Time) (int, error) {
 	if err := s.EnsurePartitionsFor(ctx, plannedInstants(rows), now); err != nil {
 		return 0, err
 	}
-	values, args := s.occurrenceValues(eventID, rows, manual, now)
+	total := 0
+	err := s.WithTx(ctx, func(tx *Store) error {
+		values, args := tx.occurrenceValues(eventID, rows, manual, now)
+		var inserted []changedOccurrence
+		if err := tx.selectAll(ctx, &inserted, `INSERT INTO occurrences (`+occurrenceInsertColumns+`) VALUES `+values+
+			` ON CONFLICT (event_id, scheduled_at) DO NOTHING RETURNING id, event_id, scheduled_at, status, reason`,
+			args...); err != nil {
+			return err
+		}
+		var stats rollupDeltas
+		done := make(map[int64]bool, len(inserted))
+		for _, o := range inserted {
+			done[o.At.UnixMicro()] = true
+			stats.finished(eventID, "", o.At.Time, o.Status, o.Reason, 1)
+		}
+		total = len(inserted)
+		var rest []model.Planned
+		for _, r := range rows {
+			if !done[model.RoundUp(r.At).UnixMicro()] {
+				rest = append(rest, r)
+			}
+		}
+		reinstated, err := tx.reinstate(ctx, eventID, rest, manual, now)
+		if err != nil {
+			return err
+		}
+		for _, o := range reinstated {
+			stats.changed(o)
+		}
+		total += len(reinstated)
+		return tx.addRollups(ctx, &stats)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("insert occurrences: %w", err)
+	}
+	return total, nil
+}
+
+// reinstate gives the planned state to the existing rows at the instants
+// of rows that may take it (reinstatable), locked and read first; it
+// returns them, before and after.
+func (s *Store) reinstate(ctx context.Context, eventID string, rows []model.Planned, manual bool, now time.Time) ([]changedOccurrence, error) {
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	args := []any{eventID}
+	for _, r := range rows {
+		args = append(args, s.ts(model.RoundUp(r.At)))
+	}
+	var old []changedOccurrence
+	if err := s.selectAll(ctx, &old, `SELECT id, event_id, scheduled_at, status, scheduled_at AS old_at,
+		status AS old_status, reason AS old_reason FROM occurrences WHERE event_id = ? AND scheduled_at IN (`+
+		placeholders(len(rows))+`) AND `+reinstatable+s.d.forUpdate, append(args, s.ts(now), s.ts(now))...); err != nil {
+		return nil, err
+	}
+	if len(old) == 0 {
+		return nil, nil
+	}
+	before := make(map[int64]changedOccurrence, len(old))
+	for _, o := range old {
+		before[o.OldAt.UnixMicro()] = o
+	}
+	var take []model.Planned
+	for _, r := range rows {
+		if _, ok := before[model.RoundUp(r.At).UnixMicro()]; ok {
+			take = append(take, r)
+		}
+	}
+	values, vargs := s.occurrenceValues(eventID, take, manual, now)
 	q := `INSERT INTO occurrences (` + occurrenceInsertColumns + `) VALUES ` + values +
 		` ON CONFLICT (event_id, scheduled_at) DO UPDATE SET status = excluded.status,
 		next_attempt_at = excluded.next_attempt_at, updated_at = excluded.updated_at, attempt_count = 0, lapses = 0,
 		status_code = NULL, response_body = NULL, error_message = excluded.error_message, started_at = NULL,
 		completed_at = excluded.completed_at, reason = excluded.reason,
 		original_scheduled_at = excluded.original_scheduled_at, lease_token = NULL, lease_owner = NULL,
-		lease_expires_at = NULL WHERE ` + reinstatable
-	args = append(args, s.ts(now), s.ts(now))
-	res, err := s.exec(ctx, q, args...)
-	if err != nil {
-		return 0, fmt.Errorf("insert occurrences: %w", err)
+		lease_expires_at = NULL WHERE ` + reinstatable + ` RETURNING id, event_id, scheduled_at, status, reason`
+	var out []changedOccurrence
+	if err := s.selectAll(ctx, &out, q, append(vargs, s.ts(now), s.ts(now))...); err != nil {
+		return nil, err
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("insert occurrences: %w", err)
+	for i := range out {
+		o := before[out[i].At.UnixMicro()]
+		out[i].OldAt, out[i].OldStatus, out[i].OldReason = o.OldAt, o.OldStatus, o.OldReason
 	}
-	return int(n), nil
+	return out, nil
+}
+
+// anyFinished tells whether some of the planned rows are inserted finished.
+func anyFinished(rows []model.Planned) bool {
+	for _, r := range rows {
+		if r.Status.Terminal() {
+			return true
+		}
+	}
+	return false
 }
 
 // GetOccurrence returns one occurrence by id.
@@ -152,21 +236,18 @@ func (s *Store) GetOccurrence(ctx context.Context, id string) (model.Occurrence,
 // event is paused.
 func (s *Store) CancelPendingOccurrences(ctx context.Context, eventID string, from time.Time, keepManual bool, reason string, now time.Time) (int, error) {
 	status, note := model.EndedBy(reason)
-	q := statusSQL(`UPDATE occurrences SET status = ?, reason = ?, error_message = ?, updated_at = ?, completed_at = ?
-		WHERE event_id = ? AND status IN {waiting} AND scheduled_at >= ?`)
+	where := statusSQL(`event_id = ? AND status IN {waiting} AND scheduled_at >= ?`)
+	args := []any{eventID, s.ts(from)}
 	if keepManual {
-		q += ` AND manual = ?`
-	}
-	args := []any{status, reason, note, s.ts(now), s.ts(now), eventID, s.ts(from)}
-	if keepManual {
+		where += ` AND manual = ?`
 		args = append(args, false)
 	}
-	res, err := s.exec(ctx, q, args...)
+	rows, err := s.updateOccurrences(ctx, `status = ?, reason = ?, error_message = ?, updated_at = ?, completed_at = ?`,
+		[]any{status, reason, note, s.ts(now), s.ts(now)}, where, args)
 	if err != nil {
 		return 0, fmt.Errorf("cancel pending occurrences: %w", err)
 	}
-	n, _ := res.RowsAffected()
-	return int(n), nil
+	return len(rows), nil
 }
 
 // ListOccurrences returns occurrences in f.Order (newest first by default).
@@ -288,30 +369,29 @@ func (s *Store) CancelFutureOccurrences(ctx context.Context, eventID string, fro
 // until a moment covers the instants before it, not those after.
 func (s *Store) CancelOccurrencesBefore(ctx context.Context, eventID string, from, before time.Time, keepManual bool, reason string, now time.Time) (int, error) {
 	status, note := model.EndedBy(reason)
-	q := statusSQL(`UPDATE occurrences SET status = ?, reason = ?, error_message = ?, lease_token = NULL,
-		lease_owner = NULL, lease_expires_at = NULL, updated_at = ?, completed_at = ?
-		WHERE event_id = ? AND scheduled_at >= ? AND (status IN {waiting}
+	where := statusSQL(`event_id = ? AND scheduled_at >= ? AND (status IN {waiting}
 			OR (status = {dispatching} AND scheduled_at > ?)`)
-	args := []any{status, reason, note, s.ts(now), s.ts(now), eventID, s.ts(from), s.ts(now)}
+	args := []any{eventID, s.ts(from), s.ts(now)}
 	if reason == model.ReasonRuleChanged {
-		q += statusSQL(` OR (status = {skipped} AND scheduled_at > ?)`)
+		where += statusSQL(` OR (status = {skipped} AND scheduled_at > ?)`)
 		args = append(args, s.ts(now))
 	}
-	q += `)`
+	where += `)`
 	if !before.IsZero() {
-		q += ` AND scheduled_at < ?`
+		where += ` AND scheduled_at < ?`
 		args = append(args, s.ts(before))
 	}
 	if keepManual {
-		q += ` AND manual = ?`
+		where += ` AND manual = ?`
 		args = append(args, false)
 	}
-	r, err := s.exec(ctx, q, args...)
+	rows, err := s.updateOccurrences(ctx, `status = ?, reason = ?, error_message = ?, lease_token = NULL,
+		lease_owner = NULL, lease_expires_at = NULL, updated_at = ?, completed_at = ?`,
+		[]any{status, reason, note, s.ts(now), s.ts(now)}, where, args)
 	if err != nil {
 		return 0, fmt.Errorf("cancel future occurrences: %w", err)
 	}
-	n, _ := r.RowsAffected()
-	return int(n), nil
+	return len(rows), nil
 }
 
 // stillAhead selects rows that have not fired and may still change: waiting
@@ -356,13 +436,13 @@ func (s *Store) MoveOccurrence(ctx context.Context, id string, to, original, now
 // SkipOccurrence records a row that has not fired as skipped with reason
 // and note. ErrConflict when it fired or changed meanwhile.
 func (s *Store) SkipOccurrence(ctx context.Context, id, reason, note string, now time.Time) error {
-	res, err := s.exec(ctx, statusSQL(`UPDATE occurrences SET status = {skipped}, reason = ?, error_message = ?,
-		completed_at = ?, lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
-		WHERE id = ? AND `+stillAhead), reason, note, s.ts(now), s.ts(now), id, s.ts(now))
+	rows, err := s.updateOccurrences(ctx, statusSQL(`status = {skipped}, reason = ?, error_message = ?,
+		completed_at = ?, lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = ?`),
+		[]any{reason, note, s.ts(now), s.ts(now)}, `id = ? AND `+stillAhead, []any{id, s.ts(now)})
 	if err != nil {
 		return fmt.Errorf("skip occurrence: %w", err)
 	}
-	if n, _ := res.RowsAffected(); n != 1 {
+	if len(rows) != 1 {
 		return model.ErrConflict
 	}
 	return nil

@@ -37,6 +37,10 @@ type OutcomeRecord struct {
 	Uncount bool
 	// EventID names the event whose bookkeeping follows the outcome.
 	EventID string
+	// ActionType is the event's action type, which the statistics count
+	// the outcome and its attempt under; when empty it is read from the
+	// event.
+	ActionType string
 	// Ran is set when an attempt was made: last_run_at and last_status.
 	Ran        bool
 	LastStatus string
@@ -90,6 +94,7 @@ func (s *Store) RecordOutcomes(ctx context.Context, recs []OutcomeRecord) ([]err
 				return fmt.Errorf("relax outcome commit: %w", err)
 			}
 		}
+		var stats rollupDeltas
 		outcomes := make([]*OutcomeRecord, len(recs))
 		for i := range recs {
 			r := &recs[i]
@@ -101,12 +106,17 @@ func (s *Store) RecordOutcomes(ctx context.Context, recs []OutcomeRecord) ([]err
 			}
 		}
 		var err error
-		if results, err = tx.applyOutcomes(ctx, outcomes); err != nil {
+		if results, err = tx.applyOutcomes(ctx, outcomes, &stats); err != nil {
 			return err
 		}
-		attempts, err := tx.attemptsToInsert(ctx, recs, results)
+		withAttempt, err := tx.attemptsToInsert(ctx, recs, results)
 		if err != nil {
 			return err
+		}
+		attempts := make([]*model.Attempt, 0, len(withAttempt))
+		for _, i := range withAttempt {
+			attempts = append(attempts, recs[i].Attempt)
+			stats.attempt(recs[i].ActionType, recs[i].Attempt)
 		}
 		events := map[string]*OutcomeRecord{} // the latest applied record of each event
 		var order []string
@@ -131,6 +141,9 @@ func (s *Store) RecordOutcomes(ctx context.Context, recs []OutcomeRecord) ([]err
 			events[r.EventID] = r
 		}
 		if err := tx.insertAttempts(ctx, attempts); err != nil {
+			return err
+		}
+		if err := tx.addRollups(ctx, &stats); err != nil {
 			return err
 		}
 		// A fixed order keeps concurrent recorders from deadlocking on events.
@@ -158,13 +171,14 @@ func (s *Store) uncount(ctx context.Context, r *OutcomeRecord) error {
 // ErrLeaseLost where the lease was gone. Plain outcomes go in set-based
 // statements (one statement per chunk instead of one per row); awaiting_ack
 // ones, which may meet an early acknowledgement, and rows ended
-// with a reason (missed, skipped, cancelled: rare) go one by one.
-func (s *Store) applyOutcomes(ctx context.Context, recs []*OutcomeRecord) ([]error, error) {
+// with a reason (missed, skipped, cancelled: rare) go one by one. The rows
+// they finish are counted in stats.
+func (s *Store) applyOutcomes(ctx context.Context, recs []*OutcomeRecord, stats *rollupDeltas) ([]error, error) {
 	results := make([]error, len(recs))
 	var bulk []int
 	for i, r := range recs {
 		if r.Status == model.OccurrenceAwaitingAck || r.Reason != "" {
-			lost, err := s.recordOutcome(ctx, r)
+			lost, err := s.recordOutcome(ctx, r, stats)
 			if err != nil {
 				return nil, err
 			}
@@ -181,28 +195,40 @@ func (s *Store) applyOutcomes(ctx context.Context, recs []*OutcomeRecord) ([]err
 			return nil, err
 		}
 		for _, i := range chunk {
-			if !applied[recs[i].OccurrenceID+"|"+recs[i].LeaseToken] {
+			r := recs[i]
+			row, ok := applied[r.OccurrenceID+"|"+r.LeaseToken]
+			if !ok {
 				results[i] = model.ErrLeaseLost
+				continue
 			}
+			stats.finished(row.EventID, r.ActionType, row.At.Time, string(r.Status), row.Reason, 1)
 		}
 	}
 	return results, nil
 }
 
 // recordOutcomeSet is recordOutcome for many rows in one statement; it
-// returns "id|token" of the records whose lease still held. PostgreSQL
-// answers that itself (RETURNING v.token). SQLite's RETURNING cannot name
-// the VALUES side, so it reads the held tokens first: with its one writer
-// (the transaction took the write lock at BEGIN) nothing changes between
-// the read and the update.
-func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx []int) (map[string]bool, error) {
+// returns, by "id|token", the rows of the records whose lease still held
+// (their instant, reason and event: what the statistics count them
+// under). PostgreSQL answers that itself (RETURNING v.token). SQLite's
+// RETURNING cannot name the VALUES side, so it reads the held tokens
+// first: with its one writer (the transaction took the write lock at
+// BEGIN) nothing changes between the read and the update.
+func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx []int) (map[string]heldRow, error) {
+	var held map[string]heldRow
 	if !s.d.returnsFromValues {
-		keep, err := s.heldRecords(ctx, recs, idx)
-		if err != nil {
+		var err error
+		if held, err = s.heldRecords(ctx, recs, idx); err != nil {
 			return nil, err
 		}
+		var keep []int
+		for _, i := range idx {
+			if _, ok := held[recs[i].OccurrenceID+"|"+recs[i].LeaseToken]; ok {
+				keep = append(keep, i)
+			}
+		}
 		if len(keep) == 0 {
-			return map[string]bool{}, nil
+			return held, nil
 		}
 		idx = keep
 	}
@@ -258,25 +284,29 @@ func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx
 		if _, err := s.exec(ctx, sb.String(), args...); err != nil {
 			return nil, fmt.Errorf("record outcomes: %w", err)
 		}
-		applied := make(map[string]bool, len(idx))
-		for _, i := range idx {
-			applied[recs[i].OccurrenceID+"|"+recs[i].LeaseToken] = true
-		}
-		return applied, nil
+		return held, nil
 	}
-	sb.WriteString(` RETURNING occurrences.id, v.token`)
-	var rows []struct {
-		ID    string `db:"id"`
-		Token string `db:"token"`
-	}
+	sb.WriteString(` RETURNING occurrences.id, v.token AS lease_token, occurrences.scheduled_at, occurrences.reason,
+		occurrences.event_id`)
+	var rows []heldRow
 	if err := s.selectAll(ctx, &rows, sb.String(), args...); err != nil {
 		return nil, fmt.Errorf("record outcomes: %w", err)
 	}
-	applied := make(map[string]bool, len(rows))
+	applied := make(map[string]heldRow, len(rows))
 	for _, r := range rows {
-		applied[r.ID+"|"+r.Token] = true
+		applied[r.ID+"|"+r.Token] = r
 	}
 	return applied, nil
+}
+
+// heldRow is a row recorded under its lease: what the statistics count
+// its outcome under besides the record's status.
+type heldRow struct {
+	ID      string        `db:"id"`
+	Token   string        `db:"lease_token"`
+	At      rollupInstant `db:"scheduled_at"`
+	Reason  *string       `db:"reason"`
+	EventID string        `db:"event_id"`
 }
 
 // recordInstant is the instant of the record's occurrence when its attempt
@@ -288,22 +318,22 @@ func recordInstant(r *OutcomeRecord) time.Time {
 	return r.Attempt.ScheduledAt
 }
 
-// heldRecords returns the records among idx whose fence holds (SQLite's
-// half of recordOutcomeSet): it reads the rows and the slots' epochs and
-// applies outcomeFence in Go, which the one writer makes exact.
-func (s *Store) heldRecords(ctx context.Context, recs []*OutcomeRecord, idx []int) ([]int, error) {
+// heldRecords returns, by "id|token", the rows of the given records whose
+// fence holds (SQLite's half of recordOutcomeSet): it reads the rows and the
+// slots' epochs and applies outcomeFence in Go, which the one writer makes
+// exact.
+func (s *Store) heldRecords(ctx context.Context, recs []*OutcomeRecord, idx []int) (map[string]heldRow, error) {
 	args := make([]any, len(idx))
 	for k, i := range idx {
 		args[k] = recs[i].OccurrenceID
 	}
 	var rows []struct {
-		ID           string                 `db:"id"`
+		heldRow
 		Status       model.OccurrenceStatus `db:"status"`
-		Token        *string                `db:"lease_token"`
 		AttemptCount int                    `db:"attempt_count"`
 	}
-	err := s.selectAll(ctx, &rows, `SELECT id, status, lease_token, attempt_count FROM occurrences
-		WHERE id IN (`+placeholders(len(idx))+`)`, args...)
+	err := s.selectAll(ctx, &rows, `SELECT id, COALESCE(lease_token, '') AS lease_token, scheduled_at, reason, event_id,
+		status, attempt_count FROM occurrences WHERE id IN (`+placeholders(len(idx))+`)`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read occurrences to record: %w", err)
 	}
@@ -319,7 +349,7 @@ func (s *Store) heldRecords(ctx context.Context, recs []*OutcomeRecord, idx []in
 	for k := range rows {
 		byID[rows[k].ID] = k
 	}
-	var keep []int
+	held := map[string]heldRow{}
 	for _, i := range idx {
 		r := recs[i]
 		k, ok := byID[r.OccurrenceID]
@@ -330,16 +360,17 @@ func (s *Store) heldRecords(ctx context.Context, recs []*OutcomeRecord, idx []in
 		switch {
 		case r.owned():
 			if row.Status.In(model.Waiting) && row.AttemptCount == r.Seen && epochs[r.Slot] == r.Epoch {
-				keep = append(keep, i)
+				row.Token = ""
+				held[r.OccurrenceID+"|"] = row.heldRow
 			}
-		case row.Status == model.OccurrenceDispatching && row.Token != nil && *row.Token == r.LeaseToken:
-			keep = append(keep, i)
+		case row.Status == model.OccurrenceDispatching && row.Token != "" && row.Token == r.LeaseToken:
+			held[r.OccurrenceID+"|"+r.LeaseToken] = row.heldRow
 		}
 	}
-	return keep, nil
+	return held, nil
 }
 
-func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord) (lost error, err error) {
+func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord, stats *rollupDeltas) (lost error, err error) {
 	var started *time.Time
 	if r.Attempt != nil {
 		started = &r.Attempt.StartedAt
@@ -373,13 +404,15 @@ func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord) (lost error
 	args = append(args, s.tsp(r.NextAttemptAt), s.tsp(r.AckDeadline), false, r.StatusCode, r.ResponseBody,
 		r.ErrorMessage, s.ts(r.Now), s.tsp(started), reason, r.LeaseToken, r.Slot, r.Epoch, r.Seen, r.newCount(),
 		r.OccurrenceID)
-	res, err := s.exec(ctx, q, args...)
-	if err != nil {
+	var rows []changedOccurrence
+	if err := s.selectAll(ctx, &rows, q+` RETURNING id, event_id, scheduled_at, status, reason`, args...); err != nil {
 		return nil, fmt.Errorf("record outcome: %w", err)
 	}
-	if n, _ := res.RowsAffected(); n != 1 {
+	if len(rows) != 1 {
 		return model.ErrLeaseLost, nil
 	}
+	o := rows[0]
+	stats.finished(o.EventID, r.ActionType, o.At.Time, o.Status, o.Reason, 1)
 	return nil, nil
 }
 
@@ -393,18 +426,27 @@ func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord) (lost error
 // none of its rows awaits an acknowledgement any more.
 func (s *Store) Acknowledge(ctx context.Context, occurrenceID string, now time.Time) error {
 	return s.WithTx(ctx, func(tx *Store) error {
-		res, err := tx.exec(ctx, statusSQL(`UPDATE occurrences SET acked_at = ?, updated_at = ?,
+		// A row that awaited its acknowledgement is completed now (one
+		// still dispatching stays so): the statistics count it.
+		var rows []changedOccurrence
+		err := tx.selectAll(ctx, &rows, statusSQL(`UPDATE occurrences SET acked_at = ?, updated_at = ?,
 			completed_at = CASE WHEN status = {awaiting_ack} THEN ? ELSE completed_at END,
 			lease_expires_at = CASE WHEN status = {awaiting_ack} THEN NULL ELSE lease_expires_at END,
 			status = CASE WHEN status = {awaiting_ack} THEN {completed} ELSE status END
 			WHERE id = ? AND (status = {awaiting_ack} OR (acked_at IS NULL
-				AND (status = {dispatching} OR (status IN {waiting} AND next_attempt_at <= ?))))`),
+				AND (status = {dispatching} OR (status IN {waiting} AND next_attempt_at <= ?))))
+			RETURNING id, event_id, scheduled_at, status, reason`),
 			s.ts(now), s.ts(now), s.ts(now), occurrenceID, s.ts(now))
 		if err != nil {
 			return fmt.Errorf("acknowledge occurrence: %w", err)
 		}
-		if n, _ := res.RowsAffected(); n != 1 {
+		if len(rows) != 1 {
 			return model.ErrNotFound
+		}
+		var stats rollupDeltas
+		stats.finished(rows[0].EventID, "", rows[0].At.Time, rows[0].Status, rows[0].Reason, 1)
+		if err := tx.addRollups(ctx, &stats); err != nil {
+			return err
 		}
 		_, err = tx.exec(ctx, `UPDATE events SET last_status = `+ackedStatusSQL+`
 			WHERE id = (SELECT event_id FROM occurrences WHERE id = ?) AND last_status = `+quote(string(model.OccurrenceAwaitingAck)),

@@ -18,24 +18,34 @@ import (
 // occurrence may be re-sent too). error_message describes the current state
 // only, so the old error is cleared; it stays in the attempts. status_code
 // and response_body remain the last attempt's answer until the next one.
-var requeue = statusSQL(`UPDATE occurrences SET status = {pending}, next_attempt_at = ?, manual_retry = ?,
-	error_message = NULL, completed_at = NULL, lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL,
-	updated_at = ?
-	WHERE status IN {finished} AND id IN (%s)`)
+// The rows leave their finished status: the statistics uncount them.
+func (s *Store) requeue(ctx context.Context, ids []string, now time.Time) (int, error) {
+	rows, err := s.updateOccurrences(ctx, `status = `+quote(string(model.OccurrencePending))+`,
+		next_attempt_at = ?, manual_retry = ?, error_message = NULL, completed_at = NULL, lease_token = NULL,
+		lease_owner = NULL, lease_expires_at = NULL, updated_at = ?`, []any{s.ts(now), true, s.ts(now)},
+		statusSQL(`status IN {finished} AND id IN (`)+placeholders(len(ids))+`)`, stringArgs(ids))
+	return len(rows), err
+}
 
 // RetryOccurrence re-queues one terminal occurrence for delivery at now. It
 // answers ErrNotFound for an unknown id and model.ErrNotRetryable when the
 // occurrence is not terminal. Scope is the caller's business (the API checks
 // the event first).
 func (s *Store) RetryOccurrence(ctx context.Context, id string, now time.Time) (model.Occurrence, error) {
-	var out []model.Occurrence
-	q := fmt.Sprintf(requeue, "?") + ` RETURNING ` + occurrenceColumns
-	if err := s.selectAll(ctx, &out, q, s.ts(now), true, s.ts(now), id); err != nil {
+	var out model.Occurrence
+	err := s.WithTx(ctx, func(tx *Store) error {
+		n, err := tx.requeue(ctx, []string{id}, now)
+		if err != nil || n == 0 {
+			return err
+		}
+		out, err = tx.GetOccurrence(ctx, id)
+		return err
+	})
+	if err != nil {
 		return model.Occurrence{}, fmt.Errorf("retry occurrence: %w", err)
 	}
-	if len(out) == 1 {
-		normalize(&out[0])
-		return out[0], nil
+	if out.ID != "" {
+		return out, nil
 	}
 	if _, err := s.GetOccurrence(ctx, id); err != nil {
 		if errors.Is(err, model.ErrNotFound) {
@@ -81,12 +91,10 @@ func (s *Store) RetryOccurrences(ctx context.Context, f model.RetryFilter, now t
 			if len(ids) == 0 {
 				return nil
 			}
-			q := fmt.Sprintf(requeue, placeholders(len(ids)))
-			r, err := tx.exec(ctx, q, append([]any{tx.ts(now), true, tx.ts(now)}, stringArgs(ids)...)...)
-			if err != nil {
+			var err error
+			if moved, err = tx.requeue(ctx, ids, now); err != nil {
 				return fmt.Errorf("retry occurrences: %w", err)
 			}
-			moved = affected(r)
 			return nil
 		})
 		if err != nil {

@@ -11,13 +11,28 @@ import (
 	"github.com/qhronos/qhronos/internal/model"
 )
 
-// Rollups (migration 0013) are per-minute counters kept by triggers in the
-// transaction that changes the rows, so an unrestricted /stats or
-// /stats/timeline reads a bounded number of rows whatever the history holds:
+// Rollups (migration 0013) are per-minute counters, so an unrestricted
+// /stats or /stats/timeline reads a bounded number of rows whatever the
+// history holds:
 //
 //	occurrence_rollups  finished occurrences by scheduled minute, action type, status, reason
 //	attempt_rollups     attempts by start minute, action type, endpoint, outcome
 //	latency_rollups     histograms of durations and first-attempt lateness, per minute, quarter hour and hour
+//
+// They are written by the code paths that change the rows, in the same
+// transaction (migration 0021 dropped the triggers that did it on every
+// claim, lease renewal and outcome): RecordOutcomes adds its batch's
+// counts, summed per key in Go, one multi-row insert per rollup table; the
+// rare paths that end or reopen rows (cancellations, skips, replays,
+// acknowledgements, endpoint resumptions, planned inserts and
+// reinstatements, creates with finished first rows) add the difference of
+// the rows they changed, through updateOccurrences or rollupDeltas. A
+// statement that moves an occurrence into or out of a finished status, or
+// inserts attempts, without them leaves the rollups wrong:
+// TestRollupsFollowEveryPath walks every such path. On PostgreSQL the
+// counts are "fresh" rows (no upsert, so concurrent outcome transactions
+// never queue on the current minute's counter) that CompactRollups folds;
+// SQLite, with one writer, upserts the one row of each key.
 //
 // Exactness: a window's whole minutes come from the rollups, its partial
 // minutes at either end from the raw rows (at most two minutes, read by
@@ -35,7 +50,8 @@ import (
 
 // LatencyBucket is the histogram bucket of a millisecond value, named by its
 // lowest value: the value itself below 128, then 64 buckets per power of
-// two. It mirrors qhronos_latency_bucket of migration 0013.
+// two. It mirrors qhronos_latency_bucket of migration 0013, which built the
+// first rollups (0021 dropped it with the triggers).
 func LatencyBucket(v int64) int64 {
 	if v < 128 {
 		return v
@@ -419,9 +435,9 @@ func (s *Store) PruneRollups(ctx context.Context, cutoff time.Time, limit int) (
 	return total, nil
 }
 
-// rollupCompactions fold the fresh rows the PostgreSQL triggers append into
+// rollupCompactions fold the fresh rows addRollups appends on PostgreSQL into
 // the one compacted row of each key, a bounded batch per table: the fresh
-// rows a batch deletes are the ones it adds, so a concurrent trigger's new
+// rows a batch deletes are the ones it adds, so a concurrent writer's new
 // rows are neither lost nor counted twice.
 var rollupCompactions = []string{
 	`WITH fresh AS (DELETE FROM occurrence_rollups WHERE ctid = ANY(ARRAY(
@@ -448,7 +464,7 @@ var rollupCompactions = []string{
 // CompactRollups folds up to limit fresh rollup rows of each table into
 // their keys' compacted rows and returns how many compacted rows it wrote. One
 // compactor at a time (a transaction-scoped advisory lock; another instance
-// skips its turn). SQLite's triggers write compacted rows themselves: there
+// skips its turn). On SQLite addRollups writes compacted rows itself: there
 // is nothing to do.
 func (s *Store) CompactRollups(ctx context.Context, limit int) (int, error) {
 	if s.d.backend != Postgres {
@@ -479,4 +495,293 @@ func (s *Store) CompactRollups(ctx context.Context, limit int) (int, error) {
 		return 0, fmt.Errorf("compact rollups: %w", err)
 	}
 	return total, nil
+}
+
+// rollupDeltas is what one transaction adds to the rollups: finished
+// occurrences entering (+1) or leaving (-1) their key, and new attempts.
+// Its rows are summed per key here and written by addRollups, one multi-row
+// insert per rollup table. A delta whose action type is not known (a record
+// that does not carry it, a rare path's changed rows) is resolved from its
+// event in one read; one whose event is gone is not counted, as the raw
+// counts (joined on events) would not count it.
+type rollupDeltas struct {
+	occurrences []occurrenceDelta
+	attempts    []attemptDelta
+}
+
+type occurrenceDelta struct {
+	eventID, action string
+	at              time.Time
+	status, reason  string
+	n               int
+}
+
+type attemptDelta struct {
+	action string
+	a      *model.Attempt
+}
+
+// finished counts n rows (n is 1 or -1) of the given state when it is a
+// finished one; unfinished rows are the live queue, counted from the live
+// rows, and are ignored.
+func (d *rollupDeltas) finished(eventID, action string, at time.Time, status string, reason *string, n int) {
+	if !model.OccurrenceStatus(status).Terminal() {
+		return
+	}
+	r := ""
+	if reason != nil {
+		r = *reason
+	}
+	d.occurrences = append(d.occurrences, occurrenceDelta{eventID: eventID, action: action, at: at, status: status,
+		reason: r, n: n})
+}
+
+// attempt counts a new attempt row (its action type may be "": resolved
+// from a.EventID).
+func (d *rollupDeltas) attempt(action string, a *model.Attempt) {
+	d.attempts = append(d.attempts, attemptDelta{action: action, a: a})
+}
+
+// changedOccurrence is one row an update changed, before and after.
+type changedOccurrence struct {
+	ID        string        `db:"id"`
+	EventID   string        `db:"event_id"`
+	At        rollupInstant `db:"scheduled_at"`
+	Status    string        `db:"status"`
+	Reason    *string       `db:"reason"`
+	OldAt     rollupInstant `db:"old_at"`
+	OldStatus string        `db:"old_status"`
+	OldReason *string       `db:"old_reason"`
+}
+
+// changed counts a row's move between states: out of its old key, into its
+// new one (either may be unfinished, and then is not counted).
+func (d *rollupDeltas) changed(r changedOccurrence) {
+	if r.OldStatus == r.Status && r.OldAt.Equal(r.At.Time) && equalReason(r.OldReason, r.Reason) {
+		return
+	}
+	d.finished(r.EventID, "", r.OldAt.Time, r.OldStatus, r.OldReason, -1)
+	d.finished(r.EventID, "", r.At.Time, r.Status, r.Reason, 1)
+}
+
+func equalReason(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+// planned counts new rows of an event inserted in a given state.
+func (d *rollupDeltas) planned(eventID, action string, rows []model.Planned) {
+	for _, r := range rows {
+		var reason *string
+		if r.Status != model.OccurrencePending {
+			reason = &r.Reason
+		}
+		d.finished(eventID, action, model.RoundUp(r.At), string(r.Status), reason, 1)
+	}
+}
+
+// updateOccurrences runs `UPDATE occurrences SET set WHERE where` and adds
+// to the rollups, in the same transaction, what it moved into or out of a
+// finished status; it returns the rows it changed. The rare paths that end
+// or reopen rows (cancellations, skips, replays, endpoint resumptions) go
+// through it. PostgreSQL reads each row's old state in the statement that
+// changes it (a self-join on the rows it locks first); SQLite, with one
+// writer, reads them just before.
+func (s *Store) updateOccurrences(ctx context.Context, set string, setArgs []any, where string,
+	whereArgs []any) ([]changedOccurrence, error) {
+	var rows []changedOccurrence
+	err := s.WithTx(ctx, func(tx *Store) error {
+		if tx.d.backend == Postgres {
+			q := `UPDATE occurrences SET ` + set + `
+				FROM (SELECT id, scheduled_at, status, reason FROM occurrences WHERE ` + where + tx.d.forUpdate + `)
+					AS old (old_id, old_at, old_status, old_reason)
+				WHERE occurrences.id = old.old_id AND occurrences.scheduled_at = old.old_at
+				RETURNING occurrences.id, occurrences.event_id, occurrences.scheduled_at, occurrences.status,
+					occurrences.reason, old.old_at, old.old_status, old.old_reason`
+			if err := tx.selectAll(ctx, &rows, q, append(append([]any{}, setArgs...), whereArgs...)...); err != nil {
+				return err
+			}
+		} else {
+			var old []changedOccurrence
+			if err := tx.selectAll(ctx, &old, `SELECT id, event_id, scheduled_at AS old_at, status AS old_status,
+				reason AS old_reason, scheduled_at, status FROM occurrences WHERE `+where, whereArgs...); err != nil {
+				return err
+			}
+			if len(old) == 0 {
+				return nil
+			}
+			if err := tx.selectAll(ctx, &rows, `UPDATE occurrences SET `+set+` WHERE `+where+`
+				RETURNING id, event_id, scheduled_at, status, reason`,
+				append(append([]any{}, setArgs...), whereArgs...)...); err != nil {
+				return err
+			}
+			before := make(map[string]changedOccurrence, len(old))
+			for _, o := range old {
+				before[o.ID] = o
+			}
+			for i := range rows {
+				o := before[rows[i].ID]
+				rows[i].OldAt, rows[i].OldStatus, rows[i].OldReason = o.OldAt, o.OldStatus, o.OldReason
+			}
+		}
+		var d rollupDeltas
+		for _, r := range rows {
+			d.changed(r)
+		}
+		return tx.addRollups(ctx, &d)
+	})
+	return rows, err
+}
+
+// rollup keys, one per table.
+type occurrenceRollupKey struct {
+	minute                 time.Time
+	action, status, reason string
+}
+
+type attemptRollupKey struct {
+	minute                    time.Time
+	action, endpoint, outcome string
+}
+
+type latencyRollupKey struct {
+	width  string
+	start  time.Time
+	action string
+	metric int
+	bucket int64
+}
+
+// addRollups writes d's counts, summed per key: fresh rows on PostgreSQL
+// (no upsert, so concurrent transactions never wait on a counter row; the
+// compactor folds them), the one row of each key on SQLite (one writer).
+func (s *Store) addRollups(ctx context.Context, d *rollupDeltas) error {
+	if len(d.occurrences) == 0 && len(d.attempts) == 0 {
+		return nil
+	}
+	actions, err := s.actionTypes(ctx, d)
+	if err != nil {
+		return err
+	}
+	occ := map[occurrenceRollupKey]int{}
+	for _, o := range d.occurrences {
+		action := o.action
+		if action == "" {
+			if action = actions[o.eventID]; action == "" {
+				continue
+			}
+		}
+		occ[occurrenceRollupKey{o.at.UTC().Truncate(time.Minute), action, o.status, o.reason}] += o.n
+	}
+	att := map[attemptRollupKey]int{}
+	lat := map[latencyRollupKey]int{}
+	for _, x := range d.attempts {
+		a, action := x.a, x.action
+		if action == "" {
+			if action = actions[a.EventID]; action == "" {
+				continue
+			}
+		}
+		endpoint := ""
+		if a.EndpointID != nil {
+			endpoint = *a.EndpointID
+		}
+		started := a.StartedAt.UTC()
+		att[attemptRollupKey{started.Truncate(time.Minute), action, endpoint, a.Outcome}]++
+		for _, w := range latencyWidths {
+			start := started.Truncate(w.d)
+			lat[latencyRollupKey{w.name, start, action, 0, LatencyBucket(a.DurationMS)}]++
+			if a.Attempt == 1 && !a.Manual {
+				lat[latencyRollupKey{w.name, start, action, 1, LatencyBucket(a.LatenessMS)}]++
+			}
+		}
+	}
+	var rows [][]any
+	for k, n := range occ {
+		if n != 0 {
+			rows = append(rows, []any{s.ts(k.minute), k.action, k.status, k.reason, n})
+		}
+	}
+	if err := s.insertRollups(ctx, "occurrence_rollups", "minute, action_type, status, reason", rows); err != nil {
+		return err
+	}
+	rows = rows[:0]
+	for k, n := range att {
+		rows = append(rows, []any{s.ts(k.minute), k.action, k.endpoint, k.outcome, n})
+	}
+	if err := s.insertRollups(ctx, "attempt_rollups", "minute, action_type, endpoint_id, outcome", rows); err != nil {
+		return err
+	}
+	rows = rows[:0]
+	for k, n := range lat {
+		rows = append(rows, []any{k.width, s.ts(k.start), k.action, k.metric, k.bucket, n})
+	}
+	return s.insertRollups(ctx, "latency_rollups", "width, start, action_type, metric, bucket", rows)
+}
+
+// insertRollups adds rows (the key's columns, then n) to a rollup table.
+func (s *Store) insertRollups(ctx context.Context, table, key string, rows [][]any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	width := len(rows[0])
+	row := "(" + placeholders(width) + ")"
+	perStatement := 3000 / width
+	for start := 0; start < len(rows); start += perStatement {
+		chunk := rows[start:min(start+perStatement, len(rows))]
+		args := make([]any, 0, width*len(chunk))
+		for _, r := range chunk {
+			args = append(args, r...)
+		}
+		q := `INSERT INTO ` + table + ` (` + key + `, n) VALUES ` +
+			strings.TrimSuffix(strings.Repeat(row+", ", len(chunk)), ", ")
+		if s.d.backend != Postgres {
+			q += ` ON CONFLICT (` + key + `) DO UPDATE SET n = n + excluded.n`
+		}
+		if _, err := s.exec(ctx, q, args...); err != nil {
+			return fmt.Errorf("add %s: %w", table, err)
+		}
+	}
+	return nil
+}
+
+// actionTypes reads the action type of the events of d's deltas that do
+// not carry one.
+func (s *Store) actionTypes(ctx context.Context, d *rollupDeltas) (map[string]string, error) {
+	seen := map[string]bool{}
+	var ids []string
+	need := func(id string) {
+		if id != "" && !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	for _, o := range d.occurrences {
+		if o.action == "" {
+			need(o.eventID)
+		}
+	}
+	for _, a := range d.attempts {
+		if a.action == "" {
+			need(a.a.EventID)
+		}
+	}
+	out := make(map[string]string, len(ids))
+	for start := 0; start < len(ids); start += insertBatch {
+		chunk := ids[start:min(start+insertBatch, len(ids))]
+		var rows []struct {
+			ID     string `db:"id"`
+			Action string `db:"action_type"`
+		}
+		if err := s.selectAll(ctx, &rows, `SELECT id, action_type FROM events WHERE id IN (`+
+			placeholders(len(chunk))+`)`, stringArgs(chunk)...); err != nil {
+			return nil, fmt.Errorf("read action types for rollups: %w", err)
+		}
+		for _, r := range rows {
+			out[r.ID] = r.Action
+		}
+	}
+	return out, nil
 }
