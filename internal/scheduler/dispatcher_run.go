@@ -158,5 +158,6 @@ func (d *Dispatcher) Close() {
 			d.log.Error("attempts still running at exit", zap.Error(err))
 		}
 		d.rec.Stop()
+		d.books.Stop() // after the recorder: it writes what the last outcomes noted
 	})
 }
