@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -78,8 +77,11 @@ var outcomeFence = statusSQL(`((v.epoch = 0 AND occurrences.lease_token = v.toke
 	OR (v.epoch > 0 AND occurrences.status IN {waiting} AND occurrences.attempt_count = v.seen
 		AND EXISTS (SELECT 1 FROM bucket_slots s WHERE s.slot = v.slot AND s.epoch = v.epoch)))`)
 
-// RecordOutcomes applies a batch of outcomes, their attempts and their event
-// bookkeeping in one transaction: the one way outcomes are written. Each is
+// RecordOutcomes applies a batch of outcomes and their attempts in one
+// transaction: the one way outcomes are written. It does not touch the
+// events (no lock, no row write per delivery) except to pause one whose
+// receiver answered 410: the caller notes each applied record's Run with
+// NoteEventRuns afterwards, coalesced (bookkeeping.go). Each is
 // fenced by its lease token: the result slice holds ErrLeaseLost for a record
 // whose lease was lost (rescued or cancelled meanwhile); those write nothing,
 // not even their attempt.
@@ -118,37 +120,24 @@ func (s *Store) RecordOutcomes(ctx context.Context, recs []OutcomeRecord) ([]err
 			attempts = append(attempts, recs[i].Attempt)
 			stats.attempt(recs[i].ActionType, recs[i].Attempt)
 		}
-		events := map[string]*OutcomeRecord{} // the latest applied record of each event
-		var order []string
 		for i := range recs {
 			r := &recs[i]
 			if results[i] != nil {
 				continue
 			}
-			if r.EventID == "" {
-				continue
-			}
-			if r.PauseReason != "" {
+			// A 410 pause is rare and must stop the series at once: it
+			// stays here. Every other effect on the event is the caller's
+			// to note afterwards (NoteEventRuns, coalesced).
+			if r.EventID != "" && r.PauseReason != "" {
 				if err := tx.pauseGoneEvent(ctx, r); err != nil {
 					return err
 				}
 			}
-			if prev, seen := events[r.EventID]; !seen {
-				order = append(order, r.EventID)
-			} else if !r.Ran && prev.Ran {
-				continue // keep the record that says when the event last ran
-			}
-			events[r.EventID] = r
 		}
 		if err := tx.insertAttempts(ctx, attempts); err != nil {
 			return err
 		}
-		if err := tx.addRollups(ctx, &stats); err != nil {
-			return err
-		}
-		// A fixed order keeps concurrent recorders from deadlocking on events.
-		sort.Strings(order)
-		return tx.noteEventRuns(ctx, order, events)
+		return tx.addRollups(ctx, &stats)
 	})
 	if err != nil {
 		return nil, err
@@ -465,100 +454,6 @@ func (s *Store) Acknowledge(ctx context.Context, occurrenceID string, now time.T
 // at once).
 var ackedStatusSQL = statusSQL(`CASE WHEN EXISTS (SELECT 1 FROM occurrences o
 	WHERE o.event_id = events.id AND o.status = {awaiting_ack}) THEN {awaiting_ack} ELSE {completed} END`)
-
-// noteEventRuns updates last_run_at, last_status and next_run_at after an
-// outcome, and settles an event whose series is over and whose last
-// non-manual occurrence has finished (status inactive, version bumped): one
-// statement and one new row version per event. A join on the outcomes (not
-// a lookup per column) keeps it linear in the batch; both steps used to be
-// separate statements and, together, half of PostgreSQL's time in a burst.
-func (s *Store) noteEventRuns(ctx context.Context, ids []string, recs map[string]*OutcomeRecord) error {
-	const perStatement = 500 // 4 parameters a row
-	for start := 0; start < len(ids); start += perStatement {
-		chunk := ids[start:min(start+perStatement, len(ids))]
-		var sb strings.Builder
-		args := make([]any, 0, 4*len(chunk)+2)
-		for k, id := range chunk {
-			r := recs[id]
-			var lastRun *time.Time
-			var lastStatus *string
-			if r.Ran {
-				at := r.Now
-				if r.Attempt != nil {
-					at = r.Attempt.StartedAt
-				}
-				status := r.LastStatus
-				if r.PauseReason != "" {
-					status = r.PauseReason
-				}
-				lastRun, lastStatus = &at, &status
-			}
-			if k > 0 {
-				sb.WriteString(", ")
-			}
-			sb.WriteString(s.d.typedRow("uuid", "timestamptz", "text", "timestamptz"))
-			args = append(args, id, s.tsp(lastRun), lastStatus, s.ts(r.Now))
-		}
-		if err := s.lockEvents(ctx, chunk); err != nil {
-			return err
-		}
-		args = append(args, s.ts(model.SeriesEnd), false)
-		for _, id := range chunk {
-			args = append(args, id)
-		}
-		// The sub-select decides "ended" once per row, on the row version
-		// the update applies to. The id list beside the join lets the
-		// planner find the rows by key: joined on VALUES alone it scanned
-		// the whole table when it had no statistics (a fresh table).
-		// next_run_at is the earliest waiting occurrence; with none waiting,
-		// a future next_run_at the expander computed beyond its window is
-		// kept and a stale one dropped.
-		q := `WITH v(id, last_run_at, last_status, now) AS (VALUES ` + sb.String() + statusSQL(`)
-			UPDATE events SET
-				last_run_at = COALESCE(v.last_run_at, events.last_run_at),
-				last_status = CASE WHEN v.last_status = `+quote(string(model.OccurrenceAwaitingAck))+`
-					THEN `+ackedStatusSQL+` ELSE COALESCE(v.last_status, events.last_status) END,
-				(status, next_run_at, updated_at, version) = (SELECT
-					CASE WHEN x.ended THEN {inactive} ELSE events.status END,
-					CASE WHEN x.ended THEN NULL ELSE COALESCE(
-						(SELECT MIN(o.next_attempt_at) FROM occurrences o
-							WHERE o.event_id = events.id AND o.status IN {waiting}),
-						CASE WHEN events.status = {active} AND events.next_run_at > v.now THEN events.next_run_at END)
-					END,
-					CASE WHEN x.ended THEN v.now ELSE events.updated_at END,
-					events.version + CASE WHEN x.ended THEN 1 ELSE 0 END
-				FROM (SELECT `) + settleEventsWhere + ` AS ended) x)
-			FROM v WHERE events.id = v.id AND events.id IN (` + placeholders(len(chunk)) + `)`
-		if _, err := s.exec(ctx, q, args...); err != nil {
-			return fmt.Errorf("note event runs: %w", err)
-		}
-	}
-	return nil
-}
-
-// lockEvents locks the events' rows, in id order so that concurrent
-// recorders never deadlock, before the statement that may settle them
-// reads their occurrences. Read committed gives that statement a snapshot
-// taken once the locks are held: when two instances record the last two
-// outcomes of a series at once, the second to get the lock sees the
-// first's committed outcome and settles the event. (SQLite has one writer
-// at a time.)
-func (s *Store) lockEvents(ctx context.Context, ids []string) error {
-	if s.d.forUpdate == "" {
-		return nil
-	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	var locked []string
-	err := s.selectAll(ctx, &locked, `SELECT id FROM events WHERE id IN (`+placeholders(len(ids))+`) ORDER BY id`+
-		s.d.forUpdate, args...)
-	if err != nil {
-		return fmt.Errorf("lock events: %w", err)
-	}
-	return nil
-}
 
 // pauseGoneEvent pauses an event whose receiver answered 410 and cancels its
 // pending non-manual occurrences.

@@ -23,7 +23,7 @@ func TestRecordOutcomesBookkeeping(t *testing.T) {
 		require.Len(t, got, 2)
 		sort.Slice(got, func(i, j int) bool { return got[i].ScheduledAt.Before(got[j].ScheduledAt) })
 		missed, code := "missed: catch_up is none", 410
-		res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{
+		recs := []repository.OutcomeRecord{
 			{OccurrenceID: got[0].ID, LeaseToken: "tok", Status: model.OccurrenceMissed, ErrorMessage: &missed,
 				Now: t0.Add(time.Second), Uncount: true, EventID: e.ID},
 			{OccurrenceID: got[1].ID, LeaseToken: "tok",
@@ -33,7 +33,8 @@ func TestRecordOutcomesBookkeeping(t *testing.T) {
 				EventID: e.ID, Ran: true, LastStatus: "failed (HTTP 410)", PauseReason: "paused: gone"},
 			{OccurrenceID: got[1].ID, LeaseToken: "other", Status: model.OccurrenceCompleted,
 				Now: t0.Add(2 * time.Second), EventID: e.ID},
-		})
+		}
+		res, err := s.RecordOutcomes(ctx, recs)
 		require.NoError(t, err)
 		require.NoError(t, res[0])
 		require.NoError(t, res[1])
@@ -47,11 +48,18 @@ func TestRecordOutcomesBookkeeping(t *testing.T) {
 
 		ev, err := s.GetEvent(ctx, e.ID)
 		require.NoError(t, err)
-		require.Equal(t, model.EventPaused, ev.Status, "410 pauses the event")
+		require.Equal(t, model.EventPaused, ev.Status, "410 pauses the event at once, in the outcome's transaction")
+		require.Equal(t, "paused: gone", ev.LastStatus)
+		require.Nil(t, ev.LastRunAt, "the rest of the bookkeeping is written afterwards, coalesced")
+		require.Equal(t, []model.OccurrenceStatus{"missed", "failed", "skipped"}, statuses(t, s, e.ID))
+
+		noteRuns(t, s, recs[:2]...)
+		ev, err = s.GetEvent(ctx, e.ID)
+		require.NoError(t, err)
+		require.Equal(t, model.EventPaused, ev.Status)
 		require.Equal(t, "paused: gone", ev.LastStatus)
 		require.Equal(t, t0.Add(time.Second), *ev.LastRunAt)
 		require.Nil(t, ev.NextRunAt)
-		require.Equal(t, []model.OccurrenceStatus{"missed", "failed", "skipped"}, statuses(t, s, e.ID))
 	})
 }
 
@@ -112,13 +120,15 @@ func TestAcknowledgementBeforeTheDeliveryIsRecorded(t *testing.T) {
 		// The client acks the frame before the dispatcher records it.
 		require.NoError(t, s.Acknowledge(ctx, got[0].ID, t0.Add(time.Millisecond)))
 		deadline := t0.Add(30 * time.Second)
-		res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{{OccurrenceID: got[0].ID, LeaseToken: "tok",
+		rec := repository.OutcomeRecord{OccurrenceID: got[0].ID, LeaseToken: "tok",
 			Status: model.OccurrenceAwaitingAck, AckDeadline: &deadline, Now: t0.Add(2 * time.Millisecond),
 			EventID: e.ID, Ran: true, LastStatus: string(model.OccurrenceAwaitingAck),
 			Attempt: &model.Attempt{OccurrenceID: got[0].ID, EventID: e.ID, Attempt: 1, StartedAt: t0,
-				Outcome: "awaiting_ack"}}})
+				Outcome: "awaiting_ack"}}
+		res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{rec})
 		require.NoError(t, err)
 		require.NoError(t, res[0])
+		noteRuns(t, s, rec) // what the bookkeeper writes next
 		o, err := s.GetOccurrence(ctx, got[0].ID)
 		require.NoError(t, err)
 		require.Equal(t, model.OccurrenceCompleted, o.Status)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"go.uber.org/zap"
@@ -251,16 +250,5 @@ func (d *Dispatcher) timeout(ev *model.Event) time.Duration {
 
 // lastStatus summarizes an attempt for the event's last_status.
 func lastStatus(v Verdict, out actions.Outcome) string {
-	s := string(v.Status)
-	if out.StatusCode != 0 {
-		s += fmt.Sprintf(" (HTTP %d %s)", out.StatusCode, http.StatusText(out.StatusCode))
-	}
-	if v.Error != "" {
-		msg := v.Error
-		if len(msg) > 200 {
-			msg = msg[:200] + "…"
-		}
-		s += ": " + msg
-	}
-	return s
+	return model.RunStatus(string(v.Status), out.StatusCode, v.Error)
 }

@@ -57,6 +57,10 @@ type Config struct {
 
 	RecordBatch    int           // outcomes per write (200)
 	RecordInterval time.Duration // longest an outcome waits to be written (5 ms)
+	// BookkeepingInterval is how often the event bookkeeping of recorded
+	// outcomes (last_run_at, last_status, next_run_at, inactive) is written,
+	// coalesced per event (DefaultBookkeepingInterval when zero).
+	BookkeepingInterval time.Duration
 
 	RescueInterval time.Duration // rescuer period (5 s)
 	RescueBatch    int           // rows per rescue statement (1000)

@@ -97,7 +97,9 @@ type Dispatcher struct {
 	deliveries *deliveries   // each event version's prepared action
 	obs        Observer
 	rec        *recorder
-	wakeNow    chan struct{} // local wake-ups (Wake)
+	// books writes the event bookkeeping of recorded outcomes, coalesced.
+	books   *bookkeeper
+	wakeNow chan struct{} // local wake-ups (Wake)
 
 	// stopping closes when Run's context ends: holders release the rows
 	// they have not started.
@@ -142,6 +144,7 @@ func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
 		deps.Secrets = func(*model.Event) ([]string, error) { return nil, nil }
 	}
 	log := deps.Logger.Named("dispatcher")
+	books := newBookkeeper(deps.Store, log, cfg.BookkeepingInterval)
 	actx, cancel := context.WithCancel(context.Background())
 	d := &Dispatcher{
 		cfg: cfg, store: deps.Store, clock: deps.Clock, secrets: deps.Secrets, log: log,
@@ -151,7 +154,9 @@ func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
 		// Outcomes are retried past the lease while the database is away:
 		// the write is fenced, so a late one that lost its lease changes
 		// nothing, and one that still holds it saves a second delivery.
-		rec:     newRecorder(deps.Store, log, cfg.RecordBatch, cfg.RecordInterval, max(cfg.Lease, recordRetryFor)),
+		rec: newRecorder(deps.Store, log, cfg.RecordBatch, cfg.RecordInterval, max(cfg.Lease, recordRetryFor),
+			books.note),
+		books:   books,
 		wakeNow: make(chan struct{}, 1), stopping: make(chan struct{}),
 		attemptCtx: actx, cancelAttempt: cancel, changed: make(chan struct{}),
 		inflight: newInFlight(), heartbeatStop: make(chan struct{}), heartbeatDone: make(chan struct{}),

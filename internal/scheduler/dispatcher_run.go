@@ -166,6 +166,7 @@ func (d *Dispatcher) Close() {
 		close(d.heartbeatStop)
 		<-d.heartbeatDone
 		d.rec.Stop()
+		d.books.Stop() // after the recorder: it writes what the last outcomes noted
 		if err != nil {
 			// An action ignored its context: the slots are not handed
 			// over, their leases expire and the next owner sends what is

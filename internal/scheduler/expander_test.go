@@ -103,8 +103,7 @@ func TestExpansionRespectsCountAcrossRunsAndSettlesTheSeries(t *testing.T) {
 		e.clock.Advance(15 * time.Minute)
 		require.Equal(t, 2, e.dispatch())
 		require.Equal(t, 8, len(e.recv.Deliveries()))
-		got := e.reload(ev.ID)
-		require.Equal(t, model.EventInactive, got.Status, "the series ended and everything fired")
+		got := e.awaitEvent(ev.ID, inactive, "the series ended and everything fired")
 		require.Nil(t, got.NextRunAt)
 	})
 }

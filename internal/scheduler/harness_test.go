@@ -174,4 +174,26 @@ func (e *env) reload(id string) model.Event {
 	return ev
 }
 
+// awaitEvent reloads the event until ok holds and returns it: the
+// dispatcher's bookkeeper writes last_run_at, last_status, next_run_at and
+// a finished series' inactive status within an interval (0.5 s) after the
+// outcome, not in the outcome's transaction. Fails after 30 s.
+func (e *env) awaitEvent(id string, ok func(model.Event) bool, what string) model.Event {
+	e.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ev := e.reload(id)
+		if ok(ev) {
+			return ev
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("event %s: %s: not within 30 s (status %s, last_status %q)", id, what, ev.Status, ev.LastStatus)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// inactive reports whether the event ended.
+func inactive(ev model.Event) bool { return ev.Status == model.EventInactive }
+
 func ptr[T any](v T) *T { return &v }

@@ -85,7 +85,7 @@ func TestThreeDispatchersDeliverEachOccurrenceOnce(t *testing.T) {
 		Status: []model.OccurrenceStatus{"pending", "retrying", "dispatching"}})
 	require.NoError(t, err)
 	require.Zero(t, left)
-	require.Equal(t, model.EventInactive, e.reload(series.ID).Status)
+	e.awaitEvent(series.ID, inactive, "the series ended and every instance recorded its share")
 }
 
 // gate is a test action, its own delivery, that blocks each attempt until

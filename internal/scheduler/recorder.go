@@ -51,10 +51,15 @@ type recorder struct {
 
 var _ startstop.Service = (*recorder)(nil)
 
-func newRecorder(store outcomeWriter, log *zap.Logger, batch int, interval, retryFor time.Duration) *recorder {
+// newRecorder returns a recorder; note, when set, is given the event
+// bookkeeping of every outcome applied (the bookkeeper's note).
+func newRecorder(store outcomeWriter, log *zap.Logger, batch int, interval, retryFor time.Duration,
+	note func(repository.EventRun)) *recorder {
 	r := &recorder{}
 	for range recorderShards {
-		r.shards = append(r.shards, newRecorderShard(store, log, batch, interval, retryFor))
+		s := newRecorderShard(store, log, batch, interval, retryFor)
+		s.note = note
+		r.shards = append(r.shards, s)
 	}
 	return r
 }
@@ -101,6 +106,8 @@ type recorderShard struct {
 	// retryFor bounds how long a batch is retried while the database is
 	// away; after it the leases have expired and the rescuer owns the rows.
 	retryFor time.Duration
+	// note takes the event bookkeeping of applied outcomes (may be nil).
+	note func(repository.EventRun)
 
 	// gate orders add against the intake's closing: adders hold it shared
 	// while they send, the writer's shutdown takes it to close in.
@@ -183,6 +190,9 @@ func (r *recorderShard) flush(ctx context.Context, items []recorded) {
 		cancel()
 		if err == nil {
 			for i, it := range items {
+				if results[i] == nil && it.rec.EventID != "" && r.note != nil {
+					r.note(it.rec.Run())
+				}
 				if errors.Is(results[i], model.ErrLeaseLost) {
 					r.log.Warn("outcome refused: lease lost", zap.String("occurrence_id", it.rec.OccurrenceID),
 						zap.String("status", string(it.rec.Status)))

@@ -9,8 +9,9 @@ import (
 )
 
 // Rescuer returns expired leases (a worker died or stalled) and unacknowledged
-// deliveries to retry, and settles events whose series ended once their last
-// occurrence is terminal (e.g. finished by an acknowledgement).
+// deliveries to retry, settles events whose series ended once their last
+// occurrence is terminal (e.g. finished by an acknowledgement), and repairs
+// event bookkeeping a crash forgot.
 type Rescuer struct {
 	store *repository.Store
 	clock Clock
@@ -21,7 +22,27 @@ type Rescuer struct {
 	startup bool
 	// settleFrom is where the next sweep for ended events resumes.
 	settleFrom string
+	// repairFrom is where the next repair of forgotten bookkeeping resumes
+	// (zero: not run yet); repairDelay is how old a finished occurrence
+	// must be before it is checked.
+	repairFrom  time.Time
+	repairDelay time.Duration
 }
+
+// Repairing bookkeeping a crash forgot (repository.RepairEventRuns): each
+// run checks the occurrences finished since the last run and at least
+// repairDelay ago (by then the bookkeeper wrote their runs, unless its
+// process died), in pages of repairPage, at most repairPages of them; a
+// new rescuer starts repairLookback back, so that a restarted embedded
+// instance repairs what its killed predecessor forgot. An event whose
+// bookkeeping a kill -9 lost is right again within repairDelay plus the
+// rescue interval (15 s with the defaults).
+const (
+	repairDelay    = 10 * time.Second
+	repairLookback = 10 * time.Minute
+	repairPage     = 1000
+	repairPages    = 50
+)
 
 // settleScan is how many events with ended series one run examines: a
 // page of 5,000 (each checked for unfinished occurrences) showed as a
@@ -33,7 +54,8 @@ func NewRescuer(cfg Config, store *repository.Store, clock Clock, wake func(at t
 	if clock == nil {
 		clock = SystemClock{}
 	}
-	return &Rescuer{store: store, clock: clock, batch: cfg.RescueBatch, wake: wake, startup: cfg.Exclusive}
+	return &Rescuer{store: store, clock: clock, batch: cfg.RescueBatch, wake: wake, startup: cfg.Exclusive,
+		repairDelay: max(repairDelay, 4*cfg.BookkeepingInterval)}
 }
 
 // RunOnce rescues every expired lease (in bounded statements) and returns how
@@ -63,11 +85,34 @@ func (r *Rescuer) RunOnce(ctx context.Context) (int, error) {
 		r.wake(now)
 	}
 	// A page per run: a full pass over n waiting events takes n/settleScan
-	// runs, while the outcome writer settles the usual case at once.
+	// runs, while the bookkeeper settles the usual case within an interval.
 	_, next, err := r.store.SettleEndedEvents(ctx, now, r.settleFrom, settleScan)
 	if err != nil {
 		return total, fmt.Errorf("settle ended events: %w", err)
 	}
 	r.settleFrom = next
+	if err := r.repair(ctx, now); err != nil {
+		return total, err
+	}
 	return total, nil
+}
+
+// repair rewrites the bookkeeping of events whose runs a crash forgot,
+// over the occurrences finished since the last run.
+func (r *Rescuer) repair(ctx context.Context, now time.Time) error {
+	to := now.Add(-r.repairDelay)
+	if r.repairFrom.IsZero() {
+		r.repairFrom = to.Add(-repairLookback)
+	}
+	for range repairPages {
+		if !r.repairFrom.Before(to) {
+			return nil
+		}
+		_, next, err := r.store.RepairEventRuns(ctx, r.repairFrom, to, repairPage)
+		if err != nil {
+			return fmt.Errorf("repair event bookkeeping: %w", err)
+		}
+		r.repairFrom = next
+	}
+	return nil
 }

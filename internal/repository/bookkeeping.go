@@ -1,0 +1,229 @@
+package repository
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/qhronos/qhronos/internal/model"
+)
+
+// Event bookkeeping (last_run_at, last_status, next_run_at, and settling a
+// finished series to inactive) is written off the outcome's transaction:
+// the dispatcher notes each applied outcome's Run, coalesces them per event
+// and writes them every short interval with NoteEventRuns, one statement per
+// chunk of events, however many deliveries each had. Deriving the fields on
+// read was the alternative; it was not taken because last_run_at and
+// last_status would need a lookup of the newest attempt per listed event,
+// across every time partition of attempts on PostgreSQL (no index leads with
+// event_id there), which grows with history (invariant 11), and because
+// "inactive" is a status users filter lists by, which must be stored.
+//
+// A crash between an outcome's commit and the flush forgets its Run;
+// RepairEventRuns, run by the rescuer, finds such events from the
+// occurrences that finished in a time window and writes their Run again.
+
+// EventRun is the effect of recorded outcomes on one event's bookkeeping.
+type EventRun struct {
+	EventID string
+	// RanAt, when set, is the start of the event's newest attempt: its
+	// last_run_at, with LastStatus as its last_status. Unset for an outcome
+	// made without an attempt that does not count as a run (missed,
+	// cancelled): the event's next_run_at and status still follow.
+	RanAt      *time.Time
+	LastStatus string
+	// Now is when the outcome was recorded: next_run_at values before it
+	// are stale, and a settled event's updated_at.
+	Now time.Time
+}
+
+// Run is the bookkeeping effect of an applied outcome record (its EventID
+// must be set).
+func (r *OutcomeRecord) Run() EventRun {
+	run := EventRun{EventID: r.EventID, Now: r.Now}
+	if r.Ran {
+		at := r.Now
+		if r.Attempt != nil {
+			at = r.Attempt.StartedAt
+		}
+		run.RanAt, run.LastStatus = &at, r.LastStatus
+		if r.PauseReason != "" {
+			run.LastStatus = r.PauseReason
+		}
+	}
+	return run
+}
+
+// Merge folds a later-noted effect on the same event into run: the newest
+// attempt wins (the one with the later RanAt, a tie going to next), an
+// effect without an attempt keeps the run known so far, and Now is the
+// latest seen.
+func (run EventRun) Merge(next EventRun) EventRun {
+	out := run
+	if next.RanAt != nil && (run.RanAt == nil || !next.RanAt.Before(*run.RanAt)) {
+		out.RanAt, out.LastStatus = next.RanAt, next.LastStatus
+	}
+	if next.Now.After(out.Now) {
+		out.Now = next.Now
+	}
+	return out
+}
+
+// NoteEventRuns writes the runs (at most one per event: Merge them first)
+// to their events: last_run_at and last_status unless the event already
+// records a newer attempt (runs may arrive late and out of order, from
+// several instances or from a repair), next_run_at as the earliest waiting
+// occurrence, or with none waiting a future value the expander computed
+// beyond its window (a stale one is dropped), and the status inactive with
+// version+1 when the series is over and its last non-manual occurrence has
+// finished. One statement per chunk of 500 events, each its own
+// transaction; no row locks taken beforehand.
+//
+// Without the lock the old in-transaction write took, two instances that
+// record the last two outcomes of a series at once still settle it: each
+// notes its runs after its outcome committed, so the statement of whichever
+// committed last starts with both outcomes visible. The rescuer's sweep
+// (SettleEndedEvents) catches what is left anyway.
+func (s *Store) NoteEventRuns(ctx context.Context, runs []EventRun) error {
+	sorted := append([]EventRun(nil), runs...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].EventID < sorted[j].EventID })
+	const perStatement = 500 // 4 parameters a row, and the id list
+	for start := 0; start < len(sorted); start += perStatement {
+		chunk := sorted[start:min(start+perStatement, len(sorted))]
+		if err := s.noteEventRuns(ctx, chunk); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) noteEventRuns(ctx context.Context, chunk []EventRun) error {
+	var sb strings.Builder
+	args := make([]any, 0, 5*len(chunk)+2)
+	for k, r := range chunk {
+		var status *string
+		if r.RanAt != nil {
+			status = &r.LastStatus
+		}
+		if k > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(s.d.typedRow("uuid", "timestamptz", "text", "timestamptz"))
+		args = append(args, r.EventID, s.tsp(r.RanAt), status, s.ts(r.Now))
+	}
+	args = append(args, s.ts(model.SeriesEnd), false)
+	for _, r := range chunk {
+		args = append(args, r.EventID)
+	}
+	// A run older than the event's last_run_at keeps what is there.
+	const older = `(v.last_run_at IS NULL OR (events.last_run_at IS NOT NULL AND v.last_run_at < events.last_run_at))`
+	// The sub-select decides "ended" once per row, on the row version the
+	// update applies to. The id list beside the join lets the planner find
+	// the rows by key: joined on VALUES alone it scanned the whole table
+	// when it had no statistics (a fresh table).
+	q := `WITH v(id, last_run_at, last_status, now) AS (VALUES ` + sb.String() + statusSQL(`)
+		UPDATE events SET
+			last_run_at = CASE WHEN `+older+` THEN events.last_run_at ELSE v.last_run_at END,
+			last_status = CASE WHEN `+older+` THEN events.last_status
+				WHEN v.last_status = `+quote(string(model.OccurrenceAwaitingAck))+` THEN `+ackedStatusSQL+`
+				ELSE v.last_status END,
+			(status, next_run_at, updated_at, version) = (SELECT
+				CASE WHEN x.ended THEN {inactive} ELSE events.status END,
+				CASE WHEN x.ended THEN NULL ELSE COALESCE(
+					(SELECT MIN(o.next_attempt_at) FROM occurrences o
+						WHERE o.event_id = events.id AND o.status IN {waiting}),
+					CASE WHEN events.status = {active} AND events.next_run_at > v.now THEN events.next_run_at END)
+				END,
+				CASE WHEN x.ended THEN v.now ELSE events.updated_at END,
+				events.version + CASE WHEN x.ended THEN 1 ELSE 0 END
+			FROM (SELECT `) + settleEventsWhere + ` AS ended) x)
+		FROM v WHERE events.id = v.id AND events.id IN (` + placeholders(len(chunk)) + `)`
+	if _, err := s.exec(ctx, q, args...); err != nil {
+		return fmt.Errorf("note event runs: %w", err)
+	}
+	return nil
+}
+
+// RepairEventRuns rewrites the bookkeeping of events whose runs a crash
+// may have forgotten: it reads the occurrences that finished (updated_at)
+// in [from, to), at most limit, oldest first, keeps those whose event does
+// not show them — last_run_at before the occurrence's first attempt, or an
+// active event whose next_run_at is not after the moment it finished — and
+// writes those events' Runs again with NoteEventRuns, rebuilt from each
+// occurrence's newest attempt (looked up in its own time partition).
+//
+// The read is one index range (occurrences_terminal) and a key lookup per
+// row, over a window the caller moves forward (the rescuer: every run, up
+// to a few seconds ago); writes happen only for events that need them,
+// normally none, since the bookkeeper wrote them long before. It returns
+// how many events it wrote and where the next call should start: to when
+// the window was read to its end, else the last instant read.
+func (s *Store) RepairEventRuns(ctx context.Context, from, to time.Time, limit int) (int, time.Time, error) {
+	var rows []struct {
+		ID          string    `db:"id"`
+		EventID     string    `db:"event_id"`
+		ScheduledAt time.Time `db:"scheduled_at"`
+		UpdatedAt   time.Time `db:"updated_at"`
+		Started     bool      `db:"started"`
+	}
+	err := s.selectAll(ctx, &rows, statusSQL(`SELECT o.id, o.event_id, o.scheduled_at, o.updated_at,
+		o.started_at IS NOT NULL AS started
+		FROM occurrences o JOIN events e ON e.id = o.event_id
+		WHERE o.status IN {finished} AND o.updated_at >= ? AND o.updated_at < ? AND e.deleted_at IS NULL
+		AND ((o.started_at IS NOT NULL AND (e.last_run_at IS NULL OR e.last_run_at < o.started_at))
+			OR (e.status = {active} AND e.next_run_at IS NOT NULL AND e.next_run_at <= o.updated_at))
+		ORDER BY o.updated_at LIMIT ?`), s.ts(from), s.ts(to), limit)
+	if err != nil {
+		return 0, from, fmt.Errorf("find forgotten event runs: %w", err)
+	}
+	next := to
+	if len(rows) == limit && limit > 0 {
+		next = rows[len(rows)-1].UpdatedAt.UTC()
+		if !next.After(from) {
+			next = from.Add(time.Microsecond) // a page of one instant: move on
+		}
+	}
+	runs := map[string]EventRun{}
+	for _, o := range rows {
+		run := EventRun{EventID: o.EventID, Now: o.UpdatedAt.UTC()}
+		if o.Started {
+			var last []struct {
+				StartedAt  time.Time `db:"started_at"`
+				Outcome    string    `db:"outcome"`
+				StatusCode *int      `db:"status_code"`
+				Error      *string   `db:"error"`
+			}
+			err := s.selectAll(ctx, &last, `SELECT started_at, outcome, status_code, error FROM attempts
+				WHERE occurrence_id = ? AND scheduled_at = ? ORDER BY attempt DESC LIMIT 1`, o.ID, s.ts(o.ScheduledAt))
+			if err != nil {
+				return 0, from, fmt.Errorf("read last attempt: %w", err)
+			}
+			if len(last) == 1 {
+				a := last[0]
+				code, msg := 0, ""
+				if a.StatusCode != nil {
+					code = *a.StatusCode
+				}
+				if a.Error != nil {
+					msg = *a.Error
+				}
+				at := a.StartedAt.UTC()
+				run.RanAt, run.LastStatus = &at, model.RunStatus(a.Outcome, code, msg)
+			}
+		}
+		if prev, ok := runs[o.EventID]; ok {
+			run = prev.Merge(run)
+		}
+		runs[o.EventID] = run
+	}
+	list := make([]EventRun, 0, len(runs))
+	for _, r := range runs {
+		list = append(list, r)
+	}
+	if err := s.NoteEventRuns(ctx, list); err != nil {
+		return 0, from, err
+	}
+	return len(list), next, nil
+}
