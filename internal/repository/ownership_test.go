@@ -70,8 +70,8 @@ func TestBucketOfEdgeCases(t *testing.T) {
 		"00000000-0000-0000-0000-000000000fff": 1023,
 		"00000000-0000-0000-0000-000000000400": 0,
 		"00000000-0000-0000-0000-0000000001A2": 0x1a2,
-		"x":           0,
-		"not-hex-zzz": 0,
+		"x":                                    0,
+		"not-hex-zzz":                          0,
 	} {
 		if got := model.BucketOf(id); got != want {
 			t.Errorf("BucketOf(%q) = %d, want %d", id, got, want)
