@@ -78,23 +78,6 @@ func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string, n
 	return int(n), nil
 }
 
-// DeferClaim hands a leased row back without counting an attempt, due
-// again at until, with note as its error_message so the wait shows (an
-// endpoint's rate limit, concurrency or open circuit held it). It reports
-// whether the row was still held under token.
-func (s *Store) DeferClaim(ctx context.Context, token, id string, until time.Time, note string, now time.Time) (bool, error) {
-	q := statusSQL(`UPDATE occurrences SET status = CASE WHEN attempt_count <= 1 THEN {pending} ELSE {retrying} END,
-		attempt_count = attempt_count - 1, lease_token = NULL, lease_owner = NULL, lease_expires_at = NULL,
-		next_attempt_at = ?, error_message = ?, updated_at = ?
-		WHERE lease_token = ? AND status = {dispatching} AND id = ?`)
-	res, err := s.exec(ctx, q, s.ts(until), note, s.ts(now), token, id)
-	if err != nil {
-		return false, fmt.Errorf("defer claim: %w", err)
-	}
-	n, _ := res.RowsAffected()
-	return n == 1, nil
-}
-
 // LeaseKey names one leased row: the occurrence and the token it is held by.
 type LeaseKey struct {
 	ID    string `db:"id"`
