@@ -68,6 +68,10 @@ type Manager struct {
 	store Store
 	log   *zap.Logger
 
+	// ticking serializes rounds: the heartbeat's and a dispatcher's first
+	// read may both ask for one.
+	ticking sync.Mutex
+
 	mu      sync.Mutex
 	held    map[int]*holding
 	members []string
@@ -136,6 +140,8 @@ func (m *Manager) Owned() map[int]int64 {
 // slots the balance gives to another member once their sends are recorded,
 // and take the free slots the balance gives to this one.
 func (m *Manager) Tick(ctx context.Context) error {
+	m.ticking.Lock()
+	defer m.ticking.Unlock()
 	err := m.tick(ctx)
 	m.mu.Lock()
 	m.lastErr = err
