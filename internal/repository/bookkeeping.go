@@ -92,7 +92,7 @@ func (s *Store) NoteEventRuns(ctx context.Context, runs []EventRun) error {
 	const perStatement = 500 // 4 parameters a row, and the id list
 	for start := 0; start < len(sorted); start += perStatement {
 		chunk := sorted[start:min(start+perStatement, len(sorted))]
-		if err := s.noteEventRuns(ctx, chunk); err != nil {
+		if err := s.ByKey(ctx, func(tx *Store) error { return tx.noteEventRuns(ctx, chunk) }); err != nil {
 			return err
 		}
 	}
@@ -100,30 +100,53 @@ func (s *Store) NoteEventRuns(ctx context.Context, runs []EventRun) error {
 }
 
 func (s *Store) noteEventRuns(ctx context.Context, chunk []EventRun) error {
-	var sb strings.Builder
-	args := make([]any, 0, 5*len(chunk)+2)
-	for k, r := range chunk {
-		var status *string
-		if r.RanAt != nil {
-			status = &r.LastStatus
+	var runs string
+	var args []any
+	if s.d.backend == Postgres {
+		// One array per column: the same text for every batch, parsed once
+		// per connection (see outcomeArrays).
+		ids, ran, status, now := make([]string, len(chunk)), make([]*time.Time, len(chunk)),
+			make([]*string, len(chunk)), make([]time.Time, len(chunk))
+		for k, r := range chunk {
+			ids[k], ran[k], now[k] = r.EventID, utcp(r.RanAt), r.Now.UTC()
+			if r.RanAt != nil {
+				status[k] = &chunk[k].LastStatus
+			}
 		}
-		if k > 0 {
-			sb.WriteString(", ")
+		runs = `v AS (SELECT * FROM unnest(?::uuid[], ?::timestamptz[], ?::text[], ?::timestamptz[])
+			AS u(id, last_run_at, last_status, now))`
+		args = []any{ids, ran, status, now}
+	} else {
+		var sb strings.Builder
+		for k, r := range chunk {
+			var status *string
+			if r.RanAt != nil {
+				status = &chunk[k].LastStatus
+			}
+			if k > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteString(s.d.typedRow("uuid", "timestamptz", "text", "timestamptz"))
+			args = append(args, r.EventID, s.tsp(r.RanAt), status, s.ts(r.Now))
 		}
-		sb.WriteString(s.d.typedRow("uuid", "timestamptz", "text", "timestamptz"))
-		args = append(args, r.EventID, s.tsp(r.RanAt), status, s.ts(r.Now))
+		runs = `v(id, last_run_at, last_status, now) AS (VALUES ` + sb.String() + `)`
 	}
 	args = append(args, s.ts(model.SeriesEnd), false)
-	for _, r := range chunk {
-		args = append(args, r.EventID)
+	// OFFSET 0 keeps PostgreSQL from pulling the sub-select x into each of
+	// the four columns that read it: "ended" is one probe per row, not four.
+	fence := ""
+	if s.d.backend == Postgres {
+		fence = " OFFSET 0"
 	}
 	// A run older than the event's last_run_at keeps what is there.
 	const older = `(v.last_run_at IS NULL OR (events.last_run_at IS NOT NULL AND v.last_run_at < events.last_run_at))`
 	// The sub-select decides "ended" once per row, on the row version the
-	// update applies to. The id list beside the join lets the planner find
-	// the rows by key: joined on VALUES alone it scanned the whole table
-	// when it had no statistics (a fresh table).
-	q := `WITH v(id, last_run_at, last_status, now) AS (VALUES ` + sb.String() + statusSQL(`)
+	// update applies to. PostgreSQL runs it planned by key (ByKey): a probe
+	// of the primary key per VALUES row. SQLite gets the id list beside
+	// the join, which lets its planner find the rows by key. (On PostgreSQL
+	// the list made the key scan drive the join and compare every row with
+	// every VALUES row.)
+	q := `WITH ` + runs + statusSQL(`
 		UPDATE events SET
 			last_run_at = CASE WHEN `+older+` THEN events.last_run_at ELSE v.last_run_at END,
 			last_status = CASE WHEN `+older+` THEN events.last_status
@@ -138,8 +161,14 @@ func (s *Store) noteEventRuns(ctx context.Context, chunk []EventRun) error {
 				END,
 				CASE WHEN x.ended THEN v.now ELSE events.updated_at END,
 				events.version + CASE WHEN x.ended THEN 1 ELSE 0 END
-			FROM (SELECT `) + settleEventsWhere + ` AS ended) x)
-		FROM v WHERE events.id = v.id AND events.id IN (` + placeholders(len(chunk)) + `)`
+			FROM (SELECT `) + settleEventsWhere + ` AS ended` + fence + `) x)
+		FROM v WHERE events.id = v.id`
+	if s.d.backend != Postgres {
+		q += ` AND events.id IN (` + placeholders(len(chunk)) + `)`
+		for _, r := range chunk {
+			args = append(args, r.EventID)
+		}
+	}
 	if _, err := s.exec(ctx, q, args...); err != nil {
 		return fmt.Errorf("note event runs: %w", err)
 	}

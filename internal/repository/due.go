@@ -105,22 +105,29 @@ func (c *DueCheck) Unchanged(seen int) bool {
 // CheckDue reads, for each occurrence, its state and its event's.
 func (s *Store) CheckDue(ctx context.Context, ids []string) (map[string]DueCheck, error) {
 	out := make(map[string]DueCheck, len(ids))
-	for start := 0; start < len(ids); start += insertBatch {
-		chunk := ids[start:min(start+insertBatch, len(ids))]
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = id
+	err := s.ByKey(ctx, func(tx *Store) error {
+		for start := 0; start < len(ids); start += insertBatch {
+			chunk := ids[start:min(start+insertBatch, len(ids))]
+			keys, args := `v(id) AS (SELECT * FROM unnest(?::uuid[]))`, []any{chunk}
+			if tx.d.backend != Postgres {
+				keys = `v(id) AS (VALUES ` + strings.TrimSuffix(strings.Repeat("(?), ", len(chunk)), ", ") + `)`
+				args = stringArgs(chunk)
+			}
+			var found []DueCheck
+			err := tx.selectAll(ctx, &found, `WITH `+keys+`
+				SELECT o.id, o.status, o.attempt_count, e.status AS event_status, e.version AS event_version,
+				e.deleted_at FROM v JOIN occurrences o ON o.id = v.id JOIN events e ON e.id = o.event_id`, args...)
+			if err != nil {
+				return fmt.Errorf("check due occurrences: %w", err)
+			}
+			for _, r := range found {
+				out[r.OccurrenceID] = r
+			}
 		}
-		var rows []DueCheck
-		err := s.selectAll(ctx, &rows, `SELECT o.id, o.status, o.attempt_count, e.status AS event_status,
-			e.version AS event_version, e.deleted_at FROM occurrences o JOIN events e ON e.id = o.event_id
-			WHERE o.id IN (`+placeholders(len(chunk))+`)`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("check due occurrences: %w", err)
-		}
-		for _, r := range rows {
-			out[r.OccurrenceID] = r
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

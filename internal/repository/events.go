@@ -535,24 +535,32 @@ func tagPredicates(idColumn string, scope []string, unrestricted bool, anyTags, 
 func (s *Store) EventsByID(ctx context.Context, ids []string) (map[string]model.Event, error) {
 	out := make(map[string]model.Event, len(ids))
 	ids = dedupe(ids)
-	for start := 0; start < len(ids); start += insertBatch {
-		chunk := ids[start:min(start+insertBatch, len(ids))]
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = id
+	err := s.ByKey(ctx, func(tx *Store) error {
+		for start := 0; start < len(ids); start += insertBatch {
+			chunk := ids[start:min(start+insertBatch, len(ids))]
+			var rows []eventRow
+			q, args := `SELECT `+eventColumns+` FROM events WHERE `, []any{chunk}
+			if tx.d.backend == Postgres {
+				q += `id = ANY(?::uuid[])` // one text for every batch size
+			} else {
+				q += `id IN (` + placeholders(len(chunk)) + `)`
+				args = stringArgs(chunk)
+			}
+			if err := tx.selectAll(ctx, &rows, q, args...); err != nil {
+				return fmt.Errorf("get events by id: %w", err)
+			}
+			evs, err := decodeEvents(rows)
+			if err != nil {
+				return err
+			}
+			for _, e := range evs {
+				out[e.ID] = e
+			}
 		}
-		var rows []eventRow
-		q := `SELECT ` + eventColumns + ` FROM events WHERE id IN (` + placeholders(len(chunk)) + `)`
-		if err := s.selectAll(ctx, &rows, q, args...); err != nil {
-			return nil, fmt.Errorf("get events by id: %w", err)
-		}
-		evs, err := decodeEvents(rows)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range evs {
-			out[e.ID] = e
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

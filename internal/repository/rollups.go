@@ -698,6 +698,9 @@ func (s *Store) addRollups(ctx context.Context, d *rollupDeltas) error {
 			}
 		}
 	}
+	if s.d.backend == Postgres {
+		return s.insertRollupArrays(ctx, occ, att, lat)
+	}
 	var rows [][]any
 	for k, n := range occ {
 		if n != 0 {
@@ -719,6 +722,58 @@ func (s *Store) addRollups(ctx context.Context, d *rollupDeltas) error {
 		rows = append(rows, []any{k.width, s.ts(k.start), k.action, k.metric, k.bucket, n})
 	}
 	return s.insertRollups(ctx, "latency_rollups", "width, start, action_type, metric, bucket", rows)
+}
+
+// insertRollupArrays adds the three tables' counts on PostgreSQL in one
+// statement of the same text whatever the counts (see outcomeArrays): one
+// round trip of the outcome transaction instead of three.
+func (s *Store) insertRollupArrays(ctx context.Context, occ map[occurrenceRollupKey]int, att map[attemptRollupKey]int,
+	lat map[latencyRollupKey]int) error {
+	var oMinute, aMinute, lStart []time.Time
+	var oAction, oStatus, oReason, aAction, aEndpoint, aOutcome, lWidth, lAction []string
+	var oN, aN, lBucket, lN []int64
+	var lMetric []int
+	for k, n := range occ {
+		if n != 0 {
+			oMinute, oAction, oStatus, oReason = append(oMinute, k.minute), append(oAction, k.action),
+				append(oStatus, k.status), append(oReason, k.reason)
+			oN = append(oN, int64(n))
+		}
+	}
+	for k, n := range att {
+		aMinute, aAction, aEndpoint, aOutcome = append(aMinute, k.minute), append(aAction, k.action),
+			append(aEndpoint, k.endpoint), append(aOutcome, k.outcome)
+		aN = append(aN, int64(n))
+	}
+	for k, n := range lat {
+		lWidth, lStart, lAction, lMetric = append(lWidth, k.width), append(lStart, k.start), append(lAction, k.action),
+			append(lMetric, k.metric)
+		lBucket, lN = append(lBucket, k.bucket), append(lN, int64(n))
+	}
+	if len(oN)+len(aN)+len(lN) == 0 {
+		return nil
+	}
+	_, err := s.exec(ctx, `WITH o AS (INSERT INTO occurrence_rollups (minute, action_type, status, reason, n)
+			SELECT * FROM unnest(?::timestamptz[], ?::text[], ?::text[], ?::text[], ?::bigint[])),
+		a AS (INSERT INTO attempt_rollups (minute, action_type, endpoint_id, outcome, n)
+			SELECT * FROM unnest(?::timestamptz[], ?::text[], ?::text[], ?::text[], ?::bigint[]))
+		INSERT INTO latency_rollups (width, start, action_type, metric, bucket, n)
+			SELECT * FROM unnest(?::text[], ?::timestamptz[], ?::text[], ?::int[], ?::bigint[], ?::bigint[])`,
+		utcs(oMinute), oAction, oStatus, oReason, oN, utcs(aMinute), aAction, aEndpoint, aOutcome, aN,
+		lWidth, utcs(lStart), lAction, lMetric, lBucket, lN)
+	if err != nil {
+		return fmt.Errorf("add rollups: %w", err)
+	}
+	return nil
+}
+
+// utcs returns ts in UTC (non-nil: an empty array, not NULL).
+func utcs(ts []time.Time) []time.Time {
+	out := make([]time.Time, len(ts))
+	for i, t := range ts {
+		out[i] = t.UTC()
+	}
+	return out
 }
 
 // insertRollups adds rows (the key's columns, then n) to a rollup table.

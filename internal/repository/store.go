@@ -359,6 +359,43 @@ func (s *Store) WithTx(ctx context.Context, fn func(tx *Store) error) error {
 	return nil
 }
 
+// ByKey runs fn in a transaction whose statements PostgreSQL plans as
+// lookups by key: no sequential or bitmap scans, no hash or merge joins,
+// no parallel workers (a batch of probes is done before they start).
+// The hot path's statements each read or write a batch of rows named by id.
+// Planned from statistics that lag a burst (autovacuum analyzes a table a
+// minute after it grew, and never when it is off), PostgreSQL took them for
+// a few rows of a small table: it hash-joined each batch of outcomes with
+// every waiting row of the week and scanned all of events for each batch of
+// bookkeeping, a cost per delivery that grew with the backlog. A probe per
+// key costs the same whatever the statistics say. On SQLite, whose planner
+// uses the primary key for such lists anyway, fn runs as is.
+func (s *Store) ByKey(ctx context.Context, fn func(tx *Store) error) error {
+	if s.d.backend != Postgres {
+		return fn(s)
+	}
+	return s.WithTx(ctx, func(tx *Store) error {
+		if err := tx.planByKey(ctx); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+}
+
+// planByKey is ByKey's setting, for the rest of a PostgreSQL transaction.
+func (s *Store) planByKey(ctx context.Context) error {
+	if s.d.backend != Postgres {
+		return nil
+	}
+	_, err := s.exec(ctx, `SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true),
+		set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true),
+		set_config('max_parallel_workers_per_gather', '0', true)`)
+	if err != nil {
+		return fmt.Errorf("plan by key: %w", err)
+	}
+	return nil
+}
+
 func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	res, err := s.q.ExecContext(ctx, s.d.rebind(query), args...)
 	return res, s.note(err, true)

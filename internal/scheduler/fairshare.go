@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -239,6 +240,11 @@ func (s *shares) snapshot(now time.Time) ShareStatus {
 }
 
 // fairShare is the shell around shares: attempts wait on it for a slot.
+// Waiters queue per scope and per destination, in arrival order, and a
+// freed slot admits the first waiters that now fit, under the lock, so a
+// give wakes only the goroutines it admits. (Waking every waiter on every
+// freed slot, as a broadcast would, cost a burst of a thousand waiting
+// attempts most of the dispatcher's CPU in scheduler wake-ups.)
 type fairShare struct {
 	clock   Clock
 	workers int
@@ -247,7 +253,20 @@ type fairShare struct {
 	stopping <-chan struct{}
 	mu       sync.Mutex
 	s        *shares
-	freed    chan struct{} // closed and replaced whenever a slot frees
+	// waitScope and waitDest are the waiters queued on each scope and
+	// destination (a waiter is in both queues, or only its scope's).
+	waitScope, waitDest map[string]*list.List
+}
+
+// waiter is one attempt queued for its shares.
+type waiter struct {
+	scope, dest string
+	deadline    time.Time
+	inScope     *list.Element
+	inDest      *list.Element // nil without a destination
+	// ready closes when the waiter is admitted; id is then its run's.
+	ready chan struct{}
+	id    uint64
 }
 
 func newFairShare(cfg Config, clock Clock, stopping <-chan struct{}) *fairShare {
@@ -255,8 +274,12 @@ func newFairShare(cfg Config, clock Clock, stopping <-chan struct{}) *fairShare 
 	if cfg.MaxPerDestination > 0 {
 		destMax = min(destMax, cfg.MaxPerDestination)
 	}
-	return &fairShare{clock: clock, workers: cfg.Workers, stopping: stopping,
-		s: newShares(shareCap(cfg.Workers, cfg.ScopeShare), destMax), freed: make(chan struct{})}
+	return newFairShareOf(clock, cfg.Workers, newShares(shareCap(cfg.Workers, cfg.ScopeShare), destMax), stopping)
+}
+
+func newFairShareOf(clock Clock, workers int, s *shares, stopping <-chan struct{}) *fairShare {
+	return &fairShare{clock: clock, workers: workers, stopping: stopping, s: s,
+		waitScope: map[string]*list.List{}, waitDest: map[string]*list.List{}}
 }
 
 // errShareStalled: the share an attempt waits for is stalled;
@@ -271,42 +294,133 @@ var (
 // stalled (errShareStalled, with when to try again). release frees the
 // slot; it must be called once.
 func (f *fairShare) acquire(ctx context.Context, scope, dest string, handBack func() bool) (release func(), retryAt time.Time, err error) {
-	for {
-		now := f.clock.Now()
-		// The attempt's deadline on the deployment clock, which due
-		// decisions and the report read.
-		deadline := now.Add(time.Hour) // no deadline: never overdue in the report
-		if dl, ok := ctx.Deadline(); ok {
-			deadline = now.Add(time.Until(dl))
-		}
-		f.mu.Lock()
-		id, admitted := f.s.take(scope, dest, now, deadline)
-		stalled, at := f.s.stalled(scope, dest, now, shareStall)
-		freed := f.freed
+	now := f.clock.Now()
+	// The attempt's deadline on the deployment clock, which due decisions
+	// and the report read.
+	deadline := now.Add(time.Hour) // no deadline: never overdue in the report
+	if dl, ok := ctx.Deadline(); ok {
+		deadline = now.Add(time.Until(dl))
+	}
+	f.mu.Lock()
+	if id, ok := f.s.take(scope, dest, now, deadline); ok {
 		f.mu.Unlock()
-		switch {
-		case admitted:
-			return func() { f.give(id) }, time.Time{}, nil
-		case stalled && handBack():
+		return func() { f.give(id) }, time.Time{}, nil
+	}
+	w := f.enqueue(scope, dest, deadline)
+	f.mu.Unlock()
+	for {
+		f.mu.Lock()
+		stalled, at := f.s.stalled(scope, dest, f.clock.Now(), shareStall)
+		f.mu.Unlock()
+		if stalled && handBack() {
+			if id, ok := f.leave(w); ok {
+				return func() { f.give(id) }, time.Time{}, nil
+			}
 			return nil, at, errShareStalled
 		}
+		var quit error
 		select {
+		case <-w.ready:
+			return func() { f.give(w.id) }, time.Time{}, nil
 		case <-ctx.Done():
-			return nil, now.Add(shareStall), ctx.Err()
+			quit = ctx.Err()
 		case <-f.stopping:
-			return nil, now, errStopping
-		case <-freed:
+			quit = errStopping
 		case <-f.clock.After(shareStall):
+			continue
 		}
+		if id, ok := f.leave(w); ok {
+			f.give(id) // admitted as it gave up: pass the slot on
+		}
+		if quit == errStopping {
+			return nil, f.clock.Now(), quit
+		}
+		return nil, f.clock.Now().Add(shareStall), quit
+	}
+}
+
+// enqueue queues a waiter on its scope and destination; f.mu is held.
+func (f *fairShare) enqueue(scope, dest string, deadline time.Time) *waiter {
+	w := &waiter{scope: scope, dest: dest, deadline: deadline, ready: make(chan struct{})}
+	w.inScope = queue(f.waitScope, scope).PushBack(w)
+	if dest != "" {
+		w.inDest = queue(f.waitDest, dest).PushBack(w)
+	}
+	return w
+}
+
+func queue(m map[string]*list.List, key string) *list.List {
+	l, ok := m[key]
+	if !ok {
+		l = list.New()
+		m[key] = l
+	}
+	return l
+}
+
+// leave takes a waiter out of its queues; if it was admitted meanwhile it
+// reports its run's id instead.
+func (f *fairShare) leave(w *waiter) (uint64, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	select {
+	case <-w.ready:
+		return w.id, true
+	default:
+	}
+	f.dequeue(w)
+	return 0, false
+}
+
+// dequeue takes w out of its queues (dropping emptied ones); f.mu is held.
+func (f *fairShare) dequeue(w *waiter) {
+	unqueue(f.waitScope, w.scope, w.inScope)
+	if w.inDest != nil {
+		unqueue(f.waitDest, w.dest, w.inDest)
+	}
+}
+
+func unqueue(m map[string]*list.List, key string, e *list.Element) {
+	l := m[key]
+	l.Remove(e)
+	if l.Len() == 0 {
+		delete(m, key)
 	}
 }
 
 func (f *fairShare) give(id uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.s.give(id, f.clock.Now())
-	close(f.freed)
-	f.freed = make(chan struct{})
+	r, ok := f.s.runs[id]
+	if !ok {
+		return
+	}
+	now := f.clock.Now()
+	f.s.give(id, now)
+	// Only waiters of the freed scope or destination can fit now.
+	f.admit(f.waitScope[r.scope], now, func() bool { return f.s.full(f.s.scopes, r.scope, f.s.scopeMax) })
+	if r.dest != "" {
+		f.admit(f.waitDest[r.dest], now, func() bool { return f.s.full(f.s.dests, r.dest, f.s.destMax) })
+	}
+}
+
+// admit admits the waiters of l that fit, first come first served, until
+// the share the queue is for is full again; f.mu is held.
+func (f *fairShare) admit(l *list.List, now time.Time, full func() bool) {
+	if l == nil {
+		return
+	}
+	for e := l.Front(); e != nil && !full(); {
+		w := e.Value.(*waiter)
+		e = e.Next() // before dequeue removes it
+		id, ok := f.s.take(w.scope, w.dest, now, w.deadline)
+		if !ok {
+			continue // its other share is full
+		}
+		f.dequeue(w)
+		w.id = id
+		close(w.ready)
+	}
 }
 
 // status reports the shares now.

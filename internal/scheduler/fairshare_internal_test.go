@@ -166,7 +166,7 @@ func TestFairShareAcquire(t *testing.T) {
 	t.Parallel()
 	clock := &manualClock{now: shareT0, after: make(chan time.Time)}
 	stopping := make(chan struct{})
-	f := &fairShare{clock: clock, workers: 2, s: newShares(1, 1), freed: make(chan struct{}), stopping: stopping}
+	f := newFairShareOf(clock, 2, newShares(1, 1), stopping)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	release, _, err := f.acquire(ctx, "a", "h:1", crowded)
@@ -216,3 +216,64 @@ type manualClock struct {
 func (c *manualClock) Now() time.Time                       { return c.now }
 func (c *manualClock) After(time.Duration) <-chan time.Time { return c.after }
 func (c *manualClock) set(at time.Time)                     { c.now = at }
+
+// A freed slot goes to the first waiter that fits, in arrival order, through
+// the queue of the scope or the destination it freed; waiters it cannot
+// admit stay queued without being woken.
+func TestFairShareAdmitsWaitersInOrder(t *testing.T) {
+	t.Parallel()
+	clock := &manualClock{now: shareT0, after: make(chan time.Time)}
+	f := newFairShareOf(clock, 4, newShares(2, 1), make(chan struct{}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	first, _, err := f.acquire(ctx, "a", "h:1", crowded)
+	require.NoError(t, err)
+	second, _, err := f.acquire(ctx, "a", "h:2", crowded)
+	require.NoError(t, err)
+
+	admitted := make(chan string, 3)
+	wait := func(name, scope, dest string) {
+		f.mu.Lock()
+		queued := 0
+		if l := f.waitScope[scope]; l != nil {
+			queued = l.Len()
+		}
+		f.mu.Unlock()
+		go func() {
+			r, _, err := f.acquire(ctx, scope, dest, func() bool { return false })
+			if err != nil {
+				admitted <- name + ": " + err.Error()
+				return
+			}
+			admitted <- name
+			_ = r // held until the test ends
+		}()
+		require.Eventually(t, func() bool { // queued before the next one
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			return f.waitScope[scope] != nil && f.waitScope[scope].Len() > queued
+		}, 30*time.Second, time.Millisecond)
+	}
+	wait("x", "a", "h:1") // scope a is full
+	wait("y", "a", "h:3")
+	wait("z", "b", "h:1") // h:1 is full
+	none := func() {
+		select {
+		case got := <-admitted:
+			t.Fatalf("%s was admitted with no room", got)
+		default:
+		}
+	}
+	none()
+
+	second() // frees a slot of scope a: x comes first but h:1 is full, so y
+	require.Equal(t, "y", <-admitted)
+	none()
+	first() // frees h:1 and a slot of a: x, the first of a's queue; z's scope b has room, but h:1 is x's now
+	require.Equal(t, "x", <-admitted)
+	none()
+	f.mu.Lock()
+	require.Nil(t, f.waitScope["a"], "an emptied queue is dropped")
+	require.Equal(t, 1, f.waitDest["h:1"].Len())
+	f.mu.Unlock()
+}
