@@ -59,7 +59,7 @@ func Default() *Config {
 			MinInterval:           time.Second,
 			MaxCount:              100000,
 			ExpandBatch:           200,
-			RecordBatch:           200,
+			RecordBatch:           500,
 			RecordInterval:        5 * time.Millisecond,
 			RescueBatch:           1000,
 			CatchupGrace:          time.Minute,

@@ -179,7 +179,7 @@ func (s *Store) applyOutcomes(ctx context.Context, recs []*OutcomeRecord, stats 
 		}
 		bulk = append(bulk, i)
 	}
-	const perStatement = 400 // 15 parameters a row
+	const perStatement = 1000 // 15 parameters a row (SQLite), 15 arrays (PostgreSQL)
 	for start := 0; start < len(bulk); start += perStatement {
 		chunk := bulk[start:min(start+perStatement, len(bulk))]
 		applied, err := s.recordOutcomeSet(ctx, recs, chunk)

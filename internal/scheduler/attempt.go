@@ -114,7 +114,7 @@ func (d *Dispatcher) attempt(jb job) {
 	// row again under the same id: a send already under way).
 	occ := jb.occ
 	ev := jb.ev
-	d.rec.add(rec, func(err error) {
+	d.record(rec, func(err error) {
 		if err == nil {
 			for _, o := range d.observers {
 				o.ObserveAttempt(&ev, &occ, out, started)

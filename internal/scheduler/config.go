@@ -55,7 +55,7 @@ type Config struct {
 	// MaxPerDestination) may hold at once (fairshare.go).
 	ScopeShare, DestinationShare float64
 
-	RecordBatch    int           // outcomes per write (200)
+	RecordBatch    int           // outcomes per write (500)
 	RecordInterval time.Duration // longest an outcome waits to be written (5 ms)
 	// BookkeepingInterval is how often the event bookkeeping of recorded
 	// outcomes (last_run_at, last_status, next_run_at, inactive) is written,

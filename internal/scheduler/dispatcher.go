@@ -124,7 +124,8 @@ type Dispatcher struct {
 
 	mu        sync.Mutex
 	held      int           // rows read whose outcome is not written yet
-	changed   chan struct{} // closed and replaced whenever held drops
+	queued    int           // of those, the ones handed to the outcome writer
+	changed   chan struct{} // closed and replaced whenever capacity grows
 	announced time.Time     // earliest instant given to Wake, not yet seen by Run
 }
 
@@ -346,7 +347,7 @@ func (d *Dispatcher) skip(occ *model.Occurrence, c custody, status model.Occurre
 // reason (may be empty) and description.
 func (d *Dispatcher) resolve(occ *model.Occurrence, c custody, status model.OccurrenceStatus, reason, msg string,
 	now time.Time, uncount bool) {
-	d.rec.add(repository.OutcomeRecord{OccurrenceID: occ.ID, Status: status,
+	d.record(repository.OutcomeRecord{OccurrenceID: occ.ID, Status: status,
 		ErrorMessage: &msg, Reason: reason, Now: now, Uncount: uncount, EventID: occ.EventID,
 		Ran: status == model.OccurrenceFailed, LastStatus: msg, Slot: c.slot, Epoch: c.epoch, Seen: c.seen,
 	}, func(err error) {
@@ -357,10 +358,13 @@ func (d *Dispatcher) resolve(occ *model.Occurrence, c custody, status model.Occu
 	})
 }
 
-// capacity is how many rows the next read may take: read rows wait for a
-// worker, so reading far beyond the pool only ages them. Up to two batches
-// plus the pool may be held at once, so the next batch is read while the
-// previous one is still firing or being recorded.
+// capacity is how many rows the next read may take. Rows not yet handed
+// to the outcome writer wait for a worker, so reading far beyond the pool
+// only ages them: up to two batches plus the pool of those. Rows whose
+// outcome is queued need no worker; they only wait for their write, and the
+// more of them wait, the larger and cheaper each write is (its cost is
+// mostly round trips, not rows). They are bounded by maxQueued, which keeps
+// the rows in memory (and the list each read leaves out) small.
 func (d *Dispatcher) capacity() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -368,7 +372,33 @@ func (d *Dispatcher) capacity() int {
 }
 
 func (d *Dispatcher) capacityLocked() int {
-	return min(d.cfg.ClaimBatch, 2*d.cfg.ClaimBatch+d.cfg.Workers-d.held)
+	unsent := d.held - d.queued
+	return min(d.cfg.ClaimBatch, 2*d.cfg.ClaimBatch+d.cfg.Workers-unsent,
+		2*d.cfg.ClaimBatch+d.cfg.Workers+d.maxQueued()-d.held)
+}
+
+// maxQueued is how many rows may wait for their outcome write beyond the
+// two batches and the pool: four writes' worth.
+func (d *Dispatcher) maxQueued() int { return 4 * d.cfg.RecordBatch }
+
+// record queues an outcome for the writer and counts its row as queued (no
+// longer waiting for a worker) until done.
+func (d *Dispatcher) record(rec repository.OutcomeRecord, done func(error)) {
+	d.addQueued(1)
+	d.rec.add(rec, func(err error) {
+		d.addQueued(-1)
+		done(err)
+	})
+}
+
+func (d *Dispatcher) addQueued(n int) {
+	d.mu.Lock()
+	d.queued += n
+	if n > 0 { // the row no longer waits for a worker: room to read
+		close(d.changed)
+		d.changed = make(chan struct{})
+	}
+	d.mu.Unlock()
 }
 
 // minClaim is the capacity a busy dispatcher waits for before claiming

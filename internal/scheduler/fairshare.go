@@ -396,11 +396,18 @@ func (f *fairShare) give(id uint64) {
 		return
 	}
 	now := f.clock.Now()
+	scopeFull := func() bool { return f.s.full(f.s.scopes, r.scope, f.s.scopeMax) }
+	destFull := func() bool { return r.dest != "" && f.s.full(f.s.dests, r.dest, f.s.destMax) }
+	// Only waiters of the freed scope or destination can fit now, and of
+	// those only where that share was the full one: a waiter queued on a
+	// scope with room waits for its destination, and the other way round.
+	wasScopeFull, wasDestFull := scopeFull(), destFull()
 	f.s.give(id, now)
-	// Only waiters of the freed scope or destination can fit now.
-	f.admit(f.waitScope[r.scope], now, func() bool { return f.s.full(f.s.scopes, r.scope, f.s.scopeMax) })
-	if r.dest != "" {
-		f.admit(f.waitDest[r.dest], now, func() bool { return f.s.full(f.s.dests, r.dest, f.s.destMax) })
+	if wasScopeFull {
+		f.admit(f.waitScope[r.scope], now, scopeFull)
+	}
+	if wasDestFull {
+		f.admit(f.waitDest[r.dest], now, destFull)
 	}
 }
 
