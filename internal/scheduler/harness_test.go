@@ -16,6 +16,7 @@ import (
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/outbound"
 	"github.com/qhronos/qhronos/internal/planner"
+	"github.com/qhronos/qhronos/internal/qhronostest"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 	"github.com/qhronos/qhronos/internal/scheduler"
@@ -180,17 +181,11 @@ func (e *env) reload(id string) model.Event {
 // outcome, not in the outcome's transaction. Fails after 30 s.
 func (e *env) awaitEvent(id string, ok func(model.Event) bool, what string) model.Event {
 	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ev := e.reload(id)
-		if ok(ev) {
-			return ev
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("event %s: %s: not within 30 s (status %s, last_status %q)", id, what, ev.Status, ev.LastStatus)
-		}
-		time.Sleep(5 * time.Millisecond)
+	var ev model.Event
+	if !qhronostest.Eventually(30*time.Second, nil, func() bool { ev = e.reload(id); return ok(ev) }) {
+		e.t.Fatalf("event %s: %s: not within 30 s (status %s, last_status %q)", id, what, ev.Status, ev.LastStatus)
 	}
+	return ev
 }
 
 // inactive reports whether the event ended.
