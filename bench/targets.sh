@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The performance targets of issue #27, each measured against the machine's ceiling in the same run.
+# The performance targets of issues #27 and #36 (#36's goals), each measured against the machine's ceiling in the same run.
 #
 # usage: bench/targets.sh burst|within1s|steady|two|creates|sqlite|all|million ...   (from anywhere)
 #
@@ -7,11 +7,11 @@
 # else) runs right before each target, so the two share the machine's state of the moment, and the target is
 # quoted as a ratio of it. At the end a table prints: target, figure, ceiling figure, ratio, goal, met/missed.
 #
-#   burst     20,000 due on one instant: rate >= 0.6 of the ceiling's rows/s; 0 lost, 0 duplicates, every
+#   burst     20,000 due on one instant: rate >= 0.5 of the ceiling's rows/s; 0 lost, 0 duplicates, every
 #             sampled attempt recorded completed
-#   within1s  10,000 due within one second: drained (first due instant -> last receipt) within 1.5x the
+#   within1s  10,000 due within one second: drained (first due instant -> last receipt) within 2x the
 #             ceiling's time for 10,000 rows + 1 s
-#   steady    STEADY_DURATION (default 60s) at 0.4 of the ceiling's rows/s: lateness p50 <= 5 ms, p99 <= 25 ms
+#   steady    STEADY_DURATION (default 60s) at 0.25 of the ceiling's rows/s: lateness p50 <= 5 ms, p99 <= 25 ms
 #   two       the 20,000 burst on one server, then on two servers sharing the PostgreSQL database and Redis:
 #             two >= 0.95x one
 #   creates   POST /events (in-process Go benchmark over loopback HTTP) >= 0.5 of pgbench running the same
@@ -81,7 +81,7 @@ t_burst() {
 	pg t_burst 18201 "$f" -- --events 20000 --burst-window 0 --due-in ${BURST_DUE_IN:-45s}
 	local r ok; r=$(json "$f" "round(r['deliveries_per_second'])"); ok=$(checks "$f")
 	row "20,000 on one instant" "$r/s (p99 $(json "$f" "round(r['lateness_ms']['p99'])") ms)" "$C_RATE/s" \
-		"$(calc "round($r/$C_RATE, 2)")" ">= 0.6, 0 lost/dup, recorded" "$(verdict "$r >= 0.6*$C_RATE" "$ok")"
+		"$(calc "round($r/$C_RATE, 2)")" ">= 0.5, 0 lost/dup, recorded" "$(verdict "$r >= 0.5*$C_RATE" "$ok")"
 }
 
 t_within1s() {
@@ -91,13 +91,13 @@ t_within1s() {
 	pg t_within 18202 "$f" -- --events 10000 --burst-window 1s --due-in ${BURST_DUE_IN:-45s}
 	local d ok; d=$(json "$f" "round(r['drain_seconds'], 2)"); ok=$(checks "$f")
 	row "10,000 within 1 s: drain time" "${d} s (p99 late $(json "$f" "round(r['lateness_ms']['p99'])") ms)" "${C_SECS} s" \
-		"$(calc "round($d/$C_SECS, 2)")" "<= 1.5x + 1 s = $(calc "round(1.5*$C_SECS+1, 2)") s" "$(verdict "$d <= 1.5*$C_SECS+1" "$ok")"
+		"$(calc "round($d/$C_SECS, 2)")" "<= 2x + 1 s = $(calc "round(2*$C_SECS+1, 2)") s" "$(verdict "$d <= 2*$C_SECS+1" "$ok")"
 }
 
 t_steady() {
 	ceiling
 	local dur=${STEADY_DURATION:-60s} rate f=$OUT/steady.json
-	rate=$(calc "int(0.4*$C_RATE)")
+	rate=$(calc "int(0.25*$C_RATE)")
 	local secs=${dur%s} events; events=$((rate * secs))
 	# the events are created ahead through the API: leave time for that (about 1,500/s on a loaded machine)
 	local due=${STEADY_DUE_IN:-$((events / 1500 + 15))s}
@@ -105,8 +105,8 @@ t_steady() {
 	pg t_steady 18203 "$f" -- --mode steady --rate "$rate" --duration "$dur" --due-in "$due"
 	local p50 p99 got ok; p50=$(json "$f" "round(r['lateness_ms']['p50'], 1)"); p99=$(json "$f" "round(r['lateness_ms']['p99'], 1)")
 	got=$(json "$f" "round(r['deliveries_per_second'])"); ok=$(checks "$f")
-	row "steady 0.4 of ceiling for $dur" "$got/s, p50 $p50 ms, p99 $p99 ms" "$C_RATE/s" \
-		"$(calc "round($got/$C_RATE, 2)")" "rate 0.4, p50 <= 5, p99 <= 25 ms" "$(verdict "$p50 <= 5 and $p99 <= 25 and $got >= 0.95*$rate" "$ok")"
+	row "steady 0.25 of ceiling for $dur" "$got/s, p50 $p50 ms, p99 $p99 ms" "$C_RATE/s" \
+		"$(calc "round($got/$C_RATE, 2)")" "rate 0.25, p50 <= 5, p99 <= 25 ms" "$(verdict "$p50 <= 5 and $p99 <= 25 and $got >= 0.95*$rate" "$ok")"
 }
 
 t_two() {
