@@ -281,7 +281,7 @@ const outcomeFields = `id, token, status, completed_at, next_attempt_at, status_
 // per column. The statement's text is the same for every batch, so each
 // connection parses it once and plans it cheaply; as a VALUES list it was
 // parsed and planned anew for every batch size, two thirds of its time.
-var outcomeArrays = `unnest(?::uuid[], ?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[], ?::int[], ?::text[],
+const outcomeArrays = `unnest(?::uuid[], ?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[], ?::int[], ?::text[],
 	?::text[], ?::timestamptz[], ?::timestamptz[], ?::timestamptz[], ?::int[], ?::bigint[], ?::int[], ?::int[])
 	AS u(` + outcomeFields + `)`
 

@@ -395,10 +395,15 @@ func (d *Dispatcher) addQueued(n int) {
 	d.mu.Lock()
 	d.queued += n
 	if n > 0 { // the row no longer waits for a worker: room to read
-		close(d.changed)
-		d.changed = make(chan struct{})
+		d.roomLocked()
 	}
 	d.mu.Unlock()
+}
+
+// roomLocked wakes whoever waits for capacity (room); d.mu is held.
+func (d *Dispatcher) roomLocked() {
+	close(d.changed)
+	d.changed = make(chan struct{})
 }
 
 // minClaim is the capacity a busy dispatcher waits for before claiming
@@ -424,8 +429,7 @@ func (d *Dispatcher) addHeld(n int) {
 	d.mu.Lock()
 	d.held += n
 	if n < 0 {
-		close(d.changed)
-		d.changed = make(chan struct{})
+		d.roomLocked()
 	}
 	d.mu.Unlock()
 }
