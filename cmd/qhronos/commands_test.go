@@ -110,6 +110,12 @@ func TestCommands(t *testing.T) {
 
 		ok(t, e, &occ, "occurrences", "replay", occ.ID)
 		qhronostest.Wait(t, 60*time.Second, "the replay reaches the receiver", func() bool { return len(rc.Requests()) >= 2 })
+		// A delivery under way stays pending until its outcome is recorded:
+		// wait for that, or the replayed row counts among the pending ones.
+		qhronostest.Wait(t, 60*time.Second, "the replay's outcome is recorded", func() bool {
+			ok(t, e, &occ, "occurrences", "get", occ.ID)
+			return occ.Status == client.OccurrenceStatusCompleted
+		})
 		var res client.RetryResult
 		ok(t, e, &res, "occurrences", "replay", "--event", ev.ID, "--status", "failed")
 		require.Zero(t, res.Requeued, "nothing failed, nothing to replay")
