@@ -37,7 +37,14 @@ func (s *Store) ReadDue(ctx context.Context, r DueRequest) ([]model.Occurrence, 
 	q := statusSQL(`SELECT `+occurrenceColumns+` FROM occurrences WHERE status IN {waiting} AND next_attempt_at <= ?`) +
 		where + ` ORDER BY next_attempt_at LIMIT ?`
 	var out []model.Occurrence
-	if err := s.selectAll(ctx, &out, q, append(append([]any{s.ts(r.Until)}, args...), r.Limit)...); err != nil {
+	// By key: the oldest rows first along the due index, stopping at the
+	// limit. Planned from statistics that lag a burst, PostgreSQL took the
+	// backlog for a few rows and read and sorted all of it (a bitmap scan)
+	// for every batch: a cost per delivery that grew with the backlog.
+	err := s.ByKey(ctx, func(tx *Store) error {
+		return tx.selectAll(ctx, &out, q, append(append([]any{tx.ts(r.Until)}, args...), r.Limit)...)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read due occurrences: %w", err)
 	}
 	return normalizeAll(out), nil
@@ -48,8 +55,10 @@ func (s *Store) ReadDue(ctx context.Context, r DueRequest) ([]model.Occurrence, 
 func (s *Store) NextDueIn(ctx context.Context, slots []int, skip []string) (*time.Time, error) {
 	where, args := s.dueWhere(slots, skip)
 	var rows []time.Time
-	err := s.selectAll(ctx, &rows, statusSQL(`SELECT next_attempt_at FROM occurrences WHERE status IN {waiting}`)+where+
-		` ORDER BY next_attempt_at LIMIT 1`, args...)
+	err := s.ByKey(ctx, func(tx *Store) error { // as ReadDue
+		return tx.selectAll(ctx, &rows, statusSQL(`SELECT next_attempt_at FROM occurrences WHERE status IN {waiting}`)+
+			where+` ORDER BY next_attempt_at LIMIT 1`, args...)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("next due occurrence: %w", err)
 	}
