@@ -1681,15 +1681,17 @@ type Occurrence struct {
 	ResponseBody *string           `json:"response_body,omitempty"`
 	ScheduledAt  time.Time         `json:"scheduled_at"`
 	StartedAt    *time.Time        `json:"started_at,omitempty"`
-	Status       OccurrenceStatus  `json:"status"`
-	StatusCode   *int              `json:"status_code,omitempty"`
-	UpdatedAt    *time.Time        `json:"updated_at,omitempty"`
+
+	// Status A delivery under way leaves its occurrence pending (or retrying) until its outcome is recorded, normally milliseconds after the receiver answers; dispatching appears only on rows an older version claimed (rolling upgrade). GET /status shows each instance's deliveries in flight.
+	Status     OccurrenceStatus `json:"status"`
+	StatusCode *int             `json:"status_code,omitempty"`
+	UpdatedAt  *time.Time       `json:"updated_at,omitempty"`
 }
 
 // OccurrenceReason why a skipped, missed or cancelled occurrence did not fire
 type OccurrenceReason string
 
-// OccurrenceStatus defines model for Occurrence.Status.
+// OccurrenceStatus A delivery under way leaves its occurrence pending (or retrying) until its outcome is recorded, normally milliseconds after the receiver answers; dispatching appears only on rows an older version claimed (rolling upgrade). GET /status shows each instance's deliveries in flight.
 type OccurrenceStatus string
 
 // OccurrenceOrder order of an occurrence listing: scheduled_at oldest first, -scheduled_at newest first

@@ -3756,7 +3756,10 @@ export interface components {
             event_id: string;
             /** Format: date-time */
             scheduled_at: string;
-            /** @enum {string} */
+            /**
+             * @description A delivery under way leaves its occurrence pending (or retrying) until its outcome is recorded, normally milliseconds after the receiver answers; dispatching appears only on rows an older version claimed (rolling upgrade). GET /status shows each instance's deliveries in flight.
+             * @enum {string}
+             */
             status: "pending" | "dispatching" | "retrying" | "awaiting_ack" | "completed" | "failed" | "missed" | "cancelled" | "skipped";
             manual?: boolean;
             attempt_count: number;
