@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The performance targets of issues #27 and #36 (#36's goals), each measured against the machine's ceiling in the same run.
 #
-# usage: bench/targets.sh burst|within1s|steady|two|creates|sqlite|all|million ...   (from anywhere)
+# usage: bench/targets.sh burst|within1s|steady|two|creates|sqlite|all|million|statements ...   (from anywhere)
 #
 # The ceiling (../shared/ceiling/run.sh: claim with SKIP LOCKED -> HMAC-sign and POST -> mark done, nothing
 # else) runs right before each target, so the two share the machine's state of the moment, and the target is
@@ -19,6 +19,10 @@
 #   sqlite    embedded SQLite, 10,000 on one instant: >= 0.35 of the PostgreSQL ceiling
 #   all       every target above, in that order
 #   million   the 1,000,000 run of #16 (not in all: it takes 10 minutes)
+#   statements PostgreSQL statement time per delivery (pg_stat_statements on the private profiling cluster of
+#             bench/pg-profile.sh, started if needed): the ceiling draining 20,000 rows against the 20,000
+#             burst, each counted from its first due row to its drain (the seeding and the creates left out):
+#             <= 2x the ceiling's (not in all: it needs the profiling cluster)
 #
 # Environment:
 #   QHRONOSD, QHRONOS_BENCH  binaries (default /tmp/qhronosd, /tmp/qhronos-bench); build them first:
@@ -160,6 +164,37 @@ t_sqlite() {
 		"$(verdict "$r >= 0.35*$C_RATE" "$ok")"
 }
 
+# stmt_ms: statement time (ms) pg_stat_statements holds on the profiling cluster, seeding and schema left out
+stmt_ms() {
+	psql -h 127.0.0.1 -p 55432 -U postgres -d postgres -qAtc "SELECT round(coalesce(sum(total_exec_time), 0)::numeric, 1)
+		FROM pg_stat_statements WHERE query !~* '^\s*(CREATE|DROP|ALTER|VACUUM|INSERT INTO e2e_occurrences|WITH ev AS \(INSERT INTO events)'
+		AND query NOT LIKE '%pg_stat_statements%'"
+}
+
+t_statements() {
+	bash bench/pg-profile.sh start 2>/dev/null || true # already running is fine
+	local cdb=bench_t_ceiling f=$OUT/statements.json due=${BURST_DUE_IN:-45s}
+	log "statements: the ceiling, 20,000 rows, on the profiling cluster"
+	psql -h 127.0.0.1 -p 55432 -U postgres -qc "DROP DATABASE IF EXISTS $cdb" -qc "CREATE DATABASE $cdb" >/dev/null
+	bash bench/pg-profile.sh reset
+	# the ceiling's seeding statements are left out by stmt_ms; its claims and marks are what it does a delivery
+	PGPORT=55432 PGURL="postgres://postgres@127.0.0.1:55432/$cdb?sslmode=disable" PORT=$(free_port) \
+		bash "$CEILING_DIR/run.sh" 20000 >"$OUT/statements-ceiling.txt" 2>&1
+	local cms; cms=$(stmt_ms)
+	psql -h 127.0.0.1 -p 55432 -U postgres -qc "DROP DATABASE IF EXISTS $cdb" >/dev/null
+	grep -q 'delivered=20000' "$OUT/statements-ceiling.txt" || { cat "$OUT/statements-ceiling.txt" >&2; echo "the ceiling did not run" >&2; exit 1; }
+	log "statements: 20,000 on one instant, due in $due; counting from 2 s before it"
+	( sleep $((${due%s} - 2)); bash bench/pg-profile.sh reset ) &
+	local resetter=$!
+	PGPORT=55432 pg t_stmts 18208 "$f" -- --events 20000 --burst-window 0 --due-in "$due"
+	wait $resetter
+	local ms ok; ms=$(stmt_ms); ok=$(checks "$f")
+	[ "$(json "$f" "r['create_seconds'] < ${due%s} - 2")" = True ] || ok="the creates ran past the reset: raise BURST_DUE_IN"
+	local per cper; per=$(calc "round($ms*1000/20000)"); cper=$(calc "round($cms*1000/20000)")
+	row "PostgreSQL statement time a delivery" "$per µs" "$cper µs" "$(calc "round($ms/$cms, 2)")" "<= 2x the ceiling's" \
+		"$(verdict "$ms <= 2*$cms" "$ok")"
+}
+
 t_million() {
 	ceiling
 	local f=$OUT/million.json
@@ -173,9 +208,9 @@ t_million() {
 [ $# -gt 0 ] || set -- all
 for t in "$@"; do
 	case $t in
-	burst | within1s | steady | two | creates | sqlite | million) ;;
+	burst | within1s | steady | two | creates | sqlite | million | statements) ;;
 	all) ;;
-	*) echo "usage: $0 burst|within1s|steady|two|creates|sqlite|all|million ..." >&2; exit 2 ;;
+	*) echo "usage: $0 burst|within1s|steady|two|creates|sqlite|all|million|statements ..." >&2; exit 2 ;;
 	esac
 done
 for t in "$@"; do

@@ -32,7 +32,12 @@ import (
 // TestRollupsFollowEveryPath walks every such path. On PostgreSQL the
 // counts are "fresh" rows (no upsert, so concurrent outcome transactions
 // never queue on the current minute's counter) that CompactRollups folds;
-// SQLite, with one writer, upserts the one row of each key.
+// SQLite, with one writer, upserts the one row of each key. A batch's fresh
+// latency histograms are written once, per minute, with width "M"
+// (freshMinute): the compactor adds each to the minute's, the quarter's
+// and the hour's compacted rows, and reads of any width count the "M"
+// rows not yet folded. Written three times over (m, q, h) they were two
+// thirds of every outcome batch's rollup rows, and of the compactor's work.
 //
 // Exactness: a window's whole minutes come from the rollups, its partial
 // minutes at either end from the raw rows (at most two minutes, read by
@@ -294,6 +299,22 @@ var latencyWidths = []struct {
 	d    time.Duration
 }{{"h", time.Hour}, {"q", 15 * time.Minute}, {"m", time.Minute}}
 
+// freshLatencyWidths are the widths PostgreSQL's fresh rows are written in.
+var freshLatencyWidths = []struct {
+	name string
+	d    time.Duration
+}{{freshMinute, time.Minute}}
+
+// freshMinute is the width of the fresh latency rows an outcome batch
+// writes on PostgreSQL: one minute's histogram, which CompactRollups adds
+// to the m, q and h rows of its minute, quarter and hour.
+const freshMinute = "M"
+
+// latencyOfWidth selects the latency_rollups rows that make up histograms
+// of width ?, counting the fresh minutes not folded yet. Its start range,
+// aligned to the width, holds exactly the minutes the width's rows cover.
+const latencyOfWidth = `(width = ? OR (width = '` + freshMinute + `' AND NOT compacted))`
+
 // latencySpan is a range of latency_rollups rows of one width.
 type latencySpan struct {
 	width    string
@@ -329,7 +350,8 @@ func (s *Store) rolledUpLatencies(ctx context.Context, from, to time.Time, hist 
 	parts := make([]string, len(spans))
 	args := make([]any, 0, 3*len(spans))
 	for i, sp := range spans {
-		parts[i] = `SELECT action_type, metric, bucket, n FROM latency_rollups WHERE width = ? AND start >= ? AND start < ?`
+		parts[i] = `SELECT action_type, metric, bucket, n FROM latency_rollups WHERE ` + latencyOfWidth +
+			` AND start >= ? AND start < ?`
 		args = append(args, sp.width, s.ts(sp.from), s.ts(sp.to))
 	}
 	q := `SELECT action_type, metric, bucket, SUM(n) AS n FROM (` + strings.Join(parts, " UNION ALL ") +
@@ -391,7 +413,7 @@ func (s *Store) timelineFromRollups(ctx context.Context, f model.TimelineFilter,
 		N      int           `db:"n"`
 	}
 	err = s.selectAll(ctx, &lat, `SELECT start, bucket, SUM(n) AS n FROM latency_rollups
-		WHERE width = ? AND metric = 1 AND start >= ? AND start < ? GROUP BY start, bucket`,
+		WHERE `+latencyOfWidth+` AND metric = 1 AND start >= ? AND start < ? GROUP BY start, bucket`,
 		width, s.ts(f.Since), s.ts(until))
 	if err != nil {
 		return fmt.Errorf("read latency rollups: %w", err)
@@ -452,11 +474,21 @@ var rollupCompactions = []string{
 	INSERT INTO attempt_rollups AS r (minute, action_type, endpoint_id, outcome, n, compacted)
 	SELECT minute, action_type, endpoint_id, outcome, SUM(n), true FROM fresh GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
 	ON CONFLICT (minute, action_type, endpoint_id, outcome) WHERE compacted DO UPDATE SET n = r.n + EXCLUDED.n`,
+	// A fresh minute ("M") goes into the m, q and h rows of its minute,
+	// quarter and hour (epoch arithmetic: UTC whatever the session's zone,
+	// as time.Truncate); fresh m, q and h rows (written by versions before
+	// "M") into their own.
 	`WITH fresh AS (DELETE FROM latency_rollups WHERE ctid = ANY(ARRAY(
 		SELECT ctid FROM latency_rollups WHERE NOT compacted LIMIT $1))
-		RETURNING width, start, action_type, metric, bucket, n)
+		RETURNING width, start, action_type, metric, bucket, n),
+	spread AS (SELECT width, start, action_type, metric, bucket, n FROM fresh WHERE width <> '` + freshMinute + `'
+		UNION ALL
+		SELECT w.width, to_timestamp(floor(extract(epoch FROM f.start) / w.secs) * w.secs), f.action_type, f.metric,
+			f.bucket, f.n
+		FROM fresh f CROSS JOIN (VALUES ('m', 60), ('q', 900), ('h', 3600)) AS w (width, secs)
+		WHERE f.width = '` + freshMinute + `')
 	INSERT INTO latency_rollups AS r (width, start, action_type, metric, bucket, n, compacted)
-	SELECT width, start, action_type, metric, bucket, SUM(n), true FROM fresh
+	SELECT width, start, action_type, metric, bucket, SUM(n), true FROM spread
 	GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
 	ON CONFLICT (width, start, action_type, metric, bucket) WHERE compacted DO UPDATE SET n = r.n + EXCLUDED.n`,
 }
@@ -690,7 +722,11 @@ func (s *Store) addRollups(ctx context.Context, d *rollupDeltas) error {
 		}
 		started := a.StartedAt.UTC()
 		att[attemptRollupKey{started.Truncate(time.Minute), action, endpoint, a.Outcome}]++
-		for _, w := range latencyWidths {
+		widths := latencyWidths
+		if s.d.backend == Postgres {
+			widths = freshLatencyWidths
+		}
+		for _, w := range widths {
 			start := started.Truncate(w.d)
 			lat[latencyRollupKey{w.name, start, action, 0, LatencyBucket(a.DurationMS)}]++
 			if a.Attempt == 1 && !a.Manual {

@@ -198,6 +198,81 @@ func TestRollupsExactRightAfterDelivery(t *testing.T) {
 	})
 }
 
+// TestFreshMinutesFoldIntoEveryWidth: on PostgreSQL an outcome batch writes
+// its latency histograms once per minute (width "M"), and the compactor
+// adds each to its minute's, quarter's and hour's rows. Fresh rows an older
+// version wrote in all three widths (a rolling upgrade) sit beside them and
+// fold into their own. Every width reads the same figures before the
+// compactor runs, between its batches and after.
+func TestFreshMinutesFoldIntoEveryWidth(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEvent("a")
+		mustCreate(t, s, e)
+		// Two attempts of 10 ms, at 10:59:30 (hour 10, last quarter) and at
+		// 11:14:10 (hour 11, first quarter): minute, quarter and hour
+		// boundaries all between them.
+		first := settle(t, s, e, t0.Add(59*time.Minute+30*time.Second), t0.Add(59*time.Minute+30*time.Second),
+			model.OccurrenceCompleted, 1)
+		require.NotEmpty(t, first.ID)
+		second := settle(t, s, e, t0.Add(74*time.Minute+10*time.Second), t0.Add(74*time.Minute+10*time.Second),
+			model.OccurrenceCompleted, 1)
+		require.NotEmpty(t, second.ID)
+		if s.Backend() == repository.Postgres {
+			// What a version before "M" wrote for one attempt of 40 ms at
+			// 10:59:30: a fresh row in each width.
+			for _, w := range []struct {
+				width string
+				start time.Time
+			}{{"m", t0.Add(59 * time.Minute)}, {"q", t0.Add(45 * time.Minute)}, {"h", t0}} {
+				rawExec(t, s, `INSERT INTO latency_rollups (width, start, action_type, metric, bucket, n)
+					VALUES (?, ?, 'webhook', 0, 40, 1)`, w.width, w.start)
+			}
+		}
+		legacy, slowest := 0, int64(10)
+		if s.Backend() == repository.Postgres {
+			legacy, slowest = 1, 40
+		}
+		windows := []struct {
+			name     string
+			from, to time.Time
+			count    int
+			p99      int64
+		}{
+			{"the minute of the first", t0.Add(59 * time.Minute), t0.Add(60 * time.Minute), 1 + legacy, slowest},
+			{"the quarter of the first", t0.Add(45 * time.Minute), t0.Add(60 * time.Minute), 1 + legacy, slowest},
+			{"the hour of the first", t0, t0.Add(time.Hour), 1 + legacy, slowest},
+			{"the hour of the second", t0.Add(time.Hour), t0.Add(2 * time.Hour), 1, 10},
+			{"both hours", t0, t0.Add(2 * time.Hour), 2 + legacy, slowest},
+			{"a quarter and minutes either side", t0.Add(44 * time.Minute), t0.Add(76 * time.Minute), 2 + legacy, slowest},
+		}
+		check := func(when string) {
+			t.Helper()
+			for _, w := range windows {
+				st, err := s.Stats(ctx, model.StatsFilter{Since: w.from, Until: w.to, Now: t0.Add(3 * time.Hour),
+					Unrestricted: true, TotalOnly: true})
+				require.NoError(t, err)
+				require.Equal(t, w.count, st.Total.DurationMS.Count, "%s: %s", when, w.name)
+				require.Equal(t, w.p99, st.Total.DurationMS.P99, "%s: %s", when, w.name)
+			}
+			tl, err := s.Timeline(ctx, model.TimelineFilter{Since: t0, Step: time.Hour, Buckets: 2, Unrestricted: true})
+			require.NoError(t, err)
+			require.Equal(t, 1, tl[0].Completed, "%s: the hourly timeline", when)
+			require.Equal(t, 1, tl[1].Completed, "%s: the hourly timeline", when)
+		}
+		check("before compaction")
+		for { // in small batches, so some reads fall between them
+			n, err := s.CompactRollups(ctx, 2)
+			require.NoError(t, err)
+			check("during compaction")
+			if n == 0 {
+				break
+			}
+		}
+		check("after compaction")
+	})
+}
+
 // TestPruneRollups: pruning removes the rollups of minutes before the
 // cutoff and keeps the rest.
 func TestPruneRollups(t *testing.T) {
