@@ -49,28 +49,42 @@ func TestThreeDispatchersDeliverEachOccurrenceOnce(t *testing.T) {
 	cfg.ClaimBatch = 7 // many small claims so that the instances interleave
 	var wg sync.WaitGroup
 	for i, s := range stores {
-		cfg.InstanceID = "instance-" + string(rune('a'+i))
+		name := "instance-" + string(rune('a'+i))
+		cfg.InstanceID = name
 		d := scheduler.NewDispatcher(cfg, scheduler.DispatcherDeps{Store: s, Registry: registry(t, e.clock),
 			Clock: e.clock, Rand: func() float64 { return 0.5 }})
 		t.Cleanup(d.Close)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for range 100 {
+			// An instance that reads nothing may only be waiting for the
+			// slots the balance gives it (another instance hands them over
+			// once it has recorded what it sent): it renews and reads again
+			// until no row is left waiting anywhere.
+			for range 2000 {
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 				n, err := d.RunOnce(ctx)
 				if err == nil {
 					err = d.Wait(ctx)
+				}
+				if err == nil && n == 0 {
+					var left int
+					if left, err = waiting(ctx, s); err == nil && left == 0 {
+						cancel()
+						return
+					}
+					if err == nil {
+						err = d.Renew(ctx)
+					}
+					time.Sleep(5 * time.Millisecond)
 				}
 				cancel()
 				if err != nil {
 					t.Errorf("dispatch: %v", err)
 					return
 				}
-				if n == 0 {
-					return
-				}
 			}
+			t.Errorf("%s: rows still waiting after 2,000 rounds", name)
 		}()
 	}
 	wg.Wait()
@@ -81,11 +95,17 @@ func TestThreeDispatchersDeliverEachOccurrenceOnce(t *testing.T) {
 			t.Errorf("occurrence %s delivered %d times, want once", id, n)
 		}
 	}
-	left, err := stores[0].CountOccurrences(context.Background(), model.OccurrenceFilter{Unrestricted: true,
-		Status: []model.OccurrenceStatus{"pending", "retrying", "dispatching"}})
+	left, err := waiting(context.Background(), stores[0])
 	require.NoError(t, err)
 	require.Zero(t, left)
 	e.awaitEvent(series.ID, inactive, "the series ended and every instance recorded its share")
+}
+
+// waiting counts the rows not finished yet, in flight included (their rows
+// stay pending until recorded).
+func waiting(ctx context.Context, s *repository.Store) (int, error) {
+	return s.CountOccurrences(ctx, model.OccurrenceFilter{Unrestricted: true,
+		Status: []model.OccurrenceStatus{"pending", "retrying", "dispatching"}})
 }
 
 // gate is a test action, its own delivery, that blocks each attempt until
