@@ -46,12 +46,16 @@ var (
 )
 
 // Main runs the tests of a package and removes the built binary after.
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main for a TestMain with cleanup of its own: it returns the exit
+// code instead of exiting.
+func Run(m *testing.M) int {
 	code := m.Run()
 	if buildDir != "" {
 		_ = os.RemoveAll(buildDir)
 	}
-	os.Exit(code)
+	return code
 }
 
 // repoRoot is the module root, from this file's location.

@@ -27,6 +27,7 @@
 package partitions
 
 import (
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -35,7 +36,29 @@ import (
 	"github.com/qhronos/qhronos/test/partitions/harness"
 )
 
-func TestMain(m *testing.M) { qhronostest.Main(m) }
+// TestMain runs the scenarios on a PostgreSQL cluster of their own where
+// they can run at all (as root: network namespaces), so that a second copy
+// of the suite beside this one does not exhaust the shared server's
+// connections (harness.PrivatePostgres).
+func TestMain(m *testing.M) {
+	stop := func() {}
+	if os.Geteuid() == 0 && os.Getenv("QHRONOS_TEST_DATABASE_URL") == "" {
+		url, stopPG, err := harness.PrivatePostgres()
+		switch {
+		case err == nil:
+			_ = os.Setenv("QHRONOS_TEST_DATABASE_URL", url)
+			stop = stopPG
+		case os.Getenv("CI") == "true":
+			fmt.Fprintf(os.Stderr, "partitions: start a private PostgreSQL: %v\n", err)
+			os.Exit(1)
+		default:
+			fmt.Fprintf(os.Stderr, "partitions: no private PostgreSQL (%v); using the shared one\n", err)
+		}
+	}
+	code := qhronostest.Run(m)
+	stop()
+	os.Exit(code)
+}
 
 // long reports whether the long form runs (bench/partitions.sh).
 func long() bool { return os.Getenv("QHRONOS_PARTITIONS") == "long" }
