@@ -2,6 +2,7 @@
 GO          ?= go
 STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $(shell $(GO) env GOPATH)/bin/staticcheck)
 BIN         ?= bin/qhronosd
+IMAGE       ?= qhronos:local
 VERSION     ?= $(shell ./scripts/release.sh --print-version)
 COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null)
 DATE        ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -52,9 +53,9 @@ release:
 ci:
 	./.ci/run
 
-## docker: the production image
+## docker: the production image, tagged $(IMAGE) (IMAGE=registry.example.com/qhronos:v1.2.0 to push it)
 docker:
-	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) --build-arg DATE=$(DATE) -t qhronos:local .
+	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) --build-arg DATE=$(DATE) -t $(IMAGE) .
 
 clean:
 	rm -rf bin dist coverage.* *.out
