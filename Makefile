@@ -18,9 +18,9 @@ run:
 	$(GO) build -v -o bin/qhronosd ./cmd/qhronosd
 	./bin/qhronosd
 
-## test: the whole suite with the race detector, then the Helm chart's tests (their own module, see test-helm)
+## test: the whole suite with the race detector (ending with the skipped tests and why), then the Helm chart's tests (their own module, see test-helm)
 test:
-	$(GO) test -race -timeout 30m ./...
+	./scripts/test
 	$(MAKE) test-helm
 
 ## test-helm: vet and test deploy/helm, a module of its own so the main module never compiles Kubernetes' libraries
