@@ -19,11 +19,16 @@ func newOccurrencesCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-func occurrenceTable(o *client.Occurrence) *table {
-	return fields("id", o.ID, "event", o.EventID, "scheduled", when(&o.ScheduledAt), "status", string(o.Status),
+// occurrenceTable is one occurrence, in the local zone (an occurrence does
+// not carry its event's zone).
+func (a *app) occurrenceTable(o *client.Occurrence) *table {
+	z := a.localZone()
+	t := fields("id", o.ID, "event", o.EventID, "scheduled", z.when(&o.ScheduledAt), "status", string(o.Status),
 		"attempts", fmt.Sprint(o.AttemptCount), "manual", flag(o.Manual), "status code", num(o.StatusCode),
-		"error", str(o.ErrorMessage), "next attempt", when(o.NextAttemptAt), "started", when(o.StartedAt),
-		"completed", when(o.CompletedAt), "reason", reasonText(o.Reason), "planned at", when(o.OriginalScheduledAt))
+		"error", str(o.ErrorMessage), "next attempt", z.when(o.NextAttemptAt), "started", z.when(o.StartedAt),
+		"completed", z.when(o.CompletedAt), "reason", reasonText(o.Reason), "planned at", z.when(o.OriginalScheduledAt))
+	t.zone = z
+	return t
 }
 
 func reasonText(r *client.OccurrenceReason) string {
