@@ -521,7 +521,7 @@ func TestDescribeRule(t *testing.T) {
 		{"cron", "*/5 * * * *", "UTC", "Every 5 minutes (UTC)"},
 		{"cron", "@every 90s", "UTC", "Every 90s (UTC)"},
 		{"schedule", `{"frequency":"weekly","by_day":["tu"],"by_hour":[10]}`, "UTC", "Every week on Tuesday at 10:00 (UTC)"},
-		{"once", "", "Europe/Prague", "Once, at Sun 6 Jan 2030 09:00 Europe/Prague"},
+		{"once", "", "Europe/Prague", "Once, at 2030-01-06 09:00:00 +01:00 (Europe/Prague)"},
 	} {
 		require.Equal(t, tt.want, describeRule(tt.kind, tt.rule, start, tt.zone), tt.rule)
 	}
