@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -19,10 +21,24 @@ func newOccurrencesCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// occurrenceTable is one occurrence, in the local zone (an occurrence does
-// not carry its event's zone).
-func (a *app) occurrenceTable(o *client.Occurrence) *table {
+// renderOccurrence shows one occurrence: as the API answered it with
+// --output json, else as a table in its event's zone (read from the event;
+// the local zone when the event is gone or not readable).
+func (a *app) renderOccurrence(ctx context.Context, c *client.Client, o *client.Occurrence) error {
+	if a.output == "json" {
+		return writeJSON(a.stdout, o)
+	}
 	z := a.localZone()
+	if ev, err := c.Events.Get(ctx, o.EventID); err == nil {
+		z = a.eventZone(ev.Timezone)
+	} else if !errors.Is(err, client.ErrNotFound) {
+		return err
+	}
+	return a.render(o, occurrenceTable(z, o))
+}
+
+// occurrenceTable is one occurrence with its times in z.
+func occurrenceTable(z zone, o *client.Occurrence) *table {
 	t := fields("id", o.ID, "event", o.EventID, "scheduled", z.when(&o.ScheduledAt), "status", string(o.Status),
 		"attempts", fmt.Sprint(o.AttemptCount), "manual", flag(o.Manual), "status code", num(o.StatusCode),
 		"error", str(o.ErrorMessage), "next attempt", z.when(o.NextAttemptAt), "started", z.when(o.StartedAt),

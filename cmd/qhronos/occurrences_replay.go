@@ -48,7 +48,7 @@ errors stay in its attempts). With filters instead, every terminal occurrence th
 				if err != nil {
 					return err
 				}
-				return a.render(o, a.occurrenceTable(o))
+				return a.renderOccurrence(cmd.Context(), c, o)
 			}
 			f := client.RetryFilter{Tags: tags}
 			if eventID != "" {

@@ -61,6 +61,22 @@ func TestTablesShowTimesInOneZoneEach(t *testing.T) {
 	require.Contains(t, r.stdout, start.In(ny).Format("2006-01-02 15:04:05 -07:00"), "the list is in the local zone")
 	require.Contains(t, r.stdout, "(times in America/New_York, the local zone")
 
+	// An occurrence is one event's instant: its table is in the event's zone
+	// too; the list across occurrences is in the local zone.
+	r = cli(t, e, "", "events", "trigger", ev.ID)
+	require.Equal(t, 0, r.code, r.stderr)
+	inPrague := func(v string) bool {
+		at, err := time.Parse(timeLayout, v)
+		_, want := at.In(prague).Zone()
+		_, got := at.Zone()
+		return err == nil && got == want
+	}
+	require.True(t, inPrague(field(t, r.stdout, "SCHEDULED")), r.stdout)
+	require.Contains(t, r.stdout, "(times in Europe/Prague, the event's zone")
+	r = cli(t, e, "", "occurrences", "list", "--event", ev.ID)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "(times in America/New_York, the local zone")
+
 	// Paused until the third instant's day at noon: the next firing is the
 	// fourth instant; the pause shows beside it with its reason.
 	until := start.AddDate(0, 0, 2).Add(3 * time.Hour)
