@@ -2,6 +2,7 @@
 GO          ?= go
 STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $(shell $(GO) env GOPATH)/bin/staticcheck)
 BIN         ?= bin/qhronosd
+IMAGE       ?= qhronos:local
 VERSION     ?= $(shell ./scripts/release.sh --print-version)
 COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null)
 DATE        ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -17,9 +18,9 @@ run:
 	$(GO) build -v -o bin/qhronosd ./cmd/qhronosd
 	./bin/qhronosd
 
-## test: the whole suite with the race detector, then the Helm chart's tests (their own module, see test-helm)
+## test: the whole suite with the race detector (ending with the skipped tests and why), then the Helm chart's tests (their own module, see test-helm)
 test:
-	$(GO) test -race -timeout 30m ./...
+	./scripts/test
 	$(MAKE) test-helm
 
 ## test-helm: vet and test deploy/helm, a module of its own so the main module never compiles Kubernetes' libraries
@@ -52,9 +53,9 @@ release:
 ci:
 	./.ci/run
 
-## docker: the production image
+## docker: the production image, tagged $(IMAGE) (IMAGE=registry.example.com/qhronos:v1.2.0 to push it)
 docker:
-	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) --build-arg DATE=$(DATE) -t qhronos:local .
+	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) --build-arg DATE=$(DATE) -t $(IMAGE) .
 
 clean:
 	rm -rf bin dist coverage.* *.out

@@ -104,3 +104,45 @@ func (s *OccurrencesService) control(ctx context.Context, id, action string, bod
 	}
 	return &occ, nil
 }
+
+// NextFiring is when ev fires next. For an event that is not paused it is
+// NextRunAt. A paused event has no NextRunAt; when its pause has an end, the
+// next firing is known: the pause's end if it fires the instants it held
+// (pause_catch_up "fire") and one fell inside the pause, else the first
+// instant after the pause that is not skipped (GET /events/{id}/preview).
+// Nil means none is known: paused until resumed by hand, or the series ends.
+func (s *EventsService) NextFiring(ctx context.Context, ev *Event) (*time.Time, error) {
+	if ev.Status != EventStatusPaused || ev.PausedUntil == nil {
+		return ev.NextRunAt, nil
+	}
+	until := *ev.PausedUntil
+	if ev.PauseCatchUp != nil && *ev.PauseCatchUp == EventPauseCatchUpFire {
+		held, err := s.firstFiring(ctx, ev.ID, nil)
+		if err != nil {
+			return nil, err
+		}
+		if held != nil && held.Before(until) {
+			return &until, nil
+		}
+	}
+	// The preview's after is exclusive and instants have microsecond
+	// precision: one microsecond earlier includes an instant at the end.
+	from := until.Add(-time.Microsecond)
+	return s.firstFiring(ctx, ev.ID, &from)
+}
+
+// firstFiring is the first instant of an event's preview after after (now
+// when nil) that is not skipped; nil when none is among the next 100.
+func (s *EventsService) firstFiring(ctx context.Context, id string, after *time.Time) (*time.Time, error) {
+	p, err := s.Preview(ctx, id, PreviewEventParams{Count: Ptr(100), After: after})
+	if err != nil {
+		return nil, err
+	}
+	for _, in := range p.Instants {
+		if in.Skipped == nil || !*in.Skipped {
+			at := in.Utc
+			return &at, nil
+		}
+	}
+	return nil, nil
+}

@@ -4,9 +4,13 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/qhronos/qhronos/internal/qhronostest"
 	"github.com/qhronos/qhronos/internal/repository/repositorytest"
@@ -88,4 +92,36 @@ func TestPython(t *testing.T) {
 	env := append(baseEnv(t), "PYTHONDONTWRITEBYTECODE=1")
 	run(t, "python", env, 8*time.Minute, "python3", "-m", "unittest")
 	run(t, "python", append(env, postgresEnv(t)...), 5*time.Minute, "python3", "-m", "unittest", "tests.test_server")
+}
+
+// The Python SDK installs with no package index: its README's pip line, run
+// as written (from the directory that holds the clone, named qhronos) in a
+// fresh virtual environment with --no-index, must build it with the standard
+// library alone, and the installed package must import from elsewhere.
+func TestPythonInstallsWithoutIndex(t *testing.T) {
+	t.Parallel()
+	need(t, "python3")
+	readme, err := os.ReadFile("python/README.md")
+	require.NoError(t, err)
+	line := regexp.MustCompile(`(?m)^pip install [^\n#]*`).FindString(string(readme))
+	require.Contains(t, line, "--no-index", "the README's install line needs no index")
+
+	work := t.TempDir()
+	repo, err := filepath.Abs("..")
+	require.NoError(t, err)
+	require.NoError(t, os.Symlink(repo, filepath.Join(work, "qhronos")))
+	venv := filepath.Join(work, "venv")
+	run(t, ".", os.Environ(), 2*time.Minute, "python3", "-m", "venv", venv)
+	env := append(os.Environ(), "PATH="+filepath.Join(venv, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"PIP_DISABLE_PIP_VERSION_CHECK=1", "PIP_NO_CACHE_DIR=1", "PYTHONDONTWRITEBYTECODE=1")
+	run(t, work, env, 3*time.Minute, "bash", "-c", "set -eu; "+line)
+
+	out, err := exec.Command(filepath.Join(venv, "bin", "python"), "-c",
+		"import qhronos, importlib.metadata as m; print(qhronos.__file__); print(m.version('qhronos')); print(callable(qhronos.verify_delivery))").
+		CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	lines := strings.Fields(string(out))
+	require.Len(t, lines, 3, "%s", out)
+	require.True(t, strings.HasPrefix(lines[0], venv), "qhronos is imported from the virtual environment, not the clone: %s", lines[0])
+	require.Equal(t, []string{"0.1.0", "True"}, lines[1:])
 }

@@ -28,6 +28,9 @@ type app struct {
 	getenv         func(string) string
 
 	server, token, output string
+	// utc shows every time in UTC (--utc) instead of the event's zone or
+	// the local one.
+	utc bool
 }
 
 // usageError is a mistake in the command line (exit 2).

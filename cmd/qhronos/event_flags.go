@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -140,12 +141,46 @@ func (f *eventFlags) input(cmd *cobra.Command, stdin io.Reader) (client.EventInp
 	return in, nil
 }
 
-// eventTable is the one-event rendering.
-func eventTable(ev *client.Event) *table {
-	return fields("id", ev.ID, "name", ev.Name, "status", string(ev.Status), "action", actionSummary(ev.Action),
-		"schedule", scheduleSummary(ev), "timezone", ev.Timezone, "start", when(&ev.StartTime),
-		"next run", when(ev.NextRunAt), "last run", when(ev.LastRunAt), "last status", str(ev.LastStatus),
+// renderEvent shows one event: as the API answered it with --output json
+// (no further call), else as its table.
+func (a *app) renderEvent(ctx context.Context, c *client.Client, ev *client.Event) error {
+	if a.output == "json" {
+		return writeJSON(a.stdout, ev)
+	}
+	t, err := a.eventTable(ctx, c, ev)
+	if err != nil {
+		return err
+	}
+	return a.render(ev, t)
+}
+
+// eventTable is the one-event rendering, in the event's zone. A paused
+// event's next run is its next firing after the pause, when that is known
+// (the API leaves next_run_at empty while paused), then the pause itself.
+func (a *app) eventTable(ctx context.Context, c *client.Client, ev *client.Event) (*table, error) {
+	next, err := c.Events.NextFiring(ctx, ev)
+	if err != nil {
+		return nil, err
+	}
+	z := a.eventZone(ev.Timezone)
+	nextRun := z.when(next)
+	if ev.Status == client.EventStatusPaused {
+		until := "resumed by hand"
+		if ev.PausedUntil != nil {
+			until = z.when(ev.PausedUntil)
+		}
+		nextRun += " (paused until " + until
+		if ev.PauseReason != nil && *ev.PauseReason != "" {
+			nextRun += ": " + *ev.PauseReason
+		}
+		nextRun += ")"
+	}
+	t := fields("id", ev.ID, "name", ev.Name, "status", string(ev.Status), "action", actionSummary(ev.Action),
+		"schedule", scheduleSummary(ev), "timezone", ev.Timezone, "start", z.when(&ev.StartTime),
+		"next run", nextRun, "last run", z.when(ev.LastRunAt), "last status", str(ev.LastStatus),
 		"tags", list(ev.Tags), "key", str(ev.Key), "version", fmt.Sprint(ev.Version))
+	t.zone = z
+	return t, nil
 }
 
 func actionSummary(a client.Action) string {

@@ -34,7 +34,7 @@ func newEventsCreateCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.render(ev, eventTable(ev))
+			return a.renderEvent(cmd.Context(), c, ev)
 		},
 	}
 	f.register(cmd.Flags())

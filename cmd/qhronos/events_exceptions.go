@@ -34,9 +34,13 @@ func newExceptionsListCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			t := &table{header: []string{"AT", "ACTION", "TO", "REASON", "BY"}}
+			ev, err := c.Events.Get(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			t := &table{header: []string{"AT", "ACTION", "TO", "REASON", "BY"}, zone: a.eventZone(ev.Timezone)}
 			for _, ex := range exs {
-				t.rows = append(t.rows, []string{when(&ex.At), string(ex.Action), when(ex.To), str(ex.Reason),
+				t.rows = append(t.rows, []string{t.zone.when(&ex.At), string(ex.Action), t.zone.when(ex.To), str(ex.Reason),
 					str(ex.CreatedBy)})
 			}
 			return a.render(exs, t)

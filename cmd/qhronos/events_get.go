@@ -23,7 +23,7 @@ func newEventsGetCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.render(ev, eventTable(ev))
+			return a.renderEvent(cmd.Context(), c, ev)
 		},
 	}
 	cmd.Flags().BoolVar(&includeDeleted, "include-deleted", false, "also show a deleted event (status deleted)")

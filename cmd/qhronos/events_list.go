@@ -63,10 +63,10 @@ func newEventsListCmd(a *app) *cobra.Command {
 			if evs == nil {
 				evs = []client.Event{}
 			}
-			t := &table{header: []string{"ID", "NAME", "STATUS", "NEXT RUN", "SCHEDULE", "ACTION", "TAGS"}}
+			t := &table{header: []string{"ID", "NAME", "STATUS", "NEXT RUN", "SCHEDULE", "ACTION", "TAGS"}, zone: a.localZone()}
 			for i := range evs {
 				ev := &evs[i]
-				t.add(ev.ID, ev.Name, string(ev.Status), when(ev.NextRunAt), scheduleSummary(ev), actionSummary(ev.Action), list(ev.Tags))
+				t.add(ev.ID, ev.Name, string(ev.Status), t.zone.when(ev.NextRunAt), scheduleSummary(ev), actionSummary(ev.Action), list(ev.Tags))
 			}
 			return a.render(evs, t)
 		},

@@ -31,7 +31,7 @@ func newEventsPauseCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.render(ev, eventTable(ev))
+			return a.renderEvent(cmd.Context(), c, ev)
 		},
 	}
 	f := cmd.Flags()

@@ -17,7 +17,7 @@ func newEventsResumeCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.render(ev, eventTable(ev))
+			return a.renderEvent(cmd.Context(), c, ev)
 		},
 	}
 }

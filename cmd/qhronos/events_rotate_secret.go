@@ -31,7 +31,9 @@ X-Qhronos-Signature and the new one in X-Qhronos-Signature-New. Give your receiv
 			if err != nil {
 				return err
 			}
-			t := fields("event", rot.EventID, "secret", rot.HmacSecret, "previous until", when(rot.PreviousSecretExpiresAt))
+			z := a.localZone()
+			t := fields("event", rot.EventID, "secret", rot.HmacSecret, "previous until", z.when(rot.PreviousSecretExpiresAt))
+			t.zone = z
 			t.add("", "(shown once: store it now)")
 			return a.render(rot, t)
 		},

@@ -19,7 +19,7 @@ func newEventsTriggerCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.render(occ, occurrenceTable(occ))
+			return a.renderOccurrence(cmd.Context(), c, occ)
 		},
 	}
 	cmd.Flags().StringVar(&idempotencyKey, "idempotency-key", "", "repeat-safe key: the same key fires once")

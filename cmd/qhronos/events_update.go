@@ -32,7 +32,7 @@ func newEventsUpdateCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.render(ev, eventTable(ev))
+			return a.renderEvent(cmd.Context(), c, ev)
 		},
 	}
 	f.register(cmd.Flags())

@@ -50,7 +50,7 @@ far a burst of upserts can push it past the first one.`,
 			if err != nil {
 				return err
 			}
-			return a.render(ev, eventTable(ev))
+			return a.renderEvent(cmd.Context(), c, ev)
 		},
 	}
 	f.register(cmd.Flags())

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -19,11 +21,30 @@ func newOccurrencesCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-func occurrenceTable(o *client.Occurrence) *table {
-	return fields("id", o.ID, "event", o.EventID, "scheduled", when(&o.ScheduledAt), "status", string(o.Status),
+// renderOccurrence shows one occurrence: as the API answered it with
+// --output json, else as a table in its event's zone (read from the event;
+// the local zone when the event is gone or not readable).
+func (a *app) renderOccurrence(ctx context.Context, c *client.Client, o *client.Occurrence) error {
+	if a.output == "json" {
+		return writeJSON(a.stdout, o)
+	}
+	z := a.localZone()
+	if ev, err := c.Events.Get(ctx, o.EventID); err == nil {
+		z = a.eventZone(ev.Timezone)
+	} else if !errors.Is(err, client.ErrNotFound) {
+		return err
+	}
+	return a.render(o, occurrenceTable(z, o))
+}
+
+// occurrenceTable is one occurrence with its times in z.
+func occurrenceTable(z zone, o *client.Occurrence) *table {
+	t := fields("id", o.ID, "event", o.EventID, "scheduled", z.when(&o.ScheduledAt), "status", string(o.Status),
 		"attempts", fmt.Sprint(o.AttemptCount), "manual", flag(o.Manual), "status code", num(o.StatusCode),
-		"error", str(o.ErrorMessage), "next attempt", when(o.NextAttemptAt), "started", when(o.StartedAt),
-		"completed", when(o.CompletedAt), "reason", reasonText(o.Reason), "planned at", when(o.OriginalScheduledAt))
+		"error", str(o.ErrorMessage), "next attempt", z.when(o.NextAttemptAt), "started", z.when(o.StartedAt),
+		"completed", z.when(o.CompletedAt), "reason", reasonText(o.Reason), "planned at", z.when(o.OriginalScheduledAt))
+	t.zone = z
+	return t
 }
 
 func reasonText(r *client.OccurrenceReason) string {

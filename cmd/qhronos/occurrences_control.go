@@ -21,7 +21,7 @@ func newOccurrencesSkipCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.render(o, occurrenceTable(o))
+			return a.renderOccurrence(cmd.Context(), c, o)
 		},
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why (kept with the event's exceptions and history)")
@@ -43,7 +43,7 @@ func newOccurrencesUnskipCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.render(o, occurrenceTable(o))
+			return a.renderOccurrence(cmd.Context(), c, o)
 		},
 	}
 }
@@ -71,7 +71,7 @@ func newOccurrencesMoveCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.render(o, occurrenceTable(o))
+			return a.renderOccurrence(cmd.Context(), c, o)
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "the new instant (RFC 3339, or \"in 2 hours\", \"tomorrow at 9am\")")

@@ -17,7 +17,7 @@ func newOccurrencesGetCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.render(o, occurrenceTable(o))
+			return a.renderOccurrence(cmd.Context(), c, o)
 		},
 	}
 }

@@ -79,10 +79,10 @@ first and --order=-scheduled_at newest first; --from/--to list newest first.`,
 				}
 				occs = append(occs, page.Data...)
 			}
-			t := &table{header: []string{"ID", "EVENT", "SCHEDULED", "STATUS", "ATTEMPTS", "CODE", "ERROR"}}
+			t := &table{header: []string{"ID", "EVENT", "SCHEDULED", "STATUS", "ATTEMPTS", "CODE", "ERROR"}, zone: a.localZone()}
 			for i := range occs {
 				o := &occs[i]
-				t.add(o.ID, o.EventID, when(&o.ScheduledAt), string(o.Status), fmt.Sprint(o.AttemptCount),
+				t.add(o.ID, o.EventID, t.zone.when(&o.ScheduledAt), string(o.Status), fmt.Sprint(o.AttemptCount),
 					num(o.StatusCode), str(o.ErrorMessage))
 			}
 			return a.render(occs, t)

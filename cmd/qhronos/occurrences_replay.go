@@ -16,8 +16,8 @@ func newOccurrencesReplayCmd(a *app) *cobra.Command {
 		Use:   "replay [OCCURRENCE_ID]",
 		Short: "Deliver an occurrence again, or every terminal occurrence matching filters",
 		Long: `With an id, replay delivers that occurrence again whatever its outcome (a completed one is
-re-sent): a new manual attempt with the same delivery id (webhook-id), so receivers can
-deduplicate. The answer is the occurrence as it now is: pending, without the old error (earlier
+re-sent): a new manual attempt with the same delivery id (webhook-id) as before, so a receiver
+that drops ids it has already processed drops the replay too. The answer is the occurrence as it now is: pending, without the old error (earlier
 errors stay in its attempts). With filters instead, every terminal occurrence that matches
 (up to --limit) is re-queued.`,
 		Example: `  qhronos occurrences replay 9c1d…
@@ -48,7 +48,7 @@ errors stay in its attempts). With filters instead, every terminal occurrence th
 				if err != nil {
 					return err
 				}
-				return a.render(o, occurrenceTable(o))
+				return a.renderOccurrence(cmd.Context(), c, o)
 			}
 			f := client.RetryFilter{Tags: tags}
 			if eventID != "" {

@@ -15,10 +15,12 @@ import (
 // The one place that formats output: JSON (stable, indented, the API's own
 // field names) or a table of the given columns.
 
-// table is a rendering for --output table.
+// table is a rendering for --output table; its times are shown in one
+// zone, said once below it.
 type table struct {
 	header []string
 	rows   [][]string
+	zone   zone
 }
 
 func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
@@ -35,7 +37,19 @@ func (a *app) render(v any, t *table) error {
 	for _, r := range t.rows {
 		fmt.Fprintln(tw, joinCells(r))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	switch {
+	case t.zone.note == "":
+		return nil
+	case a.utc:
+		_, err := fmt.Fprintln(a.stdout, "(times in UTC)")
+		return err
+	default:
+		_, err := fmt.Fprintf(a.stdout, "(times in %s, 24-hour with the UTC offset; --utc for UTC)\n", printable(t.zone.note))
+		return err
+	}
 }
 
 func joinCells(cells []string) string {
@@ -109,11 +123,54 @@ func num(p *int) string {
 	return fmt.Sprint(*p)
 }
 
-func when(t *time.Time) string {
+// timeLayout is a table's time: 24-hour, with the offset, never ambiguous.
+const timeLayout = "2006-01-02 15:04:05 -07:00"
+
+// zone is where a table shows its times, and how it says so.
+type zone struct {
+	loc  *time.Location
+	note string
+}
+
+// eventZone shows one event's instants in the event's own zone.
+func (a *app) eventZone(name string) zone {
+	if a.utc {
+		return zone{time.UTC, "UTC"}
+	}
+	if loc, err := time.LoadLocation(name); err == nil && name != "" {
+		return zone{loc, name + ", the event's zone"}
+	}
+	return zone{time.UTC, "UTC"}
+}
+
+// localZone shows times across events in the local zone ($TZ, else the
+// system's).
+func (a *app) localZone() zone {
+	if a.utc {
+		return zone{time.UTC, "UTC"}
+	}
+	loc := time.Local
+	if tz := a.getenv("TZ"); tz != "" {
+		if l, err := time.LoadLocation(strings.TrimPrefix(tz, ":")); err == nil {
+			loc = l
+		}
+	}
+	name := loc.String()
+	if name == "Local" {
+		name = "the local zone"
+	}
+	return zone{loc, name + ", the local zone"}
+}
+
+func (z zone) when(t *time.Time) string {
 	if t == nil || t.IsZero() {
 		return "-"
 	}
-	return t.UTC().Format(time.RFC3339)
+	loc := z.loc
+	if loc == nil {
+		loc = time.UTC
+	}
+	return t.In(loc).Format(timeLayout)
 }
 
 func list(s []string) string {

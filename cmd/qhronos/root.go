@@ -36,6 +36,7 @@ what "qhronos login" saved. Exit codes: 0 ok, 1 error, 2 usage, 3 not found.`,
 	f.StringVar(&a.server, "server", "", "server URL (env QHRONOS_SERVER; default http://127.0.0.1:8080)")
 	f.StringVar(&a.token, "token", "", "API token (env QHRONOS_TOKEN; prefer the environment: flags show in ps)")
 	f.StringVarP(&a.output, "output", "o", "table", "output format: table or json")
+	f.BoolVar(&a.utc, "utc", false, "show times in UTC (tables show an event's times in its zone, lists in the local zone, TZ)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.AddCommand(
 		newLoginCmd(a),

@@ -16,6 +16,6 @@ func newTokensCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-func tokenRow(t *client.Token) []string {
-	return []string{t.ID, t.Sub, t.Access, list(t.Scope), when(&t.ExpiresAt), when(t.RevokedAt)}
+func tokenRow(z zone, t *client.Token) []string {
+	return []string{t.ID, t.Sub, t.Access, list(t.Scope), z.when(&t.ExpiresAt), z.when(t.RevokedAt)}
 }

@@ -41,8 +41,10 @@ func newTokensCreateCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			z := a.localZone()
 			t := fields("id", tok.ID, "sub", tok.Sub, "access", tok.Access, "scope", list(tok.Scope),
-				"expires", when(&tok.ExpiresAt), "token", str(tok.Token))
+				"expires", z.when(&tok.ExpiresAt), "token", str(tok.Token))
+			t.zone = z
 			t.add("", "(shown once: store it now)")
 			return a.render(tok, t)
 		},

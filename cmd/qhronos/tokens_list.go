@@ -24,9 +24,9 @@ func newTokensListCmd(a *app) *cobra.Command {
 			if toks == nil {
 				toks = []client.Token{}
 			}
-			t := &table{header: []string{"ID", "SUB", "ACCESS", "SCOPE", "EXPIRES", "REVOKED"}}
+			t := &table{header: []string{"ID", "SUB", "ACCESS", "SCOPE", "EXPIRES", "REVOKED"}, zone: a.localZone()}
 			for i := range toks {
-				t.add(tokenRow(&toks[i])...)
+				t.add(tokenRow(t.zone, &toks[i])...)
 			}
 			return a.render(toks, t)
 		},

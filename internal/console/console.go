@@ -115,6 +115,7 @@ func (c *Console) routes() *http.ServeMux {
 	m.HandleFunc("GET /ui/events/new", c.signedIn(c.newEventPage))
 	m.HandleFunc("POST /ui/events/new", c.signedIn(c.createEvent))
 	m.HandleFunc("POST /ui/preview", c.signedIn(c.preview))
+	m.HandleFunc("POST /ui/resolve-time", c.signedIn(c.resolveTime))
 	m.HandleFunc("GET /ui/events/{id}", c.signedIn(c.eventPage))
 	m.HandleFunc("GET /ui/events/{id}/edit", c.signedIn(c.editEventPage))
 	m.HandleFunc("POST /ui/events/{id}/edit", c.signedIn(c.updateEvent))

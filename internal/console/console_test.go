@@ -450,14 +450,50 @@ func TestAPIFieldErrorsShowNextToTheirField(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(body(t, res)), &pv))
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.Len(t, pv.Instants, 1)
+	// A bad zone and a bad rule: the API names the zone only; each error
+	// still shows under its own field, in the preview and on submit.
 	tc.api.mu.Lock()
-	tc.api.answers["POST /schedules/preview"] = jsonAnswer(400, `{"error":"timezone: unknown time zone","field":"timezone"}`)
+	tc.api.answers["POST /schedules/preview"] = zoneThenRule
+	tc.api.answers["POST /events"] = jsonAnswer(400, `{"error":"timezone: unknown time zone","field":"timezone"}`)
 	tc.api.mu.Unlock()
-	res = tc.post(session, "/ui/preview", url.Values{"timezone": {"Mars/Base"}}, "X-CSRF-Token", csrf)
+	res = tc.post(session, "/ui/preview", url.Values{"timezone": {"Mars/Base"}, "rule_kind": {"rrule"},
+		"rule": {"FREQ=SOMETIMES"}}, "X-CSRF-Token", csrf)
+	pv = previewAnswer{}
 	require.NoError(t, json.Unmarshal([]byte(body(t, res)), &pv))
 	require.Equal(t, http.StatusBadRequest, res.StatusCode)
 	require.Equal(t, "timezone", pv.Field)
 	require.Equal(t, "unknown time zone", pv.Error)
+	require.Equal(t, map[string]string{"timezone": "unknown time zone", "rule": "undefined frequency: SOMETIMES"}, pv.Errors)
+
+	form.Set("metadata", "{}")
+	form.Set("timezone", "Mars/Base")
+	res = tc.post(session, "/ui/events/new", form)
+	page = body(t, res)
+	require.Equal(t, http.StatusBadRequest, res.StatusCode)
+	require.Regexp(t, `id="f-timezone"[^>]*>\s*<p class="field-error" data-error-for="timezone"\s*>unknown time zone</p>`, page)
+	require.Regexp(t, `data-error-for="rule"\s*>undefined frequency: SOMETIMES</p>`, page)
+
+	// A bad zone with a good rule leaves the rule without an error.
+	res = tc.post(session, "/ui/preview", url.Values{"timezone": {"Mars/Base"}, "rule_kind": {"rrule"},
+		"rule": {"FREQ=DAILY"}}, "X-CSRF-Token", csrf)
+	pv = previewAnswer{}
+	require.NoError(t, json.Unmarshal([]byte(body(t, res)), &pv))
+	require.Equal(t, map[string]string{"timezone": "unknown time zone"}, pv.Errors)
+}
+
+// zoneThenRule answers a schedule preview as the API does: an unknown zone
+// first, else an undefined RRULE frequency, else one instant.
+func zoneThenRule(w http.ResponseWriter, r *http.Request) {
+	var b map[string]any
+	_ = json.NewDecoder(r.Body).Decode(&b)
+	switch {
+	case b["timezone"] == "Mars/Base":
+		jsonAnswer(400, `{"error":"timezone: unknown time zone","field":"timezone"}`)(w, r)
+	case b["rrule"] == "FREQ=SOMETIMES":
+		jsonAnswer(400, `{"error":"rrule: undefined frequency: SOMETIMES","field":"rrule"}`)(w, r)
+	default:
+		jsonAnswer(200, `{"timezone":"UTC","instants":[{"utc":"2030-01-01T09:00:00Z","local":"2030-01-01T09:00:00"}]}`)(w, r)
+	}
 }
 
 func TestMintedTokenIsShownOnceInTheAnswerOnly(t *testing.T) {
@@ -485,7 +521,7 @@ func TestDescribeRule(t *testing.T) {
 		{"cron", "*/5 * * * *", "UTC", "Every 5 minutes (UTC)"},
 		{"cron", "@every 90s", "UTC", "Every 90s (UTC)"},
 		{"schedule", `{"frequency":"weekly","by_day":["tu"],"by_hour":[10]}`, "UTC", "Every week on Tuesday at 10:00 (UTC)"},
-		{"once", "", "Europe/Prague", "Once, at Sun 6 Jan 2030 09:00 Europe/Prague"},
+		{"once", "", "Europe/Prague", "Once, at 2030-01-06 09:00:00 +01:00 (Europe/Prague)"},
 	} {
 		require.Equal(t, tt.want, describeRule(tt.kind, tt.rule, start, tt.zone), tt.rule)
 	}

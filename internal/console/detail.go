@@ -21,6 +21,9 @@ type eventPageData struct {
 	Tab        string
 	Upcoming   []upcomingRow
 	NoUpcoming string
+	// NextRun is when the event fires next, known for a pause with an end
+	// too (the API's next_run_at is empty while paused).
+	NextRun    *time.Time
 	Exceptions []client.Exception
 	// Changes is one page of the event's change history, oldest first.
 	Changes     []historyView
@@ -92,6 +95,10 @@ func (c *Console) showEvent(w http.ResponseWriter, r *http.Request, s *session, 
 			d.NoUpcoming = str(p.Reason)
 		}
 		d.Upcoming = upcoming(d.Event, p, d.Exceptions)
+		if d.NextRun, err = api.Events.NextFiring(ctx, e); err != nil && !errors.As(sdkError(err), &ae) {
+			c.fail(w, r, s, sdkError(err))
+			return
+		}
 	}
 	if d.Tab == "history" {
 		hp := client.EventHistoryParams{Limit: client.Ptr(changesPage)}
@@ -110,7 +117,7 @@ func (c *Console) showEvent(w http.ResponseWriter, r *http.Request, s *session, 
 		c.fail(w, r, s, sdkError(err))
 		return
 	}
-	c.render(w, r, s, "event", status, view{Title: d.Event.Name, Nav: "events", Data: d})
+	c.render(w, r, s, "event", status, view{Title: d.Event.Name, Nav: "events", Zone: d.Event.Timezone, Data: d})
 }
 
 // deliveries reads one page of the event's fired occurrences, newest
@@ -314,7 +321,11 @@ func (c *Console) occurrencePage(w http.ResponseWriter, r *http.Request, s *sess
 	ahead := d.Occurrence.ScheduledAt.After(time.Now())
 	d.Skippable = ahead && d.Occurrence.Status == "pending"
 	d.Unskippable = ahead && d.Occurrence.Status == "skipped" && d.Occurrence.Reason == "manual"
-	c.render(w, r, s, "occurrence", http.StatusOK, view{Title: "Occurrence", Nav: occurrenceNav(d.Occurrence.Status), Data: d})
+	v := view{Title: "Occurrence", Nav: occurrenceNav(d.Occurrence.Status), Data: d}
+	if d.Event != nil {
+		v.Zone = d.Event.Timezone
+	}
+	c.render(w, r, s, "occurrence", http.StatusOK, v)
 }
 
 // controlOne skips or unskips one occurrence (action "skip" or "unskip")
@@ -364,7 +375,7 @@ func (c *Console) moveOne(w http.ResponseWriter, r *http.Request, s *session) {
 		c.answerFailure(w, r, s, err, redirect, back, "Could not move: ")
 		return
 	}
-	redirect(w, r, back, "Moved: it fires at "+to.Format("Mon 2 Jan 2006 15:04:05 MST")+".")
+	redirect(w, r, back, "Moved: it fires at "+to.Format(timeLayout)+".")
 }
 
 func (c *Console) replayOne(w http.ResponseWriter, r *http.Request, s *session) {

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -16,8 +17,8 @@ import (
 // the event page next to the field it names.
 
 // pickerLayouts are the values a datetime-local input sends (with and
-// without seconds).
-var pickerLayouts = []string{"2006-01-02T15:04:05", "2006-01-02T15:04"}
+// without seconds), and the same typed with a space.
+var pickerLayouts = []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04"}
 
 // parsePicker reads a date-time picker's value as a wall-clock time in the
 // event's zone.
@@ -28,6 +29,60 @@ func parsePicker(v string, loc *time.Location) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// resolveInstant reads an instant as the API and the CLI do: a date-time
+// picker's value, RFC 3339, or words ("in 2 hours", "tomorrow 9:00") in the
+// event's zone. Words are resolved by the API itself, as the start of a
+// one-time schedule's preview, so the console accepts exactly its forms.
+func (c *Console) resolveInstant(r *http.Request, text, zone string) (time.Time, error) {
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		loc = time.UTC
+	}
+	if t, ok := parsePicker(text, loc); ok {
+		return t, nil
+	}
+	p, err := c.sdk(r).Schedules.PreviewFields(r.Context(), map[string]any{"start_time": text, "timezone": zone, "count": 1})
+	if err = sdkError(err); err != nil {
+		return time.Time{}, err
+	}
+	if len(p.Instants) == 0 {
+		return time.Time{}, &apiError{Status: http.StatusBadRequest, Field: "start_time", Message: "must be a future date and time"}
+	}
+	return p.Instants[0].Utc, nil
+}
+
+// instantError is the message for the user when resolveInstant refused
+// what they typed (false for any other failure).
+func instantError(err error) (string, bool) {
+	var ae *apiError
+	if !errors.As(err, &ae) || ae.Status < 400 || ae.Status > 499 || ae.Status == http.StatusUnauthorized {
+		return "", false
+	}
+	return fieldMessage(ae), true
+}
+
+// resolveTime answers the pause field's preview: the instant the typed
+// text means, in the event's zone, before the form is sent.
+func (c *Console) resolveTime(w http.ResponseWriter, r *http.Request, s *session) {
+	zone := r.PostFormValue("timezone")
+	out := map[string]string{}
+	status := http.StatusOK
+	t, err := c.resolveInstant(r, strings.TrimSpace(r.PostFormValue("text")), zone)
+	switch msg, refused := instantError(err); {
+	case err == nil:
+		out["utc"], out["shown"] = t.UTC().Format(time.RFC3339Nano), inZone(t, zone)
+	case refused:
+		status, out["error"] = http.StatusBadRequest, msg
+	case errors.Is(err, errSignedOut):
+		status, out["error"] = http.StatusUnauthorized, "signed out"
+	default:
+		status, out["error"] = http.StatusBadGateway, "could not read the time"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(out)
 }
 
 // controlDone redirects back to the event after a control succeeded, or
@@ -80,15 +135,18 @@ func (c *Console) pauseEvent(w http.ResponseWriter, r *http.Request, s *session)
 	}
 	var until time.Time
 	if v := typed["pause_until"]; v != "" {
-		var ok bool
-		if until, ok = parsePicker(v, viewEvent(ev).Location()); !ok {
-			c.showEvent(w, r, s, map[string]string{"pause_until": "must be a date and time"}, typed, http.StatusBadRequest)
+		if until, err = c.resolveInstant(r, v, viewEvent(ev).Timezone); err != nil {
+			if msg, ok := instantError(err); ok {
+				c.showEvent(w, r, s, map[string]string{"pause_until": msg}, typed, http.StatusBadRequest)
+				return
+			}
+			c.fail(w, r, s, err)
 			return
 		}
 	}
 	done := "Event paused."
 	if !until.IsZero() {
-		done = "Event paused until " + until.Format("Mon 2 Jan 2006 15:04 MST") + "."
+		done = "Event paused until " + inZone(until, viewEvent(ev).Timezone) + "."
 		until = until.UTC()
 	}
 	_, err = api.Events.PauseUntil(r.Context(), id, until, typed["pause_reason"], typed["pause_catch_up"])
@@ -135,7 +193,7 @@ func (c *Console) addException(w http.ResponseWriter, r *http.Request, s *sessio
 			c.showEvent(w, r, s, map[string]string{"ex_to": "must be a date and time"}, typed, http.StatusBadRequest)
 			return
 		}
-		done = "Moved: it fires at " + to.Format("Mon 2 Jan 2006 15:04:05 MST") + "."
+		done = "Moved: it fires at " + to.Format(timeLayout) + "."
 		ex.To = client.Ptr(to.UTC())
 	default:
 		c.showEvent(w, r, s, map[string]string{"ex_action": "choose skip or move"}, typed, http.StatusBadRequest)

@@ -72,12 +72,17 @@ func TestControlErrorsShowNextToTheirField(t *testing.T) {
 	tc := newTestConsole(t)
 	session, csrf := tc.signIn()
 
-	// A picker value that is not a time never reaches the API.
-	res := tc.post(session, "/ui/events/ev1/pause", url.Values{"csrf": {csrf}, "until": {"next week"}})
+	// Words the API cannot read as a time are refused under the field, as
+	// the API words it, and the pause is not sent.
+	tc.api.mu.Lock()
+	tc.api.answers["POST /schedules/preview"] = jsonAnswer(400,
+		`{"error":"start_time: cannot read \"whenever\" as a time","field":"start_time"}`)
+	tc.api.mu.Unlock()
+	res := tc.post(session, "/ui/events/ev1/pause", url.Values{"csrf": {csrf}, "until": {"whenever"}})
 	page := body(t, res)
 	require.Equal(t, http.StatusBadRequest, res.StatusCode)
-	require.Regexp(t, `id="p-until"[^>]*aria-invalid="true"`, page)
-	require.Contains(t, page, "must be a date and time")
+	require.Regexp(t, `id="p-until"[^>]*value="whenever"[^>]*aria-invalid="true"`, page)
+	require.Contains(t, page, "cannot read &#34;whenever&#34; as a time")
 	require.False(t, tc.api.called("POST /events/ev1/pause"))
 
 	// The API's refusal of a move lands next to the new-time picker, with
@@ -281,4 +286,34 @@ func TestFormOffersEndpointsAndCalendarsAndSendsThem(t *testing.T) {
 	require.Equal(t, b["dst"], p["dst"])
 	require.Equal(t, "30s", p["jitter"])
 	require.NotContains(t, p, "action", "the preview sends the schedule only")
+}
+
+// Words in the pause field are read by the API (as a one-time schedule's
+// start, in the event's zone): the instant it answers is the pause's end,
+// and /ui/resolve-time shows that instant before the form is sent.
+func TestPauseUntilInWordsIsResolvedByTheAPI(t *testing.T) {
+	t.Parallel()
+	tc := newTestConsole(t)
+	session, csrf := tc.signIn()
+	var previewed, paused capture
+	tc.api.mu.Lock()
+	tc.api.answers["POST /schedules/preview"] = previewed.answer(200,
+		`{"timezone":"Europe/Prague","instants":[{"utc":"2030-01-07T08:00:00Z","local":"2030-01-07T09:00:00+01:00"}]}`)
+	tc.api.answers["POST /events/ev1/pause"] = paused.answer(200, sampleEvent)
+	tc.api.mu.Unlock()
+
+	res := tc.post(session, "/ui/resolve-time", url.Values{"text": {"tomorrow 9:00"}, "timezone": {"Europe/Prague"}},
+		"X-CSRF-Token", csrf)
+	var shown map[string]string
+	require.NoError(t, json.Unmarshal([]byte(body(t, res)), &shown))
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Equal(t, map[string]string{"utc": "2030-01-07T08:00:00Z", "shown": "2030-01-07 09:00:00 +01:00"}, shown)
+	require.Equal(t, map[string]any{"start_time": "tomorrow 9:00", "timezone": "Europe/Prague", "count": float64(1)},
+		previewed.last(t))
+
+	res = tc.post(session, "/ui/events/ev1/pause", url.Values{"csrf": {csrf}, "until": {"tomorrow 9:00"}})
+	_ = body(t, res)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	require.Contains(t, res.Header.Get("Location"), "notice="+url.QueryEscape("Event paused until 2030-01-07 09:00:00 +01:00."))
+	require.Equal(t, "2030-01-07T08:00:00Z", paused.last(t)["until"])
 }

@@ -441,6 +441,29 @@ func (f *eventForm) apiFailed(err error) bool {
 	return true
 }
 
+// errorsBehindZone finds the schedule's own errors hidden by a bad time zone:
+// the API names only the first bad field, so when that is the zone the
+// schedule is previewed again in UTC and its error, if any, goes under its
+// own field too (the start is left out: whether it is past depends on the
+// zone).
+func (c *Console) errorsBehindZone(r *http.Request, f *eventForm) {
+	if _, bad := f.Errors["timezone"]; !bad {
+		return
+	}
+	g := *f
+	g.Timezone, g.Errors = "UTC", map[string]string{}
+	body := map[string]any{"count": 1}
+	if g.scheduleBody(body) {
+		_, err := c.sdk(r).Schedules.PreviewFields(r.Context(), body)
+		g.apiFailed(sdkError(err))
+	}
+	for field, msg := range g.Errors {
+		if field != "timezone" && field != "start_time" {
+			f.Errors[field] = msg
+		}
+	}
+}
+
 // pickerLimit bounds the endpoints and calendars the form offers.
 const pickerLimit = 100
 
@@ -532,6 +555,7 @@ func (c *Console) createEvent(w http.ResponseWriter, r *http.Request, s *session
 	ev, err := c.sdk(r).Events.CreateFields(r.Context(), body)
 	if err = sdkError(err); err != nil {
 		if f.apiFailed(err) {
+			c.errorsBehindZone(r, &f)
 			c.renderForm(w, r, s, f, http.StatusBadRequest)
 			return
 		}
@@ -567,6 +591,7 @@ func (c *Console) updateEvent(w http.ResponseWriter, r *http.Request, s *session
 	keepParams(body, stored.Action)
 	if _, err := c.sdk(r).Events.UpdateFields(r.Context(), id, body); err != nil {
 		if err = sdkError(err); f.apiFailed(err) {
+			c.errorsBehindZone(r, &f)
 			c.renderForm(w, r, s, f, http.StatusBadRequest)
 			return
 		}
@@ -586,12 +611,14 @@ type previewInstant struct {
 	Original *time.Time `json:"original,omitempty"`
 }
 
-// previewAnswer is what the form's live preview receives.
+// previewAnswer is what the form's live preview receives: Error is the
+// first problem, Errors every field's own (form field → message).
 type previewAnswer struct {
-	Timezone string           `json:"timezone,omitempty"`
-	Instants []previewInstant `json:"instants"`
-	Error    string           `json:"error,omitempty"`
-	Field    string           `json:"field,omitempty"`
+	Timezone string            `json:"timezone,omitempty"`
+	Instants []previewInstant  `json:"instants"`
+	Error    string            `json:"error,omitempty"`
+	Field    string            `json:"field,omitempty"`
+	Errors   map[string]string `json:"errors,omitempty"`
 }
 
 // preview answers the form's live preview through POST /schedules/preview,
@@ -611,6 +638,9 @@ func (c *Console) preview(w http.ResponseWriter, r *http.Request, s *session) {
 			status, out.Error = http.StatusUnauthorized, "signed out"
 		case errors.As(err, &ae):
 			status, out.Error, out.Field = ae.Status, fieldMessage(ae), formField(ae.Field)
+			if f.apiFailed(err) {
+				c.errorsBehindZone(r, &f)
+			}
 		case err != nil:
 			status, out.Error = http.StatusInternalServerError, "preview failed"
 		default:
@@ -625,6 +655,9 @@ func (c *Console) preview(w http.ResponseWriter, r *http.Request, s *session) {
 		for k, v := range f.Errors {
 			out.Field, out.Error = k, v
 		}
+	}
+	if len(f.Errors) > 0 {
+		out.Errors = f.Errors
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

@@ -189,6 +189,7 @@ func (e eventView) Location() *time.Location {
 type upcomingRow struct {
 	At       time.Time
 	Local    string // the instant in the event's zone, for the date-time picker
+	Shown    string // the instant as the page writes it, in the event's zone
 	Skipped  bool
 	Reason   string
 	Original *time.Time
@@ -215,7 +216,7 @@ func upcoming(ev eventView, p *client.Preview, exceptions []client.Exception) []
 	loc := ev.Location()
 	out := make([]upcomingRow, 0, len(p.Instants))
 	for _, in := range p.Instants {
-		r := upcomingRow{At: in.Utc, Local: in.Utc.In(loc).Format("2006-01-02T15:04:05"), Reason: str(in.Reason),
+		r := upcomingRow{At: in.Utc, Local: in.Utc.In(loc).Format("2006-01-02T15:04:05"), Shown: in.Utc.In(loc).Format(timeLayout), Reason: str(in.Reason),
 			Original: in.Original, Key: in.Utc}
 		r.Skipped = in.Skipped != nil && *in.Skipped
 		switch {

@@ -92,11 +92,11 @@ func (f failureFilter) retryFilter(limit int) client.RetryFilter {
 
 // failureRow is one failed or missed occurrence with its event's name.
 type failureRow struct {
-	ID, EventID, Status  string
-	ScheduledAt          time.Time
-	StatusCode           *int
-	ErrorMessage         *string
-	EventName, EventZone string
+	ID, EventID, Status string
+	ScheduledAt         time.Time
+	StatusCode          *int
+	ErrorMessage        *string
+	EventName           string
 }
 
 func toFailureRows(list []client.Occurrence) []failureRow {
@@ -197,7 +197,7 @@ func (c *Console) nameEvents(r *http.Request, rows []failureRow) error {
 			seen[id] = ev
 		}
 		if ev != nil {
-			rows[i].EventName, rows[i].EventZone = ev.Name, ev.Timezone
+			rows[i].EventName = ev.Name
 		} else {
 			rows[i].EventName = "(deleted event)"
 		}

@@ -105,7 +105,7 @@ func TestOccurrenceMove(t *testing.T) {
 	_ = body(t, res)
 	require.Equal(t, http.StatusSeeOther, res.StatusCode)
 	require.JSONEq(t, `{"to":"2099-03-01T09:30:00Z","reason":"maintenance"}`, <-moveBody, "10:30 in Prague is 09:30 UTC")
-	require.Equal(t, "/ui/occurrences/oc2?notice="+urlQueryEscape("Moved: it fires at Sun 1 Mar 2099 10:30:00 CET."),
+	require.Equal(t, "/ui/occurrences/oc2?notice="+urlQueryEscape("Moved: it fires at 2099-03-01 10:30:00 +01:00."),
 		res.Header.Get("Location"))
 
 	refuse.Store(true)

@@ -18,6 +18,9 @@ import (
 
 // view is what every page template receives.
 type view struct {
+	// Zone is the event's zone on a page about one event, where every time
+	// is in it; empty elsewhere (times in the browser's zone).
+	Zone     string
 	Title    string
 	Nav      string
 	CSRF     string
@@ -182,9 +185,23 @@ func redirect(w http.ResponseWriter, r *http.Request, target, notice string) {
 	http.Redirect(w, r, target, http.StatusSeeOther)
 }
 
-// when renders an instant as <time>: UTC in the markup, turned into the
-// viewer's zone by app.js; the title shows it in zone (the event's zone)
-// when one is given.
+// timeLayout is how the console writes an instant: 24-hour, with the UTC
+// offset, so no time on a page is ambiguous (app.js writes the same).
+const timeLayout = "2006-01-02 15:04:05 -07:00"
+
+// inZone writes t in the named zone (UTC when it cannot be loaded).
+func inZone(t time.Time, zone string) string {
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		loc = time.UTC
+	}
+	return t.In(loc).Format(timeLayout)
+}
+
+// when renders an instant as <time> with the UTC instant as its title. With
+// a zone (an event's page) it is written in that zone; without one (a list
+// across events) app.js writes it in the browser's zone (data-local) and the
+// page says which zone once.
 func when(v any, zone string) template.HTML {
 	var t time.Time
 	switch x := v.(type) {
@@ -201,15 +218,13 @@ func when(v any, zone string) template.HTML {
 	if t.IsZero() {
 		return template.HTML(`<span class="muted">—</span>`)
 	}
-	title := t.UTC().Format("2006-01-02 15:04:05 MST")
-	if zone != "" && zone != "UTC" {
-		if loc, err := time.LoadLocation(zone); err == nil {
-			title = t.In(loc).Format("2006-01-02 15:04:05 MST") + " (" + zone + ")"
-		}
+	attr, text := " data-local", inZone(t, "UTC")
+	if zone != "" {
+		attr, text = "", inZone(t, zone)
 	}
-	return template.HTML(fmt.Sprintf(`<time datetime="%s" title="%s">%s</time>`,
-		template.HTMLEscapeString(t.UTC().Format(time.RFC3339Nano)), template.HTMLEscapeString(title),
-		template.HTMLEscapeString(t.UTC().Format("2006-01-02 15:04:05 UTC"))))
+	return template.HTML(fmt.Sprintf(`<time datetime="%s" title="%s"%s>%s</time>`,
+		template.HTMLEscapeString(t.UTC().Format(time.RFC3339Nano)),
+		template.HTMLEscapeString(t.UTC().Format("2006-01-02 15:04:05 UTC")), attr, template.HTMLEscapeString(text)))
 }
 
 func formatMS(ms int64) string {

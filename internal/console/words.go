@@ -26,7 +26,7 @@ func describeRule(kind, rule string, start time.Time, zone string) string {
 	}
 	switch kind {
 	case "once":
-		return "Once, at " + start.In(loc).Format("Mon 2 Jan 2006 15:04") + " " + zone
+		return "Once, at " + start.In(loc).Format(timeLayout) + " (" + zone + ")"
 	case "cron":
 		return describeCron(rule) + " (" + zone + ")"
 	case "schedule":

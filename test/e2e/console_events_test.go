@@ -85,6 +85,30 @@ func pauseStory(t *testing.T, srv consoleServer, p *page) {
 
 	p.open("/ui/events/" + id)
 	p.waitFor("the pause form", `!!document.querySelector("#pause-form")`, pageTimeout)
+	// The field takes the API's words and shows what they mean before
+	// anything is sent; what it cannot read it says so.
+	before := time.Now()
+	p.fill("#p-until", "in 2 hours")
+	p.waitFor("the resolved instant", `document.querySelector("#p-until-resolved").getAttribute("data-state") === "ok"`, pageTimeout)
+	var resolved string
+	var found bool
+	p.run(pageTimeout, "read the resolved instant",
+		chromedp.AttributeValue("#p-until-resolved", "data-utc", &resolved, &found, chromedp.ByQuery))
+	require.True(t, found)
+	at, err := time.Parse(time.RFC3339Nano, resolved)
+	require.NoError(t, err)
+	require.WithinRange(t, at, before.Add(2*time.Hour).Truncate(time.Second), time.Now().Add(2*time.Hour+time.Second))
+	p.fill("#p-until", "tomorrow 9:00")
+	p.waitFor("tomorrow at 09:00 in the event's zone", `(function(){var e=document.querySelector("#p-until-resolved");
+		return e.getAttribute("data-state") === "ok" && / 09:00:00 \+0[12]:00 /.test(e.innerText);})()`, pageTimeout)
+	p.fill("#p-until", "whenever")
+	p.waitFor("the words it cannot read", `document.querySelector("#p-until-resolved").getAttribute("data-state") === "error"`, pageTimeout)
+	p.click("#pause-submit")
+	p.waitFor("the refusal under the field, what was typed kept", `(function(){
+		var e = document.querySelector("#p-until ~ .field-error");
+		return !!e && e.innerText.length > 0 && document.querySelector("#p-until").value === "whenever" &&
+			document.querySelector("#event-status").innerText === "active";
+	})()`, pageTimeout)
 	p.setPicker("#p-until", until)
 	p.fill("#p-reason", "quarter-end freeze")
 	p.click("#pause-submit")
@@ -108,13 +132,31 @@ func pauseStory(t *testing.T, srv consoleServer, p *page) {
 		return inside >= 2 && inside < 10;
 	})()`, until.UTC().Format(time.RFC3339)), pageTimeout)
 	p.waitText("#upcoming li.paused", "inside the pause", pageTimeout)
+	// One zone on the page: every time in Prague, 24-hour with the offset,
+	// the UTC instant on hover, and the zone said once.
+	p.waitText("#zone-note", "Times in Europe/Prague, the event's zone", pageTimeout)
+	p.waitFor("every time on the page in the event's zone", `(function(){
+		var ts = Array.from(document.querySelectorAll("main time"));
+		return ts.length > 10 && ts.every(function(e){
+			var d = new Date(e.getAttribute("datetime"));
+			var off = d.getTime() >= 0 && /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \+0[12]:00$/.test(e.textContent);
+			return off && !e.hasAttribute("data-local") && / UTC$/.test(e.title);
+		}) && document.querySelectorAll("#zone-note").length === 1;
+	})()`, pageTimeout)
+	// The next run is the first instant after the pause, with the pause.
+	p.waitFor("the next run after the pause, with the pause and its reason", `(function(){
+		var next = document.querySelector("#next-run time");
+		var first = Array.from(document.querySelectorAll("#upcoming li")).filter(function(li){return li.getAttribute("data-mark") !== "paused";})[0];
+		var text = document.querySelector("#next-run").innerText;
+		return !!next && !!first && next.getAttribute("datetime") === first.querySelector("time").getAttribute("datetime") &&
+			text.indexOf("paused until") > 0 && text.indexOf("(quarter-end freeze)") > 0;
+	})()`, pageTimeout)
 	p.shot("console-event-paused", 1280, false)
 	p.shot("console-event-paused-phone", 390, false)
 
 	// Follow the History tab's link through the harness's navigation, so
 	// the checks it runs on every page apply to the tab too.
 	var href string
-	var found bool
 	p.run(pageTimeout, "read the History tab's link",
 		chromedp.AttributeValue("#tab-history", "href", &href, &found, chromedp.ByQuery))
 	require.True(t, found)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
@@ -302,11 +303,19 @@ func consoleStories(t *testing.T, srv consoleServer, p *page) {
 	p.waitFor("the event form", `!!document.querySelector("#event-form")`, pageTimeout)
 	p.fill("#f-name", "weekly report")
 	p.fill("#f-tags", "reports")
-	p.fill("#f-timezone", "Europe/Prague")
+	p.fill("#f-timezone", "Europe/Prage")
 	p.fill("#f-start", "tomorrow at 9am")
 	p.fill("#f-rule", "FREQ=SOMETIMES")
-	p.waitFor("the rule's error next to the field",
-		`(function(){var e=document.querySelector('[data-error-for="rule"]');return !!e && !e.hidden && e.innerText.length > 0;})()`,
+	// A misspelt zone and a bad rule: each error under its own field.
+	p.waitFor("the zone's error under the zone and the rule's under the rule",
+		`(function(){var z=document.querySelector('[data-error-for="timezone"]'), r=document.querySelector('[data-error-for="rule"]');
+		  return !z.hidden && z.innerText.indexOf("Europe/Prage") >= 0 && z.previousElementSibling.id === "f-timezone" &&
+		    !r.hidden && r.innerText.indexOf("SOMETIMES") >= 0 && r.innerText.indexOf("zone") < 0;})()`,
+		pageTimeout)
+	p.fill("#f-timezone", "Europe/Prague")
+	p.waitFor("the rule's error next to the field, the zone's gone",
+		`(function(){var e=document.querySelector('[data-error-for="rule"]');return !!e && !e.hidden && e.innerText.indexOf("SOMETIMES") >= 0 &&
+		  document.querySelector('[data-error-for="timezone"]').hidden;})()`,
 		pageTimeout)
 	p.fill("#f-rule", "FREQ=WEEKLY;BYDAY=MO,WE;BYHOUR=9;BYMINUTE=0")
 	p.waitFor("10 previewed instants at 09:00 Prague time",
@@ -367,6 +376,7 @@ func consoleStories(t *testing.T, srv consoleServer, p *page) {
 	p.reloadUntil("/ui/occurrences/"+occID, "the replayed occurrence completed",
 		`document.querySelector("#occurrence-status").innerText === "completed"`, fireTimeout)
 	p.waitText("#attempts", "manual", pageTimeout)
+	p.waitText("#replay-hint", "same delivery id (webhook-id) as before", pageTimeout)
 	p.shot("console-occurrence", 1280, false)
 	p.open("/ui/events/" + billingID)
 	p.waitText("#history", "completed", pageTimeout)
@@ -414,8 +424,18 @@ func consoleStories(t *testing.T, srv consoleServer, p *page) {
 	p.waitFor("the charts drawn", `document.querySelectorAll(".chart canvas").length === 2`, pageTimeout)
 	p.shot("console-overview", 1280, false)
 	p.shot("console-overview-phone", 390, false)
+	// A list across events is in the browser's zone, said once, 24-hour
+	// with the offset, the UTC instant on hover.
+	p.run(pageTimeout, "set the browser's zone", emulation.SetTimezoneOverride("America/New_York"))
 	p.open("/ui/events")
 	p.waitText("#events-table", "nightly billing", pageTimeout)
+	p.waitText("#zone-note", "Times in America/New_York, your browser's zone", pageTimeout)
+	p.waitFor("the next runs in New York time", `(function(){
+		var ts = Array.from(document.querySelectorAll("#events-table time"));
+		return ts.length > 0 && ts.every(function(e){
+			return e.hasAttribute("data-local") && /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d -0[45]:00$/.test(e.textContent) && / UTC$/.test(e.title);
+		});
+	})()`, pageTimeout)
 	p.shot("console-events", 1280, false)
 	p.shot("console-events-phone", 390, false)
 	p.open("/ui/api")

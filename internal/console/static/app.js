@@ -5,23 +5,64 @@
 (function () {
   "use strict";
 
-  var fmt = new Intl.DateTimeFormat(undefined, {
-    year: "numeric", month: "short", day: "2-digit",
-    hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short"
-  });
+  // One layout for every time, as the server writes it (render.go's
+  // timeLayout): "2026-11-30 09:00:00 +01:00", 24-hour with the UTC offset,
+  // in zone tz (an IANA name) or, without one, the browser's zone.
+  function fmt(d, tz) {
+    var opts = { year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit",
+      second: "2-digit", hourCycle: "h23", timeZoneName: "longOffset" };
+    if (tz) { opts.timeZone = tz; }
+    var p = {};
+    try {
+      new Intl.DateTimeFormat("en-US", opts).formatToParts(d).forEach(function (x) { p[x.type] = x.value; });
+    } catch (e) {
+      return d.toISOString();
+    }
+    var off = (p.timeZoneName || "").replace("GMT", "") || "+00:00";
+    return p.year + "-" + p.month + "-" + p.day + " " + p.hour + ":" + p.minute + ":" + p.second + " " + off;
+  }
 
+  var browserZone = new Intl.DateTimeFormat().resolvedOptions().timeZone || "your browser's zone";
+
+  // Times across events are written in the browser's zone; the page says
+  // which, once. Times on an event's page are the server's, in its zone.
   function localTimes(root) {
-    root.querySelectorAll("time[datetime]").forEach(function (el) {
+    var n = 0;
+    root.querySelectorAll("time[data-local]").forEach(function (el) {
       var d = new Date(el.getAttribute("datetime"));
       if (!isNaN(d)) {
-        el.textContent = fmt.format(d);
+        el.textContent = fmt(d);
+        n++;
       }
     });
+    zoneNote(n > 0 || !!document.getElementById("live-rows"));
+  }
+
+  function zoneNote(show) {
+    var note = document.getElementById("zone-note");
+    if (!note || note.hasAttribute("data-zone") || !show) { return; }
+    note.textContent = "Times in " + browserZone + ", your browser's zone: 24-hour with the UTC offset; hover a time for UTC.";
+    note.setAttribute("data-browser-zone", browserZone);
+    note.hidden = false;
   }
 
   function csrf() {
     var m = document.getElementById("main");
     return m ? m.getAttribute("data-csrf") : "";
+  }
+
+  // postForm sends a form body to one of the console's JSON helpers and
+  // resolves to its answer, or to null when the session ended (the page then
+  // goes to sign in).
+  function postForm(url, body) {
+    return fetch(url, {
+      method: "POST", credentials: "same-origin",
+      headers: { "X-CSRF-Token": csrf(), "Content-Type": "application/x-www-form-urlencoded" },
+      body: body.toString()
+    }).then(function (res) {
+      if (res.status === 401) { window.location.assign("/ui/login?ended=1"); return null; }
+      return res.json();
+    });
   }
 
   // ---- charts (uPlot) -------------------------------------------------------
@@ -61,14 +102,13 @@
     var zoneEl = document.getElementById("preview-zone");
     var timer = null, seq = 0;
 
-    function fieldErrors(field, msg) {
+    // Each error under its own field (errors: form field → message).
+    function fieldErrors(errors) {
       form.querySelectorAll("[data-error-for]").forEach(function (p) {
-        if (p.getAttribute("data-error-for") === field) {
-          p.textContent = msg; p.hidden = false;
-        } else if (p.getAttribute("data-live")) {
-          p.textContent = ""; p.hidden = true;
+        var msg = errors[p.getAttribute("data-error-for")];
+        if (msg) {
+          p.textContent = msg; p.hidden = false; p.setAttribute("data-live", "1");
         }
-        if (p.getAttribute("data-error-for") === field) { p.setAttribute("data-live", "1"); }
       });
     }
 
@@ -91,36 +131,24 @@
         body.append("calendar_id", sel.getAttribute("data-calendar"));
         body.append("calendar_policy", sel.value);
       });
-      fetch("/ui/preview", {
-        method: "POST", credentials: "same-origin",
-        headers: { "X-CSRF-Token": csrf(), "Content-Type": "application/x-www-form-urlencoded" },
-        body: body.toString()
-      }).then(function (res) {
-        if (res.status === 401) { window.location.assign("/ui/login?ended=1"); return null; }
-        return res.json();
-      }).then(function (data) {
+      postForm("/ui/preview", body).then(function (data) {
         if (!data || mine !== seq) { return; }
         list.textContent = "";
         if (data.error) {
           errEl.textContent = data.error; errEl.hidden = false;
           clearLiveErrors();
-          if (data.field) { fieldErrors(data.field, data.error); }
+          fieldErrors(data.errors || {});
           empty.hidden = true;
           return;
         }
         errEl.hidden = true; clearLiveErrors();
-        var inZone = fmt;
         if (data.timezone) {
-          zoneEl.textContent = "In " + data.timezone + " (the event's zone); hover for UTC.";
-          try {
-            inZone = new Intl.DateTimeFormat(undefined, { timeZone: data.timezone, weekday: "short",
-              year: "numeric", month: "short", day: "2-digit", hour: "2-digit", minute: "2-digit",
-              timeZoneName: "short" });
-          } catch (e) { inZone = fmt; }
+          zoneEl.textContent = "In " + data.timezone + " (the event's zone), 24-hour with the UTC offset; hover for UTC.";
         }
+        var inZone = function (d) { return fmt(d, data.timezone); };
         (data.instants || []).forEach(function (i) {
           var li = document.createElement("li");
-          li.textContent = inZone.format(new Date(i.utc));
+          li.textContent = inZone(new Date(i.utc));
           li.setAttribute("data-local", i.local);
           li.title = "UTC " + i.utc;
           var mark = "";
@@ -131,7 +159,7 @@
             // A new schedule has no exceptions: an instant with an original
             // was rolled by a calendar.
             mark = "rolled";
-            tag(li, "rolled from " + inZone.format(new Date(i.original)));
+            tag(li, "rolled from " + inZone(new Date(i.original)));
           }
           if (mark) { li.className = mark; li.setAttribute("data-mark", mark); }
           if (i.reason) { li.setAttribute("data-reason", i.reason); }
@@ -198,14 +226,14 @@
       var tr = document.createElement("tr");
       tr.className = "fresh";
       tr.setAttribute("data-occurrence", f.occurrence_id);
-      cell(tr, fmt.format(new Date()));
+      cell(tr, fmt(new Date()));
       var name = document.createElement("td");
       var a = document.createElement("a");
       a.href = "/ui/occurrences/" + encodeURIComponent(f.occurrence_id);
       a.textContent = f.name || f.event_id;
       name.appendChild(a);
       tr.appendChild(name);
-      cell(tr, f.scheduled_at ? fmt.format(new Date(f.scheduled_at)) : "");
+      cell(tr, f.scheduled_at ? fmt(new Date(f.scheduled_at)) : "");
       cell(tr, (f.tags || []).join(", "));
       var st = document.createElement("td");
       var span = document.createElement("span");
@@ -272,10 +300,33 @@
     });
   }
 
+  // ---- a time field that takes words: the resolved instant before submit ---
+  function resolveFields() {
+    document.querySelectorAll("input[data-resolve-zone]").forEach(function (input) {
+      var out = document.getElementById(input.id + "-resolved");
+      var timer = null, seq = 0;
+      function run() {
+        var mine = ++seq, text = input.value.trim();
+        if (!text) { out.hidden = true; return; }
+        var body = new URLSearchParams({ text: text, timezone: input.getAttribute("data-resolve-zone") });
+        postForm("/ui/resolve-time", body).then(function (d) {
+          if (!d || mine !== seq) { return; }
+          out.textContent = d.error ? d.error : "Until " + d.shown + " (" + d.utc.replace("T", " ").replace("Z", " UTC") + ")";
+          out.setAttribute("data-state", d.error ? "error" : "ok");
+          if (d.utc) { out.setAttribute("data-utc", d.utc); } else { out.removeAttribute("data-utc"); }
+          out.hidden = false;
+        }).catch(function () { /* the next keystroke retries */ });
+      }
+      input.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(run, 300); });
+      if (input.value) { run(); }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     localTimes(document);
     charts();
     preview();
+    resolveFields();
     live();
   });
 })();
