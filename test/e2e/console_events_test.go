@@ -110,6 +110,11 @@ func pauseStory(t *testing.T, srv consoleServer, p *page) {
 			document.querySelector("#event-status").innerText === "active";
 	})()`, pageTimeout)
 	p.setPicker("#p-until", until)
+	// Wait for the resolved instant: it replaces the longer refusal above the
+	// button, and a click while the layout moves lands on something else.
+	p.waitFor("Monday resolved", fmt.Sprintf(`(function(){var e=document.querySelector("#p-until-resolved");
+		return e.getAttribute("data-state") === "ok" && e.getAttribute("data-utc") === %q;})()`,
+		until.UTC().Format(time.RFC3339)), pageTimeout)
 	p.fill("#p-reason", "quarter-end freeze")
 	p.click("#pause-submit")
 	p.waitText(".notice", "Event paused until", pageTimeout)
