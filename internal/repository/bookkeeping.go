@@ -89,9 +89,10 @@ func (run EventRun) Merge(next EventRun) EventRun {
 func (s *Store) NoteEventRuns(ctx context.Context, runs []EventRun) error {
 	sorted := append([]EventRun(nil), runs...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].EventID < sorted[j].EventID })
-	const perStatement = 500 // 4 parameters a row, and the id list
-	for start := 0; start < len(sorted); start += perStatement {
-		chunk := sorted[start:min(start+perStatement, len(sorted))]
+	start := 0
+	for _, size := range s.batchSizes(len(sorted), 256, 500) { // 5 parameters a row, or 4 arrays
+		chunk := sorted[start : start+size]
+		start += size
 		if err := s.ByKey(ctx, func(tx *Store) error { return tx.noteEventRuns(ctx, chunk) }); err != nil {
 			return err
 		}
@@ -169,7 +170,7 @@ func (s *Store) noteEventRuns(ctx context.Context, chunk []EventRun) error {
 			args = append(args, r.EventID)
 		}
 	}
-	if _, err := s.exec(ctx, q, args...); err != nil {
+	if _, err := s.execHot(ctx, q, args...); err != nil {
 		return fmt.Errorf("note event runs: %w", err)
 	}
 	return nil

@@ -42,7 +42,7 @@ func (s *Store) ReadDue(ctx context.Context, r DueRequest) ([]model.Occurrence, 
 	// backlog for a few rows and read and sorted all of it (a bitmap scan)
 	// for every batch: a cost per delivery that grew with the backlog.
 	err := s.ByKey(ctx, func(tx *Store) error {
-		return tx.selectAll(ctx, &out, q, append(append([]any{tx.ts(r.Until)}, args...), r.Limit)...)
+		return tx.selectHot(ctx, &out, q, append(append([]any{tx.ts(r.Until)}, args...), r.Limit)...)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read due occurrences: %w", err)
@@ -56,7 +56,7 @@ func (s *Store) NextDueIn(ctx context.Context, slots []int, skip []string) (*tim
 	where, args := s.dueWhere(slots, skip)
 	var rows []time.Time
 	err := s.ByKey(ctx, func(tx *Store) error { // as ReadDue
-		return tx.selectAll(ctx, &rows, statusSQL(`SELECT next_attempt_at FROM occurrences WHERE status IN {waiting}`)+
+		return tx.selectHot(ctx, &rows, statusSQL(`SELECT next_attempt_at FROM occurrences WHERE status IN {waiting}`)+
 			where+` ORDER BY next_attempt_at LIMIT 1`, args...)
 	})
 	if err != nil {
@@ -115,15 +115,17 @@ func (c *DueCheck) Unchanged(seen int) bool {
 func (s *Store) CheckDue(ctx context.Context, ids []string) (map[string]DueCheck, error) {
 	out := make(map[string]DueCheck, len(ids))
 	err := s.ByKey(ctx, func(tx *Store) error {
-		for start := 0; start < len(ids); start += insertBatch {
-			chunk := ids[start:min(start+insertBatch, len(ids))]
+		start := 0
+		for _, size := range s.batchSizes(len(ids), 256, insertBatch) {
+			chunk := ids[start : start+size]
+			start += size
 			keys, args := `v(id) AS (SELECT * FROM unnest(?::uuid[]))`, []any{chunk}
 			if tx.d.backend != Postgres {
 				keys = `v(id) AS (VALUES ` + strings.TrimSuffix(strings.Repeat("(?), ", len(chunk)), ", ") + `)`
 				args = stringArgs(chunk)
 			}
 			var found []DueCheck
-			err := tx.selectAll(ctx, &found, `WITH `+keys+`
+			err := tx.selectHot(ctx, &found, `WITH `+keys+`
 				SELECT o.id, o.status, o.attempt_count, e.status AS event_status, e.version AS event_version,
 				e.deleted_at FROM v JOIN occurrences o ON o.id = v.id JOIN events e ON e.id = o.event_id`, args...)
 			if err != nil {

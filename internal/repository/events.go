@@ -536,8 +536,10 @@ func (s *Store) EventsByID(ctx context.Context, ids []string) (map[string]model.
 	out := make(map[string]model.Event, len(ids))
 	ids = dedupe(ids)
 	err := s.ByKey(ctx, func(tx *Store) error {
-		for start := 0; start < len(ids); start += insertBatch {
-			chunk := ids[start:min(start+insertBatch, len(ids))]
+		start := 0
+		for _, size := range s.batchSizes(len(ids), 256, insertBatch) {
+			chunk := ids[start : start+size]
+			start += size
 			var rows []eventRow
 			q, args := `SELECT `+eventColumns+` FROM events WHERE `, []any{chunk}
 			if tx.d.backend == Postgres {
@@ -546,7 +548,7 @@ func (s *Store) EventsByID(ctx context.Context, ids []string) (map[string]model.
 				q += `id IN (` + placeholders(len(chunk)) + `)`
 				args = stringArgs(chunk)
 			}
-			if err := tx.selectAll(ctx, &rows, q, args...); err != nil {
+			if err := tx.selectHot(ctx, &rows, q, args...); err != nil {
 				return fmt.Errorf("get events by id: %w", err)
 			}
 			evs, err := decodeEvents(rows)

@@ -179,9 +179,10 @@ func (s *Store) applyOutcomes(ctx context.Context, recs []*OutcomeRecord, stats 
 		}
 		bulk = append(bulk, i)
 	}
-	const perStatement = 1000 // 15 parameters a row (SQLite), 15 arrays (PostgreSQL)
-	for start := 0; start < len(bulk); start += perStatement {
-		chunk := bulk[start:min(start+perStatement, len(bulk))]
+	start := 0
+	for _, size := range s.batchSizes(len(bulk), 256, 1000) { // 15 parameters a row, or 15 arrays
+		chunk := bulk[start : start+size]
+		start += size
 		applied, err := s.recordOutcomeSet(ctx, recs, chunk)
 		if err != nil {
 			return nil, err
@@ -219,11 +220,32 @@ func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx
 				keep = append(keep, i)
 			}
 		}
-		if len(keep) == 0 {
-			return held, nil
+		// The rows that held, in power-of-two statements (see
+		// preparedChunks); RETURNING is not needed: held says it all.
+		start := 0
+		for _, size := range preparedChunks(len(keep), 256) {
+			if err := s.updateOutcomes(ctx, recs, keep[start:start+size], nil); err != nil {
+				return nil, err
+			}
+			start += size
 		}
-		idx = keep
+		return held, nil
 	}
+	var rows []heldRow
+	if err := s.updateOutcomes(ctx, recs, idx, &rows); err != nil {
+		return nil, err
+	}
+	applied := make(map[string]heldRow, len(rows))
+	for _, r := range rows {
+		applied[r.ID+"|"+r.Token] = r
+	}
+	return applied, nil
+}
+
+// updateOutcomes is recordOutcomeSet's statement for the records idx:
+// with returned set (PostgreSQL), it also reads back the rows whose fence
+// held.
+func (s *Store) updateOutcomes(ctx context.Context, recs []*OutcomeRecord, idx []int, returned *[]heldRow) error {
 	// With every row's instant known (the dispatcher's records carry it),
 	// the update is matched on it too: on the partitioned tables each row
 	// is looked up in its own slice only.
@@ -254,23 +276,18 @@ func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx
 	if pruned {
 		sb.WriteString(` AND occurrences.scheduled_at = v.scheduled_at`)
 	}
-	if !s.d.returnsFromValues {
-		if _, err := s.exec(ctx, sb.String(), args...); err != nil {
-			return nil, fmt.Errorf("record outcomes: %w", err)
+	if returned == nil {
+		if _, err := s.execHot(ctx, sb.String(), args...); err != nil {
+			return fmt.Errorf("record outcomes: %w", err)
 		}
-		return held, nil
+		return nil
 	}
 	sb.WriteString(` RETURNING occurrences.id, v.token AS lease_token, occurrences.scheduled_at, occurrences.reason,
 		occurrences.event_id`)
-	var rows []heldRow
-	if err := s.selectAll(ctx, &rows, sb.String(), args...); err != nil {
-		return nil, fmt.Errorf("record outcomes: %w", err)
+	if err := s.selectAll(ctx, returned, sb.String(), args...); err != nil {
+		return fmt.Errorf("record outcomes: %w", err)
 	}
-	applied := make(map[string]heldRow, len(rows))
-	for _, r := range rows {
-		applied[r.ID+"|"+r.Token] = r
-	}
-	return applied, nil
+	return nil
 }
 
 // outcomeFields are the columns of a batch of outcomes, in order.
@@ -378,13 +395,13 @@ func (s *Store) heldRecords(ctx context.Context, recs []*OutcomeRecord, idx []in
 		Status       model.OccurrenceStatus `db:"status"`
 		AttemptCount int                    `db:"attempt_count"`
 	}
-	err := s.selectAll(ctx, &rows, `SELECT id, COALESCE(lease_token, '') AS lease_token, scheduled_at, reason, event_id,
+	err := s.selectHot(ctx, &rows, `SELECT id, COALESCE(lease_token, '') AS lease_token, scheduled_at, reason, event_id,
 		status, attempt_count FROM occurrences WHERE id IN (`+placeholders(len(idx))+`)`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read occurrences to record: %w", err)
 	}
 	var slots []SlotLease
-	if err := s.selectAll(ctx, &slots, `SELECT slot, epoch FROM bucket_slots`); err != nil {
+	if err := s.selectHot(ctx, &slots, `SELECT slot, epoch FROM bucket_slots`); err != nil {
 		return nil, fmt.Errorf("read slot epochs to record: %w", err)
 	}
 	epochs := make(map[int]int64, len(slots))
@@ -545,14 +562,16 @@ func (s *Store) insertAttempts(ctx context.Context, attempts []*model.Attempt) e
 	if s.d.backend == Postgres {
 		return s.insertAttemptArrays(ctx, attempts)
 	}
-	const perStatement = 200 // 16 parameters a row
+	const perStatement = 128 // 16 parameters a row; a power of two (preparedChunks)
 	// An attempt carries its occurrence's instant (the partition key on
 	// PostgreSQL); the dispatcher knows it, other callers may leave it zero
 	// and the occurrence's row supplies it.
 	const row = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
 		COALESCE(?, (SELECT o.scheduled_at FROM occurrences o WHERE o.id = ?))), `
-	for start := 0; start < len(attempts); start += perStatement {
-		chunk := attempts[start:min(start+perStatement, len(attempts))]
+	start := 0
+	for _, size := range preparedChunks(len(attempts), perStatement) {
+		chunk := attempts[start : start+size]
+		start += size
 		args := make([]any, 0, 16*len(chunk))
 		for _, a := range chunk {
 			var at any
@@ -565,7 +584,7 @@ func (s *Store) insertAttempts(ctx context.Context, attempts []*model.Attempt) e
 		}
 		q := `INSERT INTO attempts (` + attemptColumns + `) VALUES ` +
 			strings.TrimSuffix(strings.Repeat(row, len(chunk)), ", ")
-		if _, err := s.exec(ctx, q, args...); err != nil {
+		if _, err := s.execHot(ctx, q, args...); err != nil {
 			return fmt.Errorf("insert attempts: %w", err)
 		}
 	}

@@ -819,9 +819,10 @@ func (s *Store) insertRollups(ctx context.Context, table, key string, rows [][]a
 	}
 	width := len(rows[0])
 	row := "(" + placeholders(width) + ")"
-	perStatement := 3000 / width
-	for start := 0; start < len(rows); start += perStatement {
-		chunk := rows[start:min(start+perStatement, len(rows))]
+	start := 0
+	for _, size := range s.batchSizes(len(rows), 256, 3000/width) {
+		chunk := rows[start : start+size]
+		start += size
 		args := make([]any, 0, width*len(chunk))
 		for _, r := range chunk {
 			args = append(args, r...)
@@ -831,7 +832,7 @@ func (s *Store) insertRollups(ctx context.Context, table, key string, rows [][]a
 		if s.d.backend != Postgres {
 			q += ` ON CONFLICT (` + key + `) DO UPDATE SET n = n + excluded.n`
 		}
-		if _, err := s.exec(ctx, q, args...); err != nil {
+		if _, err := s.execHot(ctx, q, args...); err != nil {
 			return fmt.Errorf("add %s: %w", table, err)
 		}
 	}

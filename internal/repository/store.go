@@ -46,6 +46,9 @@ type Store struct {
 	// cannot send inside the transaction (COPY: see copyRows); nil
 	// otherwise.
 	conn *sqlx.Conn
+	// stmts keeps the hot path's statements prepared (SQLite; nil on
+	// PostgreSQL, whose driver caches them itself): see prepared.go.
+	stmts *stmtCache
 }
 
 // fullState is when a write last failed with model.ErrStorageFull; zero
@@ -128,7 +131,7 @@ func OpenSQLite(ctx context.Context, dataDir string) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	return &Store{db: db, q: db, d: sqliteDialect, full: &fullState{}, parts: &partitionWindow{}}, nil
+	return &Store{db: db, q: db, d: sqliteDialect, full: &fullState{}, parts: &partitionWindow{}, stmts: newStmtCache()}, nil
 }
 
 // incrementalAutoVacuum makes the file run with auto_vacuum=INCREMENTAL, so
@@ -322,7 +325,15 @@ func (s *Store) Backend() Backend { return s.d.backend }
 func (s *Store) DB() *sqlx.DB { return s.db }
 
 // Close closes the pool.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	if s.stmts == nil {
+		return s.db.Close()
+	}
+	s.stmts.close()
+	err := s.db.Close() // a preparation waiting for a connection gives up
+	s.stmts.wait()
+	return err
+}
 
 // Ping checks the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
@@ -349,7 +360,8 @@ func (s *Store) WithTx(ctx context.Context, fn func(tx *Store) error) error {
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", s.d.mapErr(err))
 	}
-	if err := fn(&Store{db: s.db, q: tx, d: s.d, asyncOutcomes: s.asyncOutcomes, full: s.full, parts: s.parts, conn: conn}); err != nil {
+	if err := fn(&Store{db: s.db, q: tx, d: s.d, asyncOutcomes: s.asyncOutcomes, full: s.full, parts: s.parts, conn: conn,
+		stmts: s.stmts}); err != nil {
 		_ = tx.Rollback()
 		return err
 	}

@@ -1,0 +1,159 @@
+package repository
+
+import (
+	"context"
+	"database/sql"
+	"math/bits"
+	"sync"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// The embedded SQLite parses a statement's text each time database/sql
+// runs it without a prepared statement, and the hot path's texts are long:
+// a batch of outcomes or attempts is a VALUES list with a dozen
+// placeholders a row. Parsing was 16 % of the embedded burst's CPU, on the
+// one writer's critical path. The hot path's statements are therefore
+// prepared once per connection and kept (stmtCache), and their batches are
+// cut into power-of-two row counts (preparedChunks), so that a handful of
+// texts serve every batch size. PostgreSQL needs none of this: pgx prepares
+// and caches each text per connection by itself, and its batches are
+// arrays with one text whatever their size.
+
+// stmtCache holds the statements prepared on the store's pool, by text.
+// It never evicts: only statements from a bounded set of texts (a few per
+// call site, by preparedChunks) go through it; evicting one in use by
+// another goroutine would close it under that goroutine.
+//
+// A text is prepared in the background the first time it is asked for,
+// and that call runs unprepared: preparing on the pool takes a connection,
+// and the caller, inside a transaction, already holds one; with every
+// connection held by such callers, none would ever come free.
+type stmtCache struct {
+	mu sync.Mutex
+	m  map[string]*sqlx.Stmt // nil value: being prepared
+	wg sync.WaitGroup
+}
+
+func newStmtCache() *stmtCache { return &stmtCache{m: map[string]*sqlx.Stmt{}} }
+
+// get returns the statement for query, or nil while it is being prepared
+// on db (started by the first get).
+func (c *stmtCache) get(db *sqlx.DB, query string) *sqlx.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.m[query]; ok || c.m == nil {
+		return st
+	}
+	c.m[query] = nil
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		st, err := db.Preparex(query)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		switch {
+		case c.m == nil: // closed meanwhile
+			if err == nil {
+				_ = st.Close()
+			}
+		case err != nil:
+			delete(c.m, query) // the next get tries again
+		default:
+			c.m[query] = st
+		}
+	}()
+	return nil
+}
+
+// close closes every statement (the store is closing); a preparation
+// still under way closes its own when it ends (wait).
+func (c *stmtCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, st := range c.m {
+		if st != nil {
+			_ = st.Close()
+		}
+	}
+	c.m = nil
+}
+
+// wait returns when no preparation is under way.
+func (c *stmtCache) wait() { c.wg.Wait() }
+
+// prepared returns the cached statement for query, bound to the store's
+// transaction when it is one (release closes that copy; the statement
+// prepared on the connection stays), or nil while it is being prepared.
+func (s *Store) prepared(ctx context.Context, query string) (st *sqlx.Stmt, release func()) {
+	if st = s.stmts.get(s.db, query); st == nil {
+		return nil, nil
+	}
+	if tx, ok := s.q.(*sqlx.Tx); ok {
+		st = tx.StmtxContext(ctx, st)
+		return st, func() { _ = st.Close() }
+	}
+	return st, func() {}
+}
+
+// execHot is exec for a hot-path statement whose text comes from a bounded
+// set (see stmtCache): prepared once per connection where the store keeps
+// a cache.
+func (s *Store) execHot(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if s.stmts == nil {
+		return s.exec(ctx, query, args...)
+	}
+	st, release := s.prepared(ctx, s.d.rebind(query))
+	if st == nil {
+		return s.exec(ctx, query, args...)
+	}
+	defer release()
+	res, err := st.ExecContext(ctx, args...)
+	return res, s.note(err, true)
+}
+
+// selectHot is selectAll for a hot-path statement (see execHot).
+func (s *Store) selectHot(ctx context.Context, dest any, query string, args ...any) error {
+	if s.stmts == nil {
+		return s.selectAll(ctx, dest, query, args...)
+	}
+	st, release := s.prepared(ctx, s.d.rebind(query))
+	if st == nil {
+		return s.selectAll(ctx, dest, query, args...)
+	}
+	defer release()
+	return s.note(st.SelectContext(ctx, dest, args...), false)
+}
+
+// preparedChunks cuts n rows into statement sizes that are powers of two,
+// the largest first, none above limit (itself a power of two): at most
+// log2(limit)+1 texts per call site, so that each is prepared once.
+func preparedChunks(n, limit int) []int {
+	var sizes []int
+	for n > 0 {
+		size := min(limit, 1<<(bits.Len(uint(n))-1))
+		sizes = append(sizes, size)
+		n -= size
+	}
+	return sizes
+}
+
+// batchSizes cuts a batch of n rows into statements: on SQLite
+// power-of-two sizes up to sqliteMax (preparedChunks); on PostgreSQL, whose
+// batches are arrays under one text, pgMax rows each.
+func (s *Store) batchSizes(n, sqliteMax, pgMax int) []int {
+	if s.d.backend == Postgres {
+		return fixedChunks(n, pgMax)
+	}
+	return preparedChunks(n, sqliteMax)
+}
+
+// fixedChunks cuts n rows into statements of size rows, the last one
+// shorter.
+func fixedChunks(n, size int) []int {
+	var sizes []int
+	for ; n > 0; n -= size {
+		sizes = append(sizes, min(n, size))
+	}
+	return sizes
+}
