@@ -25,7 +25,9 @@ func readExcerpt(body io.Reader, contentEncoding string, limit int) (excerpt str
 		defer zr.Close()
 		src = zr
 	}
-	buf := make([]byte, 0, min(limit+1, 4096))
+	// Small at first: most receivers answer a few bytes, and this runs for
+	// every delivery; readUpTo grows it for a longer body.
+	buf := make([]byte, 0, min(limit+1, 512))
 	buf, err := readUpTo(src, buf, limit+1)
 	if len(buf) > limit {
 		buf, truncated = buf[:limit], true

@@ -204,10 +204,35 @@ func (s *Store) applyOutcomes(ctx context.Context, recs []*OutcomeRecord, stats 
 // returns, by "id|token", the rows of the records whose lease still held
 // (their instant, reason and event: what the statistics count them
 // under). PostgreSQL answers that itself (RETURNING v.token). SQLite's
-// RETURNING cannot name the VALUES side, so it reads the held tokens
-// first: with its one writer (the transaction took the write lock at
-// BEGIN) nothing changes between the read and the update.
+// RETURNING cannot name the VALUES side: when the records are for
+// different rows each returned row names its record; otherwise (rare) it
+// reads the held tokens first, and with its one writer (the transaction
+// took the write lock at BEGIN) nothing changes between the read and the
+// update.
 func (s *Store) recordOutcomeSet(ctx context.Context, recs []*OutcomeRecord, idx []int) (map[string]heldRow, error) {
+	if !s.d.returnsFromValues && uniqueOccurrences(recs, idx) {
+		// SQLite returns the rows it changed, without the token (its
+		// RETURNING sees the updated table only): one record per row here,
+		// so the row names its record.
+		applied := make(map[string]heldRow, len(idx))
+		byID := make(map[string]*OutcomeRecord, len(idx))
+		for _, i := range idx {
+			byID[recs[i].OccurrenceID] = recs[i]
+		}
+		start := 0
+		for _, size := range preparedChunks(len(idx), 256) {
+			var rows []heldRow
+			if err := s.updateOutcomes(ctx, recs, idx[start:start+size], &rows); err != nil {
+				return nil, err
+			}
+			start += size
+			for _, r := range rows {
+				r.Token = byID[r.ID].LeaseToken
+				applied[r.ID+"|"+r.Token] = r
+			}
+		}
+		return applied, nil
+	}
 	var held map[string]heldRow
 	if !s.d.returnsFromValues {
 		var err error
@@ -282,12 +307,29 @@ func (s *Store) updateOutcomes(ctx context.Context, recs []*OutcomeRecord, idx [
 		}
 		return nil
 	}
-	sb.WriteString(` RETURNING occurrences.id, v.token AS lease_token, occurrences.scheduled_at, occurrences.reason,
-		occurrences.event_id`)
-	if err := s.selectAll(ctx, returned, sb.String(), args...); err != nil {
+	if s.d.returnsFromValues {
+		sb.WriteString(` RETURNING occurrences.id, v.token AS lease_token, occurrences.scheduled_at, occurrences.reason,
+			occurrences.event_id`)
+	} else {
+		sb.WriteString(` RETURNING id, '' AS lease_token, scheduled_at, reason, event_id`)
+	}
+	if err := s.selectHot(ctx, returned, sb.String(), args...); err != nil {
 		return fmt.Errorf("record outcomes: %w", err)
 	}
 	return nil
+}
+
+// uniqueOccurrences reports whether the records idx are for different
+// occurrences.
+func uniqueOccurrences(recs []*OutcomeRecord, idx []int) bool {
+	seen := make(map[string]bool, len(idx))
+	for _, i := range idx {
+		if seen[recs[i].OccurrenceID] {
+			return false
+		}
+		seen[recs[i].OccurrenceID] = true
+	}
+	return true
 }
 
 // outcomeFields are the columns of a batch of outcomes, in order.

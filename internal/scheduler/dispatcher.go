@@ -272,7 +272,7 @@ func (d *Dispatcher) triage(ctx context.Context, occs []model.Occurrence, held m
 	if err != nil {
 		return nil, err
 	}
-	var jobs []job
+	jobs := make([]job, 0, len(occs)) // a job is large: no regrowth
 	for _, occ := range occs {
 		c := held[occ.ID]
 		ev, ok := events[occ.EventID]
