@@ -36,7 +36,7 @@ func (s *Store) ReadDue(ctx context.Context, r DueRequest) ([]model.Occurrence, 
 	where, args := s.dueWhere(r.Slots, r.Skip)
 	q := statusSQL(`SELECT `+occurrenceColumns+` FROM occurrences WHERE status IN {waiting} AND next_attempt_at <= ?`) +
 		where + ` ORDER BY next_attempt_at LIMIT ?`
-	var out []model.Occurrence
+	out := make([]model.Occurrence, 0, min(r.Limit, 1024)) // scanned into without regrowth
 	// By key: the oldest rows first along the due index, stopping at the
 	// limit. Planned from statistics that lag a burst, PostgreSQL took the
 	// backlog for a few rows and read and sorted all of it (a bitmap scan)

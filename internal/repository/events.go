@@ -540,7 +540,7 @@ func (s *Store) EventsByID(ctx context.Context, ids []string) (map[string]model.
 		for _, size := range s.batchSizes(len(ids), 256, insertBatch) {
 			chunk := ids[start : start+size]
 			start += size
-			var rows []eventRow
+			rows := make([]eventRow, 0, size) // scanned into without regrowth
 			q, args := `SELECT `+eventColumns+` FROM events WHERE `, []any{chunk}
 			if tx.d.backend == Postgres {
 				q += `id = ANY(?::uuid[])` // one text for every batch size
