@@ -112,6 +112,8 @@ func (c *Console) routes() *http.ServeMux {
 
 	m.HandleFunc("GET /ui/{$}", c.signedIn(c.overview))
 	m.HandleFunc("GET /ui/events", c.signedIn(c.eventsPage))
+	m.HandleFunc("GET /ui/events/bulk", c.signedIn(c.confirmBulkEvents))
+	m.HandleFunc("POST /ui/events/bulk", c.signedIn(c.bulkEvents))
 	m.HandleFunc("GET /ui/events/new", c.signedIn(c.newEventPage))
 	m.HandleFunc("POST /ui/events/new", c.signedIn(c.createEvent))
 	m.HandleFunc("POST /ui/preview", c.signedIn(c.preview))
