@@ -2282,6 +2282,12 @@ type GetOccurrencesParams struct {
 
 	// Reason any of these reasons, comma-separated
 	Reason *string `form:"reason,omitempty" json:"reason,omitempty"`
+
+	// EndpointID occurrences of events whose action names this endpoint (not with archived=true)
+	EndpointID *string `form:"endpoint_id,omitempty" json:"endpoint_id,omitempty"`
+
+	// Q occurrences of events whose name contains this text (case-insensitive for ASCII letters) or whose key is this text (not with archived=true)
+	Q *string `form:"q,omitempty" json:"q,omitempty"`
 }
 
 // PostOccurrencesIDMoveJSONBody defines parameters for PostOccurrencesIDMove.

@@ -57,7 +57,12 @@ type OccurrenceFilter struct {
 	Reasons      []string   // any of these reasons (skipped, missed, cancelled rows)
 	From, To     *time.Time // scheduled_at in [From, To)
 	StatusCode   *int       // the last attempt's HTTP status code
-	AnyTags      []string
+	// EndpointID keeps occurrences of events whose action names this
+	// endpoint; EventQuery those of events whose name contains it (ASCII
+	// case folded) or whose key is it.
+	EndpointID string
+	EventQuery string
+	AnyTags    []string
 	AllTags      []string
 	Scope        []string
 	Unrestricted bool

@@ -1813,6 +1813,10 @@ export interface paths {
                     status_code?: number;
                     /** @description any of these reasons, comma-separated */
                     reason?: string;
+                    /** @description occurrences of events whose action names this endpoint (not with archived=true) */
+                    endpoint_id?: string;
+                    /** @description occurrences of events whose name contains this text (case-insensitive for ASCII letters) or whose key is this text (not with archived=true) */
+                    q?: string;
                 };
                 header?: never;
                 path?: never;
