@@ -146,3 +146,61 @@ func TestSkipWhilePausedShowsAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// While an event is paused until a moment, next_run_at is its next firing
+// after the pause (the pause's end when it fires the held instants), in
+// single answers and lists; paused without an end it stays empty.
+func TestNextRunAtWhilePausedUntil(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, b.Open)
+			start := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+			ev := e.createEvent(e.master, map[string]any{"name": "hourly", "start_time": start.Format(time.RFC3339),
+				"rrule": "FREQ=HOURLY", "webhook": "http://127.0.0.1:9999/h", "tags": []string{"paused-next"}})
+			id := ev["id"].(string)
+			nextRun := func(res response) any {
+				t.Helper()
+				require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+				return res.object(t)["next_run_at"]
+			}
+			listed := func() any {
+				t.Helper()
+				var evs []map[string]any
+				e.do("GET", "/events?tags=paused-next", e.master, nil).json(t, &evs)
+				require.Len(t, evs, 1)
+				return evs[0]["next_run_at"]
+			}
+			at := func(d time.Duration) string { return start.Add(d).Format(time.RFC3339) }
+
+			// Until 2 h 30 min after the first instant: the next firing is at 3 h.
+			res := e.do("POST", "/events/"+id+"/pause", e.master, map[string]any{"until": at(150 * time.Minute)})
+			require.Equal(t, at(3*time.Hour), nextRun(res), "the pause's answer")
+			require.Equal(t, at(3*time.Hour), nextRun(e.do("GET", "/events/"+id, e.master, nil)))
+			require.Equal(t, at(3*time.Hour), listed())
+			// A skip on that instant moves it on.
+			res = e.do("POST", "/events/"+id+"/exceptions", e.master, map[string]any{"at": at(3 * time.Hour), "action": "skip"})
+			require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+			require.Equal(t, at(4*time.Hour), nextRun(e.do("GET", "/events/"+id, e.master, nil)))
+			// An instant at the pause's end fires.
+			res = e.do("POST", "/events/"+id+"/pause", e.master, map[string]any{"until": at(2 * time.Hour)})
+			require.Equal(t, at(2*time.Hour), nextRun(res))
+
+			// Held instants fired on resume: the pause's end.
+			res = e.do("POST", "/events/"+id+"/resume", e.master, nil)
+			require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+			until := start.Add(150 * time.Minute).Add(-20 * time.Minute)
+			res = e.do("POST", "/events/"+id+"/pause", e.master, map[string]any{"until": until.Format(time.RFC3339),
+				"catch_up": "fire"})
+			require.Equal(t, until.Format(time.RFC3339), nextRun(res))
+
+			// Paused without an end: nothing is known.
+			res = e.do("POST", "/events/"+id+"/resume", e.master, nil)
+			require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+			res = e.do("POST", "/events/"+id+"/pause", e.master, nil)
+			require.Nil(t, nextRun(res))
+			require.Nil(t, listed())
+		})
+	}
+}
