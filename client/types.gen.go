@@ -1346,9 +1346,11 @@ type Event struct {
 	LastStatus *string    `json:"last_status,omitempty"`
 
 	// MaxWait how far upserts may push the pending occurrence past the first upsert of a burst, a duration
-	MaxWait      *string                `json:"max_wait,omitempty"`
-	Metadata     json.RawMessage        `json:"metadata,omitempty"`
-	Name         string                 `json:"name"`
+	MaxWait  *string         `json:"max_wait,omitempty"`
+	Metadata json.RawMessage `json:"metadata,omitempty"`
+	Name     string          `json:"name"`
+
+	// NextRunAt when the event fires next; for an event paused until a moment, its next firing after the pause (computed at read); null when paused without an end or when nothing is planned
 	NextRunAt    *time.Time             `json:"next_run_at,omitempty"`
 	PauseCatchUp *EventPauseCatchUp     `json:"pause_catch_up,omitempty"`
 	PauseReason  *string                `json:"pause_reason,omitempty"`

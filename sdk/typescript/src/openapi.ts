@@ -3689,7 +3689,10 @@ export interface components {
             created_by?: string;
             created_via?: string;
             version: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description when the event fires next; for an event paused until a moment, its next firing after the pause (computed at read); null when paused without an end or when nothing is planned
+             */
             next_run_at?: string | null;
             /** Format: date-time */
             last_run_at?: string | null;
