@@ -76,7 +76,7 @@ func inflightStory(t *testing.T, srv consoleServer, p *page) {
 	}
 	failing.waitReceived(t, 2, fireTimeout)
 	// One is being sent: the receiver holds it.
-	srv.api(t, srv.master, "POST", "/events/"+export["id"].(string)+"/trigger", nil)
+	sent := srv.api(t, srv.master, "POST", "/events/"+export["id"].(string)+"/trigger", nil)
 	stuck.waitReceived(t, 1, fireTimeout)
 
 	// The page lists both of the team's: the retry with its next attempt,
@@ -121,4 +121,15 @@ func inflightStory(t *testing.T, srv consoleServer, p *page) {
 	p.reloadUntil("/ui/inflight", "the finished delivery gone", fmt.Sprintf(`!%s && !!%s`, rowOf("stuck export"),
 		rowOf("retry report")), pageTimeout)
 	require.Equal(t, 1, stuck.received(), "the held delivery was sent once")
+
+	// Its page says plainly what is known of what was sent: the delivery
+	// id, and that the request itself is not stored.
+	p.open("/ui/occurrences/" + sent["id"].(string))
+	p.waitText("#attempts", "completed", pageTimeout)
+	p.waitText("#sent", "does not store the request of an attempt", pageTimeout)
+	got := stuck.counts()
+	require.Len(t, got, 1)
+	for id := range got {
+		p.waitText("#sent", "webhook-id: "+id, pageTimeout) // what the receiver got
+	}
 }
