@@ -76,8 +76,10 @@ func pauseStory(t *testing.T, srv consoleServer, p *page) {
 	id := ev["id"].(string)
 	// Next Monday at least two days away, so at least two daily instants
 	// fall inside the pause whatever day the test runs.
-	now := time.Now().In(loc)
-	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc).AddDate(0, 0, 2)
+	// Counted from the first instant's day (an hour ahead: past midnight in
+	// the zone during the last hour of a day), not today's.
+	first := time.Now().Add(time.Hour).In(loc)
+	day := time.Date(first.Year(), first.Month(), first.Day(), 0, 0, 0, 0, loc).AddDate(0, 0, 2)
 	for day.Weekday() != time.Monday {
 		day = day.AddDate(0, 0, 1)
 	}
