@@ -146,26 +146,36 @@ func problem(err error) string {
 	return "the server could not do it; its log has the details"
 }
 
-func (c *Console) confirmBulkEvents(w http.ResponseWriter, r *http.Request, s *session) {
-	b, errs := readBulkRequest(r.URL.Query())
+// readBulk reads the request in v and the selected events' names; false
+// when it already answered (the list with the form's errors, or a failure).
+func (c *Console) readBulk(w http.ResponseWriter, r *http.Request, s *session, v url.Values) (bulkRequest, bulkEventsData, bool) {
+	b, errs := readBulkRequest(v)
 	if len(errs) > 0 {
 		c.showEvents(w, r, s, b.Back, eventsExtra{Errors: errs, Bulk: b}, http.StatusBadRequest)
-		return
+		return b, bulkEventsData{}, false
 	}
 	targets, err := c.targets(r, b.IDs)
 	if err != nil {
 		c.fail(w, r, s, err)
-		return
+		return b, bulkEventsData{}, false
 	}
 	verb := bulkVerbs[b.Action]
-	d := bulkEventsData{Verb: verb.Verb, Done: verb.Done, Action: b.Action, Tag: b.Tag, Targets: targets,
-		Hidden: b.form(), Back: b.backURL()}
-	for _, t := range targets {
+	return b, bulkEventsData{Verb: verb.Verb, Done: verb.Done, Action: b.Action, Tag: b.Tag, Targets: targets,
+		Back: b.backURL()}, true
+}
+
+func (c *Console) confirmBulkEvents(w http.ResponseWriter, r *http.Request, s *session) {
+	b, d, ok := c.readBulk(w, r, s, r.URL.Query())
+	if !ok {
+		return
+	}
+	d.Hidden = b.form()
+	for _, t := range d.Targets {
 		if t.Problem == "" {
 			d.Count++
 		}
 	}
-	c.render(w, r, s, "bulk_events", http.StatusOK, view{Title: verb.Verb + " events", Nav: "events", Data: d})
+	c.render(w, r, s, "bulk_events", http.StatusOK, view{Title: d.Verb + " events", Nav: "events", Data: d})
 }
 
 func (c *Console) bulkEvents(w http.ResponseWriter, r *http.Request, s *session) {
@@ -173,20 +183,12 @@ func (c *Console) bulkEvents(w http.ResponseWriter, r *http.Request, s *session)
 		c.renderError(w, r, s, http.StatusBadRequest, "The form could not be read.")
 		return
 	}
-	b, errs := readBulkRequest(r.PostForm)
-	if len(errs) > 0 {
-		c.showEvents(w, r, s, b.Back, eventsExtra{Errors: errs, Bulk: b}, http.StatusBadRequest)
+	b, d, ok := c.readBulk(w, r, s, r.PostForm)
+	if !ok {
 		return
 	}
-	targets, err := c.targets(r, b.IDs)
-	if err != nil {
-		c.fail(w, r, s, err)
-		return
-	}
-	verb := bulkVerbs[b.Action]
-	d := bulkEventsData{Verb: verb.Verb, Done: verb.Done, Action: b.Action, Tag: b.Tag, Targets: targets,
-		Back: b.backURL(), Finished: true}
-	for _, t := range targets {
+	d.Finished = true
+	for _, t := range d.Targets {
 		if t.Problem == "" {
 			if err := c.bulkOne(r, b, t.ID); err != nil {
 				if errors.Is(err, errSignedOut) {
@@ -202,11 +204,11 @@ func (c *Console) bulkEvents(w http.ResponseWriter, r *http.Request, s *session)
 			d.Failed = append(d.Failed, t)
 		}
 	}
-	notice := verb.Done + " " + strconv.Itoa(len(d.Succeeded)) + " of " + strconv.Itoa(len(targets)) + " events."
+	notice := d.Done + " " + strconv.Itoa(len(d.Succeeded)) + " of " + strconv.Itoa(len(d.Targets)) + " events."
 	if len(d.Failed) > 0 {
 		notice += " " + strconv.Itoa(len(d.Failed)) + " failed: see below."
 	}
-	c.render(w, r, s, "bulk_events", http.StatusOK, view{Title: verb.Verb + " events", Nav: "events", Data: d,
+	c.render(w, r, s, "bulk_events", http.StatusOK, view{Title: d.Verb + " events", Nav: "events", Data: d,
 		Notice: notice})
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"testing"
 	"time"
 
@@ -17,22 +16,9 @@ import (
 // count and names every event, and read which succeeded and which failed
 // and why. Events outside the token's scope are never changed.
 func TestConsoleBulkEvents(t *testing.T) {
-	backends := []struct {
-		name  string
-		start func(*testing.T) consoleServer
-	}{{"sqlite", consoleSQLite}, {"postgres", consolePostgres}}
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := browser(t)
-			srv := b.start(t)
-			p := &page{t: t, ctx: ctx, base: srv.url}
-			if dir := os.Getenv("QHRONOS_CONSOLE_SCREENSHOTS"); dir != "" && b.name == "sqlite" {
-				p.shots = dir
-			}
-			bulkStory(t, srv, p)
-		})
-	}
+	onBothStores(t, consolePostgres, func(t *testing.T, srv consoleServer, p *page) {
+		bulkStory(t, srv, p)
+	})
 }
 
 // apiStatus answers the status code of a call (for reads expected to fail).

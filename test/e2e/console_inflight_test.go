@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"net/http"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,22 +11,9 @@ import (
 // The In flight page: work across events that is due and not finished, as
 // an operator with a token scoped to one team sees it, with its filters.
 func TestConsoleInFlight(t *testing.T) {
-	backends := []struct {
-		name  string
-		start func(*testing.T) consoleServer
-	}{{"sqlite", consoleSQLite}, {"postgres", consolePostgresPatient}}
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := browser(t)
-			srv := b.start(t)
-			p := &page{t: t, ctx: ctx, base: srv.url}
-			if dir := os.Getenv("QHRONOS_CONSOLE_SCREENSHOTS"); dir != "" && b.name == "sqlite" {
-				p.shots = dir
-			}
-			inflightStory(t, srv, p)
-		})
-	}
+	onBothStores(t, consolePostgresPatient, func(t *testing.T, srv consoleServer, p *page) {
+		inflightStory(t, srv, p)
+	})
 }
 
 // consolePostgresPatient is consolePostgres with the embedded default's

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 
@@ -16,23 +15,10 @@ import (
 // with its reason) on the occurrence's page, and the Events list shows the
 // next run after the pause.
 func TestConsoleSkipWhilePaused(t *testing.T) {
-	backends := []struct {
-		name  string
-		start func(*testing.T) consoleServer
-	}{{"sqlite", consoleSQLite}, {"postgres", consolePostgres}}
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := browser(t)
-			srv := b.start(t)
-			p := &page{t: t, ctx: ctx, base: srv.url}
-			if dir := os.Getenv("QHRONOS_CONSOLE_SCREENSHOTS"); dir != "" && b.name == "sqlite" {
-				p.shots = dir
-			}
-			p.signIn(srv.master)
-			pausedSkipStory(t, srv, p)
-		})
-	}
+	onBothStores(t, consolePostgres, func(t *testing.T, srv consoleServer, p *page) {
+		p.signIn(srv.master)
+		pausedSkipStory(t, srv, p)
+	})
 }
 
 func pausedSkipStory(t *testing.T, srv consoleServer, p *page) {

@@ -262,10 +262,20 @@ func (p *page) signIn(token string) {
 }
 
 func TestConsole(t *testing.T) {
+	onBothStores(t, consolePostgres, func(t *testing.T, srv consoleServer, p *page) {
+		consoleStories(t, srv, p)
+	})
+}
+
+// onBothStores runs story in a browser of its own against a server on each
+// store, embedded SQLite and PostgreSQL + Redis (started by postgres), in
+// parallel; the SQLite run writes the screenshots when
+// QHRONOS_CONSOLE_SCREENSHOTS names a folder.
+func onBothStores(t *testing.T, postgres func(*testing.T) consoleServer, story func(*testing.T, consoleServer, *page)) {
 	backends := []struct {
 		name  string
 		start func(*testing.T) consoleServer
-	}{{"sqlite", consoleSQLite}, {"postgres", consolePostgres}}
+	}{{"sqlite", consoleSQLite}, {"postgres", postgres}}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
@@ -275,7 +285,7 @@ func TestConsole(t *testing.T) {
 			if dir := os.Getenv("QHRONOS_CONSOLE_SCREENSHOTS"); dir != "" && b.name == "sqlite" {
 				p.shots = dir
 			}
-			consoleStories(t, srv, p)
+			story(t, srv, p)
 		})
 	}
 }
