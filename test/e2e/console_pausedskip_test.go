@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"testing"
 	"time"
 
@@ -60,17 +58,4 @@ func pausedSkipStory(t *testing.T, srv consoleServer, p *page) {
 	p.waitText("#occurrence-status", "skipped", pageTimeout)
 	p.waitText("#reason", "manual", pageTimeout)
 	p.waitText("main dl", "audit window", pageTimeout)
-}
-
-// apiList reads a listing that answers a JSON array, with the master token.
-func (s consoleServer) apiList(t *testing.T, path string, out any) {
-	t.Helper()
-	req, err := http.NewRequest("GET", s.url+path, nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+s.master)
-	res, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	require.Equal(t, http.StatusOK, res.StatusCode)
-	require.NoError(t, json.NewDecoder(res.Body).Decode(out))
 }

@@ -483,7 +483,7 @@ func consoleStories(t *testing.T, srv consoleServer, p *page) {
 	p.waitFor("the live stream listening", `document.querySelector("#live-state").getAttribute("data-state") === "listening"`,
 		pageTimeout)
 	var tokens []map[string]any
-	listTokens(t, srv, &tokens)
+	srv.apiList(t, "/tokens", &tokens)
 	revoked := false
 	for _, tok := range tokens {
 		if tok["sub"] == "reports-reader" {
@@ -497,11 +497,12 @@ func consoleStories(t *testing.T, srv consoleServer, p *page) {
 	p.waitFor("the sign-in form", `!!document.querySelector("#token")`, pageTimeout)
 }
 
-func listTokens(t *testing.T, srv consoleServer, out *[]map[string]any) {
+// apiList reads a listing that answers a JSON array, with the master token.
+func (s consoleServer) apiList(t *testing.T, path string, out any) {
 	t.Helper()
-	req, err := http.NewRequest("GET", srv.url+"/tokens", nil)
+	req, err := http.NewRequest("GET", s.url+path, nil)
 	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+srv.master)
+	req.Header.Set("Authorization", "Bearer "+s.master)
 	res, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
