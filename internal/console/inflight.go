@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -79,9 +80,22 @@ type inflightRow struct {
 	ScheduledAt                    time.Time
 	Attempts                       int
 	NextAttempt                    *time.Time
-	StatusCode                     *int
-	Error                          string
-	Manual                         bool
+	// Answer is the last attempt's status code and error, the code once.
+	Answer string
+	Manual bool
+}
+
+// lastAnswer writes a status code and an error, the code left out when the
+// error already names it ("receiver answered 503").
+func lastAnswer(code *int, msg string) string {
+	if code == nil {
+		return msg
+	}
+	c := strconv.Itoa(*code)
+	if strings.Contains(msg, c) {
+		return msg
+	}
+	return strings.TrimSpace(c + " " + msg)
 }
 
 type inflightData struct {
@@ -150,7 +164,7 @@ func (c *Console) inflightPage(w http.ResponseWriter, r *http.Request, s *sessio
 		ids = append(ids, o.EventID)
 		d.Rows = append(d.Rows, inflightRow{ID: o.ID, EventID: o.EventID, Status: string(o.Status),
 			ScheduledAt: o.ScheduledAt, Attempts: o.AttemptCount, NextAttempt: o.NextAttemptAt,
-			StatusCode: o.StatusCode, Error: str(o.ErrorMessage), Manual: o.Manual != nil && *o.Manual})
+			Answer: lastAnswer(o.StatusCode, str(o.ErrorMessage)), Manual: o.Manual != nil && *o.Manual})
 	}
 	names, err := c.eventNames(r, ids)
 	if err != nil {

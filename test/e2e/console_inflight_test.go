@@ -70,6 +70,7 @@ func inflightStory(t *testing.T, srv consoleServer, p *page) {
 	p.reloadUntil("/ui/inflight", "the retry and the delivery under way", fmt.Sprintf(`(function(){
 		var r = %s, s = %s;
 		return !!r && !!s && r.getAttribute("data-status") === "retrying" && r.querySelector(".state").innerText.indexOf("next attempt") >= 0 &&
+			r.querySelector(".err-text").innerText === "receiver answered 503" &&
 			!!r.querySelector(".state time") && s.getAttribute("data-status") === "pending" && s.querySelector(".state").innerText.indexOf("due") === 0;
 	})()`, rowOf("retry report"), rowOf("stuck export")), pageTimeout)
 	p.waitFor("the other team's retry not shown, the count, the nav", `document.querySelector("#inflight").innerText.indexOf("sales retry") < 0 &&
