@@ -1346,9 +1346,11 @@ type Event struct {
 	LastStatus *string    `json:"last_status,omitempty"`
 
 	// MaxWait how far upserts may push the pending occurrence past the first upsert of a burst, a duration
-	MaxWait      *string                `json:"max_wait,omitempty"`
-	Metadata     json.RawMessage        `json:"metadata,omitempty"`
-	Name         string                 `json:"name"`
+	MaxWait  *string         `json:"max_wait,omitempty"`
+	Metadata json.RawMessage `json:"metadata,omitempty"`
+	Name     string          `json:"name"`
+
+	// NextRunAt when the event fires next; for an event paused until a moment, its next firing after the pause (computed at read); null when paused without an end or when nothing is planned
 	NextRunAt    *time.Time             `json:"next_run_at,omitempty"`
 	PauseCatchUp *EventPauseCatchUp     `json:"pause_catch_up,omitempty"`
 	PauseReason  *string                `json:"pause_reason,omitempty"`
@@ -2282,6 +2284,12 @@ type GetOccurrencesParams struct {
 
 	// Reason any of these reasons, comma-separated
 	Reason *string `form:"reason,omitempty" json:"reason,omitempty"`
+
+	// EndpointID occurrences of events whose action names this endpoint (not with archived=true)
+	EndpointID *string `form:"endpoint_id,omitempty" json:"endpoint_id,omitempty"`
+
+	// Q occurrences of events whose name contains this text (case-insensitive for ASCII letters) or whose key is this text (not with archived=true)
+	Q *string `form:"q,omitempty" json:"q,omitempty"`
 }
 
 // PostOccurrencesIDMoveJSONBody defines parameters for PostOccurrencesIDMove.

@@ -95,6 +95,10 @@ func TestCommands(t *testing.T) {
 		require.Len(t, occs, 1, "--status-code 200 keeps the delivered one")
 		ok(t, e, &occs, "occurrences", "list", "--event", ev.ID, "--status-code", "503")
 		require.Empty(t, occs)
+		ok(t, e, &occs, "occurrences", "list", "--tag", tag, "--status", "completed", "--search", "PON")
+		require.Len(t, occs, 1, "--search finds the occurrences of events by part of their name")
+		ok(t, e, &occs, "occurrences", "list", "--tag", tag, "--search", "nothing-like-it")
+		require.Empty(t, occs)
 		// History first: the completed trigger, then the daily series ahead.
 		ok(t, e, &occs, "occurrences", "list", "--event", ev.ID)
 		require.Greater(t, len(occs), 1)

@@ -156,7 +156,7 @@ func (a *app) renderEvent(ctx context.Context, c *client.Client, ev *client.Even
 
 // eventTable is the one-event rendering, in the event's zone. A paused
 // event's next run is its next firing after the pause, when that is known
-// (the API leaves next_run_at empty while paused), then the pause itself.
+// (an older server leaves next_run_at empty while paused), then the pause itself.
 func (a *app) eventTable(ctx context.Context, c *client.Client, ev *client.Event) (*table, error) {
 	next, err := c.Events.NextFiring(ctx, ev)
 	if err != nil {

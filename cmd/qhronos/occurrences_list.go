@@ -12,7 +12,7 @@ import (
 )
 
 func newOccurrencesListCmd(a *app) *cobra.Command {
-	var eventID, status, from, to, order string
+	var eventID, status, from, to, order, endpoint, search string
 	var tags []string
 	var limit, statusCode int
 	var all, archived bool
@@ -27,6 +27,7 @@ first and --order=-scheduled_at newest first; --from/--to list newest first.`,
   qhronos occurrences list --event 3f2b… --order=scheduled_at
   qhronos occurrences list --status failed,retrying --from 2030-01-01T00:00:00Z
   qhronos occurrences list --status failed --status-code 503
+  qhronos occurrences list --status pending,retrying,awaiting_ack --to now --search nightly
   qhronos occurrences list --tag billing --all --output json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -49,6 +50,12 @@ first and --order=-scheduled_at newest first; --from/--to list newest first.`,
 			}
 			if statusCode != 0 {
 				p.StatusCode = &statusCode
+			}
+			if endpoint != "" {
+				p.EndpointID = &endpoint
+			}
+			if search != "" {
+				p.Q = &search
 			}
 			if archived {
 				p.Archived = &archived
@@ -92,6 +99,8 @@ first and --order=-scheduled_at newest first; --from/--to list newest first.`,
 	f.StringVar(&eventID, "event", "", "occurrences of this event")
 	f.StringSliceVar(&tags, "tag", nil, "occurrences of events with any of these tags")
 	f.StringVar(&status, "status", "", "pending, retrying, completed, failed, … (comma-separate several)")
+	f.StringVar(&endpoint, "endpoint", "", "occurrences of events whose action names this endpoint id")
+	f.StringVar(&search, "search", "", "occurrences of events whose name contains this text, or whose key is it")
 	f.IntVar(&statusCode, "status-code", 0, "occurrences whose last attempt answered this HTTP status")
 	f.StringVar(&from, "from", "", "scheduled at or after (RFC 3339, or \"in 2 hours\", \"tomorrow at 9am\")")
 	f.StringVar(&to, "to", "", "scheduled before (RFC 3339, or \"in 2 hours\", \"tomorrow at 9am\")")

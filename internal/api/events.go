@@ -99,7 +99,7 @@ func (s *Server) listEvents(c *gin.Context) error {
 	}
 	out := make([]eventJSON, 0, len(events))
 	for i := range events {
-		out = append(out, toEventJSON(s.redact, &events[i]))
+		out = append(out, s.eventAnswer(c, &events[i]))
 	}
 	if len(events) == q.limit {
 		last := events[len(events)-1]
@@ -128,7 +128,7 @@ func (s *Server) getEvent(c *gin.Context) error {
 		c.Status(http.StatusNotModified)
 		return nil
 	}
-	c.JSON(http.StatusOK, toEventJSON(s.redact, &ev))
+	c.JSON(http.StatusOK, s.eventAnswer(c, &ev))
 	return nil
 }
 
@@ -203,5 +203,19 @@ func (s *Server) deleteEvent(c *gin.Context) error {
 // writeEvent answers 200 with the event and its ETag.
 func (s *Server) writeEvent(c *gin.Context, ev *model.Event) {
 	c.Header("ETag", etag(ev))
-	c.JSON(http.StatusOK, toEventJSON(s.redact, ev))
+	c.JSON(http.StatusOK, s.eventAnswer(c, ev))
+}
+
+// eventAnswer is toEventJSON with next_run_at filled in for an event paused
+// until a moment: its next firing after the pause (the stored next_run_at
+// stays empty while paused). A rule that cannot be previewed leaves it
+// empty, as it was: the answer is a read and does not fail for it.
+func (s *Server) eventAnswer(c *gin.Context, ev *model.Event) eventJSON {
+	out := toEventJSON(s.redact, ev)
+	if out.NextRunAt == nil && ev.Status == model.EventPaused && ev.PausedUntil != nil {
+		if next, err := s.Events.NextFiringAfterPause(c.Request.Context(), ev); err == nil {
+			out.NextRunAt = next
+		}
+	}
+	return out
 }

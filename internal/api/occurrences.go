@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -66,6 +67,17 @@ func occurrenceFilter(c *gin.Context, q listQuery, now time.Time) (model.Occurre
 		return f, err
 	}
 	f.StatusCode = code
+	if v := c.Query("endpoint_id"); v != "" {
+		if f.EndpointID, err = input.UUID("endpoint_id", v); err != nil {
+			return f, err
+		}
+	}
+	if v := strings.TrimSpace(c.Query("q")); v != "" {
+		if len(v) > maxNameQuery {
+			return f, input.BadRequestf("q", "at most %d bytes", maxNameQuery)
+		}
+		f.EventQuery = v
+	}
 	return f, nil
 }
 
@@ -106,6 +118,12 @@ func (s *Server) listOccurrences(c *gin.Context) error {
 	if archived, err := wantsArchived(c); err != nil {
 		return err
 	} else if archived {
+		// The archive keeps no endpoint or name of a removed event to match.
+		for _, k := range []string{"endpoint_id", "q"} {
+			if c.Query(k) != "" {
+				return input.BadRequestf(k, "cannot be combined with archived=true")
+			}
+		}
 		return s.listArchivedOccurrences(c, q)
 	}
 	f, err := occurrenceFilter(c, q, s.Now())

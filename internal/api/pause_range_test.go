@@ -76,3 +76,131 @@ func TestNextRunAtSkipsCalendarBlockedInstants(t *testing.T) {
 		})
 	}
 }
+
+// A skip added while an event is paused until a moment, on an instant after
+// the pause, shows at once as what will happen (skipped, reason manual),
+// not as pending until the pause ends; undoing it makes the row due again.
+func TestSkipWhilePausedShowsAtOnce(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, b.Open)
+			start := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+			ev := e.createEvent(e.master, map[string]any{"name": "hourly", "start_time": start.Format(time.RFC3339),
+				"rrule": "FREQ=HOURLY", "webhook": "http://127.0.0.1:9999/h"})
+			id := ev["id"].(string)
+			until := start.Add(90 * time.Minute) // the first two instants fall inside the pause
+			res := e.do("POST", "/events/"+id+"/pause", e.master, map[string]any{"until": until.Format(time.RFC3339)})
+			require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+			at := func(h int) map[string]any {
+				t.Helper()
+				var occs []map[string]any
+				e.do("GET", "/events/"+id+"/occurrences?order=scheduled_at", e.master, nil).json(t, &occs)
+				want := start.Add(time.Duration(h) * time.Hour)
+				for _, o := range occs {
+					if got, _ := time.Parse(time.RFC3339Nano, o["scheduled_at"].(string)); got.Equal(want) {
+						return o
+					}
+				}
+				t.Fatalf("no occurrence at %s", want)
+				return nil
+			}
+
+			// An exception on an instant after the pause.
+			res = e.do("POST", "/events/"+id+"/exceptions", e.master, map[string]any{
+				"at": start.Add(3 * time.Hour).Format(time.RFC3339), "action": "skip", "reason": "audit"})
+			require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+			o := at(3)
+			require.Equal(t, "skipped", o["status"], "%v", o)
+			require.Equal(t, "manual", o["reason"], "%v", o)
+			require.Equal(t, "skipped by master: audit", o["error_message"], "%v", o)
+			require.Equal(t, "pending", at(2)["status"], "the other instants after the pause stay due")
+			require.Equal(t, "skipped", at(1)["status"])
+			require.Equal(t, "paused", at(1)["reason"], "inside the pause")
+
+			// Skipping one occurrence, then undoing it.
+			four := at(4)["id"].(string)
+			res = e.do("POST", "/occurrences/"+four+"/skip", e.master, map[string]any{"reason": "holiday"})
+			require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+			require.Equal(t, "skipped", res.object(t)["status"], "%s", res.Body)
+			res = e.do("POST", "/occurrences/"+four+"/unskip", e.master, nil)
+			require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+			require.Equal(t, "pending", res.object(t)["status"], "%s", res.Body)
+			require.Equal(t, four, at(4)["id"], "it keeps its id")
+
+			// Removing the exception makes its instant due again.
+			res = e.do("DELETE", "/events/"+id+"/exceptions/"+start.Add(3*time.Hour).Format(time.RFC3339), e.master, nil)
+			require.Equal(t, http.StatusNoContent, res.Status, "%s", res.Body)
+			require.Equal(t, "pending", at(3)["status"])
+			require.Equal(t, o["id"], at(3)["id"], "it keeps its id")
+
+			// Skipped again and resumed: it stays skipped.
+			res = e.do("POST", "/events/"+id+"/exceptions", e.master, map[string]any{
+				"at": start.Add(3 * time.Hour).Format(time.RFC3339), "action": "skip"})
+			require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+			res = e.do("POST", "/events/"+id+"/resume", e.master, nil)
+			require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+			require.Equal(t, "skipped", at(3)["status"])
+			require.Equal(t, "pending", at(2)["status"])
+		})
+	}
+}
+
+// While an event is paused until a moment, next_run_at is its next firing
+// after the pause (the pause's end when it fires the held instants), in
+// single answers and lists; paused without an end it stays empty.
+func TestNextRunAtWhilePausedUntil(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, b.Open)
+			start := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+			ev := e.createEvent(e.master, map[string]any{"name": "hourly", "start_time": start.Format(time.RFC3339),
+				"rrule": "FREQ=HOURLY", "webhook": "http://127.0.0.1:9999/h", "tags": []string{"paused-next"}})
+			id := ev["id"].(string)
+			nextRun := func(res response) any {
+				t.Helper()
+				require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+				return res.object(t)["next_run_at"]
+			}
+			listed := func() any {
+				t.Helper()
+				var evs []map[string]any
+				e.do("GET", "/events?tags=paused-next", e.master, nil).json(t, &evs)
+				require.Len(t, evs, 1)
+				return evs[0]["next_run_at"]
+			}
+			at := func(d time.Duration) string { return start.Add(d).Format(time.RFC3339) }
+
+			// Until 2 h 30 min after the first instant: the next firing is at 3 h.
+			res := e.do("POST", "/events/"+id+"/pause", e.master, map[string]any{"until": at(150 * time.Minute)})
+			require.Equal(t, at(3*time.Hour), nextRun(res), "the pause's answer")
+			require.Equal(t, at(3*time.Hour), nextRun(e.do("GET", "/events/"+id, e.master, nil)))
+			require.Equal(t, at(3*time.Hour), listed())
+			// A skip on that instant moves it on.
+			res = e.do("POST", "/events/"+id+"/exceptions", e.master, map[string]any{"at": at(3 * time.Hour), "action": "skip"})
+			require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+			require.Equal(t, at(4*time.Hour), nextRun(e.do("GET", "/events/"+id, e.master, nil)))
+			// An instant at the pause's end fires.
+			res = e.do("POST", "/events/"+id+"/pause", e.master, map[string]any{"until": at(2 * time.Hour)})
+			require.Equal(t, at(2*time.Hour), nextRun(res))
+
+			// Held instants fired on resume: the pause's end.
+			res = e.do("POST", "/events/"+id+"/resume", e.master, nil)
+			require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+			until := start.Add(150 * time.Minute).Add(-20 * time.Minute)
+			res = e.do("POST", "/events/"+id+"/pause", e.master, map[string]any{"until": until.Format(time.RFC3339),
+				"catch_up": "fire"})
+			require.Equal(t, until.Format(time.RFC3339), nextRun(res))
+
+			// Paused without an end: nothing is known.
+			res = e.do("POST", "/events/"+id+"/resume", e.master, nil)
+			require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+			res = e.do("POST", "/events/"+id+"/pause", e.master, nil)
+			require.Nil(t, nextRun(res))
+			require.Nil(t, listed())
+		})
+	}
+}

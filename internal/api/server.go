@@ -69,6 +69,8 @@ type Lifecycle interface {
 	ReplayMany(ctx context.Context, p auth.Principal, f model.RetryFilter) (model.RetryResult, error)
 	PreviewSchedule(ctx context.Context, p auth.Principal, in *events.Input, after time.Time, n int) (events.Preview, error)
 	PreviewEvent(ctx context.Context, p auth.Principal, id string, after time.Time, n int) (events.Preview, error)
+	// NextFiringAfterPause is when an event paused until a moment fires next.
+	NextFiringAfterPause(ctx context.Context, ev *model.Event) (*time.Time, error)
 	SkipOccurrence(ctx context.Context, p auth.Principal, id, reason string) (model.Occurrence, error)
 	UnskipOccurrence(ctx context.Context, p auth.Principal, id string) (model.Occurrence, error)
 	MoveOccurrence(ctx context.Context, p auth.Principal, id string, to events.When, reason string) (model.Occurrence, error)

@@ -112,6 +112,8 @@ func (c *Console) routes() *http.ServeMux {
 
 	m.HandleFunc("GET /ui/{$}", c.signedIn(c.overview))
 	m.HandleFunc("GET /ui/events", c.signedIn(c.eventsPage))
+	m.HandleFunc("GET /ui/events/bulk", c.signedIn(c.confirmBulkEvents))
+	m.HandleFunc("POST /ui/events/bulk", c.signedIn(c.bulkEvents))
 	m.HandleFunc("GET /ui/events/new", c.signedIn(c.newEventPage))
 	m.HandleFunc("POST /ui/events/new", c.signedIn(c.createEvent))
 	m.HandleFunc("POST /ui/preview", c.signedIn(c.preview))
@@ -130,6 +132,7 @@ func (c *Console) routes() *http.ServeMux {
 	m.HandleFunc("POST /ui/occurrences/{id}/skip", c.signedIn(c.controlOne("skip", "Skipped: it will not fire.")))
 	m.HandleFunc("POST /ui/occurrences/{id}/unskip", c.signedIn(c.controlOne("unskip", "Unskipped: it fires as planned.")))
 	m.HandleFunc("POST /ui/occurrences/{id}/move", c.signedIn(c.moveOne))
+	m.HandleFunc("GET /ui/inflight", c.signedIn(c.inflightPage))
 	m.HandleFunc("GET /ui/failures", c.signedIn(c.failuresPage))
 	m.HandleFunc("GET /ui/failures/replay", c.signedIn(c.confirmBulkReplay))
 	m.HandleFunc("POST /ui/failures/replay", c.signedIn(c.bulkReplay))

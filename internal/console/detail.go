@@ -22,7 +22,7 @@ type eventPageData struct {
 	Upcoming   []upcomingRow
 	NoUpcoming string
 	// NextRun is when the event fires next, known for a pause with an end
-	// too (the API's next_run_at is empty while paused).
+	// too (an older server leaves next_run_at empty while paused).
 	NextRun    *time.Time
 	Exceptions []client.Exception
 	// Changes is one page of the event's change history, oldest first.

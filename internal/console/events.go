@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,17 +19,36 @@ const pageSize = 25
 type eventsData struct {
 	Events             []eventView
 	Q, Tags, Status    string
+	Cursor             string
 	Next               string
 	First              bool
 	Filtered           bool
 	NextQuery          string
 	CanWrite, Searched bool
+	// Errors are the bulk action form's field errors, Bulk what it sent
+	// (its boxes stay ticked).
+	Errors map[string]string
+	Bulk   bulkRequest
+}
+
+// Selected tells whether the bulk form had the event ticked.
+func (d eventsData) Selected(id string) bool { return slices.Contains(d.Bulk.IDs, id) }
+
+// eventsExtra is what a bulk action's refusal adds to the list.
+type eventsExtra struct {
+	Errors map[string]string
+	Bulk   bulkRequest
 }
 
 func (c *Console) eventsPage(w http.ResponseWriter, r *http.Request, s *session) {
-	in := r.URL.Query()
+	c.showEvents(w, r, s, r.URL.Query(), eventsExtra{}, http.StatusOK)
+}
+
+// showEvents renders the list filtered by in (q, tags, status, cursor).
+func (c *Console) showEvents(w http.ResponseWriter, r *http.Request, s *session, in url.Values, extra eventsExtra, status int) {
 	d := eventsData{Q: strings.TrimSpace(in.Get("q")), Tags: strings.TrimSpace(in.Get("tags")),
-		Status: in.Get("status"), First: in.Get("cursor") == ""}
+		Status: in.Get("status"), Cursor: in.Get("cursor"), First: in.Get("cursor") == "", Errors: extra.Errors,
+		Bulk: extra.Bulk}
 	p := client.ListEventsParams{Limit: client.Ptr(pageSize)}
 	if d.Q != "" {
 		p.Q = &d.Q
@@ -39,8 +59,8 @@ func (c *Console) eventsPage(w http.ResponseWriter, r *http.Request, s *session)
 	if d.Status != "" {
 		p.Status = &d.Status
 	}
-	if cur := in.Get("cursor"); cur != "" {
-		p.Cursor = &cur
+	if d.Cursor != "" {
+		p.Cursor = &d.Cursor
 	}
 	d.Filtered = d.Q != "" || d.Tags != "" || d.Status != ""
 	page, err := c.sdk(r).Events.List(r.Context(), p)
@@ -67,7 +87,7 @@ func (c *Console) eventsPage(w http.ResponseWriter, r *http.Request, s *session)
 		}
 		d.NextQuery = nq.Encode()
 	}
-	c.render(w, r, s, "events", http.StatusOK, view{Title: "Events", Nav: "events", Data: d})
+	c.render(w, r, s, "events", status, view{Title: "Events", Nav: "events", Data: d})
 }
 
 // eventForm is the create/edit form: what the user typed, and the API's

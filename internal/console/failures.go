@@ -178,31 +178,38 @@ func (c *Console) failuresPage(w http.ResponseWriter, r *http.Request, s *sessio
 	c.render(w, r, s, "failures", http.StatusOK, view{Title: "Failures", Nav: "failures", Data: d})
 }
 
-// nameEvents fills in the event name and zone of each row, one API read
-// per distinct event on the page.
+// nameEvents fills in the event name of each row.
 func (c *Console) nameEvents(r *http.Request, rows []failureRow) error {
-	sdk := c.sdk(r)
-	seen := map[string]*client.Event{}
+	ids := make([]string, len(rows))
 	for i := range rows {
-		id := rows[i].EventID
-		ev, ok := seen[id]
-		if !ok {
-			got, err := sdk.Events.Get(r.Context(), id)
-			if err = sdkError(err); errors.Is(err, errSignedOut) {
-				return err
-			}
-			if err == nil {
-				ev = got
-			}
-			seen[id] = ev
+		ids[i] = rows[i].EventID
+	}
+	names, err := c.eventNames(r, ids)
+	for i := range rows {
+		rows[i].EventName = names[rows[i].EventID]
+	}
+	return err
+}
+
+// eventNames reads the name of each event, one API read per distinct
+// event; an event the token can no longer read is "(deleted event)".
+func (c *Console) eventNames(r *http.Request, ids []string) (map[string]string, error) {
+	sdk := c.sdk(r)
+	names := map[string]string{}
+	for _, id := range ids {
+		if _, ok := names[id]; ok {
+			continue
 		}
-		if ev != nil {
-			rows[i].EventName = ev.Name
-		} else {
-			rows[i].EventName = "(deleted event)"
+		ev, err := sdk.Events.Get(r.Context(), id)
+		if err = sdkError(err); errors.Is(err, errSignedOut) {
+			return names, err
+		}
+		names[id] = "(deleted event)"
+		if err == nil {
+			names[id] = ev.Name
 		}
 	}
-	return nil
+	return names, nil
 }
 
 type bulkData struct {

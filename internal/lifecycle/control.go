@@ -163,6 +163,9 @@ func (s *Service) replanAfterControl(ctx context.Context, tx *repository.Store, 
 	if err := tx.UpdateEvent(ctx, ev, version); err != nil {
 		return err
 	}
+	if ev.Status == model.EventPaused {
+		return settlePausedRows(ctx, tx, ev, now)
+	}
 	if ev.Status != model.EventActive {
 		return nil
 	}
@@ -174,6 +177,60 @@ func (s *Service) replanAfterControl(ctx context.Context, tx *repository.Store, 
 		return err
 	}
 	return s.restart(ctx, tx, ev, rule, now)
+}
+
+// pausedRowsLimit bounds the rows ahead a control on a paused event
+// settles: more than the lookahead window plans.
+const pausedRowsLimit = 10_000
+
+// settlePausedRows makes the rows a paused event keeps ahead (those after
+// its pause, which the pause left as planned) say what will happen to
+// them: a row whose instant has a skip exception is skipped now (reason
+// manual) rather than on resume, and a row skipped by hand whose skip was
+// undone is due again. The rest of the plan is decided on resume.
+func settlePausedRows(ctx context.Context, tx *repository.Store, ev *model.Event, now time.Time) error {
+	from := now
+	if ev.PausedUntil != nil && ev.PausedUntil.After(now) {
+		from = *ev.PausedUntil
+	}
+	rows, err := tx.ListOccurrences(ctx, model.OccurrenceFilter{EventID: ev.ID, Unrestricted: true, From: &from,
+		Status: []model.OccurrenceStatus{model.OccurrencePending, model.OccurrenceSkipped}, Order: model.OldestFirst,
+		Limit: pausedRowsLimit})
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	exs, err := tx.Exceptions(ctx, ev.ID, from.Add(-exceptionReach))
+	if err != nil {
+		return err
+	}
+	byAt := make(map[int64]model.Exception, len(exs))
+	for _, ex := range exs {
+		byAt[ex.At.UnixMicro()] = ex
+	}
+	for _, o := range rows {
+		if o.Manual {
+			continue
+		}
+		// A row moved by hand is keyed where it was planned.
+		ex, ok := byAt[o.ScheduledAt.UnixMicro()]
+		if o.OriginalScheduledAt != nil {
+			if moved, found := byAt[o.OriginalScheduledAt.UnixMicro()]; found && moved.To != nil && moved.To.Equal(o.ScheduledAt) {
+				ex, ok = moved, true
+			}
+		}
+		skip := ok && ex.Action == model.ExceptionSkip
+		switch {
+		case skip && o.Status == model.OccurrencePending:
+			err = tx.SkipOccurrence(ctx, o.ID, model.ReasonManual, skipNote(ex.CreatedBy, ex.Reason), now)
+		case !skip && o.Status == model.OccurrenceSkipped && o.Reason != nil && *o.Reason == model.ReasonManual:
+			_, err = tx.InsertPlanned(ctx, ev.ID, []model.Planned{{At: o.ScheduledAt, Original: o.OriginalScheduledAt,
+				Status: model.OccurrencePending}}, now)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkMoveTarget refuses a move to the past, or onto an instant the series

@@ -119,3 +119,48 @@ func (s *Service) preview(ctx context.Context, ev *model.Event, rule *recurrence
 	rows, err := series.Preview(after, n)
 	return events.Preview{Location: rule.Location(), Rows: rows}, err
 }
+
+// nextFiringScan bounds the instants read to find the next one that fires.
+const nextFiringScan = 100
+
+// NextFiringAfterPause is when an event paused until a moment fires next:
+// the pause's end when it fires the instants it held (pause_catch_up
+// "fire") and one fell inside it, else the first instant after the pause
+// that is not skipped. Nil when the event is not paused until a moment, or
+// none is among the next instants. It is computed, not stored: the stored
+// next_run_at is the dispatcher bookkeeping's, kept empty while paused.
+func (s *Service) NextFiringAfterPause(ctx context.Context, ev *model.Event) (*time.Time, error) {
+	if ev.Status != model.EventPaused || ev.PausedUntil == nil {
+		return nil, nil
+	}
+	until := *ev.PausedUntil
+	rule, err := ev.Compile(s.opts.Recurrence)
+	if err != nil {
+		return nil, err
+	}
+	first := func(after time.Time) (*time.Time, error) {
+		p, err := s.preview(ctx, ev, rule, after, nextFiringScan)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range p.Rows {
+			if r.Status != model.OccurrenceSkipped {
+				at := r.At.UTC()
+				return &at, nil
+			}
+		}
+		return nil, nil
+	}
+	if ev.PauseCatchUp == model.PauseFire && ev.PausedAt != nil {
+		held, err := first(ev.PausedAt.Add(-time.Microsecond))
+		if err != nil {
+			return nil, err
+		}
+		if held != nil && held.Before(until) {
+			end := until.UTC()
+			return &end, nil
+		}
+	}
+	// A preview's after is exclusive: an instant at the pause's end fires.
+	return first(until.Add(-time.Microsecond))
+}

@@ -52,11 +52,16 @@ const (
 // OccurrenceFilter selects occurrences for listing; tag and scope filters
 // apply to the owning event's tags.
 type OccurrenceFilter struct {
-	EventID      string
-	Status       []OccurrenceStatus
-	Reasons      []string   // any of these reasons (skipped, missed, cancelled rows)
-	From, To     *time.Time // scheduled_at in [From, To)
-	StatusCode   *int       // the last attempt's HTTP status code
+	EventID    string
+	Status     []OccurrenceStatus
+	Reasons    []string   // any of these reasons (skipped, missed, cancelled rows)
+	From, To   *time.Time // scheduled_at in [From, To)
+	StatusCode *int       // the last attempt's HTTP status code
+	// EndpointID keeps occurrences of events whose action names this
+	// endpoint; EventQuery those of events whose name contains it (ASCII
+	// case folded) or whose key is it.
+	EndpointID   string
+	EventQuery   string
 	AnyTags      []string
 	AllTags      []string
 	Scope        []string

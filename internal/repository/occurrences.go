@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/qhronos/qhronos/internal/model"
 )
 
@@ -324,6 +326,17 @@ func (s *Store) occurrenceWhere(f model.OccurrenceFilter) (where []string, args 
 	if f.StatusCode != nil {
 		where = append(where, `o.status_code = ?`)
 		args = append(args, *f.StatusCode)
+	}
+	if f.EndpointID != "" {
+		if uuid.Validate(f.EndpointID) != nil {
+			return nil, nil, false // no endpoint has such an id
+		}
+		where = append(where, `o.event_id IN (SELECT e.id FROM events e WHERE e.endpoint_id = ?)`)
+		args = append(args, f.EndpointID)
+	}
+	if f.EventQuery != "" {
+		where = append(where, `o.event_id IN (SELECT e.id FROM events e WHERE LOWER(e.name) LIKE ? ESCAPE '\' OR e.event_key = ?)`)
+		args = append(args, "%"+likeEscaper.Replace(asciiLower(f.EventQuery))+"%", f.EventQuery)
 	}
 	return where, args, true
 }

@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,29 +14,16 @@ import (
 // TestConsoleResources: the Endpoints, Notifications and Calendars pages
 // as an operator uses them, on both stores.
 func TestConsoleResources(t *testing.T) {
-	backends := []struct {
-		name  string
-		start func(*testing.T) consoleServer
-	}{{"sqlite", consoleSQLite}, {"postgres", consolePostgres}}
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := browser(t)
-			srv := b.start(t)
-			p := &page{t: t, ctx: ctx, base: srv.url}
-			if dir := os.Getenv("QHRONOS_CONSOLE_SCREENSHOTS"); dir != "" && b.name == "sqlite" {
-				p.shots = dir
-			}
-			p.signIn(srv.master)
-			t.Run("endpoint circuit", func(t *testing.T) { endpointStory(t, srv, p) })
-			t.Run("notification channel", func(t *testing.T) { notificationStory(t, srv, p) })
-			t.Run("calendar", func(t *testing.T) { calendarStory(t, srv, p) })
-			p.open("/ui/")
-			p.waitText("#loops", "healthy", pageTimeout)
-			p.shot("console-overview", 1280, false)
-			p.shot("console-overview-phone", 390, false)
-		})
-	}
+	onBothStores(t, consolePostgres, func(t *testing.T, srv consoleServer, p *page) {
+		p.signIn(srv.master)
+		t.Run("endpoint circuit", func(t *testing.T) { endpointStory(t, srv, p) })
+		t.Run("notification channel", func(t *testing.T) { notificationStory(t, srv, p) })
+		t.Run("calendar", func(t *testing.T) { calendarStory(t, srv, p) })
+		p.open("/ui/")
+		p.waitText("#loops", "healthy", pageTimeout)
+		p.shot("console-overview", 1280, false)
+		p.shot("console-overview-phone", 390, false)
+	})
 }
 
 // attr reads an attribute of the first element matching sel.

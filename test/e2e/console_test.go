@@ -262,10 +262,20 @@ func (p *page) signIn(token string) {
 }
 
 func TestConsole(t *testing.T) {
+	onBothStores(t, consolePostgres, func(t *testing.T, srv consoleServer, p *page) {
+		consoleStories(t, srv, p)
+	})
+}
+
+// onBothStores runs story in a browser of its own against a server on each
+// store, embedded SQLite and PostgreSQL + Redis (started by postgres), in
+// parallel; the SQLite run writes the screenshots when
+// QHRONOS_CONSOLE_SCREENSHOTS names a folder.
+func onBothStores(t *testing.T, postgres func(*testing.T) consoleServer, story func(*testing.T, consoleServer, *page)) {
 	backends := []struct {
 		name  string
 		start func(*testing.T) consoleServer
-	}{{"sqlite", consoleSQLite}, {"postgres", consolePostgres}}
+	}{{"sqlite", consoleSQLite}, {"postgres", postgres}}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
@@ -275,7 +285,7 @@ func TestConsole(t *testing.T) {
 			if dir := os.Getenv("QHRONOS_CONSOLE_SCREENSHOTS"); dir != "" && b.name == "sqlite" {
 				p.shots = dir
 			}
-			consoleStories(t, srv, p)
+			story(t, srv, p)
 		})
 	}
 }
@@ -473,7 +483,7 @@ func consoleStories(t *testing.T, srv consoleServer, p *page) {
 	p.waitFor("the live stream listening", `document.querySelector("#live-state").getAttribute("data-state") === "listening"`,
 		pageTimeout)
 	var tokens []map[string]any
-	listTokens(t, srv, &tokens)
+	srv.apiList(t, "/tokens", &tokens)
 	revoked := false
 	for _, tok := range tokens {
 		if tok["sub"] == "reports-reader" {
@@ -487,11 +497,12 @@ func consoleStories(t *testing.T, srv consoleServer, p *page) {
 	p.waitFor("the sign-in form", `!!document.querySelector("#token")`, pageTimeout)
 }
 
-func listTokens(t *testing.T, srv consoleServer, out *[]map[string]any) {
+// apiList reads a listing that answers a JSON array, with the master token.
+func (s consoleServer) apiList(t *testing.T, path string, out any) {
 	t.Helper()
-	req, err := http.NewRequest("GET", srv.url+"/tokens", nil)
+	req, err := http.NewRequest("GET", s.url+path, nil)
 	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+srv.master)
+	req.Header.Set("Authorization", "Bearer "+s.master)
 	res, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()

@@ -322,7 +322,26 @@
     });
   }
 
+  // ---- the Events list: select every row on the page at once ----
+  function selectAll() {
+    var all = document.getElementById("select-all");
+    if (!all) { return; }
+    var rows = function () { return document.querySelectorAll("input.row-select"); };
+    function sync() {
+      var n = 0, boxes = rows();
+      boxes.forEach(function (b) { if (b.checked) { n++; } });
+      all.checked = n > 0 && n === boxes.length;
+      all.indeterminate = n > 0 && n < boxes.length;
+    }
+    all.addEventListener("change", function () {
+      rows().forEach(function (b) { b.checked = all.checked; });
+    });
+    rows().forEach(function (b) { b.addEventListener("change", sync); });
+    sync();
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    selectAll();
     localTimes(document);
     charts();
     preview();

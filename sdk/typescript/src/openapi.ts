@@ -1813,6 +1813,10 @@ export interface paths {
                     status_code?: number;
                     /** @description any of these reasons, comma-separated */
                     reason?: string;
+                    /** @description occurrences of events whose action names this endpoint (not with archived=true) */
+                    endpoint_id?: string;
+                    /** @description occurrences of events whose name contains this text (case-insensitive for ASCII letters) or whose key is this text (not with archived=true) */
+                    q?: string;
                 };
                 header?: never;
                 path?: never;
@@ -3685,7 +3689,10 @@ export interface components {
             created_by?: string;
             created_via?: string;
             version: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description when the event fires next; for an event paused until a moment, its next firing after the pause (computed at read); null when paused without an end or when nothing is planned
+             */
             next_run_at?: string | null;
             /** Format: date-time */
             last_run_at?: string | null;
