@@ -43,6 +43,7 @@ type Store interface {
 	CountWaiting(ctx context.Context) (map[model.OccurrenceStatus]int, error)
 	Stats(ctx context.Context, f model.StatsFilter) (model.Stats, error)
 	Timeline(ctx context.Context, f model.TimelineFilter) ([]model.TimelineBucket, error)
+	Punctuality(ctx context.Context, f model.PunctualityFilter) (model.PunctualityReport, error)
 	CreateToken(ctx context.Context, t model.Token) error
 	ListTokens(ctx context.Context, createdBy string, limit int) ([]model.Token, error)
 	RevokeToken(ctx context.Context, id string, now time.Time) error
@@ -299,6 +300,7 @@ func (s *Server) routes() *gin.Engine {
 
 	read.GET("/stats", s.handle(s.stats))
 	read.GET("/stats/timeline", s.handle(s.timeline))
+	read.GET("/stats/punctuality", s.handle(s.punctuality))
 	write.POST("/occurrences/retry", s.handle(s.retryOccurrences))
 	write.POST("/occurrences/:id/retry", s.handle(s.retryOccurrence))
 	write.POST("/occurrences/:id/skip", s.handle(s.skipOccurrence))

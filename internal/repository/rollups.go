@@ -444,7 +444,8 @@ func (s *Store) timelineFromRollups(ctx context.Context, f model.TimelineFilter,
 func (s *Store) PruneRollups(ctx context.Context, cutoff time.Time, limit int) (int, error) {
 	total := 0
 	for _, t := range []struct{ table, column string }{
-		{"occurrence_rollups", "minute"}, {"attempt_rollups", "minute"}, {"latency_rollups", "start"}} {
+		{"occurrence_rollups", "minute"}, {"attempt_rollups", "minute"}, {"latency_rollups", "start"},
+		{"punctuality_rollups", "start"}, {"punctuality_fresh", "start"}} {
 		q := `DELETE FROM ` + t.table + ` WHERE ` + s.d.inPick(s.d.rowID,
 			`SELECT `+s.d.rowID+` FROM `+t.table+` WHERE `+t.column+` < ? LIMIT ?`)
 		res, err := s.exec(ctx, q, s.ts(cutoff), limit)
@@ -496,14 +497,17 @@ var rollupCompactions = []string{
 // CompactRollups folds up to limit fresh rollup rows of each table into
 // their keys' compacted rows and returns how many compacted rows it wrote. One
 // compactor at a time (a transaction-scoped advisory lock; another instance
-// skips its turn). On SQLite addRollups writes compacted rows itself: there
-// is nothing to do.
+// skips its turn). On SQLite addRollups writes compacted rows itself, except
+// the punctuality rollups, which both stores fold here.
 func (s *Store) CompactRollups(ctx context.Context, limit int) (int, error) {
-	if s.d.backend != Postgres {
-		return 0, nil
+	total, err := s.compactPunctuality(ctx, limit)
+	if err != nil {
+		return 0, fmt.Errorf("compact punctuality rollups: %w", err)
 	}
-	total := 0
-	err := s.WithTx(ctx, func(tx *Store) error {
+	if s.d.backend != Postgres {
+		return total, nil
+	}
+	err = s.WithTx(ctx, func(tx *Store) error {
 		var locked bool
 		if err := tx.get(ctx, &locked,
 			`SELECT pg_try_advisory_xact_lock(hashtext('qhronos-rollups:' || current_schema()))`); err != nil {
@@ -734,8 +738,12 @@ func (s *Store) addRollups(ctx context.Context, d *rollupDeltas) error {
 			}
 		}
 	}
+	punct := punctualityDeltas(d)
 	if s.d.backend == Postgres {
-		return s.insertRollupArrays(ctx, occ, att, lat)
+		return s.insertRollupArrays(ctx, occ, att, lat, punct)
+	}
+	if err := s.addPunctualityFresh(ctx, punct); err != nil {
+		return err
 	}
 	var rows [][]any
 	for k, n := range occ {
@@ -764,7 +772,7 @@ func (s *Store) addRollups(ctx context.Context, d *rollupDeltas) error {
 // statement of the same text whatever the counts (see outcomeArrays): one
 // round trip of the outcome transaction instead of three.
 func (s *Store) insertRollupArrays(ctx context.Context, occ map[occurrenceRollupKey]int, att map[attemptRollupKey]int,
-	lat map[latencyRollupKey]int) error {
+	lat map[latencyRollupKey]int, punct map[punctualityKey]*punctualityCounts) error {
 	var oMinute, aMinute, lStart []time.Time
 	var oAction, oStatus, oReason, aAction, aEndpoint, aOutcome, lWidth, lAction []string
 	var oN, aN, lBucket, lN []int64
@@ -786,17 +794,20 @@ func (s *Store) insertRollupArrays(ctx context.Context, occ map[occurrenceRollup
 			append(lMetric, k.metric)
 		lBucket, lN = append(lBucket, k.bucket), append(lN, int64(n))
 	}
-	if len(oN)+len(aN)+len(lN) == 0 {
+	if len(oN)+len(aN)+len(lN)+len(punct) == 0 {
 		return nil
 	}
 	_, err := s.exec(ctx, `WITH o AS (INSERT INTO occurrence_rollups (minute, action_type, status, reason, n)
 			SELECT * FROM unnest(?::timestamptz[], ?::text[], ?::text[], ?::text[], ?::bigint[])),
+		p AS (INSERT INTO punctuality_fresh (start, event_id, `+punctualityColumns+`)
+			SELECT * FROM unnest(?::timestamptz[], ?::uuid[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[],
+				?::bigint[], ?::text[])),
 		a AS (INSERT INTO attempt_rollups (minute, action_type, endpoint_id, outcome, n)
 			SELECT * FROM unnest(?::timestamptz[], ?::text[], ?::text[], ?::text[], ?::bigint[]))
 		INSERT INTO latency_rollups (width, start, action_type, metric, bucket, n)
 			SELECT * FROM unnest(?::text[], ?::timestamptz[], ?::text[], ?::int[], ?::bigint[], ?::bigint[])`,
-		utcs(oMinute), oAction, oStatus, oReason, oN, utcs(aMinute), aAction, aEndpoint, aOutcome, aN,
-		lWidth, utcs(lStart), lAction, lMetric, lBucket, lN)
+		append(append([]any{utcs(oMinute), oAction, oStatus, oReason, oN}, punctualityArrays(punct)...),
+			utcs(aMinute), aAction, aEndpoint, aOutcome, aN, lWidth, utcs(lStart), lAction, lMetric, lBucket, lN)...)
 	if err != nil {
 		return fmt.Errorf("add rollups: %w", err)
 	}

@@ -35,7 +35,16 @@ func requireRollupsExact(t *testing.T, s *repository.Store, step string) model.S
 		wantTL[i].LatenessMS = bucketed(wantTL[i].LatenessMS)
 	}
 	tf.Raw = false
+	punct := model.PunctualityFilter{From: pathWindow.Since.Truncate(time.Hour), To: pathWindow.Until.Add(time.Hour),
+		Now: pathWindow.Now, GroupBy: model.PunctualityByEvent, Tolerance: 30 * time.Second, TrendStep: time.Hour,
+		Unrestricted: true, Raw: true}
+	wantPunct, err := s.Punctuality(ctx, punct)
+	require.NoError(t, err)
+	punct.Raw = false
 	for _, when := range []string{"fresh", "compacted"} {
+		gotPunct, err := s.Punctuality(ctx, punct)
+		require.NoError(t, err)
+		require.Equal(t, wantPunct, gotPunct, "%s: punctuality from the rollups (%s) equals the raw recount", step, when)
 		got, err := s.Stats(ctx, pathWindow)
 		require.NoError(t, err)
 		require.Equal(t, bucketedStats(want), got, "%s: stats from the rollups (%s) equal the raw recount", step, when)
