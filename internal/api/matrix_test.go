@@ -220,6 +220,7 @@ func matrixRoutes() []matrixRoute {
 			ok: http.StatusOK},
 		{method: "GET", path: "/stats", level: model.AccessRead, ok: http.StatusOK},
 		{method: "GET", path: "/stats/timeline", level: model.AccessRead, ok: http.StatusOK},
+		{method: "GET", path: "/stats/punctuality", level: model.AccessRead, ok: http.StatusOK},
 		// The fixture's occurrence is pending, so an allowed retry is refused
 		// for its state (409), after the access and scope checks passed.
 		{method: "POST", path: "/occurrences/{occurrence}/retry", level: model.AccessWrite, names: true,
