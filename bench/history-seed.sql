@@ -4,7 +4,14 @@
 -- (migration 0012, partitions ensured first) and on the 0011 layout (the
 -- upgrade measurement). Ids are md5-derived, so the attempts need no join.
 -- Usage: psql -v n=1000000 -v days=30 -f bench/history-seed.sql
+-- -v spread=true spreads the first attempts' lateness (5-64 ms, and one in a
+-- hundred up to 5 s) instead of 40 ms each: the punctuality benchmark's
+-- histograms then hold the buckets a real installation's do.
 \set ON_ERROR_STOP on
+\if :{?spread}
+\else
+\set spread false
+\endif
 SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
     AND table_name = 'attempts' AND column_name = 'scheduled_at') AS partitioned \gset
 \if :partitioned
@@ -37,7 +44,7 @@ INSERT INTO attempts (id, occurrence_id, event_id, attempt, manual, started_at, 
     truncated, lateness_ms, scheduled_at)
 SELECT md5('history-attempt-' || i)::uuid, md5('history-occurrence-' || i)::uuid,
     md5('history-event-' || (i % 1000))::uuid, 1, false, at + interval '40 milliseconds', 50, 200, 'completed',
-    false, 40, at
+    false, CASE WHEN :spread THEN 5 + (i * 7919) % 60 + CASE WHEN i % 100 = 0 THEN i % 5000 ELSE 0 END ELSE 40 END, at
 FROM history_seed_at;
 \else
 INSERT INTO attempts (id, occurrence_id, event_id, attempt, manual, started_at, duration_ms, status_code, outcome,

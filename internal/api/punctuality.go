@@ -15,9 +15,9 @@ const maxPunctualityTolerance = 24 * time.Hour
 
 // punctuality answers GET /stats/punctuality?from=&to=&group_by=&tolerance=&tag=:
 // how the instants scheduled in the window went, per event, endpoint or
-// tag, over what the principal can read. The window is widened to whole
-// hours (default: the last 7 days) and spans at most 366 days; its trend is
-// hourly up to 48 hours, daily beyond.
+// tag, over what the principal can read. The window (default: the last 7
+// days) spans at most 366 days and is widened to whole hours, or whole UTC
+// days beyond 48 hours; its trend is hourly up to 48 hours, daily beyond.
 func (s *Server) punctuality(c *gin.Context) error {
 	f, err := PunctualityFilter(c.Request.URL.Query(), s.Now())
 	if err != nil {
@@ -84,7 +84,11 @@ func PunctualityFilter(q url.Values, now time.Time) (model.PunctualityFilter, er
 	f.To = end.UTC().Add(time.Hour - time.Nanosecond).Truncate(time.Hour)
 	f.TrendStep = time.Hour
 	if f.To.Sub(f.From) > 48*time.Hour {
+		// A daily trend reads whole days: a row per event and day, where
+		// partial days at both ends would read up to 46 rows per event.
 		f.TrendStep = 24 * time.Hour
+		f.From = f.From.Truncate(24 * time.Hour)
+		f.To = f.To.Add(24*time.Hour - time.Nanosecond).Truncate(24 * time.Hour)
 	}
 	return f, nil
 }

@@ -30,32 +30,46 @@ import (
 // pick as tolerances (100 ms, 250 ms, 1 s, 1.5 s, 2 s, 5 s, 30 s, 1 min…),
 // so that those tolerances are exact and a percentile is at most 20 % under
 // the value. The last bucket (9 × 10⁹ ms, 104 days) holds everything above.
-var punctualityBounds = func() []int64 {
-	out := []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
-	mantissas := []int64{10, 11, 12, 13, 14, 15, 16, 18, 20, 22, 25, 28, 30, 35, 40, 45, 50, 60, 70, 75, 80, 90}
+var punctualityBounds = func() [punctualityBuckets]int64 {
+	var out [punctualityBuckets]int64
+	for i := range 10 {
+		out[i] = int64(i)
+	}
+	i := 10
 	for scale := int64(1); scale <= 100_000_000; scale *= 10 {
-		for _, m := range mantissas {
-			out = append(out, m*scale)
+		for _, m := range punctualityMantissas {
+			out[i] = m * scale
+			i++
 		}
 	}
 	return out
 }()
 
-// PunctualityBucket is the histogram bucket (its lower bound) of a lateness
-// in milliseconds; negative lateness (sent early) counts as 0.
-func PunctualityBucket(ms int64) int64 {
-	i := sort.Search(len(punctualityBounds), func(i int) bool { return punctualityBounds[i] > ms })
-	if i == 0 {
-		return 0
-	}
-	return punctualityBounds[i-1]
+var punctualityMantissas = [...]int64{10, 11, 12, 13, 14, 15, 16, 18, 20, 22, 25, 28, 30, 35, 40, 45, 50, 60, 70, 75,
+	80, 90}
+
+// punctualityBuckets is the histogram's size: 0–9 ms, then nine decades.
+const punctualityBuckets = 10 + 9*len(punctualityMantissas)
+
+// punctualityIndex is the histogram index of a lateness in milliseconds;
+// negative lateness (sent early) counts as 0.
+func punctualityIndex(ms int64) int {
+	i := sort.Search(punctualityBuckets, func(i int) bool { return punctualityBounds[i] > ms })
+	return max(i-1, 0)
 }
+
+// PunctualityBucket is the histogram bucket (its lower bound) of a lateness
+// in milliseconds.
+func PunctualityBucket(ms int64) int64 { return punctualityBounds[punctualityIndex(ms)] }
+
+// punctualityHist counts first scheduled attempts per lateness bucket.
+type punctualityHist [punctualityBuckets]int
 
 // punctualityCounts is one row's figures: finished instants by status and
 // the lateness histogram of first scheduled attempts.
 type punctualityCounts struct {
 	completed, failed, missed, skipped, cancelled, pending int
-	lateness                                               map[int64]int
+	lateness                                               *punctualityHist
 }
 
 func (c *punctualityCounts) add(o *punctualityCounts) {
@@ -65,16 +79,21 @@ func (c *punctualityCounts) add(o *punctualityCounts) {
 	c.skipped += o.skipped
 	c.cancelled += o.cancelled
 	c.pending += o.pending
-	for b, n := range o.lateness {
-		c.late(b, n)
+	if o.lateness != nil {
+		for i, n := range o.lateness {
+			if n != 0 {
+				c.late(i, n)
+			}
+		}
 	}
 }
 
-func (c *punctualityCounts) late(bucket int64, n int) {
+// late counts n first attempts in bucket i.
+func (c *punctualityCounts) late(i, n int) {
 	if c.lateness == nil {
-		c.lateness = map[int64]int{}
+		c.lateness = &punctualityHist{}
 	}
-	c.lateness[bucket] += n
+	c.lateness[i] += n
 }
 
 // status counts n instants entering (1) or leaving (-1) a finished status.
@@ -94,33 +113,37 @@ func (c *punctualityCounts) status(st string, n int) {
 }
 
 func (c *punctualityCounts) empty() bool {
-	return c.completed == 0 && c.failed == 0 && c.missed == 0 && c.skipped == 0 && c.cancelled == 0 &&
-		c.pending == 0 && len(c.lateness) == 0
+	if c.completed != 0 || c.failed != 0 || c.missed != 0 || c.skipped != 0 || c.cancelled != 0 || c.pending != 0 {
+		return false
+	}
+	return c.lateness == nil || *c.lateness == punctualityHist{}
 }
 
 // encodeLateness writes a histogram as "bucket:count,…" by bucket.
-func encodeLateness(h map[int64]int) string {
-	buckets := make([]int64, 0, len(h))
-	for b, n := range h {
-		if n != 0 {
-			buckets = append(buckets, b)
-		}
+func encodeLateness(h *punctualityHist) string {
+	if h == nil {
+		return ""
 	}
-	sort.Slice(buckets, func(i, j int) bool { return buckets[i] < buckets[j] })
 	var sb strings.Builder
-	for i, b := range buckets {
-		if i > 0 {
+	for i, n := range h {
+		if n == 0 {
+			continue
+		}
+		if sb.Len() > 0 {
 			sb.WriteByte(',')
 		}
-		sb.WriteString(strconv.FormatInt(b, 10))
+		sb.WriteString(strconv.FormatInt(punctualityBounds[i], 10))
 		sb.WriteByte(':')
-		sb.WriteString(strconv.Itoa(h[b]))
+		sb.WriteString(strconv.Itoa(n))
 	}
 	return sb.String()
 }
 
-// decodeLateness adds an encoded histogram to c.
-func (c *punctualityCounts) decodeLateness(text string) error {
+// latenessItem is one bucket of an encoded histogram.
+type latenessItem struct{ index, n int }
+
+// decodeLateness appends an encoded histogram's buckets to out.
+func decodeLateness(text string, out []latenessItem) ([]latenessItem, error) {
 	for text != "" {
 		item, rest, _ := strings.Cut(text, ",")
 		text = rest
@@ -128,11 +151,36 @@ func (c *punctualityCounts) decodeLateness(text string) error {
 		bucket, err1 := strconv.ParseInt(b, 10, 64)
 		count, err2 := strconv.Atoi(n)
 		if !ok || err1 != nil || err2 != nil {
-			return fmt.Errorf("punctuality histogram item %q", item)
+			return out, fmt.Errorf("punctuality histogram item %q", item)
 		}
-		c.late(bucket, count)
+		out = append(out, latenessItem{punctualityIndex(bucket), count})
 	}
-	return nil
+	return out, nil
+}
+
+// percentiles are the nearest-rank percentiles of a histogram, each named
+// by its bucket's lower bound.
+func (h *punctualityHist) percentiles() model.Percentiles {
+	var out model.Percentiles
+	if h == nil {
+		return out
+	}
+	for _, n := range h {
+		out.Count += n
+	}
+	if out.Count == 0 {
+		return out
+	}
+	for _, p := range percentiles {
+		rank, seen := (p*out.Count+99)/100, 0
+		for i, n := range h {
+			if seen += n; seen >= rank {
+				setPercentile(&out, p, punctualityBounds[i])
+				break
+			}
+		}
+	}
+	return out
 }
 
 // punctualityKey names an event's hour (or day) in the rollups.
@@ -169,7 +217,7 @@ func punctualityDeltas(d *rollupDeltas) map[punctualityKey]*punctualityCounts {
 		if scheduled.IsZero() {
 			scheduled = a.StartedAt.Add(-time.Duration(a.LatenessMS) * time.Millisecond)
 		}
-		at(a.EventID, scheduled).late(PunctualityBucket(a.LatenessMS), 1)
+		at(a.EventID, scheduled).late(punctualityIndex(a.LatenessMS), 1)
 	}
 	for k, c := range out {
 		if c.empty() {
@@ -198,7 +246,11 @@ type punctualityRow struct {
 func (r *punctualityRow) counts() (*punctualityCounts, error) {
 	c := &punctualityCounts{completed: r.Completed, failed: r.Failed, missed: r.Missed, skipped: r.Skipped,
 		cancelled: r.Cancelled}
-	return c, c.decodeLateness(r.Lateness)
+	items, err := decodeLateness(r.Lateness, nil)
+	for _, it := range items {
+		c.late(it.index, it.n)
+	}
+	return c, err
 }
 
 // addPunctualityFresh appends the fresh rows of a transaction's deltas
@@ -478,20 +530,11 @@ func (s *Store) punctualityRows(ctx context.Context, f model.PunctualityFilter, 
 		if err := s.punctualityRaw(ctx, f, count); err != nil {
 			return nil, nil, err
 		}
-	} else {
-		var rows []punctualityRow
-		if err := s.selectAll(ctx, &rows, q, args...); err != nil {
-			return nil, nil, fmt.Errorf("read punctuality rollups: %w", err)
-		}
-		for i := range rows {
-			c, err := rows[i].counts()
-			if err != nil {
-				return nil, nil, err
-			}
-			count(rows[i].EventID, rows[i].Start.Time, c)
-		}
+	} else if err := s.readPunctualityRows(ctx, q, args, byEvent, byStep, f.TrendStep); err != nil {
+		return nil, nil, err
 	}
-	// The due instants that have not ended, from the live rows.
+	// The due instants that have not ended, from the live rows: waiting and
+	// held apart, each through the partial index on exactly its states.
 	hour := s.hourOf("scheduled_at")
 	var pending []struct {
 		Start   rollupInstant `db:"start"`
@@ -502,15 +545,73 @@ func (s *Store) punctualityRows(ctx context.Context, f model.PunctualityFilter, 
 	if f.Now.Before(until) {
 		until = f.Now
 	}
+	var args2 []any
+	for range 2 {
+		args2 = append(append(args2, s.ts(f.From), s.ts(until)), scope.args...)
+	}
 	if err := s.selectAll(ctx, &pending, statusSQL(`SELECT `+hour+` AS start, event_id, COUNT(*) AS n FROM occurrences
-		WHERE status IN {unfinished} AND scheduled_at >= ? AND scheduled_at <= ? AND `+scope.sql+`
-		GROUP BY 1, 2`), append([]any{s.ts(f.From), s.ts(until)}, scope.args...)...); err != nil {
+		WHERE status IN {waiting} AND scheduled_at >= ? AND scheduled_at <= ? AND `+scope.sql+` GROUP BY 1, 2
+		UNION ALL
+		SELECT `+hour+` AS start, event_id, COUNT(*) AS n FROM occurrences
+		WHERE status IN {held} AND scheduled_at >= ? AND scheduled_at <= ? AND `+scope.sql+` GROUP BY 1, 2`),
+		args2...); err != nil {
 		return nil, nil, fmt.Errorf("read pending instants: %w", err)
 	}
 	for _, p := range pending {
 		count(p.EventID, p.Start.Time, &punctualityCounts{pending: p.N})
 	}
 	return byEvent, byStep, nil
+}
+
+// readPunctualityRows adds the rollup rows q selects to their events and
+// trend steps. Scanned by hand and each histogram decoded once: a month's
+// report reads a row per event and day.
+func (s *Store) readPunctualityRows(ctx context.Context, q string, args []any,
+	byEvent map[string]*punctualityCounts, byStep map[time.Time]*punctualityCounts, step time.Duration) error {
+	rows, err := s.q.QueryContext(ctx, s.d.rebind(q), args...)
+	if err := s.note(err, false); err != nil {
+		return fmt.Errorf("read punctuality rollups: %w", err)
+	}
+	defer rows.Close()
+	var (
+		start                 rollupInstant
+		width, event, text    string
+		c                     punctualityCounts
+		items                 []latenessItem
+		lastEvent             string
+		eventCounts, stepSums *punctualityCounts
+		lastStep              time.Time
+	)
+	for rows.Next() {
+		if err := rows.Scan(&start, &width, &event, &c.completed, &c.failed, &c.missed, &c.skipped, &c.cancelled,
+			&text); err != nil {
+			return fmt.Errorf("read punctuality rollups: %w", err)
+		}
+		if items, err = decodeLateness(text, items[:0]); err != nil {
+			return err
+		}
+		if eventCounts == nil || event != lastEvent {
+			if eventCounts = byEvent[event]; eventCounts == nil {
+				eventCounts = &punctualityCounts{}
+				byEvent[event] = eventCounts
+			}
+			lastEvent = event
+		}
+		if at := start.Time.Truncate(step); stepSums == nil || !at.Equal(lastStep) {
+			if stepSums = byStep[at]; stepSums == nil {
+				stepSums = &punctualityCounts{}
+				byStep[at] = stepSums
+			}
+			lastStep = at
+		}
+		for _, into := range [2]*punctualityCounts{eventCounts, stepSums} {
+			into.add(&c)
+			for _, it := range items {
+				into.late(it.index, it.n)
+			}
+		}
+	}
+	return s.note(rows.Err(), false)
 }
 
 // hourOf is the SQL of a column's instant truncated to its UTC hour.
@@ -557,7 +658,7 @@ func (s *Store) punctualityRaw(ctx context.Context, f model.PunctualityFilter,
 	}
 	for _, r := range firsts {
 		c := &punctualityCounts{}
-		c.late(PunctualityBucket(r.Lateness), r.N)
+		c.late(punctualityIndex(r.Lateness), r.N)
 		count(r.EventID, r.Start.Time, c)
 	}
 	return nil
@@ -697,14 +798,16 @@ func punctualityFigures(c *punctualityCounts, toleranceMS int64) model.Punctuali
 	out := model.PunctualityCounts{Completed: c.completed, Failed: c.failed, Missed: c.missed, Skipped: c.skipped,
 		Cancelled: c.cancelled, Pending: c.pending}
 	out.Due = c.completed + c.failed + c.missed + c.skipped + c.cancelled + c.pending
-	for b, n := range c.lateness {
-		if b < toleranceMS {
-			out.OnTime += n
-		} else {
-			out.Late += n
+	if c.lateness != nil {
+		for i, n := range c.lateness {
+			if punctualityBounds[i] < toleranceMS {
+				out.OnTime += n
+			} else {
+				out.Late += n
+			}
 		}
 	}
-	fillPercentiles(&out.LatenessMS, c.lateness)
+	out.LatenessMS = c.lateness.percentiles()
 	out.SuccessRatio = ratio(c.completed, c.completed+c.failed)
 	out.OnTimeRatio = ratio(out.OnTime, out.OnTime+out.Late)
 	return out
