@@ -22,8 +22,8 @@ func randomPunctualityFilters(rng *rand.Rand, now time.Time) []model.Punctuality
 		from := t0.Truncate(time.Hour).Add(-time.Duration(rng.IntN(80)) * time.Hour)
 		to := t0.Truncate(time.Hour).Add(time.Duration(1+rng.IntN(80)) * time.Hour)
 		f := model.PunctualityFilter{From: from, To: to, Now: now, TrendStep: time.Hour,
-			GroupBy:   []model.PunctualityGroupBy{model.PunctualityByEvent, model.PunctualityByEndpoint, model.PunctualityByTag}[rng.IntN(3)],
-			Tolerance: []time.Duration{0, 250 * time.Millisecond, time.Second, 1234 * time.Millisecond, 20 * time.Second}[rng.IntN(5)],
+			GroupBy:      []model.PunctualityGroupBy{model.PunctualityByEvent, model.PunctualityByEndpoint, model.PunctualityByTag}[rng.IntN(3)],
+			Tolerance:    []time.Duration{0, 250 * time.Millisecond, time.Second, 1234 * time.Millisecond, 20 * time.Second}[rng.IntN(5)],
 			Unrestricted: true}
 		if to.Sub(from) > 48*time.Hour {
 			f.TrendStep = 24 * time.Hour
