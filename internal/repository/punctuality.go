@@ -337,17 +337,13 @@ func (s *Store) compactPunctuality(ctx context.Context, limit int) (int, error) 
 			punctualityKey
 		}
 		merged := map[wideKey]*punctualityCounts{}
-		events := map[string]bool{}
-		lo, hi := fresh[0].Start.Time, fresh[0].Start.Time
 		for i := range fresh {
 			r := &fresh[i]
 			c, err := r.counts()
 			if err != nil {
 				return err
 			}
-			events[r.EventID] = true
 			hour := r.Start.Time
-			lo, hi = minTime(lo, hour.Truncate(24*time.Hour)), maxTime(hi, hour)
 			for _, k := range []wideKey{{"h", punctualityKey{hour, r.EventID}},
 				{"d", punctualityKey{hour.Truncate(24 * time.Hour), r.EventID}}} {
 				if merged[k] == nil {
@@ -356,27 +352,34 @@ func (s *Store) compactPunctuality(ctx context.Context, limit int) (int, error) 
 				merged[k].add(c)
 			}
 		}
-		ids := make([]string, 0, len(events))
-		for id := range events {
-			ids = append(ids, id)
+		keys := make([]wideKey, 0, len(merged))
+		for k := range merged {
+			keys = append(keys, k)
 		}
-		for start := 0; start < len(ids); start += insertBatch {
-			chunk := ids[start:min(start+insertBatch, len(ids))]
+		// The rows already there, by exact key (primary key probes).
+		const perRead = 300
+		for start := 0; start < len(keys); start += perRead {
+			chunk := keys[start:min(start+perRead, len(keys))]
+			args := make([]any, 0, 3*len(chunk))
+			row := tx.d.typedRow("text", "timestamptz", "uuid")
+			for _, k := range chunk {
+				args = append(args, k.width, tx.ts(k.start), k.event)
+			}
 			var old []punctualityRow
-			if err := tx.selectAll(ctx, &old, `SELECT start, width, event_id, `+punctualityColumns+`
-				FROM punctuality_rollups WHERE start >= ? AND start <= ? AND event_id IN (`+placeholders(len(chunk))+`)`,
-				append([]any{tx.ts(lo), tx.ts(hi)}, stringArgs(chunk)...)...); err != nil {
+			if err := tx.selectAll(ctx, &old, `WITH k (width, start, event_id) AS (VALUES `+
+				strings.TrimSuffix(strings.Repeat(row+", ", len(chunk)), ", ")+`)
+				SELECT r.start, r.width, r.event_id, `+prefixed("r.", punctualityColumns)+`
+				FROM punctuality_rollups r JOIN k ON r.width = k.width AND r.start = k.start AND r.event_id = k.event_id`,
+				args...); err != nil {
 				return fmt.Errorf("read punctuality rollups: %w", err)
 			}
 			for i := range old {
 				r := &old[i]
-				if m := merged[wideKey{r.Width, punctualityKey{r.Start.Time, r.EventID}}]; m != nil {
-					c, err := r.counts()
-					if err != nil {
-						return err
-					}
-					m.add(c)
+				c, err := r.counts()
+				if err != nil {
+					return err
 				}
+				merged[wideKey{strings.TrimSpace(r.Width), punctualityKey{r.Start.Time, r.EventID}}].add(c)
 			}
 		}
 		var rows [][]any
@@ -404,20 +407,6 @@ func (s *Store) compactPunctuality(ctx context.Context, limit int) (int, error) 
 		return nil
 	})
 	return written, err
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 // Punctuality reports how the instants scheduled in [f.From, f.To) (whole
