@@ -1,0 +1,410 @@
+package repository
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/qhronos/qhronos/internal/model"
+)
+
+// The punctuality report (GET /stats/punctuality) counts, per event and
+// hour of the scheduled instant, how the instants ended and how late their
+// first scheduled attempt was. Reports group those rows by event, endpoint
+// or tag over any window of whole hours, so they read one row per event and
+// hour (or day), never the history.
+//
+// The outcome transaction appends one "fresh" row per event and hour it
+// touched (punctuality_fresh, no index: the cheapest row write there is);
+// compactPunctuality folds them into one row per event and hour and one per
+// event and day (punctuality_rollups). A row's lateness histogram is a short
+// text ("bucket:count,…") merged in Go: one row per event-day holds the
+// whole distribution, where a row per bucket would multiply a month's report
+// by the distribution's width.
+
+// punctualityBounds are the lower bounds of the lateness histogram's
+// buckets in milliseconds: exact below 10, then 22 a decade on values people
+// pick as tolerances (100 ms, 250 ms, 1 s, 1.5 s, 2 s, 5 s, 30 s, 1 min…),
+// so that those tolerances are exact and a percentile is at most 20 % under
+// the value. The last bucket (9 × 10⁹ ms, 104 days) holds everything above.
+var punctualityBounds = func() [punctualityBuckets]int64 {
+	var out [punctualityBuckets]int64
+	for i := range 10 {
+		out[i] = int64(i)
+	}
+	i := 10
+	for scale := int64(1); scale <= 100_000_000; scale *= 10 {
+		for _, m := range punctualityMantissas {
+			out[i] = m * scale
+			i++
+		}
+	}
+	return out
+}()
+
+var punctualityMantissas = [...]int64{10, 11, 12, 13, 14, 15, 16, 18, 20, 22, 25, 28, 30, 35, 40, 45, 50, 60, 70, 75,
+	80, 90}
+
+// punctualityBuckets is the histogram's size: 0–9 ms, then nine decades.
+const punctualityBuckets = 10 + 9*len(punctualityMantissas)
+
+// punctualityIndex is the histogram index of a lateness in milliseconds;
+// negative lateness (sent early) counts as 0.
+func punctualityIndex(ms int64) int {
+	i := sort.Search(punctualityBuckets, func(i int) bool { return punctualityBounds[i] > ms })
+	return max(i-1, 0)
+}
+
+// PunctualityBucket is the histogram bucket (its lower bound) of a lateness
+// in milliseconds.
+func PunctualityBucket(ms int64) int64 { return punctualityBounds[punctualityIndex(ms)] }
+
+// punctualityHist counts first scheduled attempts per lateness bucket.
+type punctualityHist [punctualityBuckets]int
+
+// punctualityCounts is one row's figures: finished instants by status and
+// the lateness histogram of first scheduled attempts.
+type punctualityCounts struct {
+	completed, failed, missed, skipped, cancelled, pending int
+	lateness                                               *punctualityHist
+}
+
+func (c *punctualityCounts) add(o *punctualityCounts) {
+	c.completed += o.completed
+	c.failed += o.failed
+	c.missed += o.missed
+	c.skipped += o.skipped
+	c.cancelled += o.cancelled
+	c.pending += o.pending
+	if o.lateness != nil {
+		for i, n := range o.lateness {
+			if n != 0 {
+				c.late(i, n)
+			}
+		}
+	}
+}
+
+// late counts n first attempts in bucket i.
+func (c *punctualityCounts) late(i, n int) {
+	if c.lateness == nil {
+		c.lateness = &punctualityHist{}
+	}
+	c.lateness[i] += n
+}
+
+// status counts n instants entering (1) or leaving (-1) a finished status.
+func (c *punctualityCounts) status(st string, n int) {
+	switch model.OccurrenceStatus(st) {
+	case model.OccurrenceCompleted:
+		c.completed += n
+	case model.OccurrenceFailed:
+		c.failed += n
+	case model.OccurrenceMissed:
+		c.missed += n
+	case model.OccurrenceSkipped:
+		c.skipped += n
+	case model.OccurrenceCancelled:
+		c.cancelled += n
+	}
+}
+
+func (c *punctualityCounts) empty() bool {
+	if c.completed != 0 || c.failed != 0 || c.missed != 0 || c.skipped != 0 || c.cancelled != 0 || c.pending != 0 {
+		return false
+	}
+	return c.lateness == nil || *c.lateness == punctualityHist{}
+}
+
+// encodeLateness writes a histogram as "bucket:count,…" by bucket.
+func encodeLateness(h *punctualityHist) string {
+	if h == nil {
+		return ""
+	}
+	var sb strings.Builder
+	for i, n := range h {
+		if n == 0 {
+			continue
+		}
+		if sb.Len() > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(strconv.FormatInt(punctualityBounds[i], 10))
+		sb.WriteByte(':')
+		sb.WriteString(strconv.Itoa(n))
+	}
+	return sb.String()
+}
+
+// latenessItem is one bucket of an encoded histogram.
+type latenessItem struct{ index, n int }
+
+// decodeLateness appends an encoded histogram's buckets to out.
+func decodeLateness(text string, out []latenessItem) ([]latenessItem, error) {
+	for text != "" {
+		item, rest, _ := strings.Cut(text, ",")
+		text = rest
+		b, n, ok := strings.Cut(item, ":")
+		bucket, err1 := strconv.ParseInt(b, 10, 64)
+		count, err2 := strconv.Atoi(n)
+		if !ok || err1 != nil || err2 != nil {
+			return out, fmt.Errorf("punctuality histogram item %q", item)
+		}
+		out = append(out, latenessItem{punctualityIndex(bucket), count})
+	}
+	return out, nil
+}
+
+// percentiles are the nearest-rank percentiles of a histogram, each named
+// by its bucket's lower bound.
+func (h *punctualityHist) percentiles() model.Percentiles {
+	var out model.Percentiles
+	if h == nil {
+		return out
+	}
+	for _, n := range h {
+		out.Count += n
+	}
+	if out.Count == 0 {
+		return out
+	}
+	for _, p := range percentiles {
+		rank, seen := (p*out.Count+99)/100, 0
+		for i, n := range h {
+			if seen += n; seen >= rank {
+				setPercentile(&out, p, punctualityBounds[i])
+				break
+			}
+		}
+	}
+	return out
+}
+
+// punctualityKey names an event's hour (or day) in the rollups.
+type punctualityKey struct {
+	start time.Time
+	event string
+}
+
+// punctualityDeltas sums a transaction's rollup deltas per event and hour
+// of the scheduled instant. Deltas whose event is gone still count: the
+// report keeps a deleted event's past.
+func punctualityDeltas(d *rollupDeltas) map[punctualityKey]*punctualityCounts {
+	out := map[punctualityKey]*punctualityCounts{}
+	at := func(event string, t time.Time) *punctualityCounts {
+		k := punctualityKey{t.UTC().Truncate(time.Hour), event}
+		c := out[k]
+		if c == nil {
+			c = &punctualityCounts{}
+			out[k] = c
+		}
+		return c
+	}
+	for _, o := range d.occurrences {
+		if o.eventID != "" {
+			at(o.eventID, o.at).status(o.status, o.n)
+		}
+	}
+	for _, x := range d.attempts {
+		a := x.a
+		if a.Attempt != 1 || a.Manual || a.EventID == "" {
+			continue
+		}
+		scheduled := a.ScheduledAt
+		if scheduled.IsZero() {
+			scheduled = a.StartedAt.Add(-time.Duration(a.LatenessMS) * time.Millisecond)
+		}
+		at(a.EventID, scheduled).late(punctualityIndex(a.LatenessMS), 1)
+	}
+	for k, c := range out {
+		if c.empty() {
+			delete(out, k)
+		}
+	}
+	return out
+}
+
+// punctualityColumns are a punctuality row's figures, in order.
+const punctualityColumns = "completed, failed, missed, skipped, cancelled, lateness"
+
+// punctualityRow scans a punctuality row.
+type punctualityRow struct {
+	Start     rollupInstant `db:"start"`
+	Width     string        `db:"width"`
+	EventID   string        `db:"event_id"`
+	Completed int           `db:"completed"`
+	Failed    int           `db:"failed"`
+	Missed    int           `db:"missed"`
+	Skipped   int           `db:"skipped"`
+	Cancelled int           `db:"cancelled"`
+	Lateness  string        `db:"lateness"`
+}
+
+func (r *punctualityRow) counts() (*punctualityCounts, error) {
+	c := &punctualityCounts{completed: r.Completed, failed: r.Failed, missed: r.Missed, skipped: r.Skipped,
+		cancelled: r.Cancelled}
+	items, err := decodeLateness(r.Lateness, nil)
+	for _, it := range items {
+		c.late(it.index, it.n)
+	}
+	return c, err
+}
+
+// addPunctualityFresh appends the fresh rows of a transaction's deltas
+// (SQLite; PostgreSQL writes them in insertRollupArrays' statement).
+func (s *Store) addPunctualityFresh(ctx context.Context, rows map[punctualityKey]*punctualityCounts) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	const width = 8
+	const row = "(?, ?, ?, ?, ?, ?, ?, ?), "
+	keys := make([]punctualityKey, 0, len(rows))
+	for k := range rows {
+		keys = append(keys, k)
+	}
+	start := 0
+	for _, size := range preparedChunks(len(keys), 128) {
+		chunk := keys[start : start+size]
+		start += size
+		args := make([]any, 0, width*len(chunk))
+		for _, k := range chunk {
+			c := rows[k]
+			args = append(args, s.ts(k.start), k.event, c.completed, c.failed, c.missed, c.skipped, c.cancelled,
+				encodeLateness(c.lateness))
+		}
+		q := `INSERT INTO punctuality_fresh (start, event_id, ` + punctualityColumns + `) VALUES ` +
+			strings.TrimSuffix(strings.Repeat(row, len(chunk)), ", ")
+		if _, err := s.execHot(ctx, q, args...); err != nil {
+			return fmt.Errorf("add punctuality: %w", err)
+		}
+	}
+	return nil
+}
+
+// punctualityArrays are the fresh rows as one array per column, for
+// PostgreSQL's one-statement rollup insert.
+func punctualityArrays(rows map[punctualityKey]*punctualityCounts) []any {
+	n := len(rows)
+	starts, events, lateness := make([]time.Time, 0, n), make([]string, 0, n), make([]string, 0, n)
+	cols := [5][]int64{}
+	for k, c := range rows {
+		starts, events, lateness = append(starts, k.start.UTC()), append(events, k.event),
+			append(lateness, encodeLateness(c.lateness))
+		for i, v := range []int{c.completed, c.failed, c.missed, c.skipped, c.cancelled} {
+			cols[i] = append(cols[i], int64(v))
+		}
+	}
+	for i := range cols {
+		if cols[i] == nil {
+			cols[i] = []int64{}
+		}
+	}
+	return []any{starts, events, cols[0], cols[1], cols[2], cols[3], cols[4], lateness}
+}
+
+// compactPunctuality folds up to limit fresh punctuality rows into the
+// hour and day rows of their events and returns how many rows it wrote.
+// One compactor at a time on PostgreSQL (an advisory lock; another instance
+// skips its turn): the merge reads and rewrites rows.
+func (s *Store) compactPunctuality(ctx context.Context, limit int) (int, error) {
+	written := 0
+	err := s.WithTx(ctx, func(tx *Store) error {
+		if tx.d.backend == Postgres {
+			var locked bool
+			if err := tx.get(ctx, &locked,
+				`SELECT pg_try_advisory_xact_lock(hashtext('qhronos-punctuality:' || current_schema()))`); err != nil {
+				return err
+			}
+			if !locked {
+				return nil
+			}
+		}
+		var fresh []punctualityRow
+		q := `DELETE FROM punctuality_fresh WHERE ` + tx.d.inPick(tx.d.rowID,
+			`SELECT `+tx.d.rowID+` FROM punctuality_fresh LIMIT ?`) +
+			` RETURNING start, 'h' AS width, event_id, ` + punctualityColumns
+		if err := tx.selectAll(ctx, &fresh, q, limit); err != nil {
+			return fmt.Errorf("take fresh punctuality rows: %w", err)
+		}
+		if len(fresh) == 0 {
+			return nil
+		}
+		type wideKey struct {
+			width string
+			punctualityKey
+		}
+		merged := map[wideKey]*punctualityCounts{}
+		for i := range fresh {
+			r := &fresh[i]
+			c, err := r.counts()
+			if err != nil {
+				return err
+			}
+			hour := r.Start.Time
+			for _, k := range []wideKey{{"h", punctualityKey{hour, r.EventID}},
+				{"d", punctualityKey{hour.Truncate(24 * time.Hour), r.EventID}}} {
+				if merged[k] == nil {
+					merged[k] = &punctualityCounts{}
+				}
+				merged[k].add(c)
+			}
+		}
+		keys := make([]wideKey, 0, len(merged))
+		for k := range merged {
+			keys = append(keys, k)
+		}
+		// The rows already there, by exact key (primary key probes).
+		const perRead = 300
+		for start := 0; start < len(keys); start += perRead {
+			chunk := keys[start:min(start+perRead, len(keys))]
+			args := make([]any, 0, 3*len(chunk))
+			row := tx.d.typedRow("text", "timestamptz", "uuid")
+			for _, k := range chunk {
+				args = append(args, k.width, tx.ts(k.start), k.event)
+			}
+			var old []punctualityRow
+			if err := tx.selectAll(ctx, &old, `WITH k (width, start, event_id) AS (VALUES `+
+				strings.TrimSuffix(strings.Repeat(row+", ", len(chunk)), ", ")+`)
+				SELECT r.start, r.width, r.event_id, `+prefixed("r.", punctualityColumns)+`
+				FROM punctuality_rollups r JOIN k ON r.width = k.width AND r.start = k.start AND r.event_id = k.event_id`,
+				args...); err != nil {
+				return fmt.Errorf("read punctuality rollups: %w", err)
+			}
+			for i := range old {
+				r := &old[i]
+				c, err := r.counts()
+				if err != nil {
+					return err
+				}
+				merged[wideKey{strings.TrimSpace(r.Width), punctualityKey{r.Start.Time, r.EventID}}].add(c)
+			}
+		}
+		var rows [][]any
+		for k, c := range merged {
+			rows = append(rows, []any{k.width, tx.ts(k.start), k.event, c.completed, c.failed, c.missed, c.skipped,
+				c.cancelled, encodeLateness(c.lateness)})
+		}
+		const width = 9
+		row := "(" + placeholders(width) + ")"
+		for start := 0; start < len(rows); start += 3000 / width {
+			chunk := rows[start:min(start+3000/width, len(rows))]
+			args := make([]any, 0, width*len(chunk))
+			for _, r := range chunk {
+				args = append(args, r...)
+			}
+			if _, err := tx.exec(ctx, `INSERT INTO punctuality_rollups (width, start, event_id, `+punctualityColumns+`)
+				VALUES `+strings.TrimSuffix(strings.Repeat(row+", ", len(chunk)), ", ")+`
+				ON CONFLICT (width, start, event_id) DO UPDATE SET completed = excluded.completed,
+					failed = excluded.failed, missed = excluded.missed, skipped = excluded.skipped,
+					cancelled = excluded.cancelled, lateness = excluded.lateness`, args...); err != nil {
+				return fmt.Errorf("write punctuality rollups: %w", err)
+			}
+		}
+		written = len(rows)
+		return nil
+	})
+	return written, err
+}
