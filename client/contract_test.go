@@ -87,6 +87,7 @@ func TestEveryOperationIsCovered(t *testing.T) {
 	must(c.Metrics(ctx))
 	must(c.Stats(ctx, client.StatsParams{Since: &since}))
 	must(c.StatsTimeline(ctx, client.StatsTimelineParams{Since: &since}))
+	must(c.Punctuality(ctx, client.PunctualityParams{GroupBy: client.Ptr(client.GetStatsPunctualityParamsGroupByTag), Tag: []string{"a", "b"}}))
 	_, err = c.Subscribe(ctx, client.Subscription{ClientName: "acme"})
 	require.Error(t, err)
 	must(c.Events.Create(ctx, client.EventInput{Name: client.Ptr("n"), StartTime: client.Ptr("in 1 hour"),
@@ -219,7 +220,9 @@ var goTypes = map[string]any{
 	"Token": client.Token{}, "Preview": client.Preview{}, "PreviewRequest": client.PreviewRequest{},
 	"SecretRotation": client.SecretRotation{}, "Health": client.Health{}, "Ready": client.Ready{},
 	"Status": client.Status{}, "Stats": client.Stats{}, "RetryFilter": client.RetryFilter{},
-	"RetryResult": client.RetryResult{}, "Timeline": client.Timeline{}, "OccurrenceOrder": client.OccurrenceOrder(""),
+	"RetryResult": client.RetryResult{}, "Timeline": client.Timeline{}, "PunctualityCounts": client.PunctualityCounts{},
+	"PunctualityGroup": client.PunctualityGroup{}, "PunctualityPoint": client.PunctualityPoint{},
+	"PunctualityReport": client.PunctualityReport{}, "OccurrenceOrder": client.OccurrenceOrder(""),
 	"Exception": client.Exception{}, "PauseRequest": client.PauseRequest{}, "ResumeRequest": client.ResumeRequest{},
 	"Calendar": client.Calendar{}, "CalendarInput": client.CalendarInput{}, "DateRange": client.DateRange{},
 	"HistoryEntry": client.HistoryEntry{}, "HistoryChange": client.HistoryChange{}, "HistoryPage": client.HistoryPage{},

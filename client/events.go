@@ -15,6 +15,7 @@ type (
 	ListOccurrencesParams      = GetOccurrencesParams
 	StatsParams                = GetStatsParams
 	StatsTimelineParams        = GetStatsTimelineParams
+	PunctualityParams          = GetStatsPunctualityParams
 )
 
 // EventsService is /events.

@@ -82,6 +82,19 @@ func (c *Client) StatsTimeline(ctx context.Context, p StatsTimelineParams) (*Tim
 	return &out, nil
 }
 
+// Punctuality reports, per event, endpoint or tag, how the instants of a
+// window went: due, on time or late against a tolerance, missed, skipped,
+// failed, lateness percentiles and success ratio (GET /stats/punctuality).
+func (c *Client) Punctuality(ctx context.Context, p PunctualityParams) (*PunctualityReport, error) {
+	r := newRequest(http.MethodGet, "/stats/punctuality", nil)
+	r.query = encodeQuery(p)
+	var out PunctualityReport
+	if _, err := c.do(ctx, r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // OpenAPI returns the server's OpenAPI document (GET /openapi.json).
 func (c *Client) OpenAPI(ctx context.Context) ([]byte, error) {
 	var raw []byte

@@ -803,6 +803,45 @@ func (e PreviewRequestDstRepeat) Valid() bool {
 	}
 }
 
+// Defines values for PunctualityReportGroupBy.
+const (
+	PunctualityReportGroupByEndpoint PunctualityReportGroupBy = "endpoint"
+	PunctualityReportGroupByEvent    PunctualityReportGroupBy = "event"
+	PunctualityReportGroupByTag      PunctualityReportGroupBy = "tag"
+)
+
+// Valid indicates whether the value is a known member of the PunctualityReportGroupBy enum.
+func (e PunctualityReportGroupBy) Valid() bool {
+	switch e {
+	case PunctualityReportGroupByEndpoint:
+		return true
+	case PunctualityReportGroupByEvent:
+		return true
+	case PunctualityReportGroupByTag:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PunctualityReportTrendStep.
+const (
+	PunctualityReportTrendStepN1D PunctualityReportTrendStep = "1d"
+	PunctualityReportTrendStepN1H PunctualityReportTrendStep = "1h"
+)
+
+// Valid indicates whether the value is a known member of the PunctualityReportTrendStep enum.
+func (e PunctualityReportTrendStep) Valid() bool {
+	switch e {
+	case PunctualityReportTrendStepN1D:
+		return true
+	case PunctualityReportTrendStepN1H:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ReadyStatus.
 const (
 	ReadyStatusDegraded    ReadyStatus = "degraded"
@@ -968,6 +1007,27 @@ func (e ListEndpointsParamsState) Valid() bool {
 	case ListEndpointsParamsStateHealthy:
 		return true
 	case ListEndpointsParamsStateOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetStatsPunctualityParamsGroupBy.
+const (
+	GetStatsPunctualityParamsGroupByEndpoint GetStatsPunctualityParamsGroupBy = "endpoint"
+	GetStatsPunctualityParamsGroupByEvent    GetStatsPunctualityParamsGroupBy = "event"
+	GetStatsPunctualityParamsGroupByTag      GetStatsPunctualityParamsGroupBy = "tag"
+)
+
+// Valid indicates whether the value is a known member of the GetStatsPunctualityParamsGroupBy enum.
+func (e GetStatsPunctualityParamsGroupBy) Valid() bool {
+	switch e {
+	case GetStatsPunctualityParamsGroupByEndpoint:
+		return true
+	case GetStatsPunctualityParamsGroupByEvent:
+		return true
+	case GetStatsPunctualityParamsGroupByTag:
 		return true
 	default:
 		return false
@@ -1779,6 +1839,141 @@ type PreviewRequestDstGap string
 // PreviewRequestDstRepeat defines model for PreviewRequest.Dst.Repeat.
 type PreviewRequestDstRepeat string
 
+// PunctualityCounts defines model for PunctualityCounts.
+type PunctualityCounts struct {
+	Cancelled int `json:"cancelled"`
+	Completed int `json:"completed"`
+
+	// Due instants scheduled in the window that have ended or are due by now
+	Due    int `json:"due"`
+	Failed int `json:"failed"`
+
+	// Late first scheduled attempt the tolerance or more late
+	Late int `json:"late"`
+
+	// LatenessMs lateness of first scheduled attempts: nearest-rank percentiles, each the lower bound of its histogram bucket
+	LatenessMs struct {
+		Count int `json:"count"`
+		P50   int `json:"p50"`
+		P95   int `json:"p95"`
+		P99   int `json:"p99"`
+	} `json:"lateness_ms"`
+	Missed int `json:"missed"`
+
+	// OnTime first scheduled attempt less than the tolerance late
+	OnTime int `json:"on_time"`
+
+	// OnTimeRatio on_time / (on_time + late); null when neither
+	OnTimeRatio *float32 `json:"on_time_ratio"`
+
+	// Pending due and not ended: waiting, retrying or in flight
+	Pending int `json:"pending"`
+	Skipped int `json:"skipped"`
+
+	// SuccessRatio completed / (completed + failed); null when neither
+	SuccessRatio *float32 `json:"success_ratio"`
+}
+
+// PunctualityGroup defines model for PunctualityGroup.
+type PunctualityGroup struct {
+	Cancelled int `json:"cancelled"`
+	Completed int `json:"completed"`
+
+	// Due instants scheduled in the window that have ended or are due by now
+	Due    int `json:"due"`
+	Failed int `json:"failed"`
+
+	// Key the event id, endpoint id or tag; null for events without an endpoint or without tags
+	Key *string `json:"key"`
+
+	// Late first scheduled attempt the tolerance or more late
+	Late int `json:"late"`
+
+	// LatenessMs lateness of first scheduled attempts: nearest-rank percentiles, each the lower bound of its histogram bucket
+	LatenessMs struct {
+		Count int `json:"count"`
+		P50   int `json:"p50"`
+		P95   int `json:"p95"`
+		P99   int `json:"p99"`
+	} `json:"lateness_ms"`
+	Missed int `json:"missed"`
+
+	// Name the event's or endpoint's name, the tag, "(no endpoint)" or "(untagged)"
+	Name string `json:"name"`
+
+	// OnTime first scheduled attempt less than the tolerance late
+	OnTime int `json:"on_time"`
+
+	// OnTimeRatio on_time / (on_time + late); null when neither
+	OnTimeRatio *float32 `json:"on_time_ratio"`
+
+	// Pending due and not ended: waiting, retrying or in flight
+	Pending int `json:"pending"`
+	Skipped int `json:"skipped"`
+
+	// SuccessRatio completed / (completed + failed); null when neither
+	SuccessRatio *float32 `json:"success_ratio"`
+}
+
+// PunctualityPoint defines model for PunctualityPoint.
+type PunctualityPoint struct {
+	Cancelled int `json:"cancelled"`
+	Completed int `json:"completed"`
+
+	// Due instants scheduled in the window that have ended or are due by now
+	Due    int `json:"due"`
+	Failed int `json:"failed"`
+
+	// Late first scheduled attempt the tolerance or more late
+	Late int `json:"late"`
+
+	// LatenessMs lateness of first scheduled attempts: nearest-rank percentiles, each the lower bound of its histogram bucket
+	LatenessMs struct {
+		Count int `json:"count"`
+		P50   int `json:"p50"`
+		P95   int `json:"p95"`
+		P99   int `json:"p99"`
+	} `json:"lateness_ms"`
+	Missed int `json:"missed"`
+
+	// OnTime first scheduled attempt less than the tolerance late
+	OnTime int `json:"on_time"`
+
+	// OnTimeRatio on_time / (on_time + late); null when neither
+	OnTimeRatio *float32 `json:"on_time_ratio"`
+
+	// Pending due and not ended: waiting, retrying or in flight
+	Pending int       `json:"pending"`
+	Skipped int       `json:"skipped"`
+	Start   time.Time `json:"start"`
+
+	// SuccessRatio completed / (completed + failed); null when neither
+	SuccessRatio *float32 `json:"success_ratio"`
+}
+
+// PunctualityReport defines model for PunctualityReport.
+type PunctualityReport struct {
+	// From the window's start, widened to the hour (to the UTC day beyond 48 h)
+	From    time.Time                `json:"from"`
+	GroupBy PunctualityReportGroupBy `json:"group_by"`
+
+	// Groups sorted by name
+	Groups []PunctualityGroup `json:"groups"`
+	To     time.Time          `json:"to"`
+
+	// ToleranceMs the tolerance applied: the one asked for, rounded down to the histogram's bounds (exact for 0–9 ms and 10, 11, 12, 13, 14, 15, 16, 18, 20, 22, 25, 28, 30, 35, 40, 45, 50, 60, 70, 75, 80, 90 × a power of ten ms)
+	ToleranceMs int                        `json:"tolerance_ms"`
+	Total       PunctualityCounts          `json:"total"`
+	Trend       []PunctualityPoint         `json:"trend"`
+	TrendStep   PunctualityReportTrendStep `json:"trend_step"`
+}
+
+// PunctualityReportGroupBy defines model for PunctualityReport.GroupBy.
+type PunctualityReportGroupBy string
+
+// PunctualityReportTrendStep defines model for PunctualityReport.TrendStep.
+type PunctualityReportTrendStep string
+
 // Ready defines model for Ready.
 type Ready struct {
 	Database string      `json:"database"`
@@ -2319,6 +2514,27 @@ type GetStatsParams struct {
 	// ByAction false leaves out the per-action breakdown (by_action is then empty), which is cheaper on large tables
 	ByAction *bool `form:"by_action,omitempty" json:"by_action,omitempty"`
 }
+
+// GetStatsPunctualityParams defines parameters for GetStatsPunctuality.
+type GetStatsPunctualityParams struct {
+	// From RFC 3339 or words like "7 days ago"; default 7 days before to (alias since)
+	From *string `form:"from,omitempty" json:"from,omitempty"`
+
+	// To default now (alias until); the window spans at most 366 days
+	To      *string                           `form:"to,omitempty" json:"to,omitempty"`
+	Since   *string                           `form:"since,omitempty" json:"since,omitempty"`
+	Until   *string                           `form:"until,omitempty" json:"until,omitempty"`
+	GroupBy *GetStatsPunctualityParamsGroupBy `form:"group_by,omitempty" json:"group_by,omitempty"`
+
+	// Tolerance how late still counts as on time: a duration from 0s to 24h
+	Tolerance *string `form:"tolerance,omitempty" json:"tolerance,omitempty"`
+
+	// Tag only events with one of these tags
+	Tag []string `form:"tag,omitempty" json:"tag,omitempty"`
+}
+
+// GetStatsPunctualityParamsGroupBy defines parameters for GetStatsPunctuality.
+type GetStatsPunctualityParamsGroupBy string
 
 // GetStatsTimelineParams defines parameters for GetStatsTimeline.
 type GetStatsTimelineParams struct {

@@ -464,6 +464,14 @@ class Client(_Resource):
         params, opts = _split(params)
         return self._data("GET", "/stats/timeline", opts, query=params)
 
+    def punctuality(self, **params: Any) -> t.PunctualityReport:
+        """How the instants of a window went, per event, endpoint or tag
+        (GET /stats/punctuality): due, on time or late against a tolerance,
+        missed, skipped, failed, lateness percentiles and success ratio.
+        ``tag`` may be a list."""
+        params, opts = _split(params)
+        return self._data("GET", "/stats/punctuality", opts, query=params)
+
     def openapi(self, **kw: Any) -> Dict[str, Any]:
         """The server's OpenAPI document (GET /openapi.json)."""
         return self._data("GET", "/openapi.json", _split(kw)[1])

@@ -6,7 +6,7 @@ Every object is a TypedDict: answers are plain dicts (event["id"]).
 # fmt: off
 from typing import Any, Dict, List, Literal, Optional, TypedDict
 
-__all__ = ["Action", "Attempt", "Calendar", "CalendarInput", "CircuitEntry", "CircuitHistoryPage", "DateRange", "Endpoint", "EndpointAuth", "EndpointAuthInput", "EndpointCircuit", "EndpointHealth", "EndpointInput", "EndpointPatch", "EndpointRateLimit", "EndpointTestResult", "Error", "Event", "EventBatchInput", "EventBatchItemResult", "EventBatchResult", "EventInput", "EventUpsertInput", "Exception", "Health", "HistoryChange", "HistoryEntry", "HistoryPage", "NoticePage", "NotificationChannel", "NotificationChannelRequest", "NotificationTestResult", "Occurrence", "OccurrenceOrder", "OccurrencePage", "PauseRequest", "Preview", "PreviewRequest", "Ready", "ResumeRequest", "Retry", "RetryFilter", "RetryResult", "Schedule", "SecretRotation", "SentNotice", "Stats", "Status", "Timeline", "Token", "TokenRequest"]
+__all__ = ["Action", "Attempt", "Calendar", "CalendarInput", "CircuitEntry", "CircuitHistoryPage", "DateRange", "Endpoint", "EndpointAuth", "EndpointAuthInput", "EndpointCircuit", "EndpointHealth", "EndpointInput", "EndpointPatch", "EndpointRateLimit", "EndpointTestResult", "Error", "Event", "EventBatchInput", "EventBatchItemResult", "EventBatchResult", "EventInput", "EventUpsertInput", "Exception", "Health", "HistoryChange", "HistoryEntry", "HistoryPage", "NoticePage", "NotificationChannel", "NotificationChannelRequest", "NotificationTestResult", "Occurrence", "OccurrenceOrder", "OccurrencePage", "PauseRequest", "Preview", "PreviewRequest", "PunctualityCounts", "PunctualityGroup", "PunctualityPoint", "PunctualityReport", "Ready", "ResumeRequest", "Retry", "RetryFilter", "RetryResult", "Schedule", "SecretRotation", "SentNotice", "Stats", "Status", "Timeline", "Token", "TokenRequest"]
 
 
 _ActionRequired = TypedDict("_ActionRequired", {"type": Literal["webhook", "websocket", "apicall", "nats", "amqp", "kafka", "redis_stream"]})
@@ -305,6 +305,38 @@ _PreviewRequestOptional = TypedDict("_PreviewRequestOptional", {"start_time": st
 
 class PreviewRequest(_PreviewRequestRequired, _PreviewRequestOptional):
     """The PreviewRequest schema."""
+
+
+_PunctualityCountsRequired = TypedDict("_PunctualityCountsRequired", {"due": int, "on_time": int, "late": int, "missed": int, "skipped": int, "cancelled": int, "completed": int, "failed": int, "pending": int, "lateness_ms": Dict[str, Any], "success_ratio": Optional[float], "on_time_ratio": Optional[float]})
+_PunctualityCountsOptional = TypedDict("_PunctualityCountsOptional", {}, total=False)
+
+
+class PunctualityCounts(_PunctualityCountsRequired, _PunctualityCountsOptional):
+    """The PunctualityCounts schema."""
+
+
+_PunctualityGroupRequired = TypedDict("_PunctualityGroupRequired", {"key": Optional[str], "name": str, "due": int, "on_time": int, "late": int, "missed": int, "skipped": int, "cancelled": int, "completed": int, "failed": int, "pending": int, "lateness_ms": Dict[str, Any], "success_ratio": Optional[float], "on_time_ratio": Optional[float]})
+_PunctualityGroupOptional = TypedDict("_PunctualityGroupOptional", {}, total=False)
+
+
+class PunctualityGroup(_PunctualityGroupRequired, _PunctualityGroupOptional):
+    """The PunctualityGroup schema."""
+
+
+_PunctualityPointRequired = TypedDict("_PunctualityPointRequired", {"start": str, "due": int, "on_time": int, "late": int, "missed": int, "skipped": int, "cancelled": int, "completed": int, "failed": int, "pending": int, "lateness_ms": Dict[str, Any], "success_ratio": Optional[float], "on_time_ratio": Optional[float]})
+_PunctualityPointOptional = TypedDict("_PunctualityPointOptional", {}, total=False)
+
+
+class PunctualityPoint(_PunctualityPointRequired, _PunctualityPointOptional):
+    """The PunctualityPoint schema."""
+
+
+_PunctualityReportRequired = TypedDict("_PunctualityReportRequired", {"from": str, "to": str, "group_by": Literal["event", "endpoint", "tag"], "tolerance_ms": int, "total": 'PunctualityCounts', "groups": List['PunctualityGroup'], "trend_step": Literal["1h", "1d"], "trend": List['PunctualityPoint']})
+_PunctualityReportOptional = TypedDict("_PunctualityReportOptional", {}, total=False)
+
+
+class PunctualityReport(_PunctualityReportRequired, _PunctualityReportOptional):
+    """The PunctualityReport schema."""
 
 
 _ReadyRequired = TypedDict("_ReadyRequired", {"status": Literal["ok", "degraded", "unavailable"], "database": str})

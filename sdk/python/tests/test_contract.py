@@ -112,6 +112,7 @@ class Contract(unittest.TestCase):
         q.health(); q.healthz(); q.ready(); q.status(); q.openapi(); q.metrics()  # noqa: E702
         q.stats(since=soon, by_action=True)
         q.stats_timeline(since=soon, step="1h")
+        q.punctuality(group_by="tag", tag=["a", "b"], tolerance="250ms")
         with self.assertRaises(qhronos.HandshakeError):
             q.subscribe(client_name="acme")
         q.events.create(name="n", start_time="in 1 hour", webhook="https://example.com/h", via="test")

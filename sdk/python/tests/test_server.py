@@ -321,6 +321,9 @@ class AgainstServer(unittest.TestCase):
             self.assertEqual(status["backends"]["coordination"], "redis")
         self.assertIsInstance(q.stats()["total"], dict)
         self.assertIsInstance(q.stats_timeline(step="1h")["buckets"], list)
+        report = q.punctuality(group_by="tag")
+        self.assertEqual(report["group_by"], "tag")
+        self.assertIsInstance(report["groups"], list)
         self.assertIn("qhronos_", q.metrics())
         with open(REPO_ROOT / "internal" / "api" / "openapi.json") as f:
             self.assertEqual(q.openapi(), json.load(f), "the served document is the one the types come from")

@@ -402,6 +402,13 @@ export class Qhronos {
   statsTimeline(params?: T.StatsTimelineParams, opts?: CallOptions): Promise<T.Timeline> {
     return data(this.t.send({ method: "GET", path: "/stats/timeline", query: params }, opts));
   }
+  /**
+   * How the instants of a window went, per event, endpoint or tag: due, on time or late against a tolerance,
+   * missed, skipped, failed, lateness percentiles and success ratio (GET /stats/punctuality).
+   */
+  punctuality(params?: T.PunctualityParams, opts?: CallOptions): Promise<T.PunctualityReport> {
+    return data(this.t.send({ method: "GET", path: "/stats/punctuality", query: params }, opts));
+  }
   /** The server's OpenAPI document (GET /openapi.json). */
   openapi(opts?: CallOptions): Promise<Record<string, unknown>> {
     return this.get("/openapi.json", opts);

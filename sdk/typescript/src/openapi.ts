@@ -2732,6 +2732,84 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/stats/punctuality": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Punctuality report: per event, endpoint or tag, the instants due, fired on time or late, missed, skipped, failed, lateness percentiles and success ratio (scoped) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description RFC 3339 or words like "7 days ago"; default 7 days before to (alias since) */
+                    from?: string;
+                    /** @description default now (alias until); the window spans at most 366 days */
+                    to?: string;
+                    since?: string;
+                    until?: string;
+                    group_by?: "event" | "endpoint" | "tag";
+                    /** @description how late still counts as on time: a duration from 0s to 24h */
+                    tolerance?: string;
+                    /** @description only events with one of these tags */
+                    tag?: string[];
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description punctuality report */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PunctualityReport"];
+                    };
+                };
+                /** @description bad window, grouping or tolerance (the error names the field) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Insufficient access */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                413: components["responses"]["TooLarge"];
+                429: components["responses"]["TooManyRequests"];
+                503: components["responses"]["Unavailable"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/occurrences/retry": {
         parameters: {
             query?: never;
@@ -4420,6 +4498,109 @@ export interface components {
                 /** @description present while more notices follow */
                 next_cursor?: string;
             };
+        };
+        PunctualityCounts: {
+            /** @description instants scheduled in the window that have ended or are due by now */
+            due: number;
+            /** @description first scheduled attempt less than the tolerance late */
+            on_time: number;
+            /** @description first scheduled attempt the tolerance or more late */
+            late: number;
+            missed: number;
+            skipped: number;
+            cancelled: number;
+            completed: number;
+            failed: number;
+            /** @description due and not ended: waiting, retrying or in flight */
+            pending: number;
+            /** @description lateness of first scheduled attempts: nearest-rank percentiles, each the lower bound of its histogram bucket */
+            lateness_ms: {
+                count: number;
+                p50: number;
+                p95: number;
+                p99: number;
+            };
+            /** @description completed / (completed + failed); null when neither */
+            success_ratio: number | null;
+            /** @description on_time / (on_time + late); null when neither */
+            on_time_ratio: number | null;
+        };
+        PunctualityGroup: {
+            /** @description the event id, endpoint id or tag; null for events without an endpoint or without tags */
+            key: string | null;
+            /** @description the event's or endpoint's name, the tag, "(no endpoint)" or "(untagged)" */
+            name: string;
+            /** @description instants scheduled in the window that have ended or are due by now */
+            due: number;
+            /** @description first scheduled attempt less than the tolerance late */
+            on_time: number;
+            /** @description first scheduled attempt the tolerance or more late */
+            late: number;
+            missed: number;
+            skipped: number;
+            cancelled: number;
+            completed: number;
+            failed: number;
+            /** @description due and not ended: waiting, retrying or in flight */
+            pending: number;
+            /** @description lateness of first scheduled attempts: nearest-rank percentiles, each the lower bound of its histogram bucket */
+            lateness_ms: {
+                count: number;
+                p50: number;
+                p95: number;
+                p99: number;
+            };
+            /** @description completed / (completed + failed); null when neither */
+            success_ratio: number | null;
+            /** @description on_time / (on_time + late); null when neither */
+            on_time_ratio: number | null;
+        };
+        PunctualityPoint: {
+            /** Format: date-time */
+            start: string;
+            /** @description instants scheduled in the window that have ended or are due by now */
+            due: number;
+            /** @description first scheduled attempt less than the tolerance late */
+            on_time: number;
+            /** @description first scheduled attempt the tolerance or more late */
+            late: number;
+            missed: number;
+            skipped: number;
+            cancelled: number;
+            completed: number;
+            failed: number;
+            /** @description due and not ended: waiting, retrying or in flight */
+            pending: number;
+            /** @description lateness of first scheduled attempts: nearest-rank percentiles, each the lower bound of its histogram bucket */
+            lateness_ms: {
+                count: number;
+                p50: number;
+                p95: number;
+                p99: number;
+            };
+            /** @description completed / (completed + failed); null when neither */
+            success_ratio: number | null;
+            /** @description on_time / (on_time + late); null when neither */
+            on_time_ratio: number | null;
+        };
+        PunctualityReport: {
+            /**
+             * Format: date-time
+             * @description the window's start, widened to the hour (to the UTC day beyond 48 h)
+             */
+            from: string;
+            /** Format: date-time */
+            to: string;
+            /** @enum {string} */
+            group_by: "event" | "endpoint" | "tag";
+            /** @description the tolerance applied: the one asked for, rounded down to the histogram's bounds (exact for 0–9 ms and 10, 11, 12, 13, 14, 15, 16, 18, 20, 22, 25, 28, 30, 35, 40, 45, 50, 60, 70, 75, 80, 90 × a power of ten ms) */
+            tolerance_ms: number;
+            total: components["schemas"]["PunctualityCounts"];
+            /** @description sorted by name */
+            groups: components["schemas"]["PunctualityGroup"][];
+            /** @enum {string} */
+            trend_step: "1h" | "1d";
+            trend: components["schemas"]["PunctualityPoint"][];
         };
     };
     responses: {

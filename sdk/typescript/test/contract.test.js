@@ -102,6 +102,7 @@ test("every operation of openapi.json is called by a method, with a request the 
     await q.metrics();
     await q.stats({ since: soon, by_action: true });
     await q.statsTimeline({ since: soon, step: "1h" });
+    await q.punctuality({ group_by: "tag", tag: ["a", "b"], tolerance: "250ms" });
     if (globalThis.WebSocket) await q.subscribe({ clientName: "acme" }).catch(() => {});
     else hit.add("GET /ws"); // covered where the runtime has a WebSocket (npm test passes the flag)
     await q.events.create({ name: "n", start_time: "in 1 hour", webhook: "https://example.com/h" }, { via: "test" });

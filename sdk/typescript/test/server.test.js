@@ -364,6 +364,9 @@ describe(`against qhronosd (${process.env.QHRONOS_SDK_DATABASE_URL ? "postgres+r
     if (process.env.QHRONOS_SDK_REDIS_URL) assert.equal(status.backends.coordination, "redis");
     assert.equal(typeof (await q.stats()).total, "object");
     assert.ok(Array.isArray((await q.statsTimeline({ step: "1h" })).buckets));
+    const report = await q.punctuality({ group_by: "tag" });
+    assert.equal(report.group_by, "tag");
+    assert.ok(Array.isArray(report.groups));
     assert.match(await q.metrics(), /qhronos_/);
     const doc = JSON.parse(readFileSync(`${repoRoot}/internal/api/openapi.json`, "utf8"));
     assert.deepEqual(await q.openapi(), doc, "the served document is the one the types come from");
