@@ -44,7 +44,7 @@ INSERT INTO attempts (id, occurrence_id, event_id, attempt, manual, started_at, 
     truncated, lateness_ms, scheduled_at)
 SELECT md5('history-attempt-' || i)::uuid, md5('history-occurrence-' || i)::uuid,
     md5('history-event-' || (i % 1000))::uuid, 1, false, at + interval '40 milliseconds', 50, 200, 'completed',
-    false, CASE WHEN :spread THEN 5 + (i * 7919) % 60 + CASE WHEN i % 100 = 0 THEN i % 5000 ELSE 0 END ELSE 40 END, at
+    false, CASE WHEN :spread THEN 5 + (i::bigint * 7919) % 60 + CASE WHEN i % 100 = 0 THEN i % 5000 ELSE 0 END ELSE 40 END, at
 FROM history_seed_at;
 \else
 INSERT INTO attempts (id, occurrence_id, event_id, attempt, manual, started_at, duration_ms, status_code, outcome,

@@ -1864,14 +1864,14 @@ type PunctualityCounts struct {
 	OnTime int `json:"on_time"`
 
 	// OnTimeRatio on_time / (on_time + late); null when neither
-	OnTimeRatio *float32 `json:"on_time_ratio"`
+	OnTimeRatio *float64 `json:"on_time_ratio"`
 
 	// Pending due and not ended: waiting, retrying or in flight
 	Pending int `json:"pending"`
 	Skipped int `json:"skipped"`
 
 	// SuccessRatio completed / (completed + failed); null when neither
-	SuccessRatio *float32 `json:"success_ratio"`
+	SuccessRatio *float64 `json:"success_ratio"`
 }
 
 // PunctualityGroup defines model for PunctualityGroup.
@@ -1905,14 +1905,14 @@ type PunctualityGroup struct {
 	OnTime int `json:"on_time"`
 
 	// OnTimeRatio on_time / (on_time + late); null when neither
-	OnTimeRatio *float32 `json:"on_time_ratio"`
+	OnTimeRatio *float64 `json:"on_time_ratio"`
 
 	// Pending due and not ended: waiting, retrying or in flight
 	Pending int `json:"pending"`
 	Skipped int `json:"skipped"`
 
 	// SuccessRatio completed / (completed + failed); null when neither
-	SuccessRatio *float32 `json:"success_ratio"`
+	SuccessRatio *float64 `json:"success_ratio"`
 }
 
 // PunctualityPoint defines model for PunctualityPoint.
@@ -1940,7 +1940,7 @@ type PunctualityPoint struct {
 	OnTime int `json:"on_time"`
 
 	// OnTimeRatio on_time / (on_time + late); null when neither
-	OnTimeRatio *float32 `json:"on_time_ratio"`
+	OnTimeRatio *float64 `json:"on_time_ratio"`
 
 	// Pending due and not ended: waiting, retrying or in flight
 	Pending int       `json:"pending"`
@@ -1948,7 +1948,7 @@ type PunctualityPoint struct {
 	Start   time.Time `json:"start"`
 
 	// SuccessRatio completed / (completed + failed); null when neither
-	SuccessRatio *float32 `json:"success_ratio"`
+	SuccessRatio *float64 `json:"success_ratio"`
 }
 
 // PunctualityReport defines model for PunctualityReport.

@@ -57,6 +57,7 @@ func newStatsCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&since, "since", "", "window start (RFC 3339 or \"in 2 hours\"; default 24 h ago)")
 	cmd.Flags().StringVar(&until, "until", "", "window end (RFC 3339 or \"in 2 hours\"; default now)")
+	cmd.AddCommand(newStatsPunctualityCmd(a))
 	return cmd
 }
 

@@ -4520,9 +4520,15 @@ export interface components {
                 p95: number;
                 p99: number;
             };
-            /** @description completed / (completed + failed); null when neither */
+            /**
+             * Format: double
+             * @description completed / (completed + failed); null when neither
+             */
             success_ratio: number | null;
-            /** @description on_time / (on_time + late); null when neither */
+            /**
+             * Format: double
+             * @description on_time / (on_time + late); null when neither
+             */
             on_time_ratio: number | null;
         };
         PunctualityGroup: {
@@ -4550,9 +4556,15 @@ export interface components {
                 p95: number;
                 p99: number;
             };
-            /** @description completed / (completed + failed); null when neither */
+            /**
+             * Format: double
+             * @description completed / (completed + failed); null when neither
+             */
             success_ratio: number | null;
-            /** @description on_time / (on_time + late); null when neither */
+            /**
+             * Format: double
+             * @description on_time / (on_time + late); null when neither
+             */
             on_time_ratio: number | null;
         };
         PunctualityPoint: {
@@ -4578,9 +4590,15 @@ export interface components {
                 p95: number;
                 p99: number;
             };
-            /** @description completed / (completed + failed); null when neither */
+            /**
+             * Format: double
+             * @description completed / (completed + failed); null when neither
+             */
             success_ratio: number | null;
-            /** @description on_time / (on_time + late); null when neither */
+            /**
+             * Format: double
+             * @description on_time / (on_time + late); null when neither
+             */
             on_time_ratio: number | null;
         };
         PunctualityReport: {
