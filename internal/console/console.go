@@ -133,6 +133,7 @@ func (c *Console) routes() *http.ServeMux {
 	m.HandleFunc("POST /ui/occurrences/{id}/unskip", c.signedIn(c.controlOne("unskip", "Unskipped: it fires as planned.")))
 	m.HandleFunc("POST /ui/occurrences/{id}/move", c.signedIn(c.moveOne))
 	m.HandleFunc("GET /ui/inflight", c.signedIn(c.inflightPage))
+	m.HandleFunc("GET /ui/punctuality", c.signedIn(c.punctualityPage))
 	m.HandleFunc("GET /ui/failures", c.signedIn(c.failuresPage))
 	m.HandleFunc("GET /ui/failures/replay", c.signedIn(c.confirmBulkReplay))
 	m.HandleFunc("POST /ui/failures/replay", c.signedIn(c.bulkReplay))

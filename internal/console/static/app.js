@@ -66,6 +66,19 @@
   }
 
   // ---- charts (uPlot) -------------------------------------------------------
+  // Time axes and legends on a 24-hour clock in the browser's zone, the date
+  // under each midnight (uPlot's defaults are 12-hour).
+  function pad2(n) { return (n < 10 ? "0" : "") + n; }
+  var timeAxis = {
+    values: function (u, splits) {
+      return splits.map(function (s) {
+        var d = new Date(s * 1000), hm = pad2(d.getHours()) + ":" + pad2(d.getMinutes());
+        return d.getHours() === 0 && d.getMinutes() === 0 ? hm + "\n" + d.getFullYear() + "-" + pad2(d.getMonth() + 1) + "-" + pad2(d.getDate()) : hm;
+      });
+    }
+  };
+  var timeSeries = { value: "{YYYY}-{MM}-{DD} {HH}:{mm}" };
+
   function charts() {
     if (typeof uPlot === "undefined") { return; }
     document.querySelectorAll("[data-chart]").forEach(function (el) {
@@ -76,18 +89,73 @@
       var opts = {
         width: width, height: 220,
         series: [
-          {},
+          timeSeries,
           { label: "completed/min", stroke: "#116b35", width: 2, scale: "n" },
           { label: "failed/min", stroke: "#a4161a", width: 2, scale: "n" },
           { label: "lateness p50 ms", stroke: "#1456c8", dash: [4, 4], scale: "ms" },
           { label: "lateness p99 ms", stroke: "#7a4b00", dash: [2, 3], scale: "ms" }
         ],
-        axes: [{}, { scale: "n", label: "per min" }, { scale: "ms", side: 1, label: "ms", grid: { show: false } }],
+        axes: [timeAxis, { scale: "n", label: "per min" }, { scale: "ms", side: 1, label: "ms", grid: { show: false } }],
         scales: { n: { range: function (u, min, max) { return [0, Math.max(1, max)]; } } }
       };
       var plot = new uPlot(opts, [d.x, d.completed, d.failed, d.p50, d.p99], el);
       window.addEventListener("resize", function () {
         plot.setSize({ width: Math.max(260, el.clientWidth), height: 220 });
+      });
+    });
+  }
+
+  // The punctuality trend: the on-time share (percent) and the instants due
+  // per step.
+  function punctualityChart() {
+    if (typeof uPlot === "undefined") { return; }
+    document.querySelectorAll("[data-punctuality-chart]").forEach(function (el) {
+      var d;
+      try { d = JSON.parse(el.getAttribute("data-punctuality-chart")); } catch (e) { return; }
+      if (!d.x || !d.x.length) { return; }
+      var opts = {
+        width: Math.max(260, el.clientWidth || 560), height: 220,
+        series: [
+          timeSeries,
+          { label: "on time %", stroke: "#116b35", width: 2, scale: "pct" },
+          { label: "due", stroke: "#1456c8", dash: [4, 4], scale: "n" }
+        ],
+        axes: [timeAxis, { scale: "pct", label: "% on time" }, { scale: "n", side: 1, label: "due", grid: { show: false } }],
+        scales: { pct: { range: [0, 100] }, n: { range: function (u, min, max) { return [0, Math.max(1, max)]; } } }
+      };
+      var plot = new uPlot(opts, [d.x, d.on_time, d.due], el);
+      window.addEventListener("resize", function () {
+        plot.setSize({ width: Math.max(260, el.clientWidth), height: 220 });
+      });
+    });
+  }
+
+  // Sortable tables: a column heading's button sorts the body's rows by that
+  // column (data-value), ascending then descending; aria-sort says which.
+  function sortableTables() {
+    document.querySelectorAll("table.sortable").forEach(function (table) {
+      var heads = table.querySelectorAll("thead th");
+      heads.forEach(function (th, col) {
+        var button = th.querySelector("button[data-sort]");
+        if (!button) { return; }
+        button.addEventListener("click", function () {
+          var dir = th.getAttribute("aria-sort") === "ascending" ? "descending" : "ascending";
+          heads.forEach(function (h) { h.removeAttribute("aria-sort"); });
+          th.setAttribute("aria-sort", dir);
+          var numeric = button.getAttribute("data-sort") === "num";
+          var body = table.tBodies[0];
+          var rows = Array.prototype.slice.call(body.rows);
+          var key = function (row) {
+            var v = row.cells[col].getAttribute("data-value") || "";
+            return numeric ? parseFloat(v) : v.toLowerCase();
+          };
+          rows.sort(function (a, b) {
+            var x = key(a), y = key(b);
+            var c = x < y ? -1 : x > y ? 1 : 0;
+            return dir === "ascending" ? c : -c;
+          });
+          rows.forEach(function (row) { body.appendChild(row); });
+        });
       });
     });
   }
@@ -344,6 +412,8 @@
     selectAll();
     localTimes(document);
     charts();
+    punctualityChart();
+    sortableTables();
     preview();
     resolveFields();
     live();
