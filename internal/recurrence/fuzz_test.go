@@ -118,7 +118,7 @@ func FuzzCron(f *testing.F) {
 }
 
 func FuzzStartTime(f *testing.F) {
-	for _, seed := range []string{"in 30 minutes", "tomorrow at 9am", "next friday at 3pm", "2027-01-01T00:00:00Z", "noon", "in 1h30m", "today at 17:30"} {
+	for _, seed := range []string{"in 30 minutes", "tomorrow at 9am", "next friday at 3pm", "2027-01-01T00:00:00Z", "noon", "in 1h30m", "today at 17:30", "7 days ago"} {
 		f.Add(seed)
 	}
 	now := time.Date(2026, 11, 21, 15, 42, 0, 0, time.UTC)

@@ -55,7 +55,7 @@ func ParseInstant(field, text string, loc *time.Location, now time.Time) (time.T
 		return t.UTC(), nil
 	}
 	return time.Time{}, fieldErrorf(field,
-		"cannot read %q: use RFC 3339 (2026-12-24T09:00:00+01:00) or forms like \"in 30 minutes\", \"tomorrow at 9am\", \"next friday at 3pm\"",
+		"cannot read %q: use RFC 3339 (2026-12-24T09:00:00+01:00) or forms like \"in 30 minutes\", \"tomorrow at 9am\", \"next friday at 3pm\", \"7 days ago\"",
 		truncate(text))
 }
 
@@ -88,17 +88,21 @@ func parseNatural(text string, loc *time.Location, now time.Time) (time.Time, bo
 	}
 	tokens := strings.Fields(text)
 	if len(tokens) > 0 && tokens[0] == "in" {
-		return parseRelative(tokens[1:], loc, now)
+		return parseRelative(tokens[1:], loc, now, 1)
+	}
+	if len(tokens) > 1 && tokens[len(tokens)-1] == "ago" { // "7 days ago": a report's window
+		return parseRelative(tokens[:len(tokens)-1], loc, now, -1)
 	}
 	return parseDayAndClock(tokens, loc, now)
 }
 
-// parseRelative reads "<n> <unit> [and <n> <unit>…]" or a Go duration. Hours
-// and smaller are elapsed time; days and weeks keep the wall-clock time.
-func parseRelative(tokens []string, loc *time.Location, now time.Time) (time.Time, bool) {
+// parseRelative reads "<n> <unit> [and <n> <unit>…]" or a Go duration,
+// ahead of now (sign 1) or before it (-1). Hours and smaller are elapsed
+// time; days and weeks keep the wall-clock time.
+func parseRelative(tokens []string, loc *time.Location, now time.Time, sign int) (time.Time, bool) {
 	if len(tokens) == 1 {
 		if d, err := time.ParseDuration(tokens[0]); err == nil && d >= 0 && d < 100*365*24*time.Hour {
-			return now.Add(d), true
+			return now.Add(time.Duration(sign) * d), true
 		}
 	}
 	var elapsed time.Duration
@@ -147,9 +151,9 @@ func parseRelative(tokens []string, loc *time.Location, now time.Time) (time.Tim
 	t := now
 	if days > 0 {
 		w := wallOf(now, loc)
-		t = resolveExplicit(w.AddDate(0, 0, days), loc)
+		t = resolveExplicit(w.AddDate(0, 0, sign*days), loc)
 	}
-	return t.Add(elapsed), true
+	return t.Add(time.Duration(sign) * elapsed), true
 }
 
 // parseDayAndClock reads an optional day ("today", "tomorrow", a weekday,
