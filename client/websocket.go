@@ -19,6 +19,9 @@ import (
 type Subscription struct {
 	ClientName string
 	Tags       []string
+	// All listens to every event the token may read, tagged or not (a
+	// tag-listener without tags).
+	All bool
 }
 
 // Frame is a frame the server sends on /ws: "event" (an occurrence), "ack"
@@ -71,12 +74,14 @@ type Conn struct {
 func (c *Client) Subscribe(ctx context.Context, sub Subscription) (*Conn, error) {
 	hs := map[string]any{"token": c.token}
 	switch {
-	case sub.ClientName != "" && len(sub.Tags) == 0:
+	case sub.ClientName != "" && len(sub.Tags) == 0 && !sub.All:
 		hs["type"], hs["client_name"] = "client-hook", sub.ClientName
-	case sub.ClientName == "" && len(sub.Tags) > 0:
+	case sub.ClientName == "" && len(sub.Tags) > 0 && !sub.All:
 		hs["type"], hs["tags"] = "tag-listener", sub.Tags
+	case sub.ClientName == "" && len(sub.Tags) == 0 && sub.All:
+		hs["type"], hs["all"] = "tag-listener", true
 	default:
-		return nil, errors.New("subscription: set either ClientName or Tags")
+		return nil, errors.New("subscription: set one of ClientName, Tags or All")
 	}
 	u := *c.base
 	u.Scheme = strings.Replace(u.Scheme, "http", "ws", 1)

@@ -33,11 +33,13 @@ func newListenCmd(a *app) *cobra.Command {
 	var l listener
 	var clientName string
 	var tags []string
+	var all bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "listen --forward-to URL (--client NAME | --tags a,b)",
+		Use:   "listen --forward-to URL (--client NAME | --tags a,b | --all)",
 		Short: "Receive deliveries over WebSocket and forward them to a local receiver",
-		Long: `listen connects to the server's /ws as a client-hook (--client) or a tag-listener (--tags) and
+		Long: `listen connects to the server's /ws as a client-hook (--client) or a tag-listener (--tags, or
+--all: every event the token may read, tagged or not) and
 POSTs every delivery to --forward-to with the body and headers a webhook would carry,
 signatures included, so a receiver on your machine gets them with no public URL.
 
@@ -58,14 +60,19 @@ the client wait and retry. One line is printed per delivery (one JSON object wit
 			if l.forwardTo == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				return usagef("--forward-to: required, an http(s) URL such as http://localhost:3000/hooks")
 			}
-			switch {
-			case clientName != "" && len(tags) > 0, clientName == "" && len(tags) == 0:
-				return usagef("--client or --tags: give exactly one")
+			given := 0
+			for _, set := range []bool{clientName != "", len(tags) > 0, all} {
+				if set {
+					given++
+				}
+			}
+			if given != 1 {
+				return usagef("--client, --tags or --all: give exactly one")
 			}
 			if l.secret == "" {
 				l.secret = a.getenv("QHRONOS_WEBHOOK_SECRET")
 			}
-			l.a, l.sub = a, client.Subscription{ClientName: clientName, Tags: tags}
+			l.a, l.sub = a, client.Subscription{ClientName: clientName, Tags: tags, All: all}
 			l.http = &http.Client{Timeout: timeout, CheckRedirect: func(*http.Request, []*http.Request) error {
 				return http.ErrUseLastResponse
 			}}
@@ -79,6 +86,7 @@ the client wait and retry. One line is printed per delivery (one JSON object wit
 	f.StringVar(&l.forwardTo, "forward-to", "", "local URL that receives each delivery")
 	f.StringVar(&clientName, "client", "", "subscribe as a client-hook of this client name")
 	f.StringSliceVar(&tags, "tags", nil, "subscribe as a tag-listener of these tags")
+	f.BoolVar(&all, "all", false, "subscribe as a tag-listener of every event the token may read, tagged or not")
 	f.StringVar(&l.secret, "secret", "", "sign tag-listener deliveries with this secret (env QHRONOS_WEBHOOK_SECRET)")
 	f.DurationVar(&timeout, "timeout", 10*time.Second, "how long the local receiver may take")
 	f.DurationVar(&l.maxBackoff, "max-backoff", 30*time.Second, "longest wait between reconnections")
@@ -89,7 +97,10 @@ the client wait and retry. One line is printed per delivery (one JSON object wit
 func (l *listener) run(ctx context.Context) error {
 	backoff := 250 * time.Millisecond
 	what := "client-hook " + l.sub.ClientName
-	if l.sub.ClientName == "" {
+	switch {
+	case l.sub.All:
+		what = "listener of every event"
+	case l.sub.ClientName == "":
 		what = "tag-listener " + strings.Join(l.sub.Tags, ",")
 	}
 	for {

@@ -50,6 +50,7 @@ type wsFrame struct {
 	Type         string   `json:"type"`
 	ClientName   string   `json:"client_name"`
 	Tags         []string `json:"tags"`
+	All          bool     `json:"all"`
 	Token        string   `json:"token"`
 	EventID      string   `json:"event_id"`
 	OccurrenceID string   `json:"occurrence_id"`
@@ -169,8 +170,8 @@ func (s *Server) wsHandshake(ctx context.Context, conn *websocket.Conn, opts Web
 		return s.wsRefuse(ctx, conn, "unauthorized")
 	}
 	var l *hub.Listener
-	switch f.Type {
-	case "client-hook":
+	switch {
+	case f.Type == "client-hook":
 		if !validClientName.MatchString(f.ClientName) {
 			return s.wsRefuse(ctx, conn, "client_name: required, letters, digits and ._:@- only")
 		}
@@ -178,9 +179,17 @@ func (s *Server) wsHandshake(ctx context.Context, conn *websocket.Conn, opts Web
 			return s.wsRefuse(ctx, conn, "client_name: not allowed for this token")
 		}
 		l = hub.NewListener(f.ClientName, nil, p.CanRead, opts.SendQueue)
-	case "tag-listener":
+	case f.Type == "tag-listener" && f.All:
+		// Every event the token may read: each frame is checked against its
+		// scope as it goes out.
+		if len(f.Tags) > 0 {
+			return s.wsRefuse(ctx, conn, "tags: leave out with all")
+		}
+		l = hub.NewListener("", nil, p.CanRead, opts.SendQueue)
+		l.All = true
+	case f.Type == "tag-listener":
 		if len(f.Tags) == 0 || len(f.Tags) > 100 {
-			return s.wsRefuse(ctx, conn, "tags: between 1 and 100 tags required")
+			return s.wsRefuse(ctx, conn, "tags: between 1 and 100 tags required, or all: true")
 		}
 		if !mayListen(p, f.Tags) {
 			return s.wsRefuse(ctx, conn, "tags: outside token scope")

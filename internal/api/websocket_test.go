@@ -154,6 +154,38 @@ func TestWebSocketTagListener(t *testing.T) {
 		l.mustNext(5*time.Second))
 }
 
+// TestWebSocketListenerOfAll: a listener of every event gets untagged
+// events' frames too, and a scoped token's only its scope's events.
+func TestWebSocketListenerOfAll(t *testing.T) {
+	e := newEnv(t, repositorytest.SQLite)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	t.Cleanup(receiver.Close)
+	e.sched.Start(context.Background())
+	all := e.subscribe(t, map[string]any{"type": "tag-listener", "all": true, "token": e.master})
+	scoped := e.subscribe(t, map[string]any{"type": "tag-listener", "all": true,
+		"token": e.mint("read", []string{"billing"})})
+
+	untagged := e.createEvent(e.master, map[string]any{"name": "untagged sync", "start_time": soon(),
+		"webhook": receiver.URL + "/hook"})
+	billing := e.createEvent(e.master, map[string]any{"name": "invoice", "start_time": soon(),
+		"webhook": receiver.URL + "/hook", "tags": []string{"billing"}})
+	got := map[any]bool{}
+	for range 2 {
+		got[all.mustNext(60 * time.Second)["event_id"]] = true
+	}
+	require.Equal(t, map[any]bool{untagged["id"]: true, billing["id"]: true}, got,
+		"an untagged event's delivery reaches a listener of all, as a tagged one's does")
+	require.Equal(t, billing["id"], scoped.mustNext(60 * time.Second)["event_id"],
+		"a scoped token's listener of all gets its scope's events only")
+	extra, _ := scoped.next(time.Second) // both delivered by now: a frame here would be the untagged one
+	require.Nil(t, extra, "the untagged event is not for a token scoped to billing")
+
+	c, _, err := e.dialWS(t, nil)
+	require.NoError(t, err)
+	c.send(map[string]any{"type": "tag-listener", "all": true, "tags": []string{"billing"}, "token": e.master})
+	require.Equal(t, map[string]any{"type": "error", "message": "tags: leave out with all"}, c.mustNext(5*time.Second))
+}
+
 func TestWebSocketRefusals(t *testing.T) {
 	e := newEnv(t, repositorytest.SQLite, withOptions(func(o *Options) {
 		o.WebSocket.HandshakeTimeout = 200 * time.Millisecond

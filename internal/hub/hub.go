@@ -26,11 +26,14 @@ const (
 )
 
 // Listener is one connected WebSocket: a client-hook (ClientName set) or a
-// tag-listener (Tags set). Sends never block: a full queue marks the
+// tag-listener (Tags set, or All). Sends never block: a full queue marks the
 // listener slow and it is disconnected.
 type Listener struct {
 	ClientName string
 	Tags       []string
+	// All makes a tag-listener of every event its principal may read,
+	// tagged or not (the console's Live page without a tag filter).
+	All bool
 	// CanRead reports whether the listener's principal may read an event
 	// with these tags over REST. Every frame, client-hook or tag-listener,
 	// goes only to listeners that may read its event.
@@ -291,7 +294,7 @@ func (h *Hub) deliverLocal(d delivery) int {
 		}
 	} else {
 		for l := range h.listeners {
-			if sharesTag(l.Tags, d.Tags) && l.CanRead(d.Tags) {
+			if (l.All || sharesTag(l.Tags, d.Tags)) && l.CanRead(d.Tags) {
 				targets = append(targets, l)
 			}
 		}
@@ -361,14 +364,11 @@ func (h *Hub) SendToClient(ctx context.Context, clientName string, tags []string
 	}
 }
 
-// Broadcast pushes frame to the tag-listeners of any of tags on every
-// instance: best effort, at most once. It never blocks: local listeners get
-// the frame at once, other instances through the outbox; a full outbox
-// drops the frame and counts it.
+// Broadcast pushes frame to the tag-listeners of any of tags, and to those
+// listening to all events, on every instance: best effort, at most once. It
+// never blocks: local listeners get the frame at once, other instances
+// through the outbox; a full outbox drops the frame and counts it.
 func (h *Hub) Broadcast(tags []string, frame []byte) {
-	if len(tags) == 0 {
-		return
-	}
 	d := delivery{ID: uuid.NewString(), Tags: tags, Frame: frame, Origin: h.instanceID}
 	h.deliverLocal(d)
 	b, _ := json.Marshal(d)
