@@ -34,7 +34,10 @@ func readPunctualityFilter(v url.Values) (punctualityFilter, map[string]string) 
 		To: strings.TrimSpace(v.Get("to")), GroupBy: v.Get("group_by"), Tolerance: strings.TrimSpace(v.Get("tolerance")),
 		Tag: strings.TrimSpace(v.Get("tag"))}
 	errs := map[string]string{}
-	if f.Range == "" {
+	switch {
+	case f.Range == "" && (f.From != "" || f.To != ""):
+		f.Range = "custom" // a link naming a window
+	case f.Range == "":
 		f.Range = "7d"
 	}
 	if _, ok := punctualityRanges[f.Range]; !ok && f.Range != "custom" {

@@ -16,8 +16,8 @@ import (
 // time and failing, one late: its event paused over the instant and resumed
 // firing what it held), another team's left out; the figures, sorting the
 // table by a column with the mouse and the keyboard, the trend chart, the
-// Reports tabs, grouping by tag, a refused tolerance named under its field,
-// and a window with nothing due.
+// Reports tabs, grouping by tag, a custom window, a refused tolerance named
+// under its field, and a window with nothing due.
 func TestConsolePunctuality(t *testing.T) {
 	onBothStores(t, consolePostgres, func(t *testing.T, srv consoleServer, p *page) {
 		ok, failing, held := newReceiver(t), newReceiver(t), newReceiver(t)
@@ -141,6 +141,21 @@ func TestConsolePunctuality(t *testing.T) {
 		p.waitFor("one row for the team's tag", `document.querySelectorAll("#punctuality tbody tr").length === 1 &&
 			document.querySelector("#punctuality tbody tr th").innerText === "ops" &&
 			document.querySelector("#punctuality tbody tr td:nth-of-type(3)").innerText === "1"`, pageTimeout)
+
+		// A custom window: From and To apply only once "custom" is chosen.
+		p.open("/ui/punctuality?range=24h")
+		p.waitFor("From and To off under a preset", `document.querySelector("#pu-from").disabled &&
+			document.querySelector("#pu-to").disabled`, pageTimeout)
+		p.selectValue("#pu-range", "custom")
+		p.waitFor("From and To on for a custom window", `!document.querySelector("#pu-from").disabled &&
+			!document.querySelector("#pu-to").disabled`, pageTimeout)
+		p.fill("#pu-from", "36 hours ago")
+		p.click(`#punctuality-form button[type=submit]`)
+		p.waitFor("the custom window's report, its trend per hour", `location.search.indexOf("range=custom") >= 0 &&
+			document.querySelector("#pu-from").value === "36 hours ago" && !document.querySelector("#pu-from").disabled &&
+			document.querySelector("#pu-due") && document.querySelector("#pu-due").innerText === "3" &&
+			document.querySelector("#punctuality-chart").closest("section").querySelector("h2").innerText === "Trend, per hour"`,
+			pageTimeout)
 
 		p.open("/ui/punctuality?range=24h&tolerance=soon")
 		p.waitText("#pu-tolerance-error", "duration", pageTimeout)

@@ -130,6 +130,21 @@
     });
   }
 
+  // The Punctuality form: From and To apply to a custom window only, so they
+  // are disabled (and not sent) while a preset window is chosen.
+  function punctualityRange() {
+    var range = document.getElementById("pu-range");
+    if (!range) { return; }
+    var sync = function () {
+      ["pu-from", "pu-to"].forEach(function (id) {
+        var input = document.getElementById(id);
+        if (input) { input.disabled = range.value !== "custom"; }
+      });
+    };
+    range.addEventListener("change", sync);
+    sync();
+  }
+
   // Sortable tables: a column heading's button sorts the body's rows by that
   // column (data-value), ascending then descending; aria-sort says which.
   function sortableTables() {
@@ -415,6 +430,7 @@
     charts();
     punctualityChart();
     sortableTables();
+    punctualityRange();
     preview();
     resolveFields();
     live();
