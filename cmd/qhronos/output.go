@@ -155,11 +155,10 @@ func (a *app) localZone() zone {
 			loc = l
 		}
 	}
-	name := loc.String()
-	if name == "Local" {
-		name = "the local zone"
+	if name := loc.String(); name != "Local" {
+		return zone{loc, name + ", the local zone"}
 	}
-	return zone{loc, name + ", the local zone"}
+	return zone{loc, "the local zone"}
 }
 
 func (z zone) when(t *time.Time) string {

@@ -81,6 +81,11 @@ func TestStatsPunctuality(t *testing.T) {
 		require.NoError(t, err)
 		require.Contains(t, r.stdout, "instants scheduled "+report.From.In(tokyo).Format(timeLayout))
 		require.Contains(t, r.stdout, "(times in Asia/Tokyo, the local zone")
+		delete(e, "TZ") // the system's zone, named once
+		r = cli(t, e, "", "stats", "punctuality", "--tag", tag)
+		require.Equal(t, 0, r.code, r.stderr)
+		require.Contains(t, r.stdout, "the local zone, 24-hour")
+		require.NotContains(t, r.stdout, "the local zone, the local zone")
 		r = cli(t, e, "", "stats", "punctuality", "--tag", tag, "--utc")
 		require.Equal(t, 0, r.code, r.stderr)
 		require.Contains(t, r.stdout, "instants scheduled "+report.From.UTC().Format(timeLayout))
