@@ -72,3 +72,4 @@ LEFT JOIN (SELECT start, event_id, string_agg(bucket || ':' || n, ',' ORDER BY b
 DROP TABLE punctuality_late;
 DROP TABLE punctuality_finished;
 DROP TABLE punctuality_bounds;
+ANALYZE punctuality_rollups;
