@@ -123,6 +123,7 @@ func TestConsolePunctuality(t *testing.T) {
 		p.click(lateHead)
 		p.waitFor("sorted by late, descending", sorted("descending", "weekly report"), pageTimeout)
 		p.shot("console-punctuality", 1280, false)
+		p.shot("console-punctuality-phone", 390, false)
 
 		// The keyboard sorts too: Enter on the Failed heading's button.
 		failedHead := `#punctuality thead th:nth-child(7) button`
