@@ -102,7 +102,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	// return, after stopAll drained the dispatcher.
 	brokerPool := actions.NewBrokerPool(actions.DefaultBrokerIdle)
 	defer brokerPool.Close()
-	brokerCfg := actions.BrokerConfig{Outbound: out, Pool: brokerPool}
+	brokerCfg := actions.BrokerConfig{Outbound: out, Pool: brokerPool, Redactor: httpCfg.Redactor,
+		OmitRequests: httpCfg.OmitRequests}
 	for _, a := range []actions.Action{actions.NewWebhook(httpCfg), actions.NewAPICall(httpCfg),
 		actions.NewWebSocket(wsHub, cfg.WebSocket.AckTimeout), actions.NewNATS(brokerCfg), actions.NewAMQP(brokerCfg),
 		actions.NewKafka(brokerCfg), actions.NewRedisStream(brokerCfg)} {

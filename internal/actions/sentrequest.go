@@ -106,8 +106,26 @@ func (c HTTPConfig) record(r *http.Request, h recordHints) *SentRequest {
 	return out
 }
 
+// MethodPublish is the method a broker attempt's recorded request shows.
+const MethodPublish = "PUBLISH"
+
+// recordMessage is a broker message as its attempt keeps it: method
+// PUBLISH, the broker URL by redact.URL, the message's headers (their
+// names as the broker gets them, signatures hidden) and body. What the
+// broker client adds on its own (a Kafka key, a NATS subject, a stream
+// entry's fields) is not a header of the message and is not shown.
+func recordMessage(red *redact.Redactor, url string, msg BrokerMessage) *SentRequest {
+	out := &SentRequest{Method: MethodPublish, URL: red.URL(url), Headers: make(map[string]string, len(msg.Headers))}
+	for name, value := range msg.Headers {
+		out.Headers[name] = showHeader(red, name, value, false)
+	}
+	out.Body, out.BodyTruncated = cutBody(msg.Body)
+	return out
+}
+
 // showHeader is one header value as recorded.
 func showHeader(red *redact.Redactor, name, value string, configured bool) string {
+	name = http.CanonicalHeaderKey(name)
 	switch {
 	case signatureHeaders[name]:
 		return Redacted

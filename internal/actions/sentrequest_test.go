@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/qhronos/qhronos/internal/actions"
+	"github.com/qhronos/qhronos/internal/actions/brokertest"
 	"github.com/qhronos/qhronos/internal/redact"
 )
 
@@ -121,4 +122,35 @@ func TestRequestRecordingOff(t *testing.T) {
 	require.NoError(t, out.Err)
 	next(t, got)
 	require.Nil(t, out.Request)
+}
+
+// TestBrokerAttemptRecordsItsMessage: a broker attempt records PUBLISH to
+// the broker URL (its password as a fingerprint), the message's headers
+// as the consumer reads them (signatures hidden) and its exact body.
+func TestBrokerAttemptRecordsItsMessage(t *testing.T) {
+	t.Parallel()
+	srv := brokertest.Redis(t)
+	red := redact.New([]byte("fingerprint-key"))
+	cfg := brokerConfig(t)
+	cfg.Redactor = red
+	u := redisURL(srv, "redis-secret")
+	d := prepareJSON(t, actions.NewRedisStream(cfg), `{"url":"`+u+`","stream":"sent"}`)
+	out := d.Execute(context.Background(), brokerRequest())
+	require.NoError(t, out.Err)
+	msgs := readStream(t, srv, "sent")
+	require.Len(t, msgs, 1)
+	h, body := entry(msgs[0])
+	require.NotNil(t, out.Request)
+	require.Equal(t, actions.MethodPublish, out.Request.Method)
+	require.Equal(t, red.URL(u), out.Request.URL)
+	require.NotContains(t, out.Request.URL, "redis-secret")
+	require.Equal(t, string(body), out.Request.Body)
+	require.Len(t, out.Request.Headers, len(h))
+	for name, v := range h {
+		want := v
+		if name == "webhook-signature" || name == "x-qhronos-signature" {
+			want = actions.Redacted
+		}
+		require.Equal(t, want, out.Request.Headers[name], "header %s", name)
+	}
 }
