@@ -19,6 +19,9 @@ import (
 type Subscription struct {
 	ClientName string
 	Tags       []string
+	// All listens to every occurrence the token may read, tagged or not
+	// (a tag-listener with "all": true); Tags must then be empty.
+	All bool
 }
 
 // Frame is a frame the server sends on /ws: "event" (an occurrence), "ack"
@@ -73,10 +76,12 @@ func (c *Client) Subscribe(ctx context.Context, sub Subscription) (*Conn, error)
 	switch {
 	case sub.ClientName != "" && len(sub.Tags) == 0:
 		hs["type"], hs["client_name"] = "client-hook", sub.ClientName
-	case sub.ClientName == "" && len(sub.Tags) > 0:
+	case sub.ClientName == "" && len(sub.Tags) > 0 && !sub.All:
 		hs["type"], hs["tags"] = "tag-listener", sub.Tags
+	case sub.ClientName == "" && len(sub.Tags) == 0 && sub.All:
+		hs["type"], hs["all"] = "tag-listener", true
 	default:
-		return nil, errors.New("subscription: set either ClientName or Tags")
+		return nil, errors.New("subscription: set one of ClientName, Tags or All")
 	}
 	u := *c.base
 	u.Scheme = strings.Replace(u.Scheme, "http", "ws", 1)

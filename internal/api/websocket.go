@@ -50,6 +50,7 @@ type wsFrame struct {
 	Type         string   `json:"type"`
 	ClientName   string   `json:"client_name"`
 	Tags         []string `json:"tags"`
+	All          bool     `json:"all"`
 	Token        string   `json:"token"`
 	EventID      string   `json:"event_id"`
 	OccurrenceID string   `json:"occurrence_id"`
@@ -179,8 +180,19 @@ func (s *Server) wsHandshake(ctx context.Context, conn *websocket.Conn, opts Web
 		}
 		l = hub.NewListener(f.ClientName, nil, p.CanRead, opts.SendQueue)
 	case "tag-listener":
+		if f.All {
+			if len(f.Tags) > 0 {
+				return s.wsRefuse(ctx, conn, "tags: not with all (all listens to every event the token may read)")
+			}
+			if !p.Allows(model.AccessRead) {
+				return s.wsRefuse(ctx, conn, "all: not allowed for this token")
+			}
+			l = hub.NewListener("", nil, p.CanRead, opts.SendQueue)
+			l.All = true
+			break
+		}
 		if len(f.Tags) == 0 || len(f.Tags) > 100 {
-			return s.wsRefuse(ctx, conn, "tags: between 1 and 100 tags required")
+			return s.wsRefuse(ctx, conn, "tags: between 1 and 100 tags required (or all: true)")
 		}
 		if !mayListen(p, f.Tags) {
 			return s.wsRefuse(ctx, conn, "tags: outside token scope")

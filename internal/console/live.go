@@ -57,9 +57,9 @@ const (
 	liveRecheck = 2 * time.Second
 )
 
-// liveTags are the tags to listen to: the ones asked for, or else the tags
-// of the most recent events the token can read.
-func (c *Console) liveTags(r *http.Request, s *session) ([]string, error) {
+// liveTags are the tags asked for (the filter); none means every event the
+// token may read, tagged or not.
+func liveTags(r *http.Request) []string {
 	var tags []string
 	seen := map[string]bool{}
 	for _, t := range strings.Split(r.URL.Query().Get("tags"), ",") {
@@ -68,22 +68,7 @@ func (c *Console) liveTags(r *http.Request, s *session) ([]string, error) {
 			tags = append(tags, t)
 		}
 	}
-	if len(tags) > 0 {
-		return tags[:min(len(tags), maxLiveTags)], nil
-	}
-	recent, err := c.sdk(r).Events.List(r.Context(), client.ListEventsParams{Limit: client.Ptr(100)})
-	if err = sdkError(err); err != nil {
-		return nil, err
-	}
-	for _, ev := range recent.Items {
-		for _, t := range ev.Tags {
-			if !seen[t] && len(tags) < maxLiveTags {
-				seen[t] = true
-				tags = append(tags, t)
-			}
-		}
-	}
-	return tags, nil
+	return tags
 }
 
 // liveStream relays tag-listener frames of the session's token as SSE, and
@@ -105,24 +90,17 @@ func (c *Console) liveStream(w http.ResponseWriter, r *http.Request, s *session)
 		followers.Wait()
 	}()
 
-	tags, err := c.liveTags(r, s)
-	if errors.Is(err, errSignedOut) {
-		_ = out.send("signout", map[string]string{"reason": "token no longer valid"})
+	tags := liveTags(r)
+	if len(tags) > maxLiveTags {
+		_ = out.send("problem", map[string]string{"message": fmt.Sprintf("tags: at most %d", maxLiveTags)})
 		return
 	}
-	if err != nil {
-		_ = out.send("problem", map[string]string{"message": "could not list events: " + err.Error()})
-		return
-	}
-	if len(tags) == 0 {
-		_ = out.send("problem", map[string]string{"message": "No tagged events to follow yet. Create an event with a tag, or type tags above."})
-		return
-	}
+	sub := client.Subscription{Tags: tags, All: len(tags) == 0}
 	// The subscription holds once /ws acknowledges it (Subscribe returns
 	// then); only then is the page told it is listening, so nothing fired
 	// after that is missed.
 	hctx, hcancel := context.WithTimeout(ctx, 10*time.Second)
-	conn, err := c.sdkFor(r, s.Token).Subscribe(hctx, client.Subscription{Tags: tags})
+	conn, err := c.sdkFor(r, s.Token).Subscribe(hctx, sub)
 	hcancel()
 	var refused *client.HandshakeError
 	switch {
@@ -142,7 +120,10 @@ func (c *Console) liveStream(w http.ResponseWriter, r *http.Request, s *session)
 		return
 	}
 	defer func() { _ = conn.Close() }()
-	if err := out.send("listening", map[string]any{"tags": tags}); err != nil {
+	if tags == nil {
+		tags = []string{}
+	}
+	if err := out.send("listening", map[string]any{"tags": tags, "all": sub.All}); err != nil {
 		return
 	}
 	frames := make(chan client.Frame, 16)

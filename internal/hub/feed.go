@@ -8,10 +8,11 @@ import (
 )
 
 // ObserveAttempt is the scheduler's attempt observer for tag-listeners: one
-// frame per occurrence after its first attempt, whatever the action (best
-// effort, at most once). It never waits on the bus.
+// frame per occurrence after its first attempt, whatever the action, tagged
+// or not (listeners to all see untagged events too; best effort, at most
+// once). It never waits on the bus.
 func (h *Hub) ObserveAttempt(ev *model.Event, occ *model.Occurrence, _ actions.Outcome, _ time.Time) {
-	if occ.AttemptCount != 1 || len(ev.Tags) == 0 {
+	if occ.AttemptCount != 1 {
 		return
 	}
 	frame := actions.EventFrame(actions.Request{EventID: ev.ID, OccurrenceID: occ.ID, Attempt: 1,

@@ -31,6 +31,9 @@ const (
 type Listener struct {
 	ClientName string
 	Tags       []string
+	// All makes a tag-listener receive every occurrence its principal may
+	// read, tagged or not (Tags is then empty).
+	All bool
 	// CanRead reports whether the listener's principal may read an event
 	// with these tags over REST. Every frame, client-hook or tag-listener,
 	// goes only to listeners that may read its event.
@@ -291,7 +294,7 @@ func (h *Hub) deliverLocal(d delivery) int {
 		}
 	} else {
 		for l := range h.listeners {
-			if sharesTag(l.Tags, d.Tags) && l.CanRead(d.Tags) {
+			if (l.All || sharesTag(l.Tags, d.Tags)) && l.CanRead(d.Tags) {
 				targets = append(targets, l)
 			}
 		}
@@ -361,14 +364,12 @@ func (h *Hub) SendToClient(ctx context.Context, clientName string, tags []string
 	}
 }
 
-// Broadcast pushes frame to the tag-listeners of any of tags on every
-// instance: best effort, at most once. It never blocks: local listeners get
-// the frame at once, other instances through the outbox; a full outbox
-// drops the frame and counts it.
+// Broadcast pushes frame to the tag-listeners of any of tags, and to those
+// listening to all, on every instance: best effort, at most once. It never
+// blocks: local listeners get the frame at once, other instances through
+// the outbox; a full outbox drops the frame and counts it. A frame without
+// tags reaches only listeners to all whose principal reads untagged events.
 func (h *Hub) Broadcast(tags []string, frame []byte) {
-	if len(tags) == 0 {
-		return
-	}
 	d := delivery{ID: uuid.NewString(), Tags: tags, Frame: frame, Origin: h.instanceID}
 	h.deliverLocal(d)
 	b, _ := json.Marshal(d)

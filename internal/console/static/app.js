@@ -259,7 +259,8 @@
     var es = new EventSource("/ui/live/stream?tags=" + encodeURIComponent(tags));
     es.addEventListener("listening", function (e) {
       var d = JSON.parse(e.data);
-      state.textContent = "Listening to tags: " + d.tags.join(", ");
+      state.textContent = d.all ? "Listening to every event you may see, tagged or not" :
+        "Listening to tags: " + d.tags.join(", ");
       state.setAttribute("data-state", "listening");
     });
     es.addEventListener("fired", function (e) {
