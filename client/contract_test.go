@@ -216,7 +216,7 @@ var goTypes = map[string]any{
 	"EventInput": client.EventInput{}, "Event": client.Event{}, "EventUpsertInput": client.EventUpsertInput{},
 	"EventBatchInput": client.EventBatchInput{}, "EventBatchItemResult": client.EventBatchItemResult{},
 	"EventBatchResult": client.EventBatchResult{}, "Occurrence": client.Occurrence{},
-	"OccurrencePage": client.OccurrencePage{}, "Attempt": client.Attempt{}, "TokenRequest": client.TokenRequest{},
+	"OccurrencePage": client.OccurrencePage{}, "Attempt": client.Attempt{}, "AttemptRequest": client.AttemptRequest{}, "TokenRequest": client.TokenRequest{},
 	"Token": client.Token{}, "Preview": client.Preview{}, "PreviewRequest": client.PreviewRequest{},
 	"SecretRotation": client.SecretRotation{}, "Health": client.Health{}, "Ready": client.Ready{},
 	"Status": client.Status{}, "Stats": client.Stats{}, "RetryFilter": client.RetryFilter{},

@@ -1070,18 +1070,35 @@ type ActionType string
 
 // Attempt defines model for Attempt.
 type Attempt struct {
-	Attempt         int       `json:"attempt"`
-	DurationMs      *int      `json:"duration_ms,omitempty"`
-	Error           *string   `json:"error,omitempty"`
-	ID              string    `json:"id"`
-	LatenessMs      *int      `json:"lateness_ms,omitempty"`
-	Manual          *bool     `json:"manual,omitempty"`
-	OccurrenceID    string    `json:"occurrence_id"`
-	Outcome         string    `json:"outcome"`
-	ResponseExcerpt *string   `json:"response_excerpt,omitempty"`
-	StartedAt       time.Time `json:"started_at"`
-	StatusCode      *int      `json:"status_code,omitempty"`
-	Truncated       *bool     `json:"truncated,omitempty"`
+	Attempt      int     `json:"attempt"`
+	DurationMs   *int    `json:"duration_ms,omitempty"`
+	Error        *string `json:"error,omitempty"`
+	ID           string  `json:"id"`
+	LatenessMs   *int    `json:"lateness_ms,omitempty"`
+	Manual       *bool   `json:"manual,omitempty"`
+	OccurrenceID string  `json:"occurrence_id"`
+	Outcome      string  `json:"outcome"`
+
+	// Request The request this attempt sent, as the receiver got it, except that secrets are redacted: signature headers show "[redacted]"; header values the event or its endpoint set, and credential-named headers, show as fingerprints; the URL's userinfo and query values as fingerprints; an API call's body as its params.body shows. Null when nothing was recorded: recording is off (outbound.record_requests), the attempt predates it, or nothing was sent (a WebSocket push).
+	Request         *AttemptRequest `json:"request,omitempty"`
+	ResponseExcerpt *string         `json:"response_excerpt,omitempty"`
+	StartedAt       time.Time       `json:"started_at"`
+	StatusCode      *int            `json:"status_code,omitempty"`
+	Truncated       *bool           `json:"truncated,omitempty"`
+}
+
+// AttemptRequest A recorded request. Broker attempts record method PUBLISH, the broker URL (credentials as fingerprints), the message headers and body.
+type AttemptRequest struct {
+	// Body Up to 64 KiB of the body sent.
+	Body string `json:"body"`
+
+	// BodyTruncated The body sent was longer than what is kept.
+	BodyTruncated bool `json:"body_truncated"`
+
+	// Headers Header names as sent (canonical form), each with its values joined by ", ".
+	Headers map[string]string `json:"headers"`
+	Method  string            `json:"method"`
+	URL     string            `json:"url"`
 }
 
 // Calendar defines model for Calendar.

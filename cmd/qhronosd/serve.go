@@ -95,14 +95,15 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	out := outbound.Options{AllowCIDRs: cfg.Outbound.AllowCIDRs, AllowLoopback: loopbackOnly,
 		MaxIdleConnsPerHost: max(cfg.Outbound.MaxPerHost, 4), Reserved: coordinationRedis(cfg)}
 	httpCfg := actions.HTTPConfig{Outbound: out, ExcerptLimit: int(cfg.Outbound.ResponseExcerptBytes),
-		Version: version}
+		Version: version, Redactor: box.Redactor(), OmitRequests: !cfg.Outbound.RecordRequests}
 	wsHub := hub.New(coord, instanceID, log)
 	registry := actions.NewRegistry()
 	// Broker connections are shared by every broker action and closed on
 	// return, after stopAll drained the dispatcher.
 	brokerPool := actions.NewBrokerPool(actions.DefaultBrokerIdle)
 	defer brokerPool.Close()
-	brokerCfg := actions.BrokerConfig{Outbound: out, Pool: brokerPool}
+	brokerCfg := actions.BrokerConfig{Outbound: out, Pool: brokerPool, Redactor: httpCfg.Redactor,
+		OmitRequests: httpCfg.OmitRequests}
 	for _, a := range []actions.Action{actions.NewWebhook(httpCfg), actions.NewAPICall(httpCfg),
 		actions.NewWebSocket(wsHub, cfg.WebSocket.AckTimeout), actions.NewNATS(brokerCfg), actions.NewAMQP(brokerCfg),
 		actions.NewKafka(brokerCfg), actions.NewRedisStream(brokerCfg)} {
@@ -155,7 +156,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	}, api.OptionsFrom(cfg))
 	if ui, err = console.New(console.Options{API: srv.Handler(), EncryptionKey: cfg.Secrets.EncryptionKey,
 		SecureCookie: cfg.Console.SecureCookie, TrustedProxies: cfg.Server.TrustedProxies, Revocations: b.store,
-		Logger: log}); err != nil {
+		RequestsOff: !cfg.Outbound.RecordRequests, Logger: log}); err != nil {
 		return fmt.Errorf("console: %w", err)
 	}
 	defer ui.Close()

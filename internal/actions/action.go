@@ -117,6 +117,9 @@ type Outcome struct {
 	// AwaitingAck is set when delivery succeeded but completion waits for a
 	// client acknowledgement (websocket with require_ack).
 	AwaitingAck bool
+	// Request is the request the attempt sent, secrets redacted; nil when
+	// nothing was sent or recording is off.
+	Request *SentRequest
 }
 
 // OK reports whether the attempt succeeded.

@@ -148,7 +148,8 @@ func (d *apiCallDelivery) Execute(ctx context.Context, req Request) Outcome {
 // endpoint's.
 func (d *apiCallDelivery) send(ctx context.Context, req Request, to httpTarget) Outcome {
 	p := d.params
-	return d.cfg.deliver(ctx, req, to.client, func(ctx context.Context) (*http.Request, error) {
+	hints := recordHints{body: d.body, configured: []map[string]string{to.headers, p.Headers}, paramsBody: true}
+	return d.cfg.deliver(ctx, req, to.client, hints, func(ctx context.Context) (*http.Request, error) {
 		var rd io.Reader
 		if d.body != nil {
 			rd = bytes.NewReader(d.body)

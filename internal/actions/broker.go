@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/qhronos/qhronos/internal/outbound"
+	"github.com/qhronos/qhronos/internal/redact"
 )
 
 // Broker actions (nats, amqp, kafka, redis_stream) publish the webhook body
@@ -47,6 +48,10 @@ type BrokerConfig struct {
 	Outbound outbound.Options
 	// Pool keeps the connections; nil means a pool of the action's own.
 	Pool *BrokerPool
+	// Redactor and OmitRequests are HTTPConfig's: how the message an
+	// attempt publishes is recorded, and whether it is.
+	Redactor     *redact.Redactor
+	OmitRequests bool
 	// Now stamps webhook-timestamp. Nil means time.Now.
 	Now func() time.Time
 }
@@ -316,6 +321,7 @@ type brokerDelivery struct {
 	pub        brokerPublisher
 	endpointID string
 	addr       outbound.BrokerAddress // inline url; zero with an endpoint
+	url        string                 // inline url as given; "" with an endpoint
 	// inlineTLS is built once for an inline TLS url: the pool keys a
 	// connection by its TLS configuration, so it must stay the same one.
 	inlineTLS *tls.Config
@@ -348,7 +354,7 @@ func (d *brokerDelivery) Execute(ctx context.Context, req Request) Outcome {
 	return out
 }
 
-func (d *brokerDelivery) execute(ctx context.Context, req Request) Outcome {
+func (d *brokerDelivery) execute(ctx context.Context, req Request) (out Outcome) {
 	dial, err := d.target(req)
 	if err != nil {
 		return Outcome{Err: err, Retryable: errors.Is(err, ErrEndpointNotResolved)}
@@ -362,6 +368,14 @@ func (d *brokerDelivery) execute(ctx context.Context, req Request) Outcome {
 	msg, err := NewBrokerMessage(req, d.cfg.Now(), d.encrypt)
 	if err != nil {
 		return Outcome{Err: fmt.Errorf("%s message: %w", d.kind, err)}
+	}
+	if !d.cfg.OmitRequests {
+		u := d.url
+		if req.Target != nil {
+			u = req.Target.URL
+		}
+		sent := recordMessage(HTTPConfig{Redactor: d.cfg.Redactor}.redactor(), u, msg)
+		defer func() { out.Request = sent }()
 	}
 	key := dial.key()
 	conn, err := d.cfg.Pool.get(ctx, key, func(ctx context.Context) (brokerConn, error) { return d.pub.dial(ctx, dial) })
@@ -478,7 +492,7 @@ type brokerParams struct {
 // prepareBroker checks the common params and returns the delivery without
 // its publisher.
 func prepareBroker(cfg BrokerConfig, kind string, p brokerParams) (*brokerDelivery, error) {
-	d := &brokerDelivery{cfg: cfg, kind: kind}
+	d := &brokerDelivery{cfg: cfg, kind: kind, url: p.URL}
 	switch {
 	case p.EndpointID == "" && p.URL == "":
 		return nil, &ParamError{Param: "url", Reason: "is required (or endpoint_id)"}

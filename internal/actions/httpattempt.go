@@ -16,7 +16,9 @@ import (
 // It is the one place where HTTP answers and transport errors are classified,
 // so webhook and apicall report failures the same way. client sends it: the
 // configured one, or an endpoint's (carrying its authentication).
-func (c HTTPConfig) deliver(ctx context.Context, req Request, client *http.Client, build func(ctx context.Context) (*http.Request, error)) Outcome {
+// The request sent is recorded with the outcome (see record), hints saying
+// where its parts came from.
+func (c HTTPConfig) deliver(ctx context.Context, req Request, client *http.Client, hints recordHints, build func(ctx context.Context) (*http.Request, error)) Outcome {
 	timeout := req.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -31,10 +33,12 @@ func (c HTTPConfig) deliver(ctx context.Context, req Request, client *http.Clien
 	}
 	// The receiver's spans join the attempt's trace (unless the event opted out).
 	tracing.Inject(ctx, httpReq.Header)
+	sent := c.record(httpReq, hints)
 	resp, err := client.Do(httpReq)
 	if err != nil {
 		out := classifyTransportError(ctx, err, timeout)
 		out.Duration = c.Now().Sub(start)
+		out.Request = sent
 		return out
 	}
 	defer resp.Body.Close()
@@ -51,6 +55,7 @@ func (c HTTPConfig) deliver(ctx context.Context, req Request, client *http.Clien
 		out.RetryAfter = ra
 	}
 	out.Duration = c.Now().Sub(start)
+	out.Request = sent
 	return out
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/qhronos/qhronos/internal/outbound"
+	"github.com/qhronos/qhronos/internal/redact"
 )
 
 // Defaults of the HTTP actions.
@@ -25,6 +26,13 @@ type HTTPConfig struct {
 	ExcerptLimit int
 	// Version goes into User-Agent: Qhronos/<version>.
 	Version string
+	// Redactor shows the recorded request's secrets as the rest of the
+	// product does (fingerprints keyed by secrets.encryption_key). Nil
+	// means a key of this process only.
+	Redactor *redact.Redactor
+	// OmitRequests keeps no request with the attempts
+	// (outbound.record_requests: false).
+	OmitRequests bool
 	// Now stamps webhook-timestamp and resolves HTTP-date Retry-After
 	// values. Nil means time.Now.
 	Now func() time.Time

@@ -103,7 +103,8 @@ func (d *webhookDelivery) send(ctx context.Context, req Request, to httpTarget) 
 		}
 		contentType = ContentTypeJOSE
 	}
-	return d.cfg.deliver(ctx, req, to.client, func(ctx context.Context) (*http.Request, error) {
+	hints := recordHints{body: body, configured: []map[string]string{to.headers}}
+	return d.cfg.deliver(ctx, req, to.client, hints, func(ctx context.Context) (*http.Request, error) {
 		r, err := http.NewRequestWithContext(ctx, http.MethodPost, to.url, bytes.NewReader(body))
 		if err != nil {
 			return nil, fmt.Errorf("build webhook request: %w", redact.URLError(err))

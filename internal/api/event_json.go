@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/redact"
 )
@@ -172,14 +173,29 @@ type attemptJSON struct {
 	ResponseExcerpt *string   `json:"response_excerpt"`
 	Truncated       bool      `json:"truncated"`
 	LatenessMS      int64     `json:"lateness_ms"`
+	// Request is the request it sent, secrets redacted when it was
+	// recorded; null when it was not.
+	Request *actions.SentRequest `json:"request"`
 }
 
 func toAttemptsJSON(as []model.Attempt) []attemptJSON {
 	out := make([]attemptJSON, 0, len(as))
 	for _, a := range as {
-		out = append(out, attemptJSON{ID: a.ID, OccurrenceID: a.OccurrenceID, Attempt: a.Attempt, Manual: a.Manual,
+		aj := attemptJSON{ID: a.ID, OccurrenceID: a.OccurrenceID, Attempt: a.Attempt, Manual: a.Manual,
 			StartedAt: a.StartedAt, DurationMS: a.DurationMS, StatusCode: a.StatusCode, Outcome: a.Outcome,
-			Error: a.Error, ResponseExcerpt: a.ResponseExcerpt, Truncated: a.Truncated, LatenessMS: a.LatenessMS})
+			Error: a.Error, ResponseExcerpt: a.ResponseExcerpt, Truncated: a.Truncated, LatenessMS: a.LatenessMS}
+		if a.RequestJSON != nil {
+			var r actions.SentRequest
+			// Stored by the dispatcher from this type: a row that does
+			// not decode shows as not recorded.
+			if json.Unmarshal([]byte(*a.RequestJSON), &r) == nil {
+				if r.Headers == nil {
+					r.Headers = map[string]string{}
+				}
+				aj.Request = &r
+			}
+		}
+		out = append(out, aj)
 	}
 	return out
 }

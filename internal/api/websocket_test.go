@@ -323,3 +323,38 @@ func TestAcknowledgedDeliveryCompletesTheEventsLastStatus(t *testing.T) {
 		})
 	}
 }
+
+// A tag-listener with "all" receives every occurrence its token may read:
+// untagged events too for the master token, only its own tags' for a
+// scoped one.
+func TestWebSocketListenerToAll(t *testing.T) {
+	e := newEnv(t, repositorytest.SQLite)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	t.Cleanup(receiver.Close)
+	e.sched.Start(context.Background())
+	all := e.subscribe(t, map[string]any{"type": "tag-listener", "all": true, "token": e.master})
+	scoped := e.subscribe(t, map[string]any{"type": "tag-listener", "all": true, "token": e.mint("read", []string{"billing"})})
+
+	ids := map[string]bool{}
+	for _, tags := range [][]string{nil, {"ops"}, {"billing"}} {
+		ev := e.createEvent(e.master, map[string]any{"name": "n", "start_time": soon(), "webhook": receiver.URL, "tags": tags})
+		ids[ev["id"].(string)] = true
+	}
+	for range 3 {
+		f := all.mustNext(60 * time.Second)
+		require.True(t, ids[f["event_id"].(string)], "an event of this test: %v", f)
+		delete(ids, f["event_id"].(string))
+	}
+	require.Empty(t, ids, "the master token's listener got every event, the untagged one included")
+	f := scoped.mustNext(60 * time.Second)
+	require.Equal(t, []any{"billing"}, f["tags"], "the scoped listener's first frame is its own tag's event")
+	later := e.createEvent(e.master, map[string]any{"name": "n", "start_time": soon(), "webhook": receiver.URL,
+		"tags": []string{"billing"}})
+	f = scoped.mustNext(60 * time.Second)
+	require.Equal(t, later["id"], f["event_id"], "nothing of other tags, or untagged, came in between")
+
+	c, _, err := e.dialWS(t, nil)
+	require.NoError(t, err)
+	c.send(map[string]any{"type": "tag-listener", "all": true, "tags": []string{"billing"}, "token": e.master})
+	require.Equal(t, "error", c.mustNext(5 * time.Second)["type"])
+}

@@ -184,6 +184,9 @@ type OutboundConfig struct {
 	MaxPerHost int `yaml:"max_per_host"`
 	// ResponseExcerptBytes is how much of a response body is read and kept.
 	ResponseExcerptBytes int64 `yaml:"response_excerpt_bytes"`
+	// RecordRequests keeps, with each attempt, the request it sent
+	// (method, URL, headers, body up to 64 KiB), secrets redacted.
+	RecordRequests bool `yaml:"record_requests"`
 }
 
 // SchedulerConfig tunes expansion, dispatch, leases and catch-up.

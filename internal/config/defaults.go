@@ -39,6 +39,7 @@ func Default() *Config {
 		Outbound: OutboundConfig{
 			MaxPerHost:           16,
 			ResponseExcerptBytes: 64 << 10,
+			RecordRequests:       true,
 		},
 		Scheduler: SchedulerConfig{
 			Lookahead:             24 * time.Hour,

@@ -48,6 +48,9 @@ type Options struct {
 	// Revocations keep signed-out sessions (the store); nil keeps none, so
 	// only the browser forgets a session (tests).
 	Revocations Revocations
+	// RequestsOff is outbound.record_requests: false; the occurrence page
+	// then says requests are not stored instead of "not recorded".
+	RequestsOff bool
 	Logger      *zap.Logger
 	Now         func() time.Time
 }

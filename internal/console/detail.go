@@ -293,6 +293,8 @@ type occurrencePageData struct {
 	// Skippable (and movable): it has not fired and its instant is ahead; Unskippable: it
 	// was skipped by hand and its instant is still ahead.
 	Skippable, Unskippable bool
+	// RequestsOff: requests are not recorded (outbound.record_requests).
+	RequestsOff bool
 }
 
 func (c *Console) occurrencePage(w http.ResponseWriter, r *http.Request, s *session) {
@@ -308,7 +310,7 @@ func (c *Console) occurrencePage(w http.ResponseWriter, r *http.Request, s *sess
 		c.fail(w, r, s, sdkError(err))
 		return
 	}
-	d := occurrencePageData{Occurrence: viewOccurrence(occ, attempts)}
+	d := occurrencePageData{Occurrence: viewOccurrence(occ, attempts), RequestsOff: c.opts.RequestsOff}
 	// The event may be deleted or outside the token's scope: the page still
 	// shows the occurrence, naming only the event's id.
 	if ev, err := api.Events.Get(ctx, occ.EventID); err == nil {

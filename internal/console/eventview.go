@@ -1,6 +1,7 @@
 package console
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -309,6 +310,36 @@ type attemptView struct {
 	// API cut the response excerpt short.
 	LatenessMS int64
 	Truncated  bool
+	// Request is what the attempt sent; nil when it was not recorded.
+	Request *requestView
+}
+
+// requestView is an attempt's recorded request: headers by name, the body
+// indented when it is JSON.
+type requestView struct {
+	Method, URL   string
+	Headers       []headerView
+	Body          string
+	BodyJSON      bool
+	BodyTruncated bool
+}
+
+type headerView struct{ Name, Value string }
+
+func viewRequest(r *client.AttemptRequest) *requestView {
+	if r == nil {
+		return nil
+	}
+	v := &requestView{Method: r.Method, URL: r.URL, Body: r.Body, BodyTruncated: r.BodyTruncated}
+	for name, value := range r.Headers {
+		v.Headers = append(v.Headers, headerView{Name: name, Value: value})
+	}
+	sort.Slice(v.Headers, func(i, j int) bool { return v.Headers[i].Name < v.Headers[j].Name })
+	var buf bytes.Buffer
+	if !r.BodyTruncated && json.Valid([]byte(r.Body)) && json.Indent(&buf, []byte(r.Body), "", "  ") == nil {
+		v.Body, v.BodyJSON = buf.String(), true
+	}
+	return v
 }
 
 func viewDelivery(o client.Occurrence) deliveryView {
@@ -330,5 +361,6 @@ func viewAttempt(a client.Attempt) attemptView {
 		v.LatenessMS = int64(*a.LatenessMs)
 	}
 	v.Truncated = a.Truncated != nil && *a.Truncated
+	v.Request = viewRequest(a.Request)
 	return v
 }

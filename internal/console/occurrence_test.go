@@ -3,12 +3,15 @@ package console
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/qhronos/qhronos/client"
 )
 
 // TestOccurrencePageThroughTheSDK: the occurrence page, its skip/unskip and
@@ -128,4 +131,65 @@ func TestOccurrenceMove(t *testing.T) {
 	_ = body(t, res)
 	require.NotEqual(t, http.StatusSeeOther, res.StatusCode, "a form without its CSRF token is refused")
 	require.Empty(t, moveBody)
+}
+
+// TestOccurrencePageShowsEachRequest: each attempt's recorded request is
+// shown (request line, headers by name, a JSON body indented, text
+// escaped); an attempt without one says it was not recorded; with
+// recording off the page keeps saying requests are not stored.
+func TestOccurrencePageShowsEachRequest(t *testing.T) {
+	t.Parallel()
+	tc := newTestConsole(t)
+	session, _ := tc.signIn()
+	tc.api.mu.Lock()
+	tc.api.answers["GET /occurrences/oc1/attempts"] = jsonAnswer(200, `[
+{"id":"a1","attempt":1,"started_at":"2029-12-30T08:00:00Z","outcome":"retrying","request":null},
+{"id":"a2","attempt":2,"started_at":"2029-12-30T08:01:00Z","outcome":"completed","request":{"method":"POST",
+ "url":"https://hooks.example.com/in?token=••••0a1b2c3d","headers":{"X-Tenant":"<b>acme</b>","Webhook-Signature":"[redacted]",
+ "Content-Type":"application/json"},"body":"{\"n\":1,\"tags\":[\"a\"]}","body_truncated":true}}]`)
+	tc.api.mu.Unlock()
+
+	res := tc.get(session, "/ui/occurrences/oc1")
+	page := body(t, res)
+	require.Equal(t, http.StatusOK, res.StatusCode, page)
+	first := page[strings.Index(page, `id="request-1"`):strings.Index(page, `id="request-2"`)]
+	require.Contains(t, first, "Not recorded", "an attempt made before requests were kept")
+	second := page[strings.Index(page, `id="request-2"`):]
+	require.Contains(t, second, `<code class="request-line">POST https://hooks.example.com/in?token=••••0a1b2c3d</code>`)
+	require.Regexp(t, `(?s)<code>Content-Type</code>.*<code>Webhook-Signature</code>.*<code>X-Tenant</code>`, second,
+		"headers sorted by name")
+	require.Contains(t, second, `<code class="header-value">[redacted]</code>`)
+	require.Contains(t, second, "&lt;b&gt;acme&lt;/b&gt;", "values are escaped")
+	require.Contains(t, second, `<pre class="excerpt request-body">{&#34;n&#34;:1,&#34;tags&#34;:[&#34;a&#34;]}</pre>`,
+		"a cut body is shown raw: it may not parse")
+	require.Contains(t, second, "only its first 64 KiB are kept")
+	require.NotContains(t, page, "does not store the request")
+
+	off, err := New(Options{API: tc.api, EncryptionKey: testKey, RequestsOff: true})
+	require.NoError(t, err)
+	t.Cleanup(off.Close)
+	offSrv := httptest.NewServer(off)
+	t.Cleanup(offSrv.Close)
+	tc2 := &testConsole{t: t, api: tc.api, srv: offSrv, c: off}
+	session, _ = tc2.signIn()
+	res = tc2.get(session, "/ui/occurrences/oc1")
+	page = body(t, res)
+	require.Equal(t, http.StatusOK, res.StatusCode, page)
+	require.Contains(t, page, "does not store the request of an attempt")
+	require.NotContains(t, page, `class="request-line"`)
+}
+
+// viewRequest indents a whole JSON body and keeps any other as it is.
+func TestViewRequestIndentsJSON(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ body, want string }{
+		{`{"a":[1,2]}`, "{\n  \"a\": [\n    1,\n    2\n  ]\n}"},
+		{`name=acme&x=1`, `name=acme&x=1`},
+		{``, ``},
+	} {
+		got := viewRequest(&client.AttemptRequest{Body: tc.body, Headers: map[string]string{}})
+		if got.Body != tc.want {
+			t.Errorf("body %q shown as %q, want %q", tc.body, got.Body, tc.want)
+		}
+	}
 }

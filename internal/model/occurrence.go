@@ -58,6 +58,10 @@ type Attempt struct {
 	// ScheduledAt is its occurrence's instant: on PostgreSQL the partition
 	// key, so an occurrence and its attempts share one time slice.
 	ScheduledAt time.Time `db:"scheduled_at"`
+	// RequestJSON is the request the attempt sent, secrets already redacted
+	// (actions.SentRequest as JSON); nil when recording was off or the
+	// attempt predates it.
+	RequestJSON *string `db:"request_json"`
 }
 
 // Token is a minted JWT's server-side record; its ID is the JWT's jti.

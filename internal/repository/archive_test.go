@@ -3,6 +3,7 @@ package repository_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"testing"
@@ -46,6 +47,10 @@ func settle(t *testing.T, s *repository.Store, e *model.Event, at, final time.Ti
 		rec := repository.OutcomeRecord{OccurrenceID: occ.ID, LeaseToken: "tok", Status: status, Now: claimAt,
 			Attempt: &model.Attempt{OccurrenceID: occ.ID, EventID: e.ID, Attempt: i, StartedAt: claimAt,
 				DurationMS: int64(10 * i), Outcome: string(status), LatenessMS: claimAt.Sub(at).Milliseconds()}}
+		if i%2 == 1 { // the others predate recording, or it was off
+			req := fmt.Sprintf(`{"method":"POST","url":"https://example.com/%d","headers":{},"body":"{}","body_truncated":false}`, i)
+			rec.Attempt.RequestJSON = &req
+		}
 		switch {
 		case !last:
 			next := claimAt.Add(time.Minute)

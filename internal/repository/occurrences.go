@@ -364,7 +364,7 @@ func (s *Store) attemptsIn(ctx context.Context, table, occurrenceID string) ([]m
 }
 
 const attemptColumns = `id, occurrence_id, event_id, attempt, manual, started_at, duration_ms, status_code,
-	outcome, error, response_excerpt, truncated, lateness_ms, endpoint_id, scheduled_at`
+	outcome, error, response_excerpt, truncated, lateness_ms, endpoint_id, scheduled_at, request_json`
 
 // CancelFutureOccurrences ends an event's occurrences scheduled at or after
 // from that have not fired, with reason (see model.EndedBy): pending and retrying

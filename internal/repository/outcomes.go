@@ -604,17 +604,17 @@ func (s *Store) insertAttempts(ctx context.Context, attempts []*model.Attempt) e
 	if s.d.backend == Postgres {
 		return s.insertAttemptArrays(ctx, attempts)
 	}
-	const perStatement = 128 // 16 parameters a row; a power of two (preparedChunks)
+	const perStatement = 128 // 17 parameters a row; a power of two (preparedChunks)
 	// An attempt carries its occurrence's instant (the partition key on
 	// PostgreSQL); the dispatcher knows it, other callers may leave it zero
 	// and the occurrence's row supplies it.
 	const row = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-		COALESCE(?, (SELECT o.scheduled_at FROM occurrences o WHERE o.id = ?))), `
+		COALESCE(?, (SELECT o.scheduled_at FROM occurrences o WHERE o.id = ?)), ?), `
 	start := 0
 	for _, size := range preparedChunks(len(attempts), perStatement) {
 		chunk := attempts[start : start+size]
 		start += size
-		args := make([]any, 0, 16*len(chunk))
+		args := make([]any, 0, 17*len(chunk))
 		for _, a := range chunk {
 			var at any
 			if !a.ScheduledAt.IsZero() {
@@ -622,7 +622,7 @@ func (s *Store) insertAttempts(ctx context.Context, attempts []*model.Attempt) e
 			}
 			args = append(args, a.ID, a.OccurrenceID, a.EventID, a.Attempt, a.Manual, s.ts(a.StartedAt), a.DurationMS,
 				a.StatusCode, a.Outcome, a.Error, a.ResponseExcerpt, a.Truncated, a.LatenessMS, a.EndpointID,
-				at, a.OccurrenceID)
+				at, a.OccurrenceID, a.RequestJSON)
 		}
 		q := `INSERT INTO attempts (` + attemptColumns + `) VALUES ` +
 			strings.TrimSuffix(strings.Repeat(row, len(chunk)), ", ")
@@ -646,11 +646,13 @@ func (s *Store) insertAttemptArrays(ctx context.Context, attempts []*model.Attem
 	started, at := make([]time.Time, n), make([]*time.Time, n)
 	durations, lateness := make([]int64, n), make([]int64, n)
 	codes, errs, excerpts, endpoints := make([]*int, n), make([]*string, n), make([]*string, n), make([]*string, n)
+	requests := make([]*string, n)
 	for k, a := range attempts {
 		ids[k], occs[k], events[k], outcomes[k] = a.ID, a.OccurrenceID, a.EventID, a.Outcome
 		numbers[k], manual[k], truncated[k] = a.Attempt, a.Manual, a.Truncated
 		started[k], durations[k], lateness[k] = a.StartedAt.UTC(), a.DurationMS, a.LatenessMS
 		codes[k], errs[k], excerpts[k], endpoints[k] = a.StatusCode, a.Error, a.ResponseExcerpt, a.EndpointID
+		requests[k] = a.RequestJSON
 		if !a.ScheduledAt.IsZero() {
 			at[k] = utcp(&a.ScheduledAt)
 		}
@@ -658,13 +660,13 @@ func (s *Store) insertAttemptArrays(ctx context.Context, attempts []*model.Attem
 	q := `INSERT INTO attempts (` + attemptColumns + `)
 		SELECT id, occurrence_id, event_id, attempt, manual, started_at, duration_ms, status_code, outcome, error,
 			response_excerpt, truncated, lateness_ms, endpoint_id,
-			COALESCE(at, (SELECT o.scheduled_at FROM occurrences o WHERE o.id = u.occurrence_id))
+			COALESCE(at, (SELECT o.scheduled_at FROM occurrences o WHERE o.id = u.occurrence_id)), request_json
 		FROM unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::int[], ?::bool[], ?::timestamptz[], ?::bigint[], ?::int[],
-			?::text[], ?::text[], ?::text[], ?::bool[], ?::bigint[], ?::uuid[], ?::timestamptz[])
+			?::text[], ?::text[], ?::text[], ?::bool[], ?::bigint[], ?::uuid[], ?::timestamptz[], ?::text[])
 		AS u(id, occurrence_id, event_id, attempt, manual, started_at, duration_ms, status_code, outcome, error,
-			response_excerpt, truncated, lateness_ms, endpoint_id, at)`
+			response_excerpt, truncated, lateness_ms, endpoint_id, at, request_json)`
 	if _, err := s.exec(ctx, q, ids, occs, events, numbers, manual, started, durations, codes, outcomes, errs,
-		excerpts, truncated, lateness, endpoints, at); err != nil {
+		excerpts, truncated, lateness, endpoints, at, requests); err != nil {
 		return fmt.Errorf("insert attempts: %w", err)
 	}
 	return nil

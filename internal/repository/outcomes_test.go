@@ -170,3 +170,43 @@ func TestAsyncOutcomeCommitStaysInsideTheOutcomeTransaction(t *testing.T) {
 	require.NoError(t, s.DB().GetContext(ctx, &setting, `SHOW synchronous_commit`))
 	require.Equal(t, "on", setting, "the one pooled connection is durable again after the outcome")
 }
+
+// TestAttemptKeepsItsRequest: the request an attempt sent is written by
+// the outcome batch's one statement, beside attempts that have none, and
+// read back as written.
+func TestAttemptKeepsItsRequest(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEvent()
+		mustCreate(t, s, e)
+		_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{t0, t0.Add(time.Second)}, false, t0)
+		require.NoError(t, err)
+		got := claim(t, s, t0.Add(time.Second), 2)
+		require.Len(t, got, 2)
+		sent := `{"method":"POST","url":"https://example.com/hook","headers":{"Webhook-Signature":"[redacted]"},` +
+			`"body":"{\"a\":\"é\"}","body_truncated":true}`
+		var recs []repository.OutcomeRecord
+		for k, o := range got {
+			a := &model.Attempt{OccurrenceID: o.ID, EventID: e.ID, Attempt: 1, StartedAt: t0, Outcome: "completed"}
+			if k == 0 {
+				a.RequestJSON = &sent
+			}
+			recs = append(recs, repository.OutcomeRecord{OccurrenceID: o.ID, LeaseToken: "tok",
+				Status: model.OccurrenceCompleted, Now: t0.Add(time.Second), Attempt: a, EventID: e.ID, Ran: true})
+		}
+		res, err := s.RecordOutcomes(ctx, recs)
+		require.NoError(t, err)
+		for _, r := range res {
+			require.NoError(t, r)
+		}
+		as, err := s.ListAttempts(ctx, got[0].ID)
+		require.NoError(t, err)
+		require.Len(t, as, 1)
+		require.NotNil(t, as[0].RequestJSON, "the recorded request")
+		require.Equal(t, sent, *as[0].RequestJSON)
+		as, err = s.ListAttempts(ctx, got[1].ID)
+		require.NoError(t, err)
+		require.Len(t, as, 1)
+		require.Nil(t, as[0].RequestJSON, "an attempt without one reads back as not recorded")
+	})
+}

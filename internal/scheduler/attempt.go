@@ -78,6 +78,14 @@ func (d *Dispatcher) attempt(jb job) {
 	if adm != nil {
 		att.EndpointID = &adm.EndpointID
 	}
+	if out.Request != nil {
+		// Marshalled here, on the attempt's goroutine, not in the
+		// recorder's batch.
+		if b, err := json.Marshal(out.Request); err == nil {
+			s := string(b)
+			att.RequestJSON = &s
+		}
+	}
 	rec := repository.OutcomeRecord{OccurrenceID: jb.occ.ID, Status: v.Status,
 		NextAttemptAt: v.NextAttemptAt, AckDeadline: v.AckDeadline, Now: ended, Attempt: att,
 		EventID: jb.ev.ID, ActionType: jb.ev.Action.Type, Ran: true, LastStatus: lastStatus(v, out),

@@ -109,14 +109,14 @@ func inflightStory(t *testing.T, srv consoleServer, p *page) {
 		rowOf("retry report")), pageTimeout)
 	require.Equal(t, 1, stuck.received(), "the held delivery was sent once")
 
-	// Its page says plainly what is known of what was sent: the delivery
-	// id, and that the request itself is not stored.
+	// Its page shows the request the attempt sent, with the delivery id
+	// the receiver got.
 	p.open("/ui/occurrences/" + sent["id"].(string))
 	p.waitText("#attempts", "completed", pageTimeout)
-	p.waitText("#sent", "does not store the request of an attempt", pageTimeout)
+	p.waitText("#request-1 .request-line", "POST "+stuck.URL(), pageTimeout)
 	got := stuck.counts()
 	require.Len(t, got, 1)
 	for id := range got {
-		p.waitText("#sent", "webhook-id: "+id, pageTimeout) // what the receiver got
+		p.waitText("#request-1 .request-headers", "Webhook-Id\t"+id, pageTimeout) // what the receiver got
 	}
 }

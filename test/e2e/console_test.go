@@ -93,6 +93,8 @@ func browser(t *testing.T) context.Context {
 // consoleServer is a running qhronosd and a token that may do everything.
 type consoleServer struct {
 	url, master string
+	// logs is what the server wrote to stderr so far.
+	logs func() string
 }
 
 func consoleSQLite(t *testing.T) consoleServer {
@@ -102,14 +104,14 @@ func consoleSQLite(t *testing.T) consoleServer {
 		return masterTokenLine.MatchString(p.stderr.String())
 	})
 	m := masterTokenLine.FindStringSubmatch(p.stderr.String())
-	return consoleServer{url: p.url, master: m[1]}
+	return consoleServer{url: p.url, master: m[1], logs: p.stderr.String}
 }
 
 func consolePostgres(t *testing.T) consoleServer {
 	d := newDeployment(t)
 	d.withSharedRedis()
 	p := d.start("console-postgres")
-	return consoleServer{url: p.url, master: d.token}
+	return consoleServer{url: p.url, master: d.token, logs: p.stderr.String}
 }
 
 // api calls the REST API directly (what another client does meanwhile).
@@ -272,10 +274,15 @@ func TestConsole(t *testing.T) {
 // parallel; the SQLite run writes the screenshots when
 // QHRONOS_CONSOLE_SCREENSHOTS names a folder.
 func onBothStores(t *testing.T, postgres func(*testing.T) consoleServer, story func(*testing.T, consoleServer, *page)) {
+	onStores(t, consoleSQLite, postgres, story)
+}
+
+// onStores is onBothStores with the SQLite server's start too.
+func onStores(t *testing.T, sqlite, postgres func(*testing.T) consoleServer, story func(*testing.T, consoleServer, *page)) {
 	backends := []struct {
 		name  string
 		start func(*testing.T) consoleServer
-	}{{"sqlite", consoleSQLite}, {"postgres", postgres}}
+	}{{"sqlite", sqlite}, {"postgres", postgres}}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()

@@ -6,7 +6,7 @@ Every object is a TypedDict: answers are plain dicts (event["id"]).
 # fmt: off
 from typing import Any, Dict, List, Literal, Optional, TypedDict
 
-__all__ = ["Action", "Attempt", "Calendar", "CalendarInput", "CircuitEntry", "CircuitHistoryPage", "DateRange", "Endpoint", "EndpointAuth", "EndpointAuthInput", "EndpointCircuit", "EndpointHealth", "EndpointInput", "EndpointPatch", "EndpointRateLimit", "EndpointTestResult", "Error", "Event", "EventBatchInput", "EventBatchItemResult", "EventBatchResult", "EventInput", "EventUpsertInput", "Exception", "Health", "HistoryChange", "HistoryEntry", "HistoryPage", "NoticePage", "NotificationChannel", "NotificationChannelRequest", "NotificationTestResult", "Occurrence", "OccurrenceOrder", "OccurrencePage", "PauseRequest", "Preview", "PreviewRequest", "PunctualityCounts", "PunctualityGroup", "PunctualityPoint", "PunctualityReport", "Ready", "ResumeRequest", "Retry", "RetryFilter", "RetryResult", "Schedule", "SecretRotation", "SentNotice", "Stats", "Status", "Timeline", "Token", "TokenRequest"]
+__all__ = ["Action", "Attempt", "AttemptRequest", "Calendar", "CalendarInput", "CircuitEntry", "CircuitHistoryPage", "DateRange", "Endpoint", "EndpointAuth", "EndpointAuthInput", "EndpointCircuit", "EndpointHealth", "EndpointInput", "EndpointPatch", "EndpointRateLimit", "EndpointTestResult", "Error", "Event", "EventBatchInput", "EventBatchItemResult", "EventBatchResult", "EventInput", "EventUpsertInput", "Exception", "Health", "HistoryChange", "HistoryEntry", "HistoryPage", "NoticePage", "NotificationChannel", "NotificationChannelRequest", "NotificationTestResult", "Occurrence", "OccurrenceOrder", "OccurrencePage", "PauseRequest", "Preview", "PreviewRequest", "PunctualityCounts", "PunctualityGroup", "PunctualityPoint", "PunctualityReport", "Ready", "ResumeRequest", "Retry", "RetryFilter", "RetryResult", "Schedule", "SecretRotation", "SentNotice", "Stats", "Status", "Timeline", "Token", "TokenRequest"]
 
 
 _ActionRequired = TypedDict("_ActionRequired", {"type": Literal["webhook", "websocket", "apicall", "nats", "amqp", "kafka", "redis_stream"]})
@@ -18,11 +18,19 @@ class Action(_ActionRequired, _ActionOptional):
 
 
 _AttemptRequired = TypedDict("_AttemptRequired", {"id": str, "occurrence_id": str, "attempt": int, "started_at": str, "outcome": str})
-_AttemptOptional = TypedDict("_AttemptOptional", {"manual": bool, "duration_ms": int, "status_code": Optional[int], "error": Optional[str], "response_excerpt": Optional[str], "truncated": bool, "lateness_ms": int}, total=False)
+_AttemptOptional = TypedDict("_AttemptOptional", {"manual": bool, "duration_ms": int, "status_code": Optional[int], "error": Optional[str], "response_excerpt": Optional[str], "truncated": bool, "lateness_ms": int, "request": Optional['AttemptRequest']}, total=False)
 
 
 class Attempt(_AttemptRequired, _AttemptOptional):
     """The Attempt schema."""
+
+
+_AttemptRequestRequired = TypedDict("_AttemptRequestRequired", {"method": str, "url": str, "headers": Dict[str, str], "body": str, "body_truncated": bool})
+_AttemptRequestOptional = TypedDict("_AttemptRequestOptional", {}, total=False)
+
+
+class AttemptRequest(_AttemptRequestRequired, _AttemptRequestOptional):
+    """A recorded request. Broker attempts record method PUBLISH, the broker URL (credentials as fingerprints), the message headers and body."""
 
 
 _CalendarRequired = TypedDict("_CalendarRequired", {"id": str, "name": str, "timezone": str, "dates": List[str], "ranges": List['DateRange'], "rrules": List[str], "tags": List[str], "version": int, "created_by": str, "created_at": str, "updated_at": str, "replan_pending": bool})

@@ -3905,6 +3905,8 @@ export interface components {
             response_excerpt?: string | null;
             truncated?: boolean;
             lateness_ms?: number;
+            /** @description The request this attempt sent, as the receiver got it, except that secrets are redacted: signature headers show "[redacted]"; header values the event or its endpoint set, and credential-named headers, show as fingerprints; the URL's userinfo and query values as fingerprints; an API call's body as its params.body shows. Null when nothing was recorded: recording is off (outbound.record_requests), the attempt predates it, or nothing was sent (a WebSocket push). */
+            request?: components["schemas"]["AttemptRequest"] | null;
         };
         TokenRequest: {
             /** @enum {string} */
@@ -4498,6 +4500,19 @@ export interface components {
                 /** @description present while more notices follow */
                 next_cursor?: string;
             };
+        };
+        /** @description A recorded request. Broker attempts record method PUBLISH, the broker URL (credentials as fingerprints), the message headers and body. */
+        AttemptRequest: {
+            method: string;
+            url: string;
+            /** @description Header names as sent (canonical form), each with its values joined by ", ". */
+            headers: {
+                [key: string]: string;
+            };
+            /** @description Up to 64 KiB of the body sent. */
+            body: string;
+            /** @description The body sent was longer than what is kept. */
+            body_truncated: boolean;
         };
         PunctualityCounts: {
             /** @description instants scheduled in the window that have ended or are due by now */
