@@ -95,6 +95,13 @@ func (c *Client) Punctuality(ctx context.Context, p PunctualityParams) (*Punctua
 	return &out, nil
 }
 
+// Counts is the group's figures without its key and name.
+func (g PunctualityGroup) Counts() PunctualityCounts {
+	return PunctualityCounts{Due: g.Due, OnTime: g.OnTime, Late: g.Late, Missed: g.Missed, Skipped: g.Skipped,
+		Cancelled: g.Cancelled, Completed: g.Completed, Failed: g.Failed, Pending: g.Pending, LatenessMs: g.LatenessMs,
+		SuccessRatio: g.SuccessRatio, OnTimeRatio: g.OnTimeRatio}
+}
+
 // OpenAPI returns the server's OpenAPI document (GET /openapi.json).
 func (c *Client) OpenAPI(ctx context.Context) ([]byte, error) {
 	var raw []byte

@@ -71,9 +71,7 @@ func newStatsPunctualityCmd(a *app) *cobra.Command {
 					percent(c.SuccessRatio))
 			}
 			for _, g := range r.Groups {
-				row(g.Name, client.PunctualityCounts{Due: g.Due, OnTime: g.OnTime, Late: g.Late, Missed: g.Missed,
-					Skipped: g.Skipped, Cancelled: g.Cancelled, Completed: g.Completed, Failed: g.Failed,
-					Pending: g.Pending, LatenessMs: g.LatenessMs, SuccessRatio: g.SuccessRatio, OnTimeRatio: g.OnTimeRatio})
+				row(g.Name, g.Counts())
 			}
 			row("all", r.Total)
 			if a.output != "json" {

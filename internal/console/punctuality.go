@@ -125,7 +125,7 @@ func (c *Console) punctualityPage(w http.ResponseWriter, r *http.Request, s *ses
 	}
 	d.Report, d.Step = rep, map[string]string{"1h": "hour", "1d": "day (UTC)"}[string(rep.TrendStep)]
 	for _, g := range rep.Groups {
-		row := toPunctualityRow(g.Name, punctualityCountsOf(g))
+		row := toPunctualityRow(g.Name, g.Counts())
 		if g.Key != nil {
 			row.Key = *g.Key
 			switch f.GroupBy {
@@ -141,13 +141,6 @@ func (c *Console) punctualityPage(w http.ResponseWriter, r *http.Request, s *ses
 	d.Tolerance = formatMS(int64(rep.ToleranceMs))
 	d.Chart = punctualityChart(rep)
 	c.render(w, r, s, "punctuality", http.StatusOK, v)
-}
-
-// punctualityCountsOf is a group's figures without its key and name.
-func punctualityCountsOf(g client.PunctualityGroup) client.PunctualityCounts {
-	return client.PunctualityCounts{Due: g.Due, OnTime: g.OnTime, Late: g.Late, Missed: g.Missed, Skipped: g.Skipped,
-		Cancelled: g.Cancelled, Completed: g.Completed, Failed: g.Failed, Pending: g.Pending, LatenessMs: g.LatenessMs,
-		SuccessRatio: g.SuccessRatio, OnTimeRatio: g.OnTimeRatio}
 }
 
 func toPunctualityRow(name string, c client.PunctualityCounts) punctualityRow {
