@@ -71,7 +71,7 @@ func TestAPICallRecordsTheRequestItSent(t *testing.T) {
 	ac := actions.NewAPICall(testConfig(t, func(c *actions.HTTPConfig) { c.Redactor = red }))
 	d := prepare(t, ac, map[string]any{"method": "POST", "url": srv.URL + "/charge?token=QUERY-SECRET&region=eu",
 		"headers": map[string]string{"X-Api-Key": "HEADER-SECRET", "X-Tenant": "acme"},
-		"body": map[string]any{"amount": 42, "password": "BODY-SECRET"}, "sign": true})
+		"body":    map[string]any{"amount": 42, "password": "BODY-SECRET"}, "sign": true})
 	out := d.Execute(context.Background(), baseRequest())
 	require.NoError(t, out.Err)
 	r := next(t, got)

@@ -332,11 +332,7 @@ func (s *Store) compactPunctuality(ctx context.Context, limit int) (int, error) 
 		if len(fresh) == 0 {
 			return nil
 		}
-		type wideKey struct {
-			width string
-			punctualityKey
-		}
-		merged := map[wideKey]*punctualityCounts{}
+		merged := map[punctualityWideKey]*punctualityCounts{}
 		for i := range fresh {
 			r := &fresh[i]
 			c, err := r.counts()
@@ -344,7 +340,7 @@ func (s *Store) compactPunctuality(ctx context.Context, limit int) (int, error) 
 				return err
 			}
 			hour := r.Start.Time
-			for _, k := range []wideKey{{"h", punctualityKey{hour, r.EventID}},
+			for _, k := range []punctualityWideKey{{"h", punctualityKey{hour, r.EventID}},
 				{"d", punctualityKey{hour.Truncate(24 * time.Hour), r.EventID}}} {
 				if merged[k] == nil {
 					merged[k] = &punctualityCounts{}
@@ -352,59 +348,140 @@ func (s *Store) compactPunctuality(ctx context.Context, limit int) (int, error) 
 				merged[k].add(c)
 			}
 		}
-		keys := make([]wideKey, 0, len(merged))
+		keys := make([]punctualityWideKey, 0, len(merged))
 		for k := range merged {
 			keys = append(keys, k)
 		}
-		// The rows already there, by exact key (primary key probes).
-		const perRead = 300
-		for start := 0; start < len(keys); start += perRead {
-			chunk := keys[start:min(start+perRead, len(keys))]
-			args := make([]any, 0, 3*len(chunk))
-			row := tx.d.typedRow("text", "timestamptz", "uuid")
-			for _, k := range chunk {
-				args = append(args, k.width, tx.ts(k.start), k.event)
-			}
-			var old []punctualityRow
-			if err := tx.selectAll(ctx, &old, `WITH k (width, start, event_id) AS (VALUES `+
-				strings.TrimSuffix(strings.Repeat(row+", ", len(chunk)), ", ")+`)
-				SELECT r.start, r.width, r.event_id, `+prefixed("r.", punctualityColumns)+`
-				FROM punctuality_rollups r JOIN k ON r.width = k.width AND r.start = k.start AND r.event_id = k.event_id`,
-				args...); err != nil {
-				return fmt.Errorf("read punctuality rollups: %w", err)
-			}
-			for i := range old {
-				r := &old[i]
-				c, err := r.counts()
-				if err != nil {
-					return err
-				}
-				merged[wideKey{strings.TrimSpace(r.Width), punctualityKey{r.Start.Time, r.EventID}}].add(c)
-			}
+		old, err := tx.readPunctualityRollups(ctx, keys)
+		if err != nil {
+			return err
 		}
-		var rows [][]any
-		for k, c := range merged {
-			rows = append(rows, []any{k.width, tx.ts(k.start), k.event, c.completed, c.failed, c.missed, c.skipped,
-				c.cancelled, encodeLateness(c.lateness)})
-		}
-		const width = 9
-		row := "(" + placeholders(width) + ")"
-		for start := 0; start < len(rows); start += 3000 / width {
-			chunk := rows[start:min(start+3000/width, len(rows))]
-			args := make([]any, 0, width*len(chunk))
-			for _, r := range chunk {
-				args = append(args, r...)
+		for i := range old {
+			r := &old[i]
+			c, err := r.counts()
+			if err != nil {
+				return err
 			}
-			if _, err := tx.exec(ctx, `INSERT INTO punctuality_rollups (width, start, event_id, `+punctualityColumns+`)
-				VALUES `+strings.TrimSuffix(strings.Repeat(row+", ", len(chunk)), ", ")+`
-				ON CONFLICT (width, start, event_id) DO UPDATE SET completed = excluded.completed,
-					failed = excluded.failed, missed = excluded.missed, skipped = excluded.skipped,
-					cancelled = excluded.cancelled, lateness = excluded.lateness`, args...); err != nil {
-				return fmt.Errorf("write punctuality rollups: %w", err)
-			}
+			merged[punctualityWideKey{strings.TrimSpace(r.Width), punctualityKey{r.Start.Time, r.EventID}}].add(c)
 		}
-		written = len(rows)
+		if err := tx.writePunctualityRollups(ctx, merged); err != nil {
+			return err
+		}
+		written = len(merged)
 		return nil
 	})
 	return written, err
+}
+
+// punctualityWideKey names a punctuality rollup row: its width ("h" or "d")
+// and its event's hour or day.
+type punctualityWideKey struct {
+	width string
+	punctualityKey
+}
+
+// readPunctualityRollups reads the rollup rows of keys by exact key (primary
+// key probes). PostgreSQL gets the keys as arrays: one statement text, planned
+// once per connection, however many keys; the merge of a burst's one-time
+// events reads tens of thousands.
+func (s *Store) readPunctualityRollups(ctx context.Context, keys []punctualityWideKey) ([]punctualityRow, error) {
+	var out []punctualityRow
+	const cols = `r.start, r.width, r.event_id, `
+	if s.d.backend == Postgres {
+		if err := s.planByKey(ctx); err != nil {
+			return nil, err
+		}
+		for start := 0; start < len(keys); start += 5000 {
+			chunk := keys[start:min(start+5000, len(keys))]
+			widths, starts, events := make([]string, len(chunk)), make([]time.Time, len(chunk)), make([]string, len(chunk))
+			for i, k := range chunk {
+				widths[i], starts[i], events[i] = k.width, k.start.UTC(), k.event
+			}
+			var rows []punctualityRow
+			if err := s.selectAll(ctx, &rows, `SELECT `+cols+prefixed("r.", punctualityColumns)+`
+				FROM unnest(?::text[], ?::timestamptz[], ?::uuid[]) AS k (width, start, event_id)
+				JOIN punctuality_rollups r ON r.width = k.width AND r.start = k.start AND r.event_id = k.event_id`,
+				widths, starts, events); err != nil {
+				return nil, fmt.Errorf("read punctuality rollups: %w", err)
+			}
+			out = append(out, rows...)
+		}
+		return out, nil
+	}
+	const perRead = 300
+	for start := 0; start < len(keys); start += perRead {
+		chunk := keys[start:min(start+perRead, len(keys))]
+		args := make([]any, 0, 3*len(chunk))
+		row := s.d.typedRow("text", "timestamptz", "uuid")
+		for _, k := range chunk {
+			args = append(args, k.width, s.ts(k.start), k.event)
+		}
+		var rows []punctualityRow
+		if err := s.selectAll(ctx, &rows, `WITH k (width, start, event_id) AS (VALUES `+
+			strings.TrimSuffix(strings.Repeat(row+", ", len(chunk)), ", ")+`)
+			SELECT `+cols+prefixed("r.", punctualityColumns)+`
+			FROM punctuality_rollups r JOIN k ON r.width = k.width AND r.start = k.start AND r.event_id = k.event_id`,
+			args...); err != nil {
+			return nil, fmt.Errorf("read punctuality rollups: %w", err)
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
+}
+
+// punctualityUpsert ends the rollup rows' insert: the merged figures replace
+// the row's.
+const punctualityUpsert = ` ON CONFLICT (width, start, event_id) DO UPDATE SET completed = excluded.completed,
+	failed = excluded.failed, missed = excluded.missed, skipped = excluded.skipped,
+	cancelled = excluded.cancelled, lateness = excluded.lateness`
+
+// writePunctualityRollups writes the merged rows (as arrays on PostgreSQL,
+// one statement text; as VALUES lists on SQLite).
+func (s *Store) writePunctualityRollups(ctx context.Context, merged map[punctualityWideKey]*punctualityCounts) error {
+	insert := `INSERT INTO punctuality_rollups (width, start, event_id, ` + punctualityColumns + `) `
+	if s.d.backend == Postgres {
+		n := len(merged)
+		widths, starts, events, lateness := make([]string, 0, n), make([]time.Time, 0, n), make([]string, 0, n),
+			make([]string, 0, n)
+		var cols [5][]int64
+		for k, c := range merged {
+			widths, starts, events = append(widths, k.width), append(starts, k.start.UTC()), append(events, k.event)
+			lateness = append(lateness, encodeLateness(c.lateness))
+			for i, v := range []int{c.completed, c.failed, c.missed, c.skipped, c.cancelled} {
+				cols[i] = append(cols[i], int64(v))
+			}
+		}
+		for start := 0; start < n; start += 5000 {
+			end := min(start+5000, n)
+			args := []any{widths[start:end], starts[start:end], events[start:end]}
+			for i := range cols {
+				args = append(args, cols[i][start:end])
+			}
+			if _, err := s.exec(ctx, insert+`SELECT * FROM unnest(?::text[], ?::timestamptz[], ?::uuid[], ?::bigint[],
+				?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[])`+punctualityUpsert,
+				append(args, lateness[start:end])...); err != nil {
+				return fmt.Errorf("write punctuality rollups: %w", err)
+			}
+		}
+		return nil
+	}
+	var rows [][]any
+	for k, c := range merged {
+		rows = append(rows, []any{k.width, s.ts(k.start), k.event, c.completed, c.failed, c.missed, c.skipped,
+			c.cancelled, encodeLateness(c.lateness)})
+	}
+	const width = 9
+	row := "(" + placeholders(width) + ")"
+	for start := 0; start < len(rows); start += 3000 / width {
+		chunk := rows[start:min(start+3000/width, len(rows))]
+		args := make([]any, 0, width*len(chunk))
+		for _, r := range chunk {
+			args = append(args, r...)
+		}
+		if _, err := s.exec(ctx, insert+`VALUES `+strings.TrimSuffix(strings.Repeat(row+", ", len(chunk)), ", ")+
+			punctualityUpsert, args...); err != nil {
+			return fmt.Errorf("write punctuality rollups: %w", err)
+		}
+	}
+	return nil
 }

@@ -120,6 +120,9 @@ type Dispatcher struct {
 	// the slots and Close hands them over.
 	active        atomic.Bool
 	heartbeatStop chan struct{}
+	// behindAt is when a read last found more due work than it could take
+	// (unix nanoseconds; 0: never): Behind.
+	behindAt      atomic.Int64
 	heartbeatDone chan struct{}
 
 	mu        sync.Mutex
@@ -195,6 +198,7 @@ type job struct {
 func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	limit := d.capacity()
 	if limit <= 0 {
+		d.behindAt.Store(time.Now().UnixNano())
 		return 0, nil
 	}
 	d.active.Store(true)
@@ -218,6 +222,9 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	occs = d.inflight.endRead(occs)
 	if err != nil {
 		return 0, err
+	}
+	if len(occs) >= limit {
+		d.behindAt.Store(time.Now().UnixNano())
 	}
 	held := make(map[string]custody, len(occs))
 	taken := occs[:0]
@@ -404,6 +411,15 @@ func (d *Dispatcher) addQueued(n int) {
 func (d *Dispatcher) roomLocked() {
 	close(d.changed)
 	d.changed = make(chan struct{})
+}
+
+// Behind reports whether, within the last `within`, a read found more due
+// work than the dispatcher could take at once (its pool and outcome writer
+// full, or a full batch read): a burst being drained. Maintenance that can
+// wait (the rollups' compaction) waits for it to end.
+func (d *Dispatcher) Behind(within time.Duration) bool {
+	at := d.behindAt.Load()
+	return at != 0 && time.Since(time.Unix(0, at)) < within
 }
 
 // minClaim is the capacity a busy dispatcher waits for before claiming

@@ -84,12 +84,46 @@ type Service struct {
 // a new instance's first run is at its start.
 const partitionInterval = 10 * time.Minute
 
-// Rollup compaction: how often, and how many fresh rows of each rollup table
-// one run folds (a 3,000/s burst appends a few hundred a second).
+// Rollup compaction: how often, how many fresh rows of each rollup table one
+// round folds, how many rounds one run may take, and how long it may wait
+// for a burst to drain (compactor).
 const (
 	rollupCompactInterval = 5 * time.Second
 	rollupCompactBatch    = 50_000
+	rollupCompactRounds   = 10
+	rollupCompactMaxWait  = 30 * time.Second
 )
+
+// compactor folds the rollups' fresh rows, out of a burst's way: while the
+// dispatcher is behind on due work it waits, up to rollupCompactMaxWait
+// since its last run, so that the drain has the database to itself (a burst
+// of one-time events appends a fresh punctuality row per event, and folding
+// each into its hour and day rows costs as much as its delivery). Reports
+// read fresh rows too, so they stay exact meanwhile. A run then takes
+// rounds until one is not full, so waiting does not leave a backlog.
+type compactor struct {
+	compact func(ctx context.Context, limit int) (int, error) // Store.CompactRollups
+	behind  func(within time.Duration) bool                   // Dispatcher.Behind
+	now     func() time.Time
+	last    time.Time
+}
+
+func (c *compactor) runOnce(ctx context.Context) (int, error) {
+	now := c.now()
+	if c.behind(rollupCompactInterval) && now.Sub(c.last) < rollupCompactMaxWait {
+		return 0, nil
+	}
+	c.last = now
+	total := 0
+	for range rollupCompactRounds {
+		n, err := c.compact(ctx, rollupCompactBatch)
+		total += n
+		if err != nil || n < rollupCompactBatch { // a round that was not full left nothing behind
+			return total, err
+		}
+	}
+	return total, nil
+}
 
 var _ startstop.Service = (*Service)(nil)
 
@@ -138,7 +172,7 @@ func New(cfg Config, deps ServiceDeps) *Service {
 		max(DefaultPartitionsAhead, cfg.Lookahead+7*24*time.Hour), max(cfg.Archive.LockTTL, time.Minute))
 	s.partitionLoop = &loop{interval: partitionInterval, status: &s.partitionStatus, once: s.Partitioner.RunOnce}
 	s.rollupLoop = &loop{interval: rollupCompactInterval, status: &s.rollupStatus,
-		once: func(ctx context.Context) (int, error) { return deps.Store.CompactRollups(ctx, rollupCompactBatch) }}
+		once: (&compactor{compact: deps.Store.CompactRollups, behind: s.Dispatcher.Behind, now: time.Now}).runOnce}
 	return s
 }
 
