@@ -6,7 +6,10 @@
 -- Usage: psql -v n=1000000 -v days=30 -f bench/history-seed.sql
 -- -v spread=true spreads the first attempts' lateness (5-64 ms, and one in a
 -- hundred up to 5 s) instead of 40 ms each: the punctuality benchmark's
--- histograms then hold the buckets a real installation's do.
+-- histograms then hold the buckets a real installation's do. Each event's
+-- rows are every 1,000th (i % 1000), so the terms in i / 1000 are what
+-- spread one event's values (all 60, and one row in a hundred of each event
+-- slow); without them an event's rows took three values.
 \set ON_ERROR_STOP on
 \if :{?spread}
 \else
@@ -44,7 +47,8 @@ INSERT INTO attempts (id, occurrence_id, event_id, attempt, manual, started_at, 
     truncated, lateness_ms, scheduled_at)
 SELECT md5('history-attempt-' || i)::uuid, md5('history-occurrence-' || i)::uuid,
     md5('history-event-' || (i % 1000))::uuid, 1, false, at + interval '40 milliseconds', 50, 200, 'completed',
-    false, CASE WHEN :spread THEN 5 + (i::bigint * 7919) % 60 + CASE WHEN i % 100 = 0 THEN i % 5000 ELSE 0 END ELSE 40 END, at
+    false, CASE WHEN :spread THEN 5 + (i::bigint * 7919 + (i / 1000) * 3) % 60
+        + CASE WHEN (i + i / 1000) % 100 = 0 THEN (i::bigint * 7) % 5000 ELSE 0 END ELSE 40 END, at
 FROM history_seed_at;
 \else
 INSERT INTO attempts (id, occurrence_id, event_id, attempt, manual, started_at, duration_ms, status_code, outcome,
