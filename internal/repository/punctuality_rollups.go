@@ -383,7 +383,9 @@ type punctualityWideKey struct {
 // readPunctualityRollups reads the rollup rows of keys by exact key (primary
 // key probes). PostgreSQL gets the keys as arrays: one statement text, planned
 // once per connection, however many keys; the merge of a burst's one-time
-// events reads tens of thousands.
+// events reads tens of thousands. The widths go as bpchar, the column's type:
+// compared as text, width left the index condition and each key scanned the
+// primary key from start to end.
 func (s *Store) readPunctualityRollups(ctx context.Context, keys []punctualityWideKey) ([]punctualityRow, error) {
 	var out []punctualityRow
 	const cols = `r.start, r.width, r.event_id, `
@@ -399,7 +401,7 @@ func (s *Store) readPunctualityRollups(ctx context.Context, keys []punctualityWi
 			}
 			var rows []punctualityRow
 			if err := s.selectAll(ctx, &rows, `SELECT `+cols+prefixed("r.", punctualityColumns)+`
-				FROM unnest(?::text[], ?::timestamptz[], ?::uuid[]) AS k (width, start, event_id)
+				FROM unnest(?::bpchar[], ?::timestamptz[], ?::uuid[]) AS k (width, start, event_id)
 				JOIN punctuality_rollups r ON r.width = k.width AND r.start = k.start AND r.event_id = k.event_id`,
 				widths, starts, events); err != nil {
 				return nil, fmt.Errorf("read punctuality rollups: %w", err)
