@@ -72,7 +72,16 @@ func Run(t testing.TB, c *Cluster, p Plan) *Result {
 	h.Takeover = p.Takeover
 	r := Check(h)
 	if dir := os.Getenv("QHRONOS_PARTITIONS_HISTORY"); dir != "" {
-		saveHistory(t, filepath.Join(dir, fmt.Sprintf("%s-%d.json", p.Name, time.Now().Unix())), h)
+		stamp := time.Now().Unix()
+		saveHistory(t, filepath.Join(dir, fmt.Sprintf("%s-%d.json", p.Name, stamp)), h)
+		// Each instance's log beside it: what a stall or a duplicate was
+		// waiting on is in its warnings.
+		for _, in := range c.Instances {
+			name := filepath.Join(dir, fmt.Sprintf("%s-%d-%s.log", p.Name, stamp, in.Name))
+			if err := os.WriteFile(name, []byte(in.Log()), 0o644); err != nil {
+				t.Errorf("save %s's log: %v", in.Name, err)
+			}
+		}
 	}
 	// The verdict line goes to stdout as well: bench/partitions.sh reads it.
 	fmt.Fprintln(os.Stdout, r.Line())
