@@ -184,11 +184,13 @@ func TestKillNineMidBurstRecoversWithin30Seconds(t *testing.T) {
 	d.env["QHRONOS_ACTIONS_ATTEMPT_TIMEOUT"] = "10s"
 	d.env["QHRONOS_ACTIONS_MAX_ATTEMPT_TIMEOUT"] = "10s"
 	a := d.start("a")
-	due := time.Now().Add(15 * time.Second)
+	// The lead follows this machine's pace of creates: a fixed 15 s was
+	// too short for 2,000 creates beside a second copy of the suite.
+	due := time.Now().Add(creationLead(t, d, c, a, n))
 	c.createEvents([]*proc{a}, n, due, time.Second, rc.URL())
 	require.True(t, time.Now().Before(due), "creating %d events took past their instant; the test needs a longer lead", n)
 
-	rc.waitReceived(t, n/5, 40*time.Second)
+	rc.waitReceived(t, n/5, time.Until(due)+40*time.Second)
 	a.kill9()
 	killed := time.Now()
 	d.start("a2")
