@@ -131,7 +131,7 @@ func Start(t testing.TB, backend Backend, extra ...string) *Server {
 	}
 	s.env = append(s.env, extra...)
 	Binary(t)
-	s.launch()
+	s.launchFirst()
 	t.Cleanup(func() {
 		s.Stop()
 		if t.Failed() {
@@ -177,7 +177,7 @@ func (s *Server) Peer(t testing.TB, extra ...string) *Server {
 		p.env = append(p.env, kv)
 	}
 	p.env = append(p.env, extra...)
-	p.launch()
+	p.launchFirst()
 	t.Cleanup(func() {
 		p.Stop()
 		if t.Failed() {
@@ -187,7 +187,40 @@ func (s *Server) Peer(t testing.TB, extra ...string) *Server {
 	return p
 }
 
+// launchFirst launches a new server. FreeAddr's port was free when chosen,
+// not necessarily when qhronosd binds it: another test process (a second
+// copy of the suite) can take it in between. A bind refused for that gets a
+// new port, before anyone has the server's URL.
+func (s *Server) launchFirst() {
+	s.t.Helper()
+	for try := 1; ; try++ {
+		if s.tryLaunch() {
+			return
+		}
+		if try == 5 || !strings.Contains(s.stderr.String(), "address already in use") {
+			s.t.Fatalf("qhronosd (%s) not ready:\n%s", s.Backend, Tail(s.stderr.String(), 4<<10))
+		}
+		old := "QHRONOS_SERVER_ADDR=" + s.addr
+		s.addr = FreeAddr(s.t)
+		s.URL = "http://" + s.addr
+		for i, kv := range s.env {
+			if kv == old {
+				s.env[i] = "QHRONOS_SERVER_ADDR=" + s.addr
+			}
+		}
+		s.stderr = nil // a fresh log for the next try
+	}
+}
+
 func (s *Server) launch() {
+	s.t.Helper()
+	if !s.tryLaunch() {
+		s.t.Fatalf("qhronosd (%s) not ready:\n%s", s.Backend, Tail(s.stderr.String(), 4<<10))
+	}
+}
+
+// tryLaunch starts qhronosd and reports whether it became ready.
+func (s *Server) tryLaunch() bool {
 	s.t.Helper()
 	s.mu.Lock()
 	cmd := exec.Command(filepath.Join(buildDir, "qhronosd"), "serve")
@@ -210,7 +243,7 @@ func (s *Server) launch() {
 	// before /ready: on a busy 2-core machine that passed 15 s, and the
 	// cleanup's SIGTERM then showed as "apply migrations: context
 	// canceled". A dead process ends the wait at once anyway.
-	ok := Eventually(90*time.Second, done, func() bool {
+	return Eventually(90*time.Second, done, func() bool {
 		res, err := c.Get(s.URL + "/ready")
 		if err != nil {
 			return false
@@ -218,9 +251,6 @@ func (s *Server) launch() {
 		_ = res.Body.Close()
 		return res.StatusCode == http.StatusOK
 	})
-	if !ok {
-		s.t.Fatalf("qhronosd (%s) not ready:\n%s", s.Backend, Tail(s.stderr.String(), 4<<10))
-	}
 }
 
 // Stop ends the server (SIGTERM, then SIGKILL after 10 s) and waits.
