@@ -23,6 +23,20 @@ type runWriter interface {
 // delivery rarely notices.
 const DefaultBookkeepingInterval = 500 * time.Millisecond
 
+// While the dispatcher drains a backlog of due work (Dispatcher.Behind
+// within bookkeepingBehindWithin), the bookkeeper leaves its writes for
+// later: a burst of one-time events costs one event row write each, about a
+// quarter of the database's time per delivery (BENCHMARKS.md, "#36: sixth
+// step"), and the drain is sooner without it. It writes anyway once
+// BookkeepingMaxWait passed since its last write or bookkeepingMaxPending
+// events wait, so staleness and memory stay bounded; the rescuer's repair
+// waits longer than that before it takes a run for forgotten.
+const (
+	bookkeepingBehindWithin = time.Second
+	BookkeepingMaxWait      = 30 * time.Second
+	bookkeepingMaxPending   = 50_000
+)
+
 // bookkeeper keeps the event bookkeeping off the outcome's transaction: the
 // recorder hands it every applied outcome's Run, it keeps the newest effect
 // per event, and it writes them all every interval in one statement per
@@ -39,20 +53,25 @@ type bookkeeper struct {
 	store    runWriter
 	log      *zap.Logger
 	interval time.Duration
+	// behind reports a backlog being drained (Dispatcher.Behind); nil: never.
+	behind func(within time.Duration) bool
 
-	mu      sync.Mutex
-	pending map[string]repository.EventRun
+	mu        sync.Mutex
+	pending   map[string]repository.EventRun
+	lastWrite time.Time
 
 	stop     chan struct{}
 	done     chan struct{}
 	stopOnce sync.Once
 }
 
-func newBookkeeper(store runWriter, log *zap.Logger, interval time.Duration) *bookkeeper {
+func newBookkeeper(store runWriter, log *zap.Logger, interval time.Duration,
+	behind func(within time.Duration) bool) *bookkeeper {
 	if interval <= 0 {
 		interval = DefaultBookkeepingInterval
 	}
-	b := &bookkeeper{store: store, log: log, interval: interval, pending: map[string]repository.EventRun{},
+	b := &bookkeeper{store: store, log: log, interval: interval, behind: behind,
+		pending: map[string]repository.EventRun{}, lastWrite: time.Now(),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	go b.run()
 	return b
@@ -75,7 +94,9 @@ func (b *bookkeeper) run() {
 	for {
 		select {
 		case <-t.C:
-			_ = b.flush()
+			if !b.waiting(time.Now()) {
+				_ = b.flush()
+			}
 		case <-b.stop:
 			_ = b.flush()
 			return
@@ -83,9 +104,20 @@ func (b *bookkeeper) run() {
 	}
 }
 
+// waiting reports whether the next write waits for a backlog to drain.
+func (b *bookkeeper) waiting(now time.Time) bool {
+	if b.behind == nil || !b.behind(bookkeepingBehindWithin) {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return now.Sub(b.lastWrite) < BookkeepingMaxWait && len(b.pending) < bookkeepingMaxPending
+}
+
 // flush writes what is pending; on failure the runs go back to pending.
 func (b *bookkeeper) flush() error {
 	b.mu.Lock()
+	b.lastWrite = time.Now()
 	if len(b.pending) == 0 {
 		b.mu.Unlock()
 		return nil

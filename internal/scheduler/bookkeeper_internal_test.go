@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"math/rand"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,7 +63,7 @@ func attemptOf(id string, at time.Time) repository.OutcomeRecord {
 func TestBookkeepingIsCoalescedPerEvent(t *testing.T) {
 	t.Parallel()
 	w := &runLog{}
-	b := newBookkeeper(w, zaptest.NewLogger(t), time.Hour) // only flush and Stop write
+	b := newBookkeeper(w, zaptest.NewLogger(t), time.Hour, nil) // only flush and Stop write
 	r := newRecorder(&okWriter{}, zaptest.NewLogger(t), 50, time.Millisecond, time.Hour, b.note)
 	if err := r.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -115,7 +117,7 @@ func TestBookkeepingIsCoalescedPerEvent(t *testing.T) {
 func TestBookkeepingSurvivesAFailedWrite(t *testing.T) {
 	t.Parallel()
 	w := &runLog{fail: true}
-	b := newBookkeeper(w, zaptest.NewLogger(t), time.Hour)
+	b := newBookkeeper(w, zaptest.NewLogger(t), time.Hour, nil)
 	old := attemptOf("ev", bookT0.Add(time.Second))
 	b.note(old.Run())
 	if err := b.flush(); err == nil {
@@ -139,5 +141,56 @@ func TestBookkeepingSurvivesAFailedWrite(t *testing.T) {
 	}
 	if _, ok := got["other"]; !ok {
 		t.Fatal("other: not written")
+	}
+}
+
+// While the dispatcher drains a backlog the bookkeeper leaves its writes
+// for later, and writes once the backlog is gone; it waits at most
+// BookkeepingMaxWait since its last write, and never with
+// bookkeepingMaxPending events held.
+func TestBookkeepingWaitsForABacklog(t *testing.T) {
+	t.Parallel()
+	w := &runLog{}
+	var behind atomic.Bool
+	behind.Store(true)
+	b := newBookkeeper(w, zaptest.NewLogger(t), 5*time.Millisecond,
+		func(time.Duration) bool { return behind.Load() })
+	defer b.Stop()
+	run := attemptOf("ev", bookT0)
+	b.note(run.Run())
+	time.Sleep(100 * time.Millisecond) // twenty intervals
+	if n := len(w.written()); n != 0 {
+		t.Fatalf("writes while behind: got %d, want 0", n)
+	}
+	behind.Store(false)
+	deadline := time.Now().Add(30 * time.Second)
+	for len(w.written()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the bookkeeping was not written once the backlog drained")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	b.Stop()
+
+	// The limits, on a bookkeeper whose ticker does not fire meanwhile.
+	b = newBookkeeper(w, zaptest.NewLogger(t), time.Hour, func(time.Duration) bool { return true })
+	defer b.Stop()
+	b.mu.Lock()
+	last := b.lastWrite
+	b.mu.Unlock()
+	if !b.waiting(last.Add(BookkeepingMaxWait - time.Second)) {
+		t.Fatal("within the longest wait: want waiting")
+	}
+	if b.waiting(last.Add(BookkeepingMaxWait)) {
+		t.Fatal("after the longest wait: want a write")
+	}
+	b.mu.Lock()
+	for i := range bookkeepingMaxPending {
+		b.pending[strconv.Itoa(i)] = repository.EventRun{}
+	}
+	b.mu.Unlock()
+	if b.waiting(last) {
+		t.Fatal("with the most events held: want a write")
 	}
 }

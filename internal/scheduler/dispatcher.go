@@ -148,23 +148,22 @@ func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
 		deps.Secrets = func(*model.Event) ([]string, error) { return nil, nil }
 	}
 	log := deps.Logger.Named("dispatcher")
-	books := newBookkeeper(deps.Store, log, cfg.BookkeepingInterval)
 	actx, cancel := context.WithCancel(context.Background())
 	d := &Dispatcher{
 		cfg: cfg, store: deps.Store, clock: deps.Clock, secrets: deps.Secrets, log: log,
 		wakeups: deps.Wakeups, rnd: deps.Rand, observers: deps.Observers, obs: deps.Observer, endpoints: deps.Endpoints,
 		sem:        make(chan struct{}, cfg.Workers),
 		deliveries: newDeliveries(deliveryCacheSize, deps.Registry.Prepare),
-		// Outcomes are retried past the lease while the database is away:
-		// the write is fenced, so a late one that lost its lease changes
-		// nothing, and one that still holds it saves a second delivery.
-		rec: newRecorder(deps.Store, log, cfg.RecordBatch, cfg.RecordInterval, max(cfg.Lease, recordRetryFor),
-			books.note),
-		books:   books,
-		wakeNow: make(chan struct{}, 1), stopping: make(chan struct{}),
+		wakeNow:    make(chan struct{}, 1), stopping: make(chan struct{}),
 		attemptCtx: actx, cancelAttempt: cancel, changed: make(chan struct{}),
 		inflight: newInFlight(), heartbeatStop: make(chan struct{}), heartbeatDone: make(chan struct{}),
 	}
+	d.books = newBookkeeper(deps.Store, log, cfg.BookkeepingInterval, d.Behind)
+	// Outcomes are retried past the lease while the database is away: the
+	// write is fenced, so a late one that lost its lease changes nothing,
+	// and one that still holds it saves a second delivery.
+	d.rec = newRecorder(deps.Store, log, cfg.RecordBatch, cfg.RecordInterval, max(cfg.Lease, recordRetryFor),
+		d.books.note)
 	d.own = ownership.NewManager(ownership.Config{InstanceID: cfg.InstanceID, Lease: cfg.Lease,
 		RenewEvery: cfg.LeaseRenewInterval, TakeOver: cfg.Exclusive, Now: deps.Clock.Now, Local: deps.Clock.Now,
 		Busy: d.inflight.busy, Logger: log}, deps.Store)
@@ -415,8 +414,8 @@ func (d *Dispatcher) roomLocked() {
 
 // Behind reports whether, within the last `within`, a read found more due
 // work than the dispatcher could take at once (its pool and outcome writer
-// full, or a full batch read): a burst being drained. Maintenance that can
-// wait (the rollups' compaction) waits for it to end.
+// full, or a full batch read): a burst being drained. Work that can wait
+// (the rollups' compaction, the event bookkeeping) waits for it to end.
 func (d *Dispatcher) Behind(within time.Duration) bool {
 	at := d.behindAt.Load()
 	return at != 0 && time.Since(time.Unix(0, at)) < within

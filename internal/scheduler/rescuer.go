@@ -31,12 +31,13 @@ type Rescuer struct {
 
 // Repairing bookkeeping a crash forgot (repository.RepairEventRuns): each
 // run checks the occurrences finished since the last run and at least
-// repairDelay ago (by then the bookkeeper wrote their runs, unless its
-// process died), in pages of repairPage, at most repairPages of them; a
-// new rescuer starts repairLookback back, so that a restarted embedded
-// instance repairs what its killed predecessor forgot. An event whose
-// bookkeeping a kill -9 lost is right again within repairDelay plus the
-// rescue interval (15 s with the defaults).
+// repairDelay ago, plus BookkeepingMaxWait (by then the bookkeeper wrote
+// their runs, even while a backlog drained, unless its process died), in
+// pages of repairPage, at most repairPages of them; a new rescuer starts
+// repairLookback back, so that a restarted embedded instance repairs what
+// its killed predecessor forgot. An event whose bookkeeping a kill -9 lost
+// is right again within that delay plus the rescue interval (45 s with the
+// defaults).
 const (
 	repairDelay    = 10 * time.Second
 	repairLookback = 10 * time.Minute
@@ -55,7 +56,7 @@ func NewRescuer(cfg Config, store *repository.Store, clock Clock, wake func(at t
 		clock = SystemClock{}
 	}
 	return &Rescuer{store: store, clock: clock, batch: cfg.RescueBatch, wake: wake, startup: cfg.Exclusive,
-		repairDelay: max(repairDelay, 4*cfg.BookkeepingInterval)}
+		repairDelay: max(repairDelay, 4*cfg.BookkeepingInterval) + BookkeepingMaxWait}
 }
 
 // RunOnce rescues every expired lease (in bounded statements) and returns how
