@@ -120,10 +120,10 @@ type Dispatcher struct {
 	// the slots and Close hands them over.
 	active        atomic.Bool
 	heartbeatStop chan struct{}
+	heartbeatDone chan struct{}
 	// behindAt is when a read last found more due work than it could take
 	// (unix nanoseconds; 0: never): Behind.
-	behindAt      atomic.Int64
-	heartbeatDone chan struct{}
+	behindAt atomic.Int64
 
 	mu        sync.Mutex
 	held      int           // rows read whose outcome is not written yet
@@ -413,9 +413,11 @@ func (d *Dispatcher) roomLocked() {
 }
 
 // Behind reports whether, within the last `within`, a read found more due
-// work than the dispatcher could take at once (its pool and outcome writer
-// full, or a full batch read): a burst being drained. Work that can wait
-// (the rollups' compaction, the event bookkeeping) waits for it to end.
+// work than the dispatcher could take at once (two batches and the pool
+// already held, or a full batch read): a backlog being drained. Work that
+// can wait (the rollups' compaction, the event bookkeeping) waits for it
+// to end. Slow sends alone do not make it: the read's batch stays whole
+// until the rows held reach two batches beyond the pool.
 func (d *Dispatcher) Behind(within time.Duration) bool {
 	at := d.behindAt.Load()
 	return at != 0 && time.Since(time.Unix(0, at)) < within
