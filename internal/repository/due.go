@@ -119,7 +119,7 @@ func (s *Store) CheckDue(ctx context.Context, ids []string) (map[string]DueCheck
 		for _, size := range s.batchSizes(len(ids), 256, insertBatch) {
 			chunk := ids[start : start+size]
 			start += size
-			keys, args := `v(id) AS (SELECT * FROM unnest(?::uuid[]))`, []any{chunk}
+			keys, args := `v(id) AS (SELECT * FROM unnest(?::uuid[]))`, []any{uuidArray(chunk)}
 			if tx.d.backend != Postgres {
 				keys = `v(id) AS (VALUES ` + strings.TrimSuffix(strings.Repeat("(?), ", len(chunk)), ", ") + `)`
 				args = stringArgs(chunk)

@@ -541,7 +541,7 @@ func (s *Store) EventsByID(ctx context.Context, ids []string) (map[string]model.
 			chunk := ids[start : start+size]
 			start += size
 			rows := make([]eventRow, 0, size) // scanned into without regrowth
-			q, args := `SELECT `+eventColumns+` FROM events WHERE `, []any{chunk}
+			q, args := `SELECT `+eventColumns+` FROM events WHERE `, []any{uuidArray(chunk)}
 			if tx.d.backend == Postgres {
 				q += `id = ANY(?::uuid[])` // one text for every batch size
 			} else {

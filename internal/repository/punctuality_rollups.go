@@ -302,7 +302,7 @@ func punctualityArrays(rows map[punctualityKey]*punctualityCounts) []any {
 			cols[i] = []int64{}
 		}
 	}
-	return []any{starts, events, cols[0], cols[1], cols[2], cols[3], cols[4], lateness}
+	return []any{starts, uuidArray(events), cols[0], cols[1], cols[2], cols[3], cols[4], lateness}
 }
 
 // compactPunctuality folds up to limit fresh punctuality rows into the
@@ -403,7 +403,7 @@ func (s *Store) readPunctualityRollups(ctx context.Context, keys []punctualityWi
 			if err := s.selectAll(ctx, &rows, `SELECT `+cols+prefixed("r.", punctualityColumns)+`
 				FROM unnest(?::bpchar[], ?::timestamptz[], ?::uuid[]) AS k (width, start, event_id)
 				JOIN punctuality_rollups r ON r.width = k.width AND r.start = k.start AND r.event_id = k.event_id`,
-				widths, starts, events); err != nil {
+				widths, starts, uuidArray(events)); err != nil {
 				return nil, fmt.Errorf("read punctuality rollups: %w", err)
 			}
 			out = append(out, rows...)
@@ -455,7 +455,7 @@ func (s *Store) writePunctualityRollups(ctx context.Context, merged map[punctual
 		}
 		for start := 0; start < n; start += 5000 {
 			end := min(start+5000, n)
-			args := []any{widths[start:end], starts[start:end], events[start:end]}
+			args := []any{widths[start:end], starts[start:end], uuidArray(events[start:end])}
 			for i := range cols {
 				args = append(args, cols[i][start:end])
 			}

@@ -1,0 +1,40 @@
+package repository
+
+import (
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// uuidArray is ids as a uuid[] argument that pgx sends in binary. Given a
+// []string, pgx's binary encoding fails first, formats the whole array into
+// the error it then drops (%#v), and sends the array as text for
+// PostgreSQL to parse back: 3 % of qhronosd's CPU in a burst, in the
+// batches of the hot path (BENCHMARKS.md, "#36: sixth step"). An id that
+// does not parse keeps the text path, and PostgreSQL's error for it.
+func uuidArray(ids []string) any {
+	out := make([]uuid.UUID, len(ids))
+	for i, id := range ids {
+		u, err := uuid.Parse(id)
+		if err != nil {
+			return ids
+		}
+		out[i] = u
+	}
+	return out
+}
+
+// nullableUUIDArray is uuidArray for ids that may be NULL (nil).
+func nullableUUIDArray(ids []*string) any {
+	out := make([]pgtype.UUID, len(ids))
+	for i, id := range ids {
+		if id == nil {
+			continue
+		}
+		u, err := uuid.Parse(*id)
+		if err != nil {
+			return ids
+		}
+		out[i] = pgtype.UUID{Bytes: u, Valid: true}
+	}
+	return out
+}
