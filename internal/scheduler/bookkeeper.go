@@ -94,13 +94,19 @@ func (b *bookkeeper) run() {
 	for {
 		select {
 		case <-t.C:
-			if !b.waiting(time.Now()) {
-				_ = b.flush()
-			}
+			b.tick(time.Now())
 		case <-b.stop:
 			_ = b.flush()
 			return
 		}
+	}
+}
+
+// tick is one interval's work: write what is pending, unless the write
+// waits for a backlog to drain.
+func (b *bookkeeper) tick(now time.Time) {
+	if !b.waiting(now) {
+		_ = b.flush()
 	}
 }
 
