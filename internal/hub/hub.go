@@ -124,6 +124,10 @@ type Hub struct {
 	clients   map[string]map[*Listener]struct{}
 	listeners map[*Listener]struct{}
 	waiting   map[string]chan int
+	// remote holds, per other instance that announced tag-listeners, until
+	// when the announcement counts (see presence.go).
+	remote     map[string]time.Time
+	presenceMu sync.Mutex // one announcement at a time
 
 	// outbox holds frames for other instances that need no reply: every
 	// tag-listener frame, and client-hook frames already delivered here.
@@ -145,7 +149,7 @@ const (
 func New(bus coordination.Bus, instanceID string, logger *zap.Logger) *Hub {
 	return &Hub{bus: bus, instanceID: instanceID, log: logger.Named("hub"), ready: make(chan struct{}),
 		clients: map[string]map[*Listener]struct{}{}, listeners: map[*Listener]struct{}{},
-		waiting: map[string]chan int{}, outbox: make(chan []byte, outboxSize)}
+		waiting: map[string]chan int{}, remote: map[string]time.Time{}, outbox: make(chan []byte, outboxSize)}
 }
 
 // DroppedFrames counts frames for other instances that never reached the
@@ -164,10 +168,14 @@ func (h *Hub) Start(ctx context.Context) error {
 		return nil
 	}
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		h.publishOutbox(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		h.announceEvery(ctx)
 	}()
 	go func() {
 		defer wg.Done()
@@ -193,6 +201,14 @@ func (h *Hub) relay(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("subscribe to websocket replies: %w", err)
 	}
+	present, err := h.bus.Subscribe(ctx, presenceChannel)
+	if err != nil {
+		return fmt.Errorf("subscribe to websocket listener presence: %w", err)
+	}
+	// Those with tag-listeners answer, and this instance feeds them from
+	// then on; until the answers come it feeds nobody elsewhere, as if it
+	// had started a moment later.
+	go h.publishPresence(ctx, presence{Origin: h.instanceID, Query: true})
 	h.readyOnce.Do(func() { close(h.ready) })
 	for {
 		select {
@@ -208,6 +224,11 @@ func (h *Hub) relay(ctx context.Context) error {
 				return nil
 			}
 			h.onReply(msg)
+		case msg, ok := <-present:
+			if !ok {
+				return nil
+			}
+			h.onPresence(ctx, msg)
 		}
 	}
 }
@@ -245,31 +266,41 @@ func (h *Hub) onReply(msg []byte) {
 // Ready is closed once Start has subscribed to deliveries from other instances.
 func (h *Hub) Ready() <-chan struct{} { return h.ready }
 
-// Add registers a listener; Remove forgets it.
+// Add registers a listener; Remove forgets it. A tag-listener is announced
+// to the other instances before Add returns (waiting at most publishTimeout
+// for the bus), so that they feed it from then on.
 func (h *Hub) Add(l *Listener) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if l.ClientName != "" {
 		if h.clients[l.ClientName] == nil {
 			h.clients[l.ClientName] = map[*Listener]struct{}{}
 		}
 		h.clients[l.ClientName][l] = struct{}{}
+		h.mu.Unlock()
 		return
 	}
 	h.listeners[l] = struct{}{}
+	h.mu.Unlock()
+	h.announce(context.Background(), true)
 }
 
-// Remove forgets a listener.
+// Remove forgets a listener. When the last tag-listener leaves, the other
+// instances are told (in the background) to stop feeding this one.
 func (h *Hub) Remove(l *Listener) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if set := h.clients[l.ClientName]; set != nil {
 		delete(set, l)
 		if len(set) == 0 {
 			delete(h.clients, l.ClientName)
 		}
 	}
+	_, tagListener := h.listeners[l]
 	delete(h.listeners, l)
+	last := tagListener && len(h.listeners) == 0
+	h.mu.Unlock()
+	if last {
+		go h.announce(context.Background(), true)
+	}
 }
 
 // Connections counts this instance's listeners (for metrics).
@@ -367,8 +398,12 @@ func (h *Hub) SendToClient(ctx context.Context, clientName string, tags []string
 // Broadcast pushes frame to the tag-listeners of any of tags, and to those
 // listening to all events, on every instance: best effort, at most once. It
 // never blocks: local listeners get the frame at once, other instances
-// through the outbox; a full outbox drops the frame and counts it.
+// through the outbox; a full outbox drops the frame and counts it. With no
+// tag-listener anywhere (Listening) it does nothing.
 func (h *Hub) Broadcast(tags []string, frame []byte) {
+	if !h.Listening() {
+		return
+	}
 	d := delivery{ID: uuid.NewString(), Tags: tags, Frame: frame, Origin: h.instanceID}
 	h.deliverLocal(d)
 	b, _ := json.Marshal(d)

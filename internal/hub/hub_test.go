@@ -8,9 +8,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
+	"github.com/qhronos/qhronos/internal/actions"
 	"github.com/qhronos/qhronos/internal/coordination"
 	"github.com/qhronos/qhronos/internal/coordination/coordinationtest"
 	"github.com/qhronos/qhronos/internal/hub"
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 // With Redis unreachable, feeding tag-listeners never waits on it: local
@@ -56,4 +58,65 @@ func TestBroadcastNeverWaitsOnTheBus(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, h.DroppedFrames(), uint64(extra-256),
 		"frames beyond the outbox are dropped and counted, not waited for")
+}
+
+// Frames for tag-listeners are built and published only while some
+// instance has one: an instance learns of another's listener before that
+// listener's session is acknowledged, of listeners that were there before it
+// started, and of the last one leaving.
+func TestTagListenerPresenceAcrossInstances(t *testing.T) {
+	client, prefix := coordinationtest.RedisClient(t)
+	start := func(id string) *hub.Hub {
+		h := hub.New(coordination.NewRedis(coordinationtest.RedisPeer(t, client), prefix, zap.NewNop()), id, zap.NewNop())
+		require.NoError(t, h.Start(t.Context()))
+		t.Cleanup(h.Stop)
+		select {
+		case <-h.Ready():
+		case <-time.After(30 * time.Second):
+			t.Fatal("hub never subscribed")
+		}
+		return h
+	}
+	a, b := start("instance-a"), start("instance-b")
+	// Every frame published on the bus, in order.
+	frames, err := coordination.NewRedis(client, prefix, zap.NewNop()).Subscribe(t.Context(), "ws.deliver")
+	require.NoError(t, err)
+
+	eventually := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatal(what)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	ev := &model.Event{ID: "e1", Name: "nightly", Tags: []string{"billing"}}
+	require.False(t, a.Listening(), "no tag-listener anywhere")
+	a.ObserveAttempt(ev, &model.Occurrence{ID: "unheard", AttemptCount: 1}, actions.Outcome{}, time.Now())
+
+	l := hub.NewListener("", []string{"billing"}, func([]string) bool { return true }, 64)
+	b.Add(l)
+	eventually("instance a never learned of b's listener", a.Listening)
+	a.ObserveAttempt(ev, &model.Occurrence{ID: "heard", AttemptCount: 1}, actions.Outcome{}, time.Now())
+	select {
+	case f := <-l.Queue():
+		require.Contains(t, string(f), `"heard"`)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the listener on b missed a's frame")
+	}
+	select {
+	case f := <-frames:
+		require.Contains(t, string(f), `"heard"`, "the frame nobody could hear was never published")
+	case <-time.After(30 * time.Second):
+		t.Fatal("no frame on the bus")
+	}
+
+	c := start("instance-c")
+	eventually("a new instance never learned of b's listener", c.Listening)
+
+	b.Remove(l)
+	eventually("instance a never learned that b's last listener left", func() bool { return !a.Listening() })
+	eventually("instance c never learned that b's last listener left", func() bool { return !c.Listening() })
 }
