@@ -398,14 +398,14 @@ func (h *Hub) SendToClient(ctx context.Context, clientName string, tags []string
 // Broadcast pushes frame to the tag-listeners of any of tags, and to those
 // listening to all events, on every instance: best effort, at most once. It
 // never blocks: local listeners get the frame at once, other instances
-// through the outbox; a full outbox drops the frame and counts it. With no
-// tag-listener anywhere (Listening) it does nothing.
+// through the outbox; a full outbox drops the frame and counts it. Only
+// instances that announced tag-listeners are sent frames (presence.go).
 func (h *Hub) Broadcast(tags []string, frame []byte) {
-	if !h.Listening() {
-		return
-	}
 	d := delivery{ID: uuid.NewString(), Tags: tags, Frame: frame, Origin: h.instanceID}
 	h.deliverLocal(d)
+	if !h.remoteListening() {
+		return
+	}
 	b, _ := json.Marshal(d)
 	h.enqueue(b)
 }

@@ -119,4 +119,32 @@ func TestTagListenerPresenceAcrossInstances(t *testing.T) {
 	b.Remove(l)
 	eventually("instance a never learned that b's last listener left", func() bool { return !a.Listening() })
 	eventually("instance c never learned that b's last listener left", func() bool { return !c.Listening() })
+
+	// A listener of a's own gets a's frames there, and they go no further
+	// while no other instance listens.
+	own := hub.NewListener("", []string{"billing"}, func([]string) bool { return true }, 64)
+	a.Add(own)
+	a.ObserveAttempt(ev, &model.Occurrence{ID: "local-only", AttemptCount: 1}, actions.Outcome{}, time.Now())
+	select {
+	case f := <-own.Queue():
+		require.Contains(t, string(f), `"local-only"`)
+	case <-time.After(30 * time.Second):
+		t.Fatal("a's own listener missed its frame")
+	}
+	// Once b listens again, a's frames go on the bus: the first one there
+	// is one of those, not the one only a's own listener could hear.
+	b.Add(l)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		a.ObserveAttempt(ev, &model.Occurrence{ID: "shared", AttemptCount: 1}, actions.Outcome{}, time.Now())
+		select {
+		case f := <-frames:
+			require.Contains(t, string(f), `"shared"`, "a frame only a's own listener could hear went on the bus")
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("instance a never learned of b's listener again")
+		}
+	}
 }

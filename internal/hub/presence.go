@@ -34,9 +34,18 @@ type presence struct {
 }
 
 // Listening reports whether a frame for tag-listeners may reach anyone: this
-// instance has one, another announced one lately, or this instance is not
-// yet subscribed to the bus and cannot know (it then assumes so).
+// instance has one, or another may (remoteListening).
 func (h *Hub) Listening() bool {
+	h.mu.RLock()
+	local := len(h.listeners) > 0
+	h.mu.RUnlock()
+	return local || h.remoteListening()
+}
+
+// remoteListening reports whether another instance announced tag-listeners
+// lately, or this instance is not yet subscribed to the bus and cannot know
+// (it then assumes so).
+func (h *Hub) remoteListening() bool {
 	select {
 	case <-h.ready:
 	default:
@@ -44,9 +53,6 @@ func (h *Hub) Listening() bool {
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	if len(h.listeners) > 0 {
-		return true
-	}
 	now := time.Now()
 	for _, until := range h.remote {
 		if now.Before(until) {
