@@ -349,3 +349,56 @@ func TestEditWhileHeldCancelsAnInstantNoLongerInTheSeries(t *testing.T) {
 		require.Len(t, e.recv.Deliveries(), 1)
 	})
 }
+
+// Rows read ahead of their instants are read again shortly before them, a
+// window of instants at a time, and each still fires at its own instant and
+// never before: the one whose event was paused after the read is skipped,
+// the others are delivered one by one as their instants come.
+func TestRowsReadAheadAreCheckedBeforeTheirInstantsAndFireOnTime(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		e := newEnv(t, s, testConfig())
+		offsets := []time.Duration{0, 3 * time.Millisecond, 6 * time.Millisecond, 90 * time.Millisecond}
+		ids := make([]string, len(offsets))
+		for i, off := range offsets {
+			ids[i] = e.create(e.event(func(ev *model.Event) { ev.StartTime = t0.Add(time.Minute + off) })).ID
+		}
+		paused := e.create(e.event(func(ev *model.Event) { ev.StartTime = t0.Add(time.Minute + 3*time.Millisecond) }))
+		e.clock.Set(t0.Add(time.Minute - 150*time.Millisecond)) // claim-ahead 250 ms
+		n, err := e.disp.RunOnce(deadline(t))
+		require.NoError(t, err)
+		require.Equal(t, len(offsets)+1, n, "every row is read within claim-ahead")
+		require.NoError(t, e.clock.WaitForWaiters(deadline(t), 1))
+		cur := e.reload(paused.ID)
+		cur.Status = model.EventPaused
+		require.NoError(t, s.UpdateEvent(context.Background(), &cur, cur.Version))
+
+		received := func(want int) {
+			t.Helper()
+			require.NoError(t, e.recv.WaitFor(deadline(t), want))
+			if want < len(offsets) {
+				require.NoError(t, e.clock.WaitForWaiters(deadline(t), 1), "the holder waits for the next instant")
+			}
+			require.Len(t, e.recv.Deliveries(), want, "nothing fires before its instant")
+		}
+		// Ten milliseconds before the first instant the holder reads again
+		// the rows due by that instant, and sends nothing yet.
+		e.clock.Set(t0.Add(time.Minute - 10*time.Millisecond))
+		require.NoError(t, e.clock.WaitForWaiters(deadline(t), 1))
+		require.Empty(t, e.recv.Deliveries())
+		for i, off := range offsets {
+			e.clock.Set(t0.Add(time.Minute + off))
+			received(i + 1)
+			require.Equal(t, e.occurrences(ids[i])[0].ID, e.recv.Deliveries()[i].WebhookID, "delivered in instant order")
+			if i == 0 {
+				// The rows due within ten milliseconds were read again
+				// meanwhile: the paused event's is skipped before its instant.
+				require.Eventually(t, func() bool {
+					st := e.statuses(paused.ID)
+					return len(st) == 1 && st[0] == model.OccurrenceSkipped
+				}, 50*time.Second, 5*time.Millisecond, "the paused event's row is skipped before its instant")
+			}
+		}
+		require.NoError(t, e.disp.Wait(deadline(t)))
+		require.Equal(t, 0, e.occurrences(paused.ID)[0].AttemptCount, "no attempt was made")
+	})
+}
