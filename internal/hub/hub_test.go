@@ -84,13 +84,7 @@ func TestTagListenerPresenceAcrossInstances(t *testing.T) {
 
 	eventually := func(what string, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatal(what)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		require.Eventually(t, cond, 30*time.Second, 5*time.Millisecond, what)
 	}
 	ev := &model.Event{ID: "e1", Name: "nightly", Tags: []string{"billing"}}
 	require.False(t, a.Listening(), "no tag-listener anywhere")
