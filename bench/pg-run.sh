@@ -2,6 +2,7 @@
 # usage: pg-run.sh NAME PORT -- bench flags...
 # REDIS_URL overrides the shared Redis; PGPORT the shared PostgreSQL's port (a private cluster).
 # QHRONOSD and QHRONOS_BENCH override the binaries' paths (default /tmp/qhronosd, /tmp/qhronos-bench).
+# KEEPDB=1 keeps the database afterwards (for its statistics).
 # INSTANCES=2 starts a second server on the same database and Redis (port PORT+1000, its own data dir): the
 # bench creates through the first, both deliver. The server logs' tails go to stderr.
 set -u
@@ -27,7 +28,7 @@ fi
 unset QHRONOS_AUTH_MASTER_TOKEN QHRONOS_DATABASE_URL
 QHRONOS_TOKEN=$MT ${QHRONOS_BENCH:-/tmp/qhronos-bench} --server http://127.0.0.1:$PORT --verify-signature "$SEC" --server-pid $SPID "$@"
 kill $SPID $SPID2; wait $SPID $SPID2 2>/dev/null
-psql -h 127.0.0.1 -p ${PGPORT:-5432} -U postgres -qc "DROP DATABASE IF EXISTS bench_$NAME" >/dev/null
+[ -n "${KEEPDB:-}" ] || psql -h 127.0.0.1 -p ${PGPORT:-5432} -U postgres -qc "DROP DATABASE IF EXISTS bench_$NAME" >/dev/null
 redis-cli --scan --pattern "bench-$NAME-$$:*" | xargs -r redis-cli del >/dev/null
 tail -3 $D/server.log >&2
 [ -n "$SPID2" ] && tail -3 $D/server2.log >&2
