@@ -409,9 +409,13 @@ func (s *Store) planByKey(ctx context.Context) error {
 	if s.d.backend != Postgres {
 		return nil
 	}
-	_, err := s.exec(ctx, `SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true),
-		set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true),
-		set_config('max_parallel_workers_per_gather', '0', true), set_config('plan_cache_mode', 'force_generic_plan', true)`)
+	// The values are arguments so that pgx prepares the statement once per
+	// connection: without any, it went as a simple query, parsed and
+	// planned on each of the hot path's transactions.
+	_, err := s.exec(ctx, `SELECT set_config('enable_seqscan', ?, true), set_config('enable_bitmapscan', ?, true),
+		set_config('enable_hashjoin', ?, true), set_config('enable_mergejoin', ?, true),
+		set_config('max_parallel_workers_per_gather', ?, true), set_config('plan_cache_mode', ?, true)`,
+		"off", "off", "off", "off", "0", "force_generic_plan")
 	if err != nil {
 		return fmt.Errorf("plan by key: %w", err)
 	}
