@@ -19,16 +19,19 @@ shared_buffers = 128MB
 autovacuum = off
 shared_preload_libraries = 'pg_stat_statements,auto_explain'
 pg_stat_statements.track = all
+pg_stat_statements.track_planning = on
 auto_explain.log_min_duration = '15ms'
 CONF
     fi
     su postgres -c "$BIN/pg_ctl -D $D -l $D/log -w start" >/dev/null
+    # planning counts as statement time (#36, eighth step); also for a cluster made before this line
+    psqlp -qc "ALTER SYSTEM SET pg_stat_statements.track_planning = on" -qc "SELECT pg_reload_conf()" >/dev/null
     psqlp -qc "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" ;;
   reset) psqlp -qAtc "SELECT pg_stat_statements_reset()" >/dev/null ;;
-  # Statement time grouped by the statement's first 45 characters (batches of different sizes are
+  # Statement time (planning included) grouped by the statement's first 45 characters (batches of different sizes are
   # separate entries), with time per row.
-  top) psqlp -P pager=off -c "SELECT round(sum(total_exec_time)::numeric) AS ms, sum(calls) AS calls,
-         sum(rows) AS rows, round((sum(total_exec_time) / greatest(sum(rows), 1))::numeric, 3) AS ms_per_row, k
+  top) psqlp -P pager=off -c "SELECT round(sum(total_exec_time + total_plan_time)::numeric) AS ms, sum(calls) AS calls,
+         sum(rows) AS rows, round((sum(total_exec_time + total_plan_time) / greatest(sum(rows), 1))::numeric, 3) AS ms_per_row, k
        FROM (SELECT *, left(regexp_replace(query, '\s+', ' ', 'g'), 45) AS k FROM pg_stat_statements
              WHERE query NOT LIKE '%pg_stat_statements%') s
        GROUP BY k ORDER BY 1 DESC LIMIT ${2:-16}" ;;
