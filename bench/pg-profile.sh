@@ -19,12 +19,11 @@ shared_buffers = 128MB
 autovacuum = off
 shared_preload_libraries = 'pg_stat_statements,auto_explain'
 pg_stat_statements.track = all
-pg_stat_statements.track_planning = on
 auto_explain.log_min_duration = '15ms'
 CONF
     fi
-    su postgres -c "$BIN/pg_ctl -D $D -l $D/log -w start" >/dev/null
-    # planning counts as statement time (#36, eighth step); also for a cluster made before this line
+    su postgres -c "$BIN/pg_ctl -D $D status" >/dev/null || su postgres -c "$BIN/pg_ctl -D $D -l $D/log -w start" >/dev/null
+    # planning counts as statement time (#36, eighth step), also on a cluster made or started before this line
     psqlp -qc "ALTER SYSTEM SET pg_stat_statements.track_planning = on" -qc "SELECT pg_reload_conf()" >/dev/null
     psqlp -qc "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" ;;
   reset) psqlp -qAtc "SELECT pg_stat_statements_reset()" >/dev/null ;;
