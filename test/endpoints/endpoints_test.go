@@ -227,7 +227,9 @@ func TestRateLimitHoldsAcrossTwoInstances(t *testing.T) {
 	ep := c.createEndpoint(map[string]any{"name": "throttled", "url": rc.URL,
 		"rate_limit": map[string]any{"per_second": 5, "burst": 1}})
 
-	at := time.Now().Add(2 * time.Second)
+	// Far enough ahead that 30 creates fit before it on a busy machine
+	// (2 s did not, beside a second test run).
+	at := time.Now().Add(10 * time.Second)
 	const n = 30
 	var events []string
 	for i := range n {
