@@ -33,21 +33,53 @@ type DueRequest struct {
 // ReadDue returns up to Limit occurrences of the given slots that are due
 // by Until, oldest first, leaving out Skip. Nothing is written.
 func (s *Store) ReadDue(ctx context.Context, r DueRequest) ([]model.Occurrence, error) {
+	out, _, err := s.readDue(ctx, r, false)
+	return out, err
+}
+
+// ReadDueAndNext is ReadDue that also returns, when the answer holds fewer
+// than Limit rows, the earliest instant of a waiting row of the slots after
+// Until (nil when there is none, or when the answer is full). With every
+// row due by Until either in the answer or in Skip, that is the earliest
+// instant this owner does not hold: it sleeps till then without asking
+// again. The rows in Skip, which a separate ask had to walk past one by one
+// along the due index, lie at or before Until: the ask for the next instant
+// starts after them.
+func (s *Store) ReadDueAndNext(ctx context.Context, r DueRequest) ([]model.Occurrence, *time.Time, error) {
+	return s.readDue(ctx, r, true)
+}
+
+func (s *Store) readDue(ctx context.Context, r DueRequest, withNext bool) ([]model.Occurrence, *time.Time, error) {
 	where, args := s.dueWhere(r.Slots, r.Skip)
 	q := statusSQL(`SELECT `+occurrenceColumns+` FROM occurrences WHERE status IN {waiting} AND next_attempt_at <= ?`) +
 		where + ` ORDER BY next_attempt_at LIMIT ?`
 	out := make([]model.Occurrence, 0, min(r.Limit, 1024)) // scanned into without regrowth
+	var next []time.Time
 	// By key: the oldest rows first along the due index, stopping at the
 	// limit. Planned from statistics that lag a burst, PostgreSQL took the
 	// backlog for a few rows and read and sorted all of it (a bitmap scan)
 	// for every batch: a cost per delivery that grew with the backlog.
 	err := s.ByKey(ctx, func(tx *Store) error {
-		return tx.selectHot(ctx, &out, q, append(append([]any{tx.ts(r.Until)}, args...), r.Limit)...)
+		if err := tx.selectHot(ctx, &out, q, append(append([]any{tx.ts(r.Until)}, args...), r.Limit)...); err != nil {
+			return err
+		}
+		if !withNext || len(out) >= r.Limit {
+			return nil
+		}
+		slotsWhere, slotArgs := s.dueWhere(r.Slots, nil)
+		return tx.selectHot(ctx, &next, statusSQL(`SELECT next_attempt_at FROM occurrences
+			WHERE status IN {waiting} AND next_attempt_at > ?`)+slotsWhere+` ORDER BY next_attempt_at LIMIT 1`,
+			append([]any{tx.ts(r.Until)}, slotArgs...)...)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read due occurrences: %w", err)
+		return nil, nil, fmt.Errorf("read due occurrences: %w", err)
 	}
-	return normalizeAll(out), nil
+	var at *time.Time
+	if len(next) > 0 {
+		t := next[0].UTC()
+		at = &t
+	}
+	return normalizeAll(out), at, nil
 }
 
 // NextDueIn returns the earliest next_attempt_at of a waiting occurrence of

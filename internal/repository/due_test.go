@@ -72,6 +72,44 @@ func TestReadDueReadsOwnedSlotsAndWritesNothing(t *testing.T) {
 	})
 }
 
+// A read that sees its whole window also says when the first row after it
+// is due, so its owner sleeps till then without asking again; a full read
+// says nothing (more may be due in the window).
+func TestReadDueAndNextGivesTheFirstInstantAfterTheWindow(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEvent()
+		e.ID = model.NewID()
+		mustCreate(t, s, e)
+		later := []time.Time{t0.Add(3 * time.Second), t0.Add(2 * time.Second)}
+		_, err := s.InsertOccurrences(ctx, e.ID, append([]time.Time{t0, t0.Add(-time.Second)}, later...), false, t0)
+		require.NoError(t, err)
+		slots := []int{model.SlotOf(model.BucketOf(e.ID))}
+
+		rows, next, err := s.ReadDueAndNext(ctx, repository.DueRequest{Until: t0, Slots: slots, Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, rows, 2)
+		require.NotNil(t, next)
+		require.True(t, next.Equal(t0.Add(2*time.Second)), "the first instant after the window: %v", next)
+
+		// The rows in flight are at or before the window's end: they do
+		// not hide the next instant.
+		_, next, err = s.ReadDueAndNext(ctx, repository.DueRequest{Until: t0, Slots: slots,
+			Skip: []string{rows[0].ID, rows[1].ID}, Limit: 10})
+		require.NoError(t, err)
+		require.True(t, next.Equal(t0.Add(2*time.Second)))
+
+		full, next, err := s.ReadDueAndNext(ctx, repository.DueRequest{Until: t0, Slots: slots, Limit: 2})
+		require.NoError(t, err)
+		require.Len(t, full, 2)
+		require.Nil(t, next, "a full read does not know what else is due in its window")
+
+		_, next, err = s.ReadDueAndNext(ctx, repository.DueRequest{Until: t0.Add(time.Hour), Slots: slots, Limit: 10})
+		require.NoError(t, err)
+		require.Nil(t, next, "nothing waits after the window")
+	})
+}
+
 // An outcome under a slot's epoch applies once, and only while the slot
 // still has that epoch and the row is as its sender read it.
 func TestOwnedOutcomeIsFencedByEpochAndAttemptCount(t *testing.T) {

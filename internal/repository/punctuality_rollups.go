@@ -308,7 +308,9 @@ func punctualityArrays(rows map[punctualityKey]*punctualityCounts) []any {
 // compactPunctuality folds up to limit fresh punctuality rows into the
 // hour and day rows of their events and returns how many rows it wrote.
 // One compactor at a time on PostgreSQL (an advisory lock; another instance
-// skips its turn): the merge reads and rewrites rows.
+// skips its turn): the merge reads and rewrites rows. PostgreSQL folds in
+// one statement (punctualityFold); SQLite, whose fresh rows are few (it has
+// one writer and its outcome batches are large), merges them here.
 func (s *Store) compactPunctuality(ctx context.Context, limit int) (int, error) {
 	written := 0
 	err := s.WithTx(ctx, func(tx *Store) error {
@@ -321,6 +323,14 @@ func (s *Store) compactPunctuality(ctx context.Context, limit int) (int, error) 
 			if !locked {
 				return nil
 			}
+			// Run as written: $1 is already PostgreSQL's placeholder.
+			res, err := tx.q.ExecContext(ctx, punctualityFold, limit)
+			if err := tx.note(err, true); err != nil {
+				return fmt.Errorf("fold fresh punctuality rows: %w", err)
+			}
+			n, _ := res.RowsAffected()
+			written = int(n)
+			return nil
 		}
 		var fresh []punctualityRow
 		q := `DELETE FROM punctuality_fresh WHERE ` + tx.d.inPick(tx.d.rowID,
@@ -373,6 +383,32 @@ func (s *Store) compactPunctuality(ctx context.Context, limit int) (int, error) 
 	return written, err
 }
 
+// punctualityFold is PostgreSQL's compaction of the punctuality rollups in
+// one statement (migration 0024): a bounded batch of fresh rows is deleted
+// and added to the hour and day rows of their events (epoch arithmetic:
+// UTC days, as time.Truncate). The fresh rows a batch deletes are the ones
+// it adds, so a concurrent writer's new rows are neither lost nor counted
+// twice. Before it the compactor read the fresh rows and the rollup rows of
+// their keys into the process and wrote the merge back: two more round
+// trips carrying every one-time event's delivery (#36).
+const punctualityFold = `WITH fresh AS (DELETE FROM punctuality_fresh WHERE ctid = ANY(ARRAY(
+		SELECT ctid FROM punctuality_fresh LIMIT $1))
+		RETURNING start, event_id, completed, failed, missed, skipped, cancelled, lateness),
+	spread AS (SELECT 'h' AS width, start, event_id, completed, failed, missed, skipped, cancelled, lateness FROM fresh
+		UNION ALL
+		SELECT 'd', to_timestamp(floor(extract(epoch FROM start) / 86400) * 86400), event_id, completed, failed,
+			missed, skipped, cancelled, lateness FROM fresh)
+	INSERT INTO punctuality_rollups AS r (width, start, event_id, ` + punctualityColumns + `)
+	SELECT width, start, event_id, SUM(completed), SUM(failed), SUM(missed), SUM(skipped), SUM(cancelled),
+		CASE WHEN COUNT(NULLIF(lateness, '')) > 1 THEN qhronos_lateness_norm(string_agg(lateness, ','))
+			ELSE COALESCE(MAX(NULLIF(lateness, '')), '') END
+	FROM spread GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+	ON CONFLICT (width, start, event_id) DO UPDATE SET completed = r.completed + excluded.completed,
+		failed = r.failed + excluded.failed, missed = r.missed + excluded.missed,
+		skipped = r.skipped + excluded.skipped, cancelled = r.cancelled + excluded.cancelled,
+		lateness = CASE WHEN r.lateness = '' THEN excluded.lateness WHEN excluded.lateness = '' THEN r.lateness
+			ELSE qhronos_lateness_norm(r.lateness || ',' || excluded.lateness) END`
+
 // punctualityWideKey names a punctuality rollup row: its width ("h" or "d")
 // and its event's hour or day.
 type punctualityWideKey struct {
@@ -381,35 +417,10 @@ type punctualityWideKey struct {
 }
 
 // readPunctualityRollups reads the rollup rows of keys by exact key (primary
-// key probes). PostgreSQL gets the keys as arrays: one statement text, planned
-// once per connection, however many keys; the merge of a burst's one-time
-// events reads tens of thousands. The widths go as bpchar, the column's type:
-// compared as text, width left the index condition and each key scanned the
-// primary key from start to end.
+// key probes; SQLite's compaction).
 func (s *Store) readPunctualityRollups(ctx context.Context, keys []punctualityWideKey) ([]punctualityRow, error) {
 	var out []punctualityRow
 	const cols = `r.start, r.width, r.event_id, `
-	if s.d.backend == Postgres {
-		if err := s.planByKey(ctx); err != nil {
-			return nil, err
-		}
-		for start := 0; start < len(keys); start += 5000 {
-			chunk := keys[start:min(start+5000, len(keys))]
-			widths, starts, events := make([]string, len(chunk)), make([]time.Time, len(chunk)), make([]string, len(chunk))
-			for i, k := range chunk {
-				widths[i], starts[i], events[i] = k.width, k.start.UTC(), k.event
-			}
-			var rows []punctualityRow
-			if err := s.selectAll(ctx, &rows, `SELECT `+cols+prefixed("r.", punctualityColumns)+`
-				FROM unnest(?::bpchar[], ?::timestamptz[], ?::uuid[]) AS k (width, start, event_id)
-				JOIN punctuality_rollups r ON r.width = k.width AND r.start = k.start AND r.event_id = k.event_id`,
-				widths, starts, uuidArray(events)); err != nil {
-				return nil, fmt.Errorf("read punctuality rollups: %w", err)
-			}
-			out = append(out, rows...)
-		}
-		return out, nil
-	}
 	const perRead = 300
 	for start := 0; start < len(keys); start += perRead {
 		chunk := keys[start:min(start+perRead, len(keys))]
@@ -437,36 +448,10 @@ const punctualityUpsert = ` ON CONFLICT (width, start, event_id) DO UPDATE SET c
 	failed = excluded.failed, missed = excluded.missed, skipped = excluded.skipped,
 	cancelled = excluded.cancelled, lateness = excluded.lateness`
 
-// writePunctualityRollups writes the merged rows (as arrays on PostgreSQL,
-// one statement text; as VALUES lists on SQLite).
+// writePunctualityRollups writes the merged rows as VALUES lists (SQLite's
+// compaction).
 func (s *Store) writePunctualityRollups(ctx context.Context, merged map[punctualityWideKey]*punctualityCounts) error {
 	insert := `INSERT INTO punctuality_rollups (width, start, event_id, ` + punctualityColumns + `) `
-	if s.d.backend == Postgres {
-		n := len(merged)
-		widths, starts, events, lateness := make([]string, 0, n), make([]time.Time, 0, n), make([]string, 0, n),
-			make([]string, 0, n)
-		var cols [5][]int64
-		for k, c := range merged {
-			widths, starts, events = append(widths, k.width), append(starts, k.start.UTC()), append(events, k.event)
-			lateness = append(lateness, encodeLateness(c.lateness))
-			for i, v := range []int{c.completed, c.failed, c.missed, c.skipped, c.cancelled} {
-				cols[i] = append(cols[i], int64(v))
-			}
-		}
-		for start := 0; start < n; start += 5000 {
-			end := min(start+5000, n)
-			args := []any{widths[start:end], starts[start:end], uuidArray(events[start:end])}
-			for i := range cols {
-				args = append(args, cols[i][start:end])
-			}
-			if _, err := s.exec(ctx, insert+`SELECT * FROM unnest(?::text[], ?::timestamptz[], ?::uuid[], ?::bigint[],
-				?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[])`+punctualityUpsert,
-				append(args, lateness[start:end])...); err != nil {
-				return fmt.Errorf("write punctuality rollups: %w", err)
-			}
-		}
-		return nil
-	}
 	var rows [][]any
 	for k, c := range merged {
 		rows = append(rows, []any{k.width, s.ts(k.start), k.event, c.completed, c.failed, c.missed, c.skipped,

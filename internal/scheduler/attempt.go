@@ -163,8 +163,10 @@ func (d *Dispatcher) deferRow(jb *job, until time.Time, note string, now time.Ti
 	c := jb.custody
 	if _, err := d.store.DeferDue(ctx, jb.occ.ID, c.slot, c.epoch, c.seen, until, note, now); err != nil {
 		d.log.Warn("defer a held occurrence", zap.String("occurrence_id", jb.occ.ID), zap.Error(err))
+		until = now // still due as it was
 	}
 	d.settled(jb.occ.ID)
+	d.Wake(until)
 }
 
 // lateFrom is the instant an attempt's lateness is measured from: the

@@ -130,6 +130,11 @@ type Dispatcher struct {
 	queued    int           // of those, the ones handed to the outcome writer
 	changed   chan struct{} // closed and replaced whenever capacity grows
 	announced time.Time     // earliest instant given to Wake, not yet seen by Run
+	// readNext is the earliest instant after the last read's window of a
+	// row it did not hold (nil: none), valid until the next sleep takes it
+	// (readNextSet); see sleep.
+	readNext    *time.Time
+	readNextSet bool
 }
 
 // NewDispatcher returns a dispatcher; Close it (Run does) to stop its
@@ -195,6 +200,7 @@ type job struct {
 // instant. It returns the number of rows read; attempts continue after it
 // returns (Wait).
 func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
+	d.takeReadNext() // set again only by a read that sees its whole window
 	limit := d.capacity()
 	if limit <= 0 {
 		d.behindAt.Store(time.Now().UnixNano())
@@ -216,8 +222,11 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	}
 	now := d.clock.Now()
 	skip := d.inflight.beginRead()
-	occs, err := d.store.ReadDue(ctx, repository.DueRequest{Until: now.Add(d.cfg.ClaimAhead), Slots: slots,
-		Skip: skip, Limit: limit})
+	occs, next, err := d.store.ReadDueAndNext(ctx, repository.DueRequest{Until: now.Add(d.cfg.ClaimAhead),
+		Slots: slots, Skip: skip, Limit: limit})
+	if err == nil && len(occs) < limit {
+		d.setReadNext(next)
+	}
 	occs = d.inflight.endRead(occs)
 	if err != nil {
 		return 0, err
@@ -394,6 +403,12 @@ func (d *Dispatcher) record(rec repository.OutcomeRecord, done func(error)) {
 	d.rec.add(rec, func(err error) {
 		d.addQueued(-1)
 		done(err)
+		switch {
+		case err != nil:
+			d.Wake(d.clock.Now()) // not written: the row is still due
+		case rec.Status == model.OccurrenceRetrying && rec.NextAttemptAt != nil:
+			d.Wake(*rec.NextAttemptAt)
+		}
 	})
 }
 
@@ -475,6 +490,24 @@ func (d *Dispatcher) Wait(ctx context.Context) error {
 		case <-changed:
 		}
 	}
+}
+
+// setReadNext keeps what a read found of the next instant for the next
+// sleep (nil: no row waits after the read's window).
+func (d *Dispatcher) setReadNext(at *time.Time) {
+	d.mu.Lock()
+	d.readNext, d.readNextSet = at, true
+	d.mu.Unlock()
+}
+
+// takeReadNext returns and forgets the last read's next instant; ok is
+// false when no read since the last sleep saw its whole window.
+func (d *Dispatcher) takeReadNext() (at *time.Time, ok bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	at, ok = d.readNext, d.readNextSet
+	d.readNext, d.readNextSet = nil, false
+	return at, ok
 }
 
 // Wake tells a sleeping Run loop that something is due at at: it claims at

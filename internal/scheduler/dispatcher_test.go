@@ -269,6 +269,48 @@ func TestGracefulShutdownReleasesUnstartedClaims(t *testing.T) {
 	})
 }
 
+// The loop sleeps till the instant its last read found after its window;
+// a row that comes back to waiting sooner (here a retry) wakes it for its
+// own instant. max_sleep is an hour here, so nothing else would.
+func TestARetryDueBeforeTheNextReadInstantWakesTheLoop(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		cfg := testConfig()
+		cfg.MaxSleep = time.Hour
+		e := newEnv(t, s, cfg)
+		e.recv.Respond(func(d schedulertest.Delivery, n int) schedulertest.Reply {
+			if n == 1 {
+				return schedulertest.Reply{Status: http.StatusInternalServerError}
+			}
+			return schedulertest.Reply{Status: http.StatusOK}
+		})
+		failing := e.create(e.event(nil)) // due at t0+1m
+		e.create(e.event(func(ev *model.Event) { ev.StartTime = t0.Add(30 * time.Minute) }))
+		e.clock.Set(t0.Add(time.Minute - 200*time.Millisecond))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			e.disp.Run(ctx, nil)
+		}()
+		defer func() { cancel(); <-done }()
+		require.NoError(t, e.clock.WaitForWaiters(deadline(t), 2), "the holder waits for the instant, the loop sleeps")
+		e.clock.Set(t0.Add(time.Minute))
+		require.NoError(t, e.recv.WaitFor(deadline(t), 1))
+		var retryAt time.Time
+		require.Eventually(t, func() bool {
+			o := e.occurrences(failing.ID)[0]
+			retryAt = o.NextAttemptAt
+			return o.Status == model.OccurrenceRetrying
+		}, 50*time.Second, 5*time.Millisecond, "the failure is recorded, to be retried")
+		require.True(t, retryAt.Before(t0.Add(30*time.Minute)))
+		e.clock.Set(retryAt)
+		require.NoError(t, e.recv.WaitFor(deadline(t), 2), "the retry is sent at its instant")
+		require.Eventually(t, func() bool {
+			return e.occurrences(failing.ID)[0].Status == model.OccurrenceCompleted
+		}, 50*time.Second, 5*time.Millisecond)
+	})
+}
+
 // lapseClaims has a dead worker claim the due row and the rescuer return
 // it, n times: an instance cut from the database after its claim.
 func lapseClaims(t *testing.T, e *env, s *repository.Store, n int) {

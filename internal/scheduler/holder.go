@@ -130,10 +130,14 @@ func (d *Dispatcher) preFire(group []job, now time.Time) []job {
 		}
 	}
 	fire := make([]job, 0, len(group))
+	changed := false
 	for _, jb := range group {
 		c, ok := checks[jb.occ.ID]
 		if !ok || !c.Unchanged(jb.custody.seen) {
-			d.settled(jb.occ.ID) // cancelled, rescheduled or recorded by someone else meanwhile
+			// Cancelled, rescheduled or recorded by someone else meanwhile;
+			// if it waits again, the next read finds it.
+			d.settled(jb.occ.ID)
+			changed = true
 			continue
 		}
 		if ev, ok := fresh[jb.ev.ID]; ok {
@@ -151,6 +155,9 @@ func (d *Dispatcher) preFire(group []job, now time.Time) []job {
 		}
 		jb.readAt = readAt
 		fire = append(fire, jb)
+	}
+	if changed {
+		d.Wake(d.clock.Now())
 	}
 	return fire
 }
@@ -195,4 +202,5 @@ func (d *Dispatcher) releaseIDs(ids ...string) {
 	}
 	d.log.Debug("let unstarted occurrences go", zap.Int("occurrences", len(ids)))
 	d.settled(ids...)
+	d.Wake(d.clock.Now()) // still waiting: read again (unless stopping)
 }
