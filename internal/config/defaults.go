@@ -61,7 +61,7 @@ func Default() *Config {
 			MaxCount:              100000,
 			ExpandBatch:           200,
 			RecordBatch:           500,
-			RecordInterval:        5 * time.Millisecond,
+			RecordInterval:        25 * time.Millisecond,
 			RescueBatch:           1000,
 			CatchupGrace:          time.Minute,
 		},

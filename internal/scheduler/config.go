@@ -56,7 +56,7 @@ type Config struct {
 	ScopeShare, DestinationShare float64
 
 	RecordBatch    int           // outcomes per write (500)
-	RecordInterval time.Duration // longest an outcome waits to be written (5 ms)
+	RecordInterval time.Duration // longest an outcome waits to be written (25 ms)
 	// BookkeepingInterval is how often the event bookkeeping of recorded
 	// outcomes (last_run_at, last_status, next_run_at, inactive) is written,
 	// coalesced per event (DefaultBookkeepingInterval when zero).
