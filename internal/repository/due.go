@@ -54,7 +54,7 @@ func (s *Store) readDue(ctx context.Context, r DueRequest, withNext bool) ([]mod
 	q := statusSQL(`SELECT `+occurrenceColumns+` FROM occurrences WHERE status IN {waiting} AND next_attempt_at <= ?`) +
 		where + ` ORDER BY next_attempt_at LIMIT ?`
 	out := make([]model.Occurrence, 0, min(r.Limit, 1024)) // scanned into without regrowth
-	var next []time.Time
+	var next *time.Time
 	// By key: the oldest rows first along the due index, stopping at the
 	// limit. Planned from statistics that lag a burst, PostgreSQL took the
 	// backlog for a few rows and read and sorted all of it (a bitmap scan)
@@ -67,32 +67,39 @@ func (s *Store) readDue(ctx context.Context, r DueRequest, withNext bool) ([]mod
 			return nil
 		}
 		slotsWhere, slotArgs := s.dueWhere(r.Slots, nil)
-		return tx.selectHot(ctx, &next, statusSQL(`SELECT next_attempt_at FROM occurrences
-			WHERE status IN {waiting} AND next_attempt_at > ?`)+slotsWhere+` ORDER BY next_attempt_at LIMIT 1`,
-			append([]any{tx.ts(r.Until)}, slotArgs...)...)
+		var err error
+		next, err = tx.firstWaiting(ctx, ` AND next_attempt_at > ?`+slotsWhere, append([]any{tx.ts(r.Until)}, slotArgs...))
+		return err
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("read due occurrences: %w", err)
 	}
-	var at *time.Time
-	if len(next) > 0 {
-		t := next[0].UTC()
-		at = &t
-	}
-	return normalizeAll(out), at, nil
+	return normalizeAll(out), next, nil
 }
 
 // NextDueIn returns the earliest next_attempt_at of a waiting occurrence of
 // the given slots, leaving out skip, or nil when none is waiting.
 func (s *Store) NextDueIn(ctx context.Context, slots []int, skip []string) (*time.Time, error) {
 	where, args := s.dueWhere(slots, skip)
-	var rows []time.Time
+	var next *time.Time
 	err := s.ByKey(ctx, func(tx *Store) error { // as ReadDue
-		return tx.selectHot(ctx, &rows, statusSQL(`SELECT next_attempt_at FROM occurrences WHERE status IN {waiting}`)+
-			where+` ORDER BY next_attempt_at LIMIT 1`, args...)
+		var err error
+		next, err = tx.firstWaiting(ctx, where, args)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("next due occurrence: %w", err)
+	}
+	return next, nil
+}
+
+// firstWaiting is the earliest next_attempt_at of a waiting occurrence that
+// also matches where (" AND …" with its args), or nil when none does.
+func (s *Store) firstWaiting(ctx context.Context, where string, args []any) (*time.Time, error) {
+	var rows []time.Time
+	if err := s.selectHot(ctx, &rows, statusSQL(`SELECT next_attempt_at FROM occurrences WHERE status IN {waiting}`)+
+		where+` ORDER BY next_attempt_at LIMIT 1`, args...); err != nil {
+		return nil, err
 	}
 	if len(rows) == 0 {
 		return nil, nil

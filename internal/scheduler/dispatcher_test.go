@@ -230,12 +230,7 @@ func TestGracefulShutdownReleasesUnstartedClaims(t *testing.T) {
 		e := newEnv(t, s, testConfig())
 		ev := e.create(e.event(nil))
 		e.clock.Set(t0.Add(time.Minute - 200*time.Millisecond))
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			e.disp.Run(ctx, nil)
-		}()
+		cancel, done := e.runLoop()
 		// Run reads the row and holds it until its instant (one waiter),
 		// and sleeps (another). Nothing is written for it meanwhile.
 		require.NoError(t, e.clock.WaitForWaiters(deadline(t), 2))
@@ -286,12 +281,7 @@ func TestARetryDueBeforeTheNextReadInstantWakesTheLoop(t *testing.T) {
 		failing := e.create(e.event(nil)) // due at t0+1m
 		e.create(e.event(func(ev *model.Event) { ev.StartTime = t0.Add(30 * time.Minute) }))
 		e.clock.Set(t0.Add(time.Minute - 200*time.Millisecond))
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			e.disp.Run(ctx, nil)
-		}()
+		cancel, done := e.runLoop()
 		defer func() { cancel(); <-done }()
 		require.NoError(t, e.clock.WaitForWaiters(deadline(t), 2), "the holder waits for the instant, the loop sleeps")
 		e.clock.Set(t0.Add(time.Minute))

@@ -106,6 +106,18 @@ func (e *env) newDispatcher(cfg scheduler.Config, reg *actions.Registry) *schedu
 
 // event is a one-time webhook event at the receiver, at t0+1m unless mut
 // changes it.
+// runLoop starts the dispatcher's Run loop; cancel ends it, and done
+// closes once Run has returned.
+func (e *env) runLoop() (cancel context.CancelFunc, done <-chan struct{}) {
+	ctx, cancel := context.WithCancel(context.Background())
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		e.disp.Run(ctx, nil)
+	}()
+	return cancel, closed
+}
+
 func (e *env) event(mut func(ev *model.Event)) *model.Event {
 	params, _ := json.Marshal(map[string]string{"url": e.recv.URL + "/hook"})
 	ev := &model.Event{ID: uuid.NewString(), Name: "report", StartTime: t0.Add(time.Minute), Timezone: "UTC",
