@@ -40,7 +40,7 @@ func versioned(id string, version int64, params string) *model.Event {
 	return &model.Event{ID: id, Version: version, Action: model.Action{Type: "webhook", Params: json.RawMessage(params)}}
 }
 
-func TestDeliveriesPrepareOncePerEventVersion(t *testing.T) {
+func TestDeliveriesPrepareOncePerAction(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int32
 	c := newDeliveries(8, countingPrepare(&calls))
@@ -57,8 +57,35 @@ func TestDeliveriesPrepareOncePerEventVersion(t *testing.T) {
 	edited, err := c.get(versioned("e1", 2, `"v2"`))
 	require.NoError(t, err)
 	require.Equal(t, `"v2"`, edited.(*preparedParams).params, "an edited event runs its new params")
-	require.Equal(t, int32(2), calls.Load(), "a new version is prepared afresh")
-	require.Equal(t, 1, c.recent.Len(), "the edit replaced the old version's entry")
+	require.Equal(t, int32(2), calls.Load(), "new params are prepared afresh")
+
+	retimed, err := c.get(versioned("e1", 3, `"v2"`))
+	require.NoError(t, err)
+	require.Same(t, edited, retimed, "an edit that left the action alone keeps its delivery")
+	require.Equal(t, int32(2), calls.Load())
+}
+
+// Events with the same action (one URL, one endpoint) share its
+// preparation; the same params under another type do not.
+func TestDeliveriesAreSharedByEventsWithTheSameAction(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	c := newDeliveries(8, countingPrepare(&calls))
+	first, err := c.get(versioned("e1", 1, `{"url":"https://example.com/hook"}`))
+	require.NoError(t, err)
+	for _, id := range []string{"e2", "e3", "e4"} {
+		d, err := c.get(versioned(id, 1, `{"url":"https://example.com/hook"}`))
+		require.NoError(t, err)
+		require.Same(t, first, d)
+	}
+	require.Equal(t, int32(1), calls.Load(), "four events, one action, one Prepare")
+
+	other := versioned("e5", 1, `{"url":"https://example.com/hook"}`)
+	other.Action.Type = "api_call"
+	d, err := c.get(other)
+	require.NoError(t, err)
+	require.NotSame(t, first, d, "another action type is another action")
+	require.Equal(t, int32(2), calls.Load())
 }
 
 // Several occurrences of one event fire together: still one Prepare.
@@ -97,22 +124,22 @@ func TestDeliveriesFailureIsNotKept(t *testing.T) {
 	require.Zero(t, c.recent.Len())
 }
 
-// Deleted and idle events do not stay: the least recently used entry goes
+// Deleted and idle actions do not stay: the least recently used entry goes
 // once the bound is reached.
 func TestDeliveriesAreBounded(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int32
 	c := newDeliveries(2, countingPrepare(&calls))
 	for _, id := range []string{"a", "b", "a", "c"} { // "b" is the least recently used when "c" arrives
-		_, err := c.get(versioned(id, 1, `"p"`))
+		_, err := c.get(versioned(id, 1, `"`+id+`"`))
 		require.NoError(t, err)
 	}
 	require.Equal(t, 2, c.recent.Len())
 	require.Equal(t, int32(3), calls.Load())
-	_, err := c.get(versioned("a", 1, `"p"`))
+	_, err := c.get(versioned("a", 1, `"a"`))
 	require.NoError(t, err)
 	require.Equal(t, int32(3), calls.Load(), "a kept its delivery")
-	_, err = c.get(versioned("b", 1, `"p"`))
+	_, err = c.get(versioned("b", 1, `"b"`))
 	require.NoError(t, err)
 	require.Equal(t, int32(4), calls.Load(), "b was evicted and is prepared again")
 }
