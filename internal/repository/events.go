@@ -69,6 +69,18 @@ type eventRow struct {
 	DebounceSince         *time.Time        `db:"debounce_since"`
 }
 
+// fields lists the row's fields in eventColumns' order (selectListed;
+// TestEventRowListsItsFieldsInColumnOrder keeps the two in step).
+func (r *eventRow) fields() []any {
+	return []any{&r.ID, &r.Name, &r.Description, &r.StartTime, &r.Timezone, &r.RRule, &r.Schedule, &r.Cron,
+		&r.ActionType, &r.Action, &r.Webhook, &r.HMACSecret, &r.PreviousSecret, &r.PreviousSecretExpires, &r.TagsJSON,
+		&r.Metadata, &r.Retry, &r.CatchUp, &r.TimeoutMS, &r.Status, &r.LastStatus, &r.CreatedBy, &r.CreatedVia,
+		&r.Version, &r.ExpandedUntil, &r.NextRunAt, &r.LastRunAt, &r.CreatedAt, &r.UpdatedAt, &r.DeletedAt,
+		&r.PausedAt, &r.PausedUntil, &r.PauseReason, &r.PausedBy, &r.PauseCatchUp, &r.DST, &r.JitterMS,
+		&r.Calendars, &r.EndpointID, &r.NoTracePropagation, &r.KeyScope, &r.Key, &r.DebounceMS, &r.MaxWaitMS,
+		&r.DebounceSince}
+}
+
 func (r *eventRow) event() (model.Event, error) {
 	e := model.Event{ID: r.ID, Name: r.Name, Description: r.Description, StartTime: utc(r.StartTime),
 		Timezone: r.Timezone, RRule: r.RRule, Cron: r.Cron, Webhook: r.Webhook, HMACSecret: r.HMACSecret,
@@ -548,7 +560,7 @@ func (s *Store) EventsByID(ctx context.Context, ids []string) (map[string]model.
 				q += `id IN (` + placeholders(len(chunk)) + `)`
 				args = stringArgs(chunk)
 			}
-			if err := tx.selectHot(ctx, &rows, q, args...); err != nil {
+			if err := selectListed(ctx, tx, &rows, q, args...); err != nil {
 				return fmt.Errorf("get events by id: %w", err)
 			}
 			evs, err := decodeEvents(rows)

@@ -157,3 +157,41 @@ func fixedChunks(n, size int) []int {
 	}
 	return sizes
 }
+
+// listedRow is a row type that lists pointers to its fields in the order
+// of its query's columns.
+type listedRow[T any] interface {
+	*T
+	fields() []any
+}
+
+// selectListed is selectHot for a row type that lists its fields: each row
+// is scanned into them directly. sqlx finds a row's fields by reflection,
+// column by column, for every row; for the events a dispatcher reads (45
+// columns, one row per delivery in a burst) that was a third of the read's
+// CPU in qhronosd.
+func selectListed[T any, P listedRow[T]](ctx context.Context, s *Store, dest *[]T, query string, args ...any) error {
+	var rows *sql.Rows
+	var err error
+	if s.stmts != nil {
+		if st, release := s.prepared(ctx, s.d.rebind(query)); st != nil {
+			defer release()
+			rows, err = st.QueryContext(ctx, args...)
+		}
+	}
+	if rows == nil && err == nil {
+		rows, err = s.q.QueryContext(ctx, s.d.rebind(query), args...)
+	}
+	if err != nil {
+		return s.note(err, false)
+	}
+	defer func() { _ = rows.Close() }()
+	for rows.Next() {
+		var r T
+		if err := rows.Scan(P(&r).fields()...); err != nil {
+			return s.note(err, false)
+		}
+		*dest = append(*dest, r)
+	}
+	return s.note(rows.Err(), false)
+}

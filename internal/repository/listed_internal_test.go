@@ -1,0 +1,41 @@
+package repository
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A listed row's fields must come in its columns' order: a field out of
+// place would scan another column's value without an error when the two
+// have the same type.
+func TestEventRowListsItsFieldsInColumnOrder(t *testing.T) {
+	var r eventRow
+	require.Equal(t, columnsOf(eventColumns), tagsOf(t, &r, r.fields()))
+}
+
+func columnsOf(list string) []string {
+	var out []string
+	for _, c := range strings.Split(list, ",") {
+		out = append(out, strings.TrimSpace(c))
+	}
+	return out
+}
+
+// tagsOf names the db tag of the field each pointer points to, in order.
+func tagsOf(t *testing.T, row any, fields []any) []string {
+	v := reflect.ValueOf(row).Elem()
+	byAddr := map[uintptr]string{}
+	for i := range v.NumField() {
+		byAddr[v.Field(i).Addr().Pointer()] = v.Type().Field(i).Tag.Get("db")
+	}
+	var out []string
+	for _, f := range fields {
+		tag, ok := byAddr[reflect.ValueOf(f).Pointer()]
+		require.True(t, ok, "a listed field is not one of the row's")
+		out = append(out, tag)
+	}
+	return out
+}
