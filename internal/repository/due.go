@@ -60,7 +60,7 @@ func (s *Store) readDue(ctx context.Context, r DueRequest, withNext bool) ([]mod
 	// backlog for a few rows and read and sorted all of it (a bitmap scan)
 	// for every batch: a cost per delivery that grew with the backlog.
 	err := s.ByKey(ctx, func(tx *Store) error {
-		if err := tx.selectHot(ctx, &out, q, append(append([]any{tx.ts(r.Until)}, args...), r.Limit)...); err != nil {
+		if err := selectListed(ctx, tx, &out, occurrenceFields, q, append(append([]any{tx.ts(r.Until)}, args...), r.Limit)...); err != nil {
 			return err
 		}
 		if !withNext || len(out) >= r.Limit {

@@ -70,7 +70,7 @@ type eventRow struct {
 }
 
 // fields lists the row's fields in eventColumns' order (selectListed;
-// TestEventRowListsItsFieldsInColumnOrder keeps the two in step).
+// TestListedFieldsAreInColumnOrder keeps the two in step).
 func (r *eventRow) fields() []any {
 	return []any{&r.ID, &r.Name, &r.Description, &r.StartTime, &r.Timezone, &r.RRule, &r.Schedule, &r.Cron,
 		&r.ActionType, &r.Action, &r.Webhook, &r.HMACSecret, &r.PreviousSecret, &r.PreviousSecretExpires, &r.TagsJSON,
@@ -560,7 +560,7 @@ func (s *Store) EventsByID(ctx context.Context, ids []string) (map[string]model.
 				q += `id IN (` + placeholders(len(chunk)) + `)`
 				args = stringArgs(chunk)
 			}
-			if err := selectListed(ctx, tx, &rows, q, args...); err != nil {
+			if err := selectListed(ctx, tx, &rows, (*eventRow).fields, q, args...); err != nil {
 				return fmt.Errorf("get events by id: %w", err)
 			}
 			evs, err := decodeEvents(rows)

@@ -6,14 +6,18 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 // A listed row's fields must come in its columns' order: a field out of
 // place would scan another column's value without an error when the two
 // have the same type.
-func TestEventRowListsItsFieldsInColumnOrder(t *testing.T) {
+func TestListedFieldsAreInColumnOrder(t *testing.T) {
 	var r eventRow
 	require.Equal(t, columnsOf(eventColumns), tagsOf(t, &r, r.fields()))
+	var o model.Occurrence
+	require.Equal(t, columnsOf(occurrenceColumns), tagsOf(t, &o, occurrenceFields(&o)))
 }
 
 func columnsOf(list string) []string {

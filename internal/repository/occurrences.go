@@ -15,6 +15,15 @@ const occurrenceColumns = `id, event_id, scheduled_at, status, manual, attempt_c
 	lease_token, lease_owner, lease_expires_at, status_code, response_body, error_message, started_at,
 	completed_at, created_at, updated_at, manual_retry, acked_at, reason, original_scheduled_at, lapses`
 
+// occurrenceFields lists o's fields in occurrenceColumns' order
+// (selectListed; TestListedFieldsAreInColumnOrder keeps the two in step).
+func occurrenceFields(o *model.Occurrence) []any {
+	return []any{&o.ID, &o.EventID, &o.ScheduledAt, &o.Status, &o.Manual, &o.AttemptCount, &o.NextAttemptAt,
+		&o.LeaseToken, &o.LeaseOwner, &o.LeaseExpiresAt, &o.StatusCode, &o.ResponseBody, &o.ErrorMessage, &o.StartedAt,
+		&o.CompletedAt, &o.CreatedAt, &o.UpdatedAt, &o.ManualRetry, &o.AckedAt, &o.Reason, &o.OriginalScheduledAt,
+		&o.Lapses}
+}
+
 func normalize(o *model.Occurrence) {
 	o.ScheduledAt, o.NextAttemptAt = utc(o.ScheduledAt), utc(o.NextAttemptAt)
 	o.CreatedAt, o.UpdatedAt = utc(o.CreatedAt), utc(o.UpdatedAt)
