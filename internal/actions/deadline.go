@@ -24,6 +24,17 @@ const deadlineGrace = 200 * time.Millisecond
 // goroutine outlives its attempt by more than the library's own timeouts.
 type deadlined struct{ Delivery }
 
+// contextBound marks a delivery whose every wait ends with its context: it
+// sends to its own URL with net/http alone, whose dial, TLS handshake,
+// request and response reads all watch the context. deadlined runs it
+// inline: a goroutine and a channel per attempt bought nothing for it.
+// Endpoint deliveries are not marked: their client comes with the
+// endpoint's resolution.
+type contextBound interface{ boundByContext() }
+
+func (*webhookDelivery) boundByContext() {}
+func (*apiCallDelivery) boundByContext() {}
+
 // EndpointID keeps the endpoint of a delivery that names one visible
 // through the wrapper ("" otherwise, as for an inline URL).
 func (d *deadlined) EndpointID() string { return EndpointOf(d.Delivery) }
@@ -36,6 +47,9 @@ func (d *deadlined) Execute(ctx context.Context, req Request) Outcome {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if _, ok := d.Delivery.(contextBound); ok {
+		return d.Delivery.Execute(ctx, req)
+	}
 	start := time.Now()
 	done := make(chan Outcome, 1) // an abandoned call's send never blocks
 	go func() { done <- d.Delivery.Execute(ctx, req) }()
