@@ -7,7 +7,7 @@
 # usage: bench/cpu-split.sh qhronos [EVENTS] [DUE_IN_SECONDS]   a burst of EVENTS (default 40000) on one instant
 #        bench/cpu-split.sh ceiling [ROWS]                      ../shared/ceiling/run.sh draining ROWS (200000)
 # QHRONOSD / QHRONOS_BENCH pick the binaries (see pg-run.sh). The window: from 1 s before the due instant to
-# 8 s after it (the qhronos burst; keep EVENTS so it drains in under 7 s), or a 3.5 s slice of the ceiling's drain.
+# 6 s after it (the qhronos burst; keep EVENTS so it drains in under 6 s: the server stops when the bench ends), or a 3.5 s slice of the ceiling's drain.
 set -u
 cd "$(dirname "$0")/.."
 snap() { # process name -> user+system ticks, summed over its processes
@@ -20,7 +20,7 @@ hz=$(getconf CLK_TCK)
 case "${1:-qhronos}" in
 qhronos)
 	n=${2:-40000} due=${3:-35}
-	( sleep $((due - 1)); snap >"$A"; sleep 9; snap >"$B" ) &
+	( sleep $((due - 1)); snap >"$A"; sleep 7; snap >"$B" ) &
 	bash bench/pg-run.sh cpu$RANDOM $((20000 + RANDOM % 10000)) -- --mode burst --events "$n" --burst-window 0 \
 		--due-in "${due}s" --create-concurrency 32 --receivers 8 --timeout 120s 2>/dev/null | grep -E "deliveries/s|^lost|^duplicates"
 	wait ;;
