@@ -27,11 +27,13 @@ CONF
     psqlp -qc "ALTER SYSTEM SET pg_stat_statements.track_planning = on" -qc "SELECT pg_reload_conf()" >/dev/null
     psqlp -qc "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" ;;
   reset) psqlp -qAtc "SELECT pg_stat_statements_reset()" >/dev/null ;;
-  # Statement time (planning included) grouped by the statement's first 45 characters (batches of different sizes are
-  # separate entries), with time per row.
+  # Statement time (planning included) grouped by the statement's first 45 characters and the table it writes (the
+  # outcome update and the bookkeeping's open alike and were one entry before), batches of different sizes
+  # separate entries, with time per row.
   top) psqlp -P pager=off -c "SELECT round(sum(total_exec_time + total_plan_time)::numeric) AS ms, sum(calls) AS calls,
          sum(rows) AS rows, round((sum(total_exec_time + total_plan_time) / greatest(sum(rows), 1))::numeric, 3) AS ms_per_row, k
-       FROM (SELECT *, left(regexp_replace(query, '\s+', ' ', 'g'), 45) AS k FROM pg_stat_statements
+       FROM (SELECT *, left(q, 45) || coalesce(' … ' || substring(q from '(?:UPDATE|INSERT INTO|DELETE FROM) \w+'), '') AS k
+             FROM (SELECT *, regexp_replace(query, '\s+', ' ', 'g') AS q FROM pg_stat_statements) p
              WHERE query NOT LIKE '%pg_stat_statements%') s
        GROUP BY k ORDER BY 1 DESC LIMIT ${2:-16}" ;;
   stop) su postgres -c "$BIN/pg_ctl -D $D -m fast stop" >/dev/null ;;
