@@ -29,7 +29,7 @@ CONF
   reset) psqlp -qAtc "SELECT pg_stat_statements_reset()" >/dev/null ;;
   # Statement time (planning included) grouped by the statement's first 45 characters and the table it writes (the
   # outcome update and the bookkeeping's open alike and were one entry before), batches of different sizes
-  # separate entries, with time per row.
+  # are separate entries, with time per row.
   top) psqlp -P pager=off -c "SELECT round(sum(total_exec_time + total_plan_time)::numeric) AS ms, sum(calls) AS calls,
          sum(rows) AS rows, round((sum(total_exec_time + total_plan_time) / greatest(sum(rows), 1))::numeric, 3) AS ms_per_row, k
        FROM (SELECT *, left(q, 45) || coalesce(' … ' || substring(q from '(?:UPDATE|INSERT INTO|DELETE FROM) \w+'), '') AS k
