@@ -23,8 +23,8 @@ const goneReason = "paused: the receiver answered 410 Gone"
 // slot until the action returns. An action naming an endpoint is admitted
 // by the endpoint first: a disabled endpoint fails the row without an
 // attempt, and a throttled or open one hands it back, due later, uncounted.
-func (d *Dispatcher) attempt(jb job) {
-	if !d.usable(&jb) {
+func (d *Dispatcher) attempt(jb *job) {
+	if !d.usable(jb) {
 		// The slot went to another instance, or this one could not renew
 		// it in time: another instance may be firing the row. Let it go.
 		<-d.sem
@@ -36,7 +36,7 @@ func (d *Dispatcher) attempt(jb job) {
 	var adm *endpoints.Admission
 	if prepErr == nil {
 		if id := actions.EndpointOf(delivery); id != "" {
-			if adm = d.admit(&jb, id); adm == nil {
+			if adm = d.admit(jb, id); adm == nil {
 				return
 			}
 		}
@@ -44,7 +44,7 @@ func (d *Dispatcher) attempt(jb job) {
 	started := d.clock.Now()
 	ctx, span := tracing.StartAttempt(d.attemptCtx, tracing.Attempt{EventID: jb.ev.ID, OccurrenceID: jb.occ.ID,
 		Number: jb.occ.AttemptCount, ActionType: jb.ev.Action.Type, Propagate: !jb.ev.NoTracePropagation})
-	out, ackTimeout := d.execute(ctx, &jb, started, delivery, prepErr, adm)
+	out, ackTimeout := d.execute(ctx, jb, started, delivery, prepErr, adm)
 	<-d.sem
 	if errors.Is(out.Err, errLeaseGone) || errors.Is(out.Err, errHandedBack) {
 		if adm != nil {
@@ -120,12 +120,10 @@ func (d *Dispatcher) attempt(jb job) {
 	// The write is fenced by the slot's epoch: if the slot went to another
 	// instance meanwhile, it changes nothing (and that instance sends the
 	// row again under the same id: a send already under way).
-	occ := jb.occ
-	ev := jb.ev
 	d.record(rec, func(err error) {
 		if err == nil {
 			for _, o := range d.observers {
-				o.ObserveAttempt(&ev, &occ, out, started)
+				o.ObserveAttempt(&jb.ev, &jb.occ, out, started)
 			}
 		}
 		d.settled(jb.occ.ID)

@@ -58,7 +58,9 @@ func (d *Dispatcher) hold(jobs []job) {
 				return
 			case d.sem <- struct{}{}:
 			}
-			go d.attempt(jobs[k])
+			// By pointer: a job is about a kilobyte, and nothing writes
+			// jobs[:j] once they are handed out.
+			go d.attempt(&jobs[k])
 		}
 		i = j
 	}
