@@ -104,8 +104,6 @@ func (e *env) newDispatcher(cfg scheduler.Config, reg *actions.Registry) *schedu
 	return d
 }
 
-// event is a one-time webhook event at the receiver, at t0+1m unless mut
-// changes it.
 // runLoop starts the dispatcher's Run loop; cancel ends it, and done
 // closes once Run has returned.
 func (e *env) runLoop() (cancel context.CancelFunc, done <-chan struct{}) {
@@ -118,6 +116,8 @@ func (e *env) runLoop() (cancel context.CancelFunc, done <-chan struct{}) {
 	return cancel, closed
 }
 
+// event is a one-time webhook event at the receiver, at t0+1m unless mut
+// changes it.
 func (e *env) event(mut func(ev *model.Event)) *model.Event {
 	params, _ := json.Marshal(map[string]string{"url": e.recv.URL + "/hook"})
 	ev := &model.Event{ID: uuid.NewString(), Name: "report", StartTime: t0.Add(time.Minute), Timezone: "UTC",
