@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/qhronos/qhronos/internal/outbound"
@@ -128,6 +129,8 @@ type apiCallDelivery struct {
 	dest   string
 	body   []byte
 	isJSON bool
+	// shownURL is params.URL as attempts record it (see recordHints).
+	shownURL atomic.Pointer[string]
 }
 
 // Prepare returns it as a Delivery.
@@ -141,14 +144,15 @@ func (d *apiCallDelivery) AckTimeout() time.Duration { return 0 }
 
 // Execute implements Delivery.
 func (d *apiCallDelivery) Execute(ctx context.Context, req Request) Outcome {
-	return d.send(ctx, req, httpTarget{url: d.params.URL, client: d.cfg.Client})
+	return d.send(ctx, req, httpTarget{url: d.params.URL, client: d.cfg.Client, shownURL: &d.shownURL})
 }
 
 // send implements httpSender. The event's own headers win over an
 // endpoint's.
 func (d *apiCallDelivery) send(ctx context.Context, req Request, to httpTarget) Outcome {
 	p := d.params
-	hints := recordHints{body: d.body, configured: []map[string]string{to.headers, p.Headers}, paramsBody: true}
+	hints := recordHints{body: d.body, configured: []map[string]string{to.headers, p.Headers}, paramsBody: true,
+		shownURL: to.shownURL}
 	return d.cfg.deliver(ctx, req, to.client, hints, func(ctx context.Context) (*http.Request, error) {
 		var rd io.Reader
 		if d.body != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -47,6 +48,9 @@ type httpTarget struct {
 	client *http.Client
 	// headers are an endpoint's, set before the action's own.
 	headers map[string]string
+	// shownURL keeps url as recorded when url is the action's own (nil
+	// for an endpoint's, resolved per attempt).
+	shownURL *atomic.Pointer[string]
 }
 
 // httpSender is a prepared webhook or apicall, able to send to any target.

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/qhronos/qhronos/internal/redact"
@@ -40,6 +41,11 @@ type recordHints struct {
 	// paramsBody marks a body written by the event's author (an API
 	// call's params.body): redacted as the event's page shows it.
 	paramsBody bool
+	// shownURL, when set, keeps the URL as recorded for a delivery whose
+	// URL never changes: parsing it again to redact it on every attempt
+	// was 3 % of qhronosd's CPU in a burst (BENCHMARKS.md, "#36: eleventh
+	// step"). nil for targets resolved per attempt (endpoints).
+	shownURL *atomic.Pointer[string]
 }
 
 // qhronosHeaders are set by Qhronos itself and shown as sent, even when
@@ -87,7 +93,7 @@ func (c HTTPConfig) record(r *http.Request, h recordHints) *SentRequest {
 			configured[http.CanonicalHeaderKey(k)] = true
 		}
 	}
-	out := &SentRequest{Method: r.Method, URL: red.URL(r.URL.String()), Headers: make(map[string]string, len(r.Header)+1)}
+	out := &SentRequest{Method: r.Method, URL: h.url(red, r), Headers: make(map[string]string, len(r.Header)+1)}
 	for name, values := range r.Header {
 		out.Headers[name] = showHeader(red, name, strings.Join(values, ", "), configured[name])
 	}
@@ -104,6 +110,19 @@ func (c HTTPConfig) record(r *http.Request, h recordHints) *SentRequest {
 	}
 	out.Body, out.BodyTruncated = cutBody(body)
 	return out
+}
+
+// url is r's URL as recorded: redacted, and remembered in h.shownURL.
+func (h recordHints) url(red *redact.Redactor, r *http.Request) string {
+	if h.shownURL == nil {
+		return red.URL(r.URL.String())
+	}
+	if shown := h.shownURL.Load(); shown != nil {
+		return *shown
+	}
+	shown := red.URL(r.URL.String())
+	h.shownURL.Store(&shown)
+	return shown
 }
 
 // MethodPublish is the method a broker attempt's recorded request shows.

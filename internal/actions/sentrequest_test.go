@@ -75,7 +75,14 @@ func TestAPICallRecordsTheRequestItSent(t *testing.T) {
 	out := d.Execute(context.Background(), baseRequest())
 	require.NoError(t, out.Err)
 	r := next(t, got)
-	require.Equal(t, srv.URL+"/charge?token="+red.Fingerprint("QUERY-SECRET")+"&region="+red.Fingerprint("eu"), out.Request.URL)
+	shown := srv.URL + "/charge?token=" + red.Fingerprint("QUERY-SECRET") + "&region=" + red.Fingerprint("eu")
+	require.Equal(t, shown, out.Request.URL)
+	// The next attempt of the same delivery records the URL as the first
+	// did (remembered, not parsed again).
+	again := d.Execute(context.Background(), baseRequest())
+	require.NoError(t, again.Err)
+	next(t, got)
+	require.Equal(t, shown, again.Request.URL)
 	assertRecordedAsReceived(t, out.Request, r, map[string]string{
 		"Webhook-Signature": actions.Redacted, "X-Qhronos-Signature": actions.Redacted,
 		"X-Api-Key": red.Fingerprint("HEADER-SECRET"), "X-Tenant": red.Fingerprint("acme")})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/qhronos/qhronos/internal/outbound"
@@ -69,6 +70,8 @@ type webhookDelivery struct {
 	url     string
 	dest    string
 	encrypt *Encryption // nil: plain JSON
+	// shownURL is url as attempts record it (see recordHints).
+	shownURL atomic.Pointer[string]
 }
 
 // Prepare returns it as a Delivery.
@@ -84,7 +87,7 @@ func (d *webhookDelivery) AckTimeout() time.Duration { return 0 }
 // attempt (attempt and webhook-timestamp change); webhook-id stays the
 // occurrence id so receivers can deduplicate retries.
 func (d *webhookDelivery) Execute(ctx context.Context, req Request) Outcome {
-	return d.send(ctx, req, httpTarget{url: d.url, client: d.cfg.Client})
+	return d.send(ctx, req, httpTarget{url: d.url, client: d.cfg.Client, shownURL: &d.shownURL})
 }
 
 // send implements httpSender. An endpoint's headers go first; the body's
@@ -103,7 +106,7 @@ func (d *webhookDelivery) send(ctx context.Context, req Request, to httpTarget) 
 		}
 		contentType = ContentTypeJOSE
 	}
-	hints := recordHints{body: body, configured: []map[string]string{to.headers}}
+	hints := recordHints{body: body, configured: []map[string]string{to.headers}, shownURL: to.shownURL}
 	return d.cfg.deliver(ctx, req, to.client, hints, func(ctx context.Context) (*http.Request, error) {
 		r, err := http.NewRequestWithContext(ctx, http.MethodPost, to.url, bytes.NewReader(body))
 		if err != nil {

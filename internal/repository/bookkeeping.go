@@ -116,7 +116,7 @@ func (s *Store) noteEventRuns(ctx context.Context, chunk []EventRun) error {
 		}
 		runs = `v AS (SELECT * FROM unnest(?::uuid[], ?::timestamptz[], ?::text[], ?::timestamptz[])
 			AS u(id, last_run_at, last_status, now))`
-		args = []any{uuidArray(ids), ran, status, now}
+		args = []any{uuidArray(ids), pgArray(ran), pgArray(status), now}
 	} else {
 		var sb strings.Builder
 		for k, r := range chunk {

@@ -369,8 +369,8 @@ func outcomeArrayArgs(recs []*OutcomeRecord, idx []int, pruned bool) []any {
 		codes[k], bodies[k], errs[k] = r.StatusCode, r.ResponseBody, r.ErrorMessage
 		slots[k], epochs[k], seen[k], counts[k] = r.Slot, r.Epoch, r.Seen, r.newCount()
 	}
-	return []any{uuidArray(ids), tokens, statuses, completed, next, codes, bodies, errs, updated, started, at, slots,
-		epochs, seen, counts}
+	return []any{uuidArray(ids), tokens, statuses, pgArray(completed), pgArray(next), pgArray(codes),
+		pgArray(bodies), pgArray(errs), updated, pgArray(started), pgArray(at), slots, epochs, seen, counts}
 }
 
 // outcomeValues writes the VALUES rows of the records idx (SQLite) and
@@ -666,8 +666,8 @@ func (s *Store) insertAttemptArrays(ctx context.Context, attempts []*model.Attem
 		AS u(id, occurrence_id, event_id, attempt, manual, started_at, duration_ms, status_code, outcome, error,
 			response_excerpt, truncated, lateness_ms, endpoint_id, at, request_json)`
 	if _, err := s.exec(ctx, q, uuidArray(ids), uuidArray(occs), uuidArray(events), numbers, manual, started,
-		durations, codes, outcomes, errs, excerpts, truncated, lateness, nullableUUIDArray(endpoints), at,
-		requests); err != nil {
+		durations, pgArray(codes), outcomes, pgArray(errs), pgArray(excerpts), truncated, lateness,
+		nullableUUIDArray(endpoints), pgArray(at), pgArray(requests)); err != nil {
 		return fmt.Errorf("insert attempts: %w", err)
 	}
 	return nil
