@@ -23,7 +23,7 @@ func (c HTTPConfig) deliver(ctx context.Context, req Request, client *http.Clien
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := withinTimeout(ctx, timeout)
 	defer cancel()
 
 	start := c.Now()

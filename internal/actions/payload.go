@@ -3,7 +3,6 @@ package actions
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"time"
 )
 
@@ -44,18 +43,6 @@ func NewPayload(req Request) Payload {
 		Metadata:     meta,
 		Tags:         tags,
 	}
-}
-
-// Marshal encodes the payload without HTML escaping, so metadata strings
-// arrive as the client sent them.
-func (p Payload) Marshal() ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(p); err != nil {
-		return nil, fmt.Errorf("encode payload: %w", err)
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 func formatInstant(t time.Time) string {

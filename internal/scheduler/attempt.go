@@ -79,12 +79,10 @@ func (d *Dispatcher) attempt(jb *job) {
 		att.EndpointID = &adm.EndpointID
 	}
 	if out.Request != nil {
-		// Marshalled here, on the attempt's goroutine, not in the
-		// recorder's batch.
-		if b, err := json.Marshal(out.Request); err == nil {
-			s := string(b)
-			att.RequestJSON = &s
-		}
+		// Encoded here, on the attempt's goroutine, not in the recorder's
+		// batch.
+		s := string(out.Request.JSON())
+		att.RequestJSON = &s
 	}
 	rec := repository.OutcomeRecord{OccurrenceID: jb.occ.ID, Status: v.Status,
 		NextAttemptAt: v.NextAttemptAt, AckDeadline: v.AckDeadline, Now: ended, Attempt: att,
@@ -224,11 +222,15 @@ func (d *Dispatcher) execute(parent context.Context, jb *job, started time.Time,
 	// The send gets its whole timeout after the wait: a request that left
 	// with what the wait had not used timed out while its receiver was
 	// still working on it, a duplicate charged to the retry budget.
-	wait, cancelWait := context.WithTimeout(parent, timeout)
-	release, out, ok := d.takeShare(wait, jb, dest)
-	cancelWait()
+	release, ok := d.share.tryAcquire(ScopeOf(&jb.ev), dest, timeout)
 	if !ok {
-		return out, ackTimeout
+		wait, cancelWait := context.WithTimeout(parent, timeout)
+		var out actions.Outcome
+		release, out, ok = d.takeShare(wait, jb, dest)
+		cancelWait()
+		if !ok {
+			return out, ackTimeout
+		}
 	}
 	defer release()
 	ctx, cancel := context.WithTimeout(parent, timeout)

@@ -302,9 +302,9 @@ func (f *fairShare) acquire(ctx context.Context, scope, dest string, handBack fu
 		deadline = now.Add(time.Until(dl))
 	}
 	f.mu.Lock()
-	if id, ok := f.s.take(scope, dest, now, deadline); ok {
+	if release, ok := f.takeLocked(scope, dest, now, deadline); ok {
 		f.mu.Unlock()
-		return func() { f.give(id) }, time.Time{}, nil
+		return release, time.Time{}, nil
 	}
 	w := f.enqueue(scope, dest, deadline)
 	f.mu.Unlock()
@@ -337,6 +337,25 @@ func (f *fairShare) acquire(ctx context.Context, scope, dest string, handBack fu
 		}
 		return nil, f.clock.Now().Add(shareStall), quit
 	}
+}
+
+// tryAcquire is acquire without waiting: a slot if scope's and dest's
+// shares have room now, for an attempt that ends within timeout. Most
+// attempts find room, and they then skip acquire's context and timer.
+func (f *fairShare) tryAcquire(scope, dest string, timeout time.Duration) (release func(), ok bool) {
+	now := f.clock.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.takeLocked(scope, dest, now, now.Add(timeout))
+}
+
+// takeLocked takes a slot if the shares have room; f.mu is held.
+func (f *fairShare) takeLocked(scope, dest string, now, deadline time.Time) (release func(), ok bool) {
+	id, ok := f.s.take(scope, dest, now, deadline)
+	if !ok {
+		return nil, false
+	}
+	return func() { f.give(id) }, true
 }
 
 // enqueue queues a waiter on its scope and destination; f.mu is held.

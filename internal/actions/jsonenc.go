@@ -1,0 +1,164 @@
+package actions
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// The payload and the recorded request are encoded on every attempt. With
+// encoding/json's reflection (and its sort of a map's keys by reflection)
+// they were 6 % of qhronosd's CPU in a burst (BENCHMARKS.md, "#36: eleventh
+// step"); written out by hand they give the same bytes, which
+// FuzzJSONStringMatchesEncodingJSON and
+// TestPayloadAndRecordedRequestMatchEncodingJSON hold them to.
+
+// appendJSONString appends s as encoding/json writes a string: invalid
+// UTF-8 as U+FFFD, U+2028 and U+2029 escaped, and with escapeHTML also <, >
+// and &.
+func appendJSONString(dst []byte, s string, escapeHTML bool) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && (!escapeHTML || (b != '<' && b != '>' && b != '&')) {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// appendJSONRaw appends raw compacted, as encoding/json writes a
+// json.RawMessage (null when empty); it fails on invalid JSON.
+func appendJSONRaw(dst []byte, raw json.RawMessage) ([]byte, error) {
+	if raw == nil {
+		return append(dst, "null"...), nil
+	}
+	buf := bytes.NewBuffer(dst)
+	if err := json.Compact(buf, raw); err != nil {
+		return dst, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Marshal encodes the payload without HTML escaping, so metadata strings
+// arrive as the client sent them.
+func (p Payload) Marshal() ([]byte, error) {
+	b := make([]byte, 0, 256+len(p.Name)+len(p.Description)+len(p.Metadata)+16*len(p.Tags))
+	b = append(b, `{"event_id":`...)
+	b = appendJSONString(b, p.EventID, false)
+	b = append(b, `,"occurrence_id":`...)
+	b = appendJSONString(b, p.OccurrenceID, false)
+	b = append(b, `,"attempt":`...)
+	b = strconv.AppendInt(b, int64(p.Attempt), 10)
+	b = append(b, `,"name":`...)
+	b = appendJSONString(b, p.Name, false)
+	b = append(b, `,"description":`...)
+	b = appendJSONString(b, p.Description, false)
+	b = append(b, `,"scheduled_at":`...)
+	b = appendJSONString(b, p.ScheduledAt, false)
+	b = append(b, `,"dispatched_at":`...)
+	b = appendJSONString(b, p.DispatchedAt, false)
+	b = append(b, `,"metadata":`...)
+	b, err := appendJSONRaw(b, p.Metadata)
+	if err != nil {
+		return nil, fmt.Errorf("encode payload: metadata: %w", err)
+	}
+	b = append(b, `,"tags":`...)
+	b = appendJSONStrings(b, p.Tags, false)
+	return append(b, '}'), nil
+}
+
+// appendJSONStrings appends ss as a JSON array (null when nil).
+func appendJSONStrings(dst []byte, ss []string, escapeHTML bool) []byte {
+	if ss == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, s, escapeHTML)
+	}
+	return append(dst, ']')
+}
+
+// JSON is the request as json.Marshal writes it (the headers in the order
+// of their names), without its reflection and without the pass over the
+// output a MarshalJSON method would get.
+func (r *SentRequest) JSON() []byte {
+	n := 96 + len(r.URL) + len(r.Body)
+	for k, v := range r.Headers {
+		n += len(k) + len(v) + 6
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `{"method":`...)
+	b = appendJSONString(b, r.Method, true)
+	b = append(b, `,"url":`...)
+	b = appendJSONString(b, r.URL, true)
+	b = append(b, `,"headers":`...)
+	if r.Headers == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '{')
+		for i, k := range slices.Sorted(maps.Keys(r.Headers)) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, k, true)
+			b = append(b, ':')
+			b = appendJSONString(b, r.Headers[k], true)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, `,"body":`...)
+	b = appendJSONString(b, r.Body, true)
+	b = append(b, `,"body_truncated":`...)
+	b = strconv.AppendBool(b, r.BodyTruncated)
+	return append(b, '}')
+}
