@@ -340,8 +340,9 @@ func (f *fairShare) acquire(ctx context.Context, scope, dest string, handBack fu
 }
 
 // tryAcquire is acquire without waiting: a slot if scope's and dest's
-// shares have room now, for an attempt that ends within timeout. Most
-// attempts find room, and they then skip acquire's context and timer.
+// shares have room now, for an attempt that ends within timeout. An
+// attempt that finds room (under steady load, nearly every one) skips the
+// context and timer of acquire's wait.
 func (f *fairShare) tryAcquire(scope, dest string, timeout time.Duration) (release func(), ok bool) {
 	now := f.clock.Now()
 	f.mu.Lock()
