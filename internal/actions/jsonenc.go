@@ -3,14 +3,11 @@ package actions
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"maps"
-	"slices"
-	"strconv"
 	"unicode/utf8"
 )
 
-// The payload and the recorded request are encoded on every attempt. With
+// The payload (Payload.Marshal) and the recorded request (SentRequest.JSON)
+// are encoded on every attempt, with these helpers. With
 // encoding/json's reflection (and its sort of a map's keys by reflection)
 // they were 6 % of qhronosd's CPU in a burst (BENCHMARKS.md, "#36: eleventh
 // step"); written out by hand they give the same bytes, which
@@ -85,34 +82,6 @@ func appendJSONRaw(dst []byte, raw json.RawMessage) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Marshal encodes the payload without HTML escaping, so metadata strings
-// arrive as the client sent them.
-func (p Payload) Marshal() ([]byte, error) {
-	b := make([]byte, 0, 256+len(p.Name)+len(p.Description)+len(p.Metadata)+16*len(p.Tags))
-	b = append(b, `{"event_id":`...)
-	b = appendJSONString(b, p.EventID, false)
-	b = append(b, `,"occurrence_id":`...)
-	b = appendJSONString(b, p.OccurrenceID, false)
-	b = append(b, `,"attempt":`...)
-	b = strconv.AppendInt(b, int64(p.Attempt), 10)
-	b = append(b, `,"name":`...)
-	b = appendJSONString(b, p.Name, false)
-	b = append(b, `,"description":`...)
-	b = appendJSONString(b, p.Description, false)
-	b = append(b, `,"scheduled_at":`...)
-	b = appendJSONString(b, p.ScheduledAt, false)
-	b = append(b, `,"dispatched_at":`...)
-	b = appendJSONString(b, p.DispatchedAt, false)
-	b = append(b, `,"metadata":`...)
-	b, err := appendJSONRaw(b, p.Metadata)
-	if err != nil {
-		return nil, fmt.Errorf("encode payload: metadata: %w", err)
-	}
-	b = append(b, `,"tags":`...)
-	b = appendJSONStrings(b, p.Tags, false)
-	return append(b, '}'), nil
-}
-
 // appendJSONStrings appends ss as a JSON array (null when nil).
 func appendJSONStrings(dst []byte, ss []string, escapeHTML bool) []byte {
 	if ss == nil {
@@ -126,39 +95,4 @@ func appendJSONStrings(dst []byte, ss []string, escapeHTML bool) []byte {
 		dst = appendJSONString(dst, s, escapeHTML)
 	}
 	return append(dst, ']')
-}
-
-// JSON is the request as json.Marshal writes it (the headers in the order
-// of their names), without its reflection and without the pass over the
-// output a MarshalJSON method would get.
-func (r *SentRequest) JSON() []byte {
-	n := 96 + len(r.URL) + len(r.Body)
-	for k, v := range r.Headers {
-		n += len(k) + len(v) + 6
-	}
-	b := make([]byte, 0, n)
-	b = append(b, `{"method":`...)
-	b = appendJSONString(b, r.Method, true)
-	b = append(b, `,"url":`...)
-	b = appendJSONString(b, r.URL, true)
-	b = append(b, `,"headers":`...)
-	if r.Headers == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '{')
-		for i, k := range slices.Sorted(maps.Keys(r.Headers)) {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, k, true)
-			b = append(b, ':')
-			b = appendJSONString(b, r.Headers[k], true)
-		}
-		b = append(b, '}')
-	}
-	b = append(b, `,"body":`...)
-	b = appendJSONString(b, r.Body, true)
-	b = append(b, `,"body_truncated":`...)
-	b = strconv.AppendBool(b, r.BodyTruncated)
-	return append(b, '}')
 }

@@ -3,6 +3,8 @@ package actions
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -43,6 +45,34 @@ func NewPayload(req Request) Payload {
 		Metadata:     meta,
 		Tags:         tags,
 	}
+}
+
+// Marshal encodes the payload without HTML escaping, so metadata strings
+// arrive as the client sent them.
+func (p Payload) Marshal() ([]byte, error) {
+	b := make([]byte, 0, 256+len(p.Name)+len(p.Description)+len(p.Metadata)+16*len(p.Tags))
+	b = append(b, `{"event_id":`...)
+	b = appendJSONString(b, p.EventID, false)
+	b = append(b, `,"occurrence_id":`...)
+	b = appendJSONString(b, p.OccurrenceID, false)
+	b = append(b, `,"attempt":`...)
+	b = strconv.AppendInt(b, int64(p.Attempt), 10)
+	b = append(b, `,"name":`...)
+	b = appendJSONString(b, p.Name, false)
+	b = append(b, `,"description":`...)
+	b = appendJSONString(b, p.Description, false)
+	b = append(b, `,"scheduled_at":`...)
+	b = appendJSONString(b, p.ScheduledAt, false)
+	b = append(b, `,"dispatched_at":`...)
+	b = appendJSONString(b, p.DispatchedAt, false)
+	b = append(b, `,"metadata":`...)
+	b, err := appendJSONRaw(b, p.Metadata)
+	if err != nil {
+		return nil, fmt.Errorf("encode payload: metadata: %w", err)
+	}
+	b = append(b, `,"tags":`...)
+	b = appendJSONStrings(b, p.Tags, false)
+	return append(b, '}'), nil
 }
 
 func formatInstant(t time.Time) string {

@@ -3,8 +3,10 @@ package actions
 import (
 	"crypto/rand"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -123,6 +125,41 @@ func (h recordHints) url(red *redact.Redactor, r *http.Request) string {
 	shown := red.URL(r.URL.String())
 	h.shownURL.Store(&shown)
 	return shown
+}
+
+// JSON is the request as json.Marshal writes it (the headers in the order
+// of their names), without its reflection and without the pass over the
+// output a MarshalJSON method would get.
+func (r *SentRequest) JSON() []byte {
+	n := 96 + len(r.URL) + len(r.Body)
+	for k, v := range r.Headers {
+		n += len(k) + len(v) + 6
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `{"method":`...)
+	b = appendJSONString(b, r.Method, true)
+	b = append(b, `,"url":`...)
+	b = appendJSONString(b, r.URL, true)
+	b = append(b, `,"headers":`...)
+	if r.Headers == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '{')
+		for i, k := range slices.Sorted(maps.Keys(r.Headers)) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, k, true)
+			b = append(b, ':')
+			b = appendJSONString(b, r.Headers[k], true)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, `,"body":`...)
+	b = appendJSONString(b, r.Body, true)
+	b = append(b, `,"body_truncated":`...)
+	b = strconv.AppendBool(b, r.BodyTruncated)
+	return append(b, '}')
 }
 
 // MethodPublish is the method a broker attempt's recorded request shows.
