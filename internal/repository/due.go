@@ -28,7 +28,27 @@ type DueRequest struct {
 	// Skip are rows the owner already has in memory (sent, not recorded).
 	Skip  []string
 	Limit int
+	// After, when set, is the key of the last row of the owner's previous
+	// read, which was full: every row up to it that was waiting then is
+	// in the owner's memory. Where the due index is by key (SQLite) the
+	// read starts after it instead of leaving out Skip, which it had to
+	// pass as a list and walk past along the index on every read of a
+	// burst. An answer read that way that is not full is read again the
+	// usual way, so a row that came back behind the key meanwhile (a
+	// retry, an outcome not written) is found once the owner catches up;
+	// the owner forgets the key sooner on any such wake-up.
+	After *DueKey
 }
+
+// DueKey is a waiting row's place in the due index: its instant, then its
+// id.
+type DueKey struct {
+	At time.Time
+	ID string
+}
+
+// KeyOf is the due key of a row as read.
+func KeyOf(o *model.Occurrence) DueKey { return DueKey{At: o.NextAttemptAt, ID: o.ID} }
 
 // ReadDue returns up to Limit occurrences of the given slots that are due
 // by Until, oldest first, leaving out Skip. Nothing is written.
@@ -50,9 +70,15 @@ func (s *Store) ReadDueAndNext(ctx context.Context, r DueRequest) ([]model.Occur
 }
 
 func (s *Store) readDue(ctx context.Context, r DueRequest, withNext bool) ([]model.Occurrence, *time.Time, error) {
+	if r.After != nil && s.d.dueAfterKey {
+		out, err := s.readDueAfter(ctx, r)
+		if err != nil || len(out) >= r.Limit {
+			return out, nil, err
+		}
+	}
 	where, args := s.dueWhere(r.Slots, r.Skip)
 	q := statusSQL(`SELECT `+occurrenceColumns+` FROM occurrences WHERE status IN {waiting} AND next_attempt_at <= ?`) +
-		where + ` ORDER BY next_attempt_at LIMIT ?`
+		where + s.dueOrder()
 	out := make([]model.Occurrence, 0, min(r.Limit, 1024)) // scanned into without regrowth
 	var next *time.Time
 	// By key: the oldest rows first along the due index, stopping at the
@@ -75,6 +101,32 @@ func (s *Store) readDue(ctx context.Context, r DueRequest, withNext bool) ([]mod
 		return nil, nil, fmt.Errorf("read due occurrences: %w", err)
 	}
 	return normalizeAll(out), next, nil
+}
+
+// dueOrder orders due rows oldest first (by key where the index is by
+// key, so that a full answer's last row bounds everything it left out),
+// up to a limit.
+func (s *Store) dueOrder() string {
+	if s.d.dueAfterKey {
+		return ` ORDER BY next_attempt_at, id LIMIT ?`
+	}
+	return ` ORDER BY next_attempt_at LIMIT ?`
+}
+
+// readDueAfter is readDue from r.After on, without leaving out anything:
+// the rows before the key are the owner's.
+func (s *Store) readDueAfter(ctx context.Context, r DueRequest) ([]model.Occurrence, error) {
+	where, args := s.dueWhere(r.Slots, nil)
+	q := statusSQL(`SELECT `+occurrenceColumns+` FROM occurrences WHERE status IN {waiting} AND next_attempt_at <= ?
+		AND (next_attempt_at, id) > (?, ?)`) + where + s.dueOrder()
+	out := make([]model.Occurrence, 0, min(r.Limit, 1024))
+	args = append(append([]any{s.ts(r.Until), s.ts(r.After.At), r.After.ID}, args...), r.Limit)
+	if err := s.ByKey(ctx, func(tx *Store) error {
+		return selectListed(ctx, tx, &out, occurrenceFields, q, args...)
+	}); err != nil {
+		return nil, fmt.Errorf("read due occurrences: %w", err)
+	}
+	return normalizeAll(out), nil
 }
 
 // NextDueIn returns the earliest next_attempt_at of a waiting occurrence of

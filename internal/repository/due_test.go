@@ -72,6 +72,43 @@ func TestReadDueReadsOwnedSlotsAndWritesNothing(t *testing.T) {
 	})
 }
 
+// A read after the last row of a full one (SQLite's due index is by key)
+// answers the rows after it; one that comes back less than full is read
+// again leaving out only the rows in flight, so a row behind the key that
+// is no longer in flight (its outcome was not written) is found.
+func TestReadDueAfterAFullReadStartsAfterItsLastRow(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		for range 6 {
+			dueRow(t, s)
+		}
+		first, err := s.ReadDue(ctx, repository.DueRequest{Until: t0, Limit: 3})
+		require.NoError(t, err)
+		require.Len(t, first, 3)
+		held := []string{first[0].ID, first[1].ID, first[2].ID}
+		after := repository.KeyOf(&first[2])
+
+		rest, err := s.ReadDue(ctx, repository.DueRequest{Until: t0, Limit: 3, Skip: held, After: &after})
+		require.NoError(t, err)
+		require.Len(t, rest, 3)
+		for _, o := range rest {
+			require.NotContains(t, held, o.ID, "a row read before comes back")
+		}
+		if s.Backend() == repository.SQLite {
+			byKey, err := s.ReadDue(ctx, repository.DueRequest{Until: t0, Limit: 3, After: &after})
+			require.NoError(t, err)
+			require.Equal(t, ids(rest), ids(byKey), "read after the key, not by the list")
+		}
+
+		// The third row's outcome was not written: it is no longer in
+		// flight, and the answer after the key is not full.
+		again, err := s.ReadDue(ctx, repository.DueRequest{Until: t0, Limit: 10, Skip: held[:2], After: &after})
+		require.NoError(t, err)
+		require.Len(t, again, 4)
+		require.Contains(t, ids(again), first[2].ID, "the row behind the key")
+	})
+}
+
 // A read that sees its whole window also says when the first row after it
 // is due, so its owner sleeps till then without asking again; a full read
 // says nothing (more may be due in the window).
@@ -210,6 +247,15 @@ func allSlotsList() []int {
 	out := make([]int, model.Slots)
 	for i := range out {
 		out[i] = i
+	}
+	return out
+}
+
+// ids are the rows' ids, in order.
+func ids(rows []model.Occurrence) []string {
+	out := make([]string, len(rows))
+	for i := range rows {
+		out[i] = rows[i].ID
 	}
 	return out
 }

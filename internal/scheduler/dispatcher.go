@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"sort"
 	"sync"
@@ -135,6 +136,12 @@ type Dispatcher struct {
 	// (readNextSet); see sleep.
 	readNext    *time.Time
 	readNextSet bool
+	// dueAfter is the key of the last row of the last read when its answer
+	// was full, with the slots it read (dueAfterOwned): the next read may
+	// start after it (repository.DueRequest.After). Wake forgets it: a row
+	// back to waiting may lie behind it.
+	dueAfter      *repository.DueKey
+	dueAfterOwned map[int]int64
 }
 
 // NewDispatcher returns a dispatcher; Close it (Run does) to stop its
@@ -221,11 +228,15 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 		slots = append(slots, sl)
 	}
 	now := d.clock.Now()
+	after := d.takeDueAfter(owned)
 	skip := d.inflight.beginRead()
 	occs, next, err := d.store.ReadDueAndNext(ctx, repository.DueRequest{Until: now.Add(d.cfg.ClaimAhead),
-		Slots: slots, Skip: skip, Limit: limit})
+		Slots: slots, Skip: skip, Limit: limit, After: after})
 	if err == nil && len(occs) < limit {
 		d.setReadNext(next)
+	}
+	if err == nil && len(occs) >= limit {
+		d.keepDueAfter(repository.KeyOf(&occs[len(occs)-1]), owned)
 	}
 	occs = d.inflight.endRead(occs)
 	if err != nil {
@@ -262,6 +273,7 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 			ids[i] = occs[i].ID
 		}
 		d.settled(ids...)
+		d.takeDueAfter(nil) // they lie behind it
 		return len(occs), fmt.Errorf("read the due occurrences' events: %w", err)
 	}
 	if len(jobs) > 0 {
@@ -510,11 +522,35 @@ func (d *Dispatcher) takeReadNext() (at *time.Time, ok bool) {
 	return at, ok
 }
 
+// keepDueAfter remembers the last row of a full answer read while owning
+// owned, for the next read to start after.
+func (d *Dispatcher) keepDueAfter(key repository.DueKey, owned map[int]int64) {
+	d.mu.Lock()
+	d.dueAfter, d.dueAfterOwned = &key, owned
+	d.mu.Unlock()
+}
+
+// takeDueAfter returns and forgets the key the next read may start after:
+// nil unless the last read's answer was full, nothing came back to waiting
+// since (Wake) and this dispatcher still owns the same slots under the same
+// epochs (a slot taken over brings rows of any instant).
+func (d *Dispatcher) takeDueAfter(owned map[int]int64) *repository.DueKey {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	key, was := d.dueAfter, d.dueAfterOwned
+	d.dueAfter, d.dueAfterOwned = nil, nil
+	if key == nil || !maps.Equal(was, owned) {
+		return nil
+	}
+	return key
+}
+
 // Wake tells a sleeping Run loop that something is due at at: it claims at
 // once when at is due (minus claim-ahead), and otherwise sleeps no later
 // than that.
 func (d *Dispatcher) Wake(at time.Time) {
 	d.mu.Lock()
+	d.dueAfter, d.dueAfterOwned = nil, nil // at may lie behind it
 	if d.announced.IsZero() || at.Before(d.announced) {
 		d.announced = at
 	}
