@@ -93,6 +93,10 @@ func (e *Event) Spec() recurrence.Spec {
 	return spec
 }
 
+// OneTime reports whether the event fires once: it has no recurrence rule,
+// so its one non-manual occurrence is its whole series.
+func (e *Event) OneTime() bool { return e.RRule == nil && e.Schedule == nil && e.Cron == nil }
+
 // Compile compiles the event's recurrence rule.
 func (e *Event) Compile(limits recurrence.Limits) (*recurrence.Rule, error) {
 	return recurrence.Compile(e.Spec(), limits)

@@ -37,6 +37,12 @@ type EventRun struct {
 	// Now is when the outcome was recorded: next_run_at values before it
 	// are stale, and a settled event's updated_at.
 	Now time.Time
+	// Settles says the run ended the last occurrence of a one-time event
+	// read at Version: while the event still has that version (no edit,
+	// pause or settle since), its series is over without looking for
+	// unfinished occurrences, a probe of every time partition.
+	Settles bool
+	Version int64
 }
 
 // Run is the bookkeeping effect of an applied outcome record (its EventID
@@ -53,6 +59,9 @@ func (r *OutcomeRecord) Run() EventRun {
 			run.LastStatus = r.PauseReason
 		}
 	}
+	if r.WholeSeries && r.Status.Terminal() && r.PauseReason == "" {
+		run.Settles, run.Version = true, r.EventVersion
+	}
 	return run
 }
 
@@ -67,6 +76,9 @@ func (run EventRun) Merge(next EventRun) EventRun {
 	}
 	if next.Now.After(out.Now) {
 		out.Now = next.Now
+	}
+	if next.Settles && !out.Settles {
+		out.Settles, out.Version = true, next.Version
 	}
 	return out
 }
@@ -100,6 +112,16 @@ func (s *Store) NoteEventRuns(ctx context.Context, runs []EventRun) error {
 	return nil
 }
 
+// settledVersion is the event version under which the run ends its series
+// without a probe (v.settles in noteEventRuns), or 0, which no event has
+// (versions start at 1).
+func settledVersion(r *EventRun) int64 {
+	if r.Settles {
+		return r.Version
+	}
+	return 0
+}
+
 func (s *Store) noteEventRuns(ctx context.Context, chunk []EventRun) error {
 	var runs string
 	var args []any
@@ -108,15 +130,16 @@ func (s *Store) noteEventRuns(ctx context.Context, chunk []EventRun) error {
 		// per connection (see outcomeArrays).
 		ids, ran, status, now := make([]string, len(chunk)), make([]*time.Time, len(chunk)),
 			make([]*string, len(chunk)), make([]time.Time, len(chunk))
+		versions := make([]int64, len(chunk))
 		for k, r := range chunk {
-			ids[k], ran[k], now[k] = r.EventID, utcp(r.RanAt), r.Now.UTC()
+			ids[k], ran[k], now[k], versions[k] = r.EventID, utcp(r.RanAt), r.Now.UTC(), settledVersion(&r)
 			if r.RanAt != nil {
 				status[k] = &chunk[k].LastStatus
 			}
 		}
-		runs = `v AS (SELECT * FROM unnest(?::uuid[], ?::timestamptz[], ?::text[], ?::timestamptz[])
-			AS u(id, last_run_at, last_status, now))`
-		args = []any{uuidArray(ids), pgArray(ran), pgArray(status), now}
+		runs = `v AS (SELECT * FROM unnest(?::uuid[], ?::timestamptz[], ?::text[], ?::timestamptz[], ?::bigint[])
+			AS u(id, last_run_at, last_status, now, settles))`
+		args = []any{uuidArray(ids), pgArray(ran), pgArray(status), now, versions}
 	} else {
 		var sb strings.Builder
 		for k, r := range chunk {
@@ -127,10 +150,10 @@ func (s *Store) noteEventRuns(ctx context.Context, chunk []EventRun) error {
 			if k > 0 {
 				sb.WriteString(", ")
 			}
-			sb.WriteString(s.d.typedRow("uuid", "timestamptz", "text", "timestamptz"))
-			args = append(args, r.EventID, s.tsp(r.RanAt), status, s.ts(r.Now))
+			sb.WriteString(s.d.typedRow("uuid", "timestamptz", "text", "timestamptz", "bigint"))
+			args = append(args, r.EventID, s.tsp(r.RanAt), status, s.ts(r.Now), settledVersion(&r))
 		}
-		runs = `v(id, last_run_at, last_status, now) AS (VALUES ` + sb.String() + `)`
+		runs = `v(id, last_run_at, last_status, now, settles) AS (VALUES ` + sb.String() + `)`
 	}
 	args = append(args, s.ts(model.SeriesEnd), false)
 	// OFFSET 0 keeps PostgreSQL from pulling the sub-select x into each of
@@ -162,7 +185,8 @@ func (s *Store) noteEventRuns(ctx context.Context, chunk []EventRun) error {
 				END,
 				CASE WHEN x.ended THEN v.now ELSE events.updated_at END,
 				events.version + CASE WHEN x.ended THEN 1 ELSE 0 END
-			FROM (SELECT `) + settleEventsWhere + ` AS ended` + fence + `) x)
+			FROM (SELECT `) + settleEventsHead + ` AND CASE WHEN events.version = v.settles THEN true
+				ELSE ` + noUnfinishedOccurrences + ` END AS ended` + fence + `) x)
 		FROM v WHERE events.id = v.id`
 	if s.d.backend != Postgres {
 		q += ` AND events.id IN (` + placeholders(len(chunk)) + `)`

@@ -80,6 +80,7 @@ func TestEventBookkeepingFollowsRecordedOutcomes(t *testing.T) {
 		first := delivered(byInstant[t0], t0, "completed (HTTP 200 OK)")
 		second := delivered(byInstant[t0.Add(time.Second)], t0.Add(time.Second), "completed: second")
 		oneShot := delivered(byInstant[once.StartTime], once.StartTime, "completed (HTTP 200 OK)")
+		oneShot.WholeSeries, oneShot.EventVersion = true, 1 // as the dispatcher says it
 		record(t, s, first, second, oneShot)
 
 		for _, id := range []string{series.ID, once.ID} {
@@ -113,6 +114,54 @@ func TestEventBookkeepingFollowsRecordedOutcomes(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, t0.Add(time.Second), *ev.LastRunAt)
 		require.Equal(t, "completed: second", ev.LastStatus)
+	})
+}
+
+// A one-time event's delivery ends its series as noted, unless the event
+// changed since the delivery read it: rescheduled meanwhile, it has a new
+// occurrence to fire and stays active.
+func TestOneTimeEventSettlesUnlessChangedSinceItsDelivery(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		var events []*model.Event
+		for range 2 {
+			e := newEvent()
+			mustCreate(t, s, e)
+			_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{t0}, false, t0)
+			require.NoError(t, err)
+			_, err = s.SetExpansion(ctx, repository.ExpansionUpdate{EventID: e.ID, Version: 1,
+				ExpandedUntil: model.SeriesEnd, Now: t0})
+			require.NoError(t, err)
+			events = append(events, e)
+		}
+		settled, edited := events[0], events[1]
+		got := claim(t, s, t0, 2)
+		require.Len(t, got, 2)
+		var recs []repository.OutcomeRecord
+		for _, o := range got {
+			r := delivered(o, t0, "completed (HTTP 200 OK)")
+			r.WholeSeries, r.EventVersion = true, 1
+			recs = append(recs, r)
+		}
+		record(t, s, recs...)
+
+		// The edit, between the outcome and the bookkeeping: a new version
+		// and a new instant.
+		_, err := s.DB().ExecContext(ctx, s.DB().Rebind(`UPDATE events SET version = version + 1 WHERE id = ?`), edited.ID)
+		require.NoError(t, err)
+		_, err = s.InsertOccurrences(ctx, edited.ID, []time.Time{t0.Add(time.Hour)}, false, t0)
+		require.NoError(t, err)
+		noteRuns(t, s, recs...)
+
+		ev, err := s.GetEvent(ctx, settled.ID)
+		require.NoError(t, err)
+		require.Equal(t, model.EventInactive, ev.Status, "its one occurrence was delivered")
+		require.EqualValues(t, 2, ev.Version)
+		ev, err = s.GetEvent(ctx, edited.ID)
+		require.NoError(t, err)
+		require.Equal(t, model.EventActive, ev.Status, "its new occurrence is still to fire")
+		require.Equal(t, t0.Add(time.Hour), *ev.NextRunAt)
+		require.Equal(t, t0, *ev.LastRunAt)
 	})
 }
 

@@ -102,9 +102,16 @@ func (s *Store) nextPending(ctx context.Context, eventID string) (*time.Time, er
 
 // settleEventsWhere selects active events whose series ended (cursor at
 // model.SeriesEnd) and that have no unfinished, non-manual occurrence.
-var settleEventsWhere = statusSQL(`status = {active} AND deleted_at IS NULL AND expanded_until >= ?
-	AND NOT EXISTS (SELECT 1 FROM occurrences o WHERE o.event_id = events.id AND o.manual = ?
-		AND o.status IN {unfinished})`)
+var settleEventsWhere = settleEventsHead + ` AND ` + noUnfinishedOccurrences
+
+// settleEventsHead is settleEventsWhere's test of the event row itself;
+// noUnfinishedOccurrences its look for a non-manual occurrence still to
+// finish (one argument: false).
+var (
+	settleEventsHead        = statusSQL(`status = {active} AND deleted_at IS NULL AND expanded_until >= ?`)
+	noUnfinishedOccurrences = statusSQL(`NOT EXISTS (SELECT 1 FROM occurrences o WHERE o.event_id = events.id
+		AND o.manual = ? AND o.status IN {unfinished})`)
+)
 
 // settleEvents marks the given events inactive when their series is over.
 func (s *Store) settleEvents(ctx context.Context, ids []string, now time.Time) (int, error) {

@@ -46,6 +46,11 @@ type OutcomeRecord struct {
 	// PauseReason, when set, pauses the event (410 Gone): its pending
 	// non-manual occurrences are cancelled and last_status says why.
 	PauseReason string
+	// WholeSeries says the occurrence is the one non-manual occurrence of
+	// a one-time event read at EventVersion: a terminal outcome ends its
+	// series (EventRun.Settles).
+	WholeSeries  bool
+	EventVersion int64
 
 	// The owned-bucket fence (#36), used when Epoch > 0 instead of the
 	// lease token: the record applies only while the row's slot still has

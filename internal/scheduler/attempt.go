@@ -87,7 +87,8 @@ func (d *Dispatcher) attempt(jb *job) {
 	rec := repository.OutcomeRecord{OccurrenceID: jb.occ.ID, Status: v.Status,
 		NextAttemptAt: v.NextAttemptAt, AckDeadline: v.AckDeadline, Now: ended, Attempt: att,
 		EventID: jb.ev.ID, ActionType: jb.ev.Action.Type, Ran: true, LastStatus: lastStatus(v, out),
-		Slot: jb.custody.slot, Epoch: jb.custody.epoch, Seen: jb.custody.seen}
+		Slot: jb.custody.slot, Epoch: jb.custody.epoch, Seen: jb.custody.seen,
+		WholeSeries: jb.ev.OneTime() && !jb.occ.Manual, EventVersion: jb.ev.Version}
 	if out.StatusCode != 0 {
 		code := out.StatusCode
 		att.StatusCode, rec.StatusCode = &code, &code
