@@ -138,10 +138,12 @@ type Dispatcher struct {
 	readNextSet bool
 	// dueAfter is the key of the last row of the last read when its answer
 	// was full, with the slots it read (dueAfterOwned): the next read may
-	// start after it (repository.DueRequest.After). Wake forgets it: a row
-	// back to waiting may lie behind it.
+	// start after it (repository.DueRequest.After). Wake forgets it, and
+	// counts in wakes, so that a read under way when a row came back to
+	// waiting (it may lie behind the read's last row) keeps no key.
 	dueAfter      *repository.DueKey
 	dueAfterOwned map[int]int64
+	wakes         uint64
 }
 
 // NewDispatcher returns a dispatcher; Close it (Run does) to stop its
@@ -228,7 +230,7 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 		slots = append(slots, sl)
 	}
 	now := d.clock.Now()
-	after := d.takeDueAfter(owned)
+	after, wakes := d.takeDueAfter(owned)
 	skip := d.inflight.beginRead()
 	occs, next, err := d.store.ReadDueAndNext(ctx, repository.DueRequest{Until: now.Add(d.cfg.ClaimAhead),
 		Slots: slots, Skip: skip, Limit: limit, After: after})
@@ -236,7 +238,7 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 		d.setReadNext(next)
 	}
 	if err == nil && len(occs) >= limit {
-		d.keepDueAfter(repository.KeyOf(&occs[len(occs)-1]), owned)
+		d.keepDueAfter(repository.KeyOf(&occs[len(occs)-1]), owned, wakes)
 	}
 	occs = d.inflight.endRead(occs)
 	if err != nil {
@@ -273,7 +275,7 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 			ids[i] = occs[i].ID
 		}
 		d.settled(ids...)
-		d.takeDueAfter(nil) // they lie behind it
+		d.forgetDueAfter() // they lie behind it
 		return len(occs), fmt.Errorf("read the due occurrences' events: %w", err)
 	}
 	if len(jobs) > 0 {
@@ -523,26 +525,43 @@ func (d *Dispatcher) takeReadNext() (at *time.Time, ok bool) {
 }
 
 // keepDueAfter remembers the last row of a full answer read while owning
-// owned, for the next read to start after.
-func (d *Dispatcher) keepDueAfter(key repository.DueKey, owned map[int]int64) {
+// owned, for the next read to start after, unless something woke the
+// dispatcher since the read began (wakes, from takeDueAfter).
+func (d *Dispatcher) keepDueAfter(key repository.DueKey, owned map[int]int64, wakes uint64) {
 	d.mu.Lock()
-	d.dueAfter, d.dueAfterOwned = &key, owned
+	if d.wakes == wakes {
+		d.dueAfter, d.dueAfterOwned = &key, owned
+	}
 	d.mu.Unlock()
 }
 
-// takeDueAfter returns and forgets the key the next read may start after:
-// nil unless the last read's answer was full, nothing came back to waiting
-// since (Wake) and this dispatcher still owns the same slots under the same
-// epochs (a slot taken over brings rows of any instant).
-func (d *Dispatcher) takeDueAfter(owned map[int]int64) *repository.DueKey {
+// takeDueAfter returns and forgets the key the next read may start after,
+// with the count of wakes so far: nil unless the last read's answer was
+// full, nothing came back to waiting since (Wake) and this dispatcher
+// still owns the same slots under the same epochs (a slot taken over
+// brings rows of any instant).
+func (d *Dispatcher) takeDueAfter(owned map[int]int64) (*repository.DueKey, uint64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	key, was := d.dueAfter, d.dueAfterOwned
 	d.dueAfter, d.dueAfterOwned = nil, nil
 	if key == nil || !maps.Equal(was, owned) {
-		return nil
+		return nil, d.wakes
 	}
-	return key
+	return key, d.wakes
+}
+
+// forgetDueAfter drops the key: a row may have come back to waiting behind
+// it.
+func (d *Dispatcher) forgetDueAfter() {
+	d.mu.Lock()
+	d.forgetDueAfterLocked()
+	d.mu.Unlock()
+}
+
+func (d *Dispatcher) forgetDueAfterLocked() {
+	d.dueAfter, d.dueAfterOwned = nil, nil
+	d.wakes++
 }
 
 // Wake tells a sleeping Run loop that something is due at at: it claims at
@@ -550,7 +569,7 @@ func (d *Dispatcher) takeDueAfter(owned map[int]int64) *repository.DueKey {
 // than that.
 func (d *Dispatcher) Wake(at time.Time) {
 	d.mu.Lock()
-	d.dueAfter, d.dueAfterOwned = nil, nil // at may lie behind it
+	d.forgetDueAfterLocked() // at may lie behind it
 	if d.announced.IsZero() || at.Before(d.announced) {
 		d.announced = at
 	}

@@ -96,7 +96,7 @@ func (d *Dispatcher) sleep(ctx context.Context, wake <-chan time.Time, failed bo
 			if !ok {
 				return nil
 			}
-			d.takeDueAfter(nil) // a row created elsewhere may lie behind it
+			d.forgetDueAfter() // a row created elsewhere may lie behind it
 			if d.notYetDue(at, &deadline, &timeout) {
 				continue
 			}
