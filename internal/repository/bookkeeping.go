@@ -37,12 +37,12 @@ type EventRun struct {
 	// Now is when the outcome was recorded: next_run_at values before it
 	// are stale, and a settled event's updated_at.
 	Now time.Time
-	// Settles says the run ended the last occurrence of a one-time event
-	// read at Version: while the event still has that version (no edit,
-	// pause or settle since), its series is over without looking for
-	// unfinished occurrences, a probe of every time partition.
-	Settles bool
-	Version int64
+	// SettlesAt, when not 0, says the run ended the last occurrence of a
+	// one-time event read at that version: while the event still has it
+	// (no edit, pause or settle since; versions start at 1), its series is
+	// over without looking for unfinished occurrences, a probe of every
+	// time partition.
+	SettlesAt int64
 }
 
 // Run is the bookkeeping effect of an applied outcome record (its EventID
@@ -60,7 +60,7 @@ func (r *OutcomeRecord) Run() EventRun {
 		}
 	}
 	if r.WholeSeries && r.Status.Terminal() && r.PauseReason == "" {
-		run.Settles, run.Version = true, r.EventVersion
+		run.SettlesAt = r.EventVersion
 	}
 	return run
 }
@@ -77,8 +77,8 @@ func (run EventRun) Merge(next EventRun) EventRun {
 	if next.Now.After(out.Now) {
 		out.Now = next.Now
 	}
-	if next.Settles && !out.Settles {
-		out.Settles, out.Version = true, next.Version
+	if out.SettlesAt == 0 {
+		out.SettlesAt = next.SettlesAt
 	}
 	return out
 }
@@ -112,16 +112,6 @@ func (s *Store) NoteEventRuns(ctx context.Context, runs []EventRun) error {
 	return nil
 }
 
-// settledVersion is the event version under which the run ends its series
-// without a probe (v.settles in noteEventRuns), or 0, which no event has
-// (versions start at 1).
-func settledVersion(r *EventRun) int64 {
-	if r.Settles {
-		return r.Version
-	}
-	return 0
-}
-
 func (s *Store) noteEventRuns(ctx context.Context, chunk []EventRun) error {
 	var runs string
 	var args []any
@@ -132,7 +122,7 @@ func (s *Store) noteEventRuns(ctx context.Context, chunk []EventRun) error {
 			make([]*string, len(chunk)), make([]time.Time, len(chunk))
 		versions := make([]int64, len(chunk))
 		for k, r := range chunk {
-			ids[k], ran[k], now[k], versions[k] = r.EventID, utcp(r.RanAt), r.Now.UTC(), settledVersion(&r)
+			ids[k], ran[k], now[k], versions[k] = r.EventID, utcp(r.RanAt), r.Now.UTC(), r.SettlesAt
 			if r.RanAt != nil {
 				status[k] = &chunk[k].LastStatus
 			}
@@ -151,7 +141,7 @@ func (s *Store) noteEventRuns(ctx context.Context, chunk []EventRun) error {
 				sb.WriteString(", ")
 			}
 			sb.WriteString(s.d.typedRow("uuid", "timestamptz", "text", "timestamptz", "bigint"))
-			args = append(args, r.EventID, s.tsp(r.RanAt), status, s.ts(r.Now), settledVersion(&r))
+			args = append(args, r.EventID, s.tsp(r.RanAt), status, s.ts(r.Now), r.SettlesAt)
 		}
 		runs = `v(id, last_run_at, last_status, now, settles) AS (VALUES ` + sb.String() + `)`
 	}

@@ -77,56 +77,63 @@ func (s *Store) readDue(ctx context.Context, r DueRequest, withNext bool) ([]mod
 		}
 	}
 	where, args := s.dueWhere(r.Slots, r.Skip)
-	q := statusSQL(`SELECT `+occurrenceColumns+` FROM occurrences WHERE status IN {waiting} AND next_attempt_at <= ?`) +
-		where + s.dueOrder()
-	out := make([]model.Occurrence, 0, min(r.Limit, 1024)) // scanned into without regrowth
+	var out []model.Occurrence
 	var next *time.Time
-	// By key: the oldest rows first along the due index, stopping at the
-	// limit. Planned from statistics that lag a burst, PostgreSQL took the
-	// backlog for a few rows and read and sorted all of it (a bitmap scan)
-	// for every batch: a cost per delivery that grew with the backlog.
 	err := s.ByKey(ctx, func(tx *Store) error {
-		if err := selectListed(ctx, tx, &out, occurrenceFields, q, append(append([]any{tx.ts(r.Until)}, args...), r.Limit)...); err != nil {
+		var err error
+		if out, err = tx.selectDue(ctx, r, where, args); err != nil {
 			return err
 		}
 		if !withNext || len(out) >= r.Limit {
 			return nil
 		}
 		slotsWhere, slotArgs := s.dueWhere(r.Slots, nil)
-		var err error
 		next, err = tx.firstWaiting(ctx, ` AND next_attempt_at > ?`+slotsWhere, append([]any{tx.ts(r.Until)}, slotArgs...))
 		return err
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("read due occurrences: %w", err)
 	}
-	return normalizeAll(out), next, nil
+	return out, next, nil
 }
 
-// dueOrder orders due rows oldest first (by key where the index is by
-// key, so that a full answer's last row bounds everything it left out),
-// up to a limit.
-func (s *Store) dueOrder() string {
+// selectDue reads up to r.Limit waiting rows due by r.Until that also
+// match where (" AND …", with its args), oldest first: by key where the
+// index is by key, so that a full answer's last row bounds everything it
+// left out. Run it planned by key: the oldest rows first along the due
+// index, stopping at the limit. Planned from statistics that lag a burst,
+// PostgreSQL took the backlog for a few rows and read and sorted all of it
+// (a bitmap scan) for every batch: a cost per delivery that grew with the
+// backlog.
+func (s *Store) selectDue(ctx context.Context, r DueRequest, where string, args []any) ([]model.Occurrence, error) {
+	order := ` ORDER BY next_attempt_at LIMIT ?`
 	if s.d.dueAfterKey {
-		return ` ORDER BY next_attempt_at, id LIMIT ?`
+		order = ` ORDER BY next_attempt_at, id LIMIT ?`
 	}
-	return ` ORDER BY next_attempt_at LIMIT ?`
+	q := statusSQL(`SELECT `+occurrenceColumns+` FROM occurrences WHERE status IN {waiting} AND next_attempt_at <= ?`) +
+		where + order
+	out := make([]model.Occurrence, 0, min(r.Limit, 1024)) // scanned into without regrowth
+	if err := selectListed(ctx, s, &out, occurrenceFields, q, append(append([]any{s.ts(r.Until)}, args...), r.Limit)...); err != nil {
+		return nil, err
+	}
+	return normalizeAll(out), nil
 }
 
 // readDueAfter is readDue from r.After on, without leaving out anything:
 // the rows before the key are the owner's.
 func (s *Store) readDueAfter(ctx context.Context, r DueRequest) ([]model.Occurrence, error) {
 	where, args := s.dueWhere(r.Slots, nil)
-	q := statusSQL(`SELECT `+occurrenceColumns+` FROM occurrences WHERE status IN {waiting} AND next_attempt_at <= ?
-		AND (next_attempt_at, id) > (?, ?)`) + where + s.dueOrder()
-	out := make([]model.Occurrence, 0, min(r.Limit, 1024))
-	args = append(append([]any{s.ts(r.Until), s.ts(r.After.At), r.After.ID}, args...), r.Limit)
+	where = ` AND (next_attempt_at, id) > (?, ?)` + where
+	args = append([]any{s.ts(r.After.At), r.After.ID}, args...)
+	var out []model.Occurrence
 	if err := s.ByKey(ctx, func(tx *Store) error {
-		return selectListed(ctx, tx, &out, occurrenceFields, q, args...)
+		var err error
+		out, err = tx.selectDue(ctx, r, where, args)
+		return err
 	}); err != nil {
 		return nil, fmt.Errorf("read due occurrences: %w", err)
 	}
-	return normalizeAll(out), nil
+	return out, nil
 }
 
 // NextDueIn returns the earliest next_attempt_at of a waiting occurrence of

@@ -48,7 +48,7 @@ type OutcomeRecord struct {
 	PauseReason string
 	// WholeSeries says the occurrence is the one non-manual occurrence of
 	// a one-time event read at EventVersion: a terminal outcome ends its
-	// series (EventRun.Settles).
+	// series (EventRun.SettlesAt).
 	WholeSeries  bool
 	EventVersion int64
 
