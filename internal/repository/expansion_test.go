@@ -10,6 +10,7 @@ import (
 
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 )
 
 func TestEventsToExpandSelectsActiveEventsBehindTheHorizon(t *testing.T) {
@@ -182,4 +183,53 @@ func TestSettleEndedEventsSweepsAPageAtATime(t *testing.T) {
 			require.Equal(t, model.EventActive, status(id), "a pending occurrence keeps its event active")
 		}
 	})
+}
+
+// The sweep never waits for an event another transaction writes (on
+// PostgreSQL: a delivery's bookkeeping). Waiting held the locks on the rest
+// of its page, and the hot path's bookkeeping behind them, for hundreds of
+// milliseconds in a burst; the busy event is left to the next pass.
+func TestSettleEndedEventsPassesOverEventsBeingWritten(t *testing.T) {
+	s := repositorytest.Postgres(t)
+	ctx := context.Background()
+	var ids []string
+	for range 2 {
+		e := newEvent()
+		mustCreate(t, s, e)
+		_, err := s.SetExpansion(ctx, repository.ExpansionUpdate{EventID: e.ID, Version: 1,
+			ExpandedUntil: model.SeriesEnd, Now: t0.Add(-time.Hour)})
+		require.NoError(t, err)
+		ids = append(ids, e.ID)
+	}
+	// SetExpansion settled both (no occurrence): make them active again, as
+	// an event whose last delivery was just acknowledged.
+	_, err := s.DB().ExecContext(ctx, `UPDATE events SET status = 'active'`)
+	require.NoError(t, err)
+
+	tx, err := s.DB().BeginTxx(ctx, nil)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback() }()
+	_, err = tx.ExecContext(ctx, `SELECT id FROM events WHERE id = $1 FOR UPDATE`, ids[0])
+	require.NoError(t, err)
+
+	wait, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	n, _, err := s.SettleEndedEvents(wait, t0, "", 10)
+	require.NoError(t, err, "the sweep does not wait for the locked event")
+	require.Equal(t, 1, n, "the free event settles")
+	require.Equal(t, model.EventActive, eventStatus(t, s, ids[0]))
+	require.Equal(t, model.EventInactive, eventStatus(t, s, ids[1]))
+
+	require.NoError(t, tx.Rollback())
+	n, _, err = s.SettleEndedEvents(ctx, t0, "", 10)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "the next pass settles the event once it is free")
+	require.Equal(t, model.EventInactive, eventStatus(t, s, ids[0]))
+}
+
+func eventStatus(t *testing.T, s *repository.Store, id string) model.EventStatus {
+	t.Helper()
+	e, err := s.GetEvent(context.Background(), id)
+	require.NoError(t, err)
+	return e.Status
 }
