@@ -124,17 +124,26 @@ func encodeLateness(h *punctualityHist) string {
 	if h == nil {
 		return ""
 	}
-	var sb strings.Builder
+	var items []latenessItem
 	for i, n := range h {
-		if n == 0 {
-			continue
+		if n != 0 {
+			items = append(items, latenessItem{i, n})
 		}
+	}
+	return encodeLatenessItems(items)
+}
+
+// encodeLatenessItems writes buckets, in index order, as encodeLateness
+// does.
+func encodeLatenessItems(items []latenessItem) string {
+	var sb strings.Builder
+	for _, it := range items {
 		if sb.Len() > 0 {
 			sb.WriteByte(',')
 		}
-		sb.WriteString(strconv.FormatInt(punctualityBounds[i], 10))
+		sb.WriteString(strconv.FormatInt(punctualityBounds[it.index], 10))
 		sb.WriteByte(':')
-		sb.WriteString(strconv.Itoa(n))
+		sb.WriteString(strconv.Itoa(it.n))
 	}
 	return sb.String()
 }
@@ -189,16 +198,60 @@ type punctualityKey struct {
 	event string
 }
 
+// punctualityDelta is what one outcome transaction adds to an event's hour:
+// a few instants, so its lateness is a short list by bucket index rather
+// than the report's histogram (208 counters; one per event and batch was
+// 5 % of the server's allocations in a burst).
+type punctualityDelta struct {
+	punctualityCounts // statuses only: lateness stays nil
+	lateness          []latenessItem
+}
+
+// late counts n first attempts in bucket i.
+func (d *punctualityDelta) late(i, n int) {
+	for k := range d.lateness {
+		if d.lateness[k].index == i {
+			d.lateness[k].n += n
+			return
+		}
+	}
+	d.lateness = append(d.lateness, latenessItem{i, n})
+}
+
+func (d *punctualityDelta) empty() bool {
+	if !d.punctualityCounts.empty() {
+		return false
+	}
+	for _, it := range d.lateness {
+		if it.n != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// encodedLateness is the delta's lateness as encodeLateness writes it.
+func (d *punctualityDelta) encodedLateness() string {
+	items := make([]latenessItem, 0, len(d.lateness))
+	for _, it := range d.lateness {
+		if it.n != 0 {
+			items = append(items, it)
+		}
+	}
+	sort.Slice(items, func(a, b int) bool { return items[a].index < items[b].index })
+	return encodeLatenessItems(items)
+}
+
 // punctualityDeltas sums a transaction's rollup deltas per event and hour
 // of the scheduled instant. Deltas whose event is gone still count: the
 // report keeps a deleted event's past.
-func punctualityDeltas(d *rollupDeltas) map[punctualityKey]*punctualityCounts {
-	out := map[punctualityKey]*punctualityCounts{}
-	at := func(event string, t time.Time) *punctualityCounts {
+func punctualityDeltas(d *rollupDeltas) map[punctualityKey]*punctualityDelta {
+	out := map[punctualityKey]*punctualityDelta{}
+	at := func(event string, t time.Time) *punctualityDelta {
 		k := punctualityKey{t.UTC().Truncate(time.Hour), event}
 		c := out[k]
 		if c == nil {
-			c = &punctualityCounts{}
+			c = &punctualityDelta{}
 			out[k] = c
 		}
 		return c
@@ -255,7 +308,7 @@ func (r *punctualityRow) counts() (*punctualityCounts, error) {
 
 // addPunctualityFresh appends the fresh rows of a transaction's deltas
 // (SQLite; PostgreSQL writes them in insertRollupArrays' statement).
-func (s *Store) addPunctualityFresh(ctx context.Context, rows map[punctualityKey]*punctualityCounts) error {
+func (s *Store) addPunctualityFresh(ctx context.Context, rows map[punctualityKey]*punctualityDelta) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -273,7 +326,7 @@ func (s *Store) addPunctualityFresh(ctx context.Context, rows map[punctualityKey
 		for _, k := range chunk {
 			c := rows[k]
 			args = append(args, s.ts(k.start), k.event, c.completed, c.failed, c.missed, c.skipped, c.cancelled,
-				encodeLateness(c.lateness))
+				c.encodedLateness())
 		}
 		q := `INSERT INTO punctuality_fresh (start, event_id, ` + punctualityColumns + `) VALUES ` +
 			strings.TrimSuffix(strings.Repeat(row, len(chunk)), ", ")
@@ -286,13 +339,13 @@ func (s *Store) addPunctualityFresh(ctx context.Context, rows map[punctualityKey
 
 // punctualityArrays are the fresh rows as one array per column, for
 // PostgreSQL's one-statement rollup insert.
-func punctualityArrays(rows map[punctualityKey]*punctualityCounts) []any {
+func punctualityArrays(rows map[punctualityKey]*punctualityDelta) []any {
 	n := len(rows)
 	starts, events, lateness := make([]time.Time, 0, n), make([]string, 0, n), make([]string, 0, n)
 	cols := [5][]int64{}
 	for k, c := range rows {
 		starts, events, lateness = append(starts, k.start.UTC()), append(events, k.event),
-			append(lateness, encodeLateness(c.lateness))
+			append(lateness, c.encodedLateness())
 		for i, v := range []int{c.completed, c.failed, c.missed, c.skipped, c.cancelled} {
 			cols[i] = append(cols[i], int64(v))
 		}

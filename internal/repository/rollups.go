@@ -772,7 +772,7 @@ func (s *Store) addRollups(ctx context.Context, d *rollupDeltas) error {
 // statement of the same text whatever the counts (see outcomeArrays): one
 // round trip of the outcome transaction instead of three.
 func (s *Store) insertRollupArrays(ctx context.Context, occ map[occurrenceRollupKey]int, att map[attemptRollupKey]int,
-	lat map[latencyRollupKey]int, punct map[punctualityKey]*punctualityCounts) error {
+	lat map[latencyRollupKey]int, punct map[punctualityKey]*punctualityDelta) error {
 	var oMinute, aMinute, lStart []time.Time
 	var oAction, oStatus, oReason, aAction, aEndpoint, aOutcome, lWidth, lAction []string
 	var oN, aN, lBucket, lN []int64
