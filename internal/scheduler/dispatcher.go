@@ -98,6 +98,10 @@ type Dispatcher struct {
 	deliveries *deliveries   // each event version's prepared action
 	obs        Observer
 	rec        *recorder
+	// idleAttempter hands an attempt to a goroutine that finished one
+	// (startAttempt); unbuffered, so a send succeeds only while one waits.
+	idleAttempter chan *job
+	attempters    sync.WaitGroup // the goroutines startAttempt started
 	// books writes the event bookkeeping of recorded outcomes, coalesced.
 	books   *bookkeeper
 	wakeNow chan struct{} // local wake-ups (Wake)
@@ -166,7 +170,7 @@ func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
 	d := &Dispatcher{
 		cfg: cfg, store: deps.Store, clock: deps.Clock, secrets: deps.Secrets, log: log,
 		wakeups: deps.Wakeups, rnd: deps.Rand, observers: deps.Observers, obs: deps.Observer, endpoints: deps.Endpoints,
-		sem:        make(chan struct{}, cfg.Workers),
+		sem: make(chan struct{}, cfg.Workers), idleAttempter: make(chan *job),
 		deliveries: newDeliveries(deliveryCacheSize, deps.Registry.Prepare),
 		wakeNow:    make(chan struct{}, 1), stopping: make(chan struct{}),
 		attemptCtx: actx, cancelAttempt: cancel, changed: make(chan struct{}),

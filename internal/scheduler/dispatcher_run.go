@@ -183,6 +183,9 @@ func (d *Dispatcher) Close() {
 			cancel()
 		}
 		d.cancelAttempt()
+		if err == nil {
+			d.attempters.Wait() // each ends at stopping once its attempt did
+		}
 		close(d.heartbeatStop)
 		<-d.heartbeatDone
 		d.rec.Stop()
