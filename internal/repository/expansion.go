@@ -71,7 +71,7 @@ func (s *Store) SetExpansion(ctx context.Context, u ExpansionUpdate) (ExpansionR
 		if !u.ExpandedUntil.Equal(model.SeriesEnd) {
 			return nil // the series goes on: nothing to settle
 		}
-		settled, err := tx.settleEvents(ctx, []string{u.EventID}, u.Now, "")
+		settled, err := tx.settleEvents(ctx, []string{u.EventID}, u.Now)
 		if err != nil {
 			return err
 		}
@@ -114,19 +114,20 @@ var (
 )
 
 // settleEvents marks the given events inactive when their series is over.
-// lock ends the pick of the rows to settle: "" waits for a row another
-// transaction writes, s.d.skipLocked passes over it.
-func (s *Store) settleEvents(ctx context.Context, ids []string, now time.Time, lock string) (int, error) {
+func (s *Store) settleEvents(ctx context.Context, ids []string, now time.Time) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	args := []any{model.EventInactive, s.ts(now), s.ts(model.SeriesEnd), false}
-	for _, id := range ids {
-		args = append(args, id)
-	}
+	return s.settle(ctx, now, `id IN (`+placeholders(len(ids))+`)`, "", stringArgs(ids)...)
+}
+
+// settle marks inactive the events that match where (with args) and whose
+// series is over. lock ends the pick of those rows: "" waits for a row
+// another transaction writes, s.d.skipLocked passes over it.
+func (s *Store) settle(ctx context.Context, now time.Time, where, lock string, args ...any) (int, error) {
 	r, err := s.exec(ctx, `UPDATE events SET status = ?, next_run_at = NULL, updated_at = ?, version = version + 1
-		WHERE id IN (SELECT id FROM events WHERE `+settleEventsWhere+` AND id IN (`+placeholders(len(ids))+`)`+lock+`)`,
-		args...)
+		WHERE id IN (SELECT id FROM events WHERE `+settleEventsWhere+` AND `+where+lock+`)`,
+		append([]any{model.EventInactive, s.ts(now), s.ts(model.SeriesEnd), false}, args...)...)
 	if err != nil {
 		return 0, fmt.Errorf("settle ended events: %w", err)
 	}
@@ -136,13 +137,12 @@ func (s *Store) settleEvents(ctx context.Context, ids []string, now time.Time, l
 
 // SettleEndedEvents examines up to scan active events whose series ended,
 // in id order after the cursor after ("" = from the start), and marks
-// inactive those whose occurrences are all terminal (settleEvents checks
-// each): a sweep that catches events finished by an acknowledgement or a
-// rescue. It returns how many it settled and the cursor to pass next (""
-// once the end was reached). A page read in order along events_expansion
-// (cursor equal to SeriesEnd, then id), not the whole table: with a million
-// one-time events waiting to fire, testing them all every few seconds cost
-// a core.
+// inactive those whose occurrences are all terminal: a sweep that catches
+// events finished by an acknowledgement or a rescue. It returns how many it
+// settled and the cursor to pass next ("" once the end was reached). A page
+// read in order along events_expansion (cursor equal to SeriesEnd, then
+// id), not the whole table: with a million one-time events waiting to fire,
+// testing them all every few seconds cost a core.
 func (s *Store) SettleEndedEvents(ctx context.Context, now time.Time, after string, scan int) (int, string, error) {
 	var page []string
 	err := s.selectAll(ctx, &page, statusSQL(`SELECT id FROM events WHERE status = {active} AND deleted_at IS NULL
@@ -151,16 +151,23 @@ func (s *Store) SettleEndedEvents(ctx context.Context, now time.Time, after stri
 	if err != nil {
 		return 0, "", fmt.Errorf("find ended events: %w", err)
 	}
-	next := ""
-	if len(page) == scan {
-		next = page[len(page)-1]
+	if len(page) == 0 {
+		return 0, "", nil
 	}
-	// An event of the page the hot path is writing (its delivery's
-	// bookkeeping) is busy, not over: skipped, not waited for. Waiting held
-	// the sweep's locks on the rest of the page, and the bookkeeping behind
-	// them, for hundreds of milliseconds in a burst (#36, thirteenth step);
-	// the next pass looks again.
-	n, err := s.settleEvents(ctx, page, now, s.d.skipLocked)
+	last, next := page[len(page)-1], ""
+	if len(page) == scan {
+		next = last
+	}
+	// The page is settled as the range of events_expansion it was read
+	// from, not as a list of its ids: a thousand ids, planned on a fresh
+	// burst's statistics, became a filter compared with every active event
+	// (350 ms a page). An event of the page the hot path is writing (its
+	// delivery's bookkeeping) is busy, not over: skipped, not waited for.
+	// Waiting held the sweep's locks on the rest of the page, and the
+	// bookkeeping behind them, for hundreds of milliseconds in a burst (#36,
+	// thirteenth step); the next pass looks again.
+	n, err := s.settle(ctx, now, `expanded_until = ? AND id > ? AND id <= ?`, s.d.skipLocked,
+		s.ts(model.SeriesEnd), s.afterID(after), last)
 	return n, next, err
 }
 
