@@ -6,7 +6,9 @@
 #   due     a narrow due table (one row per unfinished occurrence, its own indexes) and occurrences with only
 #           indexes on columns that never change (fillfactor 80): the outcome deletes the due row and
 #           updates the occurrence in place (HOT);
-#   hot     the same update without the due table's delete, to tell the two apart.
+#   hot     the same update without the due table's delete, to tell the two apart;
+#   trigger the hot update with a row trigger that deletes the due row: what keeping the due table right for
+#           writers that do not know it (an instance of the previous version in a rolling upgrade) would cost.
 # Each finishes the 20,000 rows in batches of 100, the size of an outcome batch in a burst, one statement per
 # batch in autocommit, in the order they came due; it prints µs of wall time and WAL bytes a row.
 # usage: bench/outcome-shapes.sh [ROUNDS] [DB]     (default 3 rounds on bench_t_stmts)
@@ -39,6 +41,11 @@ CREATE TABLE shape_due (id uuid PRIMARY KEY, scheduled_at timestamptz NOT NULL, 
 INSERT INTO shape_due SELECT id, scheduled_at, event_id, bucket, next_attempt_at FROM shape_today;
 CREATE INDEX ON shape_due (bucket, next_attempt_at);
 CREATE INDEX ON shape_due (event_id, next_attempt_at);
+CREATE OR REPLACE FUNCTION shape_due_done() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM shape_due WHERE id = NEW.id;
+    RETURN NULL;
+END $$;
 VACUUM ANALYZE shape_today; VACUUM ANALYZE shape_hot; VACUUM ANALYZE shape_due;
 CHECKPOINT;
 SQL
@@ -55,6 +62,7 @@ batches() { # table, prefix (format() with the batch's ids as %1\$L) -> one stat
 batches shape_today "" > "$W/today.sql"
 batches shape_hot "WITH d AS (DELETE FROM shape_due WHERE id = ANY(%1\$L::uuid[])) " > "$W/due.sql"
 batches shape_hot "" > "$W/hot.sql"
+cp "$W/hot.sql" "$W/trigger.sql"
 rows=$($P -c "SELECT count(*) FROM shape_today")
 run() {
 	w0=$($P -c "SELECT wal_bytes FROM pg_stat_wal"); s=$(date +%s%N)
@@ -66,5 +74,9 @@ for _ in $(seq "$ROUNDS"); do
 	run today; run due
 	$P -f "$W/setup.sql"; run hot
 	$P -f "$W/setup.sql"
+	$P -c "CREATE TRIGGER shape_due_done AFTER UPDATE OF status ON shape_hot FOR EACH ROW
+	  WHEN (NEW.status IN ('completed', 'failed', 'missed', 'cancelled', 'skipped')) EXECUTE FUNCTION shape_due_done()"
+	run trigger
+	$P -f "$W/setup.sql"
 done
-$P -c "DROP TABLE shape_today, shape_hot, shape_due"
+$P -c "DROP TABLE shape_today, shape_hot, shape_due" -c "DROP FUNCTION shape_due_done()"
