@@ -207,7 +207,7 @@ type punctualityDelta struct {
 	lateness          []latenessItem
 }
 
-// late counts n first attempts in bucket i.
+// late counts n (> 0) first attempts in bucket i.
 func (d *punctualityDelta) late(i, n int) {
 	for k := range d.lateness {
 		if d.lateness[k].index == i {
@@ -219,27 +219,13 @@ func (d *punctualityDelta) late(i, n int) {
 }
 
 func (d *punctualityDelta) empty() bool {
-	if !d.punctualityCounts.empty() {
-		return false
-	}
-	for _, it := range d.lateness {
-		if it.n != 0 {
-			return false
-		}
-	}
-	return true
+	return d.punctualityCounts.empty() && len(d.lateness) == 0
 }
 
 // encodedLateness is the delta's lateness as encodeLateness writes it.
 func (d *punctualityDelta) encodedLateness() string {
-	items := make([]latenessItem, 0, len(d.lateness))
-	for _, it := range d.lateness {
-		if it.n != 0 {
-			items = append(items, it)
-		}
-	}
-	sort.Slice(items, func(a, b int) bool { return items[a].index < items[b].index })
-	return encodeLatenessItems(items)
+	sort.Slice(d.lateness, func(a, b int) bool { return d.lateness[a].index < d.lateness[b].index })
+	return encodeLatenessItems(d.lateness)
 }
 
 // punctualityDeltas sums a transaction's rollup deltas per event and hour
