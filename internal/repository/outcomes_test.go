@@ -2,6 +2,7 @@ package repository_test
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"testing"
 	"time"
@@ -209,4 +210,63 @@ func TestAttemptKeepsItsRequest(t *testing.T) {
 		require.Len(t, as, 1)
 		require.Nil(t, as[0].RequestJSON, "an attempt without one reads back as not recorded")
 	})
+}
+
+// An attempt reads back as recorded, every field, whether it carries its
+// occurrence's instant (the dispatcher's batches: COPY on PostgreSQL) or
+// leaves it to the occurrence's row.
+func TestAttemptsReadBackAsRecorded(t *testing.T) {
+	for _, known := range []bool{true, false} {
+		t.Run(fmt.Sprintf("instant known %v", known), func(t *testing.T) {
+			eachBackend(t, func(t *testing.T, s *repository.Store) {
+				ctx := context.Background()
+				e := newEvent()
+				mustCreate(t, s, e)
+				_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{t0, t0.Add(time.Second)}, false, t0)
+				require.NoError(t, err)
+				got := claim(t, s, t0.Add(time.Second), 2)
+				require.Len(t, got, 2)
+				code, msg, excerpt, endpoint := 503, "upstream said \"no\"\n", "busy, é", model.NewID()
+				sent := `{"method":"POST","url":"https://example.com/hook","headers":{},"body":"{\"a\":1}","body_truncated":false}`
+				want := map[string]model.Attempt{}
+				var recs []repository.OutcomeRecord
+				for k, o := range got {
+					a := model.Attempt{ID: model.NewID(), OccurrenceID: o.ID, EventID: e.ID, Attempt: 1,
+						StartedAt: t0.Add(time.Second + 250*time.Millisecond), DurationMS: 42, Outcome: "completed",
+						LatenessMS: 250}
+					if k == 0 {
+						a.Manual, a.Truncated, a.Outcome = true, true, "retrying"
+						a.StatusCode, a.Error, a.ResponseExcerpt, a.EndpointID, a.RequestJSON = &code, &msg, &excerpt, &endpoint, &sent
+					}
+					if known {
+						a.ScheduledAt = o.ScheduledAt
+					}
+					want[o.ID] = a
+					status := model.OccurrenceCompleted
+					if k == 0 {
+						status = model.OccurrenceRetrying
+					}
+					next := t0.Add(time.Hour)
+					recs = append(recs, repository.OutcomeRecord{OccurrenceID: o.ID, LeaseToken: "tok", Status: status,
+						NextAttemptAt: &next, Now: t0.Add(2 * time.Second), Attempt: &a, EventID: e.ID, Ran: true})
+				}
+				res, err := s.RecordOutcomes(ctx, recs)
+				require.NoError(t, err)
+				for _, r := range res {
+					require.NoError(t, r)
+				}
+				for _, o := range got {
+					as, err := s.ListAttempts(ctx, o.ID)
+					require.NoError(t, err)
+					require.Len(t, as, 1)
+					w, g := want[o.ID], as[0]
+					w.ScheduledAt = o.ScheduledAt
+					require.True(t, w.StartedAt.Equal(g.StartedAt), "started_at %s, want %s", g.StartedAt, w.StartedAt)
+					require.True(t, w.ScheduledAt.Equal(g.ScheduledAt), "scheduled_at %s, want %s", g.ScheduledAt, w.ScheduledAt)
+					w.StartedAt, w.ScheduledAt = g.StartedAt, g.ScheduledAt
+					require.Equal(t, w, g)
+				}
+			})
+		})
+	}
 }
