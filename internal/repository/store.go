@@ -119,6 +119,9 @@ func OpenSQLite(ctx context.Context, dataDir string) (*Store, error) {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(4)
+	// All four kept: a connection closed as surplus idle (database/sql keeps
+	// two) is opened again in the next burst, its pragmas run again and its
+	// page cache and prepared statements lost.
 	db.SetMaxIdleConns(4)
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()
