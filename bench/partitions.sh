@@ -48,7 +48,11 @@ fi
 if [ "$status" -ne 0 ] || grep -qE '^scenario=.*verdict=FAIL' "$OUT"; then
   grep -E '^\s+(lost|stuck|duplicate|send after lapse|split ownership|slow takeover|unlogged send|wrong webhook-id|unknown receipt):' "$OUT" | head -n 40 || true
   grep -E '^(--- FAIL|FAIL)' "$OUT" || true
-  echo "partitions: FAIL" >&2
+  # the whole log, for a failure that is not a scenario's verdict (a set-up step that failed, say)
+  kept=$(mktemp /tmp/partitions-failed.XXXXXX.log)
+  cp "$OUT" "$kept"
+  grep -E '^\s+\S+\.go:[0-9]+: ' "$OUT" | grep -v 'scenario=' | head -n 20 || true
+  echo "partitions: FAIL (the whole log: $kept)" >&2
   exit 1
 fi
 echo "partitions: every scenario PASS"
