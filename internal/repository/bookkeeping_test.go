@@ -172,12 +172,7 @@ func TestRecordOutcomesDoesNotLockEvents(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := repositorytest.Postgres(t)
-	e := newEvent()
-	mustCreate(t, s, e)
-	_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{t0, t0.Add(time.Second)}, false, t0)
-	require.NoError(t, err)
-	got := claim(t, s, t0.Add(time.Second), 2)
-	require.Len(t, got, 2)
+	e, got := twoClaimed(t, s)
 
 	holder, err := s.DB().BeginTxx(ctx, nil)
 	require.NoError(t, err)

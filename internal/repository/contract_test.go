@@ -477,6 +477,19 @@ func claim(t *testing.T, s *repository.Store, now time.Time, n int) []model.Occu
 	return got
 }
 
+// twoClaimed creates an event with occurrences at t0 and a second later and
+// claims both (token "tok").
+func twoClaimed(t *testing.T, s *repository.Store) (*model.Event, []model.Occurrence) {
+	t.Helper()
+	e := newEvent()
+	mustCreate(t, s, e)
+	_, err := s.InsertOccurrences(context.Background(), e.ID, []time.Time{t0, t0.Add(time.Second)}, false, t0)
+	require.NoError(t, err)
+	got := claim(t, s, t0.Add(time.Second), 2)
+	require.Len(t, got, 2)
+	return e, got
+}
+
 func complete(t *testing.T, s *repository.Store, o model.Occurrence, token string, now time.Time) {
 	t.Helper()
 	res, err := s.RecordOutcomes(context.Background(), []repository.OutcomeRecord{{OccurrenceID: o.ID,

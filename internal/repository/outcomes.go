@@ -664,6 +664,7 @@ func (s *Store) copyAttempts(ctx context.Context, attempts []*model.Attempt) err
 			a.StatusCode, a.Outcome, a.Error, a.ResponseExcerpt, a.Truncated, a.LatenessMS, a.EndpointID,
 			a.ScheduledAt.UTC(), a.RequestJSON}
 	}
+	// uuid columns: id, occurrence_id, event_id, endpoint_id
 	if err := s.copyRows(ctx, "attempts", attemptColumns, rows, 0, 1, 2, 13); err != nil {
 		return fmt.Errorf("insert attempts: %w", err)
 	}

@@ -178,12 +178,7 @@ func TestAsyncOutcomeCommitStaysInsideTheOutcomeTransaction(t *testing.T) {
 func TestAttemptKeepsItsRequest(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		ctx := context.Background()
-		e := newEvent()
-		mustCreate(t, s, e)
-		_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{t0, t0.Add(time.Second)}, false, t0)
-		require.NoError(t, err)
-		got := claim(t, s, t0.Add(time.Second), 2)
-		require.Len(t, got, 2)
+		e, got := twoClaimed(t, s)
 		sent := `{"method":"POST","url":"https://example.com/hook","headers":{"Webhook-Signature":"[redacted]"},` +
 			`"body":"{\"a\":\"é\"}","body_truncated":true}`
 		var recs []repository.OutcomeRecord
@@ -220,12 +215,7 @@ func TestAttemptsReadBackAsRecorded(t *testing.T) {
 		t.Run(fmt.Sprintf("instant known %v", known), func(t *testing.T) {
 			eachBackend(t, func(t *testing.T, s *repository.Store) {
 				ctx := context.Background()
-				e := newEvent()
-				mustCreate(t, s, e)
-				_, err := s.InsertOccurrences(ctx, e.ID, []time.Time{t0, t0.Add(time.Second)}, false, t0)
-				require.NoError(t, err)
-				got := claim(t, s, t0.Add(time.Second), 2)
-				require.Len(t, got, 2)
+				e, got := twoClaimed(t, s)
 				code, msg, excerpt, endpoint := 503, "upstream said \"no\"\n", "busy, é", model.NewID()
 				sent := `{"method":"POST","url":"https://example.com/hook","headers":{},"body":"{\"a\":1}","body_truncated":false}`
 				want := map[string]model.Attempt{}
@@ -234,18 +224,15 @@ func TestAttemptsReadBackAsRecorded(t *testing.T) {
 					a := model.Attempt{ID: model.NewID(), OccurrenceID: o.ID, EventID: e.ID, Attempt: 1,
 						StartedAt: t0.Add(time.Second + 250*time.Millisecond), DurationMS: 42, Outcome: "completed",
 						LatenessMS: 250}
+					status := model.OccurrenceCompleted
 					if k == 0 {
-						a.Manual, a.Truncated, a.Outcome = true, true, "retrying"
+						a.Manual, a.Truncated, a.Outcome, status = true, true, "retrying", model.OccurrenceRetrying
 						a.StatusCode, a.Error, a.ResponseExcerpt, a.EndpointID, a.RequestJSON = &code, &msg, &excerpt, &endpoint, &sent
 					}
 					if known {
 						a.ScheduledAt = o.ScheduledAt
 					}
 					want[o.ID] = a
-					status := model.OccurrenceCompleted
-					if k == 0 {
-						status = model.OccurrenceRetrying
-					}
 					next := t0.Add(time.Hour)
 					recs = append(recs, repository.OutcomeRecord{OccurrenceID: o.ID, LeaseToken: "tok", Status: status,
 						NextAttemptAt: &next, Now: t0.Add(2 * time.Second), Attempt: &a, EventID: e.ID, Ran: true})
