@@ -98,7 +98,7 @@ func bench(ctx context.Context, cfg Config, stderr io.Writer, now func() time.Ti
 		rep.BurstWindowMS = ms(cfg.BurstWindow)
 	}
 
-	rec := NewRecorder()
+	rec := NewRecorder(len(instants))
 	h := &receiverHandler{rec: rec, now: now}
 	if cfg.VerifySignature != "" {
 		h.verifier = newSignatureVerifier(cfg.VerifySignature)

@@ -12,7 +12,7 @@ import (
 
 func TestReceiverRecordsDeliveries(t *testing.T) {
 	t.Parallel()
-	rec := NewRecorder()
+	rec := NewRecorder(0)
 	rec.Expect("e1")
 	rec.Expect("e2")
 	rec.Seal()
@@ -60,7 +60,7 @@ func TestReceiverRecordsDeliveries(t *testing.T) {
 
 func TestReceiverWritesReceipts(t *testing.T) {
 	t.Parallel()
-	rec := NewRecorder()
+	rec := NewRecorder(0)
 	at := time.Date(2026, 11, 21, 12, 0, 0, 250_000_000, time.UTC)
 	path := filepath.Join(t.TempDir(), "receipts.csv")
 	l, err := openReceiptLog(path)
@@ -86,5 +86,43 @@ func TestReceiverWritesReceipts(t *testing.T) {
 		"o1,e1,2,2026-11-21T12:00:00Z,2026-11-21T12:00:00.25Z\n"
 	if string(got) != want {
 		t.Errorf("receipts file:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestReceiverRejectsMalformed holds each way a body can be refused to its
+// status, including a valid body read after a refused one into a reused
+// buffer.
+func TestReceiverRejectsMalformed(t *testing.T) {
+	t.Parallel()
+	rec := NewRecorder(0)
+	h := &receiverHandler{rec: rec, now: time.Now, verifier: newSignatureVerifier("k")}
+	tests := []struct {
+		name string
+		body string
+		want int
+	}{
+		{"scheduled_at missing", `{"event_id":"e1","occurrence_id":"o1"}`, http.StatusBadRequest},
+		{"scheduled_at not a time", `{"event_id":"e1","scheduled_at":"yesterday"}`, http.StatusBadRequest},
+		{"scheduled_at not a string", `{"event_id":"e1","scheduled_at":1796040000}`, http.StatusBadRequest},
+		{"scheduled_at null", `{"event_id":"e1","scheduled_at":null}`, http.StatusBadRequest},
+		{"scheduled_at zero", `{"event_id":"e1","scheduled_at":"0001-01-01T00:00:00Z"}`, http.StatusBadRequest},
+		{"event_id missing", `{"scheduled_at":"2026-11-21T12:00:00Z"}`, http.StatusBadRequest},
+		{"trailing data", `{"event_id":"e1","scheduled_at":"2026-11-21T12:00:00Z"} {}`, http.StatusBadRequest},
+		{"too large", `{"event_id":"e1","name":"` + strings.Repeat("x", maxDeliveryBody) + `"}`,
+			http.StatusRequestEntityTooLarge},
+		{"well-formed", `{"event_id":"e1","scheduled_at":"2026-11-21T12:00:00Z"}`, http.StatusOK},
+	}
+	for _, tt := range tests {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/hook", strings.NewReader(tt.body)))
+		if w.Code != tt.want {
+			t.Errorf("%s: got status %d, want %d", tt.name, w.Code, tt.want)
+		}
+	}
+	if got, want := h.malformed.Load(), int64(len(tests)-1); got != want {
+		t.Errorf("malformed: got %d, want %d", got, want)
+	}
+	if got := rec.Tally(0).Receipts; got != 1 {
+		t.Errorf("receipts: got %d, want 1", got)
 	}
 }

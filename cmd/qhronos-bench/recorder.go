@@ -26,12 +26,12 @@ type Receipt struct {
 // one-time event) and losses (created events never received). It is safe
 // for concurrent use by the receivers and the creator.
 type Recorder struct {
-	mu            sync.Mutex
-	expected      map[string]bool // event id → created by this run
-	eventIDs      map[string]int  // event id → distinct delivery ids received
-	deliveries    map[string]int  // delivery id → receipts
-	deliveryEvent map[string]string
-	eventReceipts map[string]int // event id → receipts, duplicates included
+	mu sync.Mutex
+	// One map per kind of id, so that a receipt costs one lookup and one
+	// store per id: the receivers share the CPU with the server measured.
+	events        map[string]eventTally
+	deliveries    map[string]string // delivery id → event id of its first receipt
+	expected      int               // events created by this run
 	lateness      []time.Duration
 	receipts      int
 	duplicates    int
@@ -44,15 +44,21 @@ type Recorder struct {
 	doneClosed    bool
 }
 
-// NewRecorder returns an empty Recorder.
-func NewRecorder() *Recorder {
+// eventTally is what a Recorder knows of one event id.
+type eventTally struct {
+	expected   bool // created by this run
+	deliveries int  // distinct delivery ids received
+	receipts   int  // duplicates included
+}
+
+// NewRecorder returns an empty Recorder sized for the planned number of
+// events, so that receipts do not pay for growing its maps mid-run.
+func NewRecorder(planned int) *Recorder {
 	return &Recorder{
-		expected:      make(map[string]bool),
-		eventIDs:      make(map[string]int),
-		deliveries:    make(map[string]int),
-		deliveryEvent: make(map[string]string),
-		eventReceipts: make(map[string]int),
-		done:          make(chan struct{}),
+		events:     make(map[string]eventTally, planned),
+		deliveries: make(map[string]string, planned),
+		lateness:   make([]time.Duration, 0, planned),
+		done:       make(chan struct{}),
 	}
 }
 
@@ -61,13 +67,16 @@ func NewRecorder() *Recorder {
 func (r *Recorder) Expect(eventID string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.expected[eventID] {
+	e := r.events[eventID]
+	if e.expected {
 		return
 	}
-	r.expected[eventID] = true
-	if r.eventIDs[eventID] > 0 {
+	e.expected = true
+	r.events[eventID] = e
+	r.expected++
+	if e.deliveries > 0 {
 		r.receivedExp++
-		r.unexpected -= r.eventReceipts[eventID]
+		r.unexpected -= e.receipts
 	}
 	r.maybeDone()
 }
@@ -99,27 +108,27 @@ func (r *Recorder) Record(rc Receipt) {
 	if rc.SignatureChecked && !rc.SignatureOK {
 		r.badSignatures++
 	}
-	r.eventReceipts[rc.EventID]++
-	if !r.expected[rc.EventID] {
+	e := r.events[rc.EventID]
+	e.receipts++
+	if !e.expected {
 		r.unexpected++
 	}
-	n := r.deliveries[rc.DeliveryID]
-	r.deliveries[rc.DeliveryID] = n + 1
-	if n > 0 {
+	if _, seen := r.deliveries[rc.DeliveryID]; seen {
 		r.duplicates++
-		return
+	} else {
+		r.deliveries[rc.DeliveryID] = rc.EventID
+		r.lateness = append(r.lateness, rc.ReceivedAt.Sub(rc.ScheduledAt))
+		e.deliveries++
+		if e.deliveries == 1 && e.expected {
+			r.receivedExp++
+			r.maybeDone()
+		}
 	}
-	r.deliveryEvent[rc.DeliveryID] = rc.EventID
-	r.lateness = append(r.lateness, rc.ReceivedAt.Sub(rc.ScheduledAt))
-	r.eventIDs[rc.EventID]++
-	if r.eventIDs[rc.EventID] == 1 && r.expected[rc.EventID] {
-		r.receivedExp++
-		r.maybeDone()
-	}
+	r.events[rc.EventID] = e
 }
 
 func (r *Recorder) maybeDone() {
-	if r.sealed && !r.doneClosed && r.receivedExp == len(r.expected) {
+	if r.sealed && !r.doneClosed && r.receivedExp == r.expected {
 		close(r.done)
 		r.doneClosed = true
 	}
@@ -145,25 +154,25 @@ func (r *Recorder) Tally(sample int) Tally {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t := Tally{
-		Expected:      len(r.expected),
+		Expected:      r.expected,
 		Receipts:      r.receipts,
 		Occurrences:   len(r.deliveries),
 		Duplicates:    r.duplicates,
-		Lost:          len(r.expected) - r.receivedExp,
+		Lost:          r.expected - r.receivedExp,
 		Unexpected:    r.unexpected,
 		BadSignatures: r.badSignatures,
 		First:         r.first,
 		Last:          r.last,
 		Lateness:      summarize(r.lateness),
 	}
-	for _, n := range r.eventIDs {
-		t.ExtraOccurrences += n - 1
+	for _, e := range r.events {
+		t.ExtraOccurrences += max(e.deliveries-1, 0)
 	}
-	for id, ev := range r.deliveryEvent {
+	for id, ev := range r.deliveries {
 		if len(t.DeliveryIDs) >= sample {
 			break
 		}
-		if r.expected[ev] {
+		if r.events[ev].expected {
 			t.DeliveryIDs = append(t.DeliveryIDs, id)
 		}
 	}

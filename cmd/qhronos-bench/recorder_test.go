@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -16,7 +18,7 @@ func receipt(delivery, event string, lateMS int) Receipt {
 
 func TestRecorderAccounting(t *testing.T) {
 	t.Parallel()
-	r := NewRecorder()
+	r := NewRecorder(0)
 	for _, ev := range []string{"e1", "e2", "e3", "e4"} {
 		r.Expect(ev)
 	}
@@ -66,7 +68,7 @@ func TestRecorderAccounting(t *testing.T) {
 
 func TestRecorderDeliveryBeforeCreateAnswer(t *testing.T) {
 	t.Parallel()
-	r := NewRecorder()
+	r := NewRecorder(0)
 	r.Record(receipt("o1", "e1", 1)) // arrives before the 201 was read
 	r.Expect("e1")
 	r.Seal()
@@ -83,7 +85,7 @@ func TestRecorderDeliveryBeforeCreateAnswer(t *testing.T) {
 
 func TestRecorderDoneWaitsForSeal(t *testing.T) {
 	t.Parallel()
-	r := NewRecorder()
+	r := NewRecorder(0)
 	r.Expect("e1")
 	r.Record(receipt("o1", "e1", 1))
 	select {
@@ -98,4 +100,85 @@ func TestRecorderDoneWaitsForSeal(t *testing.T) {
 		t.Fatal("Done not closed after Seal")
 	}
 	require.Equal(t, 0, r.Tally(0).Lost)
+}
+
+func TestRecorderDuplicateBeforeCreateAnswer(t *testing.T) {
+	t.Parallel()
+	r := NewRecorder(1)
+	r.Record(receipt("o1", "e1", 1))
+	r.Record(receipt("o1", "e1", 2)) // a retry, also before the 201 was read
+	require.Equal(t, 2, r.Tally(0).Unexpected)
+	r.Expect("e1")
+	r.Seal()
+	got := r.Tally(1)
+	require.Equal(t, 0, got.Unexpected, "both receipts belong to e1 once it is expected")
+	require.Equal(t, 1, got.Duplicates)
+	require.Equal(t, 0, got.Lost)
+	require.Equal(t, []string{"o1"}, got.DeliveryIDs)
+}
+
+// TestRecorderAgainstModel replays random interleavings of creates and
+// receipts (retries, second occurrences, foreign events, deliveries ahead
+// of their create answer) and checks the tally against one recomputed from
+// the whole log.
+func TestRecorderAgainstModel(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200 {
+		r := NewRecorder(rng.IntN(8))
+		expected := map[string]bool{}
+		var log []Receipt
+		for range rng.IntN(60) {
+			ev := fmt.Sprintf("e%d", rng.IntN(10))
+			if rng.IntN(3) == 0 {
+				r.Expect(ev)
+				expected[ev] = true
+				continue
+			}
+			// Delivery ids belong to one event, as webhook-ids do.
+			rc := receipt(fmt.Sprintf("%s/o%d", ev, rng.IntN(3)), ev, rng.IntN(1000))
+			r.Record(rc)
+			log = append(log, rc)
+		}
+		r.Seal()
+
+		first := map[string]bool{}   // delivery ids seen
+		perEvent := map[string]int{} // event → distinct delivery ids
+		want := Tally{Expected: len(expected), Receipts: len(log)}
+		for _, rc := range log {
+			if !expected[rc.EventID] {
+				want.Unexpected++
+			}
+			if first[rc.DeliveryID] {
+				want.Duplicates++
+				continue
+			}
+			first[rc.DeliveryID] = true
+			perEvent[rc.EventID]++
+		}
+		want.Occurrences = len(first)
+		for ev, n := range perEvent {
+			want.ExtraOccurrences += n - 1
+			if expected[ev] {
+				want.Lost--
+			}
+		}
+		want.Lost += len(expected)
+
+		got := r.Tally(0)
+		require.Equal(t, want.Expected, got.Expected, "expected")
+		require.Equal(t, want.Receipts, got.Receipts, "receipts")
+		require.Equal(t, want.Occurrences, got.Occurrences, "occurrences")
+		require.Equal(t, want.Duplicates, got.Duplicates, "duplicates")
+		require.Equal(t, want.ExtraOccurrences, got.ExtraOccurrences, "extra occurrences")
+		require.Equal(t, want.Lost, got.Lost, "lost")
+		require.Equal(t, want.Unexpected, got.Unexpected, "unexpected")
+		require.Equal(t, want.Occurrences, got.Lateness.Count, "lateness samples")
+		select {
+		case <-r.Done():
+			require.Zero(t, want.Lost, "done with events lost")
+		default:
+			require.NotZero(t, want.Lost, "not done with none lost")
+		}
+	}
 }
