@@ -72,5 +72,23 @@ func TestPayloadAndRecordedRequestMatchEncodingJSON(t *testing.T) {
 		if want := reflectJSON(t, r, true); !bytes.Equal(got, want) {
 			t.Errorf("recorded request:\n got %s\nwant %s", got, want)
 		}
+		if s := r.JSONString(); s != string(got) {
+			t.Errorf("recorded request as a string:\n got %s\nwant %s", s, got)
+		}
+	}
+}
+
+// A recorded request is encoded into one buffer sized for its escaped body
+// (and one list of header names): a body full of quotes once grew it twice.
+func TestRecordedRequestEncodesInOneBuffer(t *testing.T) {
+	body, err := NewPayload(Request{EventID: "e1", OccurrenceID: "o1", Name: `say "hi"`, Tags: []string{"a", "b"},
+		Metadata: json.RawMessage(`{"customer":"c-42","note":"a \"quoted\" \\ path"}`)}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &SentRequest{Method: "POST", URL: "http://127.0.0.1:9/hook", Body: string(body), Headers: map[string]string{
+		"Content-Type": "application/json", "Webhook-Id": "o1", "Webhook-Signature": Redacted}}
+	if n := testing.AllocsPerRun(100, func() { _ = r.JSONString() }); n > 2 {
+		t.Errorf("%v allocations to encode a recorded request, want at most 2", n)
 	}
 }

@@ -71,14 +71,14 @@ type eventRow struct {
 
 // fields lists the row's fields in eventColumns' order (selectListed;
 // TestListedFieldsAreInColumnOrder keeps the two in step).
-func (r *eventRow) fields() []any {
-	return []any{&r.ID, &r.Name, &r.Description, &r.StartTime, &r.Timezone, &r.RRule, &r.Schedule, &r.Cron,
+func (r *eventRow) fields(into []any) []any {
+	return append(into, &r.ID, &r.Name, &r.Description, &r.StartTime, &r.Timezone, &r.RRule, &r.Schedule, &r.Cron,
 		&r.ActionType, &r.Action, &r.Webhook, &r.HMACSecret, &r.PreviousSecret, &r.PreviousSecretExpires, &r.TagsJSON,
 		&r.Metadata, &r.Retry, &r.CatchUp, &r.TimeoutMS, &r.Status, &r.LastStatus, &r.CreatedBy, &r.CreatedVia,
 		&r.Version, &r.ExpandedUntil, &r.NextRunAt, &r.LastRunAt, &r.CreatedAt, &r.UpdatedAt, &r.DeletedAt,
 		&r.PausedAt, &r.PausedUntil, &r.PauseReason, &r.PausedBy, &r.PauseCatchUp, &r.DST, &r.JitterMS,
 		&r.Calendars, &r.EndpointID, &r.NoTracePropagation, &r.KeyScope, &r.Key, &r.DebounceMS, &r.MaxWaitMS,
-		&r.DebounceSince}
+		&r.DebounceSince)
 }
 
 func (r *eventRow) event() (model.Event, error) {
@@ -563,11 +563,11 @@ func (s *Store) EventsByID(ctx context.Context, ids []string) (map[string]model.
 			if err := selectListed(ctx, tx, &rows, (*eventRow).fields, q, args...); err != nil {
 				return fmt.Errorf("get events by id: %w", err)
 			}
-			evs, err := decodeEvents(rows)
-			if err != nil {
-				return err
-			}
-			for _, e := range evs {
+			for i := range rows { // into the map: a slice of events between was a copy too many
+				e, err := rows[i].event()
+				if err != nil {
+					return err
+				}
 				out[e.ID] = e
 			}
 		}

@@ -1,13 +1,18 @@
 package repository
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/jmoiron/sqlx"
 
@@ -273,19 +278,93 @@ func (s *Store) copyRows(ctx context.Context, table, columns string, rows [][]an
 	for i, n := range names {
 		names[i] = strings.TrimSpace(n)
 	}
+	binaryIDs(rows, uuidCols)
+	err := s.onPgx(table, func(c *pgx.Conn) error {
+		_, err := c.CopyFrom(ctx, pgx.Identifier{table}, names, pgx.CopyFromRows(rows))
+		return err
+	})
+	return s.note(err, true)
+}
+
+// binaryIDs replaces the text ids in rows' uuidCols with their 16 bytes.
+func binaryIDs(rows [][]any, uuidCols []int) {
 	for _, row := range rows {
 		for _, c := range uuidCols {
 			row[c] = uuidValue(row[c])
 		}
 	}
-	err := s.conn.Raw(func(dc any) error {
+}
+
+// onPgx runs f on the pgx connection under the transaction's, to copy
+// into table.
+func (s *Store) onPgx(table string, f func(*pgx.Conn) error) error {
+	return s.conn.Raw(func(dc any) error {
 		c, ok := dc.(*stdlib.Conn)
 		if !ok {
 			return fmt.Errorf("copy into %s: not a pgx connection (%T)", table, dc)
 		}
-		_, err := c.Conn().CopyFrom(ctx, pgx.Identifier{table}, names, pgx.CopyFromRows(rows))
+		return f(c.Conn())
+	})
+}
+
+// copyBuffers are the buffers copyRowsBuffered encodes into. pgx's CopyFrom
+// grows a new one from a few bytes for every call, through a pipe and a
+// goroutine: 9 % of the bytes qhronosd allocated in a burst, for the
+// attempts' rows alone (BENCHMARKS.md, "#36: fifteenth step").
+var copyBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledCopy bounds the buffers kept for reuse (a batch of attempts with
+// their recorded requests is a few hundred kilobytes).
+const maxPooledCopy = 4 << 20
+
+// pgCopyHeader opens PostgreSQL's binary COPY format: signature, flags, no
+// header extension.
+const pgCopyHeader = "PGCOPY\n\377\r\n\000\000\000\000\000\000\000\000\000"
+
+// copyRowsBuffered is copyRows encoding the rows itself, with pgx's own
+// binary encoders, into a pooled buffer sent as one COPY: for the hot path,
+// whose values are of plain types (no text to parse into a column's type,
+// which pgx's CopyFrom would try).
+func (s *Store) copyRowsBuffered(ctx context.Context, table, columns string, rows [][]any, uuidCols ...int) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	binaryIDs(rows, uuidCols)
+	bp := copyBuffers.Get().(*[]byte)
+	err := s.onPgx(table, func(c *pgx.Conn) error {
+		// Named, so described once per connection (pgx keeps the answer).
+		sd, err := c.Prepare(ctx, "qhronos_copy_"+table, "SELECT "+columns+" FROM "+table)
+		if err != nil {
+			return err
+		}
+		buf := append((*bp)[:0], pgCopyHeader...)
+		for _, row := range rows {
+			if len(row) != len(sd.Fields) {
+				return fmt.Errorf("copy into %s: %d values for %d columns", table, len(row), len(sd.Fields))
+			}
+			buf = binary.BigEndian.AppendUint16(buf, uint16(len(row)))
+			for i, v := range row {
+				at := len(buf)
+				buf = binary.BigEndian.AppendUint32(buf, math.MaxUint32) // -1: NULL unless encoded
+				out, err := c.TypeMap().Encode(sd.Fields[i].DataTypeOID, pgtype.BinaryFormatCode, v, buf)
+				if err != nil {
+					return fmt.Errorf("copy into %s, column %s: %w", table, sd.Fields[i].Name, err)
+				}
+				if out != nil {
+					buf = out
+					binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
+				}
+			}
+		}
+		buf = binary.BigEndian.AppendUint16(buf, math.MaxUint16) // -1: the end
+		*bp = buf
+		_, err = c.PgConn().CopyFrom(ctx, bytes.NewReader(buf),
+			"COPY "+table+" ("+columns+") FROM STDIN BINARY")
 		return err
 	})
+	if cap(*bp) <= maxPooledCopy {
+		copyBuffers.Put(bp)
+	}
 	return s.note(err, true)
 }
 

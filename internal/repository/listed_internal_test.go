@@ -15,9 +15,9 @@ import (
 // have the same type.
 func TestListedFieldsAreInColumnOrder(t *testing.T) {
 	var r eventRow
-	require.Equal(t, columnsOf(eventColumns), tagsOf(t, &r, r.fields()))
+	require.Equal(t, columnsOf(eventColumns), tagsOf(t, &r, r.fields(nil)))
 	var o model.Occurrence
-	require.Equal(t, columnsOf(occurrenceColumns), tagsOf(t, &o, occurrenceFields(&o)))
+	require.Equal(t, columnsOf(occurrenceColumns), tagsOf(t, &o, occurrenceFields(&o, nil)))
 }
 
 func columnsOf(list string) []string {

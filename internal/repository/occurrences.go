@@ -17,11 +17,11 @@ const occurrenceColumns = `id, event_id, scheduled_at, status, manual, attempt_c
 
 // occurrenceFields lists o's fields in occurrenceColumns' order
 // (selectListed; TestListedFieldsAreInColumnOrder keeps the two in step).
-func occurrenceFields(o *model.Occurrence) []any {
-	return []any{&o.ID, &o.EventID, &o.ScheduledAt, &o.Status, &o.Manual, &o.AttemptCount, &o.NextAttemptAt,
+func occurrenceFields(o *model.Occurrence, into []any) []any {
+	return append(into, &o.ID, &o.EventID, &o.ScheduledAt, &o.Status, &o.Manual, &o.AttemptCount, &o.NextAttemptAt,
 		&o.LeaseToken, &o.LeaseOwner, &o.LeaseExpiresAt, &o.StatusCode, &o.ResponseBody, &o.ErrorMessage, &o.StartedAt,
 		&o.CompletedAt, &o.CreatedAt, &o.UpdatedAt, &o.ManualRetry, &o.AckedAt, &o.Reason, &o.OriginalScheduledAt,
-		&o.Lapses}
+		&o.Lapses)
 }
 
 func normalize(o *model.Occurrence) {

@@ -665,7 +665,7 @@ func (s *Store) copyAttempts(ctx context.Context, attempts []*model.Attempt) err
 			a.ScheduledAt.UTC(), a.RequestJSON}
 	}
 	// uuid columns: id, occurrence_id, event_id, endpoint_id
-	if err := s.copyRows(ctx, "attempts", attemptColumns, rows, 0, 1, 2, 13); err != nil {
+	if err := s.copyRowsBuffered(ctx, "attempts", attemptColumns, rows, 0, 1, 2, 13); err != nil {
 		return fmt.Errorf("insert attempts: %w", err)
 	}
 	return nil

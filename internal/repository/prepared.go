@@ -159,11 +159,12 @@ func fixedChunks(n, size int) []int {
 }
 
 // selectListed is selectHot for rows scanned straight into the fields that
-// fields lists, in the query's column order. sqlx finds a row's fields by
+// fields appends to into (one list, refilled for each row), in the query's
+// column order. sqlx finds a row's fields by
 // reflection, column by column, for every row; for the rows a dispatcher
 // reads (a due occurrence and its 45-column event per delivery in a burst)
 // that was a third of each read's CPU in qhronosd.
-func selectListed[T any](ctx context.Context, s *Store, dest *[]T, fields func(*T) []any, query string,
+func selectListed[T any](ctx context.Context, s *Store, dest *[]T, fields func(r *T, into []any) []any, query string,
 	args ...any) error {
 	var rows *sql.Rows
 	var err error
@@ -180,12 +181,16 @@ func selectListed[T any](ctx context.Context, s *Store, dest *[]T, fields func(*
 		return s.note(err, false)
 	}
 	defer func() { _ = rows.Close() }()
+	var into []any // one list of a row's fields, refilled for each row
 	for rows.Next() {
-		var r T
-		if err := rows.Scan(fields(&r)...); err != nil {
+		// Scanned in place: a row of many columns is large to copy.
+		var zero T
+		*dest = append(*dest, zero)
+		into = fields(&(*dest)[len(*dest)-1], into[:0])
+		if err := rows.Scan(into...); err != nil {
+			*dest = (*dest)[:len(*dest)-1]
 			return s.note(err, false)
 		}
-		*dest = append(*dest, r)
 	}
 	return s.note(rows.Err(), false)
 }

@@ -81,7 +81,7 @@ func (d *Dispatcher) attempt(jb *job) {
 	if out.Request != nil {
 		// Encoded here, on the attempt's goroutine, not in the recorder's
 		// batch.
-		s := string(out.Request.JSON())
+		s := out.Request.JSONString()
 		att.RequestJSON = &s
 	}
 	rec := repository.OutcomeRecord{OccurrenceID: jb.occ.ID, Status: v.Status,
