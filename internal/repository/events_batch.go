@@ -309,7 +309,7 @@ func (s *Store) onPgx(table string, f func(*pgx.Conn) error) error {
 
 // copyBuffers are the buffers copyRowsBuffered encodes into. pgx's CopyFrom
 // grows a new one from a few bytes for every call, through a pipe and a
-// goroutine: 9 % of the bytes qhronosd allocated in a burst, for the
+// goroutine: 7–9 % of the bytes qhronosd allocated in a burst, for the
 // attempts' rows alone (BENCHMARKS.md, "#36: fifteenth step").
 var copyBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
