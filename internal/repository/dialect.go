@@ -66,10 +66,6 @@ type dialect struct {
 	// returnsFromValues: an UPDATE … FROM a VALUES list may RETURN the
 	// list's columns (SQLite's RETURNING names only the updated table).
 	returnsFromValues bool
-	// dueAfterKey: the due index is (next_attempt_at, id), so a read of
-	// due work may start after the last row of the previous one
-	// (DueRequest.After) instead of leaving out every row in flight.
-	dueAfterKey bool
 	// driverErr maps the driver's own errors (constraint codes and the like);
 	// the rest of mapErr is the same for both.
 	driverErr func(error) error
@@ -121,7 +117,6 @@ var sqliteDialect = &dialect{
 	minUUID:               "",
 	writableCTEs:          false,
 	returnsFromValues:     false,
-	dueAfterKey:           true,
 	driverErr:             sqliteErr,
 }
 

@@ -28,15 +28,15 @@ type DueRequest struct {
 	// Skip are rows the owner already has in memory (sent, not recorded).
 	Skip  []string
 	Limit int
-	// After, when set, is the key of the last row of the owner's previous
-	// read, which was full: every row up to it that was waiting then is
-	// in the owner's memory. Where the due index is by key (SQLite) the
-	// read starts after it instead of leaving out Skip, which it had to
-	// pass as a list and walk past along the index on every read of a
-	// burst. An answer read that way that is not full is read again the
-	// usual way, so a row that came back behind the key meanwhile (a
-	// retry, an outcome not written) is found once the owner catches up;
-	// the owner forgets the key sooner on any such wake-up.
+	// After, when set, is the key of a row the owner read before: every
+	// row up to it that was waiting then is in the owner's memory, or was
+	// settled since. Where the due index is by key (both stores since #36)
+	// the read starts after it and leaves nothing out, instead of leaving
+	// out Skip, which it had to pass as a list and walk past along the
+	// index on every read. A row that comes back to waiting behind the key
+	// (a retry, an outcome not written, a row let go) is found by a read
+	// without it: the owner drops the key on any such wake-up and at least
+	// once per max_sleep.
 	After *DueKey
 }
 
@@ -60,23 +60,20 @@ func (s *Store) ReadDue(ctx context.Context, r DueRequest) ([]model.Occurrence, 
 // ReadDueAndNext is ReadDue that also returns, when the answer holds fewer
 // than Limit rows, the earliest instant of a waiting row of the slots after
 // Until (nil when there is none, or when the answer is full). With every
-// row due by Until either in the answer or in Skip, that is the earliest
-// instant this owner does not hold: it sleeps till then without asking
-// again. The rows in Skip, which a separate ask had to walk past one by one
-// along the due index, lie at or before Until: the ask for the next instant
-// starts after them.
+// row due by Until either in the answer, in Skip or up to After, that is
+// the earliest instant this owner does not hold: it sleeps till then
+// without asking again. The rows in Skip (or up to After), which a
+// separate ask had to walk past one by one along the due index, lie at or
+// before Until: the ask for the next instant starts after them.
 func (s *Store) ReadDueAndNext(ctx context.Context, r DueRequest) ([]model.Occurrence, *time.Time, error) {
 	return s.readDue(ctx, r, true)
 }
 
 func (s *Store) readDue(ctx context.Context, r DueRequest, withNext bool) ([]model.Occurrence, *time.Time, error) {
-	if r.After != nil && s.d.dueAfterKey {
-		out, err := s.readDueAfter(ctx, r)
-		if err != nil || len(out) >= r.Limit {
-			return out, nil, err
-		}
-	}
 	where, args := s.dueWhere(r.Slots, r.Skip)
+	if r.After != nil {
+		where, args = s.dueAfterWhere(r.Slots, *r.After)
+	}
 	var out []model.Occurrence
 	var next *time.Time
 	err := s.ByKey(ctx, func(tx *Store) error {
@@ -98,20 +95,15 @@ func (s *Store) readDue(ctx context.Context, r DueRequest, withNext bool) ([]mod
 }
 
 // selectDue reads up to r.Limit waiting rows due by r.Until that also
-// match where (" AND …", with its args), oldest first: by key where the
-// index is by key, so that a full answer's last row bounds everything it
-// left out. Run it planned by key: the oldest rows first along the due
-// index, stopping at the limit. Planned from statistics that lag a burst,
+// match where (" AND …", with its args), oldest first by key, so that an
+// answer's last row bounds everything it left out. Run it planned by key:
+// the oldest rows first along the due index, stopping at the limit. Planned from statistics that lag a burst,
 // PostgreSQL took the backlog for a few rows and read and sorted all of it
 // (a bitmap scan) for every batch: a cost per delivery that grew with the
 // backlog.
 func (s *Store) selectDue(ctx context.Context, r DueRequest, where string, args []any) ([]model.Occurrence, error) {
-	order := ` ORDER BY next_attempt_at LIMIT ?`
-	if s.d.dueAfterKey {
-		order = ` ORDER BY next_attempt_at, id LIMIT ?`
-	}
 	q := statusSQL(`SELECT `+occurrenceColumns+` FROM occurrences WHERE status IN {waiting} AND next_attempt_at <= ?`) +
-		where + order
+		where + ` ORDER BY next_attempt_at, id LIMIT ?`
 	out := make([]model.Occurrence, 0, min(r.Limit, 1024)) // scanned into without regrowth
 	if err := selectListed(ctx, s, &out, occurrenceFields, q, append(append([]any{s.ts(r.Until)}, args...), r.Limit)...); err != nil {
 		return nil, err
@@ -119,27 +111,21 @@ func (s *Store) selectDue(ctx context.Context, r DueRequest, where string, args 
 	return normalizeAll(out), nil
 }
 
-// readDueAfter is readDue from r.After on, without leaving out anything:
-// the rows before the key are the owner's.
-func (s *Store) readDueAfter(ctx context.Context, r DueRequest) ([]model.Occurrence, error) {
-	where, args := s.dueWhere(r.Slots, nil)
-	where = ` AND (next_attempt_at, id) > (?, ?)` + where
-	args = append([]any{s.ts(r.After.At), r.After.ID}, args...)
-	var out []model.Occurrence
-	if err := s.ByKey(ctx, func(tx *Store) error {
-		var err error
-		out, err = tx.selectDue(ctx, r, where, args)
-		return err
-	}); err != nil {
-		return nil, fmt.Errorf("read due occurrences: %w", err)
-	}
-	return out, nil
+// dueAfterWhere filters waiting rows to slots and to those after key in
+// the due index.
+func (s *Store) dueAfterWhere(slots []int, key DueKey) (string, []any) {
+	where, args := s.dueWhere(slots, nil)
+	return ` AND (next_attempt_at, id) > (?, ?)` + where, append([]any{s.ts(key.At), key.ID}, args...)
 }
 
 // NextDueIn returns the earliest next_attempt_at of a waiting occurrence of
-// the given slots, leaving out skip, or nil when none is waiting.
-func (s *Store) NextDueIn(ctx context.Context, slots []int, skip []string) (*time.Time, error) {
+// the given slots, leaving out skip, or after the key after when it is set
+// (see DueRequest.After), or nil when none is waiting.
+func (s *Store) NextDueIn(ctx context.Context, slots []int, skip []string, after *DueKey) (*time.Time, error) {
 	where, args := s.dueWhere(slots, skip)
+	if after != nil {
+		where, args = s.dueAfterWhere(slots, *after)
+	}
 	var next *time.Time
 	err := s.ByKey(ctx, func(tx *Store) error { // as ReadDue
 		var err error

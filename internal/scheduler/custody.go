@@ -38,11 +38,15 @@ func newInFlight() *inFlight {
 	return &inFlight{rows: map[string]int{}, perSlot: map[int]int{}, settled: map[string]bool{}}
 }
 
-// beginRead starts a read of due work and returns the rows it must leave out.
-func (f *inFlight) beginRead() []string {
+// beginRead starts a read of due work and, with list, returns the rows it
+// must leave out (a read after a key leaves out nothing: see RunOnce).
+func (f *inFlight) beginRead(list bool) []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reads++
+	if !list {
+		return nil
+	}
 	ids := make([]string, 0, len(f.rows))
 	for id := range f.rows {
 		ids = append(ids, id)

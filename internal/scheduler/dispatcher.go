@@ -140,13 +140,15 @@ type Dispatcher struct {
 	// (readNextSet); see sleep.
 	readNext    *time.Time
 	readNextSet bool
-	// dueAfter is the key of the last row of the last read when its answer
-	// was full, with the slots it read (dueAfterOwned): the next read may
-	// start after it (repository.DueRequest.After). Wake forgets it, and
-	// counts in wakes, so that a read under way when a row came back to
-	// waiting (it may lie behind the read's last row) keeps no key.
+	// dueAfter is the key of the last row the reads since dueAfterSince
+	// took, with the slots they read (dueAfterOwned): the next read starts
+	// after it (repository.DueRequest.After). Wake forgets it, and counts
+	// in wakes, so that a read under way when a row came back to waiting
+	// (it may lie behind the read's last row) keeps no key; so does a
+	// max_sleep since the last read from the start of the due index.
 	dueAfter      *repository.DueKey
 	dueAfterOwned map[int]int64
+	dueAfterSince time.Time
 	wakes         uint64
 }
 
@@ -234,15 +236,23 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 		slots = append(slots, sl)
 	}
 	now := d.clock.Now()
-	after, wakes := d.takeDueAfter(owned)
-	skip := d.inflight.beginRead()
+	after, wakes, since := d.takeDueAfter(owned, now)
+	skip := d.inflight.beginRead(after == nil)
 	occs, next, err := d.store.ReadDueAndNext(ctx, repository.DueRequest{Until: now.Add(d.cfg.ClaimAhead),
 		Slots: slots, Skip: skip, Limit: limit, After: after})
 	if err == nil && len(occs) < limit {
 		d.setReadNext(next)
 	}
-	if err == nil && len(occs) >= limit {
-		d.keepDueAfter(repository.KeyOf(&occs[len(occs)-1]), owned, wakes)
+	if err == nil {
+		// The next read starts after what this one took (or after the same
+		// key when it took nothing): every waiting row up to it is in
+		// flight or was settled.
+		if len(occs) > 0 {
+			after = new(repository.KeyOf(&occs[len(occs)-1]))
+		}
+		if after != nil {
+			d.keepDueAfter(*after, owned, wakes, since)
+		}
 	}
 	occs = d.inflight.endRead(occs)
 	if err != nil {
@@ -528,31 +538,47 @@ func (d *Dispatcher) takeReadNext() (at *time.Time, ok bool) {
 	return at, ok
 }
 
-// keepDueAfter remembers the last row of a full answer read while owning
+// keepDueAfter remembers the key of the last row a read took while owning
 // owned, for the next read to start after, unless something woke the
-// dispatcher since the read began (wakes, from takeDueAfter).
-func (d *Dispatcher) keepDueAfter(key repository.DueKey, owned map[int]int64, wakes uint64) {
+// dispatcher since the read began (wakes, from takeDueAfter); since is when
+// the chain of reads after keys began with a read from the start.
+func (d *Dispatcher) keepDueAfter(key repository.DueKey, owned map[int]int64, wakes uint64, since time.Time) {
 	d.mu.Lock()
 	if d.wakes == wakes {
-		d.dueAfter, d.dueAfterOwned = &key, owned
+		d.dueAfter, d.dueAfterOwned, d.dueAfterSince = &key, owned, since
 	}
 	d.mu.Unlock()
 }
 
 // takeDueAfter returns and forgets the key the next read may start after,
-// with the count of wakes so far: nil unless the last read's answer was
-// full, nothing came back to waiting since (Wake) and this dispatcher
-// still owns the same slots under the same epochs (a slot taken over
-// brings rows of any instant).
-func (d *Dispatcher) takeDueAfter(owned map[int]int64) (*repository.DueKey, uint64) {
+// with the count of wakes so far and when its chain began (now for a read
+// without a key): nil when nothing was read since the last wake-up (a row
+// may have come back to waiting behind the key), when this dispatcher no
+// longer owns the same slots under the same epochs (a slot taken over
+// brings rows of any instant), or when the chain is max_sleep old. That
+// last bound is a safety net: a row back behind the key that woke no one
+// waits at most that long, as it would for a sleeping dispatcher.
+func (d *Dispatcher) takeDueAfter(owned map[int]int64, now time.Time) (*repository.DueKey, uint64, time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	key, was := d.dueAfter, d.dueAfterOwned
+	key, was, since := d.dueAfter, d.dueAfterOwned, d.dueAfterSince
 	d.dueAfter, d.dueAfterOwned = nil, nil
-	if key == nil || !maps.Equal(was, owned) {
-		return nil, d.wakes
+	if key == nil || !maps.Equal(was, owned) || now.Sub(since) >= d.cfg.MaxSleep {
+		return nil, d.wakes, now
 	}
-	return key, d.wakes
+	return key, d.wakes, since
+}
+
+// peekDueAfter is the key the next read would start after while owning
+// owned (nil when none), left in place.
+func (d *Dispatcher) peekDueAfter(owned map[int]int64, now time.Time) *repository.DueKey {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.dueAfter == nil || !maps.Equal(d.dueAfterOwned, owned) || now.Sub(d.dueAfterSince) >= d.cfg.MaxSleep {
+		return nil
+	}
+	key := *d.dueAfter
+	return &key
 }
 
 // forgetDueAfter drops the key: a row may have come back to waiting behind

@@ -125,7 +125,10 @@ func (d *Dispatcher) nextDue(ctx context.Context) (*time.Time, error) {
 	for sl := range owned {
 		slots = append(slots, sl)
 	}
-	return d.store.NextDueIn(ctx, slots, d.inflight.ids())
+	if after := d.peekDueAfter(owned, d.clock.Now()); after != nil {
+		return d.store.NextDueIn(ctx, slots, nil, after)
+	}
+	return d.store.NextDueIn(ctx, slots, d.inflight.ids(), nil)
 }
 
 // notYetDue reports whether an announced instant is not due yet (minus
