@@ -5,6 +5,8 @@
 # they drift less with the machine's speed than the rate itself.
 #
 # usage: bench/cpu-split.sh qhronos [EVENTS] [DUE_IN_SECONDS]   a burst of EVENTS (default 40000) on one instant
+#        bench/cpu-split.sh steady RATE [SECONDS]               RATE occurrences a second, each at its own instant,
+#                                                               for SECONDS (default 20): the window is the due span
 #        bench/cpu-split.sh ceiling [ROWS]                      ../shared/ceiling/run.sh draining ROWS (200000)
 # QHRONOSD / QHRONOS_BENCH pick the binaries (see pg-run.sh). The window: from 1 s before the due instant to
 # 6 s after it (the qhronos burst; keep EVENTS so it drains in under 6 s: the server stops when the bench ends), or a 3.5 s slice of the ceiling's drain.
@@ -24,6 +26,14 @@ qhronos)
 	bash bench/pg-run.sh cpu$RANDOM $((20000 + RANDOM % 10000)) -- --mode burst --events "$n" --burst-window 0 \
 		--due-in "${due}s" --create-concurrency 32 --receivers 8 --timeout 120s 2>/dev/null | grep -E "deliveries/s|^lost|^duplicates"
 	wait ;;
+steady)
+	rate=${2:?steady needs RATE} secs=${3:-20}
+	n=$((rate * secs)) due=$((rate * secs / 1500 + 15)) # creates take about 1,500/s on a loaded machine
+	( sleep "$due"; snap >"$A"; sleep "$secs"; snap >"$B" ) &
+	bash bench/pg-run.sh cpu$RANDOM $((20000 + RANDOM % 10000)) -- --mode steady --rate "$rate" --duration "${secs}s" \
+		--due-in "${due}s" --create-concurrency 32 --receivers 8 --timeout 120s 2>/dev/null |
+		grep -E "deliveries/s|^lost|^duplicates|^lateness"
+	wait ;;
 ceiling)
 	n=${2:-200000}
 	log=$(mktemp)
@@ -33,6 +43,6 @@ ceiling)
 	rate=$(grep -o 'delivered_per_s=[0-9]*' "$log" | cut -d= -f2); rm -f "$log"
 	echo "ceiling rows/s $rate"
 	n=$(python3 -c "print(int($rate * 3.5))") ;; # rows drained in the window
-*) echo "usage: $0 qhronos [EVENTS] [DUE_IN] | ceiling [ROWS]" >&2; exit 2 ;;
+*) echo "usage: $0 qhronos [EVENTS] [DUE_IN] | steady RATE [SECONDS] | ceiling [ROWS]" >&2; exit 2 ;;
 esac
 join -o 0,1.2,2.2 "$A" "$B" | grep -v "^kworker" | awk -v n="$n" -v hz="$hz" '{d = $3 - $2; if (d * 100 / hz > 5) printf "%-16s %6.1f µs a row\n", $1, d * 1e6 / hz / n}' | sort -k2 -nr
