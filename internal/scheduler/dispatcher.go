@@ -561,9 +561,9 @@ func (d *Dispatcher) keepDueAfter(key repository.DueKey, owned map[int]int64, wa
 func (d *Dispatcher) takeDueAfter(owned map[int]int64, now time.Time) (*repository.DueKey, uint64, time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	key, was, since := d.dueAfter, d.dueAfterOwned, d.dueAfterSince
+	key, since := d.dueAfterLocked(owned, now), d.dueAfterSince
 	d.dueAfter, d.dueAfterOwned = nil, nil
-	if key == nil || !maps.Equal(was, owned) || now.Sub(since) >= d.cfg.MaxSleep {
+	if key == nil {
 		return nil, d.wakes, now
 	}
 	return key, d.wakes, since
@@ -574,11 +574,19 @@ func (d *Dispatcher) takeDueAfter(owned map[int]int64, now time.Time) (*reposito
 func (d *Dispatcher) peekDueAfter(owned map[int]int64, now time.Time) *repository.DueKey {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if key := d.dueAfterLocked(owned, now); key != nil {
+		return new(*key)
+	}
+	return nil
+}
+
+// dueAfterLocked is the key kept, nil when it may not serve a read while
+// owning owned at now (see takeDueAfter).
+func (d *Dispatcher) dueAfterLocked(owned map[int]int64, now time.Time) *repository.DueKey {
 	if d.dueAfter == nil || !maps.Equal(d.dueAfterOwned, owned) || now.Sub(d.dueAfterSince) >= d.cfg.MaxSleep {
 		return nil
 	}
-	key := *d.dueAfter
-	return &key
+	return d.dueAfter
 }
 
 // forgetDueAfter drops the key: a row may have come back to waiting behind
