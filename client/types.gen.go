@@ -2145,7 +2145,7 @@ type Status struct {
 	// Replans calendar re-plans: pending_calendars (events still to re-plan after a calendar edit), the re-planner's runs, events_replanned, events_failed, healthy and the last run's error
 	Replans map[string]interface{} `json:"replans,omitempty"`
 
-	// Scheduler each background loop's last run; the dispatcher's also has workers, in_flight, workers_busy, scope_share and destination_share (the most workers one tenant scope or destination may hold), largest_scope_workers, scopes_at_share, oldest_attempt_ms, stuck_destinations and, for the master token or an admin token only, destinations (each destination holding workers: destination, workers, oldest_attempt_ms, overdue, stuck)
+	// Scheduler each background loop's last run; the dispatcher's also has workers, in_flight, workers_busy, scope_share and destination_share (the most workers one tenant scope holds while another waits, and one destination holds), largest_scope_workers, scopes_at_share, oldest_attempt_ms, stuck_destinations and, for the master token or an admin token only, destinations (each destination holding workers: destination, workers, oldest_attempt_ms, overdue, stuck)
 	Scheduler map[string]interface{} `json:"scheduler,omitempty"`
 	StartedAt *time.Time             `json:"started_at,omitempty"`
 

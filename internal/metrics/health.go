@@ -47,7 +47,7 @@ var (
 		"Dispatch workers held per destination host:port (only destinations holding one; at most "+
 			"scheduler.destination_share of the pool each).", []string{"destination"}, nil)
 	largestScopeDesc = prometheus.NewDesc("qhronos_dispatch_largest_scope_workers",
-		"Most dispatch workers one tenant scope holds (at most scheduler.scope_share of the pool; scopes are not named).",
+		"Most dispatch workers one tenant scope holds (scheduler.scope_share of the pool, up to three quarters while it borrows idle ones; scopes are not named).",
 		nil, nil)
 	oldestAttemptDesc = prometheus.NewDesc("qhronos_dispatch_oldest_attempt_seconds",
 		"Age of the oldest attempt running on this instance (0 when none runs).", nil, nil)

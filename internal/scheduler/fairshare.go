@@ -28,6 +28,16 @@ import (
 // frees slots every few milliseconds, a dead one only at its deadlines.
 const shareStall = time.Second
 
+// lendAge and lendReserve bound the idle workers a scope at its share may
+// borrow (shares.mayLend): only while its attempts end within lendAge (a
+// share's notion of progress, shareStall), so a tenant whose receivers
+// hang stops borrowing within that, and only while a quarter of the pool
+// stays free for others, so one whose borrowed attempts all hang at once
+// still leaves newcomers that many workers until their deadlines.
+const lendAge = shareStall
+
+func lendReserve(workers int) int { return max(1, workers/4) }
+
 // stuckAfter is how long a destination may hold workers without any of its
 // attempts ending before /status and the metrics call it stuck.
 const stuckAfter = 5 * time.Second
@@ -59,6 +69,9 @@ type holding struct {
 	// progress is when a slot of it was last freed, or when it first took
 	// one: a full share with no progress for shareStall is stalled.
 	progress time.Time
+	// ended is when an attempt of it last ended (zero: none yet since it
+	// took its first slot), the evidence of fast turnover lending needs.
+	ended time.Time
 }
 
 // run is one attempt holding its shares.
@@ -72,9 +85,15 @@ type run struct {
 // not safe for concurrent use (fairShare locks it).
 type shares struct {
 	scopeMax, destMax int
-	scopes, dests     map[string]*holding
-	runs              map[uint64]run
-	next              uint64
+	// lendBelow: a scope at its share may borrow an idle worker while fewer
+	// attempts than this run in all (mayLend); 0 never. othersWait, when
+	// set, reports whether a scope other than the one given has attempts
+	// waiting for their shares: then nothing is lent.
+	lendBelow     int
+	othersWait    func(scope string) bool
+	scopes, dests map[string]*holding
+	runs          map[uint64]run
+	next          uint64
 }
 
 func newShares(scopeMax, destMax int) *shares {
@@ -83,9 +102,10 @@ func newShares(scopeMax, destMax int) *shares {
 }
 
 // take admits an attempt of scope to dest (empty: none, e.g. a WebSocket
-// push) when both are below their share, and returns its id.
+// push) when both are below their share, or the scope may borrow an idle
+// worker, and returns its id.
 func (s *shares) take(scope, dest string, now, deadline time.Time) (uint64, bool) {
-	if s.full(s.scopes, scope, s.scopeMax) || (dest != "" && s.full(s.dests, dest, s.destMax)) {
+	if !s.scopeRoom(scope, now) || (dest != "" && s.full(s.dests, dest, s.destMax)) {
 		return 0, false
 	}
 	hold(s.scopes, scope, now)
@@ -95,6 +115,39 @@ func (s *shares) take(scope, dest string, now, deadline time.Time) (uint64, bool
 	s.next++
 	s.runs[s.next] = run{scope: scope, dest: dest, started: now, deadline: deadline}
 	return s.next, true
+}
+
+// scopeRoom reports whether scope may take another worker: it is below its
+// share, or it may borrow one.
+func (s *shares) scopeRoom(scope string, now time.Time) bool {
+	return !s.full(s.scopes, scope, s.scopeMax) || s.mayLend(scope, now)
+}
+
+// mayLend reports whether scope, at its share, may borrow an idle worker.
+// The share exists so that a tenant whose receivers are slow or dead slows
+// only itself; a lone tenant whose receivers answer at once would
+// otherwise idle the rest of the pool (with one tenant, half the workers
+// at the default share: a fifth of a burst's rate). So a scope borrows
+// only while no other scope waits for its shares, a quarter of the pool
+// stays free (lendBelow), and its own attempts end quickly: one ended
+// less than lendAge ago and none running has run that long. (A tenant
+// whose receivers hang from the start never borrows: none of its
+// attempts ends.)
+// Borrowed workers are taken back as they end: none is lent again while
+// another scope waits.
+func (s *shares) mayLend(scope string, now time.Time) bool {
+	if len(s.runs) >= s.lendBelow || (s.othersWait != nil && s.othersWait(scope)) {
+		return false
+	}
+	if h := s.scopes[scope]; h == nil || h.ended.IsZero() || now.Sub(h.ended) >= lendAge {
+		return false
+	}
+	for _, r := range s.runs {
+		if r.scope == scope && now.Sub(r.started) >= lendAge {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *shares) full(m map[string]*holding, key string, limit int) bool {
@@ -130,7 +183,7 @@ func free(m map[string]*holding, key string, now time.Time) {
 		delete(m, key) // idle keys cost nothing
 		return
 	}
-	h.progress = now
+	h.progress, h.ended = now, now
 }
 
 // stalled reports whether a share that keeps an attempt of scope to dest
@@ -274,12 +327,29 @@ func newFairShare(cfg Config, clock Clock, stopping <-chan struct{}) *fairShare 
 	if cfg.MaxPerDestination > 0 {
 		destMax = min(destMax, cfg.MaxPerDestination)
 	}
-	return newFairShareOf(clock, cfg.Workers, newShares(shareCap(cfg.Workers, cfg.ScopeShare), destMax), stopping)
+	s := newShares(shareCap(cfg.Workers, cfg.ScopeShare), destMax)
+	s.lendBelow = cfg.Workers - lendReserve(cfg.Workers)
+	return newFairShareOf(clock, cfg.Workers, s, stopping)
 }
 
 func newFairShareOf(clock Clock, workers int, s *shares, stopping <-chan struct{}) *fairShare {
-	return &fairShare{clock: clock, workers: workers, stopping: stopping, s: s,
+	f := &fairShare{clock: clock, workers: workers, stopping: stopping, s: s,
 		waitScope: map[string]*list.List{}, waitDest: map[string]*list.List{}}
+	s.othersWait = f.othersWaitLocked
+	return f
+}
+
+// othersWaitLocked reports whether attempts of a scope other than scope
+// wait for their shares; f.mu is held.
+func (f *fairShare) othersWaitLocked(scope string) bool {
+	switch len(f.waitScope) {
+	case 0:
+		return false
+	case 1:
+		_, mine := f.waitScope[scope]
+		return !mine
+	}
+	return true
 }
 
 // errShareStalled: the share an attempt waits for is stalled;
@@ -416,12 +486,13 @@ func (f *fairShare) give(id uint64) {
 		return
 	}
 	now := f.clock.Now()
-	scopeFull := func() bool { return f.s.full(f.s.scopes, r.scope, f.s.scopeMax) }
+	scopeFull := func() bool { return !f.s.scopeRoom(r.scope, now) }
 	destFull := func() bool { return r.dest != "" && f.s.full(f.s.dests, r.dest, f.s.destMax) }
 	// Only waiters of the freed scope or destination can fit now, and of
 	// those only where that share was the full one: a waiter queued on a
-	// scope with room waits for its destination, and the other way round.
-	wasScopeFull, wasDestFull := scopeFull(), destFull()
+	// scope below its share waits for its destination, and the other way
+	// round. (A scope at its share may have room again by borrowing.)
+	wasScopeFull, wasDestFull := f.s.full(f.s.scopes, r.scope, f.s.scopeMax), destFull()
 	f.s.give(id, now)
 	if wasScopeFull {
 		f.admit(f.waitScope[r.scope], now, scopeFull)

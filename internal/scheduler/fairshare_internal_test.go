@@ -277,3 +277,94 @@ func TestFairShareAdmitsWaitersInOrder(t *testing.T) {
 	require.Equal(t, 1, f.waitDest["h:1"].Len())
 	f.mu.Unlock()
 }
+
+// A scope at its share borrows idle workers while its attempts end quickly
+// and no other scope waits, up to all but a quarter of the pool; a scope
+// whose attempts never ended, or ended long ago, or run long, does not.
+func TestSharesLendIdleWorkersToAFastLoneTenant(t *testing.T) {
+	t.Parallel()
+	s := newShares(2, 8)
+	s.lendBelow = 8 - lendReserve(8) // 6
+	deadline := shareT0.Add(10 * time.Second)
+	first, ok := s.take("a", "h:1", shareT0, deadline)
+	require.True(t, ok)
+	_, ok = s.take("a", "h:1", shareT0, deadline)
+	require.True(t, ok)
+	_, ok = s.take("a", "h:1", shareT0, deadline)
+	require.False(t, ok, "no attempt of it has ended yet: nothing is lent (a receiver that hangs from the start)")
+
+	at := shareT0.Add(10 * time.Millisecond)
+	s.give(first, at)
+	var lent []uint64
+	for range 5 {
+		id, ok := s.take("a", "h:1", at, deadline)
+		require.True(t, ok, "its attempts end quickly: it borrows idle workers")
+		lent = append(lent, id)
+	}
+	require.Len(t, s.runs, 6)
+	_, ok = s.take("a", "h:1", at, deadline)
+	require.False(t, ok, "a quarter of the pool stays free for others")
+	other, ok := s.take("b", "h:2", at, deadline)
+	require.True(t, ok, "another tenant takes one of them at once")
+	st := s.snapshot(at)
+	require.Equal(t, 6, st.LargestScope)
+	require.Equal(t, 1, st.ScopesAtShare)
+
+	// Room in the pool again: lent while its attempts are young and one
+	// ended lately, not once one has run lendAge or none ended for that.
+	s.give(other, at)
+	for _, id := range lent[:3] {
+		s.give(id, at)
+	}
+	require.Len(t, s.runs, 3)
+	_, ok = s.take("a", "h:1", at.Add(lendAge/2), deadline)
+	require.True(t, ok, "room in the pool, fast turnover")
+	_, ok = s.take("a", "h:1", shareT0.Add(lendAge), deadline)
+	require.False(t, ok, "an attempt of it has run lendAge: its receivers are slow")
+
+	s.othersWait = func(scope string) bool { return scope != "b" }
+	_, ok = s.take("a", "h:1", at, deadline)
+	require.False(t, ok, "another tenant waits for its share: nothing is lent")
+}
+
+// A waiter of another scope stops the lending; a scope's own waiters are
+// admitted by borrowing as its attempts end.
+func TestFairShareLendsOnlyWhileNoOtherScopeWaits(t *testing.T) {
+	t.Parallel()
+	clock := &manualClock{now: shareT0, after: make(chan time.Time)}
+	s := newShares(2, 8)
+	s.lendBelow = 4
+	f := newFairShareOf(clock, 5, s, make(chan struct{}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	first, ok := f.tryAcquire("a", "h:1", time.Minute)
+	require.True(t, ok)
+	_, ok = f.tryAcquire("a", "h:1", time.Minute)
+	require.True(t, ok)
+	_, ok = f.tryAcquire("a", "h:1", time.Minute)
+	require.False(t, ok, "at its share, none of its attempts ended")
+
+	admitted := make(chan func(), 1)
+	go func() {
+		r, _, err := f.acquire(ctx, "a", "h:1", func() bool { return false })
+		if err == nil {
+			admitted <- r
+		}
+	}()
+	require.Eventually(t, func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.waitScope["a"] != nil
+	}, 30*time.Second, time.Millisecond)
+	first() // ends quickly: its own waiter takes the freed worker
+	second := <-admitted
+	defer second()
+	_, ok = f.tryAcquire("a", "h:1", time.Minute)
+	require.True(t, ok, "it borrows an idle worker")
+
+	f.mu.Lock()
+	f.enqueue("b", "h:2", shareT0.Add(time.Minute)) // b waits for its share
+	f.mu.Unlock()
+	_, ok = f.tryAcquire("a", "h:1", time.Minute)
+	require.False(t, ok, "another tenant waits: nothing more is lent")
+}

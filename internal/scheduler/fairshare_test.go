@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 
@@ -125,5 +126,48 @@ func TestWaitForAShareLeavesTheWholeTimeout(t *testing.T) {
 			}, 60*time.Second, 5*time.Millisecond, "both rows complete at their first attempt")
 			require.Equal(t, 1, e.occurrences(id)[0].AttemptCount)
 		}
+	})
+}
+
+// A lone tenant whose receiver answers quickly is not held to its share
+// while the rest of the pool idles: with a share of 2 of 8 workers, its
+// burst runs up to 6 attempts at once (a quarter of the pool stays free).
+func TestALoneTenantBorrowsIdleWorkers(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		cfg := testConfig()
+		cfg.Workers, cfg.ClaimBatch = 8, 8
+		cfg.ScopeShare, cfg.DestinationShare = 0.25, 1
+		e := newEnv(t, s, cfg)
+		var mu sync.Mutex
+		running, most := 0, 0
+		e.recv.Respond(func(schedulertest.Delivery, int) schedulertest.Reply {
+			mu.Lock()
+			running++
+			most = max(most, running)
+			mu.Unlock()
+			time.Sleep(20 * time.Millisecond)
+			mu.Lock()
+			running--
+			mu.Unlock()
+			return schedulertest.Reply{Status: 200}
+		})
+		const n = 60
+		for range n {
+			e.create(e.event(nil))
+		}
+		e.clock.Set(t0.Add(time.Minute))
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		for delivered := 0; delivered < n; {
+			got, err := e.disp.RunOnce(ctx)
+			require.NoError(t, err)
+			delivered += got
+			require.NoError(t, e.disp.Wait(ctx))
+		}
+		require.NoError(t, e.recv.WaitFor(ctx, n))
+		mu.Lock()
+		defer mu.Unlock()
+		require.Greater(t, most, 2, "more attempts at once than the tenant's share")
+		require.LessOrEqual(t, most, 6, "a quarter of the pool stays free")
 	})
 }

@@ -4009,7 +4009,7 @@ export interface components {
             queue?: {
                 [key: string]: number;
             };
-            /** @description each background loop's last run; the dispatcher's also has workers, in_flight, workers_busy, scope_share and destination_share (the most workers one tenant scope or destination may hold), largest_scope_workers, scopes_at_share, oldest_attempt_ms, stuck_destinations and, for the master token or an admin token only, destinations (each destination holding workers: destination, workers, oldest_attempt_ms, overdue, stuck) */
+            /** @description each background loop's last run; the dispatcher's also has workers, in_flight, workers_busy, scope_share and destination_share (the most workers one tenant scope holds while another waits, and one destination holds), largest_scope_workers, scopes_at_share, oldest_attempt_ms, stuck_destinations and, for the master token or an admin token only, destinations (each destination holding workers: destination, workers, oldest_attempt_ms, overdue, stuck) */
             scheduler?: {
                 [key: string]: unknown;
             };
