@@ -125,16 +125,14 @@ func (s *shares) scopeRoom(scope string, now time.Time) bool {
 
 // mayLend reports whether scope, at its share, may borrow an idle worker.
 // The share exists so that a tenant whose receivers are slow or dead slows
-// only itself; a lone tenant whose receivers answer at once would
-// otherwise idle the rest of the pool (with one tenant, half the workers
-// at the default share: a fifth of a burst's rate). So a scope borrows
+// only itself; a lone tenant whose receivers answer would otherwise idle
+// the rest of the pool (half of it at the default share). So a scope borrows
 // only while no other scope waits for its shares, a quarter of the pool
 // stays free (lendBelow), and its own attempts end quickly: one ended
 // less than lendAge ago and none running has run that long. (A tenant
 // whose receivers hang from the start never borrows: none of its
-// attempts ends.)
-// Borrowed workers are taken back as they end: none is lent again while
-// another scope waits.
+// attempts ends.) Borrowed workers are taken back as they end: none is
+// lent again while another scope waits.
 func (s *shares) mayLend(scope string, now time.Time) bool {
 	if len(s.runs) >= s.lendBelow || (s.othersWait != nil && s.othersWait(scope)) {
 		return false
