@@ -129,9 +129,11 @@ func TestWaitForAShareLeavesTheWholeTimeout(t *testing.T) {
 	})
 }
 
-// A lone tenant whose receiver answers quickly is not held to its share
-// while the rest of the pool idles: with a share of 2 of 8 workers, its
-// burst runs up to 6 attempts at once (a quarter of the pool stays free).
+// A lone tenant whose receiver answers is not held to its share while the
+// rest of the pool idles: with a share of 2 of 8 workers, once its first
+// attempts have ended it runs up to 6 at once (a quarter of the pool stays
+// free). The receiver answers its first two requests at once, then holds
+// every request until 6 run together (or a generous deadline passes).
 func TestALoneTenantBorrowsIdleWorkers(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		cfg := testConfig()
@@ -139,13 +141,26 @@ func TestALoneTenantBorrowsIdleWorkers(t *testing.T) {
 		cfg.ScopeShare, cfg.DestinationShare = 0.25, 1
 		e := newEnv(t, s, cfg)
 		var mu sync.Mutex
-		running, most := 0, 0
+		arrived, running, most := 0, 0, 0
+		gate, opened := make(chan struct{}), sync.Once{}
+		open := func() { opened.Do(func() { close(gate) }) }
 		e.recv.Respond(func(schedulertest.Delivery, int) schedulertest.Reply {
 			mu.Lock()
+			arrived++
 			running++
 			most = max(most, running)
+			first, six := arrived <= 2, most == 6
 			mu.Unlock()
-			time.Sleep(20 * time.Millisecond)
+			if six {
+				open()
+			}
+			if !first {
+				select {
+				case <-gate:
+				case <-time.After(30 * time.Second): // never 6 at once: let the rest through
+					open()
+				}
+			}
 			mu.Lock()
 			running--
 			mu.Unlock()
