@@ -11,9 +11,10 @@
 // names, the retry delay of a 429), and errors.Is(err, client.ErrNotFound)
 // and the other sentinels test the status.
 //
-// Idempotent calls (GET, PUT, DELETE, and POSTs carrying an Idempotency-Key)
-// are retried on connection errors, 429 (after its Retry-After), 502, 503
-// and 504. Events.Create and Events.Trigger send a fresh Idempotency-Key
+// Idempotent calls (GET, PUT, DELETE, POSTs carrying an Idempotency-Key, and
+// Events.Pause, Resume and Backfill, which a repeat leaves as they were) are
+// retried on connection errors, 429 (after its Retry-After), 502, 503 and
+// 504. Events.Create and Events.Trigger send a fresh Idempotency-Key
 // when the caller gives none, so their retries never create twice;
 // WithRetries(0) turns both off.
 //

@@ -137,6 +137,24 @@ func (s *EventsService) Trigger(ctx context.Context, id string, opts ...CallOpti
 	return &occ, nil
 }
 
+// Backfill fires the instants of an event's pattern in [in.From, in.To]
+// that have no occurrence yet: each gets one, due now, with reason
+// "backfill" (POST /events/{id}/backfill). The range may start before the
+// event's start time; in.To may not be in the future. A one-time or paused
+// event is ErrConflict. Repeating a backfill creates nothing more (the
+// instants it created count as existing), so it is retried like a PUT; a
+// retry after a lost answer reports those instants as existing, not created.
+func (s *EventsService) Backfill(ctx context.Context, id string, in BackfillRequest) (*BackfillResult, error) {
+	r := newRequest(http.MethodPost, "/events/"+pathID(id)+"/backfill", nil)
+	r.body = in
+	r.idempotent = true
+	var out BackfillResult
+	if _, err := s.c.do(ctx, r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // RotateSecret issues a new signing secret, shown only in this answer; the
 // previous one keeps signing for grace (zero: the server's default)
 // (POST /events/{id}/rotate-secret).

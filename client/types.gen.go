@@ -631,20 +631,24 @@ func (e NotificationChannelRequestType) Valid() bool {
 
 // Defines values for OccurrenceReason.
 const (
-	OccurrenceReasonCalendar      OccurrenceReason = "calendar"
-	OccurrenceReasonCatchUpPolicy OccurrenceReason = "catch_up_policy"
-	OccurrenceReasonCatchUpWindow OccurrenceReason = "catch_up_window"
-	OccurrenceReasonDstGap        OccurrenceReason = "dst_gap"
-	OccurrenceReasonEventDeleted  OccurrenceReason = "event_deleted"
-	OccurrenceReasonLessThanNil   OccurrenceReason = "<nil>"
-	OccurrenceReasonManual        OccurrenceReason = "manual"
-	OccurrenceReasonPaused        OccurrenceReason = "paused"
-	OccurrenceReasonRuleChanged   OccurrenceReason = "rule_changed"
+	OccurrenceReasonBackfill         OccurrenceReason = "backfill"
+	OccurrenceReasonCalendar         OccurrenceReason = "calendar"
+	OccurrenceReasonCatchUpPolicy    OccurrenceReason = "catch_up_policy"
+	OccurrenceReasonCatchUpWindow    OccurrenceReason = "catch_up_window"
+	OccurrenceReasonDstGap           OccurrenceReason = "dst_gap"
+	OccurrenceReasonEndpointDisabled OccurrenceReason = "endpoint_disabled"
+	OccurrenceReasonEventDeleted     OccurrenceReason = "event_deleted"
+	OccurrenceReasonLessThanNil      OccurrenceReason = "<nil>"
+	OccurrenceReasonManual           OccurrenceReason = "manual"
+	OccurrenceReasonPaused           OccurrenceReason = "paused"
+	OccurrenceReasonRuleChanged      OccurrenceReason = "rule_changed"
 )
 
 // Valid indicates whether the value is a known member of the OccurrenceReason enum.
 func (e OccurrenceReason) Valid() bool {
 	switch e {
+	case OccurrenceReasonBackfill:
+		return true
 	case OccurrenceReasonCalendar:
 		return true
 	case OccurrenceReasonCatchUpPolicy:
@@ -652,6 +656,8 @@ func (e OccurrenceReason) Valid() bool {
 	case OccurrenceReasonCatchUpWindow:
 		return true
 	case OccurrenceReasonDstGap:
+		return true
+	case OccurrenceReasonEndpointDisabled:
 		return true
 	case OccurrenceReasonEventDeleted:
 		return true
@@ -1099,6 +1105,36 @@ type AttemptRequest struct {
 	Headers map[string]string `json:"headers"`
 	Method  string            `json:"method"`
 	URL     string            `json:"url"`
+}
+
+// BackfillRequest defines model for BackfillRequest.
+type BackfillRequest struct {
+	// From first instant of the range (inclusive): RFC 3339, or any form start_time takes ("30 days ago", "2026-11-01 09:00"), read in the event's zone
+	From time.Time `json:"from"`
+
+	// RespectExceptions apply the event's exceptions and calendars (default true); false fires every instant of the rule
+	RespectExceptions *bool `json:"respect_exceptions,omitempty"`
+
+	// To last instant of the range (inclusive), not in the future; the same forms as from
+	To time.Time `json:"to"`
+}
+
+// BackfillResult defines model for BackfillResult.
+type BackfillResult struct {
+	// Created occurrences created, due now, reason backfill
+	Created int    `json:"created"`
+	EventID string `json:"event_id"`
+
+	// Existing instants that already had an occurrence, left as they are
+	Existing int       `json:"existing"`
+	From     time.Time `json:"from"`
+
+	// Instants instants of the pattern in the range: created + skipped + existing
+	Instants int `json:"instants"`
+
+	// Skipped instants recorded skipped (an exception, a calendar, a local time that does not exist)
+	Skipped int       `json:"skipped"`
+	To      time.Time `json:"to"`
 }
 
 // Calendar defines model for Calendar.
@@ -1755,7 +1791,7 @@ type Occurrence struct {
 	// OriginalScheduledAt the planned instant of a moved or rolled occurrence
 	OriginalScheduledAt *time.Time `json:"original_scheduled_at,omitempty"`
 
-	// Reason why a skipped, missed or cancelled occurrence did not fire
+	// Reason why a skipped, missed or cancelled occurrence did not fire, or backfill for an occurrence a backfill created
 	Reason       *OccurrenceReason `json:"reason,omitempty"`
 	ResponseBody *string           `json:"response_body,omitempty"`
 	ScheduledAt  time.Time         `json:"scheduled_at"`
@@ -1767,7 +1803,7 @@ type Occurrence struct {
 	UpdatedAt  *time.Time       `json:"updated_at,omitempty"`
 }
 
-// OccurrenceReason why a skipped, missed or cancelled occurrence did not fire
+// OccurrenceReason why a skipped, missed or cancelled occurrence did not fire, or backfill for an occurrence a backfill created
 type OccurrenceReason string
 
 // OccurrenceStatus A delivery under way leaves its occurrence pending (or retrying) until its outcome is recorded, normally milliseconds after the receiver answers; dispatching appears only on rows an older version claimed (rolling upgrade). GET /status shows each instance's deliveries in flight.
@@ -2596,6 +2632,9 @@ type PutEventsByKeyKeyJSONRequestBody = EventUpsertInput
 
 // PutEventsIDJSONRequestBody defines body for PutEventsID for application/json ContentType.
 type PutEventsIDJSONRequestBody = EventInput
+
+// PostEventsIDBackfillJSONRequestBody defines body for PostEventsIDBackfill for application/json ContentType.
+type PostEventsIDBackfillJSONRequestBody = BackfillRequest
 
 // PostEventsIDExceptionsJSONRequestBody defines body for PostEventsIDExceptions for application/json ContentType.
 type PostEventsIDExceptionsJSONRequestBody = Exception

@@ -269,6 +269,7 @@ func TestCommandErrors(t *testing.T) {
 			{"events", "pause", unknown}, {"events", "resume", unknown}, {"events", "trigger", unknown},
 			{"events", "preview", unknown}, {"events", "rotate-secret", unknown}, {"occurrences", "get", unknown}, {"occurrences", "attempts", unknown},
 			{"occurrences", "replay", unknown}, {"tokens", "revoke", unknown},
+			{"events", "backfill", unknown, "--from", "7 days ago", "--to", "now"},
 		} {
 			cases = append(cases, errCase{"404 " + args[0] + " " + args[1], e, args, exitNotFound, "not found"},
 				errCase{"401 " + args[0] + " " + args[1], wrong, args, exitError, "401"})

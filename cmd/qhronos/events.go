@@ -6,7 +6,7 @@ func newEventsCmd(a *app) *cobra.Command {
 	cmd := group("events", "Create, inspect and control events",
 		newEventsCreateCmd(a), newEventsUpsertCmd(a), newEventsListCmd(a), newEventsGetCmd(a), newEventsUpdateCmd(a),
 		newEventsDeleteCmd(a), newEventsPauseCmd(a), newEventsResumeCmd(a), newEventsTriggerCmd(a),
-		newEventsPreviewCmd(a), newEventsRotateSecretCmd(a), newEventsExceptionsCmd(a),
+		newEventsBackfillCmd(a), newEventsPreviewCmd(a), newEventsRotateSecretCmd(a), newEventsExceptionsCmd(a),
 		newEventsHistoryCmd(a), newEventsImportCmd(a))
 	cmd.Aliases = []string{"event"}
 	cmd.Example = `  qhronos events create --name ping --start "in 1 minute" --webhook http://127.0.0.1:3000/hooks

@@ -103,3 +103,39 @@ func readGrace(c *gin.Context) (time.Duration, error) {
 	}
 	return grace, nil
 }
+
+// backfillEvent fires the event's instants of a past range
+// ({from, to, respect_exceptions}).
+func (s *Server) backfillEvent(c *gin.Context) error {
+	members, _, err := readObject(c)
+	if err != nil {
+		return err
+	}
+	if err := input.RejectUnknown(members, input.Set("from", "to", "respect_exceptions"), nil); err != nil {
+		return err
+	}
+	b := events.Backfill{RespectExceptions: true}
+	for _, f := range []struct {
+		name string
+		into *events.When
+	}{{"from", &b.From}, {"to", &b.To}} {
+		var text string
+		if sent, err := input.DecodeField(members, f.name, &text); err != nil {
+			return err
+		} else if !sent || text == "" {
+			return input.BadRequest(f.name, "is required")
+		}
+		*f.into = events.When{Field: f.name, Text: text}
+	}
+	if raw, ok := members["respect_exceptions"]; ok && !input.IsNull(raw) {
+		if _, err := input.DecodeField(members, "respect_exceptions", &b.RespectExceptions); err != nil {
+			return err
+		}
+	}
+	res, err := s.Events.Backfill(c.Request.Context(), principal(c), c.Param("id"), b)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusAccepted, res)
+	return nil
+}

@@ -182,6 +182,13 @@ func matrixRoutes() []matrixRoute {
 		{method: "POST", path: "/events/{event}/pause", level: model.AccessWrite, names: true, ok: http.StatusOK},
 		{method: "POST", path: "/events/{event}/resume", level: model.AccessWrite, names: true, ok: http.StatusOK},
 		{method: "POST", path: "/events/{event}/trigger", level: model.AccessWrite, names: true, ok: http.StatusCreated},
+		// The fixture's event is one-time: an allowed backfill reaches the
+		// service and is refused there (409), a refused one never does.
+		{method: "POST", path: "/events/{event}/backfill", level: model.AccessWrite, names: true, ok: http.StatusConflict,
+			body: func(fixture) any {
+				day := time.Now().Add(-24 * time.Hour).UTC().Format(time.RFC3339)
+				return map[string]any{"from": day, "to": day}
+			}},
 		{method: "POST", path: "/events/{event}/rotate-secret", level: model.AccessWrite, names: true,
 			ok: http.StatusOK, body: func(fixture) any { return map[string]any{"grace": "1h"} }},
 		{method: "GET", path: "/events/{event}/occurrences", level: model.AccessRead, names: true, ok: http.StatusOK},

@@ -64,6 +64,7 @@ type Lifecycle interface {
 	Upsert(ctx context.Context, p auth.Principal, via, key string, in *events.Input, d events.Debounce) (model.Event, bool, error)
 	DeleteByKey(ctx context.Context, p auth.Principal, key string) error
 	Trigger(ctx context.Context, p auth.Principal, id string, o events.Once) (events.Answer, error)
+	Backfill(ctx context.Context, p auth.Principal, id string, b events.Backfill) (events.BackfillResult, error)
 	RotateSecret(ctx context.Context, p auth.Principal, id string, grace time.Duration) (string, model.Event, error)
 	Acknowledge(ctx context.Context, a events.Ack) error
 	Replay(ctx context.Context, p auth.Principal, id string) (model.Occurrence, error)
@@ -264,6 +265,7 @@ func (s *Server) routes() *gin.Engine {
 	write.POST("/events/:id/pause", s.handle(s.pauseEvent))
 	write.POST("/events/:id/resume", s.handle(s.resumeEvent))
 	write.POST("/events/:id/trigger", s.handle(s.triggerEvent))
+	write.POST("/events/:id/backfill", s.handle(s.backfillEvent))
 	write.POST("/events/:id/rotate-secret", s.handle(s.rotateSecret))
 	read.GET("/events/:id/occurrences", s.handle(s.eventOccurrences))
 	read.GET("/events/:id/preview", s.handle(s.previewEvent))

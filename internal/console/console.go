@@ -130,6 +130,7 @@ func (c *Console) routes() *http.ServeMux {
 	m.HandleFunc("POST /ui/events/{id}/resume", c.signedIn(c.resumeEvent))
 	m.HandleFunc("POST /ui/events/{id}/exceptions", c.signedIn(c.addException))
 	m.HandleFunc("POST /ui/events/{id}/exceptions/remove", c.signedIn(c.removeException))
+	m.HandleFunc("POST /ui/events/{id}/backfill", c.signedIn(c.backfillEvent))
 	m.HandleFunc("GET /ui/occurrences/{id}", c.signedIn(c.occurrencePage))
 	m.HandleFunc("POST /ui/occurrences/{id}/replay", c.signedIn(c.replayOne))
 	m.HandleFunc("POST /ui/occurrences/{id}/skip", c.signedIn(c.controlOne("skip", "Skipped: it will not fire.")))

@@ -3,6 +3,7 @@ package console
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -12,9 +13,9 @@ import (
 )
 
 // The event page's schedule controls: pause until a time with a reason,
-// resume with a catch-up choice, skip or move one planned instant, and
-// remove an exception. Each is one SDK call; an API refusal comes back on
-// the event page next to the field it names.
+// resume with a catch-up choice, skip or move one planned instant, remove
+// an exception, and backfill a past range. Each is one SDK call; an API
+// refusal comes back on the event page next to the field it names.
 
 // pickerLayouts are the values a datetime-local input sends (with and
 // without seconds), and the same typed with a space.
@@ -89,6 +90,13 @@ func (c *Console) resolveTime(w http.ResponseWriter, r *http.Request, s *session
 // shows the page with the API's refusal next to field (the form control
 // the error belongs to, unless the API named another).
 func (c *Console) controlDone(w http.ResponseWriter, r *http.Request, s *session, err error, field string, typed map[string]string, done string) {
+	c.controlAnswer(w, r, s, err, controlField, field, typed, done)
+}
+
+// controlAnswer is controlDone for a form whose API fields map to its
+// controls through fields ("" for a field it has no control for).
+func (c *Console) controlAnswer(w http.ResponseWriter, r *http.Request, s *session, err error, fields func(string) string,
+	field string, typed map[string]string, done string) {
 	id := r.PathValue("id")
 	if err = sdkError(err); err == nil {
 		redirect(w, r, Prefix+"/events/"+url.PathEscape(id), done)
@@ -99,7 +107,7 @@ func (c *Console) controlDone(w http.ResponseWriter, r *http.Request, s *session
 		c.fail(w, r, s, err)
 		return
 	}
-	if f := controlField(ae.Field); f != "" {
+	if f := fields(ae.Field); f != "" {
 		field = f
 	}
 	c.showEvent(w, r, s, map[string]string{field: fieldMessage(ae)}, typed, http.StatusBadRequest)
@@ -211,4 +219,79 @@ func (c *Console) removeException(w http.ResponseWriter, r *http.Request, s *ses
 	}
 	err = c.sdk(r).Events.DeleteException(r.Context(), r.PathValue("id"), at)
 	c.controlDone(w, r, s, err, "exceptions", nil, "Exception removed: the instant fires as the schedule plans it.")
+}
+
+// backfillEvent fires the event's past instants in [from, to] that have no
+// occurrence yet (POST /events/{id}/backfill): From and To are date-time
+// pickers read in the event's zone, and the exceptions and calendars apply
+// unless the box is unticked. The notice counts what the API did; a
+// refusal shows next to From or To, or atop the form (a one-time or paused
+// event).
+func (c *Console) backfillEvent(w http.ResponseWriter, r *http.Request, s *session) {
+	id := r.PathValue("id")
+	respect := r.PostFormValue("respect_exceptions") != ""
+	typed := map[string]string{"bf_from": strings.TrimSpace(r.PostFormValue("from")),
+		"bf_to": strings.TrimSpace(r.PostFormValue("to")), "bf_respect": "off"}
+	if respect {
+		typed["bf_respect"] = "on"
+	}
+	api := c.sdk(r)
+	ev, err := api.Events.Get(r.Context(), id)
+	if err != nil {
+		c.fail(w, r, s, sdkError(err))
+		return
+	}
+	loc := viewEvent(ev).Location()
+	errs := map[string]string{}
+	from, ok := parseInstant(typed["bf_from"], loc)
+	if !ok {
+		errs["bf_from"] = "must be a date and time"
+	}
+	to, ok := parseInstant(typed["bf_to"], loc)
+	if !ok {
+		errs["bf_to"] = "must be a date and time"
+	}
+	if len(errs) > 0 {
+		c.showEvent(w, r, s, errs, typed, http.StatusBadRequest)
+		return
+	}
+	res, err := api.Events.Backfill(r.Context(), id, client.BackfillRequest{From: from.UTC(), To: to.UTC(),
+		RespectExceptions: client.Ptr(respect)})
+	done := ""
+	if err == nil {
+		done = backfillNotice(res, loc)
+	}
+	c.controlAnswer(w, r, s, err, backfillField, "backfill", typed, done)
+}
+
+// parseInstant reads a date-time picker's value in loc, or RFC 3339 (what
+// a browser without the picker lets one type).
+func parseInstant(v string, loc *time.Location) (time.Time, bool) {
+	if t, ok := parsePicker(v, loc); ok {
+		return t, true
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	return t, err == nil
+}
+
+// backfillField maps an API field of a backfill to the form's control.
+func backfillField(apiField string) string {
+	switch apiField {
+	case "from":
+		return "bf_from"
+	case "to":
+		return "bf_to"
+	}
+	return ""
+}
+
+// backfillNotice says what a backfill did: "12 created, 1 skipped, 3
+// already existed", with the range in the event's zone.
+func backfillNotice(res *client.BackfillResult, loc *time.Location) string {
+	span := res.From.In(loc).Format(timeLayout) + " to " + res.To.In(loc).Format(timeLayout)
+	if res.Instants == 0 {
+		return "Backfill: the pattern has no instant from " + span + "."
+	}
+	return fmt.Sprintf("Backfill from %s: %d created, %d skipped, %d already existed.", span,
+		res.Created, res.Skipped, res.Existing)
 }

@@ -18,6 +18,7 @@ const (
 	HistoryExceptionAdded   = "exception_added"
 	HistoryExceptionRemoved = "exception_removed"
 	HistoryCalendarReplan   = "calendar_replan" // by the scheduler, after a calendar edit
+	HistoryBackfill         = "backfill"
 )
 
 // HistoryFilter pages through one event's history, oldest first.

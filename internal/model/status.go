@@ -41,6 +41,8 @@ const (
 	ReasonRuleChanged  = "rule_changed" // an edit of the schedule removed or re-planned the instant
 	// failed without an attempt
 	ReasonEndpointDisabled = "endpoint_disabled" // the endpoint it delivers to is disabled
+	// any state: where the row came from
+	ReasonBackfill = "backfill" // created by a backfill of a past range; a later skip or miss replaces it
 )
 
 // EndedBy is the terminal state and description of a row that will not

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"encoding/binary"
+	"errors"
 	"hash/fnv"
 	"sort"
 	"time"
@@ -324,3 +325,29 @@ var previewEnd = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // maxLookBack bounds the earlier instants a preview considers.
 const maxLookBack = 10_000
+
+// Range returns the rows of the rule's readings in [from, to] as they are
+// written (jittered, rolled, moved, skipped with their reason), for a
+// backfill: every reading of the range, whether it fires or not, except
+// those jitter or a calendar carries out of it. ErrTooMany when the range
+// holds more than max readings.
+func (s *Series) Range(from, to time.Time, max int) ([]model.Planned, error) {
+	end := to.Add(time.Microsecond)
+	instants, err := recurrence.ExpandInstants(s.Rule, from, end, max+1)
+	if err != nil {
+		return nil, err
+	}
+	if len(instants) > max {
+		return nil, ErrTooMany
+	}
+	var out []model.Planned
+	for _, r := range s.rows(instants, from, end) {
+		if !r.At.Before(from) && r.At.Before(end) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// ErrTooMany is Range's answer for a range with more readings than its cap.
+var ErrTooMany = errors.New("too many instants in the range")

@@ -125,6 +125,11 @@ func compileRRule(field, text string, exdates []time.Time, start time.Time, loc 
 		return nil, err
 	}
 	p.exdates = append(p.exdates, exdates...)
+	return buildRRule(field, p, start, loc, dst, limits)
+}
+
+// buildRRule checks a parsed rule against its start and prepares its source.
+func buildRRule(field string, p *parsedRRule, start time.Time, loc *time.Location, dst dstPolicy, limits Limits) (*rruleSource, error) {
 	if !p.until.IsZero() && p.until.Before(start) {
 		return nil, fieldErrorf(field, "UNTIL is before start_time")
 	}

@@ -205,9 +205,11 @@ func (d *Dispatcher) preFire(group []job, now time.Time) []job {
 // A retry or a rule that cannot be compiled keeps firing (the edit's own
 // transaction already cancelled what no longer belongs), and so does a row
 // the planner placed off the rule's own instants — moved, rolled by a
-// calendar or jittered — whose re-plan that transaction made too.
+// calendar or jittered — whose re-plan that transaction made too, and an
+// operator's firing (a replay, a backfilled instant: manual_retry), which
+// the rule does not decide.
 func (d *Dispatcher) stillInSeries(jb *job) bool {
-	if jb.occ.OriginalScheduledAt != nil || jb.ev.Jitter > 0 || len(jb.ev.Calendars) > 0 {
+	if jb.occ.OriginalScheduledAt != nil || jb.occ.ManualRetry || jb.ev.Jitter > 0 || len(jb.ev.Calendars) > 0 {
 		return true
 	}
 	rule, err := compileEvent(&jb.ev, d.cfg.Recurrence)

@@ -140,6 +140,22 @@ class Events(_Resource):
         _, opts = _split(kw)
         return self._data("POST", f"/events/{path_id(id)}/trigger", opts, ensure_key=True)
 
+    def backfill(self, id: str, from_: Union[datetime, str], to: Union[datetime, str],
+                 respect_exceptions: bool = True, **kw: Any) -> t.BackfillResult:
+        """Fires the instants of the event's pattern in [from_, to], both
+        included, that have no occurrence yet: each gets one, due now, with
+        reason "backfill" (POST /events/{id}/backfill). from_ and to are
+        datetimes (naive ones are UTC) or strings (RFC 3339, or any form
+        start_time takes: "30 days ago"); the range may start before the
+        event's start_time, to may not be in the future, at most 10,000
+        instants. respect_exceptions=False ignores the event's exceptions and
+        calendars. A one-time or paused event raises ConflictError. A repeat
+        creates nothing more, so it is retried like a PUT (a retry after a
+        lost answer counts those instants as existing)."""
+        _, opts = _split(kw)
+        body = {"from": from_, "to": to, "respect_exceptions": respect_exceptions}
+        return self._data("POST", f"/events/{path_id(id)}/backfill", opts, body=body, idempotent=True)
+
     def rotate_secret(self, id: str, grace: Optional[str] = None, **kw: Any) -> t.SecretRotation:
         """Issues a new signing secret, shown only here; the previous one keeps
         signing for grace, e.g. "24h" (POST /events/{id}/rotate-secret)."""

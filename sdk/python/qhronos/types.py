@@ -6,7 +6,7 @@ Every object is a TypedDict: answers are plain dicts (event["id"]).
 # fmt: off
 from typing import Any, Dict, List, Literal, Optional, TypedDict
 
-__all__ = ["Action", "Attempt", "AttemptRequest", "Calendar", "CalendarInput", "CircuitEntry", "CircuitHistoryPage", "DateRange", "Endpoint", "EndpointAuth", "EndpointAuthInput", "EndpointCircuit", "EndpointHealth", "EndpointInput", "EndpointPatch", "EndpointRateLimit", "EndpointTestResult", "Error", "Event", "EventBatchInput", "EventBatchItemResult", "EventBatchResult", "EventInput", "EventUpsertInput", "Exception", "Health", "HistoryChange", "HistoryEntry", "HistoryPage", "NoticePage", "NotificationChannel", "NotificationChannelRequest", "NotificationTestResult", "Occurrence", "OccurrenceOrder", "OccurrencePage", "PauseRequest", "Preview", "PreviewRequest", "PunctualityCounts", "PunctualityGroup", "PunctualityPoint", "PunctualityReport", "Ready", "ResumeRequest", "Retry", "RetryFilter", "RetryResult", "Schedule", "SecretRotation", "SentNotice", "Stats", "Status", "Timeline", "Token", "TokenRequest"]
+__all__ = ["Action", "Attempt", "AttemptRequest", "BackfillRequest", "BackfillResult", "Calendar", "CalendarInput", "CircuitEntry", "CircuitHistoryPage", "DateRange", "Endpoint", "EndpointAuth", "EndpointAuthInput", "EndpointCircuit", "EndpointHealth", "EndpointInput", "EndpointPatch", "EndpointRateLimit", "EndpointTestResult", "Error", "Event", "EventBatchInput", "EventBatchItemResult", "EventBatchResult", "EventInput", "EventUpsertInput", "Exception", "Health", "HistoryChange", "HistoryEntry", "HistoryPage", "NoticePage", "NotificationChannel", "NotificationChannelRequest", "NotificationTestResult", "Occurrence", "OccurrenceOrder", "OccurrencePage", "PauseRequest", "Preview", "PreviewRequest", "PunctualityCounts", "PunctualityGroup", "PunctualityPoint", "PunctualityReport", "Ready", "ResumeRequest", "Retry", "RetryFilter", "RetryResult", "Schedule", "SecretRotation", "SentNotice", "Stats", "Status", "Timeline", "Token", "TokenRequest"]
 
 
 _ActionRequired = TypedDict("_ActionRequired", {"type": Literal["webhook", "websocket", "apicall", "nats", "amqp", "kafka", "redis_stream"]})
@@ -31,6 +31,22 @@ _AttemptRequestOptional = TypedDict("_AttemptRequestOptional", {}, total=False)
 
 class AttemptRequest(_AttemptRequestRequired, _AttemptRequestOptional):
     """A recorded request. Broker attempts record method PUBLISH, the broker URL (credentials as fingerprints), the message headers and body."""
+
+
+_BackfillRequestRequired = TypedDict("_BackfillRequestRequired", {"from": str, "to": str})
+_BackfillRequestOptional = TypedDict("_BackfillRequestOptional", {"respect_exceptions": bool}, total=False)
+
+
+class BackfillRequest(_BackfillRequestRequired, _BackfillRequestOptional):
+    """The BackfillRequest schema."""
+
+
+_BackfillResultRequired = TypedDict("_BackfillResultRequired", {"event_id": str, "from": str, "to": str, "instants": int, "created": int, "skipped": int, "existing": int})
+_BackfillResultOptional = TypedDict("_BackfillResultOptional", {}, total=False)
+
+
+class BackfillResult(_BackfillResultRequired, _BackfillResultOptional):
+    """The BackfillResult schema."""
 
 
 _CalendarRequired = TypedDict("_CalendarRequired", {"id": str, "name": str, "timezone": str, "dates": List[str], "ranges": List['DateRange'], "rrules": List[str], "tags": List[str], "version": int, "created_by": str, "created_at": str, "updated_at": str, "replan_pending": bool})
@@ -274,7 +290,7 @@ class NotificationTestResult(_NotificationTestResultRequired, _NotificationTestR
 
 
 _OccurrenceRequired = TypedDict("_OccurrenceRequired", {"id": str, "occurrence_id": str, "event_id": str, "scheduled_at": str, "status": Literal["pending", "dispatching", "retrying", "awaiting_ack", "completed", "failed", "missed", "cancelled", "skipped"], "attempt_count": int})
-_OccurrenceOptional = TypedDict("_OccurrenceOptional", {"manual": bool, "next_attempt_at": Optional[str], "status_code": Optional[int], "response_body": Optional[str], "error_message": Optional[str], "started_at": Optional[str], "completed_at": Optional[str], "created_at": str, "updated_at": str, "archived": bool, "archived_at": str, "reason": Optional[Literal["manual", "calendar", "paused", "dst_gap", "catch_up_window", "catch_up_policy", "event_deleted", "rule_changed"]], "original_scheduled_at": Optional[str]}, total=False)
+_OccurrenceOptional = TypedDict("_OccurrenceOptional", {"manual": bool, "next_attempt_at": Optional[str], "status_code": Optional[int], "response_body": Optional[str], "error_message": Optional[str], "started_at": Optional[str], "completed_at": Optional[str], "created_at": str, "updated_at": str, "archived": bool, "archived_at": str, "reason": Optional[Literal["manual", "calendar", "paused", "dst_gap", "catch_up_window", "catch_up_policy", "event_deleted", "rule_changed", "endpoint_disabled", "backfill"]], "original_scheduled_at": Optional[str]}, total=False)
 
 
 class Occurrence(_OccurrenceRequired, _OccurrenceOptional):

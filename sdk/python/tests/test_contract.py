@@ -133,6 +133,7 @@ class Contract(unittest.TestCase):
         q.events.pause(i, until=soon, reason="deploy", catch_up="skip")
         q.events.resume(i, catch_up="fire")
         q.events.trigger(i, idempotency_key="k1")
+        q.events.backfill(i, soon - timedelta(days=2), "1 hour ago", respect_exceptions=False)
         q.events.rotate_secret(i, grace="1h")
         q.events.occurrences(i, status="completed", order="scheduled_at", limit=2)
         list(q.events.all_occurrences(i))

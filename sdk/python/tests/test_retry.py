@@ -2,6 +2,7 @@
 to a create is retried with the same Idempotency-Key; 503 is retried for
 idempotent calls only; a Retry-After longer than max_wait is raised."""
 import http.server
+import json
 import threading
 import time
 import unittest
@@ -19,8 +20,8 @@ class Scripted:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def handle_any(self):
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                outer.seen.append((self.command, self.path, self.headers.get("Idempotency-Key")))
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                outer.seen.append((self.command, self.path, self.headers.get("Idempotency-Key"), body))
                 step = outer.steps.pop(0) if outer.steps else (200, {}, b'{"id":"e1"}')
                 if step == "drop":
                     self.close_connection = True
@@ -69,6 +70,19 @@ class Retries(unittest.TestCase):
             s.client.occurrences.replay("o1")
         self.assertEqual(s.client.events.list().items, [])
         self.assertEqual(len(s.seen), 4, "one attempt per POST, two for the GET")
+
+    def test_backfill_is_retried_on_503_and_sends_datetimes_as_rfc3339(self):
+        from datetime import datetime
+
+        s = self.scripted([(503, {}, b'{"error":"x"}'),
+                           (202, {}, b'{"event_id":"e1","instants":2,"created":0,"skipped":0,"existing":2}')])
+        res = s.client.events.backfill("e1", datetime(2020, 1, 2, 9), "7 days ago")
+        self.assertEqual(res["existing"], 2)
+        self.assertEqual(len(s.seen), 2, "a repeat leaves it as it was: one retry after the 503")
+        method, path, key, body = s.seen[1]
+        self.assertEqual((method, path, key), ("POST", "/events/e1/backfill", None))
+        self.assertEqual(json.loads(body), {"from": "2020-01-02T09:00:00Z", "to": "7 days ago",
+                                            "respect_exceptions": True})
 
     def test_429_waits_for_retry_after_and_a_longer_one_is_raised(self):
         s = self.scripted([(429, {"Retry-After": "1"}, b"{}"), (200, {}, b"{}"), (429, {"Retry-After": "120"}, b"{}")])

@@ -222,6 +222,58 @@ class AgainstServer(unittest.TestCase):
         self.assertGreaterEqual(q.occurrences.list(event_id=ev["id"], page=1, limit=5)["pagination"]["total"], 3)
         self.assertEqual(q.occurrences.replay_matching(event_id=ev["id"], status="failed")["requeued"], 0)
 
+    def test_backfill(self):
+        q = self.q
+        day = 86400
+        start = datetime.fromtimestamp((int(time.time()) // day + 1) * day + 9 * 3600, timezone.utc)  # tomorrow 09:00
+
+        def at(days):
+            return start + timedelta(days=days)
+
+        cal = q.calendars.create(name="backfill holiday", dates=[at(-3).date().isoformat()])
+
+        def daily(name):
+            return q.events.create(name=name, start_time=start, rrule="FREQ=DAILY", webhook=self.receiver.url,
+                                   calendars=[{"id": cal["id"], "policy": "skip"}])
+
+        ev = daily("daily")
+        # datetimes, both ends included: -5, -4, -3 (the calendar's day, recorded skipped) and -2 days
+        res = q.events.backfill(ev["id"], at(-5), at(-2))
+        self.assertEqual({k: res[k] for k in ("event_id", "instants", "created", "skipped", "existing")},
+                         {"event_id": ev["id"], "instants": 4, "created": 3, "skipped": 1, "existing": 0})
+        self.assertEqual((parse(res["from"]), parse(res["to"])), (at(-5), at(-2)))
+
+        def completed():
+            mine = [o for o in q.events.occurrences(ev["id"], order="scheduled_at", limit=10).items
+                    if o.get("reason") == "backfill"]
+            return len(mine) == 3 and all(o["status"] == "completed" for o in mine) and mine
+
+        fired = wait_for("the backfilled occurrences complete", completed)
+        self.assertEqual([parse(o["scheduled_at"]) for o in fired], [at(-5), at(-4), at(-2)])
+
+        # strings; a repeat creates nothing
+        again = q.events.backfill(ev["id"], from_=at(-5).isoformat(), to=at(-2).isoformat())
+        self.assertEqual([again[k] for k in ("instants", "created", "skipped", "existing")], [4, 0, 0, 4])
+
+        every = q.events.backfill(daily("daily, every instant")["id"], at(-5), at(-2), respect_exceptions=False)
+        self.assertEqual([every[k] for k in ("instants", "created", "skipped", "existing")], [4, 4, 0, 0])
+
+        with self.assertRaises(qhronos.BadRequestError) as cm:
+            q.events.backfill(ev["id"], at(-5), datetime.now(timezone.utc) + timedelta(hours=1))
+        self.assertEqual(cm.exception.field, "to")
+        with self.assertRaises(qhronos.BadRequestError) as cm:
+            q.events.backfill(ev["id"], at(-2), at(-5))
+        self.assertEqual(cm.exception.field, "from")
+        once = q.events.create(name="once", start_time=in_an_hour(), webhook="https://example.com/h")
+        with self.assertRaises(qhronos.ConflictError) as cf:
+            q.events.backfill(once["id"], at(-5), at(-2))
+        self.assertEqual(cf.exception.status, 409)
+        q.events.pause(ev["id"])
+        with self.assertRaises(qhronos.ConflictError):
+            q.events.backfill(ev["id"], at(-5), at(-2))
+        with self.assertRaises(qhronos.NotFoundError):
+            q.events.backfill("6f1c1d4e-9a0b-4c1e-8f00-000000000000", at(-5), at(-2))
+
     def test_signed_delivery(self):
         secret = f"plain-{secrets.token_hex(8)}"
         ev = self.q.events.create(name="signed", start_time=in_an_hour(), webhook=self.receiver.url, hmac_secret=secret)

@@ -111,6 +111,18 @@ export class Events {
   trigger(id: string, opts?: CallOptions): Promise<T.Occurrence> {
     return data(this.t.send({ method: "POST", path: `/events/${pathID(id)}/trigger`, ensureKey: true }, opts));
   }
+  /**
+   * Fires the instants of the event's pattern in [from, to], both included, that have no occurrence yet: each
+   * gets one, due now, with reason "backfill" (POST /events/{id}/backfill). The range may start before the
+   * event's start_time; `to` may not be in the future; at most 10,000 instants. Exceptions and calendars apply
+   * unless `respect_exceptions` is false. A one-time or paused event is a ConflictError. A repeat creates nothing
+   * more, so it is retried like a PUT (a retry after a lost answer counts those instants as `existing`).
+   */
+  backfill(id: string, range: T.BackfillInput, opts?: CallOptions): Promise<T.BackfillResult> {
+    const iso = (v: Date | string) => (v instanceof Date ? v.toISOString() : v);
+    const body = { ...range, from: iso(range.from), to: iso(range.to) };
+    return data(this.t.send({ method: "POST", path: `/events/${pathID(id)}/backfill`, body, idempotent: true }, opts));
+  }
   /** Issues a new signing secret, shown only in this answer; the previous
    * one keeps signing for `grace` (POST /events/{id}/rotate-secret). */
   rotateSecret(id: string, body: T.RotateSecretRequest = {}, opts?: CallOptions): Promise<T.SecretRotation> {

@@ -1076,6 +1076,93 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events/{id}/backfill": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fire the rule's instants of a past range
+         * @description Creates an occurrence for every instant of the event's pattern in [from, to] (both inclusive) that has none yet, live or archived, due now and marked reason backfill. The range may start before the event's start_time: the pattern is evaluated as if the series had begun earlier (same wall-clock pattern in the event's zone); COUNT and UNTIL do not limit it. Exceptions and calendars apply unless respect_exceptions is false. At most 10,000 instants; a one-time or paused event is refused (409).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BackfillRequest"];
+                };
+            };
+            responses: {
+                /** @description the instants' occurrences are created and due now */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BackfillResult"];
+                    };
+                };
+                400: components["responses"]["BadRequest"];
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Insufficient access or outside token scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or outside the token's scope) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The event is one-time or paused */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                413: components["responses"]["TooLarge"];
+                429: components["responses"]["TooManyRequests"];
+                503: components["responses"]["Unavailable"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events/{id}/rotate-secret": {
         parameters: {
             query?: never;
@@ -3866,10 +3953,10 @@ export interface components {
             /** Format: date-time */
             archived_at?: string;
             /**
-             * @description why a skipped, missed or cancelled occurrence did not fire
+             * @description why a skipped, missed or cancelled occurrence did not fire, or backfill for an occurrence a backfill created
              * @enum {string|null}
              */
-            reason?: "manual" | "calendar" | "paused" | "dst_gap" | "catch_up_window" | "catch_up_policy" | "event_deleted" | "rule_changed" | null;
+            reason?: "manual" | "calendar" | "paused" | "dst_gap" | "catch_up_window" | "catch_up_policy" | "event_deleted" | "rule_changed" | "endpoint_disabled" | "backfill" | null;
             /**
              * Format: date-time
              * @description the planned instant of a moved or rolled occurrence
@@ -4634,6 +4721,38 @@ export interface components {
             /** @enum {string} */
             trend_step: "1h" | "1d";
             trend: components["schemas"]["PunctualityPoint"][];
+        };
+        BackfillRequest: {
+            /**
+             * Format: date-time
+             * @description first instant of the range (inclusive): RFC 3339, or any form start_time takes ("30 days ago", "2026-11-01 09:00"), read in the event's zone
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description last instant of the range (inclusive), not in the future; the same forms as from
+             */
+            to: string;
+            /**
+             * @description apply the event's exceptions and calendars (default true); false fires every instant of the rule
+             * @default true
+             */
+            respect_exceptions: boolean;
+        };
+        BackfillResult: {
+            event_id: string;
+            /** Format: date-time */
+            from: string;
+            /** Format: date-time */
+            to: string;
+            /** @description instants of the pattern in the range: created + skipped + existing */
+            instants: number;
+            /** @description occurrences created, due now, reason backfill */
+            created: number;
+            /** @description instants recorded skipped (an exception, a calendar, a local time that does not exist) */
+            skipped: number;
+            /** @description instants that already had an occurrence, left as they are */
+            existing: number;
         };
     };
     responses: {

@@ -14,6 +14,8 @@ type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends
 export type { components, paths };
 export type Action = S["Action"];
 export type Attempt = S["Attempt"];
+export type BackfillRequest = S["BackfillRequest"];
+export type BackfillResult = S["BackfillResult"];
 export type Calendar = S["Calendar"];
 export type CalendarInput = S["CalendarInput"];
 export type Endpoint = S["Endpoint"];
@@ -74,6 +76,15 @@ export type PunctualityParams = Query<"/stats/punctuality", "get">;
 export type RotateSecretRequest = Body<"/events/{id}/rotate-secret", "post">;
 export type SkipRequest = Body<"/occurrences/{id}/skip", "post">;
 export type MoveRequest = Body<"/occurrences/{id}/move", "post">;
+
+/** The range of events.backfill: BackfillRequest with `from` and `to` as a
+ * Date or a string (RFC 3339, or any form start_time takes, "30 days ago"),
+ * and `respect_exceptions` optional (the server's default: true). */
+export type BackfillInput = Omit<BackfillRequest, "from" | "to" | "respect_exceptions"> & {
+  from: Date | string;
+  to: Date | string;
+  respect_exceptions?: BackfillRequest["respect_exceptions"];
+};
 
 /** One page of a list and the cursor of the next ("" on the last). */
 export interface Page<T> {

@@ -120,6 +120,7 @@ test("every operation of openapi.json is called by a method, with a request the 
     await q.events.pause(id, { until: soon, reason: "deploy", catch_up: "skip" });
     await q.events.resume(id, { catch_up: "fire" });
     await q.events.trigger(id, { idempotencyKey: "k1" });
+    await q.events.backfill(id, { from: new Date(Date.now() - 86_400_000), to: "1 hour ago", respect_exceptions: false });
     await q.events.rotateSecret(id, { grace: "1h" });
     await q.events.occurrences(id, { status: "completed", order: "scheduled_at", limit: 2 });
     for await (const _ of q.events.allOccurrences(id));

@@ -12,9 +12,10 @@ import { Qhronos, RateLimitError, UnavailableError } from "../dist/index.js";
 async function scripted(steps) {
   const seen = [];
   const server = createServer((req, res) => {
-    req.resume();
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
     req.on("end", () => {
-      seen.push({ method: req.method, url: req.url, key: req.headers["idempotency-key"] });
+      seen.push({ method: req.method, url: req.url, key: req.headers["idempotency-key"], body: Buffer.concat(chunks).toString() });
       const step = steps.shift() ?? { status: 200 };
       if (step === "drop") return req.socket.destroy();
       res.writeHead(step.status, { "Content-Type": "application/json", ...(step.headers ?? {}) });
@@ -46,6 +47,20 @@ test("a POST without a key is not retried after a lost answer or a 503; a GET is
     await assert.rejects(s.q.occurrences.replay("o1"), UnavailableError);
     assert.deepEqual((await s.q.events.list()).items, []);
     assert.equal(s.seen.length, 4, "one attempt per POST, two for the GET");
+  } finally {
+    await s.close();
+  }
+});
+
+test("a backfill, which a repeat leaves as it was, is retried on 503 and sends its Dates as RFC 3339", async () => {
+  const s = await scripted([{ status: 503 }, { status: 202, body: '{"event_id":"e1","instants":2,"created":0,"skipped":0,"existing":2}' }]);
+  try {
+    const res = await s.q.events.backfill("e1", { from: new Date("2020-01-02T09:00:00Z"), to: "7 days ago", respect_exceptions: false });
+    assert.equal(res.existing, 2);
+    assert.equal(s.seen.length, 2, "one retry after the 503");
+    assert.equal(s.seen[1].url, "/events/e1/backfill");
+    assert.equal(s.seen[1].key, undefined, "the route takes no Idempotency-Key");
+    assert.deepEqual(JSON.parse(s.seen[1].body), { from: "2020-01-02T09:00:00.000Z", to: "7 days ago", respect_exceptions: false });
   } finally {
     await s.close();
   }

@@ -239,6 +239,48 @@ describe(`against qhronosd (${process.env.QHRONOS_SDK_DATABASE_URL ? "postgres+r
     assert.equal(bulk.requeued, 0);
   });
 
+  test("events.backfill fires the missing past instants once, calendars apply unless respect_exceptions is false, refusals are typed", async () => {
+    const day = 24 * 3600_000;
+    const start = new Date(Math.floor(Date.now() / day) * day + day + 9 * 3600_000); // tomorrow 09:00 UTC
+    const at = (days) => new Date(start.getTime() + days * day);
+    const holiday = at(-3).toISOString().slice(0, 10);
+    const cal = await q.calendars.create({ name: "backfill holiday", dates: [holiday] });
+    const daily = (name) => q.events.create({ name, start_time: start.toISOString(), rrule: "FREQ=DAILY", webhook: receiver.url, calendars: [{ id: cal.id, policy: "skip" }] });
+    const ev = await daily("daily");
+
+    // Dates, both ends included: -5, -4, -3 (the calendar's day, recorded skipped) and -2 days.
+    const res = await q.events.backfill(ev.id, { from: at(-5), to: at(-2) });
+    assert.deepEqual(
+      { event_id: res.event_id, instants: res.instants, created: res.created, skipped: res.skipped, existing: res.existing },
+      { event_id: ev.id, instants: 4, created: 3, skipped: 1, existing: 0 },
+    );
+    assert.equal(Date.parse(res.from), at(-5).getTime());
+    assert.equal(Date.parse(res.to), at(-2).getTime());
+    const fired = await waitFor("the backfilled occurrences complete", async () => {
+      const p = await q.events.occurrences(ev.id, { order: "scheduled_at", limit: 10 });
+      const mine = p.items.filter((o) => o.reason === "backfill");
+      return mine.length === 3 && mine.every((o) => o.status === "completed") && mine;
+    });
+    assert.deepEqual(fired.map((o) => Date.parse(o.scheduled_at)), [at(-5), at(-4), at(-2)].map((d) => d.getTime()));
+
+    // Strings; a repeat creates nothing.
+    const again = await q.events.backfill(ev.id, { from: at(-5).toISOString(), to: at(-2).toISOString() });
+    assert.deepEqual([again.instants, again.created, again.skipped, again.existing], [4, 0, 0, 4]);
+
+    const all = await q.events.backfill((await daily("daily, every instant")).id, { from: at(-5), to: at(-2), respect_exceptions: false });
+    assert.deepEqual([all.instants, all.created, all.skipped, all.existing], [4, 4, 0, 0]);
+
+    let err = await q.events.backfill(ev.id, { from: at(-5), to: new Date(Date.now() + 3600_000) }).catch((e) => e);
+    assert.ok(err instanceof BadRequestError && err.field === "to", String(err));
+    err = await q.events.backfill(ev.id, { from: at(-2), to: at(-5) }).catch((e) => e);
+    assert.ok(err instanceof BadRequestError && err.field === "from", String(err));
+    const once = await q.events.create({ name: "once", start_time: inAnHour(), webhook: "https://example.com/h" });
+    await assert.rejects(q.events.backfill(once.id, { from: at(-5), to: at(-2) }), (e) => e instanceof ConflictError && e.status === 409);
+    await q.events.pause(ev.id);
+    await assert.rejects(q.events.backfill(ev.id, { from: at(-5), to: at(-2) }), ConflictError);
+    await assert.rejects(q.events.backfill("6f1c1d4e-9a0b-4c1e-8f00-000000000000", { from: at(-5), to: at(-2) }), NotFoundError);
+  });
+
   test("a real signed delivery is verified; a wrong secret, a replay outside the tolerance and a tampered body are refused", async () => {
     const secret = `plain-${randomBytes(8).toString("hex")}`;
     const ev = await q.events.create({ name: "signed", start_time: inAnHour(), webhook: receiver.url, hmac_secret: secret });

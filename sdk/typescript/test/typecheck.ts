@@ -11,6 +11,10 @@ export async function usage(q: Qhronos): Promise<string> {
   // @ts-expect-error: not an occurrence order of the document
   await q.occurrences.list({ order: "sideways" });
   for await (const occ of q.occurrences.all({ event_id: ev.id })) occ.status satisfies string;
+  const filled = await q.events.backfill(ev.id, { from: new Date(0), to: "1 hour ago" });
+  filled.created satisfies number;
+  // @ts-expect-error: a backfill needs its range's end
+  await q.events.backfill(ev.id, { from: "30 days ago" });
   const d = await verifyDelivery({ headers: {}, body: "" }, "secret");
   try {
     await q.events.get(ev.id);
