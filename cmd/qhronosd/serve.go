@@ -122,6 +122,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	schedCfg := scheduler.ConfigFrom(cfg, instanceID)
+	schedCfg.RunToken = keys.RunToken
 	cc := cfg.Endpoints.Circuit
 	endpointRuntime := endpoints.New(endpoints.Config{Store: b.store, Load: loadEndpoint(b.store), Box: box,
 		Outbound: out, Limits: coord, Clock: clock, Logger: log, Observer: m,
@@ -227,7 +228,7 @@ func registerHealthMetrics(m *metrics.Metrics, store *repository.Store, coord co
 			// Every waiting status, zeros included, so a series never vanishes.
 			out := map[string]int{}
 			for _, st := range []model.OccurrenceStatus{model.OccurrencePending, model.OccurrenceDispatching,
-				model.OccurrenceRetrying, model.OccurrenceAwaitingAck} {
+				model.OccurrenceRetrying, model.OccurrenceAwaitingAck, model.OccurrenceRunning} {
 				out[string(st)] = counts[st]
 			}
 			return out, nil

@@ -61,6 +61,9 @@ type Request struct {
 	// Target is the resolved endpoint of a delivery that names one
 	// (EndpointDelivery); nil otherwise. Secrets are then the endpoint's.
 	Target *Target
+	// Run is set when the event completes by callback: the delivery
+	// carries its token (HeaderRunToken) and the payload its links.
+	Run *Run
 }
 
 // EndpointDelivery is a Delivery that sends to a shared endpoint

@@ -375,6 +375,7 @@ func (d *brokerDelivery) execute(ctx context.Context, req Request) (out Outcome)
 			u = req.Target.URL
 		}
 		sent := recordMessage(HTTPConfig{Redactor: d.cfg.Redactor}.redactor(), u, msg)
+		hideRunToken(sent, req.Run)
 		defer func() { out.Request = sent }()
 	}
 	key := dial.key()
@@ -479,6 +480,9 @@ func NewBrokerMessage(req Request, now time.Time, enc *Encryption) (BrokerMessag
 		headers[strings.ToLower(name)] = h.Get(name)
 	}
 	headers[brokerHeaderContentType] = contentType
+	if req.Run != nil {
+		headers[strings.ToLower(HeaderRunToken)] = req.Run.Token
+	}
 	return BrokerMessage{ID: req.OccurrenceID, Body: body, Headers: headers}, nil
 }
 

@@ -33,7 +33,9 @@ func (c HTTPConfig) deliver(ctx context.Context, req Request, client *http.Clien
 	}
 	// The receiver's spans join the attempt's trace (unless the event opted out).
 	tracing.Inject(ctx, httpReq.Header)
+	setRunHeader(httpReq.Header, req.Run)
 	sent := c.record(httpReq, hints)
+	hideRunToken(sent, req.Run)
 	resp, err := client.Do(httpReq)
 	if err != nil {
 		out := classifyTransportError(ctx, err, timeout)

@@ -20,6 +20,17 @@ type Payload struct {
 	DispatchedAt string          `json:"dispatched_at"`
 	Metadata     json.RawMessage `json:"metadata"`
 	Tags         []string        `json:"tags"`
+	// Run is present only for an event that completes by callback.
+	Run *PayloadRun `json:"run,omitempty"`
+}
+
+// PayloadRun is the payload's "run" member: how the receiver completes
+// the run it starts, or says it is still alive, and by when.
+type PayloadRun struct {
+	Token        string `json:"token"`
+	CompleteURL  string `json:"complete_url"`
+	HeartbeatURL string `json:"heartbeat_url"`
+	Deadline     string `json:"deadline"`
 }
 
 // NewPayload builds the payload of req. scheduled_at is the occurrence's own
@@ -34,7 +45,13 @@ func NewPayload(req Request) Payload {
 	if tags == nil {
 		tags = []string{}
 	}
+	var run *PayloadRun
+	if req.Run != nil {
+		run = &PayloadRun{Token: req.Run.Token, CompleteURL: req.Run.CompleteURL, HeartbeatURL: req.Run.HeartbeatURL,
+			Deadline: formatInstant(req.Run.Deadline)}
+	}
 	return Payload{
+		Run:          run,
 		EventID:      req.EventID,
 		OccurrenceID: req.OccurrenceID,
 		Attempt:      req.Attempt,
@@ -72,6 +89,17 @@ func (p Payload) Marshal() ([]byte, error) {
 	}
 	b = append(b, `,"tags":`...)
 	b = appendJSONStrings(b, p.Tags, false)
+	if r := p.Run; r != nil {
+		b = append(b, `,"run":{"token":`...)
+		b = appendJSONString(b, r.Token, false)
+		b = append(b, `,"complete_url":`...)
+		b = appendJSONString(b, r.CompleteURL, false)
+		b = append(b, `,"heartbeat_url":`...)
+		b = appendJSONString(b, r.HeartbeatURL, false)
+		b = append(b, `,"deadline":`...)
+		b = appendJSONString(b, r.Deadline, false)
+		b = append(b, '}')
+	}
 	return append(b, '}'), nil
 }
 

@@ -52,6 +52,10 @@ type eventJSON struct {
 	Key      *string `json:"key"`
 	Debounce *string `json:"debounce"`
 	MaxWait  *string `json:"max_wait"`
+	// Completion is "response" or "callback"; MaxRuntime is a callback
+	// run's deadline without a completion or heartbeat (null otherwise).
+	Completion string  `json:"completion"`
+	MaxRuntime *string `json:"max_runtime"`
 }
 
 func rawOrNull(j json.RawMessage) json.RawMessage {
@@ -71,7 +75,14 @@ func toEventJSON(r *redact.Redactor, ev *model.Event) eventJSON {
 		Retry: mustJSON(ev.Retry), CatchUp: ev.CatchUp, HMACSecretSet: len(ev.HMACSecret) > 0,
 		CreatedBy: ev.CreatedBy, CreatedVia: ev.CreatedVia, Version: ev.Version, NextRunAt: ev.NextRunAt,
 		LastRunAt: ev.LastRunAt, LastStatus: ev.LastStatus, CreatedAt: ev.CreatedAt, UpdatedAt: ev.UpdatedAt,
-		EndpointID: ev.EndpointID, TracePropagation: !ev.NoTracePropagation,
+		EndpointID: ev.EndpointID, TracePropagation: !ev.NoTracePropagation, Completion: ev.Completion,
+	}
+	if out.Completion == "" {
+		out.Completion = model.CompletionResponse
+	}
+	if ev.Callback() {
+		d := ev.RunDeadline().String()
+		out.MaxRuntime = &d
 	}
 	if out.Tags == nil {
 		out.Tags = []string{}
@@ -135,6 +146,43 @@ type occurrenceJSON struct {
 	// OriginalScheduledAt is where a moved or rolled row was planned.
 	Reason              *string    `json:"reason"`
 	OriginalScheduledAt *time.Time `json:"original_scheduled_at"`
+	// Run is a callback event's run, once its delivery was accepted or
+	// the receiver reported it.
+	Run *runJSON `json:"run,omitempty"`
+}
+
+// runJSON is what an occurrence shows of its run: the deadline while it
+// is running, the last heartbeat, and the receiver's report.
+type runJSON struct {
+	Deadline    *time.Time      `json:"deadline"`
+	HeartbeatAt *time.Time      `json:"heartbeat_at"`
+	Status      *string         `json:"status"`
+	Output      json.RawMessage `json:"output"`
+	ReportedAt  *time.Time      `json:"reported_at"`
+	// DurationMS is from the occurrence's first attempt to the run's end
+	// (its report or its timeout), once it is over.
+	DurationMS *int64 `json:"duration_ms"`
+}
+
+// toRunJSON is o's run, or nil when o has none to show.
+func toRunJSON(o *model.Occurrence) *runJSON {
+	running := o.Status == model.OccurrenceRunning
+	if !running && o.Status != model.OccurrenceTimedOut && o.RunStatus == nil && o.HeartbeatAt == nil {
+		return nil
+	}
+	r := &runJSON{HeartbeatAt: o.HeartbeatAt, Status: o.RunStatus, ReportedAt: o.RunReportedAt,
+		Output: json.RawMessage("null")}
+	if o.RunOutput != nil {
+		r.Output = json.RawMessage(*o.RunOutput)
+	}
+	if running {
+		r.Deadline = o.LeaseExpiresAt
+	}
+	if o.Status.Terminal() && o.StartedAt != nil && o.CompletedAt != nil {
+		d := o.CompletedAt.Sub(*o.StartedAt).Milliseconds()
+		r.DurationMS = &d
+	}
+	return r
 }
 
 func toOccurrenceJSON(o *model.Occurrence) occurrenceJSON {
@@ -142,7 +190,7 @@ func toOccurrenceJSON(o *model.Occurrence) occurrenceJSON {
 		ID: o.ID, OccurrenceID: o.ID, EventID: o.EventID, ScheduledAt: o.ScheduledAt, Status: string(o.Status),
 		Manual: o.Manual, AttemptCount: o.AttemptCount, StatusCode: o.StatusCode, ResponseBody: o.ResponseBody,
 		ErrorMessage: o.ErrorMessage, StartedAt: o.StartedAt, CompletedAt: o.CompletedAt, CreatedAt: o.CreatedAt,
-		UpdatedAt: o.UpdatedAt, Reason: o.Reason, OriginalScheduledAt: o.OriginalScheduledAt,
+		UpdatedAt: o.UpdatedAt, Reason: o.Reason, OriginalScheduledAt: o.OriginalScheduledAt, Run: toRunJSON(o),
 	}
 	if o.Status == model.OccurrencePending || o.Status == model.OccurrenceRetrying {
 		next := o.NextAttemptAt

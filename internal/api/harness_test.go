@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -119,6 +120,12 @@ func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOp
 	calendars := calendar.NewCache(schedCfg.Recurrence, 0)
 	schedCfg.Exclusive, schedCfg.LogDeliveries = false, false
 	schedCfg.MaxSleep, schedCfg.DrainTimeout = 50*time.Millisecond, 5*time.Second
+	// The API's listener exists first: callback deliveries link their runs
+	// under its address.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	schedCfg.APIBaseURL, schedCfg.RunToken = "http://"+ln.Addr().String(), keys.RunToken
+	schedCfg.RescueInterval = time.Second // runs past max_runtime time out promptly
 	sched := scheduler.New(schedCfg, scheduler.ServiceDeps{
 		Store: store, Registry: registry, Wakeups: coordination.NewWakeups(coord, log), Logger: log,
 		Calendars: calendars,
@@ -157,7 +164,10 @@ func newEnv(t testing.TB, open func(testing.TB) *repository.Store, opts ...envOp
 			return &ep, nil
 		}})
 	srv := New(d, cfg.opts)
-	ts := httptest.NewServer(srv.Handler())
+	ts := httptest.NewUnstartedServer(srv.Handler())
+	_ = ts.Listener.Close()
+	ts.Listener = ln
+	ts.Start()
 	t.Cleanup(ts.Close)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

@@ -230,6 +230,13 @@ func matrixRoutes() []matrixRoute {
 		{method: "GET", path: "/stats/punctuality", level: model.AccessRead, ok: http.StatusOK},
 		// The fixture's occurrence is pending, so an allowed retry is refused
 		// for its state (409), after the access and scope checks passed.
+		// The fixture's event completes by response: an allowed report
+		// reaches the service and is refused there (409). A run token is
+		// the other credential these take (runs_test.go).
+		{method: "POST", path: "/occurrences/{occurrence}/complete", level: model.AccessWrite, names: true,
+			ok: http.StatusConflict, body: func(fixture) any { return map[string]any{"status": "succeeded"} }},
+		{method: "POST", path: "/occurrences/{occurrence}/heartbeat", level: model.AccessWrite, names: true,
+			ok: http.StatusConflict},
 		{method: "POST", path: "/occurrences/{occurrence}/retry", level: model.AccessWrite, names: true,
 			ok: http.StatusConflict},
 		{method: "POST", path: "/occurrences/retry", level: model.AccessWrite, ok: http.StatusOK,

@@ -14,7 +14,8 @@ import (
 var occurrenceStatuses = input.Set(string(model.OccurrencePending), string(model.OccurrenceDispatching),
 	string(model.OccurrenceRetrying), string(model.OccurrenceAwaitingAck),
 	string(model.OccurrenceCompleted), string(model.OccurrenceFailed), string(model.OccurrenceMissed),
-	string(model.OccurrenceCancelled), string(model.OccurrenceSkipped))
+	string(model.OccurrenceCancelled), string(model.OccurrenceSkipped), string(model.OccurrenceRunning),
+	string(model.OccurrenceTimedOut))
 
 // occurrenceReasons are the reasons a listing may filter by.
 var occurrenceReasons = func() map[string]bool {

@@ -67,6 +67,8 @@ type Lifecycle interface {
 	Backfill(ctx context.Context, p auth.Principal, id string, b events.Backfill) (events.BackfillResult, error)
 	RotateSecret(ctx context.Context, p auth.Principal, id string, grace time.Duration) (string, model.Event, error)
 	Acknowledge(ctx context.Context, a events.Ack) error
+	CompleteRun(ctx context.Context, p auth.Principal, byRunToken bool, id string, r events.RunReport) (model.Occurrence, error)
+	Heartbeat(ctx context.Context, p auth.Principal, byRunToken bool, id string) (model.Occurrence, error)
 	Replay(ctx context.Context, p auth.Principal, id string) (model.Occurrence, error)
 	ReplayMany(ctx context.Context, p auth.Principal, f model.RetryFilter) (model.RetryResult, error)
 	PreviewSchedule(ctx context.Context, p auth.Principal, in *events.Input, after time.Time, n int) (events.Preview, error)
@@ -249,6 +251,7 @@ func (s *Server) routes() *gin.Engine {
 		r.GET("/ws", s.websocketHandler(s.Hub, s.opts.WebSocket))
 	}
 
+	s.runRoutes(r)
 	authed := r.Group("/", s.authenticate, s.rateLimit, s.limitBody, s.storableParams)
 	read := authed.Group("/", s.require(model.AccessRead))
 	write := authed.Group("/", s.require(model.AccessWrite))

@@ -8,7 +8,9 @@
 package config
 
 import (
+	"net"
 	"net/netip"
+	"strings"
 	"time"
 )
 
@@ -99,6 +101,27 @@ type ServerConfig struct {
 	// AllowedOrigins lists browser origins (or host patterns) allowed to open
 	// /ws; empty allows only same-host origins and non-browser clients.
 	AllowedOrigins []string `yaml:"allowed_origins"`
+	// PublicURL is the address receivers reach this API at
+	// (https://qhronos.example.com): a callback event's deliveries link
+	// their run's complete and heartbeat URLs under it. Empty: http:// and
+	// the listen address (localhost for an unspecified host).
+	PublicURL string `yaml:"public_url"`
+}
+
+// APIBaseURL is the base of the links deliveries carry back to this API:
+// server.public_url, else http:// and the listen address.
+func (c *Config) APIBaseURL() string {
+	if u := strings.TrimRight(c.Server.PublicURL, "/"); u != "" {
+		return u
+	}
+	host, port, err := net.SplitHostPort(c.Server.Addr)
+	if err != nil {
+		return "http://" + c.Server.Addr
+	}
+	if ip, err := netip.ParseAddr(host); host == "" || (err == nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // LogConfig selects zap's level and encoding.

@@ -40,6 +40,12 @@ func (c *Config) Validate() error {
 		v.check(o != "" && !strings.ContainsAny(o, " \t\r\n,"), fmt.Sprintf("server.allowed_origins[%d]", i),
 			"must be an origin such as https://app.example.com or a host pattern")
 	}
+	if c.Server.PublicURL != "" {
+		u, err := url.Parse(c.Server.PublicURL)
+		v.check(err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.RawQuery == "" &&
+			u.Fragment == "" && u.User == nil, "server.public_url",
+			"must be an http(s) URL such as https://qhronos.example.com")
+	}
 
 	v.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
 	v.oneOf("log.format", c.Log.Format, "", "console", "json")

@@ -171,6 +171,9 @@ func eachField(r *redact.Redactor, ev *model.Event, withCmp bool, fn func(name s
 	}
 	plain("calendars", calendars)
 	str("catch_up", ev.CatchUp)
+	if ev.Callback() { // listed only when set: "response" is the default
+		str("completion", ev.Completion)
+	}
 	plain("cron", ev.Cron)
 	str("description", ev.Description)
 	if ev.DST.IsZero() {
@@ -189,6 +192,9 @@ func eachField(r *redact.Redactor, ev *model.Event, withCmp bool, fn func(name s
 	}
 	fn("hmac_secret", secret)
 	plain("jitter", shownDuration(ev.Jitter))
+	if ev.Callback() {
+		str("max_runtime", ev.RunDeadline().String())
+	}
 	fn("metadata", canonicalField(ev.Metadata))
 	str("name", ev.Name)
 	if ev.PausedUntil != nil {

@@ -19,7 +19,7 @@ type HealthOptions struct {
 	// whose "healthy" is false when its last run failed or it is overdue.
 	Loops func() map[string]any
 	// Waiting counts the waiting occurrences by status (pending,
-	// dispatching, retrying, awaiting_ack).
+	// dispatching, retrying, awaiting_ack, running).
 	Waiting func(ctx context.Context) (map[string]int, error)
 	// OpenCircuits counts the endpoints whose circuit is open.
 	OpenCircuits func(ctx context.Context) (int, error)
@@ -37,7 +37,7 @@ var (
 		"1 when the background loop's last run succeeded and it is not overdue (as /status reports), else 0.",
 		[]string{"loop"}, nil)
 	waitingDesc = prometheus.NewDesc("qhronos_occurrences_waiting",
-		"Waiting occurrences by status (pending, dispatching, retrying, awaiting_ack), from the database.",
+		"Waiting occurrences by status (pending, dispatching, retrying, awaiting_ack, running), from the database.",
 		[]string{"status"}, nil)
 	openCircuitsDesc = prometheus.NewDesc("qhronos_endpoint_circuits_open",
 		"Endpoints whose circuit is open (deliveries to them wait).", nil, nil)

@@ -48,8 +48,13 @@ type Event struct {
 	Retry                 *Retry          // nil: the server's defaults
 	CatchUp               string          // all | latest | none
 	TimeoutMS             int64           // 0 = server default
-	Status                EventStatus
-	LastStatus            string
+	// Completion is CompletionCallback when a 2xx starts a run that the
+	// receiver completes later (within MaxRuntime, 0: DefaultMaxRuntime);
+	// "" or CompletionResponse when the 2xx completes the occurrence.
+	Completion string
+	MaxRuntime time.Duration
+	Status     EventStatus
+	LastStatus string
 	// The pause in force: when it began, when it ends by itself (nil: until
 	// resumed), why, by whom, and what happens to the instants inside it on
 	// resume (PauseSkip or PauseFire).
@@ -114,6 +119,30 @@ func eqPtr(a, b *string) bool {
 		return a == b
 	}
 	return *a == *b
+}
+
+// How an event's occurrence completes.
+const (
+	CompletionResponse = "response" // the receiver's 2xx completes it (the default)
+	CompletionCallback = "callback" // the 2xx starts a run; the receiver completes it by callback
+)
+
+// The bounds of an event's max_runtime, and its default.
+const (
+	DefaultMaxRuntime = time.Hour
+	MaxMaxRuntime     = 7 * 24 * time.Hour
+)
+
+// Callback reports whether the event's runs complete by callback.
+func (e *Event) Callback() bool { return e.Completion == CompletionCallback }
+
+// RunDeadline is how long a run of the event may go without a completion
+// or a heartbeat.
+func (e *Event) RunDeadline() time.Duration {
+	if e.MaxRuntime <= 0 {
+		return DefaultMaxRuntime
+	}
+	return e.MaxRuntime
 }
 
 // What a pause does with the instants inside it when the event resumes.

@@ -30,6 +30,14 @@ type Occurrence struct {
 	StartedAt      *time.Time `db:"started_at"`
 	CompletedAt    *time.Time `db:"completed_at"`
 	AckedAt        *time.Time `db:"acked_at"` // a client acknowledged the delivery
+	// The run of a callback event: what its receiver reported (RunSucceeded
+	// or RunFailed), its output (JSON), when, and its last heartbeat. A
+	// report kept while the delivery was in flight decides the row when
+	// the delivery is recorded.
+	RunStatus     *string    `db:"run_status"`
+	RunOutput     *string    `db:"run_output"`
+	RunReportedAt *time.Time `db:"run_reported_at"`
+	HeartbeatAt   *time.Time `db:"heartbeat_at"`
 	// Reason says why a skipped, missed or cancelled row did not fire.
 	Reason *string `db:"reason"`
 	// OriginalScheduledAt is the planned instant of a row that was moved
@@ -49,7 +57,7 @@ type Attempt struct {
 	StartedAt       time.Time `db:"started_at"`
 	DurationMS      int64     `db:"duration_ms"`
 	StatusCode      *int      `db:"status_code"`
-	Outcome         string    `db:"outcome"` // completed | retrying | failed | awaiting_ack
+	Outcome         string    `db:"outcome"` // completed | retrying | failed | awaiting_ack | running
 	Error           *string   `db:"error"`
 	ResponseExcerpt *string   `db:"response_excerpt"`
 	Truncated       bool      `db:"truncated"`

@@ -23,6 +23,12 @@ const (
 	OccurrenceMissed      OccurrenceStatus = "missed"
 	OccurrenceCancelled   OccurrenceStatus = "cancelled"
 	OccurrenceSkipped     OccurrenceStatus = "skipped" // not fired on purpose; Reason says why
+	// OccurrenceRunning: a callback event's receiver accepted the delivery
+	// and runs the job; it ends when the receiver completes it, or
+	// OccurrenceTimedOut (a failure) when neither a completion nor a
+	// heartbeat came within the event's max_runtime.
+	OccurrenceRunning  OccurrenceStatus = "running"
+	OccurrenceTimedOut OccurrenceStatus = "timed_out"
 )
 
 // The reasons a planned instant did not fire (Occurrence.Reason), by the
@@ -44,6 +50,26 @@ const (
 	// any state: where the row came from
 	ReasonBackfill = "backfill" // created by a backfill of a past range; a later skip or miss replaces it
 )
+
+// What a run's receiver reports when it completes it.
+const (
+	RunSucceeded = "succeeded"
+	RunFailed    = "failed"
+)
+
+// The error messages of runs that ended badly.
+const (
+	RunFailedMessage   = "the run reported failure"
+	RunTimedOutMessage = "the run timed out: no completion or heartbeat within its max_runtime"
+)
+
+// RunEnd is the occurrence state a run's reported status ends it in.
+func RunEnd(reported string) OccurrenceStatus {
+	if reported == RunSucceeded {
+		return OccurrenceCompleted
+	}
+	return OccurrenceFailed
+}
 
 // EndedBy is the terminal state and description of a row that will not
 // fire because its event was paused (skipped), deleted or edited
@@ -75,13 +101,15 @@ var Reasons = map[OccurrenceStatus][]string{
 var (
 	// Waiting rows are due work nobody holds: a dispatcher may claim them.
 	Waiting = []OccurrenceStatus{OccurrencePending, OccurrenceRetrying}
-	// Held rows are leased by a dispatcher or wait for a client's ack.
-	Held = []OccurrenceStatus{OccurrenceDispatching, OccurrenceAwaitingAck}
-	// Unfinished rows may still fire: waiting or held.
-	Unfinished = []OccurrenceStatus{OccurrencePending, OccurrenceRetrying, OccurrenceDispatching, OccurrenceAwaitingAck}
+	// Held rows are leased by a dispatcher, or were delivered and wait for
+	// a client's ack or a run's completion, each until a deadline.
+	Held = []OccurrenceStatus{OccurrenceDispatching, OccurrenceAwaitingAck, OccurrenceRunning}
+	// Unfinished rows may still fire or end: waiting or held.
+	Unfinished = []OccurrenceStatus{OccurrencePending, OccurrenceRetrying, OccurrenceDispatching, OccurrenceAwaitingAck,
+		OccurrenceRunning}
 	// Finished rows never fire again unless an operator replays them.
 	Finished = []OccurrenceStatus{OccurrenceCompleted, OccurrenceFailed, OccurrenceMissed, OccurrenceCancelled,
-		OccurrenceSkipped}
+		OccurrenceSkipped, OccurrenceTimedOut}
 )
 
 // Terminal reports whether no further attempt will be made.

@@ -165,6 +165,7 @@ func (s *Store) noteEventRuns(ctx context.Context, chunk []EventRun) error {
 			last_run_at = CASE WHEN `+older+` THEN events.last_run_at ELSE v.last_run_at END,
 			last_status = CASE WHEN `+older+` THEN events.last_status
 				WHEN v.last_status = `+quote(string(model.OccurrenceAwaitingAck))+` THEN `+ackedStatusSQL+`
+				WHEN v.last_status LIKE `+quote(string(model.OccurrenceRunning)+"%")+` THEN `+runningStatusSQL+`
 				ELSE v.last_status END,
 			(status, next_run_at, updated_at, version) = (SELECT
 				CASE WHEN x.ended THEN {inactive} ELSE events.status END,

@@ -56,9 +56,9 @@ func TestStatusSQLRendersTheNamedSets(t *testing.T) {
 	tests := []struct{ template, want string }{
 		// The text of the partial indexes' predicates in migrations/postgres.
 		{"status IN {waiting}", "status IN ('pending', 'retrying')"},
-		{"status IN {held}", "status IN ('dispatching', 'awaiting_ack')"},
-		{"status IN {finished}", "status IN ('completed', 'failed', 'missed', 'cancelled', 'skipped')"},
-		{"status IN {unfinished}", "status IN ('pending', 'retrying', 'dispatching', 'awaiting_ack')"},
+		{"status IN {held}", "status IN ('dispatching', 'awaiting_ack', 'running')"},
+		{"status IN {finished}", "status IN ('completed', 'failed', 'missed', 'cancelled', 'skipped', 'timed_out')"},
+		{"status IN {unfinished}", "status IN ('pending', 'retrying', 'dispatching', 'awaiting_ack', 'running')"},
 		{"status = {dispatching} AND e.status = {active}", "status = 'dispatching' AND e.status = 'active'"},
 	}
 	for _, tt := range tests {

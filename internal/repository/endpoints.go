@@ -458,7 +458,8 @@ func (s *Store) EndpointStats(ctx context.Context, id string, since time.Time, l
 	}
 	durations := make([]int64, 0, len(rows))
 	for _, r := range rows {
-		if r.Outcome == string(model.OccurrenceCompleted) || r.Outcome == string(model.OccurrenceAwaitingAck) {
+		if r.Outcome == string(model.OccurrenceCompleted) || r.Outcome == string(model.OccurrenceAwaitingAck) ||
+			r.Outcome == string(model.OccurrenceRunning) {
 			out.Succeeded++
 		}
 		durations = append(durations, r.DurationMS)

@@ -17,7 +17,7 @@ const eventColumns = `id, name, description, start_time, timezone, rrule, schedu
 	catch_up, timeout_ms, status, last_status, created_by, created_via, version, expanded_until, next_run_at,
 	last_run_at, created_at, updated_at, deleted_at, paused_at, paused_until, pause_reason, paused_by,
 	pause_catch_up, dst, jitter_ms, calendars, endpoint_id, no_trace_propagation,
-	key_scope, event_key, debounce_ms, max_wait_ms, debounce_since`
+	key_scope, event_key, debounce_ms, max_wait_ms, debounce_since, completion, max_runtime_ms`
 
 // eventRow is an Event as stored: the JSON members as text, tags as JSON
 // beside the event_tags index table. It is decoded once, here.
@@ -67,6 +67,8 @@ type eventRow struct {
 	DebounceMS            int64             `db:"debounce_ms"`
 	MaxWaitMS             int64             `db:"max_wait_ms"`
 	DebounceSince         *time.Time        `db:"debounce_since"`
+	Completion            string            `db:"completion"`
+	MaxRuntimeMS          int64             `db:"max_runtime_ms"`
 }
 
 // fields lists the row's fields in eventColumns' order (selectListed;
@@ -78,7 +80,7 @@ func (r *eventRow) fields(into []any) []any {
 		&r.Version, &r.ExpandedUntil, &r.NextRunAt, &r.LastRunAt, &r.CreatedAt, &r.UpdatedAt, &r.DeletedAt,
 		&r.PausedAt, &r.PausedUntil, &r.PauseReason, &r.PausedBy, &r.PauseCatchUp, &r.DST, &r.JitterMS,
 		&r.Calendars, &r.EndpointID, &r.NoTracePropagation, &r.KeyScope, &r.Key, &r.DebounceMS, &r.MaxWaitMS,
-		&r.DebounceSince)
+		&r.DebounceSince, &r.Completion, &r.MaxRuntimeMS)
 }
 
 func (r *eventRow) event() (model.Event, error) {
@@ -93,7 +95,8 @@ func (r *eventRow) event() (model.Event, error) {
 		PauseCatchUp: r.PauseCatchUp, Jitter: time.Duration(r.JitterMS) * time.Millisecond,
 		EndpointID: r.EndpointID, NoTracePropagation: r.NoTracePropagation,
 		Debounce: time.Duration(r.DebounceMS) * time.Millisecond, MaxWait: time.Duration(r.MaxWaitMS) * time.Millisecond,
-		DebounceSince: utcp(r.DebounceSince)}
+		DebounceSince: utcp(r.DebounceSince), Completion: r.Completion,
+		MaxRuntime: time.Duration(r.MaxRuntimeMS) * time.Millisecond}
 	if r.KeyScope != nil {
 		e.KeyScope = *r.KeyScope
 	}
@@ -240,7 +243,7 @@ func (s *Store) CreateEventRecorded(ctx context.Context, e *model.Event, h model
 
 const insertEventSQL = `INSERT INTO events (` + eventColumns + `) VALUES
 	(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-	 ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	 ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func (s *Store) eventArgs(e *model.Event) []any {
 	schedule, action, metadata, retry := eventJSONColumns(e)
@@ -253,7 +256,15 @@ func (s *Store) eventArgs(e *model.Event) []any {
 		s.ts(e.UpdatedAt), s.tsp(e.DeletedAt), s.tsp(e.PausedAt), s.tsp(e.PausedUntil), e.PauseReason,
 		e.PausedBy, e.PauseCatchUp, dst, e.Jitter.Milliseconds(), calendars, e.EndpointID, e.NoTracePropagation,
 		nullable(e.KeyScope, e.KeyScope), nullable(e.Key, e.Key), e.Debounce.Milliseconds(), e.MaxWait.Milliseconds(),
-		s.tsp(e.DebounceSince)}
+		s.tsp(e.DebounceSince), completionColumn(e), e.MaxRuntime.Milliseconds()}
+}
+
+// completionColumn is the event's stored completion mode.
+func completionColumn(e *model.Event) string {
+	if e.Completion == "" {
+		return model.CompletionResponse
+	}
+	return e.Completion
 }
 
 // nullable is v, or NULL when key is empty: an event without a key stores
@@ -347,7 +358,8 @@ func (s *Store) UpdateEvent(ctx context.Context, e *model.Event, expectedVersion
 			catch_up = ?, timeout_ms = ?, status = ?, last_status = ?, expanded_until = ?, next_run_at = ?,
 			last_run_at = ?, updated_at = ?, paused_at = ?, paused_until = ?, pause_reason = ?, paused_by = ?,
 			pause_catch_up = ?, dst = ?, jitter_ms = ?, calendars = ?, endpoint_id = ?, no_trace_propagation = ?,
-			debounce_ms = ?, max_wait_ms = ?, debounce_since = ?, version = version + 1
+			debounce_ms = ?, max_wait_ms = ?, debounce_since = ?, completion = ?, max_runtime_ms = ?,
+			version = version + 1
 			WHERE id = ? AND version = ? AND deleted_at IS NULL`
 		schedule, action, metadata, retry := eventJSONColumns(e)
 		dst, calendars := policyColumns(e)
@@ -358,7 +370,7 @@ func (s *Store) UpdateEvent(ctx context.Context, e *model.Event, expectedVersion
 			tx.tsp(e.NextRunAt), tx.tsp(e.LastRunAt), tx.ts(e.UpdatedAt), tx.tsp(e.PausedAt),
 			tx.tsp(e.PausedUntil), e.PauseReason, e.PausedBy, e.PauseCatchUp, dst, e.Jitter.Milliseconds(),
 			calendars, e.EndpointID, e.NoTracePropagation, e.Debounce.Milliseconds(), e.MaxWait.Milliseconds(),
-			tx.tsp(e.DebounceSince), e.ID, expectedVersion)
+			tx.tsp(e.DebounceSince), completionColumn(e), e.MaxRuntime.Milliseconds(), e.ID, expectedVersion)
 		if err != nil {
 			return fmt.Errorf("update event: %w", err)
 		}

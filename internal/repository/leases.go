@@ -162,14 +162,14 @@ var lapsedClaim = statusSQL(fmt.Sprintf(
 	`lapses = CASE WHEN status = {dispatching} AND lapses < %d THEN lapses + 1 ELSE lapses END`, MaxFreeLapses))
 
 // RescueExpired returns expired leases and unacknowledged deliveries to
-// retry at now. An acknowledgement that timed out stays charged as an
+// retry at now (a run past its deadline is TimeOutRuns'). An acknowledgement that timed out stays charged as an
 // attempt; a lapsed claim does not (lapsedClaim).
 func (s *Store) RescueExpired(ctx context.Context, now time.Time, limit int) (int, error) {
 	q := statusSQL(`UPDATE occurrences SET status = {retrying}, lease_token = NULL, lease_owner = NULL,
 		lease_expires_at = NULL, next_attempt_at = ?, updated_at = ?,
 		error_message = CASE WHEN status = {awaiting_ack} THEN 'acknowledgement timed out' ELSE 'lease expired' END,
 		`+lapsedClaim+`
-		WHERE id IN (SELECT id FROM occurrences WHERE status IN {held}
+		WHERE id IN (SELECT id FROM occurrences WHERE status IN ({dispatching}, {awaiting_ack})
 			AND lease_expires_at < ? ORDER BY lease_expires_at LIMIT ?`) + s.d.skipLocked + `)`
 	res, err := s.exec(ctx, q, s.ts(now), s.ts(now), s.ts(now), limit)
 	if err != nil {

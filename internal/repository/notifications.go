@@ -219,12 +219,12 @@ const reasonEndpointDisabled = "endpoint_disabled"
 var failedAfterSQL = statusSQL(`SELECT o.id, o.event_id, e.name AS event_name, e.endpoint_id, o.scheduled_at,
 	o.attempt_count, o.status_code, o.error_message, o.updated_at
 	FROM occurrences o JOIN events e ON e.id = o.event_id
-	WHERE o.status = {failed} AND (o.reason IS NULL OR o.reason <> ?)
+	WHERE o.status IN ({failed}, {timed_out}) AND (o.reason IS NULL OR o.reason <> ?)
 	AND (o.updated_at > ? OR (o.updated_at = ? AND o.id > ?)) AND o.updated_at <= ?
 	ORDER BY o.updated_at, o.id LIMIT ?`)
 
 // FailedOccurrencesAfter returns up to limit occurrences that failed after
-// their last retry and changed after the cursor and at or before upto, in
+// their last retry (or whose run failed or timed out) and changed after the cursor and at or before upto, in
 // (updated_at, id) order. Rows failed because their endpoint is disabled
 // are left out.
 func (s *Store) FailedOccurrencesAfter(ctx context.Context, after model.ScanCursor, upto time.Time, limit int) ([]model.FailedOccurrence, error) {

@@ -13,7 +13,8 @@ import (
 
 const occurrenceColumns = `id, event_id, scheduled_at, status, manual, attempt_count, next_attempt_at,
 	lease_token, lease_owner, lease_expires_at, status_code, response_body, error_message, started_at,
-	completed_at, created_at, updated_at, manual_retry, acked_at, reason, original_scheduled_at, lapses`
+	completed_at, created_at, updated_at, manual_retry, acked_at, reason, original_scheduled_at, lapses,
+	run_status, run_output, run_reported_at, heartbeat_at`
 
 // occurrenceFields lists o's fields in occurrenceColumns' order
 // (selectListed; TestListedFieldsAreInColumnOrder keeps the two in step).
@@ -21,7 +22,7 @@ func occurrenceFields(o *model.Occurrence, into []any) []any {
 	return append(into, &o.ID, &o.EventID, &o.ScheduledAt, &o.Status, &o.Manual, &o.AttemptCount, &o.NextAttemptAt,
 		&o.LeaseToken, &o.LeaseOwner, &o.LeaseExpiresAt, &o.StatusCode, &o.ResponseBody, &o.ErrorMessage, &o.StartedAt,
 		&o.CompletedAt, &o.CreatedAt, &o.UpdatedAt, &o.ManualRetry, &o.AckedAt, &o.Reason, &o.OriginalScheduledAt,
-		&o.Lapses)
+		&o.Lapses, &o.RunStatus, &o.RunOutput, &o.RunReportedAt, &o.HeartbeatAt)
 }
 
 func normalize(o *model.Occurrence) {
@@ -29,6 +30,7 @@ func normalize(o *model.Occurrence) {
 	o.CreatedAt, o.UpdatedAt = utc(o.CreatedAt), utc(o.UpdatedAt)
 	o.LeaseExpiresAt, o.StartedAt, o.CompletedAt = utcp(o.LeaseExpiresAt), utcp(o.StartedAt), utcp(o.CompletedAt)
 	o.AckedAt, o.OriginalScheduledAt = utcp(o.AckedAt), utcp(o.OriginalScheduledAt)
+	o.RunReportedAt, o.HeartbeatAt = utcp(o.RunReportedAt), utcp(o.HeartbeatAt)
 }
 
 func normalizeAll(os []model.Occurrence) []model.Occurrence {

@@ -16,11 +16,16 @@ import (
 type OutcomeRecord struct {
 	OccurrenceID string
 	LeaseToken   string
-	Status       model.OccurrenceStatus // completed, retrying, failed, awaiting_ack, cancelled
+	Status       model.OccurrenceStatus // completed, retrying, failed, awaiting_ack, running, cancelled
 	// NextAttemptAt is required for retrying.
 	NextAttemptAt *time.Time
-	// AckDeadline is required for awaiting_ack: after it the rescuer retries.
-	AckDeadline  *time.Time
+	// AckDeadline is required for awaiting_ack (after it the rescuer
+	// retries) and running (after it the run times out).
+	AckDeadline *time.Time
+	// Callback is set for the records of events whose runs complete by
+	// callback: a report the receiver made while the delivery was in
+	// flight decides a running outcome, and is dropped by any other.
+	Callback     bool
 	StatusCode   *int
 	ResponseBody *string
 	ErrorMessage *string
@@ -167,14 +172,15 @@ func (s *Store) uncount(ctx context.Context, r *OutcomeRecord) error {
 // applyOutcomes writes outcomes under their leases; the result holds
 // ErrLeaseLost where the lease was gone. Plain outcomes go in set-based
 // statements (one statement per chunk instead of one per row); awaiting_ack
-// ones, which may meet an early acknowledgement, and rows ended
+// ones and those of callback events, which may meet an early
+// acknowledgement or run report, and rows ended
 // with a reason (missed, skipped, cancelled: rare) go one by one. The rows
 // they finish are counted in stats.
 func (s *Store) applyOutcomes(ctx context.Context, recs []*OutcomeRecord, stats *rollupDeltas) ([]error, error) {
 	results := make([]error, len(recs))
 	var bulk []int
 	for i, r := range recs {
-		if r.Status == model.OccurrenceAwaitingAck || r.Reason != "" {
+		if r.Status == model.OccurrenceAwaitingAck || r.Callback || r.Reason != "" {
 			lost, err := s.recordOutcome(ctx, r, stats)
 			if err != nil {
 				return nil, err
@@ -496,12 +502,27 @@ func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord, stats *roll
 	} else {
 		args = append(args, nil)
 	}
-	if r.Status == model.OccurrenceAwaitingAck {
+	lease, errMsg, run := "?", "?", ""
+	switch {
+	case r.Status == model.OccurrenceAwaitingAck:
 		status, completed, args = statusSQL(`CASE WHEN acked_at IS NULL THEN {awaiting_ack} ELSE {completed} END`), "acked_at", nil
+	case r.Status == model.OccurrenceRunning:
+		// The receiver may have reported the run before its 2xx was
+		// recorded: the report decides the row now.
+		status = statusSQL(`CASE WHEN run_status IS NULL THEN {running} WHEN run_status = ` +
+			quote(model.RunSucceeded) + ` THEN {completed} ELSE {failed} END`)
+		completed, args = "run_reported_at", nil
+		lease = "CASE WHEN run_status IS NULL THEN " + s.d.cast("timestamptz") + " END"
+		errMsg = "CASE WHEN run_status = " + quote(model.RunFailed) + " THEN " + quote(model.RunFailedMessage) +
+			" ELSE " + s.d.cast("text") + " END"
+	case r.Callback:
+		// A report made during an attempt that did not start a run is
+		// stale: the next attempt starts the run afresh.
+		run = `run_status = NULL, run_output = NULL, run_reported_at = NULL, `
 	}
-	q := `UPDATE occurrences SET status = ` + status + `, completed_at = ` + completed + statusSQL(`,
+	q := `UPDATE occurrences SET ` + run + `status = ` + status + `, completed_at = ` + completed + statusSQL(`,
 		next_attempt_at = COALESCE(?, next_attempt_at), lease_token = NULL, lease_owner = NULL,
-		lease_expires_at = ?, manual_retry = ?, status_code = ?, response_body = ?, error_message = ?,
+		lease_expires_at = `+lease+`, manual_retry = ?, status_code = ?, response_body = ?, error_message = `+errMsg+`,
 		updated_at = ?, started_at = COALESCE(started_at, ?), reason = ?,
 		attempt_count = CASE WHEN v.epoch > 0 THEN v.count ELSE occurrences.attempt_count END
 		FROM (SELECT `) + s.d.cast("text") + ` AS token, ` + s.d.cast("int") + ` AS slot, ` + s.d.cast("bigint") +

@@ -101,7 +101,7 @@ func (c *punctualityCounts) status(st string, n int) {
 	switch model.OccurrenceStatus(st) {
 	case model.OccurrenceCompleted:
 		c.completed += n
-	case model.OccurrenceFailed:
+	case model.OccurrenceFailed, model.OccurrenceTimedOut: // a run that timed out failed
 		c.failed += n
 	case model.OccurrenceMissed:
 		c.missed += n

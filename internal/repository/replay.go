@@ -17,12 +17,14 @@ import (
 // not retrying: nothing has failed in this delivery yet (a completed
 // occurrence may be re-sent too). error_message describes the current state
 // only, so the old error is cleared; it stays in the attempts. status_code
-// and response_body remain the last attempt's answer until the next one.
+// and response_body remain the last attempt's answer until the next one. A
+// callback event's run report is cleared: the re-delivery starts a new run.
 // The rows leave their finished status: the statistics uncount them.
 func (s *Store) requeue(ctx context.Context, ids []string, now time.Time) (int, error) {
 	rows, err := s.updateOccurrences(ctx, `status = `+quote(string(model.OccurrencePending))+`,
 		next_attempt_at = ?, manual_retry = ?, error_message = NULL, completed_at = NULL, lease_token = NULL,
-		lease_owner = NULL, lease_expires_at = NULL, updated_at = ?`, []any{s.ts(now), true, s.ts(now)},
+		lease_owner = NULL, lease_expires_at = NULL, updated_at = ?, run_status = NULL, run_output = NULL,
+		run_reported_at = NULL, heartbeat_at = NULL`, []any{s.ts(now), true, s.ts(now)},
 		statusSQL(`status IN {finished} AND id IN (`)+placeholders(len(ids))+`)`, stringArgs(ids))
 	return len(rows), err
 }

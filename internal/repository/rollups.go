@@ -393,7 +393,7 @@ func (s *Store) timelineFromRollups(ctx context.Context, f model.TimelineFilter,
 		}
 		out[i].Attempts += r.N
 		switch model.OccurrenceStatus(r.Outcome) {
-		case model.OccurrenceCompleted:
+		case model.OccurrenceCompleted, model.OccurrenceRunning: // a run started: the delivery succeeded
 			out[i].Completed += r.N
 		case model.OccurrenceFailed, model.OccurrenceRetrying:
 			out[i].Failed += r.N

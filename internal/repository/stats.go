@@ -281,7 +281,7 @@ func (s *Store) QueueDepth(ctx context.Context, now time.Time) (due, retrying in
 }
 
 // CountWaiting counts the occurrences still to be worked on, per status
-// (pending, dispatching, retrying, awaiting_ack): the queue of /status. The
+// (pending, dispatching, retrying, awaiting_ack, running): the queue of /status. The
 // states are literals, so the partial indexes on exactly those states serve
 // the count and the finished history is never scanned.
 func (s *Store) CountWaiting(ctx context.Context) (map[model.OccurrenceStatus]int, error) {

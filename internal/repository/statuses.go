@@ -42,7 +42,8 @@ var statusTokens = func() *strings.Replacer {
 	set("finished", model.Finished)
 	for _, st := range []model.OccurrenceStatus{model.OccurrencePending, model.OccurrenceDispatching,
 		model.OccurrenceRetrying, model.OccurrenceAwaitingAck, model.OccurrenceCompleted, model.OccurrenceFailed,
-		model.OccurrenceMissed, model.OccurrenceCancelled, model.OccurrenceSkipped} {
+		model.OccurrenceMissed, model.OccurrenceCancelled, model.OccurrenceSkipped, model.OccurrenceRunning,
+		model.OccurrenceTimedOut} {
 		pairs = append(pairs, "{"+string(st)+"}", quote(string(st)))
 	}
 	for _, st := range []model.EventStatus{model.EventActive, model.EventPaused, model.EventInactive,

@@ -49,7 +49,7 @@ func (s *Store) Timeline(ctx context.Context, f model.TimelineFilter) ([]model.T
 	window = append(window, scope.args...)
 
 	counts := `SELECT ` + bucket.String() + statusSQL(` AS bk, COUNT(*) AS n,
-			SUM(CASE WHEN a.outcome = {completed} THEN 1 ELSE 0 END) AS completed,
+			SUM(CASE WHEN a.outcome IN ({completed}, {running}) THEN 1 ELSE 0 END) AS completed,
 			SUM(CASE WHEN a.outcome = {failed} OR a.outcome = {retrying} THEN 1 ELSE 0 END) AS failed
 		FROM attempts a
 		WHERE a.started_at >= ? AND a.started_at < ? AND `) + scope.sql + `

@@ -68,6 +68,12 @@ func (d *Dispatcher) attempt(jb *job) {
 		d.endpoints.Done(d.attemptCtx, adm, adm.Err == nil, out.OK(), msg, out.Duration)
 	}
 	v := jb.policy.Classify(out, jb.occ.ChargedAttempts(), ended, ackTimeout, d.rnd)
+	if v.Status == model.OccurrenceCompleted && jb.ev.Callback() {
+		// The receiver accepted the run; it completes it by callback, or
+		// the run times out at the deadline.
+		deadline := ended.Add(jb.ev.RunDeadline())
+		v = Verdict{Status: model.OccurrenceRunning, AckDeadline: &deadline}
+	}
 	tracing.EndAttempt(span, string(v.Status), out.StatusCode, out.Err != nil)
 	att := &model.Attempt{
 		OccurrenceID: jb.occ.ID, EventID: jb.ev.ID, Attempt: jb.occ.AttemptCount, Manual: jb.occ.Manual || jb.occ.ManualRetry,
@@ -85,7 +91,7 @@ func (d *Dispatcher) attempt(jb *job) {
 		att.RequestJSON = &s
 	}
 	rec := repository.OutcomeRecord{OccurrenceID: jb.occ.ID, Status: v.Status,
-		NextAttemptAt: v.NextAttemptAt, AckDeadline: v.AckDeadline, Now: ended, Attempt: att,
+		NextAttemptAt: v.NextAttemptAt, AckDeadline: v.AckDeadline, Callback: jb.ev.Callback(), Now: ended, Attempt: att,
 		EventID: jb.ev.ID, ActionType: jb.ev.Action.Type, Ran: true, LastStatus: lastStatus(v, out),
 		Slot: jb.custody.slot, Epoch: jb.custody.epoch, Seen: jb.custody.seen,
 		WholeSeries: jb.ev.OneTime() && !jb.occ.Manual, EventVersion: jb.ev.Version}
@@ -216,7 +222,7 @@ func (d *Dispatcher) execute(parent context.Context, jb *job, started time.Time,
 		EventID: jb.ev.ID, OccurrenceID: jb.occ.ID, Attempt: jb.occ.AttemptCount, Manual: jb.occ.Manual || jb.occ.ManualRetry,
 		ScheduledAt: jb.occ.ScheduledAt, DispatchedAt: started.UTC(), Name: jb.ev.Name,
 		Description: jb.ev.Description, Tags: jb.ev.Tags, Metadata: json.RawMessage(jb.ev.Metadata),
-		Secrets: secrets, Timeout: timeout, Target: target,
+		Secrets: secrets, Timeout: timeout, Target: target, Run: d.run(&jb.ev, jb.occ.ID, started),
 	}
 	// Wait for the tenant's and the destination's share of the workers
 	// without holding a pool slot (fairshare.go), at most one timeout.

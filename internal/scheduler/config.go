@@ -50,6 +50,13 @@ type Config struct {
 	AckTimeout        time.Duration // awaiting_ack deadline unless the action says otherwise (30 s)
 	DrainTimeout      time.Duration // how long shutdown waits for in-flight attempts (30 s)
 
+	// APIBaseURL is where the receivers of a callback event's deliveries
+	// complete their runs (server.public_url); RunToken mints the run token
+	// of an occurrence (auth.Keyring.RunToken), nil: a key of this process
+	// only (tests).
+	APIBaseURL string
+	RunToken   func(occurrenceID string) string
+
 	// ScopeShare and DestinationShare are the fractions of Workers one
 	// tenant scope (0.5) and one destination (0.25, and at most
 	// MaxPerDestination) may hold at once (fairshare.go).
@@ -109,6 +116,7 @@ func ConfigFrom(cfg *config.Config, instanceID string) Config {
 			PurgeAfter: cfg.Archival.PurgeAfter, BatchSize: cfg.Archival.BatchSize,
 			MaxBatches: cfg.Archival.MaxBatches, LockTTL: cfg.Archival.LockTTL, Interval: cfg.Archival.Interval},
 		LogDeliveries: !cfg.Production() || cfg.Log.Deliveries,
+		APIBaseURL:    cfg.APIBaseURL(),
 	}
 }
 

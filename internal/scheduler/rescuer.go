@@ -9,7 +9,7 @@ import (
 )
 
 // Rescuer returns expired leases (a worker died or stalled) and unacknowledged
-// deliveries to retry, settles events whose series ended once their last
+// deliveries to retry, ends runs past their deadline (timed_out), settles events whose series ended once their last
 // occurrence is terminal (e.g. finished by an acknowledgement), and repairs
 // event bookkeeping a crash forgot.
 type Rescuer struct {
@@ -75,6 +75,17 @@ func (r *Rescuer) RunOnce(ctx context.Context) (int, error) {
 	for {
 		n, err := r.store.RescueExpired(ctx, now, r.batch)
 		total += n
+		if err != nil {
+			return total, err
+		}
+		if n < r.batch {
+			break
+		}
+	}
+	// Runs past their deadline end timed_out; they are not sent again (the
+	// receiver may still be running them).
+	for {
+		n, err := r.store.TimeOutRuns(ctx, now, r.batch)
 		if err != nil {
 			return total, err
 		}

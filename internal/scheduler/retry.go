@@ -83,7 +83,7 @@ func (p RetryPolicy) Backoff(attempt int, rnd func() float64) time.Duration {
 type Verdict struct {
 	Status        model.OccurrenceStatus
 	NextAttemptAt *time.Time // retrying
-	AckDeadline   *time.Time // awaiting_ack
+	AckDeadline   *time.Time // awaiting_ack, running
 	// PauseEvent is set on 410 Gone: the receiver asked us to stop.
 	PauseEvent bool
 	// Error is the message recorded with the occurrence ("" on success).

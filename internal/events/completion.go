@@ -1,0 +1,42 @@
+package events
+
+import (
+	"time"
+
+	"github.com/qhronos/qhronos/internal/input"
+	"github.com/qhronos/qhronos/internal/model"
+)
+
+// applyCompletion sets how the event's occurrences complete: by the
+// receiver's response (the default) or by a callback within max_runtime.
+// The action is already applied. Switching back to response drops
+// max_runtime; sending max_runtime without callback is refused.
+func applyCompletion(in *Input, ev *model.Event) error {
+	if in.Completion != nil {
+		switch *in.Completion {
+		case model.CompletionResponse, model.CompletionCallback:
+			ev.Completion = *in.Completion
+		default:
+			return input.BadRequest("completion", `must be "response" or "callback"`)
+		}
+	} else if sent, null := in.present("completion"); sent && null || ev.Completion == "" {
+		ev.Completion = model.CompletionResponse
+	}
+	if ev.Callback() && ev.Action.Type == "websocket" {
+		return input.BadRequest("completion", `"callback" is for webhook, api_call and broker actions; `+
+			`a WebSocket client acknowledges with require_ack`)
+	}
+	if in.MaxRuntime != nil {
+		if !ev.Callback() {
+			return input.BadRequest("max_runtime", `applies only with "completion": "callback"`)
+		}
+		d, err := input.ParseDuration("max_runtime", *in.MaxRuntime, time.Second, model.MaxMaxRuntime)
+		if err != nil {
+			return err
+		}
+		ev.MaxRuntime = d
+	} else if sent, null := in.present("max_runtime"); sent && null || !ev.Callback() {
+		ev.MaxRuntime = 0
+	}
+	return nil
+}
