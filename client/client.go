@@ -248,7 +248,8 @@ func (c *Client) once(ctx context.Context, r *request, body []byte, out any) (*r
 	if c.via != "" && req.Header.Get("X-Qhronos-Via") == "" {
 		req.Header.Set("X-Qhronos-Via", c.via)
 	}
-	if c.token != "" {
+	// A call's own credentials (RunToken) win over the client's token.
+	if c.token != "" && req.Header.Get("Authorization") == "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.http.Do(req)

@@ -136,6 +136,10 @@ func TestEveryOperationIsCovered(t *testing.T) {
 	must(c.Occurrences.Skip(ctx, id, "holiday"))
 	must(c.Occurrences.Unskip(ctx, id))
 	must(c.Occurrences.Move(ctx, id, time.Now().Add(time.Hour), ""))
+	must(c.Occurrences.Complete(ctx, id, client.RunReport{Status: client.RunReportStatusSucceeded,
+		Output: map[string]int{"rows": 42}}, client.RunToken("qrun_x")))
+	must(c.Occurrences.Complete(ctx, id, client.RunReport{Status: client.RunReportStatusFailed}))
+	must(c.Occurrences.Heartbeat(ctx, id, client.RunToken("qrun_x")))
 	must(c.Calendars.Create(ctx, client.CalendarInput{Name: "holidays"}))
 	must(c.Calendars.List(ctx, client.GetCalendarsParams{Tags: []string{"a"}}))
 	must(c.Calendars.Get(ctx, id))
@@ -236,6 +240,7 @@ var goTypes = map[string]any{
 	"CircuitEntry": client.CircuitEntry{}, "CircuitHistoryPage": client.CircuitHistoryPage{},
 	"SentNotice": client.SentNotice{}, "NoticePage": client.NoticePage{},
 	"BackfillRequest": client.BackfillRequest{}, "BackfillResult": client.BackfillResult{},
+	"Run": client.Run{}, "RunReport": client.RunReport{},
 }
 
 // The generated types have exactly the properties of the document's schemas,

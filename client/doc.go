@@ -12,11 +12,15 @@
 // and the other sentinels test the status.
 //
 // Idempotent calls (GET, PUT, DELETE, POSTs carrying an Idempotency-Key, and
-// Events.Pause, Resume and Backfill, which a repeat leaves as they were) are
-// retried on connection errors, 429 (after its Retry-After), 502, 503 and
-// 504. Events.Create and Events.Trigger send a fresh Idempotency-Key
-// when the caller gives none, so their retries never create twice;
-// WithRetries(0) turns both off.
+// the POSTs a repeat leaves as the first left them: Events.Pause, Resume and
+// Backfill, Occurrences.Complete and Heartbeat) are retried on connection
+// errors, 429 (after its Retry-After), 502, 503 and 504. Events.Create and
+// Events.Trigger send a fresh Idempotency-Key when the caller gives none, so
+// their retries never create twice; WithRetries(0) turns both off.
+//
+// The receiver of a callback event's delivery (completion "callback")
+// reports the end of its run with Occurrences.Complete, authenticated by
+// the delivery's run token alone: client.RunToken(token).
 //
 // The resource types (Event, Occurrence, …) are generated from the OpenAPI
 // document by oapi-codegen (types.gen.go); the calls are written by hand.

@@ -224,6 +224,24 @@ func (e EventCatchUp) Valid() bool {
 	}
 }
 
+// Defines values for EventCompletion.
+const (
+	EventCompletionCallback EventCompletion = "callback"
+	EventCompletionResponse EventCompletion = "response"
+)
+
+// Valid indicates whether the value is a known member of the EventCompletion enum.
+func (e EventCompletion) Valid() bool {
+	switch e {
+	case EventCompletionCallback:
+		return true
+	case EventCompletionResponse:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventDstGap.
 const (
 	EventDstGapShift EventDstGap = "shift"
@@ -347,6 +365,24 @@ func (e EventInputCatchUp) Valid() bool {
 	}
 }
 
+// Defines values for EventInputCompletion.
+const (
+	EventInputCompletionCallback EventInputCompletion = "callback"
+	EventInputCompletionResponse EventInputCompletion = "response"
+)
+
+// Valid indicates whether the value is a known member of the EventInputCompletion enum.
+func (e EventInputCompletion) Valid() bool {
+	switch e {
+	case EventInputCompletionCallback:
+		return true
+	case EventInputCompletionResponse:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventInputDstGap.
 const (
 	EventInputDstGapShift EventInputDstGap = "shift"
@@ -443,6 +479,24 @@ func (e EventUpsertInputCatchUp) Valid() bool {
 	case EventUpsertInputCatchUpLatest:
 		return true
 	case EventUpsertInputCatchUpNone:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventUpsertInputCompletion.
+const (
+	EventUpsertInputCompletionCallback EventUpsertInputCompletion = "callback"
+	EventUpsertInputCompletionResponse EventUpsertInputCompletion = "response"
+)
+
+// Valid indicates whether the value is a known member of the EventUpsertInputCompletion enum.
+func (e EventUpsertInputCompletion) Valid() bool {
+	switch e {
+	case EventUpsertInputCompletionCallback:
+		return true
+	case EventUpsertInputCompletionResponse:
 		return true
 	default:
 		return false
@@ -684,7 +738,9 @@ const (
 	OccurrenceStatusMissed      OccurrenceStatus = "missed"
 	OccurrenceStatusPending     OccurrenceStatus = "pending"
 	OccurrenceStatusRetrying    OccurrenceStatus = "retrying"
+	OccurrenceStatusRunning     OccurrenceStatus = "running"
 	OccurrenceStatusSkipped     OccurrenceStatus = "skipped"
+	OccurrenceStatusTimedOut    OccurrenceStatus = "timed_out"
 )
 
 // Valid indicates whether the value is a known member of the OccurrenceStatus enum.
@@ -706,7 +762,11 @@ func (e OccurrenceStatus) Valid() bool {
 		return true
 	case OccurrenceStatusRetrying:
 		return true
+	case OccurrenceStatusRunning:
+		return true
 	case OccurrenceStatusSkipped:
+		return true
+	case OccurrenceStatusTimedOut:
 		return true
 	default:
 		return false
@@ -881,6 +941,42 @@ func (e ResumeRequestCatchUp) Valid() bool {
 	case ResumeRequestCatchUpFire:
 		return true
 	case ResumeRequestCatchUpSkip:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RunStatus.
+const (
+	RunStatusFailed    RunStatus = "failed"
+	RunStatusSucceeded RunStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the RunStatus enum.
+func (e RunStatus) Valid() bool {
+	switch e {
+	case RunStatusFailed:
+		return true
+	case RunStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RunReportStatus.
+const (
+	RunReportStatusFailed    RunReportStatus = "failed"
+	RunReportStatusSucceeded RunReportStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the RunReportStatus enum.
+func (e RunReportStatus) Valid() bool {
+	switch e {
+	case RunReportStatusFailed:
+		return true
+	case RunReportStatusSucceeded:
 		return true
 	default:
 		return false
@@ -1431,11 +1527,12 @@ type Event struct {
 		ID     string                `json:"id"`
 		Policy *EventCalendarsPolicy `json:"policy,omitempty"`
 	} `json:"calendars,omitempty"`
-	CatchUp    *EventCatchUp `json:"catch_up,omitempty"`
-	CreatedAt  time.Time     `json:"created_at"`
-	CreatedBy  *string       `json:"created_by,omitempty"`
-	CreatedVia *string       `json:"created_via,omitempty"`
-	Cron       *string       `json:"cron,omitempty"`
+	CatchUp    *EventCatchUp    `json:"catch_up,omitempty"`
+	Completion *EventCompletion `json:"completion,omitempty"`
+	CreatedAt  time.Time        `json:"created_at"`
+	CreatedBy  *string          `json:"created_by,omitempty"`
+	CreatedVia *string          `json:"created_via,omitempty"`
+	Cron       *string          `json:"cron,omitempty"`
 
 	// Debounce debounce window of upserts by key, a duration
 	Debounce    *string `json:"debounce,omitempty"`
@@ -1457,6 +1554,9 @@ type Event struct {
 	Key        *string    `json:"key,omitempty"`
 	LastRunAt  *time.Time `json:"last_run_at,omitempty"`
 	LastStatus *string    `json:"last_status,omitempty"`
+
+	// MaxRuntime the run deadline of a callback event; null for completion response
+	MaxRuntime *string `json:"max_runtime,omitempty"`
 
 	// MaxWait how far upserts may push the pending occurrence past the first upsert of a burst, a duration
 	MaxWait  *string         `json:"max_wait,omitempty"`
@@ -1493,6 +1593,9 @@ type EventCalendarsPolicy string
 
 // EventCatchUp defines model for Event.CatchUp.
 type EventCatchUp string
+
+// EventCompletion defines model for Event.Completion.
+type EventCompletion string
 
 // EventDstGap defines model for Event.Dst.Gap.
 type EventDstGap string
@@ -1543,17 +1646,23 @@ type EventInput struct {
 		ID     string                     `json:"id"`
 		Policy *EventInputCalendarsPolicy `json:"policy,omitempty"`
 	} `json:"calendars,omitempty"`
-	CatchUp     *EventInputCatchUp `json:"catch_up,omitempty"`
-	Cron        *string            `json:"cron,omitempty"`
-	Description *string            `json:"description,omitempty"`
+	CatchUp *EventInputCatchUp `json:"catch_up,omitempty"`
+
+	// Completion response (default): the receiver's 2xx completes the occurrence. callback: the 2xx starts a run (status running) that the receiver completes with POST /occurrences/{id}/complete using the run token of the delivery (header Qhronos-Run-Token, payload run.token). Not for websocket actions.
+	Completion  *EventInputCompletion `json:"completion,omitempty"`
+	Cron        *string               `json:"cron,omitempty"`
+	Description *string               `json:"description,omitempty"`
 	Dst         *struct {
 		Gap    *EventInputDstGap    `json:"gap,omitempty"`
 		Repeat *EventInputDstRepeat `json:"repeat,omitempty"`
 	} `json:"dst,omitempty"`
 
 	// HmacSecret 1 to 1024 bytes (any length, as the original API took; 16 or more is advised); a whsec_ secret is the base64 of a key of at least 16 bytes
-	HmacSecret *string         `json:"hmac_secret,omitempty"`
-	Jitter     *string         `json:"jitter,omitempty"`
+	HmacSecret *string `json:"hmac_secret,omitempty"`
+	Jitter     *string `json:"jitter,omitempty"`
+
+	// MaxRuntime callback only: how long a run may go without a completion or heartbeat before it ends timed_out (1s to 7d, default 1h)
+	MaxRuntime *string         `json:"max_runtime,omitempty"`
 	Metadata   json.RawMessage `json:"metadata,omitempty"`
 	Name       *string         `json:"name,omitempty"`
 	Retry      *Retry          `json:"retry,omitempty"`
@@ -1580,6 +1689,9 @@ type EventInputCalendarsPolicy string
 // EventInputCatchUp defines model for EventInput.CatchUp.
 type EventInputCatchUp string
 
+// EventInputCompletion response (default): the receiver's 2xx completes the occurrence. callback: the 2xx starts a run (status running) that the receiver completes with POST /occurrences/{id}/complete using the run token of the delivery (header Qhronos-Run-Token, payload run.token). Not for websocket actions.
+type EventInputCompletion string
+
 // EventInputDstGap defines model for EventInput.Dst.Gap.
 type EventInputDstGap string
 
@@ -1597,7 +1709,10 @@ type EventUpsertInput struct {
 		Policy *EventUpsertInputCalendarsPolicy `json:"policy,omitempty"`
 	} `json:"calendars,omitempty"`
 	CatchUp *EventUpsertInputCatchUp `json:"catch_up,omitempty"`
-	Cron    *string                  `json:"cron,omitempty"`
+
+	// Completion response (default): the receiver's 2xx completes the occurrence. callback: the 2xx starts a run (status running) that the receiver completes with POST /occurrences/{id}/complete using the run token of the delivery (header Qhronos-Run-Token, payload run.token). Not for websocket actions.
+	Completion *EventUpsertInputCompletion `json:"completion,omitempty"`
+	Cron       *string                     `json:"cron,omitempty"`
 
 	// Debounce each upsert moves the one pending occurrence to this long after it (1s to 366 days; a Go duration with optional leading days: "10m", "1d", "1d12h"); start_time and recurrence must then be absent
 	Debounce    *string `json:"debounce,omitempty"`
@@ -1610,6 +1725,9 @@ type EventUpsertInput struct {
 	// HmacSecret 1 to 1024 bytes (any length, as the original API took; 16 or more is advised); a whsec_ secret is the base64 of a key of at least 16 bytes
 	HmacSecret *string `json:"hmac_secret,omitempty"`
 	Jitter     *string `json:"jitter,omitempty"`
+
+	// MaxRuntime callback only: how long a run may go without a completion or heartbeat before it ends timed_out (1s to 7d, default 1h)
+	MaxRuntime *string `json:"max_runtime,omitempty"`
 
 	// MaxWait the occurrence fires no later than this long after the first upsert of a burst; needs debounce, not shorter than it
 	MaxWait  *string     `json:"max_wait,omitempty"`
@@ -1638,6 +1756,9 @@ type EventUpsertInputCalendarsPolicy string
 
 // EventUpsertInputCatchUp defines model for EventUpsertInput.CatchUp.
 type EventUpsertInputCatchUp string
+
+// EventUpsertInputCompletion response (default): the receiver's 2xx completes the occurrence. callback: the 2xx starts a run (status running) that the receiver completes with POST /occurrences/{id}/complete using the run token of the delivery (header Qhronos-Run-Token, payload run.token). Not for websocket actions.
+type EventUpsertInputCompletion string
 
 // EventUpsertInputDstGap defines model for EventUpsertInput.Dst.Gap.
 type EventUpsertInputDstGap string
@@ -1794,10 +1915,13 @@ type Occurrence struct {
 	// Reason why a skipped, missed or cancelled occurrence did not fire, or backfill for an occurrence a backfill created
 	Reason       *OccurrenceReason `json:"reason,omitempty"`
 	ResponseBody *string           `json:"response_body,omitempty"`
-	ScheduledAt  time.Time         `json:"scheduled_at"`
-	StartedAt    *time.Time        `json:"started_at,omitempty"`
 
-	// Status A delivery under way leaves its occurrence pending (or retrying) until its outcome is recorded, normally milliseconds after the receiver answers; dispatching appears only on rows an older version claimed (rolling upgrade). GET /status shows each instance's deliveries in flight.
+	// Run A callback event's run: present once its delivery was accepted or the receiver reported it.
+	Run         *Run       `json:"run,omitempty"`
+	ScheduledAt time.Time  `json:"scheduled_at"`
+	StartedAt   *time.Time `json:"started_at,omitempty"`
+
+	// Status A delivery under way leaves its occurrence pending (or retrying) until its outcome is recorded, normally milliseconds after the receiver answers; dispatching appears only on rows an older version claimed (rolling upgrade). GET /status shows each instance's deliveries in flight. A callback event's occurrence is running from its accepted delivery until the receiver completes it (POST /occurrences/{id}/complete); timed_out when neither a completion nor a heartbeat came within the event's max_runtime.
 	Status     OccurrenceStatus `json:"status"`
 	StatusCode *int             `json:"status_code,omitempty"`
 	UpdatedAt  *time.Time       `json:"updated_at,omitempty"`
@@ -1806,7 +1930,7 @@ type Occurrence struct {
 // OccurrenceReason why a skipped, missed or cancelled occurrence did not fire, or backfill for an occurrence a backfill created
 type OccurrenceReason string
 
-// OccurrenceStatus A delivery under way leaves its occurrence pending (or retrying) until its outcome is recorded, normally milliseconds after the receiver answers; dispatching appears only on rows an older version claimed (rolling upgrade). GET /status shows each instance's deliveries in flight.
+// OccurrenceStatus A delivery under way leaves its occurrence pending (or retrying) until its outcome is recorded, normally milliseconds after the receiver answers; dispatching appears only on rows an older version claimed (rolling upgrade). GET /status shows each instance's deliveries in flight. A callback event's occurrence is running from its accepted delivery until the receiver completes it (POST /occurrences/{id}/complete); timed_out when neither a completion nor a heartbeat came within the event's max_runtime.
 type OccurrenceStatus string
 
 // OccurrenceOrder order of an occurrence listing: scheduled_at oldest first, -scheduled_at newest first
@@ -2075,6 +2199,36 @@ type RetryResult struct {
 	LimitReached bool `json:"limit_reached"`
 	Requeued     int  `json:"requeued"`
 }
+
+// Run A callback event's run: present once its delivery was accepted or the receiver reported it.
+type Run struct {
+	// Deadline while running: when it times out unless completed or heartbeated
+	Deadline *time.Time `json:"deadline"`
+
+	// DurationMs from the occurrence's first attempt to the run's end, once over
+	DurationMs  *int64     `json:"duration_ms"`
+	HeartbeatAt *time.Time `json:"heartbeat_at"`
+
+	// Output the receiver's output (any JSON, at most 16 KB), redacted like any value; null when none
+	Output     *json.RawMessage `json:"output"`
+	ReportedAt *time.Time       `json:"reported_at"`
+
+	// Status what the receiver reported
+	Status *RunStatus `json:"status"`
+}
+
+// RunStatus what the receiver reported
+type RunStatus string
+
+// RunReport defines model for RunReport.
+type RunReport struct {
+	// Output any JSON, at most 16 KB (kept redacted)
+	Output interface{}     `json:"output,omitempty"`
+	Status RunReportStatus `json:"status"`
+}
+
+// RunReportStatus defines model for RunReport.Status.
+type RunReportStatus string
 
 // Schedule defines model for Schedule.
 type Schedule struct {
@@ -2540,6 +2694,9 @@ type GetOccurrencesParams struct {
 	Q *string `form:"q,omitempty" json:"q,omitempty"`
 }
 
+// PostOccurrencesIDHeartbeatJSONBody defines parameters for PostOccurrencesIDHeartbeat.
+type PostOccurrencesIDHeartbeatJSONBody = map[string]interface{}
+
 // PostOccurrencesIDMoveJSONBody defines parameters for PostOccurrencesIDMove.
 type PostOccurrencesIDMoveJSONBody struct {
 	Reason *string `json:"reason,omitempty"`
@@ -2656,6 +2813,12 @@ type PatchNotificationChannelsIDJSONRequestBody = NotificationChannelRequest
 
 // PostOccurrencesRetryJSONRequestBody defines body for PostOccurrencesRetry for application/json ContentType.
 type PostOccurrencesRetryJSONRequestBody = RetryFilter
+
+// PostOccurrencesIDCompleteJSONRequestBody defines body for PostOccurrencesIDComplete for application/json ContentType.
+type PostOccurrencesIDCompleteJSONRequestBody = RunReport
+
+// PostOccurrencesIDHeartbeatJSONRequestBody defines body for PostOccurrencesIDHeartbeat for application/json ContentType.
+type PostOccurrencesIDHeartbeatJSONRequestBody = PostOccurrencesIDHeartbeatJSONBody
 
 // PostOccurrencesIDMoveJSONRequestBody defines body for PostOccurrencesIDMove for application/json ContentType.
 type PostOccurrencesIDMoveJSONRequestBody PostOccurrencesIDMoveJSONBody

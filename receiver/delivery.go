@@ -7,7 +7,9 @@ import (
 )
 
 // Delivery is the JSON body of a webhook (and of a forwarded client-hook
-// frame). Metadata is the event's metadata, verbatim.
+// frame, an API call or a broker message). Metadata is the event's
+// metadata, verbatim. Run is set only when the event completes by callback:
+// the delivery starts a run that the receiver ends with Run.Complete.
 type Delivery struct {
 	EventID      string          `json:"event_id"`
 	OccurrenceID string          `json:"occurrence_id"`
@@ -18,6 +20,7 @@ type Delivery struct {
 	DispatchedAt time.Time       `json:"dispatched_at"`
 	Metadata     json.RawMessage `json:"metadata"`
 	Tags         []string        `json:"tags"`
+	Run          *RunInfo        `json:"run,omitempty"`
 }
 
 // ParseDelivery decodes a verified body.

@@ -39,4 +39,26 @@
 // secrets, in X-Qhronos-Signature or X-Qhronos-Signature-New.
 //
 // Verification compares in constant time and never logs or returns a secret.
+//
+// # Runs of callback events
+//
+// The delivery of an event whose completion is "callback" starts a run: its
+// Delivery.Run holds the run token (also in the Qhronos-Run-Token header),
+// where to report and the deadline. Answer 2xx at once, do the work, then
+// report how it ended; Heartbeat moves the deadline of long work:
+//
+//	d, err := receiver.ParseDelivery(body) // body verified by the Middleware
+//	w.WriteHeader(http.StatusAccepted)
+//	go func() {
+//		ctx := context.Background()
+//		rows, err := export(ctx, d)
+//		if err != nil {
+//			err = d.Run.Complete(ctx, receiver.RunFailed, map[string]string{"error": err.Error()})
+//		} else {
+//			err = d.Run.Complete(ctx, receiver.RunSucceeded, map[string]int{"rows": rows})
+//		}
+//	}()
+//
+// A run with neither a report nor a heartbeat within the event's max_runtime
+// ends timed_out.
 package receiver

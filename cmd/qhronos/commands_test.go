@@ -270,6 +270,7 @@ func TestCommandErrors(t *testing.T) {
 			{"events", "preview", unknown}, {"events", "rotate-secret", unknown}, {"occurrences", "get", unknown}, {"occurrences", "attempts", unknown},
 			{"occurrences", "replay", unknown}, {"tokens", "revoke", unknown},
 			{"events", "backfill", unknown, "--from", "7 days ago", "--to", "now"},
+			{"runs", "complete", unknown, "--status", "succeeded"}, {"runs", "heartbeat", unknown},
 		} {
 			cases = append(cases, errCase{"404 " + args[0] + " " + args[1], e, args, exitNotFound, "not found"},
 				errCase{"401 " + args[0] + " " + args[1], wrong, args, exitError, "401"})

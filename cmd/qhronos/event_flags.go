@@ -18,6 +18,7 @@ import (
 type eventFlags struct {
 	file, name, description, start, timezone, rrule, cron, schedule string
 	webhook, clientName, action, metadata, catchUp, timeout         string
+	completion, maxRuntime                                          string
 	tags                                                            []string
 	requireAck, tracePropagation                                    bool
 	publishFlags
@@ -40,6 +41,8 @@ func (f *eventFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.metadata, "metadata", "", "metadata as JSON, delivered verbatim")
 	fs.StringVar(&f.catchUp, "catch-up", "", "missed instants after downtime: all, latest or none")
 	fs.StringVar(&f.timeout, "timeout", "", "per-attempt timeout (e.g. 10s)")
+	fs.StringVar(&f.completion, "completion", "", `response (default): the receiver's 2xx completes an occurrence; callback: the 2xx starts a run the receiver ends with "qhronos runs complete" (or its SDK)`)
+	fs.StringVar(&f.maxRuntime, "max-runtime", "", "with --completion callback: how long a run may go without a report or heartbeat before it times out (1s to 7d, default 1h)")
 	f.publishFlags.register(fs)
 	fs.BoolVar(&f.tracePropagation, "trace-propagation", true, "send traceparent to receivers when the server traces; --trace-propagation=false opts out")
 }
@@ -88,6 +91,10 @@ func (f *eventFlags) input(cmd *cobra.Command, stdin io.Reader) (client.EventInp
 	str("cron", f.cron, &in.Cron)
 	str("webhook", f.webhook, &in.Webhook)
 	str("timeout", f.timeout, &in.Timeout)
+	str("max-runtime", f.maxRuntime, &in.MaxRuntime)
+	if set("completion") {
+		in.Completion = client.Ptr(client.EventInputCompletion(f.completion))
+	}
 	if set("schedule") {
 		var s client.Schedule
 		if err := json.Unmarshal([]byte(f.schedule), &s); err != nil {
@@ -176,9 +183,9 @@ func (a *app) eventTable(ctx context.Context, c *client.Client, ev *client.Event
 		nextRun += ")"
 	}
 	t := fields("id", ev.ID, "name", ev.Name, "status", string(ev.Status), "action", actionSummary(ev.Action),
-		"schedule", scheduleSummary(ev), "timezone", ev.Timezone, "start", z.when(&ev.StartTime),
-		"next run", nextRun, "last run", z.when(ev.LastRunAt), "last status", str(ev.LastStatus),
-		"tags", list(ev.Tags), "key", str(ev.Key), "version", fmt.Sprint(ev.Version))
+		"completion", completionSummary(ev), "schedule", scheduleSummary(ev), "timezone", ev.Timezone,
+		"start", z.when(&ev.StartTime), "next run", nextRun, "last run", z.when(ev.LastRunAt),
+		"last status", str(ev.LastStatus), "tags", list(ev.Tags), "key", str(ev.Key), "version", fmt.Sprint(ev.Version))
 	t.zone = z
 	return t, nil
 }
@@ -190,6 +197,15 @@ func actionSummary(a client.Action) string {
 		}
 	}
 	return string(a.Type)
+}
+
+// completionSummary is how the event's occurrences complete: by the
+// receiver's response, or by a callback within the run's max runtime.
+func completionSummary(ev *client.Event) string {
+	if ev.Completion == nil || *ev.Completion != client.EventCompletionCallback {
+		return "response"
+	}
+	return "callback, max runtime " + str(ev.MaxRuntime)
 }
 
 func scheduleSummary(ev *client.Event) string {

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -43,8 +46,37 @@ func occurrenceTable(z zone, o *client.Occurrence) *table {
 		"attempts", fmt.Sprint(o.AttemptCount), "manual", flag(o.Manual), "status code", num(o.StatusCode),
 		"error", str(o.ErrorMessage), "next attempt", z.when(o.NextAttemptAt), "started", z.when(o.StartedAt),
 		"completed", z.when(o.CompletedAt), "reason", reasonText(o.Reason), "planned at", z.when(o.OriginalScheduledAt))
+	if r := o.Run; r != nil {
+		report := "-"
+		if r.Status != nil {
+			report = string(*r.Status) + " at " + z.when(r.ReportedAt)
+		}
+		duration := "-"
+		if r.DurationMs != nil {
+			duration = (time.Duration(*r.DurationMs) * time.Millisecond).String()
+		}
+		t.rows = append(t.rows, fields("run deadline", z.when(r.Deadline), "run heartbeat", z.when(r.HeartbeatAt),
+			"run report", report, "run output", runOutput(r.Output), "run duration", duration).rows...)
+	}
 	t.zone = z
 	return t
+}
+
+// runOutput is a run's output as compact JSON on one line, cut short in a
+// table: it may hold up to 16 KB (--output json shows it whole).
+func runOutput(out *json.RawMessage) string {
+	if out == nil || string(*out) == "null" {
+		return "-"
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, *out) != nil {
+		return string(*out)
+	}
+	const most = 120
+	if s := []rune(b.String()); len(s) > most {
+		return string(s[:most]) + "… (--output json for all of it)"
+	}
+	return b.String()
 }
 
 func reasonText(r *client.OccurrenceReason) string {

@@ -279,11 +279,11 @@ ANALYZE;`); err != nil {
 		{"api-timeline-24h", "/stats/timeline?step=15m&since=" + since(24*time.Hour)},
 		{"api-timeline-24h-1h", "/stats/timeline?step=1h&since=" + since(24*time.Hour)},
 		{"api-status", "/status"},
-		{"api-failures-all", "/occurrences?status=failed,missed&limit=25"},
+		{"api-failures-all", "/occurrences?status=failed,timed_out,missed&limit=25"},
 		{"api-endpoints", "/endpoints?limit=25"},
 		{"api-events-by-calendar", "/events?limit=50&calendar_id=" + calendarID},
 		{"api-events-paused", "/events?limit=100&status=paused"},
-		{"api-failures-24h", "/occurrences?status=failed,missed&limit=25&from=" + since(24*time.Hour)},
+		{"api-failures-24h", "/occurrences?status=failed,timed_out,missed&limit=25&from=" + since(24*time.Hour)},
 	}
 	for _, a := range apiCalls {
 		b.Run(a.name, func(b *testing.B) {

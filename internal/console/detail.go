@@ -1,6 +1,8 @@
 package console
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"github.com/qhronos/qhronos/client"
 	"net/http"
@@ -153,7 +155,7 @@ func (c *Console) deliveries(r *http.Request, api *client.Client, d *eventPageDa
 		switch dv.Status {
 		case "completed":
 			d.Health.Completed++
-		case "failed", "missed":
+		case "failed", "missed", "timed_out":
 			d.Health.Failed++
 		default:
 			d.Health.Other++
@@ -272,12 +274,58 @@ type occurrenceView struct {
 	Reason              string
 	OriginalScheduledAt *time.Time
 	Attempts            []attemptView
+	// Run is a callback event's run, once its delivery was accepted or
+	// the receiver reported it; nil otherwise.
+	Run *runView
+}
+
+// runView is a run as the occurrence page shows it: its deadline while it
+// is running, the last heartbeat, and the receiver's report (succeeded or
+// failed, its output indented, when) with the run's duration once over.
+type runView struct {
+	Deadline, HeartbeatAt, ReportedAt *time.Time
+	Status, Output                    string
+	DurationMS                        *int64
+}
+
+func viewRun(r *client.Run) *runView {
+	if r == nil {
+		return nil
+	}
+	v := &runView{Deadline: r.Deadline, HeartbeatAt: r.HeartbeatAt, ReportedAt: r.ReportedAt, DurationMS: r.DurationMs}
+	if r.Status != nil {
+		v.Status = string(*r.Status)
+	}
+	if r.Output != nil && string(*r.Output) != "null" {
+		v.Output = indentJSON(*r.Output)
+	}
+	return v
+}
+
+// indentJSON writes a JSON document indented for people, or as it is when
+// it does not parse. Numbers stay as written; strings are written as they
+// read ("<" rather than the API's "\u003c"): the page escapes them.
+func indentJSON(raw []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return string(raw)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if enc.Encode(v) != nil {
+		return string(raw)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
 }
 
 func viewOccurrence(o *client.Occurrence, attempts []client.Attempt) occurrenceView {
 	v := occurrenceView{ID: o.ID, EventID: o.EventID, Status: string(o.Status), ScheduledAt: o.ScheduledAt,
 		Manual: o.Manual != nil && *o.Manual, NextAttempt: o.NextAttemptAt, StatusCode: o.StatusCode,
-		ErrorMessage: str(o.ErrorMessage), OriginalScheduledAt: o.OriginalScheduledAt}
+		ErrorMessage: str(o.ErrorMessage), OriginalScheduledAt: o.OriginalScheduledAt, Run: viewRun(o.Run)}
 	if o.Reason != nil {
 		v.Reason = string(*o.Reason)
 	}

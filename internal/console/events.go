@@ -128,6 +128,11 @@ type eventForm struct {
 	DSTGap      string
 	DSTRepeat   string
 	Jitter      string
+	// Completion is "response" (the receiver's 2xx completes an
+	// occurrence) or "callback" (the 2xx starts a run the receiver
+	// completes later, within MaxRuntime; empty: the API's default).
+	Completion string
+	MaxRuntime string
 	// Calendars are the calendars the token can read, each with the policy
 	// chosen for this event ("" when not used), the event's own first.
 	Calendars []calendarChoice
@@ -155,7 +160,7 @@ func formFromRequest(r *http.Request) eventForm {
 		EncryptTo: v("encryption_jwk"), Secret: r.PostFormValue("hmac_secret"),
 		Metadata: v("metadata"), CatchUp: v("catch_up"), Timeout: v("timeout"), MaxAttempts: v("max_attempts"),
 		Status: v("status"), DSTGap: v("dst_gap"), DSTRepeat: v("dst_repeat"), Jitter: v("jitter"),
-		Errors: map[string]string{}}
+		Completion: v("completion"), MaxRuntime: v("max_runtime"), Errors: map[string]string{}}
 	// calendar_id and calendar_policy come in pairs, in the page's order.
 	ids, policies := r.PostForm["calendar_id"], r.PostForm["calendar_policy"]
 	for i, id := range ids {
@@ -170,7 +175,8 @@ func formFromEvent(e eventView) eventForm {
 	f := eventForm{ID: e.ID, Editing: true, Name: e.Name, Description: e.Description, Tags: strings.Join(e.Tags, ", "),
 		Timezone: e.Timezone, RuleKind: e.RuleKind(), OrigKind: e.RuleKind(), Rule: e.RuleText(),
 		ActionType: e.ActionType(), CatchUp: e.CatchUp, Status: e.Status, DSTGap: e.DSTGap, DSTRepeat: e.DSTRepeat,
-		Jitter: e.Jitter, Timeout: e.Timeout, Metadata: e.Metadata, Errors: map[string]string{}}
+		Jitter: e.Jitter, Timeout: e.Timeout, Metadata: e.Metadata, Completion: e.Completion,
+		MaxRuntime: e.MaxRuntime, Errors: map[string]string{}}
 	f.StartTime = e.StartTime.In(e.Location()).Format(time.RFC3339)
 	f.Method = e.param("method")
 	f.To, f.JetStream, f.RecordKey = brokerTo(string(e.Action.Type), e.Action.Params)
@@ -235,7 +241,8 @@ func formField(apiField string) string {
 		return "dst_gap"
 	case "calendars":
 		return "calendars"
-	case "name", "description", "tags", "timezone", "start_time", "metadata", "catch_up", "timeout", "status", "jitter":
+	case "name", "description", "tags", "timezone", "start_time", "metadata", "catch_up", "timeout", "status", "jitter",
+		"completion", "max_runtime":
 		return head
 	}
 	return ""
@@ -366,6 +373,7 @@ func (f *eventForm) body() (map[string]any, bool) {
 	if f.Timeout != "" {
 		body["timeout"] = f.Timeout
 	}
+	f.completionBody(body)
 	if f.MaxAttempts != "" {
 		n, err := strconv.Atoi(f.MaxAttempts)
 		if err != nil {
@@ -379,6 +387,25 @@ func (f *eventForm) body() (map[string]any, bool) {
 		body["status"] = f.Status
 	}
 	return body, ok
+}
+
+// completionBody adds how the event's occurrences complete to body. Max
+// runtime goes with completion by callback only, as Method goes with an
+// API call only (the page disables it otherwise); on edit an emptied one
+// is cleared with null (back to the default). Switching to response drops
+// it on the API's side.
+func (f *eventForm) completionBody(body map[string]any) {
+	if f.Completion != "" {
+		body["completion"] = f.Completion
+	}
+	if f.Completion != "callback" {
+		return
+	}
+	if f.MaxRuntime != "" {
+		body["max_runtime"] = f.MaxRuntime
+	} else if f.Editing {
+		body["max_runtime"] = nil
+	}
 }
 
 // brokerParams adds a broker action's destination to params, read as the
@@ -561,7 +588,7 @@ func (c *Console) renderForm(w http.ResponseWriter, r *http.Request, s *session,
 func (c *Console) newEventPage(w http.ResponseWriter, r *http.Request, s *session) {
 	f := eventForm{Timezone: "UTC", RuleKind: "rrule", Rule: "FREQ=WEEKLY;BYDAY=MO;BYHOUR=9;BYMINUTE=0",
 		StartTime: "tomorrow at 9am", ActionType: "webhook", TargetKind: "url", CatchUp: "all", Status: "active",
-		Errors: map[string]string{}}
+		Completion: "response", Errors: map[string]string{}}
 	c.renderForm(w, r, s, f, http.StatusOK)
 }
 

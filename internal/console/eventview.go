@@ -25,6 +25,10 @@ type eventView struct {
 	EndpointID                              string
 	Tags                                    []string
 	CatchUp, Timeout, Jitter                string
+	// Completion is "response" or "callback"; MaxRuntime is a callback
+	// run's deadline without a completion or heartbeat, as the API
+	// writes it ("30m0s"), empty for response.
+	Completion, MaxRuntime string
 	// Key names the event for upserts by key; Debounce and MaxWait are
 	// their debounce (#29).
 	Key, Debounce, MaxWait string
@@ -59,7 +63,7 @@ func viewEvent(e *client.Event) eventView {
 		CreatedVia: str(e.CreatedVia), StartTime: e.StartTime, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
 		NextRunAt: e.NextRunAt, LastRunAt: e.LastRunAt, Action: e.Action, EndpointID: str(e.EndpointID),
 		Tags: e.Tags, Timeout: str(e.Timeout), Jitter: str(e.Jitter), Version: e.Version,
-		Key: str(e.Key), Debounce: str(e.Debounce), MaxWait: str(e.MaxWait),
+		Key: str(e.Key), Debounce: str(e.Debounce), MaxWait: str(e.MaxWait), MaxRuntime: str(e.MaxRuntime),
 		PausedUntil: e.PausedUntil, PausedAt: e.PausedAt, PausedBy: str(e.PausedBy), PauseReason: str(e.PauseReason)}
 	if v.Timezone == "" {
 		v.Timezone = "UTC"
@@ -77,6 +81,10 @@ func viewEvent(e *client.Event) eventView {
 	}
 	if e.CatchUp != nil {
 		v.CatchUp = string(*e.CatchUp)
+	}
+	v.Completion = "response"
+	if e.Completion != nil && *e.Completion != "" {
+		v.Completion = string(*e.Completion)
 	}
 	if e.PauseCatchUp != nil {
 		v.PauseCatchUp = string(*e.PauseCatchUp)
@@ -172,6 +180,9 @@ func (e eventView) RuleText() string {
 func (e eventView) InWords() string {
 	return describeRule(e.RuleKind(), e.RuleText(), e.StartTime, e.Timezone)
 }
+
+// Callback is true when the event's runs complete by callback.
+func (e eventView) Callback() bool { return e.Completion == "callback" }
 
 // Paused is true while the event is paused.
 func (e eventView) Paused() bool { return e.Status == "paused" }

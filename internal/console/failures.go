@@ -13,11 +13,15 @@ import (
 
 // failureFilter is the Failures page's filter, as the query string holds it.
 type failureFilter struct {
-	Status string // failed, missed or both
+	Status string // failed, timed_out, missed or all three
 	Tags   string
 	Window string // 1h, 24h, 7d, 30d or all
 	Code   string
 }
+
+// allFailures is every failure state: failed, a run that timed out (a
+// callback event's receiver never completed it), and missed.
+const allFailures = "failed,timed_out,missed"
 
 var windows = map[string]time.Duration{"1h": time.Hour, "24h": 24 * time.Hour, "7d": 7 * 24 * time.Hour,
 	"30d": 30 * 24 * time.Hour}
@@ -27,9 +31,9 @@ func readFailureFilter(v url.Values) (failureFilter, map[string]string) {
 		Code: strings.TrimSpace(v.Get("status_code"))}
 	errs := map[string]string{}
 	switch f.Status {
-	case "failed", "missed":
+	case "failed", "timed_out", "missed":
 	default:
-		f.Status = "failed,missed"
+		f.Status = allFailures
 	}
 	if _, ok := windows[f.Window]; !ok && f.Window != "all" {
 		f.Window = "24h"
@@ -90,7 +94,8 @@ func (f failureFilter) retryFilter(limit int) client.RetryFilter {
 	return b
 }
 
-// failureRow is one failed or missed occurrence with its event's name.
+// failureRow is one failed, timed-out or missed occurrence with its
+// event's name.
 type failureRow struct {
 	ID, EventID, Status string
 	ScheduledAt         time.Time

@@ -19,12 +19,15 @@ import (
 // inflightStates are the page's state choices and the statuses each lists.
 // "due" is pending and due: with bucket ownership a delivery being sent
 // stays pending until its outcome is recorded, so it is among them.
+// "running" is a callback event's run: delivered and accepted, waiting for
+// the receiver to complete it.
 var inflightStates = map[string]string{
-	"":             "pending,dispatching,retrying,awaiting_ack",
+	"":             "pending,dispatching,retrying,awaiting_ack,running",
 	"due":          "pending",
 	"dispatching":  "dispatching",
 	"retrying":     "retrying",
 	"awaiting_ack": "awaiting_ack",
+	"running":      "running",
 }
 
 // inflightFilter is the page's filter, as its query string holds it.
@@ -37,7 +40,7 @@ func readInflightFilter(v url.Values) (inflightFilter, map[string]string) {
 		Endpoint: strings.TrimSpace(v.Get("endpoint")), Q: strings.TrimSpace(v.Get("q"))}
 	errs := map[string]string{}
 	if _, ok := inflightStates[f.State]; !ok {
-		errs["state"] = "choose due, dispatching, retrying or awaiting ack"
+		errs["state"] = "choose due, dispatching, retrying, awaiting ack or running"
 	}
 	return f, errs
 }
@@ -80,6 +83,9 @@ type inflightRow struct {
 	ScheduledAt                    time.Time
 	Attempts                       int
 	NextAttempt                    *time.Time
+	// RunDeadline is when a running row times out unless its receiver
+	// completes it or sends a heartbeat.
+	RunDeadline *time.Time
 	// Answer is the last attempt's status code and error, the code once.
 	Answer string
 	Manual bool
@@ -162,9 +168,13 @@ func (c *Console) inflightPage(w http.ResponseWriter, r *http.Request, s *sessio
 	ids := make([]string, 0, len(pg.Data))
 	for _, o := range pg.Data {
 		ids = append(ids, o.EventID)
-		d.Rows = append(d.Rows, inflightRow{ID: o.ID, EventID: o.EventID, Status: string(o.Status),
+		row := inflightRow{ID: o.ID, EventID: o.EventID, Status: string(o.Status),
 			ScheduledAt: o.ScheduledAt, Attempts: o.AttemptCount, NextAttempt: o.NextAttemptAt,
-			Answer: lastAnswer(o.StatusCode, str(o.ErrorMessage)), Manual: o.Manual != nil && *o.Manual})
+			Answer: lastAnswer(o.StatusCode, str(o.ErrorMessage)), Manual: o.Manual != nil && *o.Manual}
+		if o.Run != nil {
+			row.RunDeadline = o.Run.Deadline
+		}
+		d.Rows = append(d.Rows, row)
 	}
 	names, err := c.eventNames(r, ids)
 	if err != nil {

@@ -243,7 +243,7 @@ func (c *Console) followStatus(ctx context.Context, r *http.Request, s *session,
 				return
 			}
 			switch o.Status {
-			case "completed", "failed", "missed", "cancelled", "skipped":
+			case "completed", "failed", "missed", "cancelled", "skipped", "timed_out":
 				return
 			}
 		}

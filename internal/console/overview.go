@@ -105,6 +105,7 @@ var backlogMeaning = map[string]string{
 	"dispatching":  "claimed by a worker, being delivered now",
 	"retrying":     "failed an attempt; waits for its next try",
 	"awaiting_ack": "delivered; waits for the receiver's acknowledgement",
+	"running":      "accepted by its receiver, which runs the job; waits for its completion by callback (or times out)",
 }
 
 // loop is one background loop of /status, for people.
@@ -293,7 +294,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	d.Day, d.Hour = toGroupStats(day), toGroupStats(hour)
 	d.DayCounts = sortedCounts(d.Day.ByStatus)
-	d.FailedHour = d.Hour.ByStatus["failed"] + d.Hour.ByStatus["missed"]
+	d.FailedHour = d.Hour.ByStatus["failed"] + d.Hour.ByStatus["missed"] + d.Hour.ByStatus["timed_out"]
 	d.HourChart, d.DayChart = toChart(hourTL, 1), toChart(dayTL, 60)
 	d.StatusText = string(st.Status)
 	if d.StatusText == "" {
@@ -304,7 +305,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, s *session) {
 		d.Uptime = *st.Uptime
 	}
 	d.Backends = st.Backends
-	for _, k := range []string{"pending", "dispatching", "retrying", "awaiting_ack"} {
+	for _, k := range []string{"pending", "dispatching", "retrying", "awaiting_ack", "running"} {
 		if n, ok := st.Queue[k]; ok {
 			d.Backlog = append(d.Backlog, backlogRow{Name: k, Meaning: backlogMeaning[k], Count: n})
 		}

@@ -240,11 +240,11 @@ func formatMS(ms int64) string {
 
 func badgeClass(status string) string {
 	switch status {
-	case "completed", "active", "ok", "healthy":
+	case "completed", "active", "ok", "healthy", "succeeded":
 		return "badge ok"
-	case "failed", "missed", "unavailable", "revoked", "open":
+	case "failed", "missed", "timed_out", "unavailable", "revoked", "open":
 		return "badge bad"
-	case "retrying", "paused", "degraded", "awaiting_ack", "dispatching", "disabled":
+	case "retrying", "paused", "degraded", "awaiting_ack", "running", "dispatching", "disabled":
 		return "badge warn"
 	default:
 		return "badge"

@@ -12,10 +12,10 @@ import (
 )
 
 // occurrenceNav is the section an occurrence page belongs to: Failures for
-// the dead letter (failed or missed), Events for every other occurrence,
-// which is reached from its event.
+// the dead letter (failed, timed out or missed), Events for every other
+// occurrence, which is reached from its event.
 func occurrenceNav(status string) string {
-	if status == "failed" || status == "missed" {
+	if status == "failed" || status == "missed" || status == "timed_out" {
 		return "failures"
 	}
 	return "events"

@@ -98,7 +98,7 @@ func inflightStory(t *testing.T, srv consoleServer, p *page) {
 
 	// Bad filters: the error under the field.
 	p.open("/ui/inflight?state=sleeping")
-	p.waitText("#if-state-error", "choose due, dispatching, retrying or awaiting ack", pageTimeout)
+	p.waitText("#if-state-error", "choose due, dispatching, retrying, awaiting ack or running", pageTimeout)
 	p.open("/ui/inflight?endpoint=not-an-id")
 	p.waitFor("the endpoint's error under its field", `(function(){var e=document.querySelector("#if-endpoint-error");
 		return !!e && e.innerText.length > 0 && !document.querySelector("#inflight");})()`, pageTimeout)

@@ -275,6 +275,21 @@
     });
     targetKind();
 
+    // Max runtime applies to runs completed by callback only: it is hidden
+    // and disabled (so not sent) while completion is by response.
+    function completion() {
+      var cb = form.querySelector("#f-completion-callback");
+      var input = form.querySelector("#f-max-runtime");
+      if (!cb || !input) { return; }
+      var off = !cb.checked;
+      input.disabled = off;
+      [input, input.previousElementSibling].forEach(function (el) { if (el) { el.hidden = off; } });
+    }
+    form.querySelectorAll('input[name="completion"]').forEach(function (r) {
+      r.addEventListener("change", completion);
+    });
+    completion();
+
     form.addEventListener("input", function (e) {
       if (!e.target.hasAttribute("data-preview")) { return; }
       clearTimeout(timer);
@@ -336,7 +351,7 @@
       var span = tr.querySelector(".live-status");
       span.textContent = status + (code ? " (HTTP " + code + ")" : "");
       span.className = "badge live-status " + (status === "completed" ? "ok" :
-        (status === "failed" || status === "missed") ? "bad" : "warn");
+        (status === "failed" || status === "missed" || status === "timed_out") ? "bad" : "warn");
     }
 
     var es = new EventSource("/ui/live/stream?tags=" + encodeURIComponent(tags));

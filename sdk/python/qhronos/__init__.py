@@ -13,13 +13,13 @@ from .client import (MAX_BATCH, Calendars, Client, Endpoints, Events, Notificati
                      Schedules, Tokens)
 from .errors import (APIError, BadRequestError, Cancelled, ConflictError, ForbiddenError, NotFoundError,
                      PreconditionFailedError, QhronosError, RateLimitError, UnauthorizedError, UnavailableError)
-from .webhooks import DEFAULT_TOLERANCE, Delivery, WebhookVerificationError, signing_key, verify_delivery
+from .webhooks import DEFAULT_TOLERANCE, Delivery, DeliveryRun, WebhookVerificationError, signing_key, verify_delivery
 
 __version__ = "0.1.0"
 
 __all__ = [
     "APIError", "BadRequestError", "Calendars", "Cancelled", "Client", "ConflictError", "Connection",
-    "DEFAULT_TOLERANCE", "Delivery", "Endpoints", "Events", "ForbiddenError", "HandshakeError", "MAX_BATCH",
+    "DEFAULT_TOLERANCE", "Delivery", "DeliveryRun", "Endpoints", "Events", "ForbiddenError", "HandshakeError", "MAX_BATCH",
     "NotFoundError",
     "NotificationChannels", "Occurrences", "Page", "PreconditionFailedError", "QhronosError", "RateLimitError",
     "Schedules", "Tokens", "UnauthorizedError", "UnavailableError", "WebhookVerificationError", "signing_key",

@@ -261,6 +261,28 @@ class Occurrences(_Resource):
             body["reason"] = reason
         return self._data("POST", f"/occurrences/{path_id(id)}/move", opts, body=body)
 
+    def complete(self, id: str, status: str, output: Any = None, **kw: Any) -> t.Occurrence:
+        """Completes the run of a callback event's occurrence: status
+        "succeeded" (the occurrence ends completed) or "failed", and any JSON
+        output up to 16 KB (POST /occurrences/{id}/complete). Takes a token
+        that may write the event, or the delivery's run token as the client's
+        token. The same report again answers the same, so it is retried like a
+        PUT; a different one after the end, or any after a timeout, raises
+        ConflictError."""
+        _, opts = _split(kw)
+        body: Dict[str, Any] = {"status": status}
+        if output is not None:
+            body["output"] = output
+        return self._data("POST", f"/occurrences/{path_id(id)}/complete", opts, body=body, idempotent=True)
+
+    def heartbeat(self, id: str, **kw: Any) -> t.Occurrence:
+        """Says the run of a callback event's occurrence is alive: its
+        deadline moves to now + the event's max_runtime (POST
+        /occurrences/{id}/heartbeat). Same tokens as complete; a run no longer
+        under way raises ConflictError."""
+        _, opts = _split(kw)
+        return self._data("POST", f"/occurrences/{path_id(id)}/heartbeat", opts, idempotent=True)
+
 
 class Schedules(_Resource):
     """/schedules"""

@@ -6,7 +6,7 @@ Every object is a TypedDict: answers are plain dicts (event["id"]).
 # fmt: off
 from typing import Any, Dict, List, Literal, Optional, TypedDict
 
-__all__ = ["Action", "Attempt", "AttemptRequest", "BackfillRequest", "BackfillResult", "Calendar", "CalendarInput", "CircuitEntry", "CircuitHistoryPage", "DateRange", "Endpoint", "EndpointAuth", "EndpointAuthInput", "EndpointCircuit", "EndpointHealth", "EndpointInput", "EndpointPatch", "EndpointRateLimit", "EndpointTestResult", "Error", "Event", "EventBatchInput", "EventBatchItemResult", "EventBatchResult", "EventInput", "EventUpsertInput", "Exception", "Health", "HistoryChange", "HistoryEntry", "HistoryPage", "NoticePage", "NotificationChannel", "NotificationChannelRequest", "NotificationTestResult", "Occurrence", "OccurrenceOrder", "OccurrencePage", "PauseRequest", "Preview", "PreviewRequest", "PunctualityCounts", "PunctualityGroup", "PunctualityPoint", "PunctualityReport", "Ready", "ResumeRequest", "Retry", "RetryFilter", "RetryResult", "Schedule", "SecretRotation", "SentNotice", "Stats", "Status", "Timeline", "Token", "TokenRequest"]
+__all__ = ["Action", "Attempt", "AttemptRequest", "BackfillRequest", "BackfillResult", "Calendar", "CalendarInput", "CircuitEntry", "CircuitHistoryPage", "DateRange", "Endpoint", "EndpointAuth", "EndpointAuthInput", "EndpointCircuit", "EndpointHealth", "EndpointInput", "EndpointPatch", "EndpointRateLimit", "EndpointTestResult", "Error", "Event", "EventBatchInput", "EventBatchItemResult", "EventBatchResult", "EventInput", "EventUpsertInput", "Exception", "Health", "HistoryChange", "HistoryEntry", "HistoryPage", "NoticePage", "NotificationChannel", "NotificationChannelRequest", "NotificationTestResult", "Occurrence", "OccurrenceOrder", "OccurrencePage", "PauseRequest", "Preview", "PreviewRequest", "PunctualityCounts", "PunctualityGroup", "PunctualityPoint", "PunctualityReport", "Ready", "ResumeRequest", "Retry", "RetryFilter", "RetryResult", "Run", "RunReport", "Schedule", "SecretRotation", "SentNotice", "Stats", "Status", "Timeline", "Token", "TokenRequest"]
 
 
 _ActionRequired = TypedDict("_ActionRequired", {"type": Literal["webhook", "websocket", "apicall", "nats", "amqp", "kafka", "redis_stream"]})
@@ -170,7 +170,7 @@ class Error(_ErrorRequired, _ErrorOptional):
 
 
 _EventRequired = TypedDict("_EventRequired", {"id": str, "name": str, "start_time": str, "timezone": str, "action": 'Action', "webhook": str, "tags": List[str], "status": Literal["active", "paused", "inactive", "deleted"], "version": int, "created_at": str, "updated_at": str})
-_EventOptional = TypedDict("_EventOptional", {"description": str, "rrule": Optional[str], "schedule": Optional[Dict[str, Any]], "cron": Optional[str], "metadata": Any, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": Optional[str], "hmac_secret_set": bool, "created_by": str, "created_via": str, "next_run_at": Optional[str], "last_run_at": Optional[str], "last_status": str, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]], "paused_at": Optional[str], "paused_until": Optional[str], "pause_reason": str, "paused_by": str, "pause_catch_up": Literal["skip", "fire"], "endpoint_id": Optional[str], "trace_propagation": bool, "key": Optional[str], "debounce": Optional[str], "max_wait": Optional[str]}, total=False)
+_EventOptional = TypedDict("_EventOptional", {"description": str, "rrule": Optional[str], "schedule": Optional[Dict[str, Any]], "cron": Optional[str], "metadata": Any, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": Optional[str], "hmac_secret_set": bool, "created_by": str, "created_via": str, "next_run_at": Optional[str], "last_run_at": Optional[str], "last_status": str, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]], "paused_at": Optional[str], "paused_until": Optional[str], "pause_reason": str, "paused_by": str, "pause_catch_up": Literal["skip", "fire"], "endpoint_id": Optional[str], "trace_propagation": bool, "key": Optional[str], "debounce": Optional[str], "max_wait": Optional[str], "completion": Literal["response", "callback"], "max_runtime": Optional[str]}, total=False)
 
 
 class Event(_EventRequired, _EventOptional):
@@ -202,7 +202,7 @@ class EventBatchResult(_EventBatchResultRequired, _EventBatchResultOptional):
 
 
 _EventInputRequired = TypedDict("_EventInputRequired", {})
-_EventInputOptional = TypedDict("_EventInputOptional", {"name": str, "description": str, "start_time": str, "timezone": str, "rrule": Optional[str], "schedule": Optional['Schedule'], "cron": Optional[str], "action": 'Action', "webhook": str, "metadata": Any, "tags": List[str], "status": Literal["active", "paused", "inactive"], "hmac_secret": str, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": str, "trace_propagation": bool, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]]}, total=False)
+_EventInputOptional = TypedDict("_EventInputOptional", {"name": str, "description": str, "start_time": str, "timezone": str, "rrule": Optional[str], "schedule": Optional['Schedule'], "cron": Optional[str], "action": 'Action', "webhook": str, "metadata": Any, "tags": List[str], "status": Literal["active", "paused", "inactive"], "hmac_secret": str, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": str, "trace_propagation": bool, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]], "completion": Literal["response", "callback"], "max_runtime": Optional[str]}, total=False)
 
 
 class EventInput(_EventInputRequired, _EventInputOptional):
@@ -210,7 +210,7 @@ class EventInput(_EventInputRequired, _EventInputOptional):
 
 
 _EventUpsertInputRequired = TypedDict("_EventUpsertInputRequired", {})
-_EventUpsertInputOptional = TypedDict("_EventUpsertInputOptional", {"name": str, "description": str, "start_time": str, "timezone": str, "rrule": Optional[str], "schedule": Optional['Schedule'], "cron": Optional[str], "action": 'Action', "webhook": str, "metadata": Any, "tags": List[str], "status": Literal["active", "paused", "inactive"], "hmac_secret": str, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": str, "trace_propagation": bool, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]], "debounce": str, "max_wait": str}, total=False)
+_EventUpsertInputOptional = TypedDict("_EventUpsertInputOptional", {"name": str, "description": str, "start_time": str, "timezone": str, "rrule": Optional[str], "schedule": Optional['Schedule'], "cron": Optional[str], "action": 'Action', "webhook": str, "metadata": Any, "tags": List[str], "status": Literal["active", "paused", "inactive"], "hmac_secret": str, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": str, "trace_propagation": bool, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]], "debounce": str, "max_wait": str, "completion": Literal["response", "callback"], "max_runtime": Optional[str]}, total=False)
 
 
 class EventUpsertInput(_EventUpsertInputRequired, _EventUpsertInputOptional):
@@ -289,8 +289,8 @@ class NotificationTestResult(_NotificationTestResultRequired, _NotificationTestR
     """The NotificationTestResult schema."""
 
 
-_OccurrenceRequired = TypedDict("_OccurrenceRequired", {"id": str, "occurrence_id": str, "event_id": str, "scheduled_at": str, "status": Literal["pending", "dispatching", "retrying", "awaiting_ack", "completed", "failed", "missed", "cancelled", "skipped"], "attempt_count": int})
-_OccurrenceOptional = TypedDict("_OccurrenceOptional", {"manual": bool, "next_attempt_at": Optional[str], "status_code": Optional[int], "response_body": Optional[str], "error_message": Optional[str], "started_at": Optional[str], "completed_at": Optional[str], "created_at": str, "updated_at": str, "archived": bool, "archived_at": str, "reason": Optional[Literal["manual", "calendar", "paused", "dst_gap", "catch_up_window", "catch_up_policy", "event_deleted", "rule_changed", "endpoint_disabled", "backfill"]], "original_scheduled_at": Optional[str]}, total=False)
+_OccurrenceRequired = TypedDict("_OccurrenceRequired", {"id": str, "occurrence_id": str, "event_id": str, "scheduled_at": str, "status": Literal["pending", "dispatching", "retrying", "awaiting_ack", "running", "completed", "failed", "missed", "cancelled", "skipped", "timed_out"], "attempt_count": int})
+_OccurrenceOptional = TypedDict("_OccurrenceOptional", {"manual": bool, "next_attempt_at": Optional[str], "status_code": Optional[int], "response_body": Optional[str], "error_message": Optional[str], "started_at": Optional[str], "completed_at": Optional[str], "created_at": str, "updated_at": str, "archived": bool, "archived_at": str, "reason": Optional[Literal["manual", "calendar", "paused", "dst_gap", "catch_up_window", "catch_up_policy", "event_deleted", "rule_changed", "endpoint_disabled", "backfill"]], "original_scheduled_at": Optional[str], "run": 'Run'}, total=False)
 
 
 class Occurrence(_OccurrenceRequired, _OccurrenceOptional):
@@ -401,6 +401,22 @@ _RetryResultOptional = TypedDict("_RetryResultOptional", {}, total=False)
 
 class RetryResult(_RetryResultRequired, _RetryResultOptional):
     """The RetryResult schema."""
+
+
+_RunRequired = TypedDict("_RunRequired", {"deadline": Optional[str], "heartbeat_at": Optional[str], "status": Optional[Literal["succeeded", "failed"]], "output": Optional[Any], "reported_at": Optional[str], "duration_ms": Optional[int]})
+_RunOptional = TypedDict("_RunOptional", {}, total=False)
+
+
+class Run(_RunRequired, _RunOptional):
+    """A callback event's run: present once its delivery was accepted or the receiver reported it."""
+
+
+_RunReportRequired = TypedDict("_RunReportRequired", {"status": Literal["succeeded", "failed"]})
+_RunReportOptional = TypedDict("_RunReportOptional", {"output": Optional[Any]}, total=False)
+
+
+class RunReport(_RunReportRequired, _RunReportOptional):
+    """The RunReport schema."""
 
 
 _ScheduleRequired = TypedDict("_ScheduleRequired", {"frequency": Literal["minutely", "hourly", "daily", "weekly", "monthly", "yearly"]})

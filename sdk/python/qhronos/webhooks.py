@@ -2,7 +2,8 @@
 library: the Standard Webhooks headers (webhook-id, webhook-timestamp,
 webhook-signature; one "v1," value per secret during a rotation) checked in
 constant time with a five-minute tolerance, and the original
-X-Qhronos-Signature when asked for.
+X-Qhronos-Signature when asked for. A callback event's delivery also carries
+the run it starts, which DeliveryRun completes.
 """
 import base64
 import binascii
@@ -11,8 +12,10 @@ import hmac
 import json
 import re
 import time
-from typing import Any, Iterable, List, Mapping, Optional, TypedDict, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, TypedDict, Union
 
+from . import types as t
+from ._transport import Request, Transport
 from .errors import QhronosError
 
 #: How far a delivery's timestamp may be from this clock, as the Standard
@@ -24,9 +27,51 @@ class WebhookVerificationError(QhronosError):
     """The delivery is not authentic or not fresh."""
 
 
-class Delivery(TypedDict):
-    """The JSON body of a webhook delivery (and of a forwarded client-hook frame)."""
+class DeliveryRun(Dict[str, str]):
+    """The run a delivery of a callback event ("completion": "callback")
+    starts: its "run" member, a dict as sent (token, complete_url,
+    heartbeat_url, deadline), with the two calls a receiver makes with the
+    run token alone once it has answered 2xx (202) and done the work.
 
+    verify_delivery gives a delivery's "run" as one; DeliveryRun(stored_run)
+    rebuilds it from the JSON (e.g. in a worker that got the job from a
+    queue). retries, backoff, max_wait, timeout and via are a Client's.
+    """
+
+    def __init__(self, run: Mapping[str, str], *, retries: int = 2, backoff: float = 0.25, max_wait: float = 30.0,
+                 timeout: float = 30.0, via: Optional[str] = None):
+        super().__init__(run)
+        self._options = (retries, backoff, max_wait, timeout, via)
+
+    def complete(self, status: str, output: Any = None, **kw: Any) -> t.Occurrence:
+        """Reports how the run ended (POST complete_url with the run token):
+        "succeeded" completes the occurrence, "failed" fails it; output is any
+        JSON up to 16 KB, kept as the occurrence's run.output. Returns the
+        occurrence. The same report again answers the same (so it is retried
+        like a PUT); a different one after the end, or any after a timeout,
+        raises ConflictError. kw: request_timeout, cancel, via."""
+        body: Dict[str, Any] = {"status": status}
+        if output is not None:
+            body["output"] = output
+        return self._post(self["complete_url"], body, kw)
+
+    def heartbeat(self, **kw: Any) -> t.Occurrence:
+        """Says the run is alive (POST heartbeat_url with the run token): its
+        deadline moves to now + the event's max_runtime. Returns the
+        occurrence (its run.deadline is the new one); a run no longer under
+        way raises ConflictError. kw: request_timeout, cancel, via."""
+        return self._post(self["heartbeat_url"], None, kw)
+
+    def _post(self, url: str, body: Any, kw: Dict[str, Any]) -> t.Occurrence:
+        retries, backoff, max_wait, timeout, via = self._options
+        transport = Transport(url, self["token"], retries, backoff, max_wait, timeout, via)
+        opts = {k: kw[k] for k in ("via", "cancel") if k in kw}
+        if "request_timeout" in kw:
+            opts["timeout"] = kw["request_timeout"]
+        return transport.send(Request("POST", "", body=body, idempotent=True), **opts).data
+
+
+class _DeliveryFields(TypedDict):
     event_id: str
     occurrence_id: str
     attempt: int
@@ -36,6 +81,21 @@ class Delivery(TypedDict):
     dispatched_at: str
     metadata: Any
     tags: List[str]
+
+
+class Delivery(_DeliveryFields, total=False):
+    """The JSON body of a webhook delivery (and of a forwarded client-hook
+    frame); run only for an event that completes by callback."""
+
+    run: DeliveryRun
+
+
+def _parse(raw: bytes) -> Delivery:
+    """A verified body, its run (if any) as a DeliveryRun."""
+    d = json.loads(raw)
+    if isinstance(d, dict) and isinstance(d.get("run"), dict):
+        d["run"] = DeliveryRun(d["run"])
+    return d
 
 
 _B64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
@@ -76,6 +136,8 @@ def verify_delivery(headers: Any, body: Union[bytes, str], secret: Union[str, It
     occurrence_id). now is this clock in Unix seconds (default: time.time()).
     Raises WebhookVerificationError when no secret signed it, a header is
     missing, or the timestamp is more than tolerance seconds off (a replay).
+    A callback event's delivery has its "run" as a DeliveryRun, whose
+    complete() and heartbeat() need no API token.
     """
     secrets = [secret] if isinstance(secret, str) else list(secret)
     keys = [signing_key(s) for s in secrets if s]
@@ -86,7 +148,7 @@ def verify_delivery(headers: Any, body: Union[bytes, str], secret: Union[str, It
     msg_id, ts, sigs = h.get("webhook-id", ""), h.get("webhook-timestamp", ""), h.get("webhook-signature", "")
     if not (msg_id or ts or sigs):
         _verify_legacy(h, raw, keys, legacy)
-        return json.loads(raw)
+        return _parse(raw)
     if not (msg_id and ts and sigs):
         raise WebhookVerificationError("missing headers: webhook-id, webhook-timestamp and webhook-signature are all required")
     try:
@@ -111,7 +173,7 @@ def verify_delivery(headers: Any, body: Union[bytes, str], secret: Union[str, It
     for key in keys:
         want = hmac.new(key, signed, hashlib.sha256).digest()
         if any(hmac.compare_digest(want, g) for g in given):
-            return json.loads(raw)
+            return _parse(raw)
     raise WebhookVerificationError("no signature matches")
 
 

@@ -153,6 +153,14 @@ class Contract(unittest.TestCase):
         q.occurrences.skip(i, reason="holiday")
         q.occurrences.unskip(i)
         q.occurrences.move(i, soon)
+        q.occurrences.complete(i, "succeeded", output={"rows": 1})
+        q.occurrences.heartbeat(i)
+        base = f"http://127.0.0.1:{httpd.server_address[1]}"
+        run = qhronos.DeliveryRun({"token": "qrun_x", "complete_url": f"{base}/occurrences/{i}/complete",
+                                   "heartbeat_url": f"{base}/occurrences/{i}/heartbeat", "deadline": soon.isoformat()},
+                                  retries=0)
+        run.complete("failed")
+        run.heartbeat()
         q.calendars.create(name="holidays")
         q.calendars.list(tags=["a"])
         list(q.calendars.all())

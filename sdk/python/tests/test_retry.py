@@ -15,13 +15,14 @@ class Scripted:
     "drop" (the connection is cut before any answer)."""
 
     def __init__(self, steps):
-        self.steps, self.seen = list(steps), []
+        self.steps, self.seen, self.auth = list(steps), [], []
         outer = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def handle_any(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 outer.seen.append((self.command, self.path, self.headers.get("Idempotency-Key"), body))
+                outer.auth.append(self.headers.get("Authorization"))
                 step = outer.steps.pop(0) if outer.steps else (200, {}, b'{"id":"e1"}')
                 if step == "drop":
                     self.close_connection = True
@@ -42,7 +43,8 @@ class Scripted:
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        self.client = qhronos.Client(f"http://127.0.0.1:{self.httpd.server_address[1]}", token="t", backoff=0.005)
+        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.client = qhronos.Client(self.base, token="t", backoff=0.005)
 
     def close(self):
         self.httpd.shutdown()
@@ -83,6 +85,20 @@ class Retries(unittest.TestCase):
         self.assertEqual((method, path, key), ("POST", "/events/e1/backfill", None))
         self.assertEqual(json.loads(body), {"from": "2020-01-02T09:00:00Z", "to": "7 days ago",
                                             "respect_exceptions": True})
+
+    def test_a_runs_complete_is_retried_on_503_with_the_run_token_as_its_bearer(self):
+        s = self.scripted([(503, {}, b'{"error":"x"}'), (200, {}, b'{"id":"o1","status":"completed"}'),
+                           (200, {}, b'{"id":"o1","status":"running"}')])
+        run = qhronos.DeliveryRun({"token": "qrun_abc", "complete_url": f"{s.base}/occurrences/o1/complete",
+                                   "heartbeat_url": f"{s.base}/occurrences/o1/heartbeat",
+                                   "deadline": "2030-01-01T00:00:00Z"}, backoff=0.005)
+        self.assertEqual(run.complete("succeeded", {"rows": 3})["status"], "completed")
+        self.assertEqual(len(s.seen), 2, "a repeat answers the same: one retry after the 503")
+        method, path, key, body = s.seen[1]
+        self.assertEqual((method, path, key, s.auth[1]), ("POST", "/occurrences/o1/complete", None, "Bearer qrun_abc"))
+        self.assertEqual(json.loads(body), {"status": "succeeded", "output": {"rows": 3}})
+        self.assertEqual(run.heartbeat()["status"], "running")
+        self.assertEqual((s.seen[2][1], s.seen[2][3], s.auth[2]), ("/occurrences/o1/heartbeat", b"", "Bearer qrun_abc"))
 
     def test_429_waits_for_retry_after_and_a_longer_one_is_raised(self):
         s = self.scripted([(429, {"Retry-After": "1"}, b"{}"), (200, {}, b"{}"), (429, {"Retry-After": "120"}, b"{}")])

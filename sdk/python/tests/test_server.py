@@ -1,6 +1,8 @@
 """The client and verify_delivery against the real qhronosd (see harness.py)."""
+import http.server
 import json
 import os
+import re
 import secrets
 import threading
 import time
@@ -23,6 +25,46 @@ def in_an_hour():
 
 def parse(ts):
     return datetime.fromisoformat(ts.replace("Z", "+00:00"))
+
+
+def to_the_second(ts):
+    """An RFC 3339 instant with its fraction (up to nine digits, which
+    fromisoformat takes only from Python 3.11) dropped."""
+    return parse(re.sub(r"\.\d+", "", ts))
+
+
+class RunReceiver:
+    """A receiver of callback deliveries: verifies each with the kit and
+    answers 202 at once, keeping the verified delivery and its
+    Qhronos-Run-Token header; the work comes later."""
+
+    def __init__(self, secret):
+        self.got = []
+        got = self.got
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                try:
+                    delivery = qhronos.verify_delivery(self.headers, body, secret)
+                except qhronos.WebhookVerificationError:
+                    self.send_response(401)
+                else:
+                    got.append((delivery, self.headers.get("Qhronos-Run-Token")))
+                    self.send_response(202)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/jobs"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
 
 
 class AgainstServer(unittest.TestCase):
@@ -273,6 +315,90 @@ class AgainstServer(unittest.TestCase):
             q.events.backfill(ev["id"], at(-5), at(-2))
         with self.assertRaises(qhronos.NotFoundError):
             q.events.backfill("6f1c1d4e-9a0b-4c1e-8f00-000000000000", at(-5), at(-2))
+
+    def run_receiver(self):
+        secret = f"run-{secrets.token_hex(8)}"
+        r = RunReceiver(secret)
+        self.addCleanup(r.close)
+        return r, secret
+
+    def wait_running(self, occurrence_id):
+        wait_for(f"occurrence {occurrence_id} running",
+                 lambda: self.q.occurrences.get(occurrence_id)["status"] == "running")
+
+    def test_callback_run_completed_with_the_run_token_alone(self):
+        q = self.q
+        r, secret = self.run_receiver()
+        ev = q.events.create(name="nightly export", start_time=in_an_hour(), webhook=r.url, hmac_secret=secret,
+                             completion="callback", max_runtime="30m")
+        self.assertEqual((ev["completion"], ev["max_runtime"]), ("callback", "30m0s"))
+        occ = q.events.trigger(ev["id"])
+        d, header = wait_for("the callback delivery", lambda: r.got and r.got[0])
+        self.assertEqual(d["occurrence_id"], occ["id"])
+        run = d["run"]
+        self.assertIsInstance(run, qhronos.DeliveryRun, "verify_delivery gives the run as a DeliveryRun")
+        self.assertRegex(run["token"], r"^qrun_")
+        self.assertEqual(header, run["token"], "the Qhronos-Run-Token header carries the payload's token")
+        self.assertEqual(run["complete_url"], f"{self.srv.url}/occurrences/{occ['id']}/complete")
+        self.assertEqual(run["heartbeat_url"], f"{self.srv.url}/occurrences/{occ['id']}/heartbeat")
+        deadline = to_the_second(run["deadline"])
+        self.assertLess(abs(deadline - (datetime.now(timezone.utc) + timedelta(minutes=30))), timedelta(minutes=1))
+        self.wait_running(occ["id"])
+
+        # A worker that holds only the run's JSON (as a queue would hand it over) and no API token.
+        worker = qhronos.DeliveryRun(json.loads(json.dumps(run)))
+        beat = worker.heartbeat()
+        self.assertEqual(beat["status"], "running")
+        self.assertTrue(beat["run"]["heartbeat_at"])
+        self.assertGreaterEqual(to_the_second(beat["run"]["deadline"]), deadline, "the heartbeat moves the deadline")
+
+        output = {"rows": 42, "file": "export-2026-12-01.csv"}
+        done = worker.complete("succeeded", output)
+        self.assertEqual((done["status"], done["run"]["status"], done["run"]["output"]), ("completed", "succeeded", output))
+        stored = q.occurrences.get(occ["id"])
+        self.assertEqual((stored["status"], stored["run"]["output"]), ("completed", output))
+        self.assertIsInstance(stored["run"]["duration_ms"], int)
+
+        self.assertEqual(run.complete("succeeded", output)["status"], "completed", "the same report again answers the same")
+        with self.assertRaises(qhronos.ConflictError) as cf:
+            run.complete("failed")
+        self.assertEqual(cf.exception.status, 409)
+        with self.assertRaises(qhronos.ConflictError):
+            run.heartbeat()
+
+    def test_occurrences_complete_and_heartbeat(self):
+        q = self.q
+        r, secret = self.run_receiver()
+        ev = q.events.create(name="invoice run", start_time=in_an_hour(), webhook=r.url, hmac_secret=secret,
+                             completion="callback")
+        self.assertEqual(ev["max_runtime"], "1h0m0s", "the default max_runtime")
+        first = q.events.trigger(ev["id"])
+        wait_for("the first delivery", lambda: len(r.got) >= 1)
+        second = q.events.trigger(ev["id"])
+        wait_for("the second delivery", lambda: len(r.got) >= 2)
+        for o in (first, second):
+            self.wait_running(o["id"])
+        first_run = next(d for d, _ in r.got if d["occurrence_id"] == first["id"])["run"]
+
+        beat = q.occurrences.heartbeat(second["id"])
+        self.assertEqual(beat["status"], "running")
+        self.assertTrue(beat["run"]["heartbeat_at"])
+        with self.assertRaises(qhronos.UnauthorizedError):
+            qhronos.Client(self.srv.url, token=first_run["token"], retries=0).occurrences.complete(second["id"], "succeeded")
+        failed = q.occurrences.complete(second["id"], "failed", output={"error": "ledger locked"})
+        self.assertEqual((failed["status"], failed["run"]["output"]), ("failed", {"error": "ledger locked"}))
+        with self.assertRaises(qhronos.ConflictError):
+            q.occurrences.heartbeat(second["id"])
+
+        # The run token as a client's token completes its own occurrence.
+        own = qhronos.Client(self.srv.url, token=first_run["token"])
+        self.assertEqual(own.occurrences.complete(first["id"], status="succeeded")["status"], "completed")
+
+        plain = q.events.update(ev["id"], completion="response")
+        self.assertEqual((plain["completion"], plain["max_runtime"]), ("response", None), "max_runtime goes with callback")
+        with self.assertRaises(qhronos.BadRequestError) as cm:
+            q.events.create(name="bad", start_time=in_an_hour(), webhook="https://example.com/h", max_runtime="10m")
+        self.assertEqual(cm.exception.field, "max_runtime")
 
     def test_signed_delivery(self):
         secret = f"plain-{secrets.token_hex(8)}"

@@ -209,6 +209,20 @@ export class Occurrences {
   move(id: string, body: T.MoveRequest, opts?: CallOptions): Promise<T.Occurrence> {
     return data(this.t.send({ method: "POST", path: `/occurrences/${pathID(id)}/move`, body }, opts));
   }
+  /**
+   * Completes the run of a callback event's occurrence: `status` "succeeded" (the occurrence ends completed) or
+   * "failed", and any JSON `output` up to 16 KB (POST /occurrences/{id}/complete). Takes a token that may write
+   * the event, or the delivery's run token as the client's token. The same report again answers the same; a
+   * different one after the end, or any after a timeout, is a ConflictError. Retried like a PUT.
+   */
+  complete(id: string, report: T.RunReport, opts?: CallOptions): Promise<T.Occurrence> {
+    return data(this.t.send({ method: "POST", path: `/occurrences/${pathID(id)}/complete`, body: report, idempotent: true }, opts));
+  }
+  /** Says the run of a callback event's occurrence is alive: its deadline moves to now + the event's max_runtime
+   * (POST /occurrences/{id}/heartbeat). Same tokens as complete; a run no longer under way is a ConflictError. */
+  heartbeat(id: string, opts?: CallOptions): Promise<T.Occurrence> {
+    return data(this.t.send({ method: "POST", path: `/occurrences/${pathID(id)}/heartbeat`, idempotent: true }, opts));
+  }
 }
 
 /** /schedules */

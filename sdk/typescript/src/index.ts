@@ -11,8 +11,8 @@ export {
   RateLimitError,
   UnavailableError,
 } from "./errors.js";
-export { verifyDelivery, signingKey, WebhookVerificationError } from "./webhooks.js";
-export type { Delivery, ReceivedDelivery, VerifyOptions } from "./webhooks.js";
+export { verifyDelivery, signingKey, DeliveryRun, WebhookVerificationError } from "./webhooks.js";
+export type { Delivery, ReceivedDelivery, RunOptions, VerifyOptions } from "./webhooks.js";
 export { subscribe } from "./websocket.js";
 export type { Subscription, Frame, Connection } from "./websocket.js";
 export type * from "./types.js";

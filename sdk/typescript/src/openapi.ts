@@ -3716,6 +3716,180 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/occurrences/{id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete a callback run
+         * @description Takes the occurrence's run token as the bearer (valid for this occurrence only), or any token that may write its event. 200 with the occurrence; the same report again is idempotent; a report after the run ended is 409 (after a timeout it is kept as late but does not undo it). A report that arrives before the delivery's 2xx is recorded decides the occurrence when it is.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["RunReport"];
+                };
+            };
+            responses: {
+                /** @description the occurrence */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Occurrence"];
+                    };
+                };
+                400: components["responses"]["BadRequest"];
+                /** @description Missing or invalid credentials, or the run token of another occurrence */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Insufficient access or outside scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The occurrence has no run under way: it ended (completed, failed, timed_out, cancelled), was not delivered yet, or its event completes by response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                413: components["responses"]["TooLarge"];
+                429: components["responses"]["TooManyRequests"];
+                503: components["responses"]["Unavailable"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/occurrences/{id}/heartbeat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Say a callback run is alive
+         * @description Moves the run's deadline to now + the event's max_runtime. Same credentials as complete. The body, if any, is an empty object.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            responses: {
+                /** @description the occurrence */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Occurrence"];
+                    };
+                };
+                400: components["responses"]["BadRequest"];
+                /** @description Missing or invalid credentials, or the run token of another occurrence */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Insufficient access or outside scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The occurrence has no run under way: it ended (completed, failed, timed_out, cancelled), was not delivered yet, or its event completes by response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                413: components["responses"]["TooLarge"];
+                429: components["responses"]["TooManyRequests"];
+                503: components["responses"]["Unavailable"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3824,6 +3998,13 @@ export interface components {
                 /** @enum {string} */
                 policy?: "skip" | "roll_forward" | "roll_backward";
             }[] | null;
+            /**
+             * @description response (default): the receiver's 2xx completes the occurrence. callback: the 2xx starts a run (status running) that the receiver completes with POST /occurrences/{id}/complete using the run token of the delivery (header Qhronos-Run-Token, payload run.token). Not for websocket actions.
+             * @enum {string}
+             */
+            completion?: "response" | "callback";
+            /** @description callback only: how long a run may go without a completion or heartbeat before it ends timed_out (1s to 7d, default 1h) */
+            max_runtime?: string | null;
         };
         /** @description Its action's params show sensitive values as fingerprints (header values, URL userinfo and query values, credential-named members, credential form/JSON bodies); sent back unchanged they keep the stored values. */
         Event: {
@@ -3897,6 +4078,10 @@ export interface components {
             debounce?: string | null;
             /** @description how far upserts may push the pending occurrence past the first upsert of a burst, a duration */
             max_wait?: string | null;
+            /** @enum {string} */
+            completion?: "response" | "callback";
+            /** @description the run deadline of a callback event; null for completion response */
+            max_runtime?: string | null;
         };
         EventBatchInput: {
             events: components["schemas"]["EventInput"][];
@@ -3929,10 +4114,10 @@ export interface components {
             /** Format: date-time */
             scheduled_at: string;
             /**
-             * @description A delivery under way leaves its occurrence pending (or retrying) until its outcome is recorded, normally milliseconds after the receiver answers; dispatching appears only on rows an older version claimed (rolling upgrade). GET /status shows each instance's deliveries in flight.
+             * @description A delivery under way leaves its occurrence pending (or retrying) until its outcome is recorded, normally milliseconds after the receiver answers; dispatching appears only on rows an older version claimed (rolling upgrade). GET /status shows each instance's deliveries in flight. A callback event's occurrence is running from its accepted delivery until the receiver completes it (POST /occurrences/{id}/complete); timed_out when neither a completion nor a heartbeat came within the event's max_runtime.
              * @enum {string}
              */
-            status: "pending" | "dispatching" | "retrying" | "awaiting_ack" | "completed" | "failed" | "missed" | "cancelled" | "skipped";
+            status: "pending" | "dispatching" | "retrying" | "awaiting_ack" | "running" | "completed" | "failed" | "missed" | "cancelled" | "skipped" | "timed_out";
             manual?: boolean;
             attempt_count: number;
             /** Format: date-time */
@@ -3962,6 +4147,7 @@ export interface components {
              * @description the planned instant of a moved or rolled occurrence
              */
             original_scheduled_at?: string | null;
+            run?: components["schemas"]["Run"];
         };
         OccurrencePage: {
             data: components["schemas"]["Occurrence"][];
@@ -4531,6 +4717,13 @@ export interface components {
             debounce?: string;
             /** @description the occurrence fires no later than this long after the first upsert of a burst; needs debounce, not shorter than it */
             max_wait?: string;
+            /**
+             * @description response (default): the receiver's 2xx completes the occurrence. callback: the 2xx starts a run (status running) that the receiver completes with POST /occurrences/{id}/complete using the run token of the delivery (header Qhronos-Run-Token, payload run.token). Not for websocket actions.
+             * @enum {string}
+             */
+            completion?: "response" | "callback";
+            /** @description callback only: how long a run may go without a completion or heartbeat before it ends timed_out (1s to 7d, default 1h) */
+            max_runtime?: string | null;
         };
         /** @description One transition of an endpoint's circuit. */
         CircuitEntry: {
@@ -4753,6 +4946,36 @@ export interface components {
             skipped: number;
             /** @description instants that already had an occurrence, left as they are */
             existing: number;
+        };
+        /** @description A callback event's run: present once its delivery was accepted or the receiver reported it. */
+        Run: {
+            /**
+             * Format: date-time
+             * @description while running: when it times out unless completed or heartbeated
+             */
+            deadline: string | null;
+            /** Format: date-time */
+            heartbeat_at: string | null;
+            /**
+             * @description what the receiver reported
+             * @enum {string|null}
+             */
+            status: "succeeded" | "failed" | null;
+            /** @description the receiver's output (any JSON, at most 16 KB), redacted like any value; null when none */
+            output: unknown;
+            /** Format: date-time */
+            reported_at: string | null;
+            /**
+             * Format: int64
+             * @description from the occurrence's first attempt to the run's end, once over
+             */
+            duration_ms: number | null;
+        };
+        RunReport: {
+            /** @enum {string} */
+            status: "succeeded" | "failed";
+            /** @description any JSON, at most 16 KB (kept redacted) */
+            output?: unknown;
         };
     };
     responses: {

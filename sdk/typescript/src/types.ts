@@ -49,6 +49,10 @@ export type Ready = S["Ready"];
 export type ResumeRequest = S["ResumeRequest"];
 export type RetryFilter = S["RetryFilter"];
 export type RetryResult = S["RetryResult"];
+/** The run of a callback event's occurrence (Occurrence.run). */
+export type Run = S["Run"];
+/** How a run ended: occurrences.complete's body. */
+export type RunReport = S["RunReport"];
 export type SecretRotation = S["SecretRotation"];
 export type Stats = S["Stats"];
 export type Status = S["Status"];

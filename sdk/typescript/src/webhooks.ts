@@ -2,10 +2,66 @@
 // headers are checked by the official `standardwebhooks` package; what it
 // does not know is Qhronos' own: the key rule for secrets that are not
 // "whsec_" base64, several secrets during a rotation, and the original
-// X-Qhronos-Signature header (no timestamp, so opt-in).
+// X-Qhronos-Signature header (no timestamp, so opt-in). A callback event's
+// delivery also carries the run it starts, which DeliveryRun completes.
 import { Webhook, WebhookVerificationError } from "standardwebhooks";
 
+import { type CallOptions, type ClientOptions, Transport } from "./transport.js";
+import type { Occurrence, RunReport } from "./types.js";
+
 export { WebhookVerificationError };
+
+/** Options of a DeliveryRun's calls: those of a client, but for its URLs and token. */
+export type RunOptions = Omit<ClientOptions, "baseUrl" | "token">;
+
+/**
+ * The run a delivery of a callback event (`"completion": "callback"`) starts, from its `run` member: the run
+ * token (also sent as the Qhronos-Run-Token header), where to complete the run or say it is alive, and by when.
+ * The receiver answers 2xx at once (202), does the work, then calls `complete` with the token alone — no API
+ * token needed. verifyDelivery gives a delivery's `run` as one; `new DeliveryRun(delivery.run)` rebuilds it from
+ * the JSON (e.g. in a worker that got the job from a queue), with options such as `fetch` or `retries`.
+ */
+export class DeliveryRun {
+  /** The bearer token that completes this occurrence's run, and nothing else. */
+  readonly token: string;
+  /** POST /occurrences/{id}/complete on the server that sent the delivery. */
+  readonly complete_url: string;
+  /** POST /occurrences/{id}/heartbeat on the server that sent the delivery. */
+  readonly heartbeat_url: string;
+  /** RFC 3339: when the run times out unless completed or heartbeated (as of the delivery). */
+  readonly deadline: string;
+  readonly #options: RunOptions;
+
+  constructor(run: Pick<DeliveryRun, "token" | "complete_url" | "heartbeat_url" | "deadline">, options: RunOptions = {}) {
+    this.token = run.token;
+    this.complete_url = run.complete_url;
+    this.heartbeat_url = run.heartbeat_url;
+    this.deadline = run.deadline;
+    this.#options = options;
+  }
+
+  /**
+   * Reports how the run ended (POST complete_url with the run token): "succeeded" completes the occurrence,
+   * "failed" fails it; `output` is any JSON up to 16 KB, kept on the occurrence's `run.output`. Answers the
+   * occurrence. The same report again answers the same (so it is retried like a PUT); a different one after the
+   * end, or any after a timeout, is a ConflictError.
+   */
+  complete(status: RunReport["status"], output?: unknown, opts?: CallOptions): Promise<Occurrence> {
+    return this.#post(this.complete_url, { status, output }, opts);
+  }
+
+  /** Says the run is alive (POST heartbeat_url with the run token): its deadline moves to now + the event's
+   * max_runtime. Answers the occurrence (its `run.deadline` is the new one); a run no longer under way is a
+   * ConflictError. */
+  heartbeat(opts?: CallOptions): Promise<Occurrence> {
+    return this.#post(this.heartbeat_url, undefined, opts);
+  }
+
+  async #post(url: string, body: RunReport | undefined, opts?: CallOptions): Promise<Occurrence> {
+    const t = new Transport({ ...this.#options, baseUrl: url, token: this.token });
+    return (await t.send<Occurrence>({ method: "POST", path: "", body, idempotent: true }, opts)).data;
+  }
+}
 
 /** The JSON body of a webhook delivery (and of a forwarded client-hook frame). */
 export interface Delivery {
@@ -18,6 +74,8 @@ export interface Delivery {
   dispatched_at: string;
   metadata: unknown;
   tags: string[];
+  /** Only for an event that completes by callback: the run this delivery starts. */
+  run?: DeliveryRun;
 }
 
 /** A received request as plain values, e.g. from node:http
@@ -88,13 +146,21 @@ async function verifyLegacy(h: Record<string, string>, body: Uint8Array, secrets
   throw new WebhookVerificationError("No matching signature found");
 }
 
+/** parse reads a verified body, its run (if any) as a DeliveryRun. */
+function parse(body: string): Delivery {
+  const d = JSON.parse(body) as Delivery;
+  if (d !== null && typeof d === "object" && d.run !== null && typeof d.run === "object") d.run = new DeliveryRun(d.run);
+  return d;
+}
+
 /**
  * verifyDelivery checks one delivery — a fetch `Request` (its body is read)
  * or `{ headers, body }` with the raw body — against the event's or
  * endpoint's secret (during a rotation, pass both: `[newSecret, oldSecret]`),
  * and returns the parsed body. It throws WebhookVerificationError when no
  * secret signed it, a header is missing, or the timestamp is more than five
- * minutes from this clock (a replay).
+ * minutes from this clock (a replay). A callback event's delivery has its `run`
+ * as a DeliveryRun, whose `complete` and `heartbeat` need no API token.
  */
 export async function verifyDelivery(
   request: Request | ReceivedDelivery,
@@ -127,13 +193,13 @@ export async function verifyDelivery(
       throw new WebhookVerificationError("Only X-Qhronos-Signature, which cannot refuse a replay (see the legacy option)");
     }
     await verifyLegacy(headers, raw, secrets);
-    return JSON.parse(body) as Delivery;
+    return parse(body);
   }
   let last: unknown;
   for (const s of secrets) {
     try {
       new Webhook(signingKey(s), { format: "raw" }).verify(body, standard);
-      return JSON.parse(body) as Delivery;
+      return parse(body);
     } catch (e) {
       // A stale timestamp or a malformed header fails whatever the secret.
       if (!(e instanceof WebhookVerificationError) || e.message !== "No matching signature found") throw e;

@@ -12,7 +12,7 @@ import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 
-import { Qhronos } from "../dist/index.js";
+import { DeliveryRun, Qhronos } from "../dist/index.js";
 import { repoRoot } from "./harness.js";
 
 const pkg = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -140,6 +140,15 @@ test("every operation of openapi.json is called by a method, with a request the 
     await q.occurrences.skip(id, { reason: "holiday" });
     await q.occurrences.unskip(id);
     await q.occurrences.move(id, { to: soon });
+    await q.occurrences.complete(id, { status: "succeeded", output: { rows: 1 } });
+    await q.occurrences.heartbeat(id);
+    const base = `http://127.0.0.1:${server.address().port}`;
+    const run = new DeliveryRun(
+      { token: "qrun_x", complete_url: `${base}/occurrences/${id}/complete`, heartbeat_url: `${base}/occurrences/${id}/heartbeat`, deadline: soon },
+      { retries: 0 },
+    );
+    await run.complete("failed");
+    await run.heartbeat();
     await q.calendars.create({ name: "holidays" });
     await q.calendars.list({ tags: ["a"] });
     for await (const _ of q.calendars.all());

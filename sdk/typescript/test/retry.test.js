@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { test } from "node:test";
 
-import { Qhronos, RateLimitError, UnavailableError } from "../dist/index.js";
+import { DeliveryRun, Qhronos, RateLimitError, UnavailableError } from "../dist/index.js";
 
 /** scripted answers each request with the next step: a status, or "drop"
  * (the connection is cut before any answer). */
@@ -15,7 +15,13 @@ async function scripted(steps) {
     const chunks = [];
     req.on("data", (c) => chunks.push(c));
     req.on("end", () => {
-      seen.push({ method: req.method, url: req.url, key: req.headers["idempotency-key"], body: Buffer.concat(chunks).toString() });
+      seen.push({
+        method: req.method,
+        url: req.url,
+        key: req.headers["idempotency-key"],
+        auth: req.headers.authorization,
+        body: Buffer.concat(chunks).toString(),
+      });
       const step = steps.shift() ?? { status: 200 };
       if (step === "drop") return req.socket.destroy();
       res.writeHead(step.status, { "Content-Type": "application/json", ...(step.headers ?? {}) });
@@ -24,7 +30,8 @@ async function scripted(steps) {
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   const q = new Qhronos({ baseUrl: `http://127.0.0.1:${server.address().port}`, token: "t", backoffMs: 5 });
-  return { q, seen, close: () => new Promise((r) => server.close(r)) };
+  const base = `http://127.0.0.1:${server.address().port}`;
+  return { q, base, seen, close: () => new Promise((r) => server.close(r)) };
 }
 
 test("a create whose answer is lost is sent again with the same Idempotency-Key", async () => {
@@ -61,6 +68,27 @@ test("a backfill, which a repeat leaves as it was, is retried on 503 and sends i
     assert.equal(s.seen[1].url, "/events/e1/backfill");
     assert.equal(s.seen[1].key, undefined, "the route takes no Idempotency-Key");
     assert.deepEqual(JSON.parse(s.seen[1].body), { from: "2020-01-02T09:00:00.000Z", to: "7 days ago", respect_exceptions: false });
+  } finally {
+    await s.close();
+  }
+});
+
+test("a run's complete, which a repeat answers the same, is retried on 503 with the run token as its bearer; a heartbeat has no body", async () => {
+  const s = await scripted([{ status: 503 }, { status: 200, body: '{"id":"o1","status":"completed"}' }, { status: 200, body: '{"id":"o1","status":"running"}' }]);
+  try {
+    const run = new DeliveryRun(
+      { token: "qrun_abc", complete_url: `${s.base}/occurrences/o1/complete`, heartbeat_url: `${s.base}/occurrences/o1/heartbeat`, deadline: "2030-01-01T00:00:00Z" },
+      { backoffMs: 5 },
+    );
+    assert.equal((await run.complete("succeeded", { rows: 3 })).status, "completed");
+    assert.equal(s.seen.length, 2, "one retry after the 503");
+    assert.deepEqual(
+      { method: s.seen[1].method, url: s.seen[1].url, auth: s.seen[1].auth, key: s.seen[1].key },
+      { method: "POST", url: "/occurrences/o1/complete", auth: "Bearer qrun_abc", key: undefined },
+    );
+    assert.deepEqual(JSON.parse(s.seen[1].body), { status: "succeeded", output: { rows: 3 } });
+    assert.equal((await run.heartbeat()).status, "running");
+    assert.deepEqual([s.seen[2].url, s.seen[2].auth, s.seen[2].body], ["/occurrences/o1/heartbeat", "Bearer qrun_abc", ""]);
   } finally {
     await s.close();
   }

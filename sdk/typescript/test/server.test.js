@@ -2,12 +2,14 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { after, before, describe, test } from "node:test";
 
 import {
   APIError,
   BadRequestError,
   ConflictError,
+  DeliveryRun,
   NotFoundError,
   PreconditionFailedError,
   Qhronos,
@@ -279,6 +281,130 @@ describe(`against qhronosd (${process.env.QHRONOS_SDK_DATABASE_URL ? "postgres+r
     await q.events.pause(ev.id);
     await assert.rejects(q.events.backfill(ev.id, { from: at(-5), to: at(-2) }), ConflictError);
     await assert.rejects(q.events.backfill("6f1c1d4e-9a0b-4c1e-8f00-000000000000", { from: at(-5), to: at(-2) }), NotFoundError);
+  });
+
+  test("a callback run: the receiver verifies, answers 202, then heartbeats and completes it with the run token alone", async () => {
+    // The receiver: verifies each delivery with the kit and answers 202 at once; the work comes later.
+    const secret = `run-${randomBytes(8).toString("hex")}`;
+    const got = [];
+    const hooks = createServer((req, res) => {
+      const chunks = [];
+      req.on("data", (c) => chunks.push(c));
+      req.on("end", async () => {
+        try {
+          const delivery = await verifyDelivery({ headers: req.headers, body: Buffer.concat(chunks) }, secret);
+          got.push({ delivery, header: req.headers["qhronos-run-token"] });
+          res.writeHead(202).end();
+        } catch {
+          res.writeHead(401).end();
+        }
+      });
+    });
+    await new Promise((r) => hooks.listen(0, "127.0.0.1", r));
+    try {
+      const ev = await q.events.create({
+        name: "nightly export",
+        start_time: inAnHour(),
+        webhook: `http://127.0.0.1:${hooks.address().port}/jobs/export`,
+        hmac_secret: secret,
+        completion: "callback",
+        max_runtime: "30m",
+      });
+      assert.equal(ev.completion, "callback");
+      assert.equal(ev.max_runtime, "30m0s");
+
+      const occ = await q.events.trigger(ev.id);
+      const { delivery: d, header } = await waitFor("the callback delivery", () => got[0]);
+      assert.equal(d.occurrence_id, occ.id);
+      assert.ok(d.run instanceof DeliveryRun, "verifyDelivery gives the run as a DeliveryRun");
+      assert.match(d.run.token, /^qrun_/);
+      assert.equal(header, d.run.token, "the Qhronos-Run-Token header carries the payload's token");
+      assert.equal(d.run.complete_url, `${srv.url}/occurrences/${occ.id}/complete`);
+      assert.equal(d.run.heartbeat_url, `${srv.url}/occurrences/${occ.id}/heartbeat`);
+      assert.ok(Math.abs(Date.parse(d.run.deadline) - (Date.now() + 30 * 60_000)) < 60_000, d.run.deadline);
+      await waitFor("the accepted delivery leaves the occurrence running", async () => (await q.occurrences.get(occ.id)).status === "running");
+
+      // A worker that holds only the run's JSON (as a queue would hand it over) and no API token.
+      const run = new DeliveryRun(JSON.parse(JSON.stringify(d.run)));
+      const beat = await run.heartbeat();
+      assert.equal(beat.status, "running");
+      assert.ok(beat.run?.heartbeat_at, JSON.stringify(beat.run));
+      assert.ok(Date.parse(beat.run.deadline) >= Date.parse(d.run.deadline), "the heartbeat moves the deadline");
+
+      const output = { rows: 42, file: "export-2026-12-01.csv" };
+      const done = await run.complete("succeeded", output);
+      assert.equal(done.status, "completed");
+      assert.equal(done.run?.status, "succeeded");
+      assert.deepEqual(done.run?.output, output);
+      const stored = await q.occurrences.get(occ.id);
+      assert.equal(stored.status, "completed");
+      assert.deepEqual(stored.run?.output, output);
+      assert.equal(typeof stored.run?.duration_ms, "number");
+
+      assert.equal((await d.run.complete("succeeded", output)).status, "completed", "the same report again answers the same");
+      await assert.rejects(d.run.complete("failed"), (e) => e instanceof ConflictError && e.status === 409);
+      await assert.rejects(d.run.heartbeat(), ConflictError);
+    } finally {
+      await new Promise((r) => hooks.close(r));
+    }
+  });
+
+  test("occurrences.complete and heartbeat with an API token; another occurrence's run token is refused", async () => {
+    const secret = `run-${randomBytes(8).toString("hex")}`;
+    const got = [];
+    const hooks = createServer((req, res) => {
+      const chunks = [];
+      req.on("data", (c) => chunks.push(c));
+      req.on("end", async () => {
+        try {
+          got.push(await verifyDelivery({ headers: req.headers, body: Buffer.concat(chunks) }, secret));
+          res.writeHead(202).end();
+        } catch {
+          res.writeHead(401).end();
+        }
+      });
+    });
+    await new Promise((r) => hooks.listen(0, "127.0.0.1", r));
+    try {
+      const ev = await q.events.create({
+        name: "invoice run",
+        start_time: inAnHour(),
+        webhook: `http://127.0.0.1:${hooks.address().port}/jobs/invoices`,
+        hmac_secret: secret,
+        completion: "callback",
+      });
+      assert.equal(ev.max_runtime, "1h0m0s", "the default max_runtime");
+      const first = await q.events.trigger(ev.id);
+      await waitFor("the first delivery", () => got.length >= 1);
+      const second = await q.events.trigger(ev.id);
+      await waitFor("the second delivery", () => got.length >= 2);
+      for (const o of [first, second]) {
+        await waitFor(`occurrence ${o.id} running`, async () => (await q.occurrences.get(o.id)).status === "running");
+      }
+      const firstRun = got.find((d) => d.occurrence_id === first.id).run;
+
+      const beat = await q.occurrences.heartbeat(second.id);
+      assert.equal(beat.status, "running");
+      assert.ok(beat.run?.heartbeat_at);
+      const stranger = new Qhronos({ baseUrl: srv.url, token: firstRun.token, retries: 0 });
+      await assert.rejects(stranger.occurrences.complete(second.id, { status: "succeeded" }), UnauthorizedError);
+      const failed = await q.occurrences.complete(second.id, { status: "failed", output: { error: "ledger locked" } });
+      assert.equal(failed.status, "failed");
+      assert.deepEqual(failed.run?.output, { error: "ledger locked" });
+      await assert.rejects(q.occurrences.heartbeat(second.id), ConflictError);
+
+      // The run token as a client's token completes its own occurrence.
+      const own = new Qhronos({ baseUrl: srv.url, token: firstRun.token });
+      assert.equal((await own.occurrences.complete(first.id, { status: "succeeded" })).status, "completed");
+
+      const plain = await q.events.update(ev.id, { completion: "response" });
+      assert.equal(plain.completion, "response");
+      assert.equal(plain.max_runtime, null, "max_runtime goes with callback");
+      const refused = await q.events.create({ name: "bad", start_time: inAnHour(), webhook: "https://example.com/h", max_runtime: "10m" }).catch((e) => e);
+      assert.ok(refused instanceof BadRequestError && refused.field === "max_runtime", String(refused));
+    } finally {
+      await new Promise((r) => hooks.close(r));
+    }
   });
 
   test("a real signed delivery is verified; a wrong secret, a replay outside the tolerance and a tampered body are refused", async () => {

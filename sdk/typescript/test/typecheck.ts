@@ -1,6 +1,6 @@
 // Compiled (not run) by `npm test`: the public types are the generated ones,
 // so a misspelt field or a wrong enum value fails the build of a caller.
-import { type Event, NotFoundError, Qhronos, verifyDelivery } from "../dist/index.js";
+import { DeliveryRun, type Event, NotFoundError, type Occurrence, Qhronos, verifyDelivery } from "../dist/index.js";
 
 export async function usage(q: Qhronos): Promise<string> {
   const ev: Event = await q.events.create({ name: "n", start_time: "in 1 hour", webhook: "https://example.com/h" });
@@ -15,7 +15,23 @@ export async function usage(q: Qhronos): Promise<string> {
   filled.created satisfies number;
   // @ts-expect-error: a backfill needs its range's end
   await q.events.backfill(ev.id, { from: "30 days ago" });
+  const job = await q.events.create({ name: "job", start_time: "in 1 hour", webhook: "https://example.com/h", completion: "callback", max_runtime: "30m" });
+  job.completion satisfies "response" | "callback" | undefined;
+  // @ts-expect-error: not a completion of the document
+  await q.events.update(job.id, { completion: "later" });
+  const done: Occurrence = await q.occurrences.complete(job.id, { status: "succeeded", output: { rows: 1 } });
+  done.run?.duration_ms satisfies number | null | undefined;
+  // @ts-expect-error: a run ends succeeded or failed
+  await q.occurrences.complete(job.id, { status: "done" });
+  (await q.occurrences.heartbeat(job.id)).status satisfies Occurrence["status"];
   const d = await verifyDelivery({ headers: {}, body: "" }, "secret");
+  if (d.run) {
+    d.run.deadline satisfies string;
+    await d.run.heartbeat();
+    await new DeliveryRun(d.run, { retries: 5 }).complete("failed", { error: "disk full" });
+    // @ts-expect-error: a run ends succeeded or failed
+    await d.run.complete("ok");
+  }
   try {
     await q.events.get(ev.id);
   } catch (e) {
