@@ -145,6 +145,11 @@ func TestRunTimesOutUnlessItHeartbeats(t *testing.T) {
 		require.NoError(t, err)
 		require.Contains(t, ev.LastStatus, "timed_out")
 
+		failed, err := s.FailedOccurrencesAfter(ctx, model.ScanCursor{}, t0.Add(time.Hour), 10)
+		require.NoError(t, err)
+		require.Len(t, failed, 1, "a timed-out run is in the failure notices")
+		require.Equal(t, o.ID, failed[0].ID)
+
 		late, err := s.CompleteRun(ctx, o.ID, model.RunSucceeded, nil, t0.Add(time.Hour))
 		require.ErrorIs(t, err, repository.ErrRunEnded)
 		require.Equal(t, model.OccurrenceTimedOut, late.Status, "not resurrected")
