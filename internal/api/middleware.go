@@ -137,16 +137,12 @@ func (s *Server) limitBody(c *gin.Context) {
 // authenticate derives the request's principal once; every handler reads it
 // from the context and every query is filtered by it.
 func (s *Server) authenticate(c *gin.Context) {
-	header := c.GetHeader("Authorization")
-	bearer, ok := strings.CutPrefix(header, "Bearer ")
-	if !ok {
-		bearer, ok = strings.CutPrefix(header, "bearer ")
-	}
-	if !ok || strings.TrimSpace(bearer) == "" {
+	bearer := bearerToken(c)
+	if bearer == "" {
 		s.denyAuth(c, fmt.Errorf("%w: missing bearer token", auth.ErrUnauthenticated))
 		return
 	}
-	p, err := s.Auth.Authenticate(c.Request.Context(), strings.TrimSpace(bearer))
+	p, err := s.Auth.Authenticate(c.Request.Context(), bearer)
 	if err != nil {
 		s.denyAuth(c, err)
 		return
@@ -154,6 +150,19 @@ func (s *Server) authenticate(c *gin.Context) {
 	p.Channel = createdVia(c) // the client kind, for the events' history
 	c.Set(ctxPrincipal, p)
 	c.Next()
+}
+
+// bearerToken is the request's bearer token, "" when it sends none.
+func bearerToken(c *gin.Context) string {
+	header := c.GetHeader("Authorization")
+	bearer, ok := strings.CutPrefix(header, "Bearer ")
+	if !ok {
+		bearer, ok = strings.CutPrefix(header, "bearer ")
+	}
+	if !ok {
+		return ""
+	}
+	return strings.TrimSpace(bearer)
 }
 
 // denyAuth answers a failed authentication; failures count against the

@@ -34,13 +34,8 @@ func (s *Server) runRoutes(r *gin.Engine) {
 // access required. A run token of another occurrence is refused as
 // unauthenticated.
 func (s *Server) runAuth(c *gin.Context) {
-	header := c.GetHeader("Authorization")
-	bearer, ok := strings.CutPrefix(header, "Bearer ")
-	if !ok {
-		bearer, ok = strings.CutPrefix(header, "bearer ")
-	}
-	bearer = strings.TrimSpace(bearer)
-	if !ok || !strings.HasPrefix(bearer, auth.RunTokenPrefix) {
+	bearer := bearerToken(c)
+	if !strings.HasPrefix(bearer, auth.RunTokenPrefix) {
 		s.authenticate(c)
 		if c.IsAborted() {
 			return

@@ -1,14 +1,12 @@
 package scheduler
 
 import (
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"net/url"
 	"time"
 
 	"github.com/qhronos/qhronos/internal/actions"
+	"github.com/qhronos/qhronos/internal/auth"
 	"github.com/qhronos/qhronos/internal/model"
 )
 
@@ -32,11 +30,7 @@ func (d *Dispatcher) run(ev *model.Event, occurrenceID string, now time.Time) *a
 // processRunToken mints run tokens under a key of this process only, for a
 // dispatcher built without the server's keys (tests of the scheduler).
 var processRunToken = func() func(string) string {
-	key := make([]byte, 32)
+	key := make([]byte, auth.MinKeyBytes)
 	_, _ = rand.Read(key)
-	return func(id string) string {
-		m := hmac.New(sha256.New, key)
-		m.Write([]byte(id))
-		return "qrun_" + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
-	}
+	return auth.NewKeyring(key).RunToken
 }()
