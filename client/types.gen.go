@@ -281,6 +281,33 @@ func (e EventDstRepeat) Valid() bool {
 	}
 }
 
+// Defines values for EventOverlap.
+const (
+	EventOverlapAllow          EventOverlap = "allow"
+	EventOverlapBufferAll      EventOverlap = "buffer_all"
+	EventOverlapBufferOne      EventOverlap = "buffer_one"
+	EventOverlapCancelPrevious EventOverlap = "cancel_previous"
+	EventOverlapSkip           EventOverlap = "skip"
+)
+
+// Valid indicates whether the value is a known member of the EventOverlap enum.
+func (e EventOverlap) Valid() bool {
+	switch e {
+	case EventOverlapAllow:
+		return true
+	case EventOverlapBufferAll:
+		return true
+	case EventOverlapBufferOne:
+		return true
+	case EventOverlapCancelPrevious:
+		return true
+	case EventOverlapSkip:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventPauseCatchUp.
 const (
 	EventPauseCatchUpFire EventPauseCatchUp = "fire"
@@ -422,6 +449,33 @@ func (e EventInputDstRepeat) Valid() bool {
 	}
 }
 
+// Defines values for EventInputOverlap.
+const (
+	EventInputOverlapAllow          EventInputOverlap = "allow"
+	EventInputOverlapBufferAll      EventInputOverlap = "buffer_all"
+	EventInputOverlapBufferOne      EventInputOverlap = "buffer_one"
+	EventInputOverlapCancelPrevious EventInputOverlap = "cancel_previous"
+	EventInputOverlapSkip           EventInputOverlap = "skip"
+)
+
+// Valid indicates whether the value is a known member of the EventInputOverlap enum.
+func (e EventInputOverlap) Valid() bool {
+	switch e {
+	case EventInputOverlapAllow:
+		return true
+	case EventInputOverlapBufferAll:
+		return true
+	case EventInputOverlapBufferOne:
+		return true
+	case EventInputOverlapCancelPrevious:
+		return true
+	case EventInputOverlapSkip:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventInputStatus.
 const (
 	EventInputStatusActive   EventInputStatus = "active"
@@ -536,6 +590,33 @@ func (e EventUpsertInputDstRepeat) Valid() bool {
 	case EventUpsertInputDstRepeatFirst:
 		return true
 	case EventUpsertInputDstRepeatLast:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventUpsertInputOverlap.
+const (
+	EventUpsertInputOverlapAllow          EventUpsertInputOverlap = "allow"
+	EventUpsertInputOverlapBufferAll      EventUpsertInputOverlap = "buffer_all"
+	EventUpsertInputOverlapBufferOne      EventUpsertInputOverlap = "buffer_one"
+	EventUpsertInputOverlapCancelPrevious EventUpsertInputOverlap = "cancel_previous"
+	EventUpsertInputOverlapSkip           EventUpsertInputOverlap = "skip"
+)
+
+// Valid indicates whether the value is a known member of the EventUpsertInputOverlap enum.
+func (e EventUpsertInputOverlap) Valid() bool {
+	switch e {
+	case EventUpsertInputOverlapAllow:
+		return true
+	case EventUpsertInputOverlapBufferAll:
+		return true
+	case EventUpsertInputOverlapBufferOne:
+		return true
+	case EventUpsertInputOverlapCancelPrevious:
+		return true
+	case EventUpsertInputOverlapSkip:
 		return true
 	default:
 		return false
@@ -694,6 +775,7 @@ const (
 	OccurrenceReasonEventDeleted     OccurrenceReason = "event_deleted"
 	OccurrenceReasonLessThanNil      OccurrenceReason = "<nil>"
 	OccurrenceReasonManual           OccurrenceReason = "manual"
+	OccurrenceReasonOverlap          OccurrenceReason = "overlap"
 	OccurrenceReasonPaused           OccurrenceReason = "paused"
 	OccurrenceReasonRuleChanged      OccurrenceReason = "rule_changed"
 )
@@ -718,6 +800,8 @@ func (e OccurrenceReason) Valid() bool {
 	case OccurrenceReasonLessThanNil:
 		return true
 	case OccurrenceReasonManual:
+		return true
+	case OccurrenceReasonOverlap:
 		return true
 	case OccurrenceReasonPaused:
 		return true
@@ -1565,6 +1649,7 @@ type Event struct {
 
 	// NextRunAt when the event fires next; for an event paused until a moment, its next firing after the pause (computed at read); null when paused without an end or when nothing is planned
 	NextRunAt    *time.Time             `json:"next_run_at,omitempty"`
+	Overlap      *EventOverlap          `json:"overlap,omitempty"`
 	PauseCatchUp *EventPauseCatchUp     `json:"pause_catch_up,omitempty"`
 	PauseReason  *string                `json:"pause_reason,omitempty"`
 	PausedAt     *time.Time             `json:"paused_at,omitempty"`
@@ -1602,6 +1687,9 @@ type EventDstGap string
 
 // EventDstRepeat defines model for Event.Dst.Repeat.
 type EventDstRepeat string
+
+// EventOverlap defines model for Event.Overlap.
+type EventOverlap string
 
 // EventPauseCatchUp defines model for Event.PauseCatchUp.
 type EventPauseCatchUp string
@@ -1665,9 +1753,12 @@ type EventInput struct {
 	MaxRuntime *string         `json:"max_runtime,omitempty"`
 	Metadata   json.RawMessage `json:"metadata,omitempty"`
 	Name       *string         `json:"name,omitempty"`
-	Retry      *Retry          `json:"retry,omitempty"`
-	Rrule      *string         `json:"rrule,omitempty"`
-	Schedule   *Schedule       `json:"schedule,omitempty"`
+
+	// Overlap What an instant does while an earlier run of the event is still in progress (being delivered, awaiting its acknowledgement, running, or retrying): allow (default) fires anyway; skip records it skipped with reason overlap; buffer_one lets one instant wait and fire when the run ends (later ones are skipped); buffer_all lets every instant wait and fire one after another; cancel_previous cancels the run in progress (reason overlap; its report is then refused with 409) and fires. Retries and an operator's trigger or replay are not held back.
+	Overlap  *EventInputOverlap `json:"overlap,omitempty"`
+	Retry    *Retry             `json:"retry,omitempty"`
+	Rrule    *string            `json:"rrule,omitempty"`
+	Schedule *Schedule          `json:"schedule,omitempty"`
 
 	// StartTime RFC 3339 or natural language
 	StartTime *string           `json:"start_time,omitempty"`
@@ -1697,6 +1788,9 @@ type EventInputDstGap string
 
 // EventInputDstRepeat defines model for EventInput.Dst.Repeat.
 type EventInputDstRepeat string
+
+// EventInputOverlap What an instant does while an earlier run of the event is still in progress (being delivered, awaiting its acknowledgement, running, or retrying): allow (default) fires anyway; skip records it skipped with reason overlap; buffer_one lets one instant wait and fire when the run ends (later ones are skipped); buffer_all lets every instant wait and fire one after another; cancel_previous cancels the run in progress (reason overlap; its report is then refused with 409) and fires. Retries and an operator's trigger or replay are not held back.
+type EventInputOverlap string
 
 // EventInputStatus defines model for EventInput.Status.
 type EventInputStatus string
@@ -1733,9 +1827,12 @@ type EventUpsertInput struct {
 	MaxWait  *string     `json:"max_wait,omitempty"`
 	Metadata interface{} `json:"metadata,omitempty"`
 	Name     *string     `json:"name,omitempty"`
-	Retry    *Retry      `json:"retry,omitempty"`
-	Rrule    *string     `json:"rrule,omitempty"`
-	Schedule *Schedule   `json:"schedule,omitempty"`
+
+	// Overlap What an instant does while an earlier run of the event is still in progress (being delivered, awaiting its acknowledgement, running, or retrying): allow (default) fires anyway; skip records it skipped with reason overlap; buffer_one lets one instant wait and fire when the run ends (later ones are skipped); buffer_all lets every instant wait and fire one after another; cancel_previous cancels the run in progress (reason overlap; its report is then refused with 409) and fires. Retries and an operator's trigger or replay are not held back.
+	Overlap  *EventUpsertInputOverlap `json:"overlap,omitempty"`
+	Retry    *Retry                   `json:"retry,omitempty"`
+	Rrule    *string                  `json:"rrule,omitempty"`
+	Schedule *Schedule                `json:"schedule,omitempty"`
 
 	// StartTime RFC 3339 or natural language
 	StartTime *string                 `json:"start_time,omitempty"`
@@ -1765,6 +1862,9 @@ type EventUpsertInputDstGap string
 
 // EventUpsertInputDstRepeat defines model for EventUpsertInput.Dst.Repeat.
 type EventUpsertInputDstRepeat string
+
+// EventUpsertInputOverlap What an instant does while an earlier run of the event is still in progress (being delivered, awaiting its acknowledgement, running, or retrying): allow (default) fires anyway; skip records it skipped with reason overlap; buffer_one lets one instant wait and fire when the run ends (later ones are skipped); buffer_all lets every instant wait and fire one after another; cancel_previous cancels the run in progress (reason overlap; its report is then refused with 409) and fires. Retries and an operator's trigger or replay are not held back.
+type EventUpsertInputOverlap string
 
 // EventUpsertInputStatus defines model for EventUpsertInput.Status.
 type EventUpsertInputStatus string
@@ -1912,7 +2012,7 @@ type Occurrence struct {
 	// OriginalScheduledAt the planned instant of a moved or rolled occurrence
 	OriginalScheduledAt *time.Time `json:"original_scheduled_at,omitempty"`
 
-	// Reason why a skipped, missed or cancelled occurrence did not fire, or backfill for an occurrence a backfill created
+	// Reason why a skipped, missed or cancelled occurrence did not fire (overlap: the event's overlap policy), or backfill for an occurrence a backfill created
 	Reason       *OccurrenceReason `json:"reason,omitempty"`
 	ResponseBody *string           `json:"response_body,omitempty"`
 
@@ -1927,7 +2027,7 @@ type Occurrence struct {
 	UpdatedAt  *time.Time       `json:"updated_at,omitempty"`
 }
 
-// OccurrenceReason why a skipped, missed or cancelled occurrence did not fire, or backfill for an occurrence a backfill created
+// OccurrenceReason why a skipped, missed or cancelled occurrence did not fire (overlap: the event's overlap policy), or backfill for an occurrence a backfill created
 type OccurrenceReason string
 
 // OccurrenceStatus A delivery under way leaves its occurrence pending (or retrying) until its outcome is recorded, normally milliseconds after the receiver answers; dispatching appears only on rows an older version claimed (rolling upgrade). GET /status shows each instance's deliveries in flight. A callback event's occurrence is running from its accepted delivery until the receiver completes it (POST /occurrences/{id}/complete); timed_out when neither a completion nor a heartbeat came within the event's max_runtime.

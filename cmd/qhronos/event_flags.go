@@ -18,7 +18,7 @@ import (
 type eventFlags struct {
 	file, name, description, start, timezone, rrule, cron, schedule string
 	webhook, clientName, action, metadata, catchUp, timeout         string
-	completion, maxRuntime                                          string
+	completion, maxRuntime, overlap                                 string
 	tags                                                            []string
 	requireAck, tracePropagation                                    bool
 	publishFlags
@@ -42,6 +42,7 @@ func (f *eventFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.catchUp, "catch-up", "", "missed instants after downtime: all, latest or none")
 	fs.StringVar(&f.timeout, "timeout", "", "per-attempt timeout (e.g. 10s)")
 	fs.StringVar(&f.completion, "completion", "", `response (default): the receiver's 2xx completes an occurrence; callback: the 2xx starts a run the receiver ends with "qhronos runs complete" (or its SDK)`)
+	fs.StringVar(&f.overlap, "overlap", "", "what an instant does while the previous run is still in progress: allow (default), skip, buffer_one, buffer_all or cancel_previous")
 	fs.StringVar(&f.maxRuntime, "max-runtime", "", "with --completion callback: how long a run may go without a report or heartbeat before it times out (1s to 7d, default 1h)")
 	f.publishFlags.register(fs)
 	fs.BoolVar(&f.tracePropagation, "trace-propagation", true, "send traceparent to receivers when the server traces; --trace-propagation=false opts out")
@@ -94,6 +95,9 @@ func (f *eventFlags) input(cmd *cobra.Command, stdin io.Reader) (client.EventInp
 	str("max-runtime", f.maxRuntime, &in.MaxRuntime)
 	if set("completion") {
 		in.Completion = client.Ptr(client.EventInputCompletion(f.completion))
+	}
+	if set("overlap") {
+		in.Overlap = client.Ptr(client.EventInputOverlap(f.overlap))
 	}
 	if set("schedule") {
 		var s client.Schedule
@@ -183,7 +187,7 @@ func (a *app) eventTable(ctx context.Context, c *client.Client, ev *client.Event
 		nextRun += ")"
 	}
 	t := fields("id", ev.ID, "name", ev.Name, "status", string(ev.Status), "action", actionSummary(ev.Action),
-		"completion", completionSummary(ev), "schedule", scheduleSummary(ev), "timezone", ev.Timezone,
+		"completion", completionSummary(ev), "overlap", overlapSummary(ev), "schedule", scheduleSummary(ev), "timezone", ev.Timezone,
 		"start", z.when(&ev.StartTime), "next run", nextRun, "last run", z.when(ev.LastRunAt),
 		"last status", str(ev.LastStatus), "tags", list(ev.Tags), "key", str(ev.Key), "version", fmt.Sprint(ev.Version))
 	t.zone = z
@@ -206,6 +210,14 @@ func completionSummary(ev *client.Event) string {
 		return "response"
 	}
 	return "callback, max runtime " + str(ev.MaxRuntime)
+}
+
+// overlapSummary is the event's overlap policy.
+func overlapSummary(ev *client.Event) string {
+	if ev.Overlap == nil {
+		return string(client.EventOverlapAllow)
+	}
+	return string(*ev.Overlap)
 }
 
 func scheduleSummary(ev *client.Event) string {

@@ -15,7 +15,8 @@ import (
 )
 
 // events create --completion callback --max-runtime makes an event whose
-// deliveries start runs; runs heartbeat and runs complete report them with
+// deliveries start runs (--overlap says what an instant does meanwhile);
+// runs heartbeat and runs complete report them with
 // the delivery's run token alone (--run-token or QHRONOS_RUN_TOKEN) or with
 // the configured token, and occurrences get shows the run. Refusals set the
 // exit code and name the flag or the conflict; no output shows the token.
@@ -37,6 +38,15 @@ func TestRunsCommands(t *testing.T) {
 		ok(t, e, &ev, "events", "update", ev.ID, "--max-runtime", "2h")
 		require.Equal(t, "2h0m0s", *ev.MaxRuntime, "update sends max_runtime alone")
 		require.Equal(t, client.EventCompletionCallback, *ev.Completion)
+		require.Equal(t, "allow", field(t, r.stdout, "OVERLAP"), "the default overlap policy")
+		ok(t, e, &ev, "events", "update", ev.ID, "--overlap", "buffer_one")
+		require.Equal(t, client.EventOverlapBufferOne, *ev.Overlap)
+		r = cli(t, e, "", "events", "get", ev.ID)
+		require.Equal(t, "buffer_one", field(t, r.stdout, "OVERLAP"))
+		r = cli(t, e, "", "events", "update", ev.ID, "--overlap", "queue")
+		require.NotEqual(t, 0, r.code)
+		require.Contains(t, r.stderr, "overlap")
+		ok(t, e, &ev, "events", "update", ev.ID, "--overlap", "allow")
 
 		// started fires the event and returns the occurrence, once its
 		// delivery is accepted and the run under way, and the delivery's

@@ -56,6 +56,8 @@ type eventJSON struct {
 	// run's deadline without a completion or heartbeat (null otherwise).
 	Completion string  `json:"completion"`
 	MaxRuntime *string `json:"max_runtime"`
+	// Overlap is what an instant does while a run is in progress.
+	Overlap string `json:"overlap"`
 }
 
 func rawOrNull(j json.RawMessage) json.RawMessage {
@@ -76,6 +78,7 @@ func toEventJSON(r *redact.Redactor, ev *model.Event) eventJSON {
 		CreatedBy: ev.CreatedBy, CreatedVia: ev.CreatedVia, Version: ev.Version, NextRunAt: ev.NextRunAt,
 		LastRunAt: ev.LastRunAt, LastStatus: ev.LastStatus, CreatedAt: ev.CreatedAt, UpdatedAt: ev.UpdatedAt,
 		EndpointID: ev.EndpointID, TracePropagation: !ev.NoTracePropagation, Completion: ev.Completion,
+		Overlap: ev.OverlapPolicy(),
 	}
 	if out.Completion == "" {
 		out.Completion = model.CompletionResponse

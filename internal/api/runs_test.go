@@ -367,3 +367,74 @@ func TestCallbackEventFields(t *testing.T) {
 	plain := e.createEvent(e.master, map[string]any{"name": "plain", "webhook": "http://127.0.0.1:9999/x", "start_time": start})
 	require.Equal(t, "response", plain["completion"], "the default")
 }
+
+// An every-second job whose first run keeps going, under overlap skip: the
+// instants that come meanwhile are skipped with reason overlap and never
+// delivered; once the run completes, the next instant is delivered again.
+func TestOverlapSkipWhileARunIsInProgress(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, b.Open)
+			rr := newRunReceiver(t, nil)
+			e.sched.Start(context.Background())
+			evID := e.callbackEvent("sync", rr.url, map[string]any{"rrule": "FREQ=SECONDLY", "overlap": "skip"})
+			first := rr.next(t)
+
+			skipped := func() []map[string]any {
+				res := e.do("GET", "/occurrences?event_id="+evID+"&status=skipped", e.master, nil)
+				require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+				var page struct {
+					Data []map[string]any `json:"data"`
+				}
+				res.json(t, &page)
+				return page.Data
+			}
+			var rows []map[string]any
+			require.Eventually(t, func() bool { rows = skipped(); return len(rows) >= 2 },
+				60*time.Second, 50*time.Millisecond, "the instants during the run are skipped")
+			for _, r := range rows {
+				require.Equal(t, "overlap", r["reason"], "%v", r)
+				require.Contains(t, r["error_message"], "the previous run was still in progress")
+			}
+			select {
+			case d := <-rr.deliveries:
+				t.Fatalf("occurrence %s was delivered while the first run was in progress", d.payload.OccurrenceID)
+			default:
+			}
+
+			status, got := callBack(t, first.payload.Run.CompleteURL, first.payload.Run.Token,
+				map[string]any{"status": "succeeded"})
+			require.Equal(t, http.StatusOK, status, "%v", got)
+			next := rr.next(t)
+			require.NotEqual(t, first.payload.OccurrenceID, next.payload.OccurrenceID, "a later instant runs")
+		})
+	}
+}
+
+func TestOverlapEventField(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, backends()[0].Open)
+	start := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	res := e.do("POST", "/events", e.master, map[string]any{"name": "job", "webhook": "http://127.0.0.1:9999/x",
+		"start_time": start, "overlap": "queue"})
+	require.Equal(t, http.StatusBadRequest, res.Status, "%s", res.Body)
+	require.Equal(t, "overlap", res.object(t)["field"])
+	require.Contains(t, res.object(t)["error"], `"buffer_one"`, "the error lists the policies")
+
+	plain := e.createEvent(e.master, map[string]any{"name": "plain", "webhook": "http://127.0.0.1:9999/x", "start_time": start})
+	require.Equal(t, "allow", plain["overlap"], "the default")
+	id := plain["id"].(string)
+	for _, policy := range []string{"skip", "buffer_one", "buffer_all", "cancel_previous"} {
+		res := e.do("PUT", "/events/"+id, e.master, map[string]any{"overlap": policy})
+		require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+		require.Equal(t, policy, res.object(t)["overlap"])
+	}
+	res = e.do("PUT", "/events/"+id, e.master, map[string]any{"overlap": nil})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	require.Equal(t, "allow", res.object(t)["overlap"], "null restores the default")
+	hist := e.do("GET", "/events/"+id+"/history", e.master, nil)
+	require.Equal(t, http.StatusOK, hist.Status)
+	require.Contains(t, string(hist.Body), `"cancel_previous"`, "the history shows the policy while it is set")
+}

@@ -133,6 +133,8 @@ type eventForm struct {
 	// completes later, within MaxRuntime; empty: the API's default).
 	Completion string
 	MaxRuntime string
+	// Overlap is the event's overlap policy (model.Overlaps).
+	Overlap string
 	// Calendars are the calendars the token can read, each with the policy
 	// chosen for this event ("" when not used), the event's own first.
 	Calendars []calendarChoice
@@ -160,7 +162,7 @@ func formFromRequest(r *http.Request) eventForm {
 		EncryptTo: v("encryption_jwk"), Secret: r.PostFormValue("hmac_secret"),
 		Metadata: v("metadata"), CatchUp: v("catch_up"), Timeout: v("timeout"), MaxAttempts: v("max_attempts"),
 		Status: v("status"), DSTGap: v("dst_gap"), DSTRepeat: v("dst_repeat"), Jitter: v("jitter"),
-		Completion: v("completion"), MaxRuntime: v("max_runtime"), Errors: map[string]string{}}
+		Completion: v("completion"), MaxRuntime: v("max_runtime"), Overlap: v("overlap"), Errors: map[string]string{}}
 	// calendar_id and calendar_policy come in pairs, in the page's order.
 	ids, policies := r.PostForm["calendar_id"], r.PostForm["calendar_policy"]
 	for i, id := range ids {
@@ -176,7 +178,7 @@ func formFromEvent(e eventView) eventForm {
 		Timezone: e.Timezone, RuleKind: e.RuleKind(), OrigKind: e.RuleKind(), Rule: e.RuleText(),
 		ActionType: e.ActionType(), CatchUp: e.CatchUp, Status: e.Status, DSTGap: e.DSTGap, DSTRepeat: e.DSTRepeat,
 		Jitter: e.Jitter, Timeout: e.Timeout, Metadata: e.Metadata, Completion: e.Completion,
-		MaxRuntime: e.MaxRuntime, Errors: map[string]string{}}
+		MaxRuntime: e.MaxRuntime, Overlap: e.Overlap, Errors: map[string]string{}}
 	f.StartTime = e.StartTime.In(e.Location()).Format(time.RFC3339)
 	f.Method = e.param("method")
 	f.To, f.JetStream, f.RecordKey = brokerTo(string(e.Action.Type), e.Action.Params)
@@ -242,7 +244,7 @@ func formField(apiField string) string {
 	case "calendars":
 		return "calendars"
 	case "name", "description", "tags", "timezone", "start_time", "metadata", "catch_up", "timeout", "status", "jitter",
-		"completion", "max_runtime":
+		"completion", "max_runtime", "overlap":
 		return head
 	}
 	return ""
@@ -389,7 +391,8 @@ func (f *eventForm) body() (map[string]any, bool) {
 	return body, ok
 }
 
-// completionBody adds how the event's occurrences complete to body. Max
+// completionBody adds how the event's occurrences complete, and its
+// overlap policy, to body. Max
 // runtime goes with completion by callback only, as Method goes with an
 // API call only (the page disables it otherwise); on edit an emptied one
 // is cleared with null (back to the default). Switching to response drops
@@ -397,6 +400,9 @@ func (f *eventForm) body() (map[string]any, bool) {
 func (f *eventForm) completionBody(body map[string]any) {
 	if f.Completion != "" {
 		body["completion"] = f.Completion
+	}
+	if f.Overlap != "" {
+		body["overlap"] = f.Overlap
 	}
 	if f.Completion != "callback" {
 		return
@@ -588,7 +594,7 @@ func (c *Console) renderForm(w http.ResponseWriter, r *http.Request, s *session,
 func (c *Console) newEventPage(w http.ResponseWriter, r *http.Request, s *session) {
 	f := eventForm{Timezone: "UTC", RuleKind: "rrule", Rule: "FREQ=WEEKLY;BYDAY=MO;BYHOUR=9;BYMINUTE=0",
 		StartTime: "tomorrow at 9am", ActionType: "webhook", TargetKind: "url", CatchUp: "all", Status: "active",
-		Completion: "response", Errors: map[string]string{}}
+		Completion: "response", Overlap: "allow", Errors: map[string]string{}}
 	c.renderForm(w, r, s, f, http.StatusOK)
 }
 

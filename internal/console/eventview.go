@@ -29,6 +29,8 @@ type eventView struct {
 	// run's deadline without a completion or heartbeat, as the API
 	// writes it ("30m0s"), empty for response.
 	Completion, MaxRuntime string
+	// Overlap is the event's overlap policy ("allow" by default).
+	Overlap string
 	// Key names the event for upserts by key; Debounce and MaxWait are
 	// their debounce (#29).
 	Key, Debounce, MaxWait string
@@ -85,6 +87,10 @@ func viewEvent(e *client.Event) eventView {
 	v.Completion = "response"
 	if e.Completion != nil && *e.Completion != "" {
 		v.Completion = string(*e.Completion)
+	}
+	v.Overlap = "allow"
+	if e.Overlap != nil && *e.Overlap != "" {
+		v.Overlap = string(*e.Overlap)
 	}
 	if e.PauseCatchUp != nil {
 		v.PauseCatchUp = string(*e.PauseCatchUp)
@@ -374,4 +380,26 @@ func viewAttempt(a client.Attempt) attemptView {
 	v.Truncated = a.Truncated != nil && *a.Truncated
 	v.Request = viewRequest(a.Request)
 	return v
+}
+
+// overlapChoice is one overlap policy as the event form offers it.
+type overlapChoice struct{ Value, Label string }
+
+// overlapChoices are the overlap policies, the default first.
+var overlapChoices = []overlapChoice{
+	{"allow", "allow: fire anyway (default)"},
+	{"skip", "skip: record the instant skipped"},
+	{"buffer_one", "buffer one: one instant waits for the run to end, later ones are skipped"},
+	{"buffer_all", "buffer all: every instant waits; they run one after another"},
+	{"cancel_previous", "cancel previous: cancel the run in progress, then fire"},
+}
+
+// overlapLabel describes an event's overlap policy.
+func overlapLabel(policy string) string {
+	for _, c := range overlapChoices {
+		if c.Value == policy {
+			return c.Label
+		}
+	}
+	return policy
 }

@@ -39,6 +39,9 @@ var funcs = template.FuncMap{
 	"add":      func(a, b int) int { return a + b },
 	"truncate": truncate,
 	"strs":     func(xs ...string) []string { return xs },
+	// The event form's overlap policies and the event page's label.
+	"overlapChoices": func() []overlapChoice { return overlapChoices },
+	"overlapLabel":   overlapLabel,
 }
 
 func parsePages() (map[string]*template.Template, error) {

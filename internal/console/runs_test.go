@@ -321,3 +321,43 @@ func TestIndentJSON(t *testing.T) {
 		require.Equal(t, c.want, indentJSON([]byte(c.in)), c.in)
 	}
 }
+
+// The form offers the overlap policies (allow for a new event) and sends
+// the one chosen; the API's refusal shows under Overlap; the edit form and
+// the event page read the event's policy back.
+func TestEventFormOverlap(t *testing.T) {
+	t.Parallel()
+	tc := newTestConsole(t)
+	session, csrf := tc.signIn()
+	buffered := strings.Replace(callbackEvent, `"completion":"callback",`, `"completion":"callback","overlap":"buffer_all",`, 1)
+	var created capture
+	tc.api.mu.Lock()
+	tc.api.answers["POST /events"] = created.answer(201, buffered)
+	tc.api.answers["GET /events/ev1"] = jsonAnswer(200, buffered)
+	tc.api.mu.Unlock()
+
+	page := body(t, tc.get(session, "/ui/events/new"))
+	require.Contains(t, page, `<option value="allow" selected>allow: fire anyway (default)</option>`)
+	form := url.Values{"csrf": {csrf}, "name": {"hourly sync"}, "start_time": {"tomorrow at 9am"},
+		"rule_kind": {"rrule"}, "rule": {"FREQ=HOURLY"}, "action_type": {"webhook"}, "target_kind": {"url"},
+		"target": {"https://example.com/h"}, "completion": {"callback"}, "overlap": {"buffer_all"}}
+	res := tc.post(session, "/ui/events/new", form)
+	_ = body(t, res)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	require.Equal(t, "buffer_all", created.last(t)["overlap"])
+
+	tc.api.mu.Lock()
+	tc.api.answers["POST /events"] = jsonAnswer(400, `{"error":"overlap: must be one of \"allow\", \"skip\"","field":"overlap"}`)
+	tc.api.mu.Unlock()
+	form.Set("overlap", "queue")
+	res = tc.post(session, "/ui/events/new", form)
+	page = body(t, res)
+	require.Equal(t, http.StatusBadRequest, res.StatusCode, page)
+	require.Regexp(t, `<select id="f-overlap" name="overlap" aria-invalid="true">`, page)
+	require.Regexp(t, `</select>\s*<p class="field-error" role="alert">must be one of`, page)
+
+	page = body(t, tc.get(session, "/ui/events/ev1/edit"))
+	require.Contains(t, page, `<option value="buffer_all" selected>`)
+	page = body(t, tc.get(session, "/ui/events/ev1"))
+	require.Contains(t, page, `<dd id="overlap">buffer all: every instant waits; they run one after another</dd>`)
+}

@@ -1,6 +1,8 @@
 package events
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/qhronos/qhronos/internal/input"
@@ -37,6 +39,20 @@ func applyCompletion(in *Input, ev *model.Event) error {
 		ev.MaxRuntime = d
 	} else if sent, null := in.present("max_runtime"); sent && null || !ev.Callback() {
 		ev.MaxRuntime = 0
+	}
+	return nil
+}
+
+// applyOverlap sets what an instant of the event does while an earlier run
+// of it is in progress (model.Overlaps; "allow" when absent or null).
+func applyOverlap(in *Input, ev *model.Event) error {
+	if in.Overlap != nil {
+		if !slices.Contains(model.Overlaps, *in.Overlap) {
+			return input.BadRequest("overlap", `must be one of "`+strings.Join(model.Overlaps, `", "`)+`"`)
+		}
+		ev.Overlap = *in.Overlap
+	} else if sent, null := in.present("overlap"); sent && null || ev.Overlap == "" {
+		ev.Overlap = model.OverlapAllow
 	}
 	return nil
 }

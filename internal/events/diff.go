@@ -197,6 +197,9 @@ func eachField(r *redact.Redactor, ev *model.Event, withCmp bool, fn func(name s
 	}
 	fn("metadata", canonicalField(ev.Metadata))
 	str("name", ev.Name)
+	if p := ev.OverlapPolicy(); p != model.OverlapAllow { // listed only when set
+		str("overlap", p)
+	}
 	if ev.PausedUntil != nil {
 		str("paused_until", ev.PausedUntil.UTC().Format(time.RFC3339Nano))
 	} else {

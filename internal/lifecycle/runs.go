@@ -18,7 +18,8 @@ import (
 // kept redacted like any value the API shows.
 func (s *Service) CompleteRun(ctx context.Context, p auth.Principal, byRunToken bool, id string,
 	r events.RunReport) (model.Occurrence, error) {
-	if _, err := s.runOccurrence(ctx, p, byRunToken, id); err != nil {
+	ev, err := s.runOccurrence(ctx, p, byRunToken, id)
+	if err != nil {
 		return model.Occurrence{}, err
 	}
 	var output *string
@@ -28,6 +29,9 @@ func (s *Service) CompleteRun(ctx context.Context, p auth.Principal, byRunToken 
 	}
 	now := s.now()
 	got, err := s.store.CompleteRun(ctx, id, r.Status, output, now)
+	if err == nil && ev.Buffers() {
+		s.wake(ctx, &now) // the instant waiting for this run is due now
+	}
 	return got, runConflict(got, err)
 }
 

@@ -80,7 +80,7 @@ func New(opts Options) *Metrics {
 		ended: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "qhronos_occurrences_ended_total",
 			Help: "Due instants that did not fire, by terminal status (skipped, missed, cancelled) and reason " +
-				"(manual, calendar, paused, dst_gap, catch_up_window, catch_up_policy, event_deleted, rule_changed).",
+				"(manual, calendar, paused, dst_gap, overlap, catch_up_window, catch_up_policy, event_deleted, rule_changed).",
 		}, []string{"status", "reason"}),
 		attemptDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "qhronos_attempt_duration_seconds",

@@ -53,6 +53,9 @@ type Event struct {
 	// "" or CompletionResponse when the 2xx completes the occurrence.
 	Completion string
 	MaxRuntime time.Duration
+	// Overlap is what an instant does while a run of the event is still in
+	// progress (OverlapAllow, the default, when ""); see Overlap*.
+	Overlap    string
 	Status     EventStatus
 	LastStatus string
 	// The pause in force: when it began, when it ends by itself (nil: until
@@ -143,6 +146,33 @@ func (e *Event) RunDeadline() time.Duration {
 		return DefaultMaxRuntime
 	}
 	return e.MaxRuntime
+}
+
+// An event's overlap policies: what an instant does when it comes while an
+// earlier occurrence of the event is still in progress (dispatching,
+// awaiting its acknowledgement, running or retrying).
+const (
+	OverlapAllow          = "allow"           // fire anyway (the default)
+	OverlapSkip           = "skip"            // skip the instant, reason overlap
+	OverlapBufferOne      = "buffer_one"      // one instant waits for the run to end; later ones are skipped
+	OverlapBufferAll      = "buffer_all"      // every instant waits, and they fire one after another
+	OverlapCancelPrevious = "cancel_previous" // cancel the run in progress, then fire
+)
+
+// Overlaps lists the overlap policies (validation and docs).
+var Overlaps = []string{OverlapAllow, OverlapSkip, OverlapBufferOne, OverlapBufferAll, OverlapCancelPrevious}
+
+// OverlapPolicy is the event's overlap policy, OverlapAllow when unset.
+func (e *Event) OverlapPolicy() string {
+	if e.Overlap == "" {
+		return OverlapAllow
+	}
+	return e.Overlap
+}
+
+// Buffers reports whether instants of the event wait for a run in progress.
+func (e *Event) Buffers() bool {
+	return e.Overlap == OverlapBufferOne || e.Overlap == OverlapBufferAll
 }
 
 // What a pause does with the instants inside it when the event resumes.

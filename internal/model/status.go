@@ -47,6 +47,9 @@ const (
 	ReasonRuleChanged  = "rule_changed" // an edit of the schedule removed or re-planned the instant
 	// failed without an attempt
 	ReasonEndpointDisabled = "endpoint_disabled" // the endpoint it delivers to is disabled
+	// skipped or cancelled: the event's overlap policy (a run of it was
+	// still in progress at the instant)
+	ReasonOverlap = "overlap"
 	// any state: where the row came from
 	ReasonBackfill = "backfill" // created by a backfill of a past range; a later skip or miss replaces it
 )
@@ -90,9 +93,9 @@ func EndedBy(reason string) (OccurrenceStatus, string) {
 // Reasons lists every reason by the state it goes with (filters and
 // validation use it).
 var Reasons = map[OccurrenceStatus][]string{
-	OccurrenceSkipped:   {ReasonManual, ReasonCalendar, ReasonPaused, ReasonDSTGap},
+	OccurrenceSkipped:   {ReasonManual, ReasonCalendar, ReasonPaused, ReasonDSTGap, ReasonOverlap},
 	OccurrenceMissed:    {ReasonCatchUpWindow, ReasonCatchUpPolicy},
-	OccurrenceCancelled: {ReasonEventDeleted, ReasonRuleChanged},
+	OccurrenceCancelled: {ReasonEventDeleted, ReasonRuleChanged, ReasonOverlap},
 	OccurrenceFailed:    {ReasonEndpointDisabled},
 }
 
@@ -104,6 +107,11 @@ var (
 	// Held rows are leased by a dispatcher, or were delivered and wait for
 	// a client's ack or a run's completion, each until a deadline.
 	Held = []OccurrenceStatus{OccurrenceDispatching, OccurrenceAwaitingAck, OccurrenceRunning}
+	// InProgress rows are runs under way: being delivered, delivered and
+	// waiting for an ack or a run's completion, or failed and waiting for
+	// their retry. An event's overlap policy looks at them.
+	InProgress = []OccurrenceStatus{OccurrenceDispatching, OccurrenceAwaitingAck, OccurrenceRunning,
+		OccurrenceRetrying}
 	// Unfinished rows may still fire or end: waiting or held.
 	Unfinished = []OccurrenceStatus{OccurrencePending, OccurrenceRetrying, OccurrenceDispatching, OccurrenceAwaitingAck,
 		OccurrenceRunning}

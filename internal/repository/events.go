@@ -17,7 +17,7 @@ const eventColumns = `id, name, description, start_time, timezone, rrule, schedu
 	catch_up, timeout_ms, status, last_status, created_by, created_via, version, expanded_until, next_run_at,
 	last_run_at, created_at, updated_at, deleted_at, paused_at, paused_until, pause_reason, paused_by,
 	pause_catch_up, dst, jitter_ms, calendars, endpoint_id, no_trace_propagation,
-	key_scope, event_key, debounce_ms, max_wait_ms, debounce_since, completion, max_runtime_ms`
+	key_scope, event_key, debounce_ms, max_wait_ms, debounce_since, completion, max_runtime_ms, overlap`
 
 // eventRow is an Event as stored: the JSON members as text, tags as JSON
 // beside the event_tags index table. It is decoded once, here.
@@ -69,6 +69,7 @@ type eventRow struct {
 	DebounceSince         *time.Time        `db:"debounce_since"`
 	Completion            string            `db:"completion"`
 	MaxRuntimeMS          int64             `db:"max_runtime_ms"`
+	Overlap               string            `db:"overlap"`
 }
 
 // fields lists the row's fields in eventColumns' order (selectListed;
@@ -80,7 +81,7 @@ func (r *eventRow) fields(into []any) []any {
 		&r.Version, &r.ExpandedUntil, &r.NextRunAt, &r.LastRunAt, &r.CreatedAt, &r.UpdatedAt, &r.DeletedAt,
 		&r.PausedAt, &r.PausedUntil, &r.PauseReason, &r.PausedBy, &r.PauseCatchUp, &r.DST, &r.JitterMS,
 		&r.Calendars, &r.EndpointID, &r.NoTracePropagation, &r.KeyScope, &r.Key, &r.DebounceMS, &r.MaxWaitMS,
-		&r.DebounceSince, &r.Completion, &r.MaxRuntimeMS)
+		&r.DebounceSince, &r.Completion, &r.MaxRuntimeMS, &r.Overlap)
 }
 
 func (r *eventRow) event() (model.Event, error) {
@@ -96,7 +97,7 @@ func (r *eventRow) event() (model.Event, error) {
 		EndpointID: r.EndpointID, NoTracePropagation: r.NoTracePropagation,
 		Debounce: time.Duration(r.DebounceMS) * time.Millisecond, MaxWait: time.Duration(r.MaxWaitMS) * time.Millisecond,
 		DebounceSince: utcp(r.DebounceSince), Completion: r.Completion,
-		MaxRuntime: time.Duration(r.MaxRuntimeMS) * time.Millisecond}
+		MaxRuntime: time.Duration(r.MaxRuntimeMS) * time.Millisecond, Overlap: r.Overlap}
 	if r.KeyScope != nil {
 		e.KeyScope = *r.KeyScope
 	}
@@ -243,7 +244,7 @@ func (s *Store) CreateEventRecorded(ctx context.Context, e *model.Event, h model
 
 const insertEventSQL = `INSERT INTO events (` + eventColumns + `) VALUES
 	(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-	 ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	 ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func (s *Store) eventArgs(e *model.Event) []any {
 	schedule, action, metadata, retry := eventJSONColumns(e)
@@ -256,7 +257,7 @@ func (s *Store) eventArgs(e *model.Event) []any {
 		s.ts(e.UpdatedAt), s.tsp(e.DeletedAt), s.tsp(e.PausedAt), s.tsp(e.PausedUntil), e.PauseReason,
 		e.PausedBy, e.PauseCatchUp, dst, e.Jitter.Milliseconds(), calendars, e.EndpointID, e.NoTracePropagation,
 		nullable(e.KeyScope, e.KeyScope), nullable(e.Key, e.Key), e.Debounce.Milliseconds(), e.MaxWait.Milliseconds(),
-		s.tsp(e.DebounceSince), completionColumn(e), e.MaxRuntime.Milliseconds()}
+		s.tsp(e.DebounceSince), completionColumn(e), e.MaxRuntime.Milliseconds(), e.OverlapPolicy()}
 }
 
 // completionColumn is the event's stored completion mode.
@@ -359,7 +360,7 @@ func (s *Store) UpdateEvent(ctx context.Context, e *model.Event, expectedVersion
 			last_run_at = ?, updated_at = ?, paused_at = ?, paused_until = ?, pause_reason = ?, paused_by = ?,
 			pause_catch_up = ?, dst = ?, jitter_ms = ?, calendars = ?, endpoint_id = ?, no_trace_propagation = ?,
 			debounce_ms = ?, max_wait_ms = ?, debounce_since = ?, completion = ?, max_runtime_ms = ?,
-			version = version + 1
+			overlap = ?, version = version + 1
 			WHERE id = ? AND version = ? AND deleted_at IS NULL`
 		schedule, action, metadata, retry := eventJSONColumns(e)
 		dst, calendars := policyColumns(e)
@@ -370,7 +371,8 @@ func (s *Store) UpdateEvent(ctx context.Context, e *model.Event, expectedVersion
 			tx.tsp(e.NextRunAt), tx.tsp(e.LastRunAt), tx.ts(e.UpdatedAt), tx.tsp(e.PausedAt),
 			tx.tsp(e.PausedUntil), e.PauseReason, e.PausedBy, e.PauseCatchUp, dst, e.Jitter.Milliseconds(),
 			calendars, e.EndpointID, e.NoTracePropagation, e.Debounce.Milliseconds(), e.MaxWait.Milliseconds(),
-			tx.tsp(e.DebounceSince), completionColumn(e), e.MaxRuntime.Milliseconds(), e.ID, expectedVersion)
+			tx.tsp(e.DebounceSince), completionColumn(e), e.MaxRuntime.Milliseconds(), e.OverlapPolicy(), e.ID,
+			expectedVersion)
 		if err != nil {
 			return fmt.Errorf("update event: %w", err)
 		}

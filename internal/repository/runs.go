@@ -27,7 +27,8 @@ var inFlight = statusSQL(`(status = {dispatching} OR (status IN {waiting} AND ne
 // decided the row answers the row unchanged; any other report on a row
 // with no run under way is ErrRunEnded, and the first one after a timeout
 // is kept as late (it does not undo the timeout). The event's last_status
-// follows.
+// follows, and an instant that waited for the run to end (overlap
+// buffer_one or buffer_all) is due now.
 func (s *Store) CompleteRun(ctx context.Context, id, status string, output *string, now time.Time) (model.Occurrence, error) {
 	var got model.Occurrence
 	ended := false // no run under way: answered after the commit, which keeps a late report
@@ -77,7 +78,11 @@ func (s *Store) CompleteRun(ctx context.Context, id, status string, output *stri
 		if err := tx.addRollups(ctx, &stats); err != nil {
 			return err
 		}
-		return tx.noteRunEnd(ctx, []string{got.EventID}, model.RunStatus(string(end), 0, deref(msg)))
+		if err := tx.noteRunEnd(ctx, []string{got.EventID}, model.RunStatus(string(end), 0, deref(msg))); err != nil {
+			return err
+		}
+		_, err = tx.releaseWaitingOf(ctx, []string{got.EventID}, now)
+		return err
 	})
 	if err == nil && ended {
 		err = ErrRunEnded
@@ -108,7 +113,8 @@ func (s *Store) Heartbeat(ctx context.Context, id string, runtime time.Duration,
 
 // TimeOutRuns ends at most limit running occurrences whose deadline passed
 // before now: timed_out, a failure, with the reason in error_message; the
-// events' last_status follows. It returns how many it ended.
+// events' last_status follows, and instants that waited for those runs are
+// due now. It returns how many it ended.
 func (s *Store) TimeOutRuns(ctx context.Context, now time.Time, limit int) (int, error) {
 	var rows []changedOccurrence
 	err := s.WithTx(ctx, func(tx *Store) error {
@@ -133,8 +139,12 @@ func (s *Store) TimeOutRuns(ctx context.Context, now time.Time, limit int) (int,
 		if err := tx.addRollups(ctx, &stats); err != nil {
 			return err
 		}
-		return tx.noteRunEnd(ctx, events,
-			model.RunStatus(string(model.OccurrenceTimedOut), 0, model.RunTimedOutMessage))
+		if err := tx.noteRunEnd(ctx, events,
+			model.RunStatus(string(model.OccurrenceTimedOut), 0, model.RunTimedOutMessage)); err != nil {
+			return err
+		}
+		_, err = tx.releaseWaitingOf(ctx, events, now)
+		return err
 	})
 	return len(rows), err
 }

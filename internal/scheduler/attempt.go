@@ -132,6 +132,9 @@ func (d *Dispatcher) attempt(jb *job) {
 			}
 		}
 		d.settled(jb.occ.ID)
+		if err == nil {
+			d.runEnded(&jb.ev, v.Status)
+		}
 	})
 }
 

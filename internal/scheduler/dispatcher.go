@@ -102,6 +102,10 @@ type Dispatcher struct {
 	// (startAttempt); unbuffered, so a send succeeds only while one waits.
 	idleAttempter chan *job
 	attempters    sync.WaitGroup // the goroutines startAttempt started
+	// overlap is the runs of overlap-policy events started here (overlap.go);
+	// releases are the releases of instants waiting for them under way.
+	overlap  *overlapRuns
+	releases sync.WaitGroup
 	// books writes the event bookkeeping of recorded outcomes, coalesced.
 	books   *bookkeeper
 	wakeNow chan struct{} // local wake-ups (Wake)
@@ -176,7 +180,7 @@ func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
 		deliveries: newDeliveries(deliveryCacheSize, deps.Registry.Prepare),
 		wakeNow:    make(chan struct{}, 1), stopping: make(chan struct{}),
 		attemptCtx: actx, cancelAttempt: cancel, changed: make(chan struct{}),
-		inflight: newInFlight(), heartbeatStop: make(chan struct{}), heartbeatDone: make(chan struct{}),
+		inflight: newInFlight(), overlap: newOverlapRuns(), heartbeatStop: make(chan struct{}), heartbeatDone: make(chan struct{}),
 	}
 	d.books = newBookkeeper(deps.Store, log, cfg.BookkeepingInterval, d.Behind)
 	// Outcomes are retried past the lease while the database is away: the
@@ -480,6 +484,7 @@ func (d *Dispatcher) claimed(id string, slot int) {
 // settled stops tracking rows whose outcome is written, or which were
 // dropped or let go unstarted.
 func (d *Dispatcher) settled(ids ...string) {
+	d.overlap.settled(ids...)
 	if n := d.inflight.remove(ids...); n > 0 {
 		d.addHeld(-n)
 	}

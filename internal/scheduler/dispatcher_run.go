@@ -192,7 +192,8 @@ func (d *Dispatcher) Close() {
 		close(d.heartbeatStop)
 		<-d.heartbeatDone
 		d.rec.Stop()
-		d.books.Stop() // after the recorder: it writes what the last outcomes noted
+		d.releases.Wait() // started by the last outcomes
+		d.books.Stop()    // after the recorder: it writes what the last outcomes noted
 		if err != nil {
 			// An action ignored its context: the slots are not handed
 			// over, their leases expire and the next owner sends what is

@@ -52,6 +52,9 @@ func (d *Dispatcher) hold(jobs []job) {
 			j++
 		}
 		for k := i; k < j; k++ {
+			if !d.admitOverlap(&jobs[k]) {
+				continue // skipped, parked or let go
+			}
 			select {
 			case <-d.stopping:
 				d.release(jobs[k:])

@@ -83,17 +83,20 @@ func (r *Rescuer) RunOnce(ctx context.Context) (int, error) {
 		}
 	}
 	// Runs past their deadline end timed_out; they are not sent again (the
-	// receiver may still be running them).
+	// receiver may still be running them). An instant that waited for one
+	// to end (overlap buffer_one or buffer_all) is due now.
+	timedOut := 0
 	for {
 		n, err := r.store.TimeOutRuns(ctx, now, r.batch)
 		if err != nil {
 			return total, err
 		}
+		timedOut += n
 		if n < r.batch {
 			break
 		}
 	}
-	if total > 0 && r.wake != nil {
+	if total+timedOut > 0 && r.wake != nil {
 		r.wake(now)
 	}
 	// A page per run: a full pass over n waiting events takes n/settleScan

@@ -4005,6 +4005,11 @@ export interface components {
             completion?: "response" | "callback";
             /** @description callback only: how long a run may go without a completion or heartbeat before it ends timed_out (1s to 7d, default 1h) */
             max_runtime?: string | null;
+            /**
+             * @description What an instant does while an earlier run of the event is still in progress (being delivered, awaiting its acknowledgement, running, or retrying): allow (default) fires anyway; skip records it skipped with reason overlap; buffer_one lets one instant wait and fire when the run ends (later ones are skipped); buffer_all lets every instant wait and fire one after another; cancel_previous cancels the run in progress (reason overlap; its report is then refused with 409) and fires. Retries and an operator's trigger or replay are not held back.
+             * @enum {string|null}
+             */
+            overlap?: "allow" | "skip" | "buffer_one" | "buffer_all" | "cancel_previous" | null;
         };
         /** @description Its action's params show sensitive values as fingerprints (header values, URL userinfo and query values, credential-named members, credential form/JSON bodies); sent back unchanged they keep the stored values. */
         Event: {
@@ -4082,6 +4087,8 @@ export interface components {
             completion?: "response" | "callback";
             /** @description the run deadline of a callback event; null for completion response */
             max_runtime?: string | null;
+            /** @enum {string} */
+            overlap?: "allow" | "skip" | "buffer_one" | "buffer_all" | "cancel_previous";
         };
         EventBatchInput: {
             events: components["schemas"]["EventInput"][];
@@ -4138,10 +4145,10 @@ export interface components {
             /** Format: date-time */
             archived_at?: string;
             /**
-             * @description why a skipped, missed or cancelled occurrence did not fire, or backfill for an occurrence a backfill created
+             * @description why a skipped, missed or cancelled occurrence did not fire (overlap: the event's overlap policy), or backfill for an occurrence a backfill created
              * @enum {string|null}
              */
-            reason?: "manual" | "calendar" | "paused" | "dst_gap" | "catch_up_window" | "catch_up_policy" | "event_deleted" | "rule_changed" | "endpoint_disabled" | "backfill" | null;
+            reason?: "manual" | "calendar" | "paused" | "dst_gap" | "catch_up_window" | "catch_up_policy" | "event_deleted" | "rule_changed" | "endpoint_disabled" | "overlap" | "backfill" | null;
             /**
              * Format: date-time
              * @description the planned instant of a moved or rolled occurrence
@@ -4724,6 +4731,11 @@ export interface components {
             completion?: "response" | "callback";
             /** @description callback only: how long a run may go without a completion or heartbeat before it ends timed_out (1s to 7d, default 1h) */
             max_runtime?: string | null;
+            /**
+             * @description What an instant does while an earlier run of the event is still in progress (being delivered, awaiting its acknowledgement, running, or retrying): allow (default) fires anyway; skip records it skipped with reason overlap; buffer_one lets one instant wait and fire when the run ends (later ones are skipped); buffer_all lets every instant wait and fire one after another; cancel_previous cancels the run in progress (reason overlap; its report is then refused with 409) and fires. Retries and an operator's trigger or replay are not held back.
+             * @enum {string|null}
+             */
+            overlap?: "allow" | "skip" | "buffer_one" | "buffer_all" | "cancel_previous" | null;
         };
         /** @description One transition of an endpoint's circuit. */
         CircuitEntry: {
