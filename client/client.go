@@ -37,6 +37,8 @@ type Client struct {
 	Tokens      *TokensService
 	// NotificationChannels is /notification-channels (admin).
 	NotificationChannels *NotificationChannelsService
+	// ConcurrencyKeys is /concurrency-keys: the limits events share by key.
+	ConcurrencyKeys *ConcurrencyKeysService
 }
 
 // Option configures a Client.
@@ -95,6 +97,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	c.Calendars = &CalendarsService{c}
 	c.NotificationChannels = &NotificationChannelsService{c}
 	c.Endpoints = &EndpointsService{c}
+	c.ConcurrencyKeys = &ConcurrencyKeysService{c}
 	return c, nil
 }
 

@@ -166,6 +166,10 @@ func TestEveryOperationIsCovered(t *testing.T) {
 	must(c.Endpoints.RotateSecret(ctx, id, time.Hour))
 	must(c.Endpoints.Test(ctx, id))
 	must(c.Endpoints.CircuitHistory(ctx, id, client.CircuitHistoryParams{Limit: client.Ptr(5), Cursor: client.Ptr("c")}))
+	must(c.ConcurrencyKeys.List(ctx, client.ListConcurrencyKeysParams{Limit: client.Ptr(5), Cursor: client.Ptr("c")}))
+	must(c.ConcurrencyKeys.Get(ctx, "customer-42"))
+	must(c.ConcurrencyKeys.Pause(ctx, "customer-42"))
+	must(c.ConcurrencyKeys.Resume(ctx, "customer-42"))
 
 	var missing []string
 	for path, item := range doc.Paths.Map() {
@@ -241,6 +245,7 @@ var goTypes = map[string]any{
 	"SentNotice": client.SentNotice{}, "NoticePage": client.NoticePage{},
 	"BackfillRequest": client.BackfillRequest{}, "BackfillResult": client.BackfillResult{},
 	"Run": client.Run{}, "RunReport": client.RunReport{},
+	"Concurrency": client.Concurrency{}, "ConcurrencyKey": client.ConcurrencyKey{}, "ConcurrencyKeyPage": client.ConcurrencyKeyPage{},
 }
 
 // The generated types have exactly the properties of the document's schemas,

@@ -13,10 +13,11 @@
 //
 // Idempotent calls (GET, PUT, DELETE, POSTs carrying an Idempotency-Key, and
 // the POSTs a repeat leaves as the first left them: Events.Pause, Resume and
-// Backfill, Occurrences.Complete and Heartbeat) are retried on connection
-// errors, 429 (after its Retry-After), 502, 503 and 504. Events.Create and
-// Events.Trigger send a fresh Idempotency-Key when the caller gives none, so
-// their retries never create twice; WithRetries(0) turns both off.
+// Backfill, Occurrences.Complete and Heartbeat, ConcurrencyKeys.Pause and
+// Resume) are retried on connection errors, 429 (after its Retry-After), 502,
+// 503 and 504. Events.Create and Events.Trigger send a fresh Idempotency-Key
+// when the caller gives none, so their retries never create twice;
+// WithRetries(0) turns both off.
 //
 // The receiver of a callback event's delivery (completion "callback")
 // reports the end of its run with Occurrences.Complete, authenticated by

@@ -770,6 +770,7 @@ const (
 	OccurrenceReasonCalendar         OccurrenceReason = "calendar"
 	OccurrenceReasonCatchUpPolicy    OccurrenceReason = "catch_up_policy"
 	OccurrenceReasonCatchUpWindow    OccurrenceReason = "catch_up_window"
+	OccurrenceReasonConcurrencyWait  OccurrenceReason = "concurrency_wait"
 	OccurrenceReasonDstGap           OccurrenceReason = "dst_gap"
 	OccurrenceReasonEndpointDisabled OccurrenceReason = "endpoint_disabled"
 	OccurrenceReasonEventDeleted     OccurrenceReason = "event_deleted"
@@ -790,6 +791,8 @@ func (e OccurrenceReason) Valid() bool {
 	case OccurrenceReasonCatchUpPolicy:
 		return true
 	case OccurrenceReasonCatchUpWindow:
+		return true
+	case OccurrenceReasonConcurrencyWait:
 		return true
 	case OccurrenceReasonDstGap:
 		return true
@@ -1393,6 +1396,41 @@ type CircuitHistoryPage struct {
 	} `json:"pagination"`
 }
 
+// Concurrency A concurrency key shared with every event naming it: at most limit occurrences of those events are in flight (being delivered, awaiting an acknowledgement, running or retrying) at once, installation-wide; the others wait, oldest instant first, pending with reason concurrency_wait. A key's limit is the smallest its live events name.
+type Concurrency struct {
+	Key   string `json:"key"`
+	Limit int    `json:"limit"`
+}
+
+// ConcurrencyKey defines model for ConcurrencyKey.
+type ConcurrencyKey struct {
+	// InFlight occurrences holding a slot: being delivered, awaiting an acknowledgement, running or retrying
+	InFlight int    `json:"in_flight"`
+	Key      string `json:"key"`
+
+	// Limit the smallest limit the key's live events name
+	Limit int `json:"limit"`
+
+	// Paused no occurrence of the key takes a slot while paused; the runs in flight go on
+	Paused   bool       `json:"paused"`
+	PausedAt *time.Time `json:"paused_at"`
+	PausedBy *string    `json:"paused_by"`
+
+	// Waiting occurrences due and waiting for a slot (pending, reason concurrency_wait)
+	Waiting int `json:"waiting"`
+}
+
+// ConcurrencyKeyPage defines model for ConcurrencyKeyPage.
+type ConcurrencyKeyPage struct {
+	Data       []ConcurrencyKey `json:"data"`
+	Pagination struct {
+		Limit int `json:"limit"`
+
+		// NextCursor present while more entries follow
+		NextCursor *string `json:"next_cursor,omitempty"`
+	} `json:"pagination"`
+}
+
 // DateRange defines model for DateRange.
 type DateRange struct {
 	From string `json:"from"`
@@ -1611,12 +1649,13 @@ type Event struct {
 		ID     string                `json:"id"`
 		Policy *EventCalendarsPolicy `json:"policy,omitempty"`
 	} `json:"calendars,omitempty"`
-	CatchUp    *EventCatchUp    `json:"catch_up,omitempty"`
-	Completion *EventCompletion `json:"completion,omitempty"`
-	CreatedAt  time.Time        `json:"created_at"`
-	CreatedBy  *string          `json:"created_by,omitempty"`
-	CreatedVia *string          `json:"created_via,omitempty"`
-	Cron       *string          `json:"cron,omitempty"`
+	CatchUp     *EventCatchUp    `json:"catch_up,omitempty"`
+	Completion  *EventCompletion `json:"completion,omitempty"`
+	Concurrency *Concurrency     `json:"concurrency,omitempty"`
+	CreatedAt   time.Time        `json:"created_at"`
+	CreatedBy   *string          `json:"created_by,omitempty"`
+	CreatedVia  *string          `json:"created_via,omitempty"`
+	Cron        *string          `json:"cron,omitempty"`
 
 	// Debounce debounce window of upserts by key, a duration
 	Debounce    *string `json:"debounce,omitempty"`
@@ -1737,9 +1776,12 @@ type EventInput struct {
 	CatchUp *EventInputCatchUp `json:"catch_up,omitempty"`
 
 	// Completion response (default): the receiver's 2xx completes the occurrence. callback: the 2xx starts a run (status running) that the receiver completes with POST /occurrences/{id}/complete using the run token of the delivery (header Qhronos-Run-Token, payload run.token). Not for websocket actions.
-	Completion  *EventInputCompletion `json:"completion,omitempty"`
-	Cron        *string               `json:"cron,omitempty"`
-	Description *string               `json:"description,omitempty"`
+	Completion *EventInputCompletion `json:"completion,omitempty"`
+
+	// Concurrency share a limit of occurrences in flight with every event naming the same key; null removes it
+	Concurrency *Concurrency `json:"concurrency,omitempty"`
+	Cron        *string      `json:"cron,omitempty"`
+	Description *string      `json:"description,omitempty"`
 	Dst         *struct {
 		Gap    *EventInputDstGap    `json:"gap,omitempty"`
 		Repeat *EventInputDstRepeat `json:"repeat,omitempty"`
@@ -1806,7 +1848,10 @@ type EventUpsertInput struct {
 
 	// Completion response (default): the receiver's 2xx completes the occurrence. callback: the 2xx starts a run (status running) that the receiver completes with POST /occurrences/{id}/complete using the run token of the delivery (header Qhronos-Run-Token, payload run.token). Not for websocket actions.
 	Completion *EventUpsertInputCompletion `json:"completion,omitempty"`
-	Cron       *string                     `json:"cron,omitempty"`
+
+	// Concurrency share a limit of occurrences in flight with every event naming the same key; null removes it
+	Concurrency *Concurrency `json:"concurrency,omitempty"`
+	Cron        *string      `json:"cron,omitempty"`
 
 	// Debounce each upsert moves the one pending occurrence to this long after it (1s to 366 days; a Go duration with optional leading days: "10m", "1d", "1d12h"); start_time and recurrence must then be absent
 	Debounce    *string `json:"debounce,omitempty"`
@@ -2012,7 +2057,7 @@ type Occurrence struct {
 	// OriginalScheduledAt the planned instant of a moved or rolled occurrence
 	OriginalScheduledAt *time.Time `json:"original_scheduled_at,omitempty"`
 
-	// Reason why a skipped, missed or cancelled occurrence did not fire (overlap: the event's overlap policy), or backfill for an occurrence a backfill created
+	// Reason why a skipped, missed or cancelled occurrence did not fire (overlap: the event's overlap policy), backfill for an occurrence a backfill created, or concurrency_wait for a pending one waiting for its concurrency key's slot
 	Reason       *OccurrenceReason `json:"reason,omitempty"`
 	ResponseBody *string           `json:"response_body,omitempty"`
 
@@ -2027,7 +2072,7 @@ type Occurrence struct {
 	UpdatedAt  *time.Time       `json:"updated_at,omitempty"`
 }
 
-// OccurrenceReason why a skipped, missed or cancelled occurrence did not fire (overlap: the event's overlap policy), or backfill for an occurrence a backfill created
+// OccurrenceReason why a skipped, missed or cancelled occurrence did not fire (overlap: the event's overlap policy), backfill for an occurrence a backfill created, or concurrency_wait for a pending one waiting for its concurrency key's slot
 type OccurrenceReason string
 
 // OccurrenceStatus A delivery under way leaves its occurrence pending (or retrying) until its outcome is recorded, normally milliseconds after the receiver answers; dispatching appears only on rows an older version claimed (rolling upgrade). GET /status shows each instance's deliveries in flight. A callback event's occurrence is running from its accepted delivery until the receiver completes it (POST /occurrences/{id}/complete); timed_out when neither a completion nor a heartbeat came within the event's max_runtime.
@@ -2542,6 +2587,15 @@ type DeleteCalendarsIDParams struct {
 // PutCalendarsIDParams defines parameters for PutCalendarsID.
 type PutCalendarsIDParams struct {
 	IfMatch *string `json:"If-Match,omitempty"`
+}
+
+// GetConcurrencyKeysParams defines parameters for GetConcurrencyKeys.
+type GetConcurrencyKeysParams struct {
+	// Limit page size, default 50, clamped to 500
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from pagination.next_cursor or the Link header
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // ListEndpointsParams defines parameters for ListEndpoints.

@@ -18,9 +18,10 @@ import (
 type eventFlags struct {
 	file, name, description, start, timezone, rrule, cron, schedule string
 	webhook, clientName, action, metadata, catchUp, timeout         string
-	completion, maxRuntime, overlap                                 string
+	completion, maxRuntime, overlap, concurrencyKey                 string
+	concurrencyLimit                                                int
 	tags                                                            []string
-	requireAck, tracePropagation                                    bool
+	requireAck, tracePropagation, noConcurrency                     bool
 	publishFlags
 }
 
@@ -43,6 +44,9 @@ func (f *eventFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.timeout, "timeout", "", "per-attempt timeout (e.g. 10s)")
 	fs.StringVar(&f.completion, "completion", "", `response (default): the receiver's 2xx completes an occurrence; callback: the 2xx starts a run the receiver ends with "qhronos runs complete" (or its SDK)`)
 	fs.StringVar(&f.overlap, "overlap", "", "what an instant does while the previous run is still in progress: allow (default), skip, buffer_one, buffer_all or cancel_previous")
+	fs.StringVar(&f.concurrencyKey, "concurrency-key", "", "with --concurrency-limit: share a limit of occurrences in flight with every event naming this key (letters, digits and . _ : @ -)")
+	fs.IntVar(&f.concurrencyLimit, "concurrency-limit", 0, "with --concurrency-key: how many occurrences of the key's events may be in flight at once, installation-wide (1 to 1000; the smallest its events name wins)")
+	fs.BoolVar(&f.noConcurrency, "no-concurrency", false, "remove the event's concurrency key")
 	fs.StringVar(&f.maxRuntime, "max-runtime", "", "with --completion callback: how long a run may go without a report or heartbeat before it times out (1s to 7d, default 1h)")
 	f.publishFlags.register(fs)
 	fs.BoolVar(&f.tracePropagation, "trace-propagation", true, "send traceparent to receivers when the server traces; --trace-propagation=false opts out")
@@ -99,6 +103,9 @@ func (f *eventFlags) input(cmd *cobra.Command, stdin io.Reader) (client.EventInp
 	if set("overlap") {
 		in.Overlap = client.Ptr(client.EventInputOverlap(f.overlap))
 	}
+	if err := f.applyConcurrency(set, &in); err != nil {
+		return in, err
+	}
 	if set("schedule") {
 		var s client.Schedule
 		if err := json.Unmarshal([]byte(f.schedule), &s); err != nil {
@@ -152,6 +159,49 @@ func (f *eventFlags) input(cmd *cobra.Command, stdin io.Reader) (client.EventInp
 	return in, nil
 }
 
+// applyConcurrency sets in.Concurrency from the flags: a key and its limit
+// go together; --no-concurrency removes it (over what --file says).
+func (f *eventFlags) applyConcurrency(set func(string) bool, in *client.EventInput) error {
+	key, limit := set("concurrency-key"), set("concurrency-limit")
+	switch {
+	case f.noConcurrency && (key || limit):
+		return usagef("--no-concurrency: not with --concurrency-key or --concurrency-limit")
+	case f.noConcurrency:
+		in.Concurrency = nil
+	case key && !limit:
+		return usagef("--concurrency-limit: required with --concurrency-key")
+	case limit && !key:
+		return usagef("--concurrency-key: required with --concurrency-limit")
+	case key:
+		in.Concurrency = &client.Concurrency{Key: f.concurrencyKey, Limit: f.concurrencyLimit}
+	}
+	return nil
+}
+
+// update sends in as a change of event id. EventInput cannot say null, so
+// with --no-concurrency its members go with "concurrency": null instead.
+func (f *eventFlags) update(ctx context.Context, c *client.Client, id string, in client.EventInput,
+	opts ...client.CallOption) (*client.Event, error) {
+	if !f.noConcurrency {
+		return c.Events.Update(ctx, id, in, opts...)
+	}
+	// Raw members, so numbers and metadata go exactly as EventInput has them.
+	var raw map[string]json.RawMessage
+	b, err := json.Marshal(in)
+	if err == nil {
+		err = json.Unmarshal(b, &raw)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("encode event: %w", err)
+	}
+	members := make(map[string]any, len(raw)+1)
+	for k, v := range raw {
+		members[k] = v
+	}
+	members["concurrency"] = nil
+	return c.Events.UpdateFields(ctx, id, members, opts...)
+}
+
 // renderEvent shows one event: as the API answered it with --output json
 // (no further call), else as its table.
 func (a *app) renderEvent(ctx context.Context, c *client.Client, ev *client.Event) error {
@@ -187,7 +237,8 @@ func (a *app) eventTable(ctx context.Context, c *client.Client, ev *client.Event
 		nextRun += ")"
 	}
 	t := fields("id", ev.ID, "name", ev.Name, "status", string(ev.Status), "action", actionSummary(ev.Action),
-		"completion", completionSummary(ev), "overlap", overlapSummary(ev), "schedule", scheduleSummary(ev), "timezone", ev.Timezone,
+		"completion", completionSummary(ev), "overlap", overlapSummary(ev),
+		"concurrency", concurrencySummary(ev), "schedule", scheduleSummary(ev), "timezone", ev.Timezone,
 		"start", z.when(&ev.StartTime), "next run", nextRun, "last run", z.when(ev.LastRunAt),
 		"last status", str(ev.LastStatus), "tags", list(ev.Tags), "key", str(ev.Key), "version", fmt.Sprint(ev.Version))
 	t.zone = z
@@ -218,6 +269,14 @@ func overlapSummary(ev *client.Event) string {
 		return string(client.EventOverlapAllow)
 	}
 	return string(*ev.Overlap)
+}
+
+// concurrencySummary is the event's concurrency key and the limit it names.
+func concurrencySummary(ev *client.Event) string {
+	if ev.Concurrency == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%s (limit %d)", ev.Concurrency.Key, ev.Concurrency.Limit)
 }
 
 func scheduleSummary(ev *client.Event) string {

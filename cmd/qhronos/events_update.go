@@ -21,14 +21,14 @@ func newEventsUpdateCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if reflect.ValueOf(in).IsZero() {
+			if reflect.ValueOf(in).IsZero() && !f.noConcurrency {
 				return usagef("events update: give at least one field to change")
 			}
 			c, err := a.client()
 			if err != nil {
 				return err
 			}
-			ev, err := c.Events.Update(cmd.Context(), args[0], in, callOptions(ifMatch, "")...)
+			ev, err := f.update(cmd.Context(), c, args[0], in, callOptions(ifMatch, "")...)
 			if err != nil {
 				return err
 			}

@@ -58,6 +58,8 @@ type eventJSON struct {
 	MaxRuntime *string `json:"max_runtime"`
 	// Overlap is what an instant does while a run is in progress.
 	Overlap string `json:"overlap"`
+	// Concurrency is the key whose limit the event shares (null: none).
+	Concurrency *model.Concurrency `json:"concurrency"`
 }
 
 func rawOrNull(j json.RawMessage) json.RawMessage {
@@ -78,7 +80,7 @@ func toEventJSON(r *redact.Redactor, ev *model.Event) eventJSON {
 		CreatedBy: ev.CreatedBy, CreatedVia: ev.CreatedVia, Version: ev.Version, NextRunAt: ev.NextRunAt,
 		LastRunAt: ev.LastRunAt, LastStatus: ev.LastStatus, CreatedAt: ev.CreatedAt, UpdatedAt: ev.UpdatedAt,
 		EndpointID: ev.EndpointID, TracePropagation: !ev.NoTracePropagation, Completion: ev.Completion,
-		Overlap: ev.OverlapPolicy(),
+		Overlap: ev.OverlapPolicy(), Concurrency: ev.Concurrency,
 	}
 	if out.Completion == "" {
 		out.Completion = model.CompletionResponse

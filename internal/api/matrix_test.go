@@ -123,11 +123,16 @@ func credentials(t testing.TB, e *env) []credential {
 // destructive routes can succeed.
 type fixture struct {
 	event, occurrence, token, calendar, endpoint string
+	// concurrencyKey is the fixture event's own concurrency key.
+	concurrencyKey string
 }
 
 func newFixture(e *env) fixture {
 	e.t.Helper()
-	ev := e.createEvent(e.master, eventBody(matrixTag))
+	body := eventBody(matrixTag)
+	key := "mx-" + uuid.NewString()
+	body["concurrency"] = map[string]any{"key": key, "limit": 3}
+	ev := e.createEvent(e.master, body)
 	id, _ := ev["id"].(string)
 	res := e.do("GET", "/events/"+id+"/occurrences", e.master, nil)
 	require.Equal(e.t, http.StatusOK, res.Status, "occurrences: %s", res.Body)
@@ -141,7 +146,8 @@ func newFixture(e *env) fixture {
 	res = e.do("POST", "/endpoints", e.master, endpointBody(matrixTag))
 	require.Equal(e.t, http.StatusCreated, res.Status, "endpoint: %s", res.Body)
 	endpointID, _ := res.object(e.t)["id"].(string)
-	return fixture{event: id, occurrence: occs[0].ID, token: tokenID, calendar: calendarID, endpoint: endpointID}
+	return fixture{event: id, occurrence: occs[0].ID, token: tokenID, calendar: calendarID, endpoint: endpointID,
+		concurrencyKey: key}
 }
 
 // matrixRoute is one authenticated route and what it answers when allowed.
@@ -157,7 +163,7 @@ type matrixRoute struct {
 func (r matrixRoute) url(f fixture) string {
 	return strings.NewReplacer("{event}", f.event, "{occurrence}", f.occurrence, "{token}", f.token,
 		"{at}", "2031-01-01T00:00:00Z", "{calendar}", f.calendar, "{endpoint}", f.endpoint,
-		"{channel}", matrixNoChannel, "{key}", "k-"+f.event).Replace(r.path)
+		"{channel}", matrixNoChannel, "{key}", "k-"+f.event, "{ckey}", f.concurrencyKey).Replace(r.path)
 }
 
 func matrixRoutes() []matrixRoute {
@@ -225,6 +231,12 @@ func matrixRoutes() []matrixRoute {
 		{method: "GET", path: "/occurrences/{occurrence}", level: model.AccessRead, names: true, ok: http.StatusOK},
 		{method: "GET", path: "/occurrences/{occurrence}/attempts", level: model.AccessRead, names: true,
 			ok: http.StatusOK},
+		// The fixture's event names a key of its own: only who sees the
+		// event sees the key, and only who may modify it pauses it.
+		{method: "GET", path: "/concurrency-keys?limit=500", level: model.AccessRead, list: true, ok: http.StatusOK},
+		{method: "GET", path: "/concurrency-keys/{ckey}", level: model.AccessRead, names: true, ok: http.StatusOK},
+		{method: "POST", path: "/concurrency-keys/{ckey}/pause", level: model.AccessWrite, names: true, ok: http.StatusOK},
+		{method: "POST", path: "/concurrency-keys/{ckey}/resume", level: model.AccessWrite, names: true, ok: http.StatusOK},
 		{method: "GET", path: "/stats", level: model.AccessRead, ok: http.StatusOK},
 		{method: "GET", path: "/stats/timeline", level: model.AccessRead, ok: http.StatusOK},
 		{method: "GET", path: "/stats/punctuality", level: model.AccessRead, ok: http.StatusOK},
@@ -362,7 +374,8 @@ func checkMatrixCase(t *testing.T, e *env, r matrixRoute, c credential) {
 // occurrence.
 func listMentions(body []byte, f fixture) bool {
 	return strings.Contains(string(body), f.event) || strings.Contains(string(body), f.occurrence) ||
-		strings.Contains(string(body), f.calendar) || strings.Contains(string(body), f.endpoint)
+		strings.Contains(string(body), f.calendar) || strings.Contains(string(body), f.endpoint) ||
+		strings.Contains(string(body), f.concurrencyKey)
 }
 
 // assertFixtureUntouched checks that a refused request changed nothing a user
@@ -400,7 +413,7 @@ func TestAuthMatrixCoversEveryRoute(t *testing.T) {
 	for _, r := range matrixRoutes() {
 		path, _, _ := strings.Cut(r.path, "?")
 		path = strings.NewReplacer("{event}", ":id", "{occurrence}", ":id", "{token}", ":id", "{at}", ":at",
-			"{calendar}", ":id", "{endpoint}", ":id", "{channel}", ":id", "{key}", ":key").Replace(path)
+			"{calendar}", ":id", "{endpoint}", ":id", "{channel}", ":id", "{key}", ":key", "{ckey}", ":key").Replace(path)
 		covered[r.method+" "+path] = true
 	}
 	for _, r := range e.srv.engine.Routes() {

@@ -19,7 +19,7 @@ var occurrenceStatuses = input.Set(string(model.OccurrencePending), string(model
 
 // occurrenceReasons are the reasons a listing may filter by.
 var occurrenceReasons = func() map[string]bool {
-	out := map[string]bool{model.ReasonBackfill: true}
+	out := map[string]bool{model.ReasonBackfill: true, model.ReasonConcurrencyWait: true}
 	for _, rs := range model.Reasons {
 		for _, r := range rs {
 			out[r] = true

@@ -22,6 +22,7 @@ import (
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/recurrence"
 	"github.com/qhronos/qhronos/internal/redact"
+	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/secrets"
 	"github.com/qhronos/qhronos/internal/tracing"
 )
@@ -68,6 +69,9 @@ type Lifecycle interface {
 	RotateSecret(ctx context.Context, p auth.Principal, id string, grace time.Duration) (string, model.Event, error)
 	Acknowledge(ctx context.Context, a events.Ack) error
 	CompleteRun(ctx context.Context, p auth.Principal, byRunToken bool, id string, r events.RunReport) (model.Occurrence, error)
+	ListConcurrencyKeys(ctx context.Context, p auth.Principal, after string, limit int) ([]repository.ConcurrencyKey, error)
+	GetConcurrencyKey(ctx context.Context, p auth.Principal, key string) (repository.ConcurrencyKey, error)
+	PauseConcurrencyKey(ctx context.Context, p auth.Principal, key string, paused bool) (repository.ConcurrencyKey, error)
 	Heartbeat(ctx context.Context, p auth.Principal, byRunToken bool, id string) (model.Occurrence, error)
 	Replay(ctx context.Context, p auth.Principal, id string) (model.Occurrence, error)
 	ReplayMany(ctx context.Context, p auth.Principal, f model.RetryFilter) (model.RetryResult, error)
@@ -291,6 +295,11 @@ func (s *Server) routes() *gin.Engine {
 	write.POST("/endpoints/:id/rotate-secret", s.handle(s.rotateEndpointSecret))
 	write.POST("/endpoints/:id/test", s.handle(s.testEndpoint))
 	read.GET("/endpoints/:id/circuit-history", s.handle(s.endpointCircuitHistory))
+
+	read.GET("/concurrency-keys", s.handle(s.listConcurrencyKeys))
+	read.GET("/concurrency-keys/:key", s.handle(s.getConcurrencyKey))
+	write.POST("/concurrency-keys/:key/pause", s.handle(s.pauseConcurrencyKey))
+	write.POST("/concurrency-keys/:key/resume", s.handle(s.resumeConcurrencyKey))
 
 	read.GET("/occurrences", s.handle(s.listOccurrences))
 	read.GET("/occurrences/:id", s.handle(s.getOccurrence))

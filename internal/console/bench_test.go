@@ -248,6 +248,7 @@ ANALYZE;`); err != nil {
 		{"calendar-new", "/ui/calendars/new"},
 		{"notifications", "/ui/notifications"},
 		{"notification-channel", "/ui/notifications/" + channelID},
+		{"concurrency", "/ui/concurrency"},
 		{"search-name", "/ui/search?q=" + url.QueryEscape("event 4242")},
 		{"search-id", "/ui/search?q=" + occID},
 		{"api-reference", "/ui/api"},

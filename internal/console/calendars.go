@@ -2,6 +2,7 @@ package console
 
 import (
 	"errors"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -31,7 +32,7 @@ func toCalendarRow(c *client.Calendar) calendarRow {
 
 type calendarsData struct {
 	Rows      []calendarRow
-	NextQuery string
+	NextQuery template.URL
 }
 
 func (c *Console) calendarsPage(w http.ResponseWriter, r *http.Request, s *session) {
@@ -49,7 +50,7 @@ func (c *Console) calendarsPage(w http.ResponseWriter, r *http.Request, s *sessi
 		d.Rows = append(d.Rows, toCalendarRow(&pg.Items[i]))
 	}
 	if pg.NextCursor != "" {
-		d.NextQuery = url.Values{"cursor": {pg.NextCursor}}.Encode()
+		d.NextQuery = queryURL(url.Values{"cursor": {pg.NextCursor}})
 	}
 	c.render(w, r, s, "calendars", http.StatusOK, view{Title: "Calendars", Nav: "calendars", Data: d})
 }

@@ -118,6 +118,10 @@ func newFakeAPI() *fakeAPI {
 		"POST /events/ev1/resume":         jsonAnswer(200, sampleEvent),
 		"GET /events/ev1/occurrences/404": jsonAnswer(404, `{"error":"not found"}`),
 		"GET /endpoints":                  jsonAnswer(200, "["+sampleEndpoint+"]"),
+
+		// The Concurrency pages' keys (concurrency_test.go).
+		"GET /concurrency-keys":             jsonAnswer(200, sampleKeys),
+		"GET /concurrency-keys/customer-42": jsonAnswer(200, sampleKey),
 	}}
 }
 
@@ -375,7 +379,7 @@ func TestAnAPI401SignsTheUserOut(t *testing.T) {
 func TestWithoutASessionPagesAskToSignIn(t *testing.T) {
 	t.Parallel()
 	tc := newTestConsole(t)
-	for _, path := range []string{"/ui/", "/ui/events", "/ui/failures", "/ui/tokens", "/ui/live", "/ui/api"} {
+	for _, path := range []string{"/ui/", "/ui/events", "/ui/failures", "/ui/tokens", "/ui/live", "/ui/api", "/ui/concurrency"} {
 		res := tc.get(nil, path)
 		_ = body(t, res)
 		require.Equal(t, http.StatusSeeOther, res.StatusCode, path)
@@ -405,6 +409,8 @@ func TestEveryPageRendersWithStrictCSP(t *testing.T) {
 		"/ui/tokens":                      "svc",
 		"/ui/tokens/t1/revoke":            "Revoke token t1?",
 		"/ui/api":                         "List events",
+		"/ui/concurrency":                 "tenant_7.eu:a@b-c",
+		"/ui/concurrency/customer-42":     "the smallest limit its events name",
 	}
 	for path, want := range pages {
 		res := tc.get(session, path)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/qhronos/qhronos/client"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strings"
@@ -31,7 +32,7 @@ type eventPageData struct {
 	Changes     []historyView
 	ChangesNext string
 	History     []deliveryView
-	NextQuery   string
+	NextQuery   template.URL
 	Health      health
 	Secret      string
 	// CSRF is the session's form token, for forms inside sub-templates.
@@ -139,7 +140,7 @@ func (c *Console) deliveries(r *http.Request, api *client.Client, d *eventPageDa
 		if d.Tab != "" {
 			nq.Set("tab", d.Tab)
 		}
-		d.NextQuery = nq.Encode()
+		d.NextQuery = queryURL(nq)
 	}
 	for _, o := range page.Items {
 		dv := viewDelivery(o)

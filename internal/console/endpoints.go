@@ -3,6 +3,7 @@ package console
 import (
 	"errors"
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -111,7 +112,7 @@ type endpointsData struct {
 	State     string
 	States    []string
 	Rows      []endpointRow
-	NextQuery string
+	NextQuery template.URL
 }
 
 func (c *Console) endpointsPage(w http.ResponseWriter, r *http.Request, s *session) {
@@ -136,7 +137,7 @@ func (c *Console) endpointsPage(w http.ResponseWriter, r *http.Request, s *sessi
 		if d.State != "" {
 			q.Set("state", d.State)
 		}
-		d.NextQuery = q.Encode()
+		d.NextQuery = queryURL(q)
 	}
 	c.render(w, r, s, "endpoints", http.StatusOK, view{Title: "Endpoints", Nav: "endpoints", Data: d})
 }

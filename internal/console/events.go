@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/qhronos/qhronos/client"
+	"html/template"
 	"maps"
 	"net/http"
 	"net/url"
@@ -23,7 +24,7 @@ type eventsData struct {
 	Next               string
 	First              bool
 	Filtered           bool
-	NextQuery          string
+	NextQuery          template.URL
 	CanWrite, Searched bool
 	// Errors are the bulk action form's field errors, Bulk what it sent
 	// (its boxes stay ticked).
@@ -85,7 +86,7 @@ func (c *Console) showEvents(w http.ResponseWriter, r *http.Request, s *session,
 				nq.Set(k, v)
 			}
 		}
-		d.NextQuery = nq.Encode()
+		d.NextQuery = queryURL(nq)
 	}
 	c.render(w, r, s, "events", status, view{Title: "Events", Nav: "events", Data: d})
 }
@@ -135,6 +136,9 @@ type eventForm struct {
 	MaxRuntime string
 	// Overlap is the event's overlap policy (model.Overlaps).
 	Overlap string
+	// ConcurrencyKey and ConcurrencyLimit share a limit of occurrences in
+	// flight with the events naming the same key (none: no key).
+	ConcurrencyKey, ConcurrencyLimit string
 	// Calendars are the calendars the token can read, each with the policy
 	// chosen for this event ("" when not used), the event's own first.
 	Calendars []calendarChoice
@@ -162,7 +166,8 @@ func formFromRequest(r *http.Request) eventForm {
 		EncryptTo: v("encryption_jwk"), Secret: r.PostFormValue("hmac_secret"),
 		Metadata: v("metadata"), CatchUp: v("catch_up"), Timeout: v("timeout"), MaxAttempts: v("max_attempts"),
 		Status: v("status"), DSTGap: v("dst_gap"), DSTRepeat: v("dst_repeat"), Jitter: v("jitter"),
-		Completion: v("completion"), MaxRuntime: v("max_runtime"), Overlap: v("overlap"), Errors: map[string]string{}}
+		Completion: v("completion"), MaxRuntime: v("max_runtime"), Overlap: v("overlap"),
+		ConcurrencyKey: v("concurrency_key"), ConcurrencyLimit: v("concurrency_limit"), Errors: map[string]string{}}
 	// calendar_id and calendar_policy come in pairs, in the page's order.
 	ids, policies := r.PostForm["calendar_id"], r.PostForm["calendar_policy"]
 	for i, id := range ids {
@@ -178,7 +183,7 @@ func formFromEvent(e eventView) eventForm {
 		Timezone: e.Timezone, RuleKind: e.RuleKind(), OrigKind: e.RuleKind(), Rule: e.RuleText(),
 		ActionType: e.ActionType(), CatchUp: e.CatchUp, Status: e.Status, DSTGap: e.DSTGap, DSTRepeat: e.DSTRepeat,
 		Jitter: e.Jitter, Timeout: e.Timeout, Metadata: e.Metadata, Completion: e.Completion,
-		MaxRuntime: e.MaxRuntime, Overlap: e.Overlap, Errors: map[string]string{}}
+		MaxRuntime: e.MaxRuntime, Overlap: e.Overlap, ConcurrencyKey: e.ConcurrencyKey, Errors: map[string]string{}}
 	f.StartTime = e.StartTime.In(e.Location()).Format(time.RFC3339)
 	f.Method = e.param("method")
 	f.To, f.JetStream, f.RecordKey = brokerTo(string(e.Action.Type), e.Action.Params)
@@ -197,6 +202,9 @@ func formFromEvent(e eventView) eventForm {
 	}
 	if e.MaxAttempts != nil {
 		f.MaxAttempts = strconv.Itoa(*e.MaxAttempts)
+	}
+	if e.ConcurrencyKey != "" {
+		f.ConcurrencyLimit = strconv.Itoa(e.ConcurrencyLimit)
 	}
 	for _, cal := range e.Calendars {
 		f.Calendars = append(f.Calendars, calendarChoice{ID: cal.ID, Policy: cal.Policy})
@@ -243,6 +251,11 @@ func formField(apiField string) string {
 		return "dst_gap"
 	case "calendars":
 		return "calendars"
+	case "concurrency":
+		if apiField == "concurrency.limit" {
+			return "concurrency_limit"
+		}
+		return "concurrency_key"
 	case "name", "description", "tags", "timezone", "start_time", "metadata", "catch_up", "timeout", "status", "jitter",
 		"completion", "max_runtime", "overlap":
 		return head
@@ -376,6 +389,9 @@ func (f *eventForm) body() (map[string]any, bool) {
 		body["timeout"] = f.Timeout
 	}
 	f.completionBody(body)
+	if !f.concurrencyBody(body) {
+		ok = false
+	}
 	if f.MaxAttempts != "" {
 		n, err := strconv.Atoi(f.MaxAttempts)
 		if err != nil {
@@ -412,6 +428,30 @@ func (f *eventForm) completionBody(body map[string]any) {
 	} else if f.Editing {
 		body["max_runtime"] = nil
 	}
+}
+
+// concurrencyBody adds the event's concurrency key and limit to body when
+// a key is typed; on edit an emptied key removes it (null), whatever the
+// limit says. A limit that is not a number is refused here; the API checks
+// the rest (the key's characters, 1 to 1000, a limit missing).
+func (f *eventForm) concurrencyBody(body map[string]any) bool {
+	if f.ConcurrencyKey == "" {
+		if f.Editing {
+			body["concurrency"] = nil
+		}
+		return true
+	}
+	conc := map[string]any{"key": f.ConcurrencyKey}
+	if f.ConcurrencyLimit != "" {
+		n, err := strconv.Atoi(f.ConcurrencyLimit)
+		if err != nil {
+			f.Errors["concurrency_limit"] = "must be a whole number from 1 to 1000"
+			return false
+		}
+		conc["limit"] = n
+	}
+	body["concurrency"] = conc
+	return true
 }
 
 // brokerParams adds a broker action's destination to params, read as the

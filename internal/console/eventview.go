@@ -31,6 +31,10 @@ type eventView struct {
 	Completion, MaxRuntime string
 	// Overlap is the event's overlap policy ("allow" by default).
 	Overlap string
+	// ConcurrencyKey is the key whose limit of occurrences in flight the
+	// event shares ("" for none), ConcurrencyLimit the limit it names.
+	ConcurrencyKey   string
+	ConcurrencyLimit int
 	// Key names the event for upserts by key; Debounce and MaxWait are
 	// their debounce (#29).
 	Key, Debounce, MaxWait string
@@ -91,6 +95,9 @@ func viewEvent(e *client.Event) eventView {
 	v.Overlap = "allow"
 	if e.Overlap != nil && *e.Overlap != "" {
 		v.Overlap = string(*e.Overlap)
+	}
+	if e.Concurrency != nil {
+		v.ConcurrencyKey, v.ConcurrencyLimit = e.Concurrency.Key, e.Concurrency.Limit
 	}
 	if e.PauseCatchUp != nil {
 		v.PauseCatchUp = string(*e.PauseCatchUp)

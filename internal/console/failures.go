@@ -2,6 +2,7 @@ package console
 
 import (
 	"errors"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -119,8 +120,8 @@ type failuresData struct {
 	Rows      []failureRow
 	Total     int
 	AtLeast   bool // Total is a lower bound
-	NextQuery string
-	PageQuery string
+	NextQuery template.URL
+	PageQuery template.URL
 	Back      string
 }
 
@@ -129,8 +130,8 @@ const maxBulkReplay = 10000
 
 func (c *Console) failuresPage(w http.ResponseWriter, r *http.Request, s *session) {
 	f, errs := readFailureFilter(r.URL.Query())
-	d := failuresData{Filter: f, Errors: errs, PageQuery: f.page().Encode()}
-	d.Back = Prefix + "/failures?" + d.PageQuery
+	d := failuresData{Filter: f, Errors: errs, PageQuery: queryURL(f.page())}
+	d.Back = Prefix + "/failures?" + string(d.PageQuery)
 	if len(errs) > 0 {
 		c.render(w, r, s, "failures", http.StatusBadRequest, view{Title: "Failures", Nav: "failures", Data: d})
 		return
@@ -174,7 +175,7 @@ func (c *Console) failuresPage(w http.ResponseWriter, r *http.Request, s *sessio
 	if next := pg.Pagination.NextCursor; next != nil && *next != "" {
 		nq := f.page()
 		nq.Set("cursor", *next)
-		d.NextQuery = nq.Encode()
+		d.NextQuery = queryURL(nq)
 	}
 	if err := c.nameEvents(r, d.Rows); err != nil {
 		c.fail(w, r, s, err)
@@ -221,7 +222,7 @@ type bulkData struct {
 	Filter    failureFilter
 	Count     int
 	Capped    bool
-	PageQuery string
+	PageQuery template.URL
 }
 
 func (c *Console) confirmBulkReplay(w http.ResponseWriter, r *http.Request, s *session) {
@@ -243,7 +244,7 @@ func (c *Console) confirmBulkReplay(w http.ResponseWriter, r *http.Request, s *s
 	}
 	capped := total > maxBulkReplay || (total == maxBulkReplay && pg.Pagination.TotalIsLowerBound != nil && *pg.Pagination.TotalIsLowerBound)
 	d := bulkData{Filter: f, Count: min(total, maxBulkReplay), Capped: capped,
-		PageQuery: f.page().Encode()}
+		PageQuery: queryURL(f.page())}
 	c.render(w, r, s, "bulk", http.StatusOK, view{Title: "Replay failures", Nav: "failures", Data: d})
 }
 

@@ -2,6 +2,7 @@ package console
 
 import (
 	"errors"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -30,17 +31,25 @@ var inflightStates = map[string]string{
 	"running":      "running",
 }
 
+// inflightReasons are the page's reason choices: the one reason a row in
+// flight carries is concurrency_wait (due, waiting for its concurrency
+// key's slot).
+var inflightReasons = map[string]bool{"": true, "concurrency_wait": true}
+
 // inflightFilter is the page's filter, as its query string holds it.
 type inflightFilter struct {
-	State, Tags, Endpoint, Q string
+	State, Reason, Tags, Endpoint, Q string
 }
 
 func readInflightFilter(v url.Values) (inflightFilter, map[string]string) {
-	f := inflightFilter{State: v.Get("state"), Tags: strings.TrimSpace(v.Get("tags")),
+	f := inflightFilter{State: v.Get("state"), Reason: v.Get("reason"), Tags: strings.TrimSpace(v.Get("tags")),
 		Endpoint: strings.TrimSpace(v.Get("endpoint")), Q: strings.TrimSpace(v.Get("q"))}
 	errs := map[string]string{}
 	if _, ok := inflightStates[f.State]; !ok {
 		errs["state"] = "choose due, dispatching, retrying, awaiting ack or running"
+	}
+	if !inflightReasons[f.Reason] {
+		errs["reason"] = "choose any or concurrency_wait"
 	}
 	return f, errs
 }
@@ -48,7 +57,8 @@ func readInflightFilter(v url.Values) (inflightFilter, map[string]string) {
 // query is the filter as the page's own query string.
 func (f inflightFilter) query() url.Values {
 	q := url.Values{}
-	for k, v := range map[string]string{"state": f.State, "tags": f.Tags, "endpoint": f.Endpoint, "q": f.Q} {
+	for k, v := range map[string]string{"state": f.State, "reason": f.Reason, "tags": f.Tags, "endpoint": f.Endpoint,
+		"q": f.Q} {
 		if v != "" {
 			q.Set(k, v)
 		}
@@ -72,11 +82,15 @@ func (f inflightFilter) params(now time.Time) client.ListOccurrencesParams {
 	if f.Q != "" {
 		p.Q = &f.Q
 	}
+	if f.Reason != "" {
+		p.Reason = &f.Reason
+	}
 	return p
 }
 
 // inflightField maps an API field to the filter control showing its error.
-var inflightField = map[string]string{"endpoint_id": "endpoint", "q": "q", "tags": "tags", "status": "state"}
+var inflightField = map[string]string{"endpoint_id": "endpoint", "q": "q", "tags": "tags", "status": "state",
+	"reason": "reason"}
 
 type inflightRow struct {
 	ID, EventID, EventName, Status string
@@ -89,6 +103,9 @@ type inflightRow struct {
 	// Answer is the last attempt's status code and error, the code once.
 	Answer string
 	Manual bool
+	// Reason is concurrency_wait for a due row waiting for its
+	// concurrency key's slot.
+	Reason string
 }
 
 // lastAnswer writes a status code and an error, the code left out when the
@@ -112,15 +129,15 @@ type inflightData struct {
 	Total     int
 	AtLeast   bool
 	First     bool
-	FirstPage string
-	NextQuery string
+	FirstPage template.URL
+	NextQuery template.URL
 	Now       time.Time
 }
 
 func (c *Console) inflightPage(w http.ResponseWriter, r *http.Request, s *session) {
 	f, errs := readInflightFilter(r.URL.Query())
 	cur := r.URL.Query().Get("cursor")
-	d := inflightData{Filter: f, Errors: errs, First: cur == "", FirstPage: f.query().Encode(), Now: c.opts.Now()}
+	d := inflightData{Filter: f, Errors: errs, First: cur == "", FirstPage: queryURL(f.query()), Now: c.opts.Now()}
 	api := c.sdk(r)
 	eps, err := api.Endpoints.List(r.Context(), client.ListEndpointsParams{Limit: client.Ptr(pickerLimit)})
 	if err != nil && !unlisted(err) {
@@ -163,7 +180,7 @@ func (c *Console) inflightPage(w http.ResponseWriter, r *http.Request, s *sessio
 	if next := pg.Pagination.NextCursor; next != nil && *next != "" {
 		nq := f.query()
 		nq.Set("cursor", *next)
-		d.NextQuery = nq.Encode()
+		d.NextQuery = queryURL(nq)
 	}
 	ids := make([]string, 0, len(pg.Data))
 	for _, o := range pg.Data {
@@ -171,6 +188,9 @@ func (c *Console) inflightPage(w http.ResponseWriter, r *http.Request, s *sessio
 		row := inflightRow{ID: o.ID, EventID: o.EventID, Status: string(o.Status),
 			ScheduledAt: o.ScheduledAt, Attempts: o.AttemptCount, NextAttempt: o.NextAttemptAt,
 			Answer: lastAnswer(o.StatusCode, str(o.ErrorMessage)), Manual: o.Manual != nil && *o.Manual}
+		if o.Reason != nil {
+			row.Reason = string(*o.Reason)
+		}
 		if o.Run != nil {
 			row.RunDeadline = o.Run.Deadline
 		}

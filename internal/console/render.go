@@ -282,3 +282,9 @@ func truncate(n int, s string) string {
 }
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// queryURL is an encoded query string for an href after its "?". Given as
+// a string, html/template escapes its = and & as data ("cursor%3d…"), and
+// the link lost its cursor and filters: every pager showed page 1 again.
+// It is made by url.Values.Encode only, so it needs no further escaping.
+func queryURL(v url.Values) template.URL { return template.URL(v.Encode()) }

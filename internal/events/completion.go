@@ -56,3 +56,38 @@ func applyOverlap(in *Input, ev *model.Event) error {
 	}
 	return nil
 }
+
+// applyConcurrency sets the event's concurrency key and limit
+// ({"key", "limit"}; null or absent on create: none). The key follows the
+// rules of an event key (CheckKey); both members are required.
+func applyConcurrency(in *Input, ev *model.Event) error {
+	raw, sent := in.members["concurrency"]
+	switch {
+	case !sent:
+		return nil
+	case input.IsNull(raw):
+		ev.Concurrency = nil
+		return nil
+	}
+	var c struct {
+		Key   *string `json:"key"`
+		Limit *int    `json:"limit"`
+	}
+	if err := input.DecodeStrict(raw, "concurrency", &c); err != nil {
+		return err
+	}
+	if c.Key == nil {
+		return input.BadRequest("concurrency.key", "required: the name the events sharing the limit use")
+	}
+	if err := checkKey("concurrency.key", *c.Key); err != nil {
+		return err
+	}
+	switch {
+	case c.Limit == nil:
+		return input.BadRequest("concurrency.limit", "required: how many occurrences of the key may be in flight at once")
+	case *c.Limit < 1 || *c.Limit > model.MaxConcurrencyLimit:
+		return input.BadRequestf("concurrency.limit", "must be from 1 to %d", model.MaxConcurrencyLimit)
+	}
+	ev.Concurrency = &model.Concurrency{Key: *c.Key, Limit: *c.Limit}
+	return nil
+}

@@ -171,6 +171,9 @@ func eachField(r *redact.Redactor, ev *model.Event, withCmp bool, fn func(name s
 	}
 	plain("calendars", calendars)
 	str("catch_up", ev.CatchUp)
+	if ev.Concurrency != nil { // listed only when set
+		plain("concurrency", ev.Concurrency)
+	}
 	if ev.Callback() { // listed only when set: "response" is the default
 		str("completion", ev.Completion)
 	}

@@ -14,7 +14,7 @@ import (
 var (
 	eventFields = input.Set("name", "description", "start_time", "timezone", "rrule", "schedule", "cron", "action",
 		"webhook", "metadata", "tags", "status", "hmac_secret", "retry", "catch_up", "timeout", "dst", "jitter",
-		"calendars", "trace_propagation", "completion", "max_runtime", "overlap")
+		"calendars", "trace_propagation", "completion", "max_runtime", "overlap", "concurrency")
 	eventReadOnly = input.Set("id", "created_by", "created_via", "version", "next_run_at", "last_run_at", "last_status",
 		"created_at", "updated_at", "hmac_secret_set", "paused_at", "paused_until", "pause_reason", "paused_by",
 		"pause_catch_up", "key", "debounce", "max_wait")

@@ -19,9 +19,13 @@ const (
 
 // CheckKey applies the rules of an event key: 1 to 200 characters of
 // A-Z a-z 0-9 and . _ : @ -.
-func CheckKey(key string) error {
+func CheckKey(key string) error { return checkKey("key", key) }
+
+// checkKey applies the rules of an event key to a key named by field (a
+// concurrency key follows them too: both go into URL paths as they are).
+func checkKey(field, key string) error {
 	if key == "" || len(key) > MaxKeyLength {
-		return input.BadRequestf("key", "must be 1 to %d characters", MaxKeyLength)
+		return input.BadRequestf(field, "must be 1 to %d characters", MaxKeyLength)
 	}
 	for i := 0; i < len(key); i++ {
 		c := key[i]
@@ -29,7 +33,7 @@ func CheckKey(key string) error {
 		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
 		case c == '.' || c == '_' || c == ':' || c == '@' || c == '-':
 		default:
-			return input.BadRequest("key", "may hold only letters, digits and . _ : @ -")
+			return input.BadRequest(field, "may hold only letters, digits and . _ : @ -")
 		}
 	}
 	return nil

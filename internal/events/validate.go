@@ -226,6 +226,9 @@ func (v *Validator) applyPolicies(in *Input, ev *model.Event) error {
 	if err := applyOverlap(in, ev); err != nil {
 		return err
 	}
+	if err := applyConcurrency(in, ev); err != nil {
+		return err
+	}
 	if in.Timeout != nil {
 		d, err := input.ParseDuration("timeout", *in.Timeout, time.Second, v.MaxTimeout)
 		if err != nil {

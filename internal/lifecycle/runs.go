@@ -29,8 +29,8 @@ func (s *Service) CompleteRun(ctx context.Context, p auth.Principal, byRunToken 
 	}
 	now := s.now()
 	got, err := s.store.CompleteRun(ctx, id, r.Status, output, now)
-	if err == nil && ev.Buffers() {
-		s.wake(ctx, &now) // the instant waiting for this run is due now
+	if err == nil && (ev.Buffers() || ev.Concurrency != nil) {
+		s.wake(ctx, &now) // what waited for this run is due now
 	}
 	return got, runConflict(got, err)
 }

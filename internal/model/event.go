@@ -55,9 +55,12 @@ type Event struct {
 	MaxRuntime time.Duration
 	// Overlap is what an instant does while a run of the event is still in
 	// progress (OverlapAllow, the default, when ""); see Overlap*.
-	Overlap    string
-	Status     EventStatus
-	LastStatus string
+	Overlap string
+	// Concurrency, when set, shares a limit of occurrences in flight with
+	// every event naming the same key.
+	Concurrency *Concurrency
+	Status      EventStatus
+	LastStatus  string
 	// The pause in force: when it began, when it ends by itself (nil: until
 	// resumed), why, by whom, and what happens to the instants inside it on
 	// resume (PauseSkip or PauseFire).
@@ -174,6 +177,19 @@ func (e *Event) OverlapPolicy() string {
 func (e *Event) Buffers() bool {
 	return e.Overlap == OverlapBufferOne || e.Overlap == OverlapBufferAll
 }
+
+// Concurrency is an event's concurrency key: at most Limit occurrences of
+// the events naming Key are in flight (being delivered, awaiting an ack,
+// running or retrying) at once, installation-wide; the others wait, oldest
+// instant first. A key's limit is the smallest its active events name.
+type Concurrency struct {
+	Key   string `json:"key"`
+	Limit int    `json:"limit"`
+}
+
+// MaxConcurrencyLimit bounds a concurrency key's limit (its key follows
+// the rules of an event key).
+const MaxConcurrencyLimit = 1000
 
 // What a pause does with the instants inside it when the event resumes.
 const (

@@ -52,6 +52,9 @@ const (
 	ReasonOverlap = "overlap"
 	// any state: where the row came from
 	ReasonBackfill = "backfill" // created by a backfill of a past range; a later skip or miss replaces it
+	// pending: it may fire, but its concurrency key is at its limit (or
+	// paused); cleared when it takes a slot
+	ReasonConcurrencyWait = "concurrency_wait"
 )
 
 // What a run's receiver reports when it completes it.

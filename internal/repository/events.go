@@ -17,7 +17,8 @@ const eventColumns = `id, name, description, start_time, timezone, rrule, schedu
 	catch_up, timeout_ms, status, last_status, created_by, created_via, version, expanded_until, next_run_at,
 	last_run_at, created_at, updated_at, deleted_at, paused_at, paused_until, pause_reason, paused_by,
 	pause_catch_up, dst, jitter_ms, calendars, endpoint_id, no_trace_propagation,
-	key_scope, event_key, debounce_ms, max_wait_ms, debounce_since, completion, max_runtime_ms, overlap`
+	key_scope, event_key, debounce_ms, max_wait_ms, debounce_since, completion, max_runtime_ms, overlap,
+	concurrency_key, concurrency_limit`
 
 // eventRow is an Event as stored: the JSON members as text, tags as JSON
 // beside the event_tags index table. It is decoded once, here.
@@ -70,6 +71,8 @@ type eventRow struct {
 	Completion            string            `db:"completion"`
 	MaxRuntimeMS          int64             `db:"max_runtime_ms"`
 	Overlap               string            `db:"overlap"`
+	ConcurrencyKey        *string           `db:"concurrency_key"`
+	ConcurrencyLimit      int               `db:"concurrency_limit"`
 }
 
 // fields lists the row's fields in eventColumns' order (selectListed;
@@ -81,7 +84,7 @@ func (r *eventRow) fields(into []any) []any {
 		&r.Version, &r.ExpandedUntil, &r.NextRunAt, &r.LastRunAt, &r.CreatedAt, &r.UpdatedAt, &r.DeletedAt,
 		&r.PausedAt, &r.PausedUntil, &r.PauseReason, &r.PausedBy, &r.PauseCatchUp, &r.DST, &r.JitterMS,
 		&r.Calendars, &r.EndpointID, &r.NoTracePropagation, &r.KeyScope, &r.Key, &r.DebounceMS, &r.MaxWaitMS,
-		&r.DebounceSince, &r.Completion, &r.MaxRuntimeMS, &r.Overlap)
+		&r.DebounceSince, &r.Completion, &r.MaxRuntimeMS, &r.Overlap, &r.ConcurrencyKey, &r.ConcurrencyLimit)
 }
 
 func (r *eventRow) event() (model.Event, error) {
@@ -98,6 +101,9 @@ func (r *eventRow) event() (model.Event, error) {
 		Debounce: time.Duration(r.DebounceMS) * time.Millisecond, MaxWait: time.Duration(r.MaxWaitMS) * time.Millisecond,
 		DebounceSince: utcp(r.DebounceSince), Completion: r.Completion,
 		MaxRuntime: time.Duration(r.MaxRuntimeMS) * time.Millisecond, Overlap: r.Overlap}
+	if r.ConcurrencyKey != nil {
+		e.Concurrency = &model.Concurrency{Key: *r.ConcurrencyKey, Limit: r.ConcurrencyLimit}
+	}
 	if r.KeyScope != nil {
 		e.KeyScope = *r.KeyScope
 	}
@@ -244,7 +250,7 @@ func (s *Store) CreateEventRecorded(ctx context.Context, e *model.Event, h model
 
 const insertEventSQL = `INSERT INTO events (` + eventColumns + `) VALUES
 	(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-	 ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	 ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func (s *Store) eventArgs(e *model.Event) []any {
 	schedule, action, metadata, retry := eventJSONColumns(e)
@@ -257,7 +263,8 @@ func (s *Store) eventArgs(e *model.Event) []any {
 		s.ts(e.UpdatedAt), s.tsp(e.DeletedAt), s.tsp(e.PausedAt), s.tsp(e.PausedUntil), e.PauseReason,
 		e.PausedBy, e.PauseCatchUp, dst, e.Jitter.Milliseconds(), calendars, e.EndpointID, e.NoTracePropagation,
 		nullable(e.KeyScope, e.KeyScope), nullable(e.Key, e.Key), e.Debounce.Milliseconds(), e.MaxWait.Milliseconds(),
-		s.tsp(e.DebounceSince), completionColumn(e), e.MaxRuntime.Milliseconds(), e.OverlapPolicy()}
+		s.tsp(e.DebounceSince), completionColumn(e), e.MaxRuntime.Milliseconds(), e.OverlapPolicy(), concurrencyKey(e),
+		concurrencyLimit(e)}
 }
 
 // completionColumn is the event's stored completion mode.
@@ -266,6 +273,22 @@ func completionColumn(e *model.Event) string {
 		return model.CompletionResponse
 	}
 	return e.Completion
+}
+
+// concurrencyKey and concurrencyLimit are the event's stored concurrency
+// key (NULL for none) and limit (0 for none).
+func concurrencyKey(e *model.Event) any {
+	if e.Concurrency == nil {
+		return nil
+	}
+	return e.Concurrency.Key
+}
+
+func concurrencyLimit(e *model.Event) int {
+	if e.Concurrency == nil {
+		return 0
+	}
+	return e.Concurrency.Limit
 }
 
 // nullable is v, or NULL when key is empty: an event without a key stores
@@ -360,7 +383,7 @@ func (s *Store) UpdateEvent(ctx context.Context, e *model.Event, expectedVersion
 			last_run_at = ?, updated_at = ?, paused_at = ?, paused_until = ?, pause_reason = ?, paused_by = ?,
 			pause_catch_up = ?, dst = ?, jitter_ms = ?, calendars = ?, endpoint_id = ?, no_trace_propagation = ?,
 			debounce_ms = ?, max_wait_ms = ?, debounce_since = ?, completion = ?, max_runtime_ms = ?,
-			overlap = ?, version = version + 1
+			overlap = ?, concurrency_key = ?, concurrency_limit = ?, version = version + 1
 			WHERE id = ? AND version = ? AND deleted_at IS NULL`
 		schedule, action, metadata, retry := eventJSONColumns(e)
 		dst, calendars := policyColumns(e)
@@ -371,8 +394,8 @@ func (s *Store) UpdateEvent(ctx context.Context, e *model.Event, expectedVersion
 			tx.tsp(e.NextRunAt), tx.tsp(e.LastRunAt), tx.ts(e.UpdatedAt), tx.tsp(e.PausedAt),
 			tx.tsp(e.PausedUntil), e.PauseReason, e.PausedBy, e.PauseCatchUp, dst, e.Jitter.Milliseconds(),
 			calendars, e.EndpointID, e.NoTracePropagation, e.Debounce.Milliseconds(), e.MaxWait.Milliseconds(),
-			tx.tsp(e.DebounceSince), completionColumn(e), e.MaxRuntime.Milliseconds(), e.OverlapPolicy(), e.ID,
-			expectedVersion)
+			tx.tsp(e.DebounceSince), completionColumn(e), e.MaxRuntime.Milliseconds(), e.OverlapPolicy(),
+			concurrencyKey(e), concurrencyLimit(e), e.ID, expectedVersion)
 		if err != nil {
 			return fmt.Errorf("update event: %w", err)
 		}

@@ -31,7 +31,7 @@ type NewEvent struct {
 // Rows per multi-row statement of CreateEvents, each kept under SQLite's
 // 32,766 and PostgreSQL's 65,535 parameters per statement.
 const (
-	eventsPerStatement      = 500  // 48 parameters an event
+	eventsPerStatement      = 500  // 50 parameters an event
 	tagsPerStatement        = 5000 // 2 a tag
 	historyPerStatement     = 2000 // 8 an entry
 	occurrencesPerStatement = 2000 // 13 an occurrence
@@ -70,7 +70,7 @@ func (s *Store) CreateEvents(ctx context.Context, evs []NewEvent) error {
 		}
 		for start := 0; start < len(evs); start += eventsPerStatement {
 			chunk := evs[start:min(start+eventsPerStatement, len(evs))]
-			args := make([]any, 0, 48*len(chunk))
+			args := make([]any, 0, 50*len(chunk))
 			for _, ne := range chunk {
 				args = append(args, tx.eventArgs(ne.Event)...)
 			}
@@ -90,7 +90,7 @@ func (s *Store) CreateEvents(ctx context.Context, evs []NewEvent) error {
 }
 
 // eventValues is one row of insertEventSQL's VALUES list.
-var eventValues = "(" + strings.TrimSuffix(strings.Repeat("?, ", 48), ", ") + ")"
+var eventValues = "(" + strings.TrimSuffix(strings.Repeat("?, ", 50), ", ") + ")"
 
 func (s *Store) insertManyTags(ctx context.Context, evs []NewEvent) error {
 	var args []any

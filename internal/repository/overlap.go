@@ -43,17 +43,28 @@ func (s *Store) OverlapRows(ctx context.Context, eventID, self string, before ti
 // cancelled with reason overlap: a newer instant of an event whose policy
 // is cancel_previous started. A running run's receiver that reports it
 // afterwards is refused (ErrRunEnded); a delivery of one still in flight
-// is recorded as an attempt while the row stays cancelled. It returns how
-// many it ended.
+// is recorded as an attempt while the row stays cancelled; their
+// concurrency slots are freed. It returns how many it ended.
 func (s *Store) CancelOverlapped(ctx context.Context, ids []string, now time.Time) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
 	msg := "cancelled: a newer instant of the event started (overlap: cancel_previous)"
-	rows, err := s.updateOccurrences(ctx, `status = ?, reason = ?, error_message = ?, updated_at = ?,
-		completed_at = ?, lease_expires_at = NULL`,
-		[]any{model.OccurrenceCancelled, model.ReasonOverlap, msg, s.ts(now), s.ts(now)},
-		statusSQL(`status IN {unfinished} AND id IN (`)+placeholders(len(ids))+`)`, stringArgs(ids))
+	var rows []changedOccurrence
+	err := s.WithTx(ctx, func(tx *Store) error {
+		var err error
+		rows, err = tx.updateOccurrences(ctx, `status = ?, reason = ?, error_message = ?, updated_at = ?,
+			completed_at = ?, lease_expires_at = NULL`,
+			[]any{model.OccurrenceCancelled, model.ReasonOverlap, msg, tx.ts(now), tx.ts(now)},
+			statusSQL(`status IN {unfinished} AND id IN (`)+placeholders(len(ids))+`)`, stringArgs(ids))
+		if err != nil {
+			return err
+		}
+		// Their concurrency slots go to the key's next waiters (the new
+		// instant asks for one after this).
+		_, err = tx.ReleaseConcurrency(ctx, ids, now)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("cancel overlapped runs: %w", err)
 	}

@@ -27,8 +27,7 @@ var inFlight = statusSQL(`(status = {dispatching} OR (status IN {waiting} AND ne
 // decided the row answers the row unchanged; any other report on a row
 // with no run under way is ErrRunEnded, and the first one after a timeout
 // is kept as late (it does not undo the timeout). The event's last_status
-// follows, and an instant that waited for the run to end (overlap
-// buffer_one or buffer_all) is due now.
+// follows, and what waited for the run to end is due now (runsEnded).
 func (s *Store) CompleteRun(ctx context.Context, id, status string, output *string, now time.Time) (model.Occurrence, error) {
 	var got model.Occurrence
 	ended := false // no run under way: answered after the commit, which keeps a late report
@@ -81,8 +80,7 @@ func (s *Store) CompleteRun(ctx context.Context, id, status string, output *stri
 		if err := tx.noteRunEnd(ctx, []string{got.EventID}, model.RunStatus(string(end), 0, deref(msg))); err != nil {
 			return err
 		}
-		_, err = tx.releaseWaitingOf(ctx, []string{got.EventID}, now)
-		return err
+		return tx.runsEnded(ctx, []string{rows[0].ID}, []string{got.EventID}, now)
 	})
 	if err == nil && ended {
 		err = ErrRunEnded
@@ -113,8 +111,8 @@ func (s *Store) Heartbeat(ctx context.Context, id string, runtime time.Duration,
 
 // TimeOutRuns ends at most limit running occurrences whose deadline passed
 // before now: timed_out, a failure, with the reason in error_message; the
-// events' last_status follows, and instants that waited for those runs are
-// due now. It returns how many it ended.
+// events' last_status follows, and what waited for those runs is due now
+// (runsEnded). It returns how many it ended.
 func (s *Store) TimeOutRuns(ctx context.Context, now time.Time, limit int) (int, error) {
 	var rows []changedOccurrence
 	err := s.WithTx(ctx, func(tx *Store) error {
@@ -143,8 +141,11 @@ func (s *Store) TimeOutRuns(ctx context.Context, now time.Time, limit int) (int,
 			model.RunStatus(string(model.OccurrenceTimedOut), 0, model.RunTimedOutMessage)); err != nil {
 			return err
 		}
-		_, err = tx.releaseWaitingOf(ctx, events, now)
-		return err
+		ids := make([]string, len(rows))
+		for i := range rows {
+			ids[i] = rows[i].ID
+		}
+		return tx.runsEnded(ctx, ids, events, now)
 	})
 	return len(rows), err
 }
@@ -177,4 +178,17 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// runsEnded frees what runs that ended outside the dispatcher held: the
+// instant of each event that waited for its run (overlap buffer_one or
+// buffer_all) and the runs' concurrency slots, whose keys' oldest waiters
+// become due. Call it in the transaction that ended them; the caller
+// announces the wake-up.
+func (s *Store) runsEnded(ctx context.Context, occurrenceIDs, eventIDs []string, now time.Time) error {
+	if _, err := s.releaseWaitingOf(ctx, eventIDs, now); err != nil {
+		return err
+	}
+	_, err := s.ReleaseConcurrency(ctx, occurrenceIDs, now)
+	return err
 }

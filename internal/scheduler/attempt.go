@@ -134,6 +134,7 @@ func (d *Dispatcher) attempt(jb *job) {
 		d.settled(jb.occ.ID)
 		if err == nil {
 			d.runEnded(&jb.ev, v.Status)
+			d.concurrencyEnded(&jb.ev, jb.occ.ID, v.Status)
 		}
 	})
 }

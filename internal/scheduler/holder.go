@@ -9,12 +9,13 @@ import (
 )
 
 // hold fires the jobs of one read (sorted by instant), each no earlier than
-// its instant by the deployment clock. A job whose read would be older than
-// recheckAfter when it fires has its row and event read again shortly
-// before its instant (checkAhead), together with every other job due by
-// then: a row changed meanwhile (a pause or an edit cancelled it) drops the
-// job silently; a paused or deleted event, or an edit that removed the
-// instant from the series, records `cancelled`.
+// its instant by the deployment clock and once its event's overlap policy
+// and concurrency key let it (overlap.go, concurrency.go). A job whose read
+// would be older than recheckAfter when it fires has its row and event read
+// again shortly before its instant (checkAhead), together with every other
+// job due by then: a row changed meanwhile (a pause or an edit cancelled
+// it) drops the job silently; a paused or deleted event, or an edit that
+// removed the instant from the series, records `cancelled`.
 // When the dispatcher stops, jobs not started are let go (they are still
 // due in the database) for the next owner of their slots.
 func (d *Dispatcher) hold(jobs []job) {
@@ -52,7 +53,7 @@ func (d *Dispatcher) hold(jobs []job) {
 			j++
 		}
 		for k := i; k < j; k++ {
-			if !d.admitOverlap(&jobs[k]) {
+			if !d.admitOverlap(&jobs[k]) || !d.admitConcurrency(&jobs[k]) {
 				continue // skipped, parked or let go
 			}
 			select {

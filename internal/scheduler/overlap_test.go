@@ -42,6 +42,21 @@ func (e *env) completeRun(eventID string, n int) {
 	require.NoError(e.t, err)
 }
 
+// failFirstDelivery makes the receiver answer 503 to the first delivery it
+// gets, once, and 200 to everything else.
+func (e *env) failFirstDelivery() {
+	first := ""
+	e.recv.Respond(func(d schedulertest.Delivery, n int) schedulertest.Reply {
+		if first == "" {
+			first = d.WebhookID
+		}
+		if d.WebhookID == first && n == 1 {
+			return schedulertest.Reply{Status: http.StatusServiceUnavailable}
+		}
+		return schedulertest.Reply{Status: http.StatusOK}
+	})
+}
+
 // An hourly job whose run takes longer than an hour: its receiver accepts
 // each delivery and completes the run by callback. The first run is still
 // going when the second and third instants come; then it ends, and so does
@@ -147,16 +162,7 @@ func TestAnHourlyJobThatOverrunsUnderEachOverlapPolicy(t *testing.T) {
 func TestARetryingRunCountsAsInProgress(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		e := newEnv(t, s, testConfig())
-		first := ""
-		e.recv.Respond(func(d schedulertest.Delivery, n int) schedulertest.Reply {
-			if first == "" {
-				first = d.WebhookID
-			}
-			if d.WebhookID == first && n == 1 {
-				return schedulertest.Reply{Status: http.StatusServiceUnavailable}
-			}
-			return schedulertest.Reply{Status: http.StatusOK}
-		})
+		e.failFirstDelivery()
 		ev := e.create(e.event(func(ev *model.Event) {
 			ev.RRule, ev.Overlap = ptr("FREQ=MINUTELY;INTERVAL=5"), model.OverlapSkip
 		}))

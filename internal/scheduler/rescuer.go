@@ -96,7 +96,13 @@ func (r *Rescuer) RunOnce(ctx context.Context) (int, error) {
 			break
 		}
 	}
-	if total+timedOut > 0 && r.wake != nil {
+	// Slots of concurrency keys whose occurrence ended another way (a
+	// cancellation, a skip, a release that failed) go to the keys' waiters.
+	_, released, err := r.store.SweepConcurrency(ctx, now)
+	if err != nil {
+		return total, err
+	}
+	if (total+timedOut > 0 || released) && r.wake != nil {
 		r.wake(now)
 	}
 	// A page per run: a full pass over n waiting events takes n/settleScan

@@ -151,11 +151,12 @@ func New(cfg Config, deps ServiceDeps) *Service {
 		cfg: cfg, log: deps.Logger.Named("scheduler"), wakeups: deps.Wakeups,
 		Expander:   NewExpander(cfg, deps.Store, deps.Calendars, deps.Clock, deps.Locker, deps.Logger),
 		Dispatcher: d,
-		Rescuer:    NewRescuer(cfg, deps.Store, deps.Clock, d.Wake),
 		Archiver: NewArchiver(cfg.Archive, ArchiverDeps{Store: deps.Store, Now: deps.Clock.Now,
 			Logger: deps.Logger, Locker: deps.Locker, Owner: cfg.InstanceID, Observer: archObs,
 			Rollups: deps.Store}),
 	}
+	// What the rescuer makes due may lie in any instance's buckets.
+	s.Rescuer = NewRescuer(cfg, deps.Store, deps.Clock, func(at time.Time) { s.Wake(context.Background(), at) })
 	s.expandLoop = &loop{interval: cfg.ExpandInterval, status: &s.expandStatus,
 		once: func(ctx context.Context) (int, error) {
 			start := time.Now()

@@ -9,8 +9,8 @@ receiving side, with nothing outside the standard library.
 from . import types
 from ._transport import Page
 from ._websocket import Connection, HandshakeError
-from .client import (MAX_BATCH, Calendars, Client, Endpoints, Events, NotificationChannels, Occurrences,
-                     Schedules, Tokens)
+from .client import (MAX_BATCH, Calendars, Client, ConcurrencyKeys, Endpoints, Events, NotificationChannels,
+                     Occurrences, Schedules, Tokens)
 from .errors import (APIError, BadRequestError, Cancelled, ConflictError, ForbiddenError, NotFoundError,
                      PreconditionFailedError, QhronosError, RateLimitError, UnauthorizedError, UnavailableError)
 from .webhooks import DEFAULT_TOLERANCE, Delivery, DeliveryRun, WebhookVerificationError, signing_key, verify_delivery
@@ -18,7 +18,7 @@ from .webhooks import DEFAULT_TOLERANCE, Delivery, DeliveryRun, WebhookVerificat
 __version__ = "0.1.0"
 
 __all__ = [
-    "APIError", "BadRequestError", "Calendars", "Cancelled", "Client", "ConflictError", "Connection",
+    "APIError", "BadRequestError", "Calendars", "Cancelled", "Client", "ConcurrencyKeys", "ConflictError", "Connection",
     "DEFAULT_TOLERANCE", "Delivery", "DeliveryRun", "Endpoints", "Events", "ForbiddenError", "HandshakeError", "MAX_BATCH",
     "NotFoundError",
     "NotificationChannels", "Occurrences", "Page", "PreconditionFailedError", "QhronosError", "RateLimitError",

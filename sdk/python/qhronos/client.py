@@ -284,6 +284,42 @@ class Occurrences(_Resource):
         return self._data("POST", f"/occurrences/{path_id(id)}/heartbeat", opts, idempotent=True)
 
 
+class ConcurrencyKeys(_Resource):
+    """/concurrency-keys: the keys events share with concurrency={"key": ...,
+    "limit": ...}. At most limit occurrences of all the events naming a key
+    are in flight at once, installation-wide; the others wait (pending, reason
+    "concurrency_wait"), oldest instant first."""
+
+    def list(self, **params: Any) -> "Page[t.ConcurrencyKey]":
+        """One page of the keys the token can see, in key order: limit, cursor (GET /concurrency-keys)."""
+        params, opts = _split(params)
+        out = self._data("GET", "/concurrency-keys", opts, query=params)
+        return Page(out.get("data") or [], (out.get("pagination") or {}).get("next_cursor") or "")
+
+    def all(self, **params: Any) -> Iterator[t.ConcurrencyKey]:
+        """Every key the token can see, page after page."""
+        return paginate(lambda cursor: self.list(**{**params, "cursor": cursor}))
+
+    def get(self, key: str, **kw: Any) -> t.ConcurrencyKey:
+        """One key: its limit, occurrences in flight and waiting, and whether it
+        is paused (GET /concurrency-keys/{key}); NotFoundError when no event
+        the token can read names it."""
+        _, opts = _split(kw)
+        return self._data("GET", f"/concurrency-keys/{path_id(key)}", opts)
+
+    def pause(self, key: str, **kw: Any) -> t.ConcurrencyKey:
+        """Holds back the key's occurrences: none takes a slot until resume;
+        the runs in flight go on (POST /concurrency-keys/{key}/pause)."""
+        _, opts = _split(kw)
+        return self._data("POST", f"/concurrency-keys/{path_id(key)}/pause", opts, idempotent=True)
+
+    def resume(self, key: str, **kw: Any) -> t.ConcurrencyKey:
+        """Lets a paused key's oldest waiting occurrences go, as many as it has
+        room for (POST /concurrency-keys/{key}/resume)."""
+        _, opts = _split(kw)
+        return self._data("POST", f"/concurrency-keys/{path_id(key)}/resume", opts, idempotent=True)
+
+
 class Schedules(_Resource):
     """/schedules"""
 
@@ -470,6 +506,7 @@ class Client(_Resource):
         self.endpoints = Endpoints(self._t)
         self.tokens = Tokens(self._t)
         self.notification_channels = NotificationChannels(self._t)
+        self.concurrency_keys = ConcurrencyKeys(self._t)
 
     @property
     def base_url(self) -> str:

@@ -6,7 +6,7 @@ Every object is a TypedDict: answers are plain dicts (event["id"]).
 # fmt: off
 from typing import Any, Dict, List, Literal, Optional, TypedDict
 
-__all__ = ["Action", "Attempt", "AttemptRequest", "BackfillRequest", "BackfillResult", "Calendar", "CalendarInput", "CircuitEntry", "CircuitHistoryPage", "DateRange", "Endpoint", "EndpointAuth", "EndpointAuthInput", "EndpointCircuit", "EndpointHealth", "EndpointInput", "EndpointPatch", "EndpointRateLimit", "EndpointTestResult", "Error", "Event", "EventBatchInput", "EventBatchItemResult", "EventBatchResult", "EventInput", "EventUpsertInput", "Exception", "Health", "HistoryChange", "HistoryEntry", "HistoryPage", "NoticePage", "NotificationChannel", "NotificationChannelRequest", "NotificationTestResult", "Occurrence", "OccurrenceOrder", "OccurrencePage", "PauseRequest", "Preview", "PreviewRequest", "PunctualityCounts", "PunctualityGroup", "PunctualityPoint", "PunctualityReport", "Ready", "ResumeRequest", "Retry", "RetryFilter", "RetryResult", "Run", "RunReport", "Schedule", "SecretRotation", "SentNotice", "Stats", "Status", "Timeline", "Token", "TokenRequest"]
+__all__ = ["Action", "Attempt", "AttemptRequest", "BackfillRequest", "BackfillResult", "Calendar", "CalendarInput", "CircuitEntry", "CircuitHistoryPage", "Concurrency", "ConcurrencyKey", "ConcurrencyKeyPage", "DateRange", "Endpoint", "EndpointAuth", "EndpointAuthInput", "EndpointCircuit", "EndpointHealth", "EndpointInput", "EndpointPatch", "EndpointRateLimit", "EndpointTestResult", "Error", "Event", "EventBatchInput", "EventBatchItemResult", "EventBatchResult", "EventInput", "EventUpsertInput", "Exception", "Health", "HistoryChange", "HistoryEntry", "HistoryPage", "NoticePage", "NotificationChannel", "NotificationChannelRequest", "NotificationTestResult", "Occurrence", "OccurrenceOrder", "OccurrencePage", "PauseRequest", "Preview", "PreviewRequest", "PunctualityCounts", "PunctualityGroup", "PunctualityPoint", "PunctualityReport", "Ready", "ResumeRequest", "Retry", "RetryFilter", "RetryResult", "Run", "RunReport", "Schedule", "SecretRotation", "SentNotice", "Stats", "Status", "Timeline", "Token", "TokenRequest"]
 
 
 _ActionRequired = TypedDict("_ActionRequired", {"type": Literal["webhook", "websocket", "apicall", "nats", "amqp", "kafka", "redis_stream"]})
@@ -79,6 +79,30 @@ _CircuitHistoryPageOptional = TypedDict("_CircuitHistoryPageOptional", {}, total
 
 class CircuitHistoryPage(_CircuitHistoryPageRequired, _CircuitHistoryPageOptional):
     """The CircuitHistoryPage schema."""
+
+
+_ConcurrencyRequired = TypedDict("_ConcurrencyRequired", {"key": str, "limit": int})
+_ConcurrencyOptional = TypedDict("_ConcurrencyOptional", {}, total=False)
+
+
+class Concurrency(_ConcurrencyRequired, _ConcurrencyOptional):
+    """A concurrency key shared with every event naming it: at most limit occurrences of those events are in flight (being delivered, awaiting an acknowledgement, running or retrying) at once, installation-wide; the others wait, oldest instant first, pending with reason concurrency_wait. A key's limit is the smallest its live events name."""
+
+
+_ConcurrencyKeyRequired = TypedDict("_ConcurrencyKeyRequired", {"key": str, "limit": int, "in_flight": int, "waiting": int, "paused": bool, "paused_at": Optional[str], "paused_by": Optional[str]})
+_ConcurrencyKeyOptional = TypedDict("_ConcurrencyKeyOptional", {}, total=False)
+
+
+class ConcurrencyKey(_ConcurrencyKeyRequired, _ConcurrencyKeyOptional):
+    """The ConcurrencyKey schema."""
+
+
+_ConcurrencyKeyPageRequired = TypedDict("_ConcurrencyKeyPageRequired", {"data": List['ConcurrencyKey'], "pagination": Dict[str, Any]})
+_ConcurrencyKeyPageOptional = TypedDict("_ConcurrencyKeyPageOptional", {}, total=False)
+
+
+class ConcurrencyKeyPage(_ConcurrencyKeyPageRequired, _ConcurrencyKeyPageOptional):
+    """The ConcurrencyKeyPage schema."""
 
 
 _DateRangeRequired = TypedDict("_DateRangeRequired", {"from": str, "to": str})
@@ -170,7 +194,7 @@ class Error(_ErrorRequired, _ErrorOptional):
 
 
 _EventRequired = TypedDict("_EventRequired", {"id": str, "name": str, "start_time": str, "timezone": str, "action": 'Action', "webhook": str, "tags": List[str], "status": Literal["active", "paused", "inactive", "deleted"], "version": int, "created_at": str, "updated_at": str})
-_EventOptional = TypedDict("_EventOptional", {"description": str, "rrule": Optional[str], "schedule": Optional[Dict[str, Any]], "cron": Optional[str], "metadata": Any, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": Optional[str], "hmac_secret_set": bool, "created_by": str, "created_via": str, "next_run_at": Optional[str], "last_run_at": Optional[str], "last_status": str, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]], "paused_at": Optional[str], "paused_until": Optional[str], "pause_reason": str, "paused_by": str, "pause_catch_up": Literal["skip", "fire"], "endpoint_id": Optional[str], "trace_propagation": bool, "key": Optional[str], "debounce": Optional[str], "max_wait": Optional[str], "completion": Literal["response", "callback"], "max_runtime": Optional[str], "overlap": Literal["allow", "skip", "buffer_one", "buffer_all", "cancel_previous"]}, total=False)
+_EventOptional = TypedDict("_EventOptional", {"description": str, "rrule": Optional[str], "schedule": Optional[Dict[str, Any]], "cron": Optional[str], "metadata": Any, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": Optional[str], "hmac_secret_set": bool, "created_by": str, "created_via": str, "next_run_at": Optional[str], "last_run_at": Optional[str], "last_status": str, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]], "paused_at": Optional[str], "paused_until": Optional[str], "pause_reason": str, "paused_by": str, "pause_catch_up": Literal["skip", "fire"], "endpoint_id": Optional[str], "trace_propagation": bool, "key": Optional[str], "debounce": Optional[str], "max_wait": Optional[str], "completion": Literal["response", "callback"], "max_runtime": Optional[str], "overlap": Literal["allow", "skip", "buffer_one", "buffer_all", "cancel_previous"], "concurrency": Optional['Concurrency']}, total=False)
 
 
 class Event(_EventRequired, _EventOptional):
@@ -202,7 +226,7 @@ class EventBatchResult(_EventBatchResultRequired, _EventBatchResultOptional):
 
 
 _EventInputRequired = TypedDict("_EventInputRequired", {})
-_EventInputOptional = TypedDict("_EventInputOptional", {"name": str, "description": str, "start_time": str, "timezone": str, "rrule": Optional[str], "schedule": Optional['Schedule'], "cron": Optional[str], "action": 'Action', "webhook": str, "metadata": Any, "tags": List[str], "status": Literal["active", "paused", "inactive"], "hmac_secret": str, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": str, "trace_propagation": bool, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]], "completion": Literal["response", "callback"], "max_runtime": Optional[str], "overlap": Optional[Literal["allow", "skip", "buffer_one", "buffer_all", "cancel_previous"]]}, total=False)
+_EventInputOptional = TypedDict("_EventInputOptional", {"name": str, "description": str, "start_time": str, "timezone": str, "rrule": Optional[str], "schedule": Optional['Schedule'], "cron": Optional[str], "action": 'Action', "webhook": str, "metadata": Any, "tags": List[str], "status": Literal["active", "paused", "inactive"], "hmac_secret": str, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": str, "trace_propagation": bool, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]], "completion": Literal["response", "callback"], "max_runtime": Optional[str], "overlap": Optional[Literal["allow", "skip", "buffer_one", "buffer_all", "cancel_previous"]], "concurrency": Optional['Concurrency']}, total=False)
 
 
 class EventInput(_EventInputRequired, _EventInputOptional):
@@ -210,7 +234,7 @@ class EventInput(_EventInputRequired, _EventInputOptional):
 
 
 _EventUpsertInputRequired = TypedDict("_EventUpsertInputRequired", {})
-_EventUpsertInputOptional = TypedDict("_EventUpsertInputOptional", {"name": str, "description": str, "start_time": str, "timezone": str, "rrule": Optional[str], "schedule": Optional['Schedule'], "cron": Optional[str], "action": 'Action', "webhook": str, "metadata": Any, "tags": List[str], "status": Literal["active", "paused", "inactive"], "hmac_secret": str, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": str, "trace_propagation": bool, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]], "debounce": str, "max_wait": str, "completion": Literal["response", "callback"], "max_runtime": Optional[str], "overlap": Optional[Literal["allow", "skip", "buffer_one", "buffer_all", "cancel_previous"]]}, total=False)
+_EventUpsertInputOptional = TypedDict("_EventUpsertInputOptional", {"name": str, "description": str, "start_time": str, "timezone": str, "rrule": Optional[str], "schedule": Optional['Schedule'], "cron": Optional[str], "action": 'Action', "webhook": str, "metadata": Any, "tags": List[str], "status": Literal["active", "paused", "inactive"], "hmac_secret": str, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": str, "trace_propagation": bool, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]], "debounce": str, "max_wait": str, "completion": Literal["response", "callback"], "max_runtime": Optional[str], "overlap": Optional[Literal["allow", "skip", "buffer_one", "buffer_all", "cancel_previous"]], "concurrency": Optional['Concurrency']}, total=False)
 
 
 class EventUpsertInput(_EventUpsertInputRequired, _EventUpsertInputOptional):
@@ -290,7 +314,7 @@ class NotificationTestResult(_NotificationTestResultRequired, _NotificationTestR
 
 
 _OccurrenceRequired = TypedDict("_OccurrenceRequired", {"id": str, "occurrence_id": str, "event_id": str, "scheduled_at": str, "status": Literal["pending", "dispatching", "retrying", "awaiting_ack", "running", "completed", "failed", "missed", "cancelled", "skipped", "timed_out"], "attempt_count": int})
-_OccurrenceOptional = TypedDict("_OccurrenceOptional", {"manual": bool, "next_attempt_at": Optional[str], "status_code": Optional[int], "response_body": Optional[str], "error_message": Optional[str], "started_at": Optional[str], "completed_at": Optional[str], "created_at": str, "updated_at": str, "archived": bool, "archived_at": str, "reason": Optional[Literal["manual", "calendar", "paused", "dst_gap", "catch_up_window", "catch_up_policy", "event_deleted", "rule_changed", "endpoint_disabled", "overlap", "backfill"]], "original_scheduled_at": Optional[str], "run": 'Run'}, total=False)
+_OccurrenceOptional = TypedDict("_OccurrenceOptional", {"manual": bool, "next_attempt_at": Optional[str], "status_code": Optional[int], "response_body": Optional[str], "error_message": Optional[str], "started_at": Optional[str], "completed_at": Optional[str], "created_at": str, "updated_at": str, "archived": bool, "archived_at": str, "reason": Optional[Literal["manual", "calendar", "paused", "dst_gap", "catch_up_window", "catch_up_policy", "event_deleted", "rule_changed", "endpoint_disabled", "overlap", "backfill", "concurrency_wait"]], "original_scheduled_at": Optional[str], "run": 'Run'}, total=False)
 
 
 class Occurrence(_OccurrenceRequired, _OccurrenceOptional):

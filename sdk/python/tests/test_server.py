@@ -400,6 +400,79 @@ class AgainstServer(unittest.TestCase):
             q.events.create(name="bad", start_time=in_an_hour(), webhook="https://example.com/h", max_runtime="10m")
         self.assertEqual(cm.exception.field, "max_runtime")
 
+    def test_concurrency_keys(self):
+        """Events share a key; the key shows its runs in flight and waiting, a
+        pause holds them, a resume lets them go. Callback runs hold their slot
+        until completed, so what is in flight is the test's to decide."""
+        q = self.q
+        r, secret = self.run_receiver()
+        key = f"tenant:{secrets.token_hex(4)}@sdk-py"  # ':' and '@' travel escaped in the path
+        concurrency = {"key": key, "limit": 1}
+
+        def job(name):
+            return q.events.create(name=name, start_time=in_an_hour(), webhook=r.url, hmac_secret=secret,
+                                   completion="callback", concurrency=concurrency)
+
+        def counts():
+            k = q.concurrency_keys.get(key)
+            return k["in_flight"], k["waiting"]
+
+        a, b = job("sync a"), job("sync b")
+        self.assertEqual(a["concurrency"], concurrency)
+        self.assertEqual(q.concurrency_keys.get(key), {"key": key, "limit": 1, "in_flight": 0, "waiting": 0,
+                                                       "paused": False, "paused_at": None, "paused_by": None})
+
+        first = q.events.trigger(a["id"])
+        self.wait_running(first["id"])
+        second = q.events.trigger(b["id"])
+        wait_for("the second waits for the key's slot", lambda: counts()[1] == 1)
+        self.assertEqual(counts(), (1, 1))
+        held = q.occurrences.get(second["id"])
+        self.assertEqual((held["status"], held["reason"]), ("pending", "concurrency_wait"))
+
+        paused = q.concurrency_keys.pause(key)
+        self.assertTrue(paused["paused"])
+        self.assertTrue(paused["paused_at"] and paused["paused_by"], paused)
+        self.assertTrue(q.concurrency_keys.pause(key)["paused"], "pausing again answers the same")
+        q.occurrences.complete(first["id"], "succeeded")
+        wait_for("the first run's slot is freed", lambda: counts()[0] == 0)
+        time.sleep(1)  # a second in which nothing of a paused key may start
+        self.assertEqual(len(r.got), 1, "no run starts while the key is paused")
+        self.assertEqual(counts(), (0, 1))
+
+        resumed = q.concurrency_keys.resume(key)
+        self.assertEqual((resumed["paused"], resumed["paused_at"], resumed["paused_by"]), (False, None, None))
+        wait_for("the second run after the resume", lambda: len(r.got) >= 2)
+        self.assertEqual(r.got[1][0]["occurrence_id"], second["id"])
+        wait_for("the second run holds the slot", lambda: counts() == (1, 0))
+        q.occurrences.complete(second["id"], "succeeded")
+        wait_for("every slot is freed", lambda: counts() == (0, 0))
+
+        # Pages of one key: the cursor walks every key once.
+        other = f"{key}.b"
+        c = q.events.create(name="other", start_time=in_an_hour(), webhook="https://example.com/h",
+                            concurrency={"key": other, "limit": 3})
+        page = q.concurrency_keys.list(limit=1)
+        self.assertEqual(len(page.items), 1)
+        self.assertTrue(page.next_cursor, "a next cursor while more keys follow")
+        walked = list(q.concurrency_keys.all(limit=1))
+        seen = {k["key"]: k for k in walked}
+        self.assertEqual(len(seen), len(walked), "no key listed twice")
+        self.assertIn(key, seen)
+        self.assertEqual(seen[other], {"key": other, "limit": 3, "in_flight": 0, "waiting": 0, "paused": False,
+                                       "paused_at": None, "paused_by": None})
+
+        # None removes it; a key no event names is gone.
+        self.assertIsNone(q.events.update(c["id"], concurrency=None).get("concurrency"))
+        with self.assertRaises(qhronos.NotFoundError):
+            q.concurrency_keys.get(other)
+        with self.assertRaises(qhronos.NotFoundError):
+            q.concurrency_keys.pause(other)
+        with self.assertRaises(qhronos.BadRequestError) as cm:
+            q.events.create(name="bad", start_time=in_an_hour(), webhook="https://example.com/h",
+                            concurrency={"key": "customer 42", "limit": 2})
+        self.assertEqual(cm.exception.field, "concurrency.key")
+
     def test_signed_delivery(self):
         secret = f"plain-{secrets.token_hex(8)}"
         ev = self.q.events.create(name="signed", start_time=in_an_hour(), webhook=self.receiver.url, hmac_secret=secret)

@@ -225,6 +225,40 @@ export class Occurrences {
   }
 }
 
+/**
+ * /concurrency-keys: the keys events share with `concurrency: { key, limit }`. At most `limit` occurrences of all
+ * the events naming a key are in flight at once, installation-wide; the others wait (pending, reason
+ * "concurrency_wait"), oldest instant first.
+ */
+export class ConcurrencyKeys {
+  constructor(private readonly t: Transport) {}
+
+  /** One page of the keys the token can see, in key order (GET /concurrency-keys). */
+  async list(params?: T.ListConcurrencyKeysParams, opts?: CallOptions): Promise<T.Page<T.ConcurrencyKey>> {
+    const page = await data(this.t.send<T.ConcurrencyKeyPage>({ method: "GET", path: "/concurrency-keys", query: params }, opts));
+    return { items: page.data ?? [], nextCursor: page.pagination?.next_cursor ?? "" };
+  }
+  /** Every key the token can see, page after page. */
+  all(params: T.ListConcurrencyKeysParams = {}, opts?: CallOptions): AsyncGenerator<T.ConcurrencyKey, void, undefined> {
+    return paginate((cursor) => this.list({ ...params, cursor }, opts));
+  }
+  /** One key: its limit, occurrences in flight and waiting, and whether it is paused (GET /concurrency-keys/{key});
+   * a NotFoundError when no event the token can read names it. */
+  get(key: string, opts?: CallOptions): Promise<T.ConcurrencyKey> {
+    return data(this.t.send({ method: "GET", path: `/concurrency-keys/${pathID(key)}` }, opts));
+  }
+  /** Holds back the key's occurrences: none takes a slot until resume; the runs in flight go on
+   * (POST /concurrency-keys/{key}/pause). */
+  pause(key: string, opts?: CallOptions): Promise<T.ConcurrencyKey> {
+    return data(this.t.send({ method: "POST", path: `/concurrency-keys/${pathID(key)}/pause`, idempotent: true }, opts));
+  }
+  /** Lets a paused key's oldest waiting occurrences go, as many as it has room for
+   * (POST /concurrency-keys/{key}/resume). */
+  resume(key: string, opts?: CallOptions): Promise<T.ConcurrencyKey> {
+    return data(this.t.send({ method: "POST", path: `/concurrency-keys/${pathID(key)}/resume`, idempotent: true }, opts));
+  }
+}
+
 /** /schedules */
 export class Schedules {
   constructor(private readonly t: Transport) {}
@@ -386,6 +420,7 @@ export class Qhronos {
   readonly endpoints: Endpoints;
   readonly tokens: Tokens;
   readonly notificationChannels: NotificationChannels;
+  readonly concurrencyKeys: ConcurrencyKeys;
   private readonly t: Transport;
 
   constructor(options: ClientOptions) {
@@ -397,6 +432,7 @@ export class Qhronos {
     this.endpoints = new Endpoints(this.t);
     this.tokens = new Tokens(this.t);
     this.notificationChannels = new NotificationChannels(this.t);
+    this.concurrencyKeys = new ConcurrencyKeys(this.t);
   }
 
   /** The server's URL as given. */

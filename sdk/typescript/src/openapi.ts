@@ -3890,6 +3890,302 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/concurrency-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Concurrency keys and their runs in flight
+         * @description The keys named by events the token can read, in key order: each with its limit, its occurrences in flight and waiting, and whether it is paused. A token without a tag scope also sees keys whose events are gone while runs of them are still in flight.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description page size, default 50, clamped to 500 */
+                    limit?: number;
+                    /** @description opaque cursor from pagination.next_cursor or the Link header */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description one page of keys */
+                200: {
+                    headers: {
+                        /** @description <…>; rel="next" when more keys follow */
+                        Link?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ConcurrencyKeyPage"];
+                    };
+                };
+                400: components["responses"]["BadRequest"];
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Insufficient access */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or outside the token's scope) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                413: components["responses"]["TooLarge"];
+                429: components["responses"]["TooManyRequests"];
+                503: components["responses"]["Unavailable"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/concurrency-keys/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A concurrency key
+         * @description 404 when no event the token can read names it (a token without a tag scope also sees a key none of whose events is left while runs of it are still in flight).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    key: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the key */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ConcurrencyKey"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Insufficient access */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or outside the token's scope) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                413: components["responses"]["TooLarge"];
+                429: components["responses"]["TooManyRequests"];
+                503: components["responses"]["Unavailable"];
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/concurrency-keys/{key}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a concurrency key
+         * @description No occurrence of the key takes a slot while it is paused (they wait, reason concurrency_wait); the runs in flight go on. A token limited to tags may pause a key only when it may modify every event naming it (403 otherwise). Needs write access.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    key: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the key */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ConcurrencyKey"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Insufficient access */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or outside the token's scope) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                413: components["responses"]["TooLarge"];
+                429: components["responses"]["TooManyRequests"];
+                503: components["responses"]["Unavailable"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/concurrency-keys/{key}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a concurrency key
+         * @description The oldest waiting occurrences become due at once, as many as the key has room for. Same access as pause.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    key: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the key */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ConcurrencyKey"];
+                    };
+                };
+                /** @description Missing or invalid credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Insufficient access */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found (or outside the token's scope) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                413: components["responses"]["TooLarge"];
+                429: components["responses"]["TooManyRequests"];
+                503: components["responses"]["Unavailable"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -4010,6 +4306,8 @@ export interface components {
              * @enum {string|null}
              */
             overlap?: "allow" | "skip" | "buffer_one" | "buffer_all" | "cancel_previous" | null;
+            /** @description share a limit of occurrences in flight with every event naming the same key; null removes it */
+            concurrency?: components["schemas"]["Concurrency"] | null;
         };
         /** @description Its action's params show sensitive values as fingerprints (header values, URL userinfo and query values, credential-named members, credential form/JSON bodies); sent back unchanged they keep the stored values. */
         Event: {
@@ -4089,6 +4387,7 @@ export interface components {
             max_runtime?: string | null;
             /** @enum {string} */
             overlap?: "allow" | "skip" | "buffer_one" | "buffer_all" | "cancel_previous";
+            concurrency?: components["schemas"]["Concurrency"] | null;
         };
         EventBatchInput: {
             events: components["schemas"]["EventInput"][];
@@ -4145,10 +4444,10 @@ export interface components {
             /** Format: date-time */
             archived_at?: string;
             /**
-             * @description why a skipped, missed or cancelled occurrence did not fire (overlap: the event's overlap policy), or backfill for an occurrence a backfill created
+             * @description why a skipped, missed or cancelled occurrence did not fire (overlap: the event's overlap policy), backfill for an occurrence a backfill created, or concurrency_wait for a pending one waiting for its concurrency key's slot
              * @enum {string|null}
              */
-            reason?: "manual" | "calendar" | "paused" | "dst_gap" | "catch_up_window" | "catch_up_policy" | "event_deleted" | "rule_changed" | "endpoint_disabled" | "overlap" | "backfill" | null;
+            reason?: "manual" | "calendar" | "paused" | "dst_gap" | "catch_up_window" | "catch_up_policy" | "event_deleted" | "rule_changed" | "endpoint_disabled" | "overlap" | "backfill" | "concurrency_wait" | null;
             /**
              * Format: date-time
              * @description the planned instant of a moved or rolled occurrence
@@ -4736,6 +5035,8 @@ export interface components {
              * @enum {string|null}
              */
             overlap?: "allow" | "skip" | "buffer_one" | "buffer_all" | "cancel_previous" | null;
+            /** @description share a limit of occurrences in flight with every event naming the same key; null removes it */
+            concurrency?: components["schemas"]["Concurrency"] | null;
         };
         /** @description One transition of an endpoint's circuit. */
         CircuitEntry: {
@@ -4988,6 +5289,33 @@ export interface components {
             status: "succeeded" | "failed";
             /** @description any JSON, at most 16 KB (kept redacted) */
             output?: unknown;
+        };
+        /** @description A concurrency key shared with every event naming it: at most limit occurrences of those events are in flight (being delivered, awaiting an acknowledgement, running or retrying) at once, installation-wide; the others wait, oldest instant first, pending with reason concurrency_wait. A key's limit is the smallest its live events name. */
+        Concurrency: {
+            key: string;
+            limit: number;
+        };
+        ConcurrencyKey: {
+            key: string;
+            /** @description the smallest limit the key's live events name */
+            limit: number;
+            /** @description occurrences holding a slot: being delivered, awaiting an acknowledgement, running or retrying */
+            in_flight: number;
+            /** @description occurrences due and waiting for a slot (pending, reason concurrency_wait) */
+            waiting: number;
+            /** @description no occurrence of the key takes a slot while paused; the runs in flight go on */
+            paused: boolean;
+            /** Format: date-time */
+            paused_at: string | null;
+            paused_by: string | null;
+        };
+        ConcurrencyKeyPage: {
+            data: components["schemas"]["ConcurrencyKey"][];
+            pagination: {
+                limit: number;
+                /** @description present while more entries follow */
+                next_cursor?: string;
+            };
         };
     };
     responses: {

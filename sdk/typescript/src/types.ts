@@ -18,6 +18,11 @@ export type BackfillRequest = S["BackfillRequest"];
 export type BackfillResult = S["BackfillResult"];
 export type Calendar = S["Calendar"];
 export type CalendarInput = S["CalendarInput"];
+/** An event's `concurrency`: the key it shares and the most of its occurrences in flight at once. */
+export type Concurrency = S["Concurrency"];
+/** A concurrency key's limit, occurrences in flight and waiting, and pause state. */
+export type ConcurrencyKey = S["ConcurrencyKey"];
+export type ConcurrencyKeyPage = S["ConcurrencyKeyPage"];
 export type Endpoint = S["Endpoint"];
 export type EndpointInput = S["EndpointInput"];
 export type EndpointPatch = S["EndpointPatch"];
@@ -74,6 +79,7 @@ export type NoticesParams = Query<"/notification-channels/{id}/notices", "get">;
 export type ListOccurrencesParams = Query<"/occurrences", "get">;
 export type ListCalendarsParams = Query<"/calendars", "get">;
 export type ListEndpointsParams = Query<"/endpoints", "get">;
+export type ListConcurrencyKeysParams = Query<"/concurrency-keys", "get">;
 export type StatsParams = Query<"/stats", "get">;
 export type StatsTimelineParams = Query<"/stats/timeline", "get">;
 export type PunctualityParams = Query<"/stats/punctuality", "get">;

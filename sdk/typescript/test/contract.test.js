@@ -149,6 +149,13 @@ test("every operation of openapi.json is called by a method, with a request the 
     );
     await run.complete("failed");
     await run.heartbeat();
+    await q.events.create({ name: "n", start_time: "in 1 hour", webhook: "https://example.com/h", concurrency: { key: "customer-42", limit: 2 }, overlap: "skip" });
+    await q.events.update(id, { concurrency: null });
+    await q.concurrencyKeys.list({ limit: 10, cursor: "x" });
+    for await (const _ of q.concurrencyKeys.all());
+    await q.concurrencyKeys.get("tenant:42@eu");
+    await q.concurrencyKeys.pause("customer-42");
+    await q.concurrencyKeys.resume("customer-42");
     await q.calendars.create({ name: "holidays" });
     await q.calendars.list({ tags: ["a"] });
     for await (const _ of q.calendars.all());

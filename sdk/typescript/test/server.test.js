@@ -407,6 +407,95 @@ describe(`against qhronosd (${process.env.QHRONOS_SDK_DATABASE_URL ? "postgres+r
     }
   });
 
+  test("concurrency keys: events share a key, a key shows its runs in flight and waiting, pause holds them, resume lets them go", async () => {
+    // Callback runs hold their slot until completed, so what is in flight is the test's to decide.
+    const secret = `conc-${randomBytes(8).toString("hex")}`;
+    const got = [];
+    const hooks = createServer((req, res) => {
+      const chunks = [];
+      req.on("data", (c) => chunks.push(c));
+      req.on("end", async () => {
+        try {
+          got.push(await verifyDelivery({ headers: req.headers, body: Buffer.concat(chunks) }, secret));
+          res.writeHead(202).end();
+        } catch {
+          res.writeHead(401).end();
+        }
+      });
+    });
+    await new Promise((r) => hooks.listen(0, "127.0.0.1", r));
+    try {
+      const key = `tenant:${randomBytes(4).toString("hex")}@sdk-ts`; // ':' and '@' travel escaped in the path
+      const concurrency = { key, limit: 1 };
+      const job = (name) =>
+        q.events.create({
+          name,
+          start_time: inAnHour(),
+          webhook: `http://127.0.0.1:${hooks.address().port}/jobs/sync`,
+          hmac_secret: secret,
+          completion: "callback",
+          concurrency,
+        });
+      const a = await job("sync a");
+      const b = await job("sync b");
+      assert.deepEqual(a.concurrency, concurrency);
+      assert.deepEqual(await q.concurrencyKeys.get(key), { key, limit: 1, in_flight: 0, waiting: 0, paused: false, paused_at: null, paused_by: null });
+
+      const first = await q.events.trigger(a.id);
+      await waitFor("the first run", async () => (await q.occurrences.get(first.id)).status === "running");
+      const second = await q.events.trigger(b.id);
+      const busy = await waitFor("the second waits for the key's slot", async () => {
+        const k = await q.concurrencyKeys.get(key);
+        return k.waiting === 1 && k;
+      });
+      assert.equal(busy.in_flight, 1);
+      const held = await q.occurrences.get(second.id);
+      assert.deepEqual([held.status, held.reason], ["pending", "concurrency_wait"]);
+
+      const paused = await q.concurrencyKeys.pause(key);
+      assert.equal(paused.paused, true);
+      assert.ok(paused.paused_at && paused.paused_by, JSON.stringify(paused));
+      assert.equal((await q.concurrencyKeys.pause(key)).paused, true, "pausing again answers the same");
+      await q.occurrences.complete(first.id, { status: "succeeded" });
+      await waitFor("the first run's slot is freed", async () => (await q.concurrencyKeys.get(key)).in_flight === 0);
+      await new Promise((r) => setTimeout(r, 1000)); // a second in which nothing of a paused key may start
+      assert.equal(got.length, 1, "no run starts while the key is paused");
+      assert.equal((await q.concurrencyKeys.get(key)).waiting, 1);
+
+      const resumed = await q.concurrencyKeys.resume(key);
+      assert.deepEqual([resumed.paused, resumed.paused_at, resumed.paused_by], [false, null, null]);
+      await waitFor("the second run after the resume", () => got.length >= 2);
+      assert.equal(got[1].occurrence_id, second.id);
+      await waitFor("the second run holds the slot", async () => {
+        const k = await q.concurrencyKeys.get(key);
+        return k.in_flight === 1 && k.waiting === 0;
+      });
+      await q.occurrences.complete(second.id, { status: "succeeded" });
+      await waitFor("every slot is freed", async () => (await q.concurrencyKeys.get(key)).in_flight === 0);
+
+      // Pages of one key: the cursor walks every key once.
+      const other = `${key}.b`;
+      const c = await q.events.create({ name: "other", start_time: inAnHour(), webhook: "https://example.com/h", concurrency: { key: other, limit: 3 } });
+      const page = await q.concurrencyKeys.list({ limit: 1 });
+      assert.equal(page.items.length, 1);
+      assert.ok(page.nextCursor, "a next cursor while more keys follow");
+      const seen = [];
+      for await (const k of q.concurrencyKeys.all({ limit: 1 })) seen.push(k);
+      assert.equal(new Set(seen.map((k) => k.key)).size, seen.length, "no key listed twice");
+      assert.deepEqual(seen.find((k) => k.key === other), { key: other, limit: 3, in_flight: 0, waiting: 0, paused: false, paused_at: null, paused_by: null });
+      assert.ok(seen.some((k) => k.key === key));
+
+      // null removes it; a key no event names is gone.
+      assert.equal((await q.events.update(c.id, { concurrency: null })).concurrency ?? null, null);
+      await assert.rejects(q.concurrencyKeys.get(other), NotFoundError);
+      await assert.rejects(q.concurrencyKeys.pause(other), NotFoundError);
+      const refused = await q.events.create({ name: "bad", start_time: inAnHour(), webhook: "https://example.com/h", concurrency: { key: "customer 42", limit: 2 } }).catch((e) => e);
+      assert.ok(refused instanceof BadRequestError && refused.field === "concurrency.key", String(refused));
+    } finally {
+      await new Promise((r) => hooks.close(r));
+    }
+  });
+
   test("a real signed delivery is verified; a wrong secret, a replay outside the tolerance and a tampered body are refused", async () => {
     const secret = `plain-${randomBytes(8).toString("hex")}`;
     const ev = await q.events.create({ name: "signed", start_time: inAnHour(), webhook: receiver.url, hmac_secret: secret });

@@ -1,6 +1,6 @@
 // Compiled (not run) by `npm test`: the public types are the generated ones,
 // so a misspelt field or a wrong enum value fails the build of a caller.
-import { DeliveryRun, type Event, NotFoundError, type Occurrence, Qhronos, verifyDelivery } from "../dist/index.js";
+import { type ConcurrencyKey, DeliveryRun, type Event, NotFoundError, type Occurrence, Qhronos, verifyDelivery } from "../dist/index.js";
 
 export async function usage(q: Qhronos): Promise<string> {
   const ev: Event = await q.events.create({ name: "n", start_time: "in 1 hour", webhook: "https://example.com/h" });
@@ -24,6 +24,18 @@ export async function usage(q: Qhronos): Promise<string> {
   // @ts-expect-error: a run ends succeeded or failed
   await q.occurrences.complete(job.id, { status: "done" });
   (await q.occurrences.heartbeat(job.id)).status satisfies Occurrence["status"];
+  const synced = await q.events.create({ name: "sync", start_time: "in 1 hour", webhook: "https://example.com/h", concurrency: { key: "customer-42", limit: 2 } });
+  synced.concurrency?.limit satisfies number | undefined;
+  await q.events.update(synced.id, { concurrency: null });
+  // @ts-expect-error: a concurrency key needs its limit
+  await q.events.update(synced.id, { concurrency: { key: "customer-42" } });
+  const k: ConcurrencyKey = await q.concurrencyKeys.get("customer-42");
+  [k.in_flight, k.waiting] satisfies number[];
+  k.paused_at satisfies string | null;
+  (await q.concurrencyKeys.pause(k.key)).paused satisfies boolean;
+  for await (const key of q.concurrencyKeys.all({ limit: 100 })) key.limit satisfies number;
+  // @ts-expect-error: not a parameter of GET /concurrency-keys
+  await q.concurrencyKeys.list({ paused: true });
   const d = await verifyDelivery({ headers: {}, body: "" }, "secret");
   if (d.run) {
     d.run.deadline satisfies string;
