@@ -670,6 +670,8 @@ const (
 	NotificationChannelKindsDependencyRecovered   NotificationChannelKinds = "dependency_recovered"
 	NotificationChannelKindsDependencyUnreachable NotificationChannelKinds = "dependency_unreachable"
 	NotificationChannelKindsEndpointDisabled      NotificationChannelKinds = "endpoint_disabled"
+	NotificationChannelKindsRunFailed             NotificationChannelKinds = "run_failed"
+	NotificationChannelKindsRunTimedOut           NotificationChannelKinds = "run_timed_out"
 	NotificationChannelKindsSeriesEnded           NotificationChannelKinds = "series_ended"
 )
 
@@ -687,6 +689,10 @@ func (e NotificationChannelKinds) Valid() bool {
 	case NotificationChannelKindsDependencyUnreachable:
 		return true
 	case NotificationChannelKindsEndpointDisabled:
+		return true
+	case NotificationChannelKindsRunFailed:
+		return true
+	case NotificationChannelKindsRunTimedOut:
 		return true
 	case NotificationChannelKindsSeriesEnded:
 		return true
@@ -721,6 +727,8 @@ const (
 	NotificationChannelRequestKindsDependencyRecovered   NotificationChannelRequestKinds = "dependency_recovered"
 	NotificationChannelRequestKindsDependencyUnreachable NotificationChannelRequestKinds = "dependency_unreachable"
 	NotificationChannelRequestKindsEndpointDisabled      NotificationChannelRequestKinds = "endpoint_disabled"
+	NotificationChannelRequestKindsRunFailed             NotificationChannelRequestKinds = "run_failed"
+	NotificationChannelRequestKindsRunTimedOut           NotificationChannelRequestKinds = "run_timed_out"
 	NotificationChannelRequestKindsSeriesEnded           NotificationChannelRequestKinds = "series_ended"
 )
 
@@ -738,6 +746,10 @@ func (e NotificationChannelRequestKinds) Valid() bool {
 	case NotificationChannelRequestKindsDependencyUnreachable:
 		return true
 	case NotificationChannelRequestKindsEndpointDisabled:
+		return true
+	case NotificationChannelRequestKindsRunFailed:
+		return true
+	case NotificationChannelRequestKindsRunTimedOut:
 		return true
 	case NotificationChannelRequestKindsSeriesEnded:
 		return true

@@ -12,8 +12,8 @@ import (
 
 // noticeKinds are the notice kinds a channel may ask for, in the order the
 // form lists them.
-var noticeKinds = []string{"delivery_failed", "circuit_opened", "circuit_closed", "endpoint_disabled",
-	"series_ended", "dependency_unreachable", "dependency_recovered"}
+var noticeKinds = []string{"delivery_failed", "run_failed", "run_timed_out", "circuit_opened", "circuit_closed",
+	"endpoint_disabled", "series_ended", "dependency_unreachable", "dependency_recovered"}
 
 type channelRow struct {
 	ID, Name, Type, URL string

@@ -26,10 +26,12 @@ type NotificationChannel struct {
 	UpdatedAt time.Time
 }
 
-// FailedOccurrence is an occurrence that failed after its last retry, as
-// the notification scanner reports it.
+// FailedOccurrence is an occurrence that failed after its last retry, or
+// whose run failed or timed out, as the notification scanner reports it.
 type FailedOccurrence struct {
 	ID           string    `db:"id"`
+	Status       string    `db:"status"`     // failed or timed_out
+	RunStatus    *string   `db:"run_status"` // the run's report ("failed": the run failed, not its delivery)
 	EventID      string    `db:"event_id"`
 	EventName    string    `db:"event_name"`
 	EndpointID   *string   `db:"endpoint_id"`

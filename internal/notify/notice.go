@@ -22,6 +22,11 @@ const (
 	// DeliveryFailed: an occurrence failed after its last retry (digested).
 	DeliveryFailed Kind = "delivery_failed"
 	SeriesEnded    Kind = "series_ended"
+	// RunFailed and RunTimedOut: a callback run reported failure, or
+	// neither completed nor heartbeat within its max_runtime (its delivery
+	// had succeeded: not a delivery failure). Sent at once, like a circuit.
+	RunFailed   Kind = "run_failed"
+	RunTimedOut Kind = "run_timed_out"
 	// DependencyUnreachable: the database or Redis unreachable longer than
 	// a threshold; DependencyRecovered when it answers again.
 	DependencyUnreachable Kind = "dependency_unreachable"
@@ -32,8 +37,8 @@ const (
 )
 
 // Kinds lists every kind a channel may ask for.
-var Kinds = []Kind{CircuitOpened, CircuitClosed, EndpointDisabled, DeliveryFailed, SeriesEnded,
-	DependencyUnreachable, DependencyRecovered}
+var Kinds = []Kind{CircuitOpened, CircuitClosed, EndpointDisabled, DeliveryFailed, RunFailed, RunTimedOut,
+	SeriesEnded, DependencyUnreachable, DependencyRecovered}
 
 // Notice is one thing to tell operators.
 type Notice struct {

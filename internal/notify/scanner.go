@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -119,7 +120,8 @@ func (s *Scanner) cursor(ctx context.Context, name string, upto, now time.Time) 
 }
 
 func (s *Scanner) scanFailed(ctx context.Context, upto, now time.Time) (int, error) {
-	return scan(ctx, s, failedCursor, DeliveryFailed, upto, now, s.store.FailedOccurrencesAfter,
+	return scan(ctx, s, failedCursor, []Kind{DeliveryFailed, RunFailed, RunTimedOut}, upto, now,
+		s.store.FailedOccurrencesAfter,
 		func(o model.FailedOccurrence) model.ScanCursor {
 			return model.ScanCursor{At: o.UpdatedAt, LastID: o.ID}
 		},
@@ -127,7 +129,7 @@ func (s *Scanner) scanFailed(ctx context.Context, upto, now time.Time) (int, err
 }
 
 func (s *Scanner) scanEnded(ctx context.Context, upto, now time.Time) (int, error) {
-	return scan(ctx, s, endedCursor, SeriesEnded, upto, now, s.store.EndedEventsAfter,
+	return scan(ctx, s, endedCursor, []Kind{SeriesEnded}, upto, now, s.store.EndedEventsAfter,
 		func(e model.EndedEvent) model.ScanCursor { return model.ScanCursor{At: e.UpdatedAt, LastID: e.ID} },
 		endedNotice)
 }
@@ -139,10 +141,10 @@ const afterEveryID = "ffffffff-ffff-ffff-ffff-ffffffffffff"
 // scan reports what one source holds after its cursor and up to upto, a
 // batch at a time, and leaves the cursor at upto once the range is read:
 // rows with nothing to report (a million completed deliveries) are read
-// once, not again at every scan until a failure moves the cursor. A kind no
-// channel wants is not read at all; its cursor just moves on, so a channel
-// added later does not get the backlog.
-func scan[T any](ctx context.Context, s *Scanner, name string, kind Kind, upto, now time.Time,
+// once, not again at every scan until a failure moves the cursor. A source
+// none of whose kinds a channel wants is not read at all; its cursor just
+// moves on, so a channel added later does not get the backlog.
+func scan[T any](ctx context.Context, s *Scanner, name string, kinds []Kind, upto, now time.Time,
 	read func(context.Context, model.ScanCursor, time.Time, int) ([]T, error),
 	key func(T) model.ScanCursor, notice func(T) Notice) (int, error) {
 	c, ok, err := s.cursor(ctx, name, upto, now)
@@ -150,7 +152,7 @@ func scan[T any](ctx context.Context, s *Scanner, name string, kind Kind, upto, 
 		return 0, err
 	}
 	done := model.ScanCursor{At: upto, LastID: afterEveryID}
-	if !s.notifier.Wants(kind) {
+	if !slices.ContainsFunc(kinds, s.notifier.Wants) {
 		return 0, s.store.SetNotificationCursor(ctx, name, done, now)
 	}
 	total := 0
@@ -187,6 +189,18 @@ func failedNotice(o model.FailedOccurrence) Notice {
 		Title: fmt.Sprintf("Event %s: delivery failed after %d attempts", o.EventName, o.AttemptCount),
 		Text: fmt.Sprintf("The occurrence %s of event %s (%s), scheduled at %s, failed after its last retry: %s",
 			o.ID, o.EventName, o.EventID, fields["scheduled_at"], orNone(errText))}
+	switch {
+	case o.Status == string(model.OccurrenceTimedOut):
+		n.Kind, n.Title = RunTimedOut, fmt.Sprintf("Event %s: run timed out", o.EventName)
+		n.Text = fmt.Sprintf("The run of occurrence %s of event %s (%s), scheduled at %s, neither completed nor "+
+			"sent a heartbeat within its max_runtime. It is not sent again; replay it to start a new run.",
+			o.ID, o.EventName, o.EventID, fields["scheduled_at"])
+	case o.RunStatus != nil && *o.RunStatus == model.RunFailed:
+		n.Kind, n.Title = RunFailed, fmt.Sprintf("Event %s: run failed", o.EventName)
+		n.Text = fmt.Sprintf("The receiver reported the run of occurrence %s of event %s (%s), scheduled at %s, "+
+			"failed. It is not sent again; replay it to start a new run.", o.ID, o.EventName, o.EventID,
+			fields["scheduled_at"])
+	}
 	if o.EndpointID != nil {
 		n.EndpointID = *o.EndpointID
 	}

@@ -197,3 +197,73 @@ func TestScannerReadsOnlyWhatAChannelWantsAndOnlyOnce(t *testing.T) {
 		require.Equal(t, 1, store.failed)
 	})
 }
+
+// runOccurrence plans one occurrence of a callback event and records its
+// delivery accepted at at: the run is under way until deadline.
+func runOccurrence(t *testing.T, s *repository.Store, ev *model.Event, at, deadline time.Time) string {
+	t.Helper()
+	ctx := context.Background()
+	_, err := s.InsertOccurrences(ctx, ev.ID, []time.Time{at.Add(-time.Second)}, false, at.Add(-time.Second))
+	require.NoError(t, err)
+	got, err := s.ClaimDue(ctx, repository.ClaimRequest{Now: at, Limit: 10, Owner: "test", Token: "tok",
+		LeaseUntil: at.Add(time.Minute)})
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	code := 202
+	res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{{OccurrenceID: got[0].ID, LeaseToken: "tok",
+		Status: model.OccurrenceRunning, AckDeadline: &deadline, Callback: true, StatusCode: &code, Now: at,
+		EventID: ev.ID, Ran: true}})
+	require.NoError(t, err)
+	require.NoError(t, res[0])
+	return got[0].ID
+}
+
+// A run that timed out and one its receiver reported failed are their own
+// notices, sent at once to a channel that asks for them, and not in the
+// delivery_failed digest: their deliveries had succeeded.
+func TestScannerReportsRunsThatFailedOrTimedOut(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		r := newReceiver(t, testSecret)
+		clk := newClock()
+		n, _ := webhookNotifier(t, r, clk, notify.Options{DigestInterval: time.Minute},
+			notify.RunFailed, notify.RunTimedOut)
+		scanner := notify.NewScanner(s, n, nil, clk.Now, notify.ScannerConfig{Interval: time.Minute}, nil)
+		_, err := scanner.RunOnce(ctx) // the first scan starts now
+		require.NoError(t, err)
+
+		export := createEvent(t, s, "nightly export")
+		timedOut := runOccurrence(t, s, export, t0.Add(10*time.Second), t0.Add(20*time.Second))
+		ended, err := s.TimeOutRuns(ctx, t0.Add(30*time.Second), 10)
+		require.NoError(t, err)
+		require.Equal(t, 1, ended)
+		invoices := createEvent(t, s, "invoice run")
+		failed := runOccurrence(t, s, invoices, t0.Add(31*time.Second), t0.Add(time.Hour))
+		_, err = s.CompleteRun(ctx, failed, model.RunFailed, nil, t0.Add(32*time.Second))
+		require.NoError(t, err)
+		sync := createEvent(t, s, "sync")
+		failOccurrence(t, s, sync, t0.Add(33*time.Second), "", "HTTP 500: boom")
+
+		clk.Advance(time.Minute)
+		got, err := scanner.RunOnce(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 3, got, "read: two runs and a delivery failure")
+		n.RunOnce(ctx)
+		clk.Advance(time.Minute)
+		n.RunOnce(ctx)
+
+		rec := r.received()
+		require.Len(t, rec, 2, "the channel asked for runs only: no delivery_failed digest")
+		byType := map[string]string{}
+		for _, x := range rec {
+			var d struct {
+				OccurrenceID string `json:"occurrence_id"`
+				Title        string `json:"title"`
+			}
+			require.NoError(t, json.Unmarshal(x.Payload.Data, &d))
+			byType[x.Payload.Type] = d.OccurrenceID + " " + d.Title
+		}
+		require.Equal(t, timedOut+" Event nightly export: run timed out", byType["run_timed_out"])
+		require.Equal(t, failed+" Event invoice run: run failed", byType["run_failed"])
+	})
+}

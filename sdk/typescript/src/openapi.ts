@@ -4945,7 +4945,7 @@ export interface components {
             /** @description email channels: the recipients */
             to: string[];
             /** @description the notice kinds wanted; empty means all */
-            kinds: ("circuit_opened" | "circuit_closed" | "endpoint_disabled" | "delivery_failed" | "series_ended" | "dependency_unreachable" | "dependency_recovered")[];
+            kinds: ("circuit_opened" | "circuit_closed" | "endpoint_disabled" | "delivery_failed" | "run_failed" | "run_timed_out" | "series_ended" | "dependency_unreachable" | "dependency_recovered")[];
             created_by: string;
             /** Format: date-time */
             created_at: string;
@@ -4961,7 +4961,7 @@ export interface components {
             /** @description webhook channels; generated (whsec_…) when absent; write-only */
             secret?: string;
             to?: string[];
-            kinds?: ("circuit_opened" | "circuit_closed" | "endpoint_disabled" | "delivery_failed" | "series_ended" | "dependency_unreachable" | "dependency_recovered")[];
+            kinds?: ("circuit_opened" | "circuit_closed" | "endpoint_disabled" | "delivery_failed" | "run_failed" | "run_timed_out" | "series_ended" | "dependency_unreachable" | "dependency_recovered")[];
         };
         NotificationTestResult: {
             delivered: boolean;
