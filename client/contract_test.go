@@ -149,6 +149,7 @@ func TestEveryOperationIsCovered(t *testing.T) {
 	must(c.NotificationChannels.List(ctx))
 	must(c.NotificationChannels.Get(ctx, id))
 	must(c.NotificationChannels.Update(ctx, id, client.NotificationChannelRequest{Name: client.Ptr("ops")}))
+	must(c.NotificationChannels.UpdateFields(ctx, id, map[string]any{"tags": []string{}}))
 	require.NoError(t, c.NotificationChannels.Delete(ctx, id))
 	must(c.NotificationChannels.Test(ctx, id))
 	must(c.NotificationChannels.Notices(ctx, id, client.NoticesParams{Limit: client.Ptr(5), Cursor: client.Ptr("c")}))

@@ -87,3 +87,17 @@ func (s *NotificationChannelsService) Notices(ctx context.Context, id string, p 
 	}
 	return page, nil
 }
+
+// UpdateFields is Update with a body of raw members: an empty list clears
+// kinds or tags ("kinds": [] takes every kind, "tags": [] every notice),
+// which NotificationChannelRequest cannot say (its lists are left out when
+// empty).
+func (s *NotificationChannelsService) UpdateFields(ctx context.Context, id string, fields map[string]any) (*NotificationChannel, error) {
+	r := newRequest(http.MethodPatch, "/notification-channels/"+pathID(id), nil)
+	r.body = fields
+	var out NotificationChannel
+	if _, err := s.c.do(ctx, r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

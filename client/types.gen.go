@@ -670,6 +670,7 @@ const (
 	NotificationChannelKindsDependencyRecovered   NotificationChannelKinds = "dependency_recovered"
 	NotificationChannelKindsDependencyUnreachable NotificationChannelKinds = "dependency_unreachable"
 	NotificationChannelKindsEndpointDisabled      NotificationChannelKinds = "endpoint_disabled"
+	NotificationChannelKindsMissed                NotificationChannelKinds = "missed"
 	NotificationChannelKindsRunFailed             NotificationChannelKinds = "run_failed"
 	NotificationChannelKindsRunTimedOut           NotificationChannelKinds = "run_timed_out"
 	NotificationChannelKindsSeriesEnded           NotificationChannelKinds = "series_ended"
@@ -689,6 +690,8 @@ func (e NotificationChannelKinds) Valid() bool {
 	case NotificationChannelKindsDependencyUnreachable:
 		return true
 	case NotificationChannelKindsEndpointDisabled:
+		return true
+	case NotificationChannelKindsMissed:
 		return true
 	case NotificationChannelKindsRunFailed:
 		return true
@@ -727,6 +730,7 @@ const (
 	NotificationChannelRequestKindsDependencyRecovered   NotificationChannelRequestKinds = "dependency_recovered"
 	NotificationChannelRequestKindsDependencyUnreachable NotificationChannelRequestKinds = "dependency_unreachable"
 	NotificationChannelRequestKindsEndpointDisabled      NotificationChannelRequestKinds = "endpoint_disabled"
+	NotificationChannelRequestKindsMissed                NotificationChannelRequestKinds = "missed"
 	NotificationChannelRequestKindsRunFailed             NotificationChannelRequestKinds = "run_failed"
 	NotificationChannelRequestKindsRunTimedOut           NotificationChannelRequestKinds = "run_timed_out"
 	NotificationChannelRequestKindsSeriesEnded           NotificationChannelRequestKinds = "series_ended"
@@ -746,6 +750,8 @@ func (e NotificationChannelRequestKinds) Valid() bool {
 	case NotificationChannelRequestKindsDependencyUnreachable:
 		return true
 	case NotificationChannelRequestKindsEndpointDisabled:
+		return true
+	case NotificationChannelRequestKindsMissed:
 		return true
 	case NotificationChannelRequestKindsRunFailed:
 		return true
@@ -2010,6 +2016,9 @@ type NotificationChannel struct {
 	Secret    *string `json:"secret,omitempty"`
 	SecretSet bool    `json:"secret_set"`
 
+	// Tags scope: the channel takes only notices about events and endpoints that carry one of these tags; empty takes every notice, installation-wide ones (a dependency unreachable) included
+	Tags []string `json:"tags"`
+
 	// To email channels: the recipients
 	To        []string                `json:"to"`
 	Type      NotificationChannelType `json:"type"`
@@ -2031,9 +2040,12 @@ type NotificationChannelRequest struct {
 	Name  *string                           `json:"name,omitempty"`
 
 	// Secret webhook channels; generated (whsec_…) when absent; write-only
-	Secret *string                         `json:"secret,omitempty"`
-	To     []string                        `json:"to,omitempty"`
-	Type   *NotificationChannelRequestType `json:"type,omitempty"`
+	Secret *string `json:"secret,omitempty"`
+
+	// Tags scope: the channel takes only notices about events and endpoints that carry one of these tags; empty takes every notice, installation-wide ones (a dependency unreachable) included
+	Tags []string                        `json:"tags,omitempty"`
+	To   []string                        `json:"to,omitempty"`
+	Type *NotificationChannelRequestType `json:"type,omitempty"`
 
 	// URL webhook channels; must pass the outbound policy
 	URL *string `json:"url,omitempty"`

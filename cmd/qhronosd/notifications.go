@@ -44,7 +44,7 @@ func newNotifications(cfg *config.Config, store *repository.Store, coord coordin
 	}
 	return &notifications{
 		notifier: notifier,
-		scanner:  notify.NewScanner(store, notifier, coord, now, notify.ScannerConfig{Owner: instanceID}, log),
+		scanner:  notify.NewScanner(store, notifier, coord, now, notify.ScannerConfig{Owner: instanceID, MissedAfter: n.MissedAfter}, log),
 		watcher: notify.NewWatcher(deps, notifier, time.Now, notify.WatcherConfig{After: n.UnreachableAfter,
 			Instance: instanceID}),
 		admin: notify.NewAdmin(store, box, out, notifier, now),

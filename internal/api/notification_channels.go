@@ -47,6 +47,7 @@ type notificationChannelJSON struct {
 	SecretSet bool      `json:"secret_set"`
 	To        []string  `json:"to"`
 	Kinds     []string  `json:"kinds"`
+	Tags      []string  `json:"tags"`
 	CreatedBy string    `json:"created_by"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
@@ -54,7 +55,15 @@ type notificationChannelJSON struct {
 
 func toNotificationChannelJSON(r *redact.Redactor, c model.NotificationChannel) notificationChannelJSON {
 	return notificationChannelJSON{ID: c.ID, Name: c.Name, Type: c.Type, URL: r.SecretURL(c.URL), SecretSet: len(c.Secret) > 0,
-		To: c.To, Kinds: c.Kinds, CreatedBy: c.CreatedBy, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+		To: c.To, Kinds: c.Kinds, Tags: nonNilTags(c.Tags), CreatedBy: c.CreatedBy, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+}
+
+// nonNilTags answers an empty list rather than null.
+func nonNilTags(tags []string) []string {
+	if tags == nil {
+		return []string{}
+	}
+	return tags
 }
 
 func (s *Server) createNotificationChannel(c *gin.Context) error {

@@ -73,9 +73,17 @@ func testNotificationChannelsLifecycle(t *testing.T, open func(testing.TB) *repo
 	require.Contains(t, bodies[0], `"type":"test"`)
 	mu.Unlock()
 
-	res = e.do("PATCH", "/notification-channels/"+id, e.master, map[string]any{"name": "ops-renamed", "kinds": []string{}})
+	res = e.do("PATCH", "/notification-channels/"+id, e.master, map[string]any{"kinds": []string{"missed"},
+		"tags": []string{"team-a", "team-a", "billing"}})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	require.Equal(t, []any{"missed"}, res.object(t)["kinds"])
+	require.Equal(t, []any{"team-a", "billing"}, res.object(t)["tags"], "scoped by tags, without duplicates")
+
+	res = e.do("PATCH", "/notification-channels/"+id, e.master, map[string]any{"name": "ops-renamed", "kinds": []string{},
+		"tags": []string{}})
 	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
 	require.Equal(t, "ops-renamed", res.object(t)["name"])
+	require.Equal(t, []any{}, res.object(t)["tags"], "no tags: every notice")
 	require.NotContains(t, string(res.Body), secret)
 
 	res = e.do("POST", "/notification-channels", e.master, map[string]any{"name": "ops-renamed", "type": "email",
@@ -111,6 +119,8 @@ func TestNotificationChannelsBadInputNamesTheField(t *testing.T) {
 		{map[string]any{"name": "a", "type": "email", "to": []string{"a@example.com"}, "secret": "0123456789abcdef"}, "secret"},
 		{map[string]any{"name": "a", "type": "webhook", "url": "https://ops.example.com", "kinds": []string{"circuit_opened", "everything"}}, "kinds[1]"},
 		{map[string]any{"name": "a", "type": "webhook", "url": "https://ops.example.com", "colour": "red"}, "colour"},
+		{map[string]any{"name": "a", "type": "webhook", "url": "https://ops.example.com", "tags": []string{" padded"}}, "tags"},
+		{map[string]any{"name": "a", "type": "webhook", "url": "https://ops.example.com", "tags": "team-a"}, "tags"},
 		{map[string]any{"name": 7, "type": "webhook"}, "name"},
 	}
 	for _, c := range cases {

@@ -103,6 +103,7 @@ func Default() *Config {
 			DigestInterval:   5 * time.Minute,
 			MinInterval:      time.Minute,
 			UnreachableAfter: time.Minute,
+			MissedAfter:      5 * time.Minute,
 		},
 	}
 }

@@ -30,6 +30,9 @@ type NotificationsConfig struct {
 	// UnreachableAfter is how long the database or Redis must be
 	// unreachable before operators hear of it.
 	UnreachableAfter time.Duration `yaml:"unreachable_after"`
+	// MissedAfter is how long past its instant an occurrence may still be
+	// waiting before its event's `missed` notice goes out.
+	MissedAfter time.Duration `yaml:"missed_after"`
 }
 
 // NotificationChannel is one operator channel: a signed webhook or email.
@@ -46,6 +49,9 @@ type NotificationChannel struct {
 	To []string `yaml:"to" json:"to"`
 	// Kinds are the notice kinds wanted; empty means all.
 	Kinds []string `yaml:"kinds" json:"kinds"`
+	// Tags scope the channel to notices about events and endpoints that
+	// carry one of them; empty means every notice.
+	Tags []string `yaml:"tags" json:"tags"`
 }
 
 // String keeps the secret out of logs and error messages.
@@ -104,6 +110,7 @@ func (c *Config) validateNotifications(v *validator) {
 	v.positiveDuration("notifications.digest_interval", n.DigestInterval)
 	v.nonNegativeDuration("notifications.min_interval", n.MinInterval)
 	v.positiveDuration("notifications.unreachable_after", n.UnreachableAfter)
+	v.positiveDuration("notifications.missed_after", n.MissedAfter)
 	v.oneOf("notifications.smtp.tls", n.SMTP.TLS, "starttls", "tls", "none")
 	names := map[string]bool{}
 	email := false
@@ -129,6 +136,10 @@ func (c *Config) validateNotifications(v *validator) {
 			v.check(ch.URL == "" && ch.Secret == "", p+".url", "url and secret are for webhook channels only")
 		default:
 			v.check(false, p+".type", fmt.Sprintf("must be webhook or email, got %q", ch.Type))
+		}
+		for j, tag := range ch.Tags {
+			v.check(tag != "" && strings.TrimSpace(tag) == tag, fmt.Sprintf("%s.tags[%d]", p, j),
+				"must be a non-empty tag without surrounding spaces")
 		}
 	}
 	if email {

@@ -33,6 +33,7 @@ type channelData struct {
 func formFromChannel(ch channelRow) channelForm {
 	f := newChannelForm()
 	f.Name, f.Type, f.URL, f.To = ch.Name, ch.Type, ch.URL, strings.Join(ch.To, ", ")
+	f.Tags = strings.Join(ch.Tags, ", ")
 	for _, k := range ch.Kinds {
 		f.Kinds[k] = true
 	}
@@ -75,7 +76,8 @@ func (c *Console) renderChannelPage(w http.ResponseWriter, r *http.Request, s *s
 
 // updateChannel saves the edit form: only the members the form changed go
 // in the PATCH, so a concurrent change to another member is kept and the
-// webhook's secret is never touched.
+// webhook's secret is never touched. It sends raw members: an empty list
+// (no kind ticked, no tags) must reach the API to clear one.
 func (c *Console) updateChannel(w http.ResponseWriter, r *http.Request, s *session) {
 	id := r.PathValue("id")
 	sdk, ctx := c.sdk(r), r.Context()
@@ -90,39 +92,41 @@ func (c *Console) updateChannel(w http.ResponseWriter, r *http.Request, s *sessi
 	f.Type = was.Type
 	f.Name, f.URL, f.To = strings.TrimSpace(r.PostFormValue("name")), strings.TrimSpace(r.PostFormValue("url")),
 		strings.TrimSpace(r.PostFormValue("to"))
-	var kinds []string
+	f.Tags = strings.TrimSpace(r.PostFormValue("tags"))
+	kinds := []string{}
 	for _, k := range r.PostForm["kinds"] {
 		f.Kinds[k] = true
 		kinds = append(kinds, k)
 	}
-	var in client.NotificationChannelRequest
-	changed := false
+	in := map[string]any{}
 	if f.Name != was.Name {
-		in.Name, changed = &f.Name, true
+		in["name"] = f.Name
 	}
 	if was.Type == "webhook" && f.URL != was.URL {
-		in.URL, changed = &f.URL, true
+		in["url"] = f.URL
 	}
 	if to := splitTags(strings.ReplaceAll(f.To, "\n", ",")); was.Type == "email" && !slices.Equal(to, was.To) {
-		in.To, changed = to, true
-		if in.To == nil {
-			in.To = []string{} // the API names the field: at least one address
+		if to == nil {
+			to = []string{} // the API names the field: at least one address
 		}
+		in["to"] = to
 	}
 	slices.Sort(kinds)
-	wasKinds := slices.Sorted(slices.Values(was.Kinds))
-	if !slices.Equal(kinds, wasKinds) {
-		in.Kinds, changed = []client.NotificationChannelRequestKinds{}, true
-		for _, k := range kinds {
-			in.Kinds = append(in.Kinds, client.NotificationChannelRequestKinds(k))
+	if !slices.Equal(kinds, slices.Sorted(slices.Values(was.Kinds))) {
+		in["kinds"] = kinds
+	}
+	if tags := splitTags(f.Tags); !slices.Equal(tags, was.Tags) {
+		if tags == nil {
+			tags = []string{}
 		}
+		in["tags"] = tags
 	}
 	back := Prefix + "/notifications/" + url.PathEscape(id)
-	if !changed {
+	if len(in) == 0 {
 		redirect(w, r, back, "Nothing changed.")
 		return
 	}
-	_, err = sdk.NotificationChannels.Update(ctx, id, in)
+	_, err = sdk.NotificationChannels.UpdateFields(ctx, id, in)
 	err = sdkError(err)
 	switch {
 	case err == nil:

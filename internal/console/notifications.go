@@ -12,20 +12,23 @@ import (
 
 // noticeKinds are the notice kinds a channel may ask for, in the order the
 // form lists them.
-var noticeKinds = []string{"delivery_failed", "run_failed", "run_timed_out", "circuit_opened", "circuit_closed",
-	"endpoint_disabled", "series_ended", "dependency_unreachable", "dependency_recovered"}
+var noticeKinds = []string{"delivery_failed", "run_failed", "run_timed_out", "missed", "circuit_opened",
+	"circuit_closed", "endpoint_disabled", "series_ended", "dependency_unreachable", "dependency_recovered"}
 
 type channelRow struct {
 	ID, Name, Type, URL string
 	SecretSet           bool
 	To, Kinds           []string
-	CreatedBy           string
-	CreatedAt           time.Time
+	// Tags scope the channel to the notices about events and endpoints
+	// carrying one of them; empty takes every notice.
+	Tags      []string
+	CreatedBy string
+	CreatedAt time.Time
 }
 
 func toChannelRow(ch *client.NotificationChannel) channelRow {
 	row := channelRow{ID: ch.ID, Name: ch.Name, Type: string(ch.Type), SecretSet: ch.SecretSet, To: ch.To,
-		CreatedBy: ch.CreatedBy, CreatedAt: ch.CreatedAt}
+		Tags: ch.Tags, CreatedBy: ch.CreatedBy, CreatedAt: ch.CreatedAt}
 	if ch.URL != nil {
 		row.URL = *ch.URL
 	}
@@ -36,10 +39,11 @@ func toChannelRow(ch *client.NotificationChannel) channelRow {
 }
 
 type channelForm struct {
-	Name, Type, URL, To string
-	Kinds               map[string]bool
-	Errors              map[string]string
-	General             string
+	// Tags is comma-separated, as typed.
+	Name, Type, URL, To, Tags string
+	Kinds                     map[string]bool
+	Errors                    map[string]string
+	General                   string
 }
 
 // testResult is the answer of a test send, shown beside its channel.
@@ -97,14 +101,16 @@ func (c *Console) notificationsPage(w http.ResponseWriter, r *http.Request, s *s
 	c.render(w, r, s, "notifications", http.StatusOK, view{Title: "Notifications", Nav: "notifications", Data: d})
 }
 
-var channelFormFields = map[string]string{"name": "name", "type": "type", "url": "url", "to": "to", "kinds": "kinds"}
+var channelFormFields = map[string]string{"name": "name", "type": "type", "url": "url", "to": "to", "kinds": "kinds",
+	"tags": "tags"}
 
 func (c *Console) createChannel(w http.ResponseWriter, r *http.Request, s *session) {
 	f := newChannelForm()
 	f.Name, f.Type = strings.TrimSpace(r.PostFormValue("name")), r.PostFormValue("type")
 	f.URL, f.To = strings.TrimSpace(r.PostFormValue("url")), strings.TrimSpace(r.PostFormValue("to"))
+	f.Tags = strings.TrimSpace(r.PostFormValue("tags"))
 	in := client.NotificationChannelRequest{Name: &f.Name,
-		Type: client.Ptr(client.NotificationChannelRequestType(f.Type))}
+		Type: client.Ptr(client.NotificationChannelRequestType(f.Type)), Tags: splitTags(f.Tags)}
 	_ = r.ParseForm()
 	for _, k := range r.PostForm["kinds"] {
 		f.Kinds[k] = true

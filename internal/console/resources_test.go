@@ -311,6 +311,7 @@ func TestChannelEditSendsOnlyWhatChangedAndTestShowsOnItsPage(t *testing.T) {
 	var got map[string]any
 	done := make(chan struct{}, 1)
 	tc.api.answers["PATCH /notification-channels/ch1"] = func(w http.ResponseWriter, r *http.Request) {
+		got = nil
 		_ = json.NewDecoder(r.Body).Decode(&got)
 		done <- struct{}{}
 		jsonAnswer(200, sampleChannel)(w, r)
@@ -335,6 +336,18 @@ func TestChannelEditSendsOnlyWhatChangedAndTestShowsOnItsPage(t *testing.T) {
 	<-done
 	require.Equal(t, map[string]any{"name": "ops pager", "kinds": []any{"circuit_opened", "endpoint_disabled"}}, got)
 	require.Contains(t, res.Header.Get("Location"), "Channel+saved")
+
+	// No kind ticked and tags typed: the empty list is sent (every kind),
+	// and the tags scope the channel.
+	delete(form, "kinds")
+	form.Set("name", "ops")
+	form.Set("tags", "billing, team-a")
+	res = tc.post(session, "/ui/notifications/ch1/edit", form)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, body(t, res))
+	<-done
+	require.Equal(t, map[string]any{"kinds": []any{}, "tags": []any{"billing", "team-a"}}, got)
+	form["kinds"] = []string{"circuit_opened"}
+	form.Del("tags")
 
 	// The API's refusal shows next to its field.
 	tc.api.mu.Lock()

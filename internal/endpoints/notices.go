@@ -19,7 +19,7 @@ var _ Notifier = Notices{}
 
 // CircuitChanged implements Notifier.
 func (n Notices) CircuitChanged(ctx context.Context, ep *model.Endpoint, t Transition, h model.EndpointHealth) {
-	notice := notify.Notice{At: h.StateChangedAt, EndpointID: ep.ID, Fields: map[string]string{
+	notice := notify.Notice{At: h.StateChangedAt, EndpointID: ep.ID, Tags: ep.Tags, Fields: map[string]string{
 		"endpoint_name": ep.Name, "state": string(h.State),
 		"consecutive_failures": strconv.Itoa(h.ConsecutiveFailures)}}
 	if h.LastError != "" {

@@ -87,7 +87,13 @@ func (p Planning) Expand(ctx context.Context, tx *repository.Store, ev *model.Ev
 	if ev.Status != model.EventActive || ev.DeletedAt != nil {
 		return 0, nil
 	}
-	series, err := p.Series(ctx, tx, ev, rule, p.Window.From(ev.ExpandedUntil, now), now)
+	// From the cursor when it lags behind the window: the instants between
+	// are recorded missed, and an exception there still skips one.
+	from := p.Window.From(ev.ExpandedUntil, now)
+	if ev.ExpandedUntil != nil && ev.ExpandedUntil.Before(from) {
+		from = *ev.ExpandedUntil
+	}
+	series, err := p.Series(ctx, tx, ev, rule, from, now)
 	if err != nil {
 		return 0, err
 	}

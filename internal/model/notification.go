@@ -20,7 +20,11 @@ type NotificationChannel struct {
 	Secret []byte
 	To     []string // email only
 	// Kinds are the notice kinds wanted; empty means every kind.
-	Kinds     []string
+	Kinds []string
+	// Tags scope the channel: with tags it takes only the notices about
+	// events and endpoints that carry one of them; empty takes every
+	// notice, installation-wide ones (a dependency down) included.
+	Tags      []string
 	CreatedBy string
 	CreatedAt time.Time
 	UpdatedAt time.Time
@@ -40,6 +44,8 @@ type FailedOccurrence struct {
 	StatusCode   *int      `db:"status_code"`
 	Error        *string   `db:"error_message"`
 	UpdatedAt    time.Time `db:"updated_at"`
+	Tags         []string  `db:"-"` // the event's
+	TagsJSON     string    `db:"tags_json"`
 }
 
 // EndedEvent is an event whose series ended (it became inactive).
@@ -49,6 +55,36 @@ type EndedEvent struct {
 	EndpointID *string    `db:"endpoint_id"`
 	LastRunAt  *time.Time `db:"last_run_at"`
 	UpdatedAt  time.Time  `db:"updated_at"`
+	Tags       []string   `db:"-"`
+	TagsJSON   string     `db:"tags_json"`
+}
+
+// UnfiredOccurrence is an instant that did not fire, as the notification
+// scanner reports it: recorded `missed`, or still `pending` well past its
+// instant (the dead man's switch).
+type UnfiredOccurrence struct {
+	ID          string    `db:"id"`
+	Status      string    `db:"status"` // missed or pending
+	Reason      *string   `db:"reason"`
+	EventID     string    `db:"event_id"`
+	EventName   string    `db:"event_name"`
+	EndpointID  *string   `db:"endpoint_id"`
+	ScheduledAt time.Time `db:"scheduled_at"`
+	Error       *string   `db:"error_message"`
+	UpdatedAt   time.Time `db:"updated_at"`
+	Tags        []string  `db:"-"`
+	TagsJSON    string    `db:"tags_json"`
+}
+
+// MissedAlert is an event whose operators were told that its instants did
+// not fire; it stays until the event fires again, so an outage is told
+// once.
+type MissedAlert struct {
+	EventID    string
+	FirstAt    time.Time
+	LastAt     time.Time
+	Instants   int64
+	NotifiedAt time.Time
 }
 
 // ScanCursor is how far a scan has read rows ordered by (updated_at, id).

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qhronos/qhronos/internal/calendar"
 	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/outbound"
@@ -57,7 +58,7 @@ const (
 	maxSecretLength = 256
 )
 
-var channelFields = input.Set("name", "type", "url", "secret", "to", "kinds")
+var channelFields = input.Set("name", "type", "url", "secret", "to", "kinds", "tags")
 
 // readOnlyChannelFields may be sent back from an answer; they are ignored.
 var readOnlyChannelFields = input.Set("id", "secret_set", "created_by", "created_at", "updated_at")
@@ -66,7 +67,7 @@ var readOnlyChannelFields = input.Set("id", "secret_set", "created_by", "created
 // were absent.
 type channelInput struct {
 	name, typ, url, secret *string
-	to, kinds              *[]string
+	to, kinds, tags        *[]string
 }
 
 func decodeChannel(members map[string]json.RawMessage) (channelInput, error) {
@@ -83,7 +84,7 @@ func decodeChannel(members map[string]json.RawMessage) (channelInput, error) {
 			*dst = &v
 		}
 	}
-	for name, dst := range map[string]**[]string{"to": &in.to, "kinds": &in.kinds} {
+	for name, dst := range map[string]**[]string{"to": &in.to, "kinds": &in.kinds, "tags": &in.tags} {
 		var v []string
 		if ok, err := input.DecodeField(members, name, &v); err != nil {
 			return in, err
@@ -116,6 +117,13 @@ func (a *Admin) apply(c *model.NotificationChannel, in channelInput, creating bo
 			return "", input.BadRequest(ke.Field, fmt.Sprintf("unknown notice kind %q", ke.Got))
 		}
 		c.Kinds = append([]string{}, *in.kinds...)
+	}
+	if in.tags != nil {
+		tags, err := calendar.CheckTags(*in.tags)
+		if err != nil {
+			return "", err
+		}
+		c.Tags = tags
 	}
 	switch c.Type {
 	case model.ChannelWebhook:
@@ -173,6 +181,9 @@ func (a *Admin) apply(c *model.NotificationChannel, in channelInput, creating bo
 	}
 	if c.Kinds == nil {
 		c.Kinds = []string{}
+	}
+	if c.Tags == nil {
+		c.Tags = []string{}
 	}
 	if c.To == nil {
 		c.To = []string{}

@@ -2,6 +2,7 @@ package notify
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/qhronos/qhronos/internal/config"
 	"github.com/qhronos/qhronos/internal/model"
@@ -22,6 +23,9 @@ type Channel struct {
 	To     []string
 	// Kinds filters notices; empty wants them all.
 	Kinds []Kind
+	// Tags scope the channel to notices about resources carrying one of
+	// them; empty takes every notice.
+	Tags []string
 }
 
 // String keeps the secret out of logs.
@@ -43,6 +47,23 @@ func (c Channel) Wants(k Kind) bool {
 	return false
 }
 
+// Takes reports whether the channel receives n: it wants n's kind and,
+// when scoped by tags, n is about a resource carrying one of them.
+func (c Channel) Takes(n Notice) bool {
+	if !c.Wants(n.Kind) {
+		return false
+	}
+	if len(c.Tags) == 0 || n.Kind == Test {
+		return true
+	}
+	for _, t := range n.Tags {
+		if slices.Contains(c.Tags, t) {
+			return true
+		}
+	}
+	return false
+}
+
 // ChannelsFromConfig turns the configured channels into Channels; an
 // unknown kind is an error naming its key.
 func ChannelsFromConfig(list []config.NotificationChannel) ([]Channel, error) {
@@ -53,7 +74,7 @@ func ChannelsFromConfig(list []config.NotificationChannel) ([]Channel, error) {
 			return nil, err
 		}
 		out = append(out, Channel{ID: "config:" + c.Name, Name: c.Name, Type: c.Type, URL: c.URL,
-			Secret: c.Secret, To: append([]string(nil), c.To...), Kinds: kinds})
+			Secret: c.Secret, To: append([]string(nil), c.To...), Kinds: kinds, Tags: slices.Clone(c.Tags)})
 	}
 	return out, nil
 }
@@ -61,7 +82,8 @@ func ChannelsFromConfig(list []config.NotificationChannel) ([]Channel, error) {
 // openChannel turns a stored channel into a Channel, opening its sealed
 // secret.
 func openChannel(box *secrets.Box, c model.NotificationChannel) (Channel, error) {
-	ch := Channel{ID: c.ID, Name: c.Name, Type: c.Type, URL: c.URL, To: append([]string(nil), c.To...)}
+	ch := Channel{ID: c.ID, Name: c.Name, Type: c.Type, URL: c.URL, To: append([]string(nil), c.To...),
+		Tags: slices.Clone(c.Tags)}
 	for _, k := range c.Kinds {
 		ch.Kinds = append(ch.Kinds, Kind(k))
 	}

@@ -24,18 +24,20 @@ type message struct {
 
 // noticeData is a single notice in a webhook payload.
 type noticeData struct {
-	Title        string            `json:"title"`
-	Text         string            `json:"text"`
-	EndpointID   string            `json:"endpoint_id,omitempty"`
-	EventID      string            `json:"event_id,omitempty"`
-	OccurrenceID string            `json:"occurrence_id,omitempty"`
-	Fields       map[string]string `json:"fields,omitempty"`
+	Title        string `json:"title"`
+	Text         string `json:"text"`
+	EndpointID   string `json:"endpoint_id,omitempty"`
+	EventID      string `json:"event_id,omitempty"`
+	OccurrenceID string `json:"occurrence_id,omitempty"`
+	// Tags are the event's or endpoint's: a receiver can route on them.
+	Tags   []string          `json:"tags,omitempty"`
+	Fields map[string]string `json:"fields,omitempty"`
 }
 
 func noticeMessage(n Notice) message {
 	return message{ID: "ntf_" + uuid.NewString(), Kind: n.Kind, At: n.At.UTC(), Subject: n.Title,
 		Text: n.Text, Data: noticeData{Title: n.Title, Text: n.Text, EndpointID: n.EndpointID, EventID: n.EventID,
-			OccurrenceID: n.OccurrenceID, Fields: n.Fields}}
+			OccurrenceID: n.OccurrenceID, Tags: n.Tags, Fields: n.Fields}}
 }
 
 // digestListed is how many failures a digest lists; the rest are counted.

@@ -27,6 +27,10 @@ const (
 	// had succeeded: not a delivery failure). Sent at once, like a circuit.
 	RunFailed   Kind = "run_failed"
 	RunTimedOut Kind = "run_timed_out"
+	// Missed: instants of an event did not fire — recorded missed, or
+	// still pending notifications.missed_after past their time. Told once
+	// per outage (a dead man's switch): again only after the event fired.
+	Missed Kind = "missed"
 	// DependencyUnreachable: the database or Redis unreachable longer than
 	// a threshold; DependencyRecovered when it answers again.
 	DependencyUnreachable Kind = "dependency_unreachable"
@@ -38,7 +42,7 @@ const (
 
 // Kinds lists every kind a channel may ask for.
 var Kinds = []Kind{CircuitOpened, CircuitClosed, EndpointDisabled, DeliveryFailed, RunFailed, RunTimedOut,
-	SeriesEnded, DependencyUnreachable, DependencyRecovered}
+	Missed, SeriesEnded, DependencyUnreachable, DependencyRecovered}
 
 // Notice is one thing to tell operators.
 type Notice struct {
@@ -48,6 +52,10 @@ type Notice struct {
 	Text  string // a few lines for humans
 	// EndpointID, EventID and OccurrenceID are set when relevant.
 	EndpointID, EventID, OccurrenceID string
+	// Tags are those of the event or endpoint the notice is about; a
+	// channel scoped by tags takes it when they share one. None: the
+	// notice is installation-wide (a dependency), for unscoped channels.
+	Tags []string
 	// Fields are machine-readable extras (state, error, count …).
 	Fields map[string]string
 }

@@ -294,7 +294,7 @@ func (n *Notifier) runOnce(ctx context.Context, flushAll bool) {
 func (n *Notifier) handle(notice Notice, channels []Channel, now time.Time) []job {
 	if notice.Kind == DeliveryFailed {
 		for _, ch := range channels {
-			if !ch.Wants(DeliveryFailed) {
+			if !ch.Takes(notice) {
 				continue
 			}
 			d := n.digests[ch.ID]
@@ -315,7 +315,7 @@ func (n *Notifier) handle(notice Notice, channels []Channel, now time.Time) []jo
 	msg := noticeMessage(notice)
 	var jobs []job
 	for _, ch := range channels {
-		if ch.Wants(notice.Kind) {
+		if ch.Takes(notice) {
 			jobs = append(jobs, job{ch: ch, msg: msg})
 		}
 	}

@@ -172,3 +172,55 @@ func TestStopSendsPendingDigests(t *testing.T) {
 	n.Stop()
 	require.Len(t, r.received(), 1, "a digest collected before shutdown is sent, not lost")
 }
+
+// A channel scoped by tags takes the notices about resources carrying one
+// of them — digested failures included — and nothing installation-wide;
+// an unscoped channel takes everything.
+func TestChannelScopedByTagsTakesItsOwnNoticesOnly(t *testing.T) {
+	t.Parallel()
+	teamA, ops := newReceiver(t, testSecret), newReceiver(t, testSecret)
+	clk := newClock()
+	n := notify.New(notify.Deps{Channels: []notify.Channel{
+		{ID: "config:a", Name: "team-a", Type: "webhook", URL: teamA.srv.URL, Secret: testSecret, Tags: []string{"team-a"}},
+		{ID: "config:ops", Name: "ops", Type: "webhook", URL: ops.srv.URL, Secret: testSecret},
+	}, HTTP: loopbackClient(), Now: clk.Now}, notify.Options{DigestInterval: time.Minute})
+	ctx := context.Background()
+
+	mine, theirs := circuitOpened("ep-a"), circuitOpened("ep-b")
+	mine.Tags, theirs.Tags = []string{"billing", "team-a"}, []string{"team-b"}
+	n.Notify(ctx, mine)
+	n.Notify(ctx, theirs)
+	n.Notify(ctx, notify.Notice{Kind: notify.DependencyUnreachable, Title: "Redis unreachable",
+		Fields: map[string]string{"dependency": "redis"}})
+	for i, tags := range [][]string{{"team-a"}, {"team-b"}, {"team-a"}} {
+		n.Notify(ctx, notify.Notice{Kind: notify.DeliveryFailed, EventID: "ev", OccurrenceID: string(rune('1' + i)),
+			Tags: tags, Fields: map[string]string{"event_name": "billing"}})
+	}
+	n.RunOnce(ctx)
+	clk.Advance(time.Minute)
+	n.RunOnce(ctx)
+
+	types := func(r *receiver) map[string]int {
+		out := map[string]int{}
+		for _, x := range r.received() {
+			out[x.Payload.Type]++
+		}
+		return out
+	}
+	require.Equal(t, map[string]int{"circuit_opened": 1, "delivery_failed": 1}, types(teamA))
+	require.Equal(t, map[string]int{"circuit_opened": 2, "delivery_failed": 1, "dependency_unreachable": 1}, types(ops))
+	digests := map[string]int{}
+	for _, r := range []*receiver{teamA, ops} {
+		for _, x := range r.received() {
+			if x.Payload.Type == "delivery_failed" {
+				var d struct {
+					Count int `json:"count"`
+				}
+				require.NoError(t, json.Unmarshal(x.Payload.Data, &d))
+				digests[r.srv.URL] = d.Count
+			}
+		}
+	}
+	require.Equal(t, 2, digests[teamA.srv.URL], "team-a's digest holds its two failures only")
+	require.Equal(t, 3, digests[ops.srv.URL])
+}

@@ -20,6 +20,7 @@ type ScanStore interface {
 	SetNotificationCursor(ctx context.Context, name string, c model.ScanCursor, now time.Time) error
 	FailedOccurrencesAfter(ctx context.Context, after model.ScanCursor, upto time.Time, limit int) ([]model.FailedOccurrence, error)
 	EndedEventsAfter(ctx context.Context, after model.ScanCursor, upto time.Time, limit int) ([]model.EndedEvent, error)
+	MissedStore
 }
 
 // Scanner cursors and lock names.
@@ -27,6 +28,8 @@ const (
 	scannerLock   = "notify-scanner"
 	failedCursor  = "delivery_failed"
 	endedCursor   = "series_ended"
+	missedCursor  = "missed"
+	overdueCursor = "missed_overdue"
 	scanBatch     = 500
 	defaultSettle = 5 * time.Second
 )
@@ -38,10 +41,13 @@ type ScannerConfig struct {
 	// wrote an earlier updated_at but committed late is still read.
 	Settle time.Duration // default 5s
 	Owner  string        // this instance, for the leader lock
+	// MissedAfter is how long past its instant a pending occurrence counts
+	// as not fired (the `missed` notice); default 5m.
+	MissedAfter time.Duration
 }
 
-// Scanner reports occurrences that failed after their last retry and
-// events whose series ended. Only the leader scans; its cursors are stored,
+// Scanner reports occurrences that failed after their last retry, events
+// whose series ended and instants that did not fire. Only the leader scans; its cursors are stored,
 // so a restart or a new leader neither repeats nor skips a notice (beyond
 // the one scan in flight when an instance dies).
 type Scanner struct {
@@ -62,6 +68,9 @@ func NewScanner(store ScanStore, n *Notifier, locker coordination.Locker, now fu
 	}
 	if cfg.Settle <= 0 {
 		cfg.Settle = defaultSettle
+	}
+	if cfg.MissedAfter <= 0 {
+		cfg.MissedAfter = 5 * time.Minute
 	}
 	if log == nil {
 		log = zap.NewNop()
@@ -105,7 +114,11 @@ func (s *Scanner) RunOnce(ctx context.Context) (int, error) {
 		return failed, err
 	}
 	ended, err := s.scanEnded(ctx, upto, now)
-	return failed + ended, err
+	if err != nil {
+		return failed + ended, err
+	}
+	missed, err := s.scanMissed(ctx, upto, now)
+	return failed + ended + missed, err
 }
 
 // cursor returns where the named scan resumes; the first scan of a
@@ -125,13 +138,23 @@ func (s *Scanner) scanFailed(ctx context.Context, upto, now time.Time) (int, err
 		func(o model.FailedOccurrence) model.ScanCursor {
 			return model.ScanCursor{At: o.UpdatedAt, LastID: o.ID}
 		},
-		failedNotice)
+		notifyEach(s, failedNotice))
 }
 
 func (s *Scanner) scanEnded(ctx context.Context, upto, now time.Time) (int, error) {
 	return scan(ctx, s, endedCursor, []Kind{SeriesEnded}, upto, now, s.store.EndedEventsAfter,
 		func(e model.EndedEvent) model.ScanCursor { return model.ScanCursor{At: e.UpdatedAt, LastID: e.ID} },
-		endedNotice)
+		notifyEach(s, endedNotice))
+}
+
+// notifyEach reports every row as one notice.
+func notifyEach[T any](s *Scanner, notice func(T) Notice) func(context.Context, []T) (int, error) {
+	return func(ctx context.Context, rows []T) (int, error) {
+		for _, r := range rows {
+			s.notifier.Notify(ctx, notice(r))
+		}
+		return len(rows), nil
+	}
 }
 
 // afterEveryID sorts after every id, in both stores: a cursor at (upto,
@@ -146,7 +169,7 @@ const afterEveryID = "ffffffff-ffff-ffff-ffff-ffffffffffff"
 // moves on, so a channel added later does not get the backlog.
 func scan[T any](ctx context.Context, s *Scanner, name string, kinds []Kind, upto, now time.Time,
 	read func(context.Context, model.ScanCursor, time.Time, int) ([]T, error),
-	key func(T) model.ScanCursor, notice func(T) Notice) (int, error) {
+	key func(T) model.ScanCursor, report func(context.Context, []T) (int, error)) (int, error) {
 	c, ok, err := s.cursor(ctx, name, upto, now)
 	if err != nil || !ok {
 		return 0, err
@@ -161,10 +184,11 @@ func scan[T any](ctx context.Context, s *Scanner, name string, kinds []Kind, upt
 		if err != nil {
 			return total, err
 		}
-		for _, r := range rows {
-			s.notifier.Notify(ctx, notice(r))
+		n, err := report(ctx, rows)
+		total += n
+		if err != nil {
+			return total, err
 		}
-		total += len(rows)
 		if len(rows) < scanBatch {
 			return total, s.store.SetNotificationCursor(ctx, name, done, now)
 		}
@@ -186,6 +210,7 @@ func failedNotice(o model.FailedOccurrence) Notice {
 	fields := map[string]string{"event_name": o.EventName, "error": errText,
 		"scheduled_at": o.ScheduledAt.Format(time.RFC3339), "attempts": strconv.Itoa(o.AttemptCount)}
 	n := Notice{Kind: DeliveryFailed, At: o.UpdatedAt, EventID: o.EventID, OccurrenceID: o.ID, Fields: fields,
+		Tags:  o.Tags,
 		Title: fmt.Sprintf("Event %s: delivery failed after %d attempts", o.EventName, o.AttemptCount),
 		Text: fmt.Sprintf("The occurrence %s of event %s (%s), scheduled at %s, failed after its last retry: %s",
 			o.ID, o.EventName, o.EventID, fields["scheduled_at"], orNone(errText))}
@@ -208,9 +233,10 @@ func failedNotice(o model.FailedOccurrence) Notice {
 }
 
 func endedNotice(e model.EndedEvent) Notice {
-	n := Notice{Kind: SeriesEnded, At: e.UpdatedAt, EventID: e.ID, Fields: map[string]string{"event_name": e.Name},
-		Title: fmt.Sprintf("Event %s: series ended", e.Name),
-		Text:  fmt.Sprintf("The event %s (%s) has no more occurrences to fire; it is now inactive.", e.Name, e.ID)}
+	n := Notice{Kind: SeriesEnded, At: e.UpdatedAt, EventID: e.ID, Tags: e.Tags,
+		Fields: map[string]string{"event_name": e.Name},
+		Title:  fmt.Sprintf("Event %s: series ended", e.Name),
+		Text:   fmt.Sprintf("The event %s (%s) has no more occurrences to fire; it is now inactive.", e.Name, e.ID)}
 	if e.LastRunAt != nil {
 		n.Fields["last_run_at"] = e.LastRunAt.Format(time.RFC3339)
 	}

@@ -8,6 +8,7 @@ package planner
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/qhronos/qhronos/internal/model"
@@ -56,9 +57,16 @@ func (w Window) Next(s *Series, cursor *time.Time, now time.Time) (Plan, error) 
 	rule := s.Rule
 	from := w.From(cursor, now)
 	horizon := now.Add(w.Lookahead)
+	if s.Now.IsZero() {
+		s.Now = now
+	}
+	var missed []model.Planned
+	if cursor != nil && cursor.Before(from) {
+		missed = s.missed(*cursor, from, w.CatchUp)
+	}
 	if !from.Before(horizon) {
 		// The cursor already sits on the next instant, beyond the horizon.
-		p := Plan{Cursor: from.UTC()}
+		p := Plan{Rows: missed, Cursor: from.UTC()}
 		if from.Before(model.SeriesEnd) {
 			next := from.UTC()
 			p.After = &next
@@ -68,9 +76,6 @@ func (w Window) Next(s *Series, cursor *time.Time, now time.Time) (Plan, error) 
 	instants, complete, err := w.window(rule, from, horizon)
 	if err != nil {
 		return Plan{}, err
-	}
-	if s.Now.IsZero() {
-		s.Now = now
 	}
 	var p Plan
 	if complete {
@@ -82,8 +87,51 @@ func (w Window) Next(s *Series, cursor *time.Time, now time.Time) (Plan, error) 
 		p.Cursor = instants[len(instants)-1].At.Add(time.Microsecond)
 	}
 	p.Cursor = p.Cursor.UTC()
-	p.Rows = s.rows(instants, from, horizon)
+	p.Rows = append(missed, s.rows(instants, from, horizon)...)
 	return p, nil
+}
+
+// MaxMissedRows bounds the instants one plan records missed because they
+// fell behind the catch-up window unplanned (every instance was down
+// longer than the lookahead): an every-second event down for a day is one
+// ledger entry per instant up to this many, not 86,400.
+const MaxMissedRows = 100
+
+// missed are the rows of the instants in [cursor, from) — the catch-up
+// window clipped them from the plan, so they will never fire — recorded
+// `missed` (reason catch_up_window) so that the ledger and the `missed`
+// notice show the outage. Instants a calendar or an exception skipped stay
+// skipped; one moved to from or later is planned by the window instead.
+// At most MaxMissedRows, the earliest; the last one says when more were
+// left unrecorded.
+func (s *Series) missed(cursor, from time.Time, window time.Duration) []model.Planned {
+	readings, err := recurrence.ExpandInstants(s.Rule, cursor, from, MaxMissedRows+1)
+	if err != nil && len(readings) == 0 {
+		return nil
+	}
+	more := len(readings) > MaxMissedRows
+	readings = readings[:min(len(readings), MaxMissedRows)]
+	note := "missed: older than the catch-up window of " + window.String() + " when it was planned (no instance was running)"
+	var out []model.Planned
+	for _, in := range readings {
+		if in.Skipped {
+			continue
+		}
+		p := s.plan(in.At)
+		if !p.At.Before(from) {
+			continue
+		}
+		if p.Status == model.OccurrencePending {
+			p.Status, p.Reason, p.Note = model.OccurrenceMissed, model.ReasonCatchUpWindow, note
+		}
+		out = append(out, p)
+	}
+	if more && len(out) > 0 {
+		last := &out[len(out)-1]
+		last.Note += fmt.Sprintf("; later instants before %s are not recorded (at most %d per outage)",
+			from.UTC().Format(time.RFC3339), MaxMissedRows)
+	}
+	return dedupe(out)
 }
 
 // From is where the next plan starts: the cursor, but never further back

@@ -180,3 +180,50 @@ func TestNextRunSkipsWhatWillNotFire(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, day(7), *p.After, "a skipped instant is not next_run_at")
 }
+
+// Every instance was down for a week: the daily instants that fell behind
+// the catch-up window are recorded missed (a weekend a calendar blocks
+// stays skipped), the ones inside the window are planned to fire, and the
+// cursor moves on.
+func TestInstantsBehindTheCatchUpWindowAreRecordedMissed(t *testing.T) {
+	s := &Series{Rule: daily(t, "UTC"), Calendars: []Calendar{{Blocks: weekends{}, Policy: model.CalendarSkip}}}
+	w := Window{CatchUp: time.Hour, Lookahead: 24 * time.Hour, MaxRows: 1000}
+	cursor := t0.Add(-time.Minute) // planned up to Monday 09:00, then down
+	now := day(7).Add(30 * time.Minute)
+	p, err := w.Next(s, &cursor, now)
+	require.NoError(t, err)
+	got := map[int]string{}
+	for _, r := range p.Rows {
+		got[int(r.At.Sub(t0)/(24*time.Hour))] = string(r.Status) + suffix(r.Reason)
+	}
+	require.Equal(t, map[int]string{0: "missed/catch_up_window", 1: "missed/catch_up_window", 2: "missed/catch_up_window",
+		3: "missed/catch_up_window", 4: "missed/catch_up_window", 5: "skipped/calendar", 6: "skipped/calendar",
+		7: "pending", 8: "pending"}, got, "Monday 09:00 of the next week is 30 minutes late: inside the window, it fires")
+	require.Contains(t, p.Rows[0].Note, "older than the catch-up window of 1h0m0s")
+
+	// An every-minute job down for a day records at most MaxMissedRows,
+	// the last saying more were not recorded.
+	minutely, err := recurrence.Compile(recurrence.Spec{StartTime: t0, Timezone: "UTC", RRule: "FREQ=MINUTELY"},
+		recurrence.DefaultLimits())
+	require.NoError(t, err)
+	cursor = t0
+	p, err = w.Next(&Series{Rule: minutely}, &cursor, t0.Add(25*time.Hour))
+	require.NoError(t, err)
+	var missed []model.Planned
+	for _, r := range p.Rows {
+		if r.Status == model.OccurrenceMissed {
+			missed = append(missed, r)
+		}
+	}
+	require.Len(t, missed, MaxMissedRows)
+	require.Equal(t, t0, missed[0].At, "the outage's first instants")
+	require.Contains(t, missed[len(missed)-1].Note, "later instants before 2031-03-04T09:00:00Z are not recorded")
+
+	// A cursor inside the window records nothing missed.
+	cursor = now.Add(-time.Minute)
+	p, err = w.Next(s, &cursor, now)
+	require.NoError(t, err)
+	for _, r := range p.Rows {
+		require.NotEqual(t, model.OccurrenceMissed, r.Status)
+	}
+}

@@ -11,8 +11,8 @@ import (
 	"github.com/qhronos/qhronos/internal/model"
 )
 
-const notificationChannelColumns = `id, name, type, url, secret, to_json, kinds_json, created_by, created_at,
-	updated_at`
+const notificationChannelColumns = `id, name, type, url, secret, to_json, kinds_json, tags_json, created_by,
+	created_at, updated_at`
 
 // notificationChannelRow is a NotificationChannel as stored: its lists as
 // JSON text.
@@ -24,6 +24,7 @@ type notificationChannelRow struct {
 	Secret    []byte    `db:"secret"`
 	ToJSON    string    `db:"to_json"`
 	KindsJSON string    `db:"kinds_json"`
+	TagsJSON  string    `db:"tags_json"`
 	CreatedBy string    `db:"created_by"`
 	CreatedAt time.Time `db:"created_at"`
 	UpdatedAt time.Time `db:"updated_at"`
@@ -38,6 +39,7 @@ func (r *notificationChannelRow) channel() (model.NotificationChannel, error) {
 	if err := json.Unmarshal([]byte(r.KindsJSON), &c.Kinds); err != nil {
 		return model.NotificationChannel{}, fmt.Errorf("decode kinds of notification channel %s: %w", r.ID, err)
 	}
+	c.Tags = decodeTags(r.TagsJSON)
 	if c.To == nil {
 		c.To = []string{}
 	}
@@ -51,8 +53,8 @@ func (r *notificationChannelRow) channel() (model.NotificationChannel, error) {
 // caller. A taken name is ErrConflict.
 func (s *Store) CreateNotificationChannel(ctx context.Context, c *model.NotificationChannel) error {
 	_, err := s.exec(ctx, `INSERT INTO notification_channels (`+notificationChannelColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, c.Name, c.Type, c.URL, c.Secret, jsonList(c.To),
-		jsonList(c.Kinds), c.CreatedBy, s.ts(c.CreatedAt), s.ts(c.UpdatedAt))
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, c.ID, c.Name, c.Type, c.URL, c.Secret, jsonList(c.To),
+		jsonList(c.Kinds), jsonList(c.Tags), c.CreatedBy, s.ts(c.CreatedAt), s.ts(c.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("insert notification channel: %w", err)
 	}
@@ -86,8 +88,8 @@ func (s *Store) ListNotificationChannels(ctx context.Context) ([]model.Notificat
 // new name is taken.
 func (s *Store) UpdateNotificationChannel(ctx context.Context, c *model.NotificationChannel) error {
 	res, err := s.exec(ctx, `UPDATE notification_channels SET name = ?, type = ?, url = ?, secret = ?,
-		to_json = ?, kinds_json = ?, updated_at = ? WHERE id = ?`, c.Name, c.Type, c.URL, c.Secret,
-		jsonList(c.To), jsonList(c.Kinds), s.ts(c.UpdatedAt), c.ID)
+		to_json = ?, kinds_json = ?, tags_json = ?, updated_at = ? WHERE id = ?`, c.Name, c.Type, c.URL, c.Secret,
+		jsonList(c.To), jsonList(c.Kinds), jsonList(c.Tags), s.ts(c.UpdatedAt), c.ID)
 	if err != nil {
 		return fmt.Errorf("update notification channel: %w", err)
 	}
@@ -217,7 +219,7 @@ func (s *Store) SetNotificationCursor(ctx context.Context, name string, c model.
 const reasonEndpointDisabled = "endpoint_disabled"
 
 var failedAfterSQL = statusSQL(`SELECT o.id, o.status, o.run_status, o.event_id, e.name AS event_name,
-	e.endpoint_id, o.scheduled_at, o.attempt_count, o.status_code, o.error_message, o.updated_at
+	e.endpoint_id, o.scheduled_at, o.attempt_count, o.status_code, o.error_message, o.updated_at, e.tags_json
 	FROM occurrences o JOIN events e ON e.id = o.event_id
 	WHERE o.status IN ({failed}, {timed_out}) AND (o.reason IS NULL OR o.reason <> ?)
 	AND (o.updated_at > ? OR (o.updated_at = ? AND o.id > ?)) AND o.updated_at <= ?
@@ -235,6 +237,7 @@ func (s *Store) FailedOccurrencesAfter(ctx context.Context, after model.ScanCurs
 	}
 	for i := range out {
 		out[i].ScheduledAt, out[i].UpdatedAt = utc(out[i].ScheduledAt), utc(out[i].UpdatedAt)
+		out[i].Tags = decodeTags(out[i].TagsJSON)
 	}
 	return out, nil
 }
@@ -244,7 +247,7 @@ func (s *Store) FailedOccurrencesAfter(ctx context.Context, after model.ScanCurs
 // read.
 const recurringSQL = `(rrule IS NOT NULL OR schedule IS NOT NULL OR cron IS NOT NULL)`
 
-var endedAfterSQL = statusSQL(`SELECT id, name, endpoint_id, last_run_at, updated_at FROM events
+var endedAfterSQL = statusSQL(`SELECT id, name, endpoint_id, last_run_at, updated_at, tags_json FROM events
 	WHERE status = {inactive} AND ` + recurringSQL + ` AND deleted_at IS NULL
 	AND (updated_at > ? OR (updated_at = ? AND id > ?)) AND updated_at <= ?
 	ORDER BY updated_at, id LIMIT ?`)
@@ -261,6 +264,7 @@ func (s *Store) EndedEventsAfter(ctx context.Context, after model.ScanCursor, up
 	}
 	for i := range out {
 		out[i].UpdatedAt, out[i].LastRunAt = utc(out[i].UpdatedAt), utcp(out[i].LastRunAt)
+		out[i].Tags = decodeTags(out[i].TagsJSON)
 	}
 	return out, nil
 }

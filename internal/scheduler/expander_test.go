@@ -276,3 +276,39 @@ func TestAnEditWhilePausedCancelsInstantsThatLeftTheSeries(t *testing.T) {
 		require.Equal(t, "pending", got["21m0s"], "still in the series: %v", got)
 	})
 }
+
+// Every instance was down for five hours, far past the lookahead of one:
+// the ledger still accounts for every instant of the outage. Rows planned
+// before it are found missed by the dispatcher, those never planned are
+// recorded missed by the expander, and the last hour (the catch-up
+// window) fires.
+func TestAnOutagePastTheLookaheadLeavesEveryInstantInTheLedger(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEnv(t, s, testConfig())
+		ev := e.create(e.event(every10m)) // +1, +11, … planned an hour ahead
+		e.clock.Advance(5 * time.Hour)
+		_, err := e.exp.RunOnce(ctx)
+		require.NoError(t, err)
+		for e.dispatch() > 0 {
+		}
+		byStatus := map[string]int{}
+		seen := map[time.Duration]bool{}
+		for _, o := range e.occurrences(ev.ID) {
+			if o.ScheduledAt.After(e.clock.Now()) {
+				continue
+			}
+			seen[o.ScheduledAt.Sub(t0)] = true
+			r := ""
+			if o.Reason != nil {
+				r = "/" + *o.Reason
+			}
+			byStatus[string(o.Status)+r]++
+		}
+		for at := time.Minute; at < 5*time.Hour; at += 10 * time.Minute {
+			require.True(t, seen[at], "the instant at +%s is in the ledger", at)
+		}
+		require.Equal(t, map[string]int{"missed/catch_up_window": 24, "completed": 6}, byStatus,
+			"four hours missed, the last hour caught up")
+	})
+}

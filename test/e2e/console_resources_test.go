@@ -133,7 +133,8 @@ func endpointStory(t *testing.T, srv consoleServer, p *page) {
 	require.True(t, strings.HasPrefix(rotated, "whsec_") && rotated != secret, "a new secret: %q", rotated)
 }
 
-// notificationStory: adds a webhook notification channel and sends a test,
+// notificationStory: adds a webhook notification channel scoped to a tag
+// (a bad tag first: the API's error next to the field) and sends a test,
 // which a real loopback receiver gets.
 func notificationStory(t *testing.T, _ consoleServer, p *page) {
 	p.t = t
@@ -143,11 +144,20 @@ func notificationStory(t *testing.T, _ consoleServer, p *page) {
 	p.fill("#n-name", "ops pager")
 	p.fill("#n-url", ops.URL())
 	p.click(`#channel-form input[value="circuit_opened"]`)
+	p.click(`#channel-form input[value="missed"]`)
+	p.fill("#n-tags", "billing, "+strings.Repeat("t", 101))
+	p.click(`#channel-form button[type=submit]`)
+	p.waitText("#n-tags-error", "at most 100 characters", pageTimeout)
+	require.Equal(t, "true", p.attr("#n-tags", "aria-invalid"))
+	p.fill("#n-tags", "billing, ops")
 	p.click(`#channel-form button[type=submit]`)
 	p.waitText("#channel-created", "ops pager", pageTimeout)
 	p.waitFor("the channel's secret shown once", `document.querySelector("#channel-secret").innerText.indexOf("whsec_") === 0`,
 		pageTimeout)
 	p.waitText("#channels", "circuit_opened", pageTimeout)
+	p.waitText("#channels", "missed", pageTimeout)
+	require.Equal(t, []string{"billing", "ops"}, strings.Fields(p.text("#channels tbody tr td:nth-child(5)")),
+		"the Tags column")
 	p.click(`#channels button[type=submit]`)
 	p.waitText("#test-result", "delivered", pageTimeout)
 	require.NotContains(t, p.text("#test-result"), "not delivered")

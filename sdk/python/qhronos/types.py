@@ -289,7 +289,7 @@ class NoticePage(_NoticePageRequired, _NoticePageOptional):
     """The NoticePage schema."""
 
 
-_NotificationChannelRequired = TypedDict("_NotificationChannelRequired", {"id": str, "name": str, "type": Literal["webhook", "email"], "secret_set": bool, "to": List[str], "kinds": List[Literal["circuit_opened", "circuit_closed", "endpoint_disabled", "delivery_failed", "run_failed", "run_timed_out", "series_ended", "dependency_unreachable", "dependency_recovered"]], "created_by": str, "created_at": str, "updated_at": str})
+_NotificationChannelRequired = TypedDict("_NotificationChannelRequired", {"id": str, "name": str, "type": Literal["webhook", "email"], "secret_set": bool, "to": List[str], "kinds": List[Literal["circuit_opened", "circuit_closed", "endpoint_disabled", "delivery_failed", "run_failed", "run_timed_out", "missed", "series_ended", "dependency_unreachable", "dependency_recovered"]], "tags": List[str], "created_by": str, "created_at": str, "updated_at": str})
 _NotificationChannelOptional = TypedDict("_NotificationChannelOptional", {"url": str, "secret": str}, total=False)
 
 
@@ -298,7 +298,7 @@ class NotificationChannel(_NotificationChannelRequired, _NotificationChannelOpti
 
 
 _NotificationChannelRequestRequired = TypedDict("_NotificationChannelRequestRequired", {})
-_NotificationChannelRequestOptional = TypedDict("_NotificationChannelRequestOptional", {"name": str, "type": Literal["webhook", "email"], "url": str, "secret": str, "to": List[str], "kinds": List[Literal["circuit_opened", "circuit_closed", "endpoint_disabled", "delivery_failed", "run_failed", "run_timed_out", "series_ended", "dependency_unreachable", "dependency_recovered"]]}, total=False)
+_NotificationChannelRequestOptional = TypedDict("_NotificationChannelRequestOptional", {"name": str, "type": Literal["webhook", "email"], "url": str, "secret": str, "to": List[str], "kinds": List[Literal["circuit_opened", "circuit_closed", "endpoint_disabled", "delivery_failed", "run_failed", "run_timed_out", "missed", "series_ended", "dependency_unreachable", "dependency_recovered"]], "tags": List[str]}, total=False)
 
 
 class NotificationChannelRequest(_NotificationChannelRequestRequired, _NotificationChannelRequestOptional):

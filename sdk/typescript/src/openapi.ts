@@ -4945,7 +4945,9 @@ export interface components {
             /** @description email channels: the recipients */
             to: string[];
             /** @description the notice kinds wanted; empty means all */
-            kinds: ("circuit_opened" | "circuit_closed" | "endpoint_disabled" | "delivery_failed" | "run_failed" | "run_timed_out" | "series_ended" | "dependency_unreachable" | "dependency_recovered")[];
+            kinds: ("circuit_opened" | "circuit_closed" | "endpoint_disabled" | "delivery_failed" | "run_failed" | "run_timed_out" | "missed" | "series_ended" | "dependency_unreachable" | "dependency_recovered")[];
+            /** @description scope: the channel takes only notices about events and endpoints that carry one of these tags; empty takes every notice, installation-wide ones (a dependency unreachable) included */
+            tags: string[];
             created_by: string;
             /** Format: date-time */
             created_at: string;
@@ -4961,7 +4963,9 @@ export interface components {
             /** @description webhook channels; generated (whsec_…) when absent; write-only */
             secret?: string;
             to?: string[];
-            kinds?: ("circuit_opened" | "circuit_closed" | "endpoint_disabled" | "delivery_failed" | "run_failed" | "run_timed_out" | "series_ended" | "dependency_unreachable" | "dependency_recovered")[];
+            kinds?: ("circuit_opened" | "circuit_closed" | "endpoint_disabled" | "delivery_failed" | "run_failed" | "run_timed_out" | "missed" | "series_ended" | "dependency_unreachable" | "dependency_recovered")[];
+            /** @description scope: the channel takes only notices about events and endpoints that carry one of these tags; empty takes every notice, installation-wide ones (a dependency unreachable) included */
+            tags?: string[];
         };
         NotificationTestResult: {
             delivered: boolean;
