@@ -95,13 +95,26 @@ func (s *Store) AcquireConcurrency(ctx context.Context, r ConcurrencyRequest) (b
 				return fmt.Errorf("take concurrency slot: %w", err)
 			}
 			if r.Waiting {
-				if _, err := tx.exec(ctx, `UPDATE occurrences SET reason = NULL, error_message = NULL
+				// The wait ends: the row takes back the reason it had
+				// (backfill), kept aside while it waited.
+				if _, err := tx.exec(ctx, `UPDATE occurrences SET error_message = NULL,
+					reason = (SELECT w.reason FROM concurrency_waits w WHERE w.occurrence_id = occurrences.id)
 					WHERE id = ? AND reason = ?`, r.OccurrenceID, model.ReasonConcurrencyWait); err != nil {
+					return fmt.Errorf("end the wait for a slot: %w", err)
+				}
+				if _, err := tx.exec(ctx, `DELETE FROM concurrency_waits WHERE occurrence_id = ?`, r.OccurrenceID); err != nil {
 					return fmt.Errorf("end the wait for a slot: %w", err)
 				}
 			}
 			acquired = true
 			return nil
+		}
+		if !r.Waiting {
+			if _, err := tx.exec(ctx, `INSERT INTO concurrency_waits (occurrence_id, reason)
+				SELECT id, reason FROM occurrences WHERE id = ? AND reason IS NOT NULL AND reason <> ?
+				ON CONFLICT (occurrence_id) DO NOTHING`, r.OccurrenceID, model.ReasonConcurrencyWait); err != nil {
+				return fmt.Errorf("keep the reason of a row waiting for its key: %w", err)
+			}
 		}
 		res, err := tx.exec(ctx, statusSQL(`UPDATE occurrences SET reason = ?, next_attempt_at = ?, error_message = ?,
 			updated_at = ? WHERE id = ? AND status IN {waiting} AND attempt_count = ?
@@ -215,7 +228,16 @@ func (s *Store) SweepConcurrency(ctx context.Context, now time.Time) (int, bool,
 		return 0, false, fmt.Errorf("find slots of ended occurrences: %w", err)
 	}
 	released, err := s.ReleaseConcurrency(ctx, ids, now)
-	return len(ids), released, err
+	if err != nil {
+		return len(ids), released, err
+	}
+	// Reasons kept for rows that stopped waiting another way (cancelled,
+	// skipped by an operator) have nobody to go back to.
+	if _, err := s.exec(ctx, `DELETE FROM concurrency_waits WHERE NOT EXISTS (SELECT 1 FROM occurrences o
+		WHERE o.id = concurrency_waits.occurrence_id AND `+waitingSQL+`)`); err != nil {
+		return len(ids), released, fmt.Errorf("forget reasons of rows no longer waiting: %w", err)
+	}
+	return len(ids), released, nil
 }
 
 // ConcurrencyKey is a key's state: its limit, its occurrences in flight and

@@ -523,7 +523,7 @@ func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord, stats *roll
 	q := `UPDATE occurrences SET ` + run + `status = ` + status + `, completed_at = ` + completed + statusSQL(`,
 		next_attempt_at = COALESCE(?, next_attempt_at), lease_token = NULL, lease_owner = NULL,
 		lease_expires_at = `+lease+`, manual_retry = ?, status_code = ?, response_body = ?, error_message = `+errMsg+`,
-		updated_at = ?, started_at = COALESCE(started_at, ?), reason = ?,
+		updated_at = ?, started_at = COALESCE(started_at, ?), reason = COALESCE(?, reason),
 		attempt_count = CASE WHEN v.epoch > 0 THEN v.count ELSE occurrences.attempt_count END
 		FROM (SELECT `) + s.d.cast("text") + ` AS token, ` + s.d.cast("int") + ` AS slot, ` + s.d.cast("bigint") +
 		` AS epoch, ` + s.d.cast("int") + ` AS seen, ` + s.d.cast("int") + ` AS count) v

@@ -42,7 +42,9 @@ func (d *Dispatcher) admitConcurrency(jb *job) bool {
 		Note: "waiting: concurrency key " + c.Key + " is at its limit or paused"})
 	switch {
 	case err == nil && ok:
-		jb.occ.Reason = nil
+		if waiting { // the row took back the reason it had before (backfill) or none
+			jb.occ.Reason = nil
+		}
 		return true
 	case err == nil:
 		d.settled(jb.occ.ID)

@@ -94,3 +94,51 @@ func TestTheRescuerFreesTheSlotOfAnEndedOccurrence(t *testing.T) {
 		require.Equal(t, model.OccurrenceCompleted, e.occurrences(d.ID)[0].Status)
 	})
 }
+
+// Backfilled instants of an event with a concurrency key wait their turn
+// like any other, and the ledger still says they were a backfill once they
+// ran.
+func TestBackfilledInstantsKeepTheirReasonThroughAConcurrencyWait(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		e := newEnv(t, s, testConfig())
+		ev := e.keyed("reports", time.Hour)
+		rows := []model.Planned{}
+		for h := 3; h >= 1; h-- {
+			rows = append(rows, model.Planned{At: t0.Add(-time.Duration(h) * time.Hour), Status: model.OccurrencePending})
+		}
+		require.NoError(t, s.WithTx(ctx, func(tx *repository.Store) error {
+			_, err := tx.InsertBackfill(ctx, ev.ID, rows, e.clock.Now())
+			return err
+		}))
+		e.dispatch()
+		waiting := 0
+		for _, o := range e.occurrences(ev.ID) {
+			if o.Reason != nil && *o.Reason == model.ReasonConcurrencyWait {
+				waiting++
+			}
+		}
+		require.Equal(t, 2, waiting, "limit 1: one runs, two wait")
+		for range 20 {
+			done := 0
+			for _, o := range e.occurrences(ev.ID) {
+				if o.Status == model.OccurrenceCompleted {
+					done++
+				}
+			}
+			if done == 3 {
+				break
+			}
+			e.clock.Advance(15 * time.Second)
+			e.dispatch()
+		}
+		for _, o := range e.occurrences(ev.ID) {
+			if o.ScheduledAt.After(t0) {
+				continue // the event's own instant, not due yet
+			}
+			require.Equal(t, model.OccurrenceCompleted, o.Status, "%s", o.ScheduledAt)
+			require.NotNil(t, o.Reason, "%s", o.ScheduledAt)
+			require.Equal(t, model.ReasonBackfill, *o.Reason, "%s: still marked backfill", o.ScheduledAt)
+		}
+	})
+}

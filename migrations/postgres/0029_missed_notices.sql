@@ -1,4 +1,5 @@
--- #37: `missed` notices and channels scoped by tags.
+-- #37: `missed` notices, channels scoped by tags, and the reason a row had
+-- before it waited for a concurrency key.
 --
 -- A notification channel may name tags: it then takes only the notices
 -- about events and endpoints that carry one of them.
@@ -16,4 +17,12 @@ CREATE TABLE missed_alerts (
     instants     bigint      NOT NULL,
     notified_at  timestamptz NOT NULL,
     recovered_at timestamptz
+);
+
+-- The reason an occurrence carried (backfill, or a replayed row's) when it
+-- started waiting for a slot of its concurrency key: waiting rows say
+-- concurrency_wait, and taking the slot gives the old reason back.
+CREATE TABLE concurrency_waits (
+    occurrence_id uuid PRIMARY KEY,
+    reason        text NOT NULL
 );
