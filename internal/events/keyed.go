@@ -27,6 +27,10 @@ func checkKey(field, key string) error {
 	if key == "" || len(key) > MaxKeyLength {
 		return input.BadRequestf(field, "must be 1 to %d characters", MaxKeyLength)
 	}
+	if key == "." || key == ".." {
+		// A URL path cannot name them (/events/by-key/.. is /events).
+		return input.BadRequest(field, `must not be "." or ".."`)
+	}
 	for i := 0; i < len(key); i++ {
 		c := key[i]
 		switch {

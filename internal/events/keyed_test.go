@@ -40,13 +40,13 @@ func TestDebounceFireAt(t *testing.T) {
 
 func TestKeyAndDebounceRefusalsNameTheField(t *testing.T) {
 	t.Parallel()
-	for _, key := range []string{"", strings.Repeat("k", MaxKeyLength+1), "a b", "a/b", "é"} {
+	for _, key := range []string{"", strings.Repeat("k", MaxKeyLength+1), "a b", "a/b", "é", ".", ".."} {
 		var ie *input.Error
 		if err := CheckKey(key); !errors.As(err, &ie) || ie.Field != "key" {
 			t.Errorf("key %q: got %v, want a refusal naming key", key, err)
 		}
 	}
-	if err := CheckKey("cart:user-42@shop_1.eu"); err != nil {
+	if err := CheckKey("cart:user-42@shop_1.eu"); err != nil || CheckKey("...") != nil {
 		t.Errorf("a valid key refused: %v", err)
 	}
 	for body, field := range map[string]string{
