@@ -2518,6 +2518,54 @@ type Status struct {
 // StatusStatus degraded: Redis or a background loop unhealthy; unavailable: the database is down
 type StatusStatus string
 
+// Subscription A request for the firings of the topics a name or pattern names, delivered to one endpoint when the filter says so.
+type Subscription struct {
+	CreatedAt   time.Time `json:"created_at"`
+	CreatedBy   string    `json:"created_by"`
+	Description string    `json:"description"`
+	EndpointID  string    `json:"endpoint_id"`
+
+	// Filter a CEL expression over topic, name, tags, metadata, scheduled_at and payload; null: every firing
+	Filter *string  `json:"filter"`
+	ID     string   `json:"id"`
+	Paused bool     `json:"paused"`
+	Tags   []string `json:"tags"`
+
+	// Topic a topic's name, or a pattern whose segments may be * (one segment each)
+	Topic     string    `json:"topic"`
+	UpdatedAt time.Time `json:"updated_at"`
+	Version   int64     `json:"version"`
+}
+
+// SubscriptionPage defines model for SubscriptionPage.
+type SubscriptionPage struct {
+	Data       []Subscription `json:"data"`
+	Pagination struct {
+		Limit int `json:"limit"`
+
+		// NextCursor present while more subscriptions follow
+		NextCursor *string `json:"next_cursor,omitempty"`
+	} `json:"pagination"`
+}
+
+// SubscriptionRequest defines model for SubscriptionRequest.
+type SubscriptionRequest struct {
+	Description *string `json:"description,omitempty"`
+
+	// EndpointID an endpoint the token can read
+	EndpointID *string `json:"endpoint_id,omitempty"`
+
+	// Filter a CEL expression giving true or false; refused (400 naming filter) when it does not compile or may cost more than 10,000,000 units; null or empty: every firing
+	Filter *string `json:"filter,omitempty"`
+	Paused *bool   `json:"paused,omitempty"`
+
+	// Tags scope, as for endpoints: a token limited to tags must give tags inside its scope
+	Tags []string `json:"tags,omitempty"`
+
+	// Topic a topic's name (which must exist) or a pattern with * segments (which may name topics to come)
+	Topic *string `json:"topic,omitempty"`
+}
+
 // Timeline defines model for Timeline.
 type Timeline struct {
 	Buckets []struct {
@@ -2569,6 +2617,41 @@ type TokenRequestAccess string
 
 // TokenRequestType defines model for TokenRequest.Type.
 type TokenRequestType string
+
+// Topic An entry of the catalogue of what can fire. Events target a topic by name; subscriptions name it or a pattern of names.
+type Topic struct {
+	CreatedAt   time.Time `json:"created_at"`
+	CreatedBy   string    `json:"created_by"`
+	Description string    `json:"description"`
+	Name        string    `json:"name"`
+
+	// Schema the JSON Schema (draft 2020-12 unless $schema names another) the metadata of events targeting the topic follows; null: any
+	Schema    interface{} `json:"schema"`
+	UpdatedAt time.Time   `json:"updated_at"`
+	Version   int64       `json:"version"`
+}
+
+// TopicPage defines model for TopicPage.
+type TopicPage struct {
+	Data       []Topic `json:"data"`
+	Pagination struct {
+		Limit int `json:"limit"`
+
+		// NextCursor present while more topics follow
+		NextCursor *string `json:"next_cursor,omitempty"`
+	} `json:"pagination"`
+}
+
+// TopicRequest defines model for TopicRequest.
+type TopicRequest struct {
+	Description *string `json:"description,omitempty"`
+
+	// Name dot-separated segments of a-z 0-9 _ -; fixed once created
+	Name *string `json:"name,omitempty"`
+
+	// Schema a JSON Schema (at most 64 KiB) holding everything itself: a $ref to another document is refused, never fetched; null removes it
+	Schema interface{} `json:"schema,omitempty"`
+}
 
 // BadRequest defines model for BadRequest.
 type BadRequest = Error
@@ -2941,6 +3024,59 @@ type GetStatsTimelineParams struct {
 // GetStatsTimelineParamsStep defines parameters for GetStatsTimeline.
 type GetStatsTimelineParamsStep string
 
+// GetSubscriptionsParams defines parameters for GetSubscriptions.
+type GetSubscriptionsParams struct {
+	// Limit page size, default 50, clamped to 500
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from pagination.next_cursor or the Link header
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Topic exactly this name or pattern, as written
+	Topic      *string `form:"topic,omitempty" json:"topic,omitempty"`
+	EndpointID *string `form:"endpoint_id,omitempty" json:"endpoint_id,omitempty"`
+	Paused     *bool   `form:"paused,omitempty" json:"paused,omitempty"`
+
+	// Tags comma-separated: any of these tags
+	Tags *string `form:"tags,omitempty" json:"tags,omitempty"`
+
+	// TagsAll comma-separated: all of these tags
+	TagsAll *string `form:"tags_all,omitempty" json:"tags_all,omitempty"`
+}
+
+// DeleteSubscriptionsIDParams defines parameters for DeleteSubscriptionsID.
+type DeleteSubscriptionsIDParams struct {
+	// IfMatch the ETag read: answers 412 when the resource changed since
+	IfMatch *string `json:"If-Match,omitempty"`
+}
+
+// PatchSubscriptionsIDParams defines parameters for PatchSubscriptionsID.
+type PatchSubscriptionsIDParams struct {
+	// IfMatch the ETag read: answers 412 when the resource changed since
+	IfMatch *string `json:"If-Match,omitempty"`
+}
+
+// GetTopicsParams defines parameters for GetTopics.
+type GetTopicsParams struct {
+	// Limit page size, default 50, clamped to 500
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from pagination.next_cursor or the Link header
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// DeleteTopicsNameParams defines parameters for DeleteTopicsName.
+type DeleteTopicsNameParams struct {
+	// IfMatch the ETag read: answers 412 when the resource changed since
+	IfMatch *string `json:"If-Match,omitempty"`
+}
+
+// PatchTopicsNameParams defines parameters for PatchTopicsName.
+type PatchTopicsNameParams struct {
+	// IfMatch the ETag read: answers 412 when the resource changed since
+	IfMatch *string `json:"If-Match,omitempty"`
+}
+
 // PostCalendarsJSONRequestBody defines body for PostCalendars for application/json ContentType.
 type PostCalendarsJSONRequestBody = CalendarInput
 
@@ -3007,5 +3143,17 @@ type PostOccurrencesIDSkipJSONRequestBody PostOccurrencesIDSkipJSONBody
 // PostSchedulesPreviewJSONRequestBody defines body for PostSchedulesPreview for application/json ContentType.
 type PostSchedulesPreviewJSONRequestBody = PreviewRequest
 
+// PostSubscriptionsJSONRequestBody defines body for PostSubscriptions for application/json ContentType.
+type PostSubscriptionsJSONRequestBody = SubscriptionRequest
+
+// PatchSubscriptionsIDJSONRequestBody defines body for PatchSubscriptionsID for application/json ContentType.
+type PatchSubscriptionsIDJSONRequestBody = SubscriptionRequest
+
 // PostTokensJSONRequestBody defines body for PostTokens for application/json ContentType.
 type PostTokensJSONRequestBody = TokenRequest
+
+// PostTopicsJSONRequestBody defines body for PostTopics for application/json ContentType.
+type PostTopicsJSONRequestBody = TopicRequest
+
+// PatchTopicsNameJSONRequestBody defines body for PatchTopicsName for application/json ContentType.
+type PatchTopicsNameJSONRequestBody = TopicRequest

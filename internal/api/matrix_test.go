@@ -125,6 +125,9 @@ type fixture struct {
 	event, occurrence, token, calendar, endpoint string
 	// concurrencyKey is the fixture event's own concurrency key.
 	concurrencyKey string
+	// topic is a fresh topic; subscription (tagged team-a) names a pattern
+	// of topics and delivers to an endpoint of its own.
+	topic, subscription string
 }
 
 func newFixture(e *env) fixture {
@@ -146,8 +149,18 @@ func newFixture(e *env) fixture {
 	res = e.do("POST", "/endpoints", e.master, endpointBody(matrixTag))
 	require.Equal(e.t, http.StatusCreated, res.Status, "endpoint: %s", res.Body)
 	endpointID, _ := res.object(e.t)["id"].(string)
+	topic := "mx." + strings.ReplaceAll(uuid.NewString(), "-", "")
+	res = e.do("POST", "/topics", e.master, map[string]any{"name": topic})
+	require.Equal(e.t, http.StatusCreated, res.Status, "topic: %s", res.Body)
+	res = e.do("POST", "/endpoints", e.master, endpointBody(matrixTag))
+	require.Equal(e.t, http.StatusCreated, res.Status, "endpoint: %s", res.Body)
+	subEndpoint, _ := res.object(e.t)["id"].(string)
+	res = e.do("POST", "/subscriptions", e.master, map[string]any{"topic": "mx.*", "endpoint_id": subEndpoint,
+		"tags": []string{matrixTag}})
+	require.Equal(e.t, http.StatusCreated, res.Status, "subscription: %s", res.Body)
+	subscriptionID, _ := res.object(e.t)["id"].(string)
 	return fixture{event: id, occurrence: occs[0].ID, token: tokenID, calendar: calendarID, endpoint: endpointID,
-		concurrencyKey: key}
+		concurrencyKey: key, topic: topic, subscription: subscriptionID}
 }
 
 // matrixRoute is one authenticated route and what it answers when allowed.
@@ -163,7 +176,8 @@ type matrixRoute struct {
 func (r matrixRoute) url(f fixture) string {
 	return strings.NewReplacer("{event}", f.event, "{occurrence}", f.occurrence, "{token}", f.token,
 		"{at}", "2031-01-01T00:00:00Z", "{calendar}", f.calendar, "{endpoint}", f.endpoint,
-		"{channel}", matrixNoChannel, "{key}", "k-"+f.event, "{ckey}", f.concurrencyKey).Replace(r.path)
+		"{channel}", matrixNoChannel, "{key}", "k-"+f.event, "{ckey}", f.concurrencyKey, "{topic}", f.topic,
+		"{subscription}", f.subscription).Replace(r.path)
 }
 
 func matrixRoutes() []matrixRoute {
@@ -237,6 +251,24 @@ func matrixRoutes() []matrixRoute {
 		{method: "GET", path: "/concurrency-keys/{ckey}", level: model.AccessRead, names: true, ok: http.StatusOK},
 		{method: "POST", path: "/concurrency-keys/{ckey}/pause", level: model.AccessWrite, names: true, ok: http.StatusOK},
 		{method: "POST", path: "/concurrency-keys/{ckey}/resume", level: model.AccessWrite, names: true, ok: http.StatusOK},
+		// Topics are a catalogue every token reads and only admins change.
+		{method: "POST", path: "/topics", level: model.AccessAdmin, ok: http.StatusCreated,
+			body: func(fixture) any { return map[string]any{"name": "mx.new-" + uuid.NewString()} }},
+		{method: "GET", path: "/topics?limit=500", level: model.AccessRead, ok: http.StatusOK},
+		{method: "GET", path: "/topics/{topic}", level: model.AccessRead, ok: http.StatusOK},
+		{method: "PATCH", path: "/topics/{topic}", level: model.AccessAdmin, ok: http.StatusOK,
+			body: func(fixture) any { return map[string]any{"description": "changed"} }},
+		{method: "DELETE", path: "/topics/{topic}", level: model.AccessAdmin, ok: http.StatusNoContent},
+		{method: "POST", path: "/subscriptions", level: model.AccessWrite, ok: http.StatusCreated,
+			body: func(f fixture) any {
+				return map[string]any{"topic": f.topic, "endpoint_id": f.endpoint, "tags": []string{matrixTag}}
+			}},
+		{method: "GET", path: "/subscriptions?limit=500", level: model.AccessRead, list: true, ok: http.StatusOK},
+		{method: "GET", path: "/subscriptions/{subscription}", level: model.AccessRead, names: true, ok: http.StatusOK},
+		{method: "PATCH", path: "/subscriptions/{subscription}", level: model.AccessWrite, names: true,
+			ok: http.StatusOK, body: func(fixture) any { return map[string]any{"paused": true} }},
+		{method: "DELETE", path: "/subscriptions/{subscription}", level: model.AccessWrite, names: true,
+			ok: http.StatusNoContent},
 		{method: "GET", path: "/stats", level: model.AccessRead, ok: http.StatusOK},
 		{method: "GET", path: "/stats/timeline", level: model.AccessRead, ok: http.StatusOK},
 		{method: "GET", path: "/stats/punctuality", level: model.AccessRead, ok: http.StatusOK},
@@ -311,7 +343,8 @@ func (r matrixRoute) want(c credential) int {
 		return http.StatusForbidden
 	case c.scopedOut && r.names:
 		return http.StatusNotFound
-	case c.scopedOut && r.method == "POST" && (r.path == "/events" || r.path == "/calendars" || r.path == "/endpoints"),
+	case c.scopedOut && r.method == "POST" && (r.path == "/events" || r.path == "/calendars" || r.path == "/endpoints" ||
+		r.path == "/subscriptions"),
 		c.scopedOut && r.method == "PUT" && r.path == "/events/by-key/{key}":
 		return http.StatusForbidden // tags: outside token scope
 	}
@@ -375,7 +408,7 @@ func checkMatrixCase(t *testing.T, e *env, r matrixRoute, c credential) {
 func listMentions(body []byte, f fixture) bool {
 	return strings.Contains(string(body), f.event) || strings.Contains(string(body), f.occurrence) ||
 		strings.Contains(string(body), f.calendar) || strings.Contains(string(body), f.endpoint) ||
-		strings.Contains(string(body), f.concurrencyKey)
+		strings.Contains(string(body), f.concurrencyKey) || strings.Contains(string(body), f.subscription)
 }
 
 // assertFixtureUntouched checks that a refused request changed nothing a user
@@ -413,7 +446,8 @@ func TestAuthMatrixCoversEveryRoute(t *testing.T) {
 	for _, r := range matrixRoutes() {
 		path, _, _ := strings.Cut(r.path, "?")
 		path = strings.NewReplacer("{event}", ":id", "{occurrence}", ":id", "{token}", ":id", "{at}", ":at",
-			"{calendar}", ":id", "{endpoint}", ":id", "{channel}", ":id", "{key}", ":key", "{ckey}", ":key").Replace(path)
+			"{calendar}", ":id", "{endpoint}", ":id", "{channel}", ":id", "{key}", ":key", "{ckey}", ":key",
+			"{topic}", ":name", "{subscription}", ":id").Replace(path)
 		covered[r.method+" "+path] = true
 	}
 	for _, r := range e.srv.engine.Routes() {

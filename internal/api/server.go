@@ -87,6 +87,17 @@ type Lifecycle interface {
 	DeleteException(ctx context.Context, p auth.Principal, eventID string, at events.When) error
 	History(ctx context.Context, p auth.Principal, id string, withDeleted bool, f model.HistoryFilter) ([]model.HistoryEntry, error)
 
+	CreateTopic(ctx context.Context, p auth.Principal, body map[string]json.RawMessage) (model.Topic, error)
+	GetTopic(ctx context.Context, name string) (model.Topic, error)
+	ListTopics(ctx context.Context, after string, limit int) ([]model.Topic, error)
+	UpdateTopic(ctx context.Context, name string, body map[string]json.RawMessage, check func(*model.Topic) error) (model.Topic, error)
+	DeleteTopic(ctx context.Context, name string, check func(*model.Topic) error) error
+	CreateSubscription(ctx context.Context, p auth.Principal, body map[string]json.RawMessage) (model.Subscription, error)
+	GetSubscription(ctx context.Context, p auth.Principal, id string) (model.Subscription, error)
+	ListSubscriptions(ctx context.Context, p auth.Principal, f model.SubscriptionFilter) ([]model.Subscription, error)
+	UpdateSubscription(ctx context.Context, p auth.Principal, id string, body map[string]json.RawMessage,
+		check func(*model.Subscription) error) (model.Subscription, error)
+	DeleteSubscription(ctx context.Context, p auth.Principal, id string, check func(*model.Subscription) error) error
 	CreateCalendar(ctx context.Context, p auth.Principal, body map[string]json.RawMessage) (model.Calendar, error)
 	GetCalendar(ctx context.Context, p auth.Principal, id string) (model.Calendar, error)
 	ListCalendars(ctx context.Context, p auth.Principal, f model.CalendarFilter) ([]model.Calendar, error)
@@ -295,6 +306,17 @@ func (s *Server) routes() *gin.Engine {
 	write.POST("/endpoints/:id/rotate-secret", s.handle(s.rotateEndpointSecret))
 	write.POST("/endpoints/:id/test", s.handle(s.testEndpoint))
 	read.GET("/endpoints/:id/circuit-history", s.handle(s.endpointCircuitHistory))
+
+	admin.POST("/topics", s.handle(s.createTopic))
+	read.GET("/topics", s.handle(s.listTopics))
+	read.GET("/topics/:name", s.handle(s.getTopic))
+	admin.PATCH("/topics/:name", s.handle(s.updateTopic))
+	admin.DELETE("/topics/:name", s.handle(s.deleteTopic))
+	write.POST("/subscriptions", s.handle(s.createSubscription))
+	read.GET("/subscriptions", s.handle(s.listSubscriptions))
+	read.GET("/subscriptions/:id", s.handle(s.getSubscription))
+	write.PATCH("/subscriptions/:id", s.handle(s.updateSubscription))
+	write.DELETE("/subscriptions/:id", s.handle(s.deleteSubscription))
 
 	read.GET("/concurrency-keys", s.handle(s.listConcurrencyKeys))
 	read.GET("/concurrency-keys/:key", s.handle(s.getConcurrencyKey))

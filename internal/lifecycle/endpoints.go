@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/qhronos/qhronos/internal/auth"
@@ -183,16 +184,34 @@ func (s *Service) DeleteEndpoint(ctx context.Context, p auth.Principal, id strin
 	err = s.store.DeleteEndpoint(ctx, e.ID, version, s.now().UTC())
 	var inUse *repository.EndpointInUseError
 	if errors.As(err, &inUse) {
-		msg := "endpoint is used by 1 event; point that event elsewhere or delete it first"
-		if inUse.Events != 1 {
-			msg = fmt.Sprintf("endpoint is used by %d events; point them elsewhere or delete them first", inUse.Events)
-		}
-		return &input.Error{Status: http.StatusConflict, Message: msg}
+		return &input.Error{Status: http.StatusConflict, Message: inUseMessage(inUse)}
 	}
 	if errors.Is(err, model.ErrStaleVersion) && check == nil {
 		return errEndpointConcurrent
 	}
 	return err
+}
+
+// inUseMessage says what still delivers to an endpoint being deleted.
+func inUseMessage(e *repository.EndpointInUseError) string {
+	var users []string
+	for _, u := range []struct {
+		n    int
+		what string
+	}{{e.Events, "event"}, {e.Subscriptions, "subscription"}} {
+		switch {
+		case u.n == 1:
+			users = append(users, "1 "+u.what)
+		case u.n > 1:
+			users = append(users, fmt.Sprintf("%d %ss", u.n, u.what))
+		}
+	}
+	them := "them"
+	if e.Events+e.Subscriptions == 1 {
+		them = "it"
+	}
+	return fmt.Sprintf("endpoint is used by %s; point %s elsewhere or delete %s first", strings.Join(users, " and "),
+		them, them)
 }
 
 // DisableEndpoint disables an endpoint by hand: its due occurrences fail

@@ -258,20 +258,23 @@ func (s *Store) checkEndpointVersioned(ctx context.Context, res interface{ RowsA
 	return model.ErrStaleVersion
 }
 
-// EndpointInUseError refuses to delete an endpoint that live events name;
-// it is a model.ErrConflict.
+// EndpointInUseError refuses to delete an endpoint that live events or
+// subscriptions name; it is a model.ErrConflict.
 type EndpointInUseError struct {
-	EndpointID string
-	Events     int
+	EndpointID    string
+	Events        int
+	Subscriptions int
 }
 
 func (e *EndpointInUseError) Error() string {
-	return fmt.Sprintf("endpoint %s is used by %d events", e.EndpointID, e.Events)
+	return fmt.Sprintf("endpoint %s is used by %d events and %d subscriptions", e.EndpointID, e.Events,
+		e.Subscriptions)
 }
 
 func (e *EndpointInUseError) Unwrap() error { return model.ErrConflict }
 
-// DeleteEndpoint soft-deletes an endpoint no live event names; otherwise
+// DeleteEndpoint soft-deletes an endpoint no live event or subscription
+// names; otherwise
 // *EndpointInUseError. expectedVersion 0 skips the version check. The
 // count and the delete share a transaction that first takes the row's
 // lock (LockEndpoint), so an event saved concurrently, which takes the same
@@ -285,8 +288,12 @@ func (s *Store) DeleteEndpoint(ctx context.Context, id string, expectedVersion i
 		if err != nil {
 			return err
 		}
-		if n > 0 {
-			return &EndpointInUseError{EndpointID: id, Events: n}
+		subs, err := tx.SubscriptionsUsingEndpoint(ctx, id)
+		if err != nil {
+			return err
+		}
+		if n > 0 || subs > 0 {
+			return &EndpointInUseError{EndpointID: id, Events: n, Subscriptions: subs}
 		}
 		q, args := `UPDATE endpoints SET deleted_at = ?, updated_at = ?, version = version + 1
 			WHERE id = ? AND deleted_at IS NULL`, []any{tx.ts(now), tx.ts(now), id}

@@ -6,7 +6,7 @@ Every object is a TypedDict: answers are plain dicts (event["id"]).
 # fmt: off
 from typing import Any, Dict, List, Literal, Optional, TypedDict
 
-__all__ = ["Action", "Attempt", "AttemptRequest", "BackfillRequest", "BackfillResult", "Calendar", "CalendarInput", "CircuitEntry", "CircuitHistoryPage", "Concurrency", "ConcurrencyKey", "ConcurrencyKeyPage", "DateRange", "Endpoint", "EndpointAuth", "EndpointAuthInput", "EndpointCircuit", "EndpointHealth", "EndpointInput", "EndpointPatch", "EndpointRateLimit", "EndpointTestResult", "Error", "Event", "EventBatchInput", "EventBatchItemResult", "EventBatchResult", "EventInput", "EventUpsertInput", "Exception", "Health", "HistoryChange", "HistoryEntry", "HistoryPage", "NoticePage", "NotificationChannel", "NotificationChannelRequest", "NotificationTestResult", "Occurrence", "OccurrenceOrder", "OccurrencePage", "PauseRequest", "Preview", "PreviewRequest", "PunctualityCounts", "PunctualityGroup", "PunctualityPoint", "PunctualityReport", "Ready", "ResumeRequest", "Retry", "RetryFilter", "RetryResult", "Run", "RunReport", "Schedule", "SecretRotation", "SentNotice", "Stats", "Status", "Timeline", "Token", "TokenRequest"]
+__all__ = ["Action", "Attempt", "AttemptRequest", "BackfillRequest", "BackfillResult", "Calendar", "CalendarInput", "CircuitEntry", "CircuitHistoryPage", "Concurrency", "ConcurrencyKey", "ConcurrencyKeyPage", "DateRange", "Endpoint", "EndpointAuth", "EndpointAuthInput", "EndpointCircuit", "EndpointHealth", "EndpointInput", "EndpointPatch", "EndpointRateLimit", "EndpointTestResult", "Error", "Event", "EventBatchInput", "EventBatchItemResult", "EventBatchResult", "EventInput", "EventUpsertInput", "Exception", "Health", "HistoryChange", "HistoryEntry", "HistoryPage", "NoticePage", "NotificationChannel", "NotificationChannelRequest", "NotificationTestResult", "Occurrence", "OccurrenceOrder", "OccurrencePage", "PauseRequest", "Preview", "PreviewRequest", "PunctualityCounts", "PunctualityGroup", "PunctualityPoint", "PunctualityReport", "Ready", "ResumeRequest", "Retry", "RetryFilter", "RetryResult", "Run", "RunReport", "Schedule", "SecretRotation", "SentNotice", "Stats", "Status", "Subscription", "SubscriptionPage", "SubscriptionRequest", "Timeline", "Token", "TokenRequest", "Topic", "TopicPage", "TopicRequest"]
 
 
 _ActionRequired = TypedDict("_ActionRequired", {"type": Literal["webhook", "websocket", "apicall", "nats", "amqp", "kafka", "redis_stream"]})
@@ -483,6 +483,30 @@ class Status(_StatusRequired, _StatusOptional):
     """The Status schema."""
 
 
+_SubscriptionRequired = TypedDict("_SubscriptionRequired", {"id": str, "topic": str, "endpoint_id": str, "filter": Optional[str], "description": str, "tags": List[str], "paused": bool, "version": int, "created_by": str, "created_at": str, "updated_at": str})
+_SubscriptionOptional = TypedDict("_SubscriptionOptional", {}, total=False)
+
+
+class Subscription(_SubscriptionRequired, _SubscriptionOptional):
+    """A request for the firings of the topics a name or pattern names, delivered to one endpoint when the filter says so."""
+
+
+_SubscriptionPageRequired = TypedDict("_SubscriptionPageRequired", {"data": List['Subscription'], "pagination": Dict[str, Any]})
+_SubscriptionPageOptional = TypedDict("_SubscriptionPageOptional", {}, total=False)
+
+
+class SubscriptionPage(_SubscriptionPageRequired, _SubscriptionPageOptional):
+    """The SubscriptionPage schema."""
+
+
+_SubscriptionRequestRequired = TypedDict("_SubscriptionRequestRequired", {})
+_SubscriptionRequestOptional = TypedDict("_SubscriptionRequestOptional", {"topic": str, "endpoint_id": str, "filter": Optional[str], "description": Optional[str], "tags": List[str], "paused": bool}, total=False)
+
+
+class SubscriptionRequest(_SubscriptionRequestRequired, _SubscriptionRequestOptional):
+    """The SubscriptionRequest schema."""
+
+
 _TimelineRequired = TypedDict("_TimelineRequired", {"since": str, "until": str, "step": str, "buckets": List[Dict[str, Any]]})
 _TimelineOptional = TypedDict("_TimelineOptional", {}, total=False)
 
@@ -505,3 +529,27 @@ _TokenRequestOptional = TypedDict("_TokenRequestOptional", {"type": Literal["jwt
 
 class TokenRequest(_TokenRequestRequired, _TokenRequestOptional):
     """The TokenRequest schema."""
+
+
+_TopicRequired = TypedDict("_TopicRequired", {"name": str, "description": str, "schema": Optional[Any], "version": int, "created_by": str, "created_at": str, "updated_at": str})
+_TopicOptional = TypedDict("_TopicOptional", {}, total=False)
+
+
+class Topic(_TopicRequired, _TopicOptional):
+    """An entry of the catalogue of what can fire. Events target a topic by name; subscriptions name it or a pattern of names."""
+
+
+_TopicPageRequired = TypedDict("_TopicPageRequired", {"data": List['Topic'], "pagination": Dict[str, Any]})
+_TopicPageOptional = TypedDict("_TopicPageOptional", {}, total=False)
+
+
+class TopicPage(_TopicPageRequired, _TopicPageOptional):
+    """The TopicPage schema."""
+
+
+_TopicRequestRequired = TypedDict("_TopicRequestRequired", {})
+_TopicRequestOptional = TypedDict("_TopicRequestOptional", {"name": str, "description": str, "schema": Optional[Any]}, total=False)
+
+
+class TopicRequest(_TopicRequestRequired, _TopicRequestOptional):
+    """The TopicRequest schema."""

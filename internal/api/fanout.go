@@ -1,0 +1,243 @@
+package api
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/qhronos/qhronos/internal/input"
+	"github.com/qhronos/qhronos/internal/model"
+)
+
+// topicJSON is a topic as the API shows it.
+type topicJSON struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Schema      json.RawMessage `json:"schema"`
+	Version     int64           `json:"version"`
+	CreatedBy   string          `json:"created_by"`
+	CreatedAt   time.Time       `json:"created_at"`
+	UpdatedAt   time.Time       `json:"updated_at"`
+}
+
+func toTopicJSON(t *model.Topic) topicJSON {
+	out := topicJSON{Name: t.Name, Description: t.Description, Schema: t.Schema, Version: t.Version,
+		CreatedBy: t.CreatedBy, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
+	if len(out.Schema) == 0 {
+		out.Schema = json.RawMessage("null")
+	}
+	return out
+}
+
+func topicETag(t *model.Topic) string { return versionETag(t.Name, t.Version) }
+
+func writeTopic(c *gin.Context, status int, t *model.Topic) {
+	c.Header("ETag", topicETag(t))
+	c.JSON(status, toTopicJSON(t))
+}
+
+func (s *Server) createTopic(c *gin.Context) error {
+	members, _, err := readObject(c)
+	if err != nil {
+		return err
+	}
+	t, err := s.Events.CreateTopic(c.Request.Context(), principal(c), members)
+	if err != nil {
+		return err
+	}
+	c.Header("Location", "/topics/"+t.Name)
+	writeTopic(c, http.StatusCreated, &t)
+	return nil
+}
+
+// listTopics answers GET /topics: the catalogue in name order, in pages of
+// limit with a next_cursor while more follow. Every token may read it.
+func (s *Server) listTopics(c *gin.Context) error {
+	q, err := parseListQuery(c, s.Now())
+	if err != nil {
+		return err
+	}
+	after := ""
+	if q.cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(q.cursor)
+		if err != nil || len(b) == 0 {
+			return input.BadRequest("cursor", "is not a cursor this server issued")
+		}
+		after = string(b)
+	}
+	topics, err := s.Events.ListTopics(c.Request.Context(), after, q.limit+1)
+	if err != nil {
+		return err
+	}
+	pagination := gin.H{"limit": q.limit}
+	if len(topics) > q.limit {
+		topics = topics[:q.limit]
+		next := base64.RawURLEncoding.EncodeToString([]byte(topics[len(topics)-1].Name))
+		pagination["next_cursor"] = next
+		setNextLink(c, next)
+	}
+	data := make([]topicJSON, 0, len(topics))
+	for i := range topics {
+		data = append(data, toTopicJSON(&topics[i]))
+	}
+	c.JSON(http.StatusOK, gin.H{"data": data, "pagination": pagination})
+	return nil
+}
+
+func (s *Server) getTopic(c *gin.Context) error {
+	t, err := s.Events.GetTopic(c.Request.Context(), c.Param("name"))
+	if err != nil {
+		return err
+	}
+	writeTopic(c, http.StatusOK, &t)
+	return nil
+}
+
+func (s *Server) updateTopic(c *gin.Context) error {
+	members, _, err := readObject(c)
+	if err != nil {
+		return err
+	}
+	t, err := s.Events.UpdateTopic(c.Request.Context(), c.Param("name"), members,
+		ifMatchVersion(c, "topic", topicETag))
+	if err != nil {
+		return err
+	}
+	writeTopic(c, http.StatusOK, &t)
+	return nil
+}
+
+func (s *Server) deleteTopic(c *gin.Context) error {
+	if err := s.Events.DeleteTopic(c.Request.Context(), c.Param("name"), ifMatchVersion(c, "topic", topicETag)); err != nil {
+		return err
+	}
+	c.Status(http.StatusNoContent)
+	return nil
+}
+
+// subscriptionJSON is a subscription as the API shows it.
+type subscriptionJSON struct {
+	ID          string    `json:"id"`
+	Topic       string    `json:"topic"`
+	EndpointID  string    `json:"endpoint_id"`
+	Filter      *string   `json:"filter"`
+	Description string    `json:"description"`
+	Tags        []string  `json:"tags"`
+	Paused      bool      `json:"paused"`
+	Version     int64     `json:"version"`
+	CreatedBy   string    `json:"created_by"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+func toSubscriptionJSON(sub *model.Subscription) subscriptionJSON {
+	out := subscriptionJSON{ID: sub.ID, Topic: sub.Topic, EndpointID: sub.EndpointID, Description: sub.Description,
+		Tags: nonNilTags(sub.Tags), Paused: sub.Paused, Version: sub.Version, CreatedBy: sub.CreatedBy,
+		CreatedAt: sub.CreatedAt, UpdatedAt: sub.UpdatedAt}
+	if sub.Filter != "" {
+		out.Filter = &sub.Filter
+	}
+	return out
+}
+
+func subscriptionETag(sub *model.Subscription) string { return versionETag(sub.ID, sub.Version) }
+
+func writeSubscription(c *gin.Context, status int, sub *model.Subscription) {
+	c.Header("ETag", subscriptionETag(sub))
+	c.JSON(status, toSubscriptionJSON(sub))
+}
+
+func (s *Server) createSubscription(c *gin.Context) error {
+	members, _, err := readObject(c)
+	if err != nil {
+		return err
+	}
+	sub, err := s.Events.CreateSubscription(c.Request.Context(), principal(c), members)
+	if err != nil {
+		return err
+	}
+	c.Header("Location", "/subscriptions/"+sub.ID)
+	writeSubscription(c, http.StatusCreated, &sub)
+	return nil
+}
+
+// listSubscriptions answers GET /subscriptions: the subscriptions the token
+// may read, newest first, filtered by topic (the pattern as written),
+// endpoint_id, paused and tags, in cursor pages.
+func (s *Server) listSubscriptions(c *gin.Context) error {
+	q, err := parseListQuery(c, s.Now())
+	if err != nil {
+		return err
+	}
+	values := c.Request.URL.Query()
+	f := model.SubscriptionFilter{Topic: values.Get("topic"), EndpointID: values.Get("endpoint_id"),
+		AnyTags: q.anyTags, AllTags: q.allTags, Limit: q.limit + 1}
+	if v := values.Get("paused"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return input.BadRequest("paused", "must be true or false")
+		}
+		f.Paused = &b
+	}
+	if q.cursor != "" {
+		at, id, err := decodeCursor(q.cursor)
+		if err != nil {
+			return err
+		}
+		f.After = &model.PageCursor{At: at, ID: id}
+	}
+	subs, err := s.Events.ListSubscriptions(c.Request.Context(), principal(c), f)
+	if err != nil {
+		return err
+	}
+	pagination := gin.H{"limit": q.limit}
+	if len(subs) > q.limit {
+		subs = subs[:q.limit]
+		last := subs[len(subs)-1]
+		next := encodeCursor(last.CreatedAt, last.ID)
+		pagination["next_cursor"] = next
+		setNextLink(c, next)
+	}
+	data := make([]subscriptionJSON, 0, len(subs))
+	for i := range subs {
+		data = append(data, toSubscriptionJSON(&subs[i]))
+	}
+	c.JSON(http.StatusOK, gin.H{"data": data, "pagination": pagination})
+	return nil
+}
+
+func (s *Server) getSubscription(c *gin.Context) error {
+	sub, err := s.Events.GetSubscription(c.Request.Context(), principal(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	writeSubscription(c, http.StatusOK, &sub)
+	return nil
+}
+
+func (s *Server) updateSubscription(c *gin.Context) error {
+	members, _, err := readObject(c)
+	if err != nil {
+		return err
+	}
+	sub, err := s.Events.UpdateSubscription(c.Request.Context(), principal(c), c.Param("id"), members,
+		ifMatchVersion(c, "subscription", subscriptionETag))
+	if err != nil {
+		return err
+	}
+	writeSubscription(c, http.StatusOK, &sub)
+	return nil
+}
+
+func (s *Server) deleteSubscription(c *gin.Context) error {
+	if err := s.Events.DeleteSubscription(c.Request.Context(), principal(c), c.Param("id"),
+		ifMatchVersion(c, "subscription", subscriptionETag)); err != nil {
+		return err
+	}
+	c.Status(http.StatusNoContent)
+	return nil
+}
