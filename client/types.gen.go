@@ -2518,8 +2518,8 @@ type Status struct {
 // StatusStatus degraded: Redis or a background loop unhealthy; unavailable: the database is down
 type StatusStatus string
 
-// Subscription A request for the firings of the topics a name or pattern names, delivered to one endpoint when the filter says so.
-type Subscription struct {
+// TopicSubscription A request for the firings of the topics a name or pattern names, delivered to one endpoint when the filter says so.
+type TopicSubscription struct {
 	CreatedAt   time.Time `json:"created_at"`
 	CreatedBy   string    `json:"created_by"`
 	Description string    `json:"description"`
@@ -2537,9 +2537,9 @@ type Subscription struct {
 	Version   int64     `json:"version"`
 }
 
-// SubscriptionPage defines model for SubscriptionPage.
-type SubscriptionPage struct {
-	Data       []Subscription `json:"data"`
+// TopicSubscriptionPage defines model for SubscriptionPage.
+type TopicSubscriptionPage struct {
+	Data       []TopicSubscription `json:"data"`
 	Pagination struct {
 		Limit int `json:"limit"`
 
@@ -2548,8 +2548,8 @@ type SubscriptionPage struct {
 	} `json:"pagination"`
 }
 
-// SubscriptionRequest defines model for SubscriptionRequest.
-type SubscriptionRequest struct {
+// TopicSubscriptionRequest defines model for SubscriptionRequest.
+type TopicSubscriptionRequest struct {
 	Description *string `json:"description,omitempty"`
 
 	// EndpointID an endpoint the token can read
@@ -2626,9 +2626,9 @@ type Topic struct {
 	Name        string    `json:"name"`
 
 	// Schema the JSON Schema (draft 2020-12 unless $schema names another) the metadata of events targeting the topic follows; null: any
-	Schema    interface{} `json:"schema"`
-	UpdatedAt time.Time   `json:"updated_at"`
-	Version   int64       `json:"version"`
+	Schema    *json.RawMessage `json:"schema"`
+	UpdatedAt time.Time        `json:"updated_at"`
+	Version   int64            `json:"version"`
 }
 
 // TopicPage defines model for TopicPage.
@@ -2650,7 +2650,7 @@ type TopicRequest struct {
 	Name *string `json:"name,omitempty"`
 
 	// Schema a JSON Schema (at most 64 KiB) holding everything itself: a $ref to another document is refused, never fetched; null removes it
-	Schema interface{} `json:"schema,omitempty"`
+	Schema *json.RawMessage `json:"schema,omitempty"`
 }
 
 // BadRequest defines model for BadRequest.
@@ -3144,10 +3144,10 @@ type PostOccurrencesIDSkipJSONRequestBody PostOccurrencesIDSkipJSONBody
 type PostSchedulesPreviewJSONRequestBody = PreviewRequest
 
 // PostSubscriptionsJSONRequestBody defines body for PostSubscriptions for application/json ContentType.
-type PostSubscriptionsJSONRequestBody = SubscriptionRequest
+type PostSubscriptionsJSONRequestBody = TopicSubscriptionRequest
 
 // PatchSubscriptionsIDJSONRequestBody defines body for PatchSubscriptionsID for application/json ContentType.
-type PatchSubscriptionsIDJSONRequestBody = SubscriptionRequest
+type PatchSubscriptionsIDJSONRequestBody = TopicSubscriptionRequest
 
 // PostTokensJSONRequestBody defines body for PostTokens for application/json ContentType.
 type PostTokensJSONRequestBody = TokenRequest
