@@ -35,6 +35,10 @@ type Client struct {
 	Endpoints   *EndpointsService
 	Schedules   *SchedulesService
 	Tokens      *TokensService
+	// Topics is /topics, the catalogue of what can fire; Subscriptions is
+	// /subscriptions, the endpoints subscribed to them.
+	Topics        *TopicsService
+	Subscriptions *SubscriptionsService
 	// NotificationChannels is /notification-channels (admin).
 	NotificationChannels *NotificationChannelsService
 	// ConcurrencyKeys is /concurrency-keys: the limits events share by key.
@@ -96,6 +100,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	c.Tokens = &TokensService{c}
 	c.Calendars = &CalendarsService{c}
 	c.NotificationChannels = &NotificationChannelsService{c}
+	c.Topics, c.Subscriptions = &TopicsService{c}, &SubscriptionsService{c}
 	c.Endpoints = &EndpointsService{c}
 	c.ConcurrencyKeys = &ConcurrencyKeysService{c}
 	return c, nil

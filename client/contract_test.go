@@ -145,6 +145,23 @@ func TestEveryOperationIsCovered(t *testing.T) {
 	must(c.Calendars.Get(ctx, id))
 	must(c.Calendars.Update(ctx, id, client.CalendarInput{Name: "holidays"}, client.IfMatch(`"1"`)))
 	require.NoError(t, c.Calendars.Delete(ctx, id))
+	must(c.Topics.Create(ctx, client.TopicRequest{Name: client.Ptr("digest.daily"),
+		Schema: client.Ptr(json.RawMessage(`{"type":"object"}`))}))
+	must(c.Topics.List(ctx, client.ListTopicsParams{Limit: client.Ptr(5), Cursor: client.Ptr("c")}))
+	must(c.Topics.Get(ctx, "digest.daily"))
+	must(c.Topics.Update(ctx, "digest.daily", client.TopicRequest{Description: client.Ptr("d")}, client.IfMatch(`"1"`)))
+	must(c.Topics.UpdateFields(ctx, "digest.daily", map[string]any{"schema": nil}))
+	require.NoError(t, c.Topics.Delete(ctx, "digest.daily"))
+	must(c.Subscriptions.Create(ctx, client.TopicSubscriptionRequest{Topic: client.Ptr("digest.*"),
+		EndpointID: client.Ptr(id), Filter: client.Ptr(`tags.exists(t, t == "a")`), Tags: []string{"a"}}))
+	must(c.Subscriptions.List(ctx, client.ListSubscriptionsParams{Topic: client.Ptr("digest.*"),
+		Paused: client.Ptr(false), EndpointID: client.Ptr(id)}))
+	must(c.Subscriptions.Get(ctx, id))
+	must(c.Subscriptions.Update(ctx, id, client.TopicSubscriptionRequest{Paused: client.Ptr(true)}))
+	must(c.Subscriptions.UpdateFields(ctx, id, map[string]any{"filter": nil}))
+	must(c.Subscriptions.Pause(ctx, id))
+	must(c.Subscriptions.Resume(ctx, id))
+	require.NoError(t, c.Subscriptions.Delete(ctx, id))
 	must(c.NotificationChannels.Create(ctx, client.NotificationChannelRequest{Name: client.Ptr("ops")}))
 	must(c.NotificationChannels.List(ctx))
 	must(c.NotificationChannels.Get(ctx, id))
@@ -247,6 +264,9 @@ var goTypes = map[string]any{
 	"BackfillRequest": client.BackfillRequest{}, "BackfillResult": client.BackfillResult{},
 	"Run": client.Run{}, "RunReport": client.RunReport{},
 	"Concurrency": client.Concurrency{}, "ConcurrencyKey": client.ConcurrencyKey{}, "ConcurrencyKeyPage": client.ConcurrencyKeyPage{},
+	"Topic": client.Topic{}, "TopicRequest": client.TopicRequest{}, "TopicPage": client.TopicPage{},
+	"Subscription": client.TopicSubscription{}, "SubscriptionRequest": client.TopicSubscriptionRequest{},
+	"SubscriptionPage": client.TopicSubscriptionPage{},
 }
 
 // The generated types have exactly the properties of the document's schemas,
