@@ -3037,11 +3037,11 @@ type GetSubscriptionsParams struct {
 	EndpointID *string `form:"endpoint_id,omitempty" json:"endpoint_id,omitempty"`
 	Paused     *bool   `form:"paused,omitempty" json:"paused,omitempty"`
 
-	// Tags comma-separated: any of these tags
-	Tags *string `form:"tags,omitempty" json:"tags,omitempty"`
+	// Tags any of these tags; repeated or comma-separated
+	Tags []string `form:"tags,omitempty" json:"tags,omitempty"`
 
-	// TagsAll comma-separated: all of these tags
-	TagsAll *string `form:"tags_all,omitempty" json:"tags_all,omitempty"`
+	// TagsAll all of these tags
+	TagsAll []string `form:"tags_all,omitempty" json:"tags_all,omitempty"`
 }
 
 // DeleteSubscriptionsIDParams defines parameters for DeleteSubscriptionsID.

@@ -188,7 +188,7 @@ func newSubscriptionsListCmd(a *app) *cobra.Command {
 				p.Paused = &b
 			}
 			if len(tags) > 0 {
-				p.Tags = client.Ptr(strings.Join(tags, ","))
+				p.Tags = tags
 			}
 			c, err := a.client()
 			if err != nil {

@@ -10,7 +10,7 @@ from . import types
 from ._transport import Page
 from ._websocket import Connection, HandshakeError
 from .client import (MAX_BATCH, Calendars, Client, ConcurrencyKeys, Endpoints, Events, NotificationChannels,
-                     Occurrences, Schedules, Tokens)
+                     Occurrences, Schedules, Subscriptions, Tokens, Topics)
 from .errors import (APIError, BadRequestError, Cancelled, ConflictError, ForbiddenError, NotFoundError,
                      PreconditionFailedError, QhronosError, RateLimitError, UnauthorizedError, UnavailableError)
 from .webhooks import DEFAULT_TOLERANCE, Delivery, DeliveryRun, WebhookVerificationError, signing_key, verify_delivery
@@ -22,6 +22,6 @@ __all__ = [
     "DEFAULT_TOLERANCE", "Delivery", "DeliveryRun", "Endpoints", "Events", "ForbiddenError", "HandshakeError", "MAX_BATCH",
     "NotFoundError",
     "NotificationChannels", "Occurrences", "Page", "PreconditionFailedError", "QhronosError", "RateLimitError",
-    "Schedules", "Tokens", "UnauthorizedError", "UnavailableError", "WebhookVerificationError", "signing_key",
-    "types", "verify_delivery",
+    "Schedules", "Subscriptions", "Tokens", "Topics", "UnauthorizedError", "UnavailableError",
+    "WebhookVerificationError", "signing_key", "types", "verify_delivery",
 ]

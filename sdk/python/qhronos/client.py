@@ -427,6 +427,100 @@ class Endpoints(_Resource):
         return paginate(lambda cursor: self.circuit_history(id, **{**params, "cursor": cursor}))
 
 
+class Topics(_Resource):
+    """/topics: the catalogue of what can fire. Every token reads it; only
+    admins change it."""
+
+    def create(self, topic: Optional[t.TopicRequest] = None, **fields: Any) -> t.Topic:
+        """Adds a topic (POST /topics, admin): name (dot-separated segments of
+        a-z 0-9 _ -, fixed once created), description, schema (a JSON Schema
+        of the metadata of events targeting it); a taken name raises
+        ConflictError."""
+        fields, opts = _split(fields)
+        return self._data("POST", "/topics", opts, body=_body(topic, fields))
+
+    def list(self, **params: Any) -> "Page[t.Topic]":
+        """One page of the catalogue, in name order: limit, cursor (GET /topics)."""
+        params, opts = _split(params)
+        out = self._data("GET", "/topics", opts, query=params)
+        return Page(out.get("data") or [], (out.get("pagination") or {}).get("next_cursor") or "")
+
+    def all(self, **params: Any) -> Iterator[t.Topic]:
+        """The whole catalogue, in name order, page after page."""
+        return paginate(lambda cursor: self.list(**{**params, "cursor": cursor}))
+
+    def get(self, name: str, **kw: Any) -> t.Topic:
+        """One topic (GET /topics/{name})."""
+        _, opts = _split(kw)
+        return self._data("GET", f"/topics/{path_id(name)}", opts)
+
+    def update(self, name: str, topic: Optional[t.TopicRequest] = None, **fields: Any) -> t.Topic:
+        """Changes the members given, description or schema; schema=None
+        removes the schema (PATCH /topics/{name}, admin; if_match makes it
+        conditional)."""
+        fields, opts = _split(fields)
+        return self._data("PATCH", f"/topics/{path_id(name)}", opts, body=_body(topic, fields) or {})
+
+    def delete(self, name: str, **kw: Any) -> None:
+        """Removes a topic (DELETE /topics/{name}, admin); ConflictError while
+        a subscription names it."""
+        _, opts = _split(kw)
+        self._send("DELETE", f"/topics/{path_id(name)}", opts)
+
+
+class Subscriptions(_Resource):
+    """/subscriptions: endpoints subscribed to a topic, or to a pattern of
+    topics (* segments), with a CEL filter; scoped by tags like endpoints."""
+
+    def create(self, subscription: Optional[t.SubscriptionRequest] = None, **fields: Any) -> t.Subscription:
+        """Subscribes an endpoint the token can read (POST /subscriptions):
+        topic (a topic that exists, or a pattern such as "billing.*"),
+        endpoint_id, filter, description, tags, paused."""
+        fields, opts = _split(fields)
+        return self._data("POST", "/subscriptions", opts, body=_body(subscription, fields))
+
+    def list(self, **params: Any) -> "Page[t.Subscription]":
+        """One page of the subscriptions the token can read, newest first:
+        topic (the name or pattern as written), endpoint_id, paused, tags,
+        tags_all, limit, cursor (GET /subscriptions)."""
+        params, opts = _split(params)
+        out = self._data("GET", "/subscriptions", opts, query=params)
+        return Page(out.get("data") or [], (out.get("pagination") or {}).get("next_cursor") or "")
+
+    def all(self, **params: Any) -> Iterator[t.Subscription]:
+        """Every subscription matching params, page after page."""
+        return paginate(lambda cursor: self.list(**{**params, "cursor": cursor}))
+
+    def get(self, id: str, **kw: Any) -> t.Subscription:
+        """One subscription (GET /subscriptions/{id})."""
+        _, opts = _split(kw)
+        return self._data("GET", f"/subscriptions/{path_id(id)}", opts)
+
+    def update(self, id: str, subscription: Optional[t.SubscriptionRequest] = None, **fields: Any) -> t.Subscription:
+        """Changes the members given; filter=None delivers every firing
+        again, description=None clears it (PATCH /subscriptions/{id};
+        if_match makes it conditional)."""
+        fields, opts = _split(fields)
+        return self._data("PATCH", f"/subscriptions/{path_id(id)}", opts, body=_body(subscription, fields) or {})
+
+    def delete(self, id: str, **kw: Any) -> None:
+        """Removes a subscription (DELETE /subscriptions/{id})."""
+        _, opts = _split(kw)
+        self._send("DELETE", f"/subscriptions/{path_id(id)}", opts)
+
+    def pause(self, id: str, **kw: Any) -> t.Subscription:
+        """Stops deliveries to the subscription until resume (a PATCH of
+        paused=True; safe to repeat)."""
+        _, opts = _split(kw)
+        return self._data("PATCH", f"/subscriptions/{path_id(id)}", opts, body={"paused": True}, idempotent=True)
+
+    def resume(self, id: str, **kw: Any) -> t.Subscription:
+        """Delivers the subscription's firings again (a PATCH of
+        paused=False; safe to repeat)."""
+        _, opts = _split(kw)
+        return self._data("PATCH", f"/subscriptions/{path_id(id)}", opts, body={"paused": False}, idempotent=True)
+
+
 class Tokens(_Resource):
     """/tokens (admin)"""
 
@@ -507,6 +601,8 @@ class Client(_Resource):
         self.tokens = Tokens(self._t)
         self.notification_channels = NotificationChannels(self._t)
         self.concurrency_keys = ConcurrencyKeys(self._t)
+        self.topics = Topics(self._t)
+        self.subscriptions = Subscriptions(self._t)
 
     @property
     def base_url(self) -> str:

@@ -533,6 +533,101 @@ class AgainstServer(unittest.TestCase):
             q.endpoints.delete(ep["id"])
         q.events.delete(ev["id"])
 
+    def test_topics_and_subscriptions(self):
+        q, sfx = self.q, secrets.token_hex(4)
+        name = f"billing-{sfx}.invoice.paid"
+
+        def etag_of(path):
+            return q.send("GET", path).headers.get("ETag")
+
+        # Topics: the catalogue, in name order; admins write it, every token reads it.
+        schema = {"type": "object", "properties": {"amount": {"type": "number"}}, "required": ["amount"]}
+        topic = q.topics.create(name=name, description="an invoice was paid", schema=schema)
+        self.assertEqual((topic["name"], topic["description"], topic["schema"], topic["version"]),
+                         (name, "an invoice was paid", schema, 1))
+        with self.assertRaises(qhronos.ConflictError):
+            q.topics.create(name=name)
+        with self.assertRaises(qhronos.BadRequestError) as cm:
+            q.topics.create({"name": "Not A Name"})
+        self.assertEqual(cm.exception.field, "name")
+        self.assertEqual(q.topics.get(name), topic)
+        other = q.topics.create(name=f"billing-{sfx}.invoice.void")
+        self.assertIsNone(other["schema"])
+        page = q.topics.list(limit=1)
+        self.assertEqual(len(page.items), 1)
+        self.assertTrue(page.next_cursor, "a next cursor while more topics follow")
+        names = [t["name"] for t in q.topics.all(limit=1)]
+        self.assertEqual(len(set(names)), len(names), "no topic listed twice")
+        self.assertEqual(sorted(names), names, "in name order")
+        self.assertEqual([n for n in names if n.startswith(f"billing-{sfx}.")], [name, other["name"]])
+
+        etag = etag_of(f"/topics/{name}")
+        self.assertTrue(etag)
+        described = q.topics.update(name, description="paid", if_match=etag)
+        self.assertEqual((described["description"], described["schema"], described["version"]), ("paid", schema, 2))
+        with self.assertRaises(qhronos.PreconditionFailedError):
+            q.topics.update(name, description="stale", if_match=etag)
+        self.assertIsNone(q.topics.update(name, schema=None)["schema"], "None removes the schema")
+        minted = q.tokens.create(sub="sdk-py-topics", access="read", expires_at=in_an_hour())
+        reader = qhronos.Client(self.srv.url, token=minted["token"], retries=10)
+        self.assertEqual(reader.topics.get(name)["name"], name)
+        with self.assertRaises(qhronos.ForbiddenError):
+            reader.topics.create(name=f"billing-{sfx}.reader")
+
+        # Subscriptions: an endpoint subscribed to a topic or a pattern, with a CEL filter.
+        tag = tag_of("sub")
+        ep = q.endpoints.create(name="invoices", url=self.receiver.url, tags=[tag])
+        sub = q.subscriptions.create(topic=name, endpoint_id=ep["id"], filter="metadata.amount > 100",
+                                     description="big ones", tags=[tag])
+        self.assertRegex(sub["id"], r"^[0-9a-f-]{36}$")
+        self.assertEqual([sub[k] for k in ("topic", "endpoint_id", "filter", "description", "tags", "paused", "version")],
+                         [name, ep["id"], "metadata.amount > 100", "big ones", [tag], False, 1])
+        wide = q.subscriptions.create({"topic": f"billing-{sfx}.*", "endpoint_id": ep["id"], "tags": [tag]}, paused=True)
+        self.assertEqual((wide["filter"], wide["paused"]), (None, True))
+        with self.assertRaises(qhronos.BadRequestError) as cm:
+            q.subscriptions.create(topic=f"billing-{sfx}.nothing", endpoint_id=ep["id"])
+        self.assertEqual(cm.exception.field, "topic")
+        with self.assertRaises(qhronos.BadRequestError) as cm:
+            q.subscriptions.create(topic=name, endpoint_id=ep["id"], filter="metadata.amount >")
+        self.assertEqual(cm.exception.field, "filter")
+
+        self.assertEqual(q.subscriptions.get(sub["id"]), sub)
+        ids = lambda page: [s["id"] for s in page.items]  # noqa: E731
+        self.assertEqual(ids(q.subscriptions.list(tags=[tag])), [wide["id"], sub["id"]], "newest first")
+        self.assertEqual(ids(q.subscriptions.list(topic=name)), [sub["id"]], "the topic as written")
+        self.assertEqual(ids(q.subscriptions.list(endpoint_id=ep["id"], paused=True)), [wide["id"]])
+        first = q.subscriptions.list(tags=tag, limit=1)
+        self.assertEqual((len(first.items), bool(first.next_cursor)), (1, True))
+        self.assertEqual([s["id"] for s in q.subscriptions.all(tags=[tag], limit=1)], [wide["id"], sub["id"]])
+
+        sub_tag = etag_of(f"/subscriptions/{sub['id']}")
+        changed = q.subscriptions.update(sub["id"], filter="metadata.amount > 1000", if_match=sub_tag)
+        self.assertEqual((changed["filter"], changed["description"], changed["version"]),
+                         ("metadata.amount > 1000", "big ones", 2))
+        with self.assertRaises(qhronos.PreconditionFailedError):
+            q.subscriptions.update(sub["id"], description="stale", if_match=sub_tag)
+        cleared = q.subscriptions.update(sub["id"], filter=None, description=None)
+        self.assertEqual((cleared["filter"], cleared["description"]), (None, ""), "None clears the filter and the description")
+        self.assertTrue(q.subscriptions.pause(sub["id"])["paused"])
+        self.assertTrue(q.subscriptions.pause(sub["id"])["paused"], "pausing again answers the same")
+        self.assertFalse(q.subscriptions.resume(sub["id"])["paused"])
+        self.assertFalse(q.subscriptions.resume(wide["id"])["paused"])
+
+        # What a subscription names cannot go first.
+        with self.assertRaises(qhronos.ConflictError):
+            q.topics.delete(name)
+        with self.assertRaises(qhronos.ConflictError):
+            q.endpoints.delete(ep["id"])
+        q.subscriptions.delete(sub["id"], if_match=etag_of(f"/subscriptions/{sub['id']}"))
+        q.subscriptions.delete(wide["id"])
+        with self.assertRaises(qhronos.NotFoundError):
+            q.subscriptions.get(sub["id"])
+        q.topics.delete(name, if_match=etag_of(f"/topics/{name}"))
+        q.topics.delete(other["name"])
+        with self.assertRaises(qhronos.NotFoundError):
+            q.topics.get(name)
+        q.endpoints.delete(ep["id"])
+
     def test_calendars(self):
         q, tag = self.q, tag_of("cal")
         cal = q.calendars.create(name="holidays", dates=["2031-12-25"], tags=[tag])

@@ -357,6 +357,83 @@ export class Endpoints {
   }
 }
 
+/** /topics: the catalogue of what can fire. Every token reads it; only admins change it. */
+export class Topics {
+  constructor(private readonly t: Transport) {}
+
+  /** Adds a topic (POST /topics, admin): `name` (dot-separated segments of a-z 0-9 _ -, fixed once created),
+   * `description`, `schema` (a JSON Schema of the metadata of events targeting it); a taken name is a
+   * ConflictError. */
+  create(topic: T.TopicRequest, opts?: CallOptions): Promise<T.Topic> {
+    return data(this.t.send({ method: "POST", path: "/topics", body: topic }, opts));
+  }
+  /** One page of the catalogue, in name order (GET /topics). */
+  async list(params?: T.ListTopicsParams, opts?: CallOptions): Promise<T.Page<T.Topic>> {
+    const page = await data(this.t.send<T.TopicPage>({ method: "GET", path: "/topics", query: params }, opts));
+    return { items: page.data ?? [], nextCursor: page.pagination?.next_cursor ?? "" };
+  }
+  /** The whole catalogue, in name order, page after page. */
+  all(params: T.ListTopicsParams = {}, opts?: CallOptions): AsyncGenerator<T.Topic, void, undefined> {
+    return paginate((cursor) => this.list({ ...params, cursor }, opts));
+  }
+  /** One topic (GET /topics/{name}). */
+  get(name: string, opts?: CallOptions): Promise<T.Topic> {
+    return data(this.t.send({ method: "GET", path: `/topics/${pathID(name)}` }, opts));
+  }
+  /** Changes the members given, `description` or `schema`; `schema: null` removes the schema
+   * (PATCH /topics/{name}, admin; `ifMatch` makes it conditional). */
+  update(name: string, topic: T.TopicRequest, opts?: CallOptions): Promise<T.Topic> {
+    return data(this.t.send({ method: "PATCH", path: `/topics/${pathID(name)}`, body: topic }, opts));
+  }
+  /** Removes a topic (DELETE /topics/{name}, admin); a ConflictError while a subscription names it. */
+  delete(name: string, opts?: CallOptions): Promise<void> {
+    return none(this.t.send({ method: "DELETE", path: `/topics/${pathID(name)}` }, opts));
+  }
+}
+
+/** /subscriptions: endpoints subscribed to a topic, or to a pattern of topics (`*` segments), with a CEL filter;
+ * scoped by tags like endpoints. */
+export class Subscriptions {
+  constructor(private readonly t: Transport) {}
+
+  /** Subscribes an endpoint the token can read (POST /subscriptions): `topic` (a topic that exists, or a pattern
+   * such as "billing.*"), `endpoint_id`, `filter`, `description`, `tags`, `paused`. */
+  create(subscription: T.TopicSubscriptionRequest, opts?: CallOptions): Promise<T.TopicSubscription> {
+    return data(this.t.send({ method: "POST", path: "/subscriptions", body: subscription }, opts));
+  }
+  /** One page of the subscriptions the token can read, newest first (GET /subscriptions): topic (the name or
+   * pattern as written), endpoint_id, paused, tags, tags_all, limit, cursor. */
+  async list(params?: T.ListSubscriptionsParams, opts?: CallOptions): Promise<T.Page<T.TopicSubscription>> {
+    const page = await data(this.t.send<T.TopicSubscriptionPage>({ method: "GET", path: "/subscriptions", query: params }, opts));
+    return { items: page.data ?? [], nextCursor: page.pagination?.next_cursor ?? "" };
+  }
+  /** Every subscription matching params, page after page. */
+  all(params: T.ListSubscriptionsParams = {}, opts?: CallOptions): AsyncGenerator<T.TopicSubscription, void, undefined> {
+    return paginate((cursor) => this.list({ ...params, cursor }, opts));
+  }
+  /** One subscription (GET /subscriptions/{id}). */
+  get(id: string, opts?: CallOptions): Promise<T.TopicSubscription> {
+    return data(this.t.send({ method: "GET", path: `/subscriptions/${pathID(id)}` }, opts));
+  }
+  /** Changes the members given; `filter: null` delivers every firing again, `description: null` clears it
+   * (PATCH /subscriptions/{id}; `ifMatch` makes it conditional). */
+  update(id: string, subscription: T.TopicSubscriptionRequest, opts?: CallOptions): Promise<T.TopicSubscription> {
+    return data(this.t.send({ method: "PATCH", path: `/subscriptions/${pathID(id)}`, body: subscription }, opts));
+  }
+  /** Removes a subscription (DELETE /subscriptions/{id}). */
+  delete(id: string, opts?: CallOptions): Promise<void> {
+    return none(this.t.send({ method: "DELETE", path: `/subscriptions/${pathID(id)}` }, opts));
+  }
+  /** Stops deliveries to the subscription until resume (a PATCH of `paused: true`; safe to repeat). */
+  pause(id: string, opts?: CallOptions): Promise<T.TopicSubscription> {
+    return data(this.t.send({ method: "PATCH", path: `/subscriptions/${pathID(id)}`, body: { paused: true }, idempotent: true }, opts));
+  }
+  /** Delivers the subscription's firings again (a PATCH of `paused: false`; safe to repeat). */
+  resume(id: string, opts?: CallOptions): Promise<T.TopicSubscription> {
+    return data(this.t.send({ method: "PATCH", path: `/subscriptions/${pathID(id)}`, body: { paused: false }, idempotent: true }, opts));
+  }
+}
+
 /** /tokens (admin) */
 export class Tokens {
   constructor(private readonly t: Transport) {}
@@ -421,6 +498,9 @@ export class Qhronos {
   readonly tokens: Tokens;
   readonly notificationChannels: NotificationChannels;
   readonly concurrencyKeys: ConcurrencyKeys;
+  /** /topics, the catalogue of what can fire; `subscriptions` is /subscriptions, the endpoints subscribed to them. */
+  readonly topics: Topics;
+  readonly subscriptions: Subscriptions;
   private readonly t: Transport;
 
   constructor(options: ClientOptions) {
@@ -433,6 +513,8 @@ export class Qhronos {
     this.tokens = new Tokens(this.t);
     this.notificationChannels = new NotificationChannels(this.t);
     this.concurrencyKeys = new ConcurrencyKeys(this.t);
+    this.topics = new Topics(this.t);
+    this.subscriptions = new Subscriptions(this.t);
   }
 
   /** The server's URL as given. */

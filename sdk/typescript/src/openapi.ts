@@ -4499,10 +4499,10 @@ export interface paths {
                     topic?: string;
                     endpoint_id?: string;
                     paused?: boolean;
-                    /** @description comma-separated: any of these tags */
-                    tags?: string;
-                    /** @description comma-separated: all of these tags */
-                    tags_all?: string;
+                    /** @description any of these tags; repeated or comma-separated */
+                    tags?: string[];
+                    /** @description all of these tags */
+                    tags_all?: string[];
                 };
                 header?: never;
                 path?: never;

@@ -68,6 +68,19 @@ export type PunctualityGroup = S["PunctualityGroup"];
 export type PunctualityPoint = S["PunctualityPoint"];
 export type Token = S["Token"];
 export type TokenRequest = S["TokenRequest"];
+/** An entry of the catalogue of what can fire: its name, description and the JSON Schema (or null) of the metadata
+ * of events targeting it. */
+export type Topic = S["Topic"];
+/** topics.create's body, and topics.update's: the members given change; `schema: null` removes the schema. */
+export type TopicRequest = S["TopicRequest"];
+export type TopicPage = S["TopicPage"];
+/** An endpoint subscribed to a topic or a pattern of topics, with a CEL filter: the document's `Subscription`
+ * (named as in the Go SDK, `client.TopicSubscription`: `Subscription` is what `subscribe` listens to on /ws). */
+export type TopicSubscription = S["Subscription"];
+/** subscriptions.create's body, and subscriptions.update's: the members given change; `filter: null` delivers every
+ * firing again, `description: null` clears it. */
+export type TopicSubscriptionRequest = S["SubscriptionRequest"];
+export type TopicSubscriptionPage = S["SubscriptionPage"];
 
 export type ListEventsParams = Query<"/events", "get">;
 export type GetEventParams = Query<"/events/{id}", "get">;
@@ -80,6 +93,8 @@ export type ListOccurrencesParams = Query<"/occurrences", "get">;
 export type ListCalendarsParams = Query<"/calendars", "get">;
 export type ListEndpointsParams = Query<"/endpoints", "get">;
 export type ListConcurrencyKeysParams = Query<"/concurrency-keys", "get">;
+export type ListTopicsParams = Query<"/topics", "get">;
+export type ListSubscriptionsParams = Query<"/subscriptions", "get">;
 export type StatsParams = Query<"/stats", "get">;
 export type StatsTimelineParams = Query<"/stats/timeline", "get">;
 export type PunctualityParams = Query<"/stats/punctuality", "get">;

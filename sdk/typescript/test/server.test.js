@@ -583,6 +583,91 @@ describe(`against qhronosd (${process.env.QHRONOS_SDK_DATABASE_URL ? "postgres+r
     await q.events.delete(ev.id);
   });
 
+  test("topics and subscriptions: create, list, all, get, update with If-Match, raw members, pause, resume, delete", async () => {
+    const sfx = randomBytes(4).toString("hex");
+    const name = `billing-${sfx}.invoice.paid`;
+    const etagOf = async (path) => (await q.send({ method: "GET", path })).headers.get("ETag");
+
+    // Topics: the catalogue, in name order; admins write it, every token reads it.
+    const schema = { type: "object", properties: { amount: { type: "number" } }, required: ["amount"] };
+    const topic = await q.topics.create({ name, description: "an invoice was paid", schema });
+    assert.deepEqual([topic.name, topic.description, topic.schema, topic.version], [name, "an invoice was paid", schema, 1]);
+    await assert.rejects(q.topics.create({ name }), (e) => e instanceof ConflictError && e.status === 409);
+    const bad = await q.topics.create({ name: "Not A Name" }).catch((e) => e);
+    assert.ok(bad instanceof BadRequestError && bad.field === "name", String(bad));
+    assert.deepEqual(await q.topics.get(name), topic);
+    const other = await q.topics.create({ name: `billing-${sfx}.invoice.void` });
+    assert.equal(other.schema, null);
+    const page = await q.topics.list({ limit: 1 });
+    assert.equal(page.items.length, 1);
+    assert.ok(page.nextCursor, "a next cursor while more topics follow");
+    const names = [];
+    for await (const t of q.topics.all({ limit: 1 })) names.push(t.name);
+    assert.equal(new Set(names).size, names.length, "no topic listed twice");
+    assert.deepEqual([...names].sort(), names, "in name order");
+    assert.deepEqual(names.filter((n) => n.startsWith(`billing-${sfx}.`)), [name, other.name]);
+
+    const etag = await etagOf(`/topics/${name}`);
+    assert.ok(etag);
+    const described = await q.topics.update(name, { description: "paid" }, { ifMatch: etag });
+    assert.deepEqual([described.description, described.schema, described.version], ["paid", schema, 2]);
+    await assert.rejects(q.topics.update(name, { description: "stale" }, { ifMatch: etag }), PreconditionFailedError);
+    assert.equal((await q.topics.update(name, { schema: null })).schema, null, "null removes the schema");
+    const minted = await q.tokens.create({ sub: "sdk-ts-topics", access: "read", expires_at: inAnHour() });
+    const reader = new Qhronos({ baseUrl: srv.url, token: minted.token, retries: 10 });
+    assert.equal((await reader.topics.get(name)).name, name);
+    await assert.rejects(reader.topics.create({ name: `billing-${sfx}.reader` }), (e) => e instanceof APIError && e.status === 403);
+
+    // Subscriptions: an endpoint subscribed to a topic or a pattern, with a CEL filter.
+    const tag = tagOf("sub");
+    const ep = await q.endpoints.create({ name: "invoices", url: receiver.url, tags: [tag] });
+    const sub = await q.subscriptions.create({ topic: name, endpoint_id: ep.id, filter: "metadata.amount > 100", description: "big ones", tags: [tag] });
+    assert.match(sub.id, /^[0-9a-f-]{36}$/);
+    assert.deepEqual(
+      [sub.topic, sub.endpoint_id, sub.filter, sub.description, sub.tags, sub.paused, sub.version],
+      [name, ep.id, "metadata.amount > 100", "big ones", [tag], false, 1],
+    );
+    const wide = await q.subscriptions.create({ topic: `billing-${sfx}.*`, endpoint_id: ep.id, tags: [tag], paused: true });
+    assert.deepEqual([wide.filter, wide.paused], [null, true]);
+    let err = await q.subscriptions.create({ topic: `billing-${sfx}.nothing`, endpoint_id: ep.id }).catch((e) => e);
+    assert.ok(err instanceof BadRequestError && err.field === "topic", String(err));
+    err = await q.subscriptions.create({ topic: name, endpoint_id: ep.id, filter: "metadata.amount >" }).catch((e) => e);
+    assert.ok(err instanceof BadRequestError && err.field === "filter", String(err));
+
+    assert.deepEqual(await q.subscriptions.get(sub.id), sub);
+    assert.deepEqual((await q.subscriptions.list({ tags: [tag] })).items.map((s) => s.id), [wide.id, sub.id], "newest first");
+    assert.deepEqual((await q.subscriptions.list({ topic: name })).items.map((s) => s.id), [sub.id], "the topic as written");
+    assert.deepEqual((await q.subscriptions.list({ endpoint_id: ep.id, paused: true })).items.map((s) => s.id), [wide.id]);
+    const first = await q.subscriptions.list({ tags: [tag], limit: 1 });
+    assert.deepEqual([first.items.length, !!first.nextCursor], [1, true]);
+    const walked = [];
+    for await (const s of q.subscriptions.all({ tags: tag, limit: 1 })) walked.push(s.id);
+    assert.deepEqual(walked, [wide.id, sub.id]);
+
+    const subTag = await etagOf(`/subscriptions/${sub.id}`);
+    const changed = await q.subscriptions.update(sub.id, { filter: "metadata.amount > 1000" }, { ifMatch: subTag });
+    assert.deepEqual([changed.filter, changed.description, changed.version], ["metadata.amount > 1000", "big ones", 2]);
+    await assert.rejects(q.subscriptions.update(sub.id, { description: "stale" }, { ifMatch: subTag }), PreconditionFailedError);
+    const cleared = await q.subscriptions.update(sub.id, { filter: null, description: null });
+    assert.deepEqual([cleared.filter, cleared.description], [null, ""], "null clears the filter and the description");
+    const paused = await q.subscriptions.pause(sub.id);
+    assert.equal(paused.paused, true);
+    assert.equal((await q.subscriptions.pause(sub.id)).paused, true, "pausing again answers the same");
+    assert.equal((await q.subscriptions.resume(sub.id)).paused, false);
+    assert.equal((await q.subscriptions.resume(wide.id)).paused, false);
+
+    // What a subscription names cannot go first.
+    await assert.rejects(q.topics.delete(name), (e) => e instanceof ConflictError && e.status === 409);
+    await assert.rejects(q.endpoints.delete(ep.id), ConflictError);
+    await q.subscriptions.delete(sub.id, { ifMatch: await etagOf(`/subscriptions/${sub.id}`) });
+    await q.subscriptions.delete(wide.id);
+    await assert.rejects(q.subscriptions.get(sub.id), NotFoundError);
+    await q.topics.delete(name, { ifMatch: await etagOf(`/topics/${name}`) });
+    await q.topics.delete(other.name);
+    await assert.rejects(q.topics.get(name), NotFoundError);
+    await q.endpoints.delete(ep.id);
+  });
+
   test("calendars: create, list, get, update, delete", async () => {
     const tag = tagOf("cal");
     const cal = await q.calendars.create({ name: "holidays", dates: ["2031-12-25"], tags: [tag] });

@@ -1,6 +1,16 @@
 // Compiled (not run) by `npm test`: the public types are the generated ones,
 // so a misspelt field or a wrong enum value fails the build of a caller.
-import { type ConcurrencyKey, DeliveryRun, type Event, NotFoundError, type Occurrence, Qhronos, verifyDelivery } from "../dist/index.js";
+import {
+  type ConcurrencyKey,
+  DeliveryRun,
+  type Event,
+  NotFoundError,
+  type Occurrence,
+  Qhronos,
+  type Topic,
+  type TopicSubscription,
+  verifyDelivery,
+} from "../dist/index.js";
 
 export async function usage(q: Qhronos): Promise<string> {
   const ev: Event = await q.events.create({ name: "n", start_time: "in 1 hour", webhook: "https://example.com/h" });
@@ -36,6 +46,23 @@ export async function usage(q: Qhronos): Promise<string> {
   for await (const key of q.concurrencyKeys.all({ limit: 100 })) key.limit satisfies number;
   // @ts-expect-error: not a parameter of GET /concurrency-keys
   await q.concurrencyKeys.list({ paused: true });
+  const topic: Topic = await q.topics.create({ name: "billing.invoice.paid", schema: { type: "object" } });
+  topic.version satisfies number;
+  await q.topics.update(topic.name, { schema: null }, { ifMatch: '"billing.invoice.paid-v1"' });
+  // @ts-expect-error: not a member of TopicRequest
+  await q.topics.create({ name: "billing.invoice.void", title: "void" });
+  for await (const t of q.topics.all({ limit: 100 })) t.name satisfies string;
+  const sub: TopicSubscription = await q.subscriptions.create({ topic: "billing.*", endpoint_id: "ep", filter: "metadata.amount > 100" });
+  sub.filter satisfies string | null;
+  await q.subscriptions.update(sub.id, { filter: null, description: null });
+  (await q.subscriptions.pause(sub.id)).paused satisfies boolean;
+  await q.subscriptions.resume(sub.id);
+  await q.subscriptions.list({ topic: "billing.*", paused: false, tags: ["a"], tags_all: ["b", "c"] });
+  // @ts-expect-error: paused is a boolean
+  await q.subscriptions.update(sub.id, { paused: "yes" });
+  // @ts-expect-error: not a parameter of GET /subscriptions
+  await q.subscriptions.list({ status: "active" });
+  for await (const s of q.subscriptions.all({ endpoint_id: sub.endpoint_id })) s.tags satisfies string[];
   const d = await verifyDelivery({ headers: {}, body: "" }, "secret");
   if (d.run) {
     d.run.deadline satisfies string;
