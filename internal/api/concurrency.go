@@ -32,6 +32,22 @@ func toConcurrencyKeyJSON(k *repository.ConcurrencyKey) concurrencyKeyJSON {
 	return out
 }
 
+// keyCursor is the cursor of a list in key order (concurrency keys, topic
+// names): the last key shown, base64url.
+func keyCursor(key string) string { return base64.RawURLEncoding.EncodeToString([]byte(key)) }
+
+// afterKey decodes keyCursor's cursor; "" starts at the first key.
+func afterKey(cursor string) (string, error) {
+	if cursor == "" {
+		return "", nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil || len(b) == 0 {
+		return "", input.BadRequest("cursor", "is not a cursor this server issued")
+	}
+	return string(b), nil
+}
+
 // listConcurrencyKeys answers GET /concurrency-keys: the keys the token can
 // see, in key order, in pages of limit with a next_cursor while more follow.
 func (s *Server) listConcurrencyKeys(c *gin.Context) error {
@@ -39,13 +55,9 @@ func (s *Server) listConcurrencyKeys(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	after := ""
-	if q.cursor != "" {
-		b, err := base64.RawURLEncoding.DecodeString(q.cursor)
-		if err != nil || len(b) == 0 {
-			return input.BadRequest("cursor", "is not a cursor this server issued")
-		}
-		after = string(b)
+	after, err := afterKey(q.cursor)
+	if err != nil {
+		return err
 	}
 	keys, err := s.Events.ListConcurrencyKeys(c.Request.Context(), principal(c), after, q.limit+1)
 	if err != nil {
@@ -54,7 +66,7 @@ func (s *Server) listConcurrencyKeys(c *gin.Context) error {
 	pagination := gin.H{"limit": q.limit}
 	if len(keys) > q.limit {
 		keys = keys[:q.limit]
-		next := base64.RawURLEncoding.EncodeToString([]byte(keys[len(keys)-1].Key))
+		next := keyCursor(keys[len(keys)-1].Key)
 		pagination["next_cursor"] = next
 		setNextLink(c, next)
 	}

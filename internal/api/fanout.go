@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -61,13 +60,9 @@ func (s *Server) listTopics(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	after := ""
-	if q.cursor != "" {
-		b, err := base64.RawURLEncoding.DecodeString(q.cursor)
-		if err != nil || len(b) == 0 {
-			return input.BadRequest("cursor", "is not a cursor this server issued")
-		}
-		after = string(b)
+	after, err := afterKey(q.cursor)
+	if err != nil {
+		return err
 	}
 	topics, err := s.Events.ListTopics(c.Request.Context(), after, q.limit+1)
 	if err != nil {
@@ -76,7 +71,7 @@ func (s *Server) listTopics(c *gin.Context) error {
 	pagination := gin.H{"limit": q.limit}
 	if len(topics) > q.limit {
 		topics = topics[:q.limit]
-		next := base64.RawURLEncoding.EncodeToString([]byte(topics[len(topics)-1].Name))
+		next := keyCursor(topics[len(topics)-1].Name)
 		pagination["next_cursor"] = next
 		setNextLink(c, next)
 	}

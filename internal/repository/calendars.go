@@ -119,26 +119,9 @@ func validUUIDs(ids []string) []string {
 // ListCalendars returns calendars newest first; scope and tag filters read
 // the calendar's own tags.
 func (s *Store) ListCalendars(ctx context.Context, f model.CalendarFilter) ([]model.Calendar, error) {
-	var where []string
-	var args []any
-	anyOf := func(tags []string) {
-		where = append(where, `EXISTS (SELECT 1 FROM `+s.d.jsonStrings("c.tags_json")+` WHERE j.value IN (`+
-			placeholders(len(tags))+`))`)
-		args = append(args, stringArgs(tags)...)
-	}
-	if !f.Unrestricted {
-		if len(f.Scope) == 0 {
-			return []model.Calendar{}, nil
-		}
-		anyOf(f.Scope)
-	}
-	if len(f.AnyTags) > 0 {
-		anyOf(f.AnyTags)
-	}
-	if all := dedupe(f.AllTags); len(all) > 0 {
-		where = append(where, `(SELECT COUNT(DISTINCT j.value) FROM `+s.d.jsonStrings("c.tags_json")+
-			` WHERE j.value IN (`+placeholders(len(all))+`)) = ?`)
-		args = append(append(args, stringArgs(all)...), len(all))
+	where, args, ok := s.jsonTagWhere("c.tags_json", f.Scope, f.Unrestricted, f.AnyTags, f.AllTags)
+	if !ok {
+		return []model.Calendar{}, nil
 	}
 	if f.After != nil {
 		where = append(where, `(c.created_at < ? OR (c.created_at = ? AND c.id < ?))`)

@@ -162,27 +162,11 @@ func (s *Store) GetEndpoint(ctx context.Context, id string) (model.Endpoint, err
 // ListEndpoints returns live endpoints newest first; scope and tag filters
 // read the endpoint's own tags, as for calendars.
 func (s *Store) ListEndpoints(ctx context.Context, f model.EndpointFilter) ([]model.Endpoint, error) {
-	where := []string{`e.deleted_at IS NULL`}
-	var args []any
-	anyOf := func(tags []string) {
-		where = append(where, `EXISTS (SELECT 1 FROM `+s.d.jsonStrings("e.tags_json")+` WHERE j.value IN (`+
-			placeholders(len(tags))+`))`)
-		args = append(args, stringArgs(tags)...)
+	tagWhere, args, ok := s.jsonTagWhere("e.tags_json", f.Scope, f.Unrestricted, f.AnyTags, f.AllTags)
+	if !ok {
+		return []model.Endpoint{}, nil
 	}
-	if !f.Unrestricted {
-		if len(f.Scope) == 0 {
-			return []model.Endpoint{}, nil
-		}
-		anyOf(f.Scope)
-	}
-	if len(f.AnyTags) > 0 {
-		anyOf(f.AnyTags)
-	}
-	if all := dedupe(f.AllTags); len(all) > 0 {
-		where = append(where, `(SELECT COUNT(DISTINCT j.value) FROM `+s.d.jsonStrings("e.tags_json")+
-			` WHERE j.value IN (`+placeholders(len(all))+`)) = ?`)
-		args = append(append(args, stringArgs(all)...), len(all))
-	}
+	where := append([]string{`e.deleted_at IS NULL`}, tagWhere...)
 	if f.State != "" {
 		where = append(where, `h.state = ?`)
 		args = append(args, string(f.State))

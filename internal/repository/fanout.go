@@ -186,26 +186,9 @@ func (s *Store) GetSubscription(ctx context.Context, id string) (model.Subscript
 // ListSubscriptions returns the subscriptions f selects, newest first; scope
 // and tag filters read the subscription's own tags, as for endpoints.
 func (s *Store) ListSubscriptions(ctx context.Context, f model.SubscriptionFilter) ([]model.Subscription, error) {
-	var where []string
-	var args []any
-	anyOf := func(tags []string) {
-		where = append(where, `EXISTS (SELECT 1 FROM `+s.d.jsonStrings("sb.tags_json")+` WHERE j.value IN (`+
-			placeholders(len(tags))+`))`)
-		args = append(args, stringArgs(tags)...)
-	}
-	if !f.Unrestricted {
-		if len(f.Scope) == 0 {
-			return []model.Subscription{}, nil
-		}
-		anyOf(f.Scope)
-	}
-	if len(f.AnyTags) > 0 {
-		anyOf(f.AnyTags)
-	}
-	if all := dedupe(f.AllTags); len(all) > 0 {
-		where = append(where, `(SELECT COUNT(DISTINCT j.value) FROM `+s.d.jsonStrings("sb.tags_json")+
-			` WHERE j.value IN (`+placeholders(len(all))+`)) = ?`)
-		args = append(append(args, stringArgs(all)...), len(all))
+	where, args, ok := s.jsonTagWhere("sb.tags_json", f.Scope, f.Unrestricted, f.AnyTags, f.AllTags)
+	if !ok {
+		return []model.Subscription{}, nil
 	}
 	if f.Topic != "" {
 		where, args = append(where, `sb.topic = ?`), append(args, f.Topic)
