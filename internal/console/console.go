@@ -18,7 +18,7 @@ import (
 	"go.uber.org/zap"
 )
 
-//go:embed templates/*.html
+//go:embed templates/*.html templates/partials/*.html
 var templateFS embed.FS
 
 //go:embed static

@@ -55,7 +55,8 @@ func parsePages() (map[string]*template.Template, error) {
 		if base == "layout.html" {
 			continue
 		}
-		t, err := template.New(base).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", n)
+		t, err := template.New(base).Funcs(funcs).ParseFS(templateFS, "templates/layout.html",
+			"templates/partials/*.html", n)
 		if err != nil {
 			return nil, fmt.Errorf("parse %s: %w", n, err)
 		}

@@ -110,6 +110,18 @@ func readSubscriptionForm(r *http.Request) subscriptionForm {
 	return f
 }
 
+// subscriptionFields is what the form's shared fields show: the form as
+// typed and what it offers.
+type subscriptionFields struct {
+	subscriptionForm
+	Choices subscriptionChoices
+}
+
+// WithChoices pairs the form with its choices for the shared fields.
+func (f subscriptionForm) WithChoices(ch subscriptionChoices) subscriptionFields {
+	return subscriptionFields{subscriptionForm: f, Choices: ch}
+}
+
 // subscriptionChoices is what the forms offer: the catalogue's names for
 // the topic's datalist and the endpoints the token can read. Names maps
 // the endpoints' ids to their names for the list.
