@@ -165,6 +165,11 @@ func (p *page) run(timeout time.Duration, what string, actions ...chromedp.Actio
 func (p *page) open(path string) {
 	p.t.Helper()
 	p.run(pageTimeout, "open "+path, chromedp.Navigate(p.base+path), chromedp.WaitReady("body", chromedp.ByQuery))
+	// On a busy machine the body found may still be the blank document the
+	// tab had before the navigation committed: audit the page once it is
+	// the one asked for (or where it redirected), fully loaded.
+	p.waitFor("the page at "+path+" to load",
+		`location.href !== "about:blank" && document.readyState === "complete" && !!document.title`, pageTimeout)
 	p.audit()
 }
 
