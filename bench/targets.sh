@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The performance targets of issues #27 and #36 (#36's goals), each measured against the machine's ceiling in the same run.
 #
-# usage: bench/targets.sh burst|within1s|steady|two|creates|sqlite|all|million|statements ...   (from anywhere)
+# usage: bench/targets.sh burst|within1s|steady|two|creates|sqlite|fanout|all|million|statements ...   (from anywhere)
 #
 # The ceiling (../shared/ceiling/run.sh: claim with SKIP LOCKED -> HMAC-sign and POST -> mark done, nothing
 # else) runs right before each target, so the two share the machine's state of the moment, and the target is
@@ -17,6 +17,9 @@
 #   creates   POST /events (in-process Go benchmark over loopback HTTP) >= 0.5 of pgbench running the same
 #             create statement (bench/create-pgbench.sql) on the same PostgreSQL, 20 clients (the server pool)
 #   sqlite    embedded SQLite, 10,000 on one instant: >= 0.35 of the PostgreSQL ceiling
+#   fanout    #39: one event on a topic with 1,000 subscriptions, and 1,000 events on one instant on a topic with
+#             10 subscriptions: deliveries/s (first due instant -> last receipt) as a ratio of the ceiling's rows/s;
+#             0 lost, 0 duplicates (reported, not a goal of #36)
 #   all       every target above, in that order
 #   million   the 1,000,000 run of #16 (not in all: it takes 10 minutes)
 #   statements PostgreSQL statement time per delivery (pg_stat_statements on the private profiling cluster of
@@ -86,6 +89,21 @@ t_burst() {
 	local r ok; r=$(json "$f" "round(r['deliveries_per_second'])"); ok=$(checks "$f")
 	row "20,000 on one instant" "$r/s (p99 $(json "$f" "round(r['lateness_ms']['p99'])") ms)" "$C_RATE/s" \
 		"$(calc "round($r/$C_RATE, 2)")" ">= 0.5, 0 lost/dup, recorded" "$(verdict "$r >= 0.5*$C_RATE" "$ok")"
+}
+
+t_fanout() {
+	ceiling
+	local f=$OUT/fanout1000.json g=$OUT/fanout10.json r ok
+	log "fanout: one firing to 1,000 subscribers"
+	pg t_fanout1000 18209 "$f" -- --events 1 --subscribers 1000 --burst-window 0 --due-in ${FANOUT_DUE_IN:-60s}
+	r=$(json "$f" "round(r['deliveries_per_second'])"); ok=$(checks "$f")
+	row "1 firing x 1,000 subscribers" "$r/s (drain $(json "$f" "round(r['drain_seconds'], 2)") s)" "$C_RATE/s" \
+		"$(calc "round($r/$C_RATE, 2)")" "reported, 0 lost/dup" "$(verdict "True" "$ok")"
+	log "fanout: 1,000 firings to 10 subscribers each"
+	pg t_fanout10 18210 "$g" -- --events 1000 --subscribers 10 --burst-window 0 --due-in ${FANOUT_DUE_IN:-60s}
+	r=$(json "$g" "round(r['deliveries_per_second'])"); ok=$(checks "$g")
+	row "1,000 firings x 10 subscribers" "$r/s (p99 $(json "$g" "round(r['lateness_ms']['p99'])") ms)" "$C_RATE/s" \
+		"$(calc "round($r/$C_RATE, 2)")" "reported, 0 lost/dup" "$(verdict "True" "$ok")"
 }
 
 t_within1s() {
@@ -209,9 +227,9 @@ t_million() {
 [ $# -gt 0 ] || set -- all
 for t in "$@"; do
 	case $t in
-	burst | within1s | steady | two | creates | sqlite | million | statements) ;;
+	burst | within1s | steady | two | creates | sqlite | million | statements | fanout) ;;
 	all) ;;
-	*) echo "usage: $0 burst|within1s|steady|two|creates|sqlite|all|million|statements ..." >&2; exit 2 ;;
+	*) echo "usage: $0 burst|within1s|steady|two|creates|sqlite|fanout|all|million|statements ..." >&2; exit 2 ;;
 	esac
 done
 for t in "$@"; do

@@ -43,6 +43,8 @@ type Client struct {
 	NotificationChannels *NotificationChannelsService
 	// ConcurrencyKeys is /concurrency-keys: the limits events share by key.
 	ConcurrencyKeys *ConcurrencyKeysService
+	// PortalLinks is /portal-links: one-time links to the portal.
+	PortalLinks *PortalLinksService
 }
 
 // Option configures a Client.
@@ -103,6 +105,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	c.Topics, c.Subscriptions = &TopicsService{c}, &SubscriptionsService{c}
 	c.Endpoints = &EndpointsService{c}
 	c.ConcurrencyKeys = &ConcurrencyKeysService{c}
+	c.PortalLinks = &PortalLinksService{c}
 	return c, nil
 }
 

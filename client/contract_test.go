@@ -188,6 +188,9 @@ func TestEveryOperationIsCovered(t *testing.T) {
 	must(c.ConcurrencyKeys.Get(ctx, "customer-42"))
 	must(c.ConcurrencyKeys.Pause(ctx, "customer-42"))
 	must(c.ConcurrencyKeys.Resume(ctx, "customer-42"))
+	must(c.PortalLinks.Create(ctx, client.PortalLinkRequest{Tags: []string{"customer-42"}, ExpiresIn: client.Ptr("1h"),
+		ReturnURL: client.Ptr("https://app.example.com/settings")}))
+	must(c.PortalLinks.Redeem(ctx, "qpl_x"))
 
 	var missing []string
 	for path, item := range doc.Paths.Map() {
@@ -240,6 +243,8 @@ func writeMinimalAnswer(w http.ResponseWriter, op *openapi3.Operation) {
 
 // goTypes are the generated types of the document's schemas.
 var goTypes = map[string]any{
+	"PortalLink": client.PortalLink{}, "PortalLinkRequest": client.PortalLinkRequest{},
+	"PortalRedeemRequest": client.PortalRedeemRequest{}, "PortalSession": client.PortalSession{},
 	"Error": client.Error{}, "Action": client.Action{}, "Schedule": client.Schedule{}, "Retry": client.Retry{},
 	"EventInput": client.EventInput{}, "Event": client.Event{}, "EventUpsertInput": client.EventUpsertInput{},
 	"EventBatchInput": client.EventBatchInput{}, "EventBatchItemResult": client.EventBatchItemResult{},
@@ -266,7 +271,9 @@ var goTypes = map[string]any{
 	"Concurrency": client.Concurrency{}, "ConcurrencyKey": client.ConcurrencyKey{}, "ConcurrencyKeyPage": client.ConcurrencyKeyPage{},
 	"Topic": client.Topic{}, "TopicRequest": client.TopicRequest{}, "TopicPage": client.TopicPage{},
 	"Subscription": client.TopicSubscription{}, "SubscriptionRequest": client.TopicSubscriptionRequest{},
-	"SubscriptionPage": client.TopicSubscriptionPage{},
+	"SubscriptionPage": client.TopicSubscriptionPage{}, "FanoutSummary": client.FanoutSummary{},
+	"Delivery": client.Delivery{}, "DeliveryPage": client.DeliveryPage{}, "AttemptPage": client.AttemptPage{},
+	"ReplayRequest": client.ReplayRequest{},
 }
 
 // The generated types have exactly the properties of the document's schemas,

@@ -60,7 +60,9 @@ func (s *OccurrencesService) Attempts(ctx context.Context, id string) ([]Attempt
 }
 
 // Replay delivers one occurrence again, whatever its state: a new manual
-// attempt with the same delivery id (POST /occurrences/{id}/retry).
+// attempt with the same delivery id (POST /occurrences/{id}/retry). A
+// fan-out occurrence re-sends its failed deliveries (ReplayDelivery: one
+// subscription's).
 func (s *OccurrencesService) Replay(ctx context.Context, id string) (*Occurrence, error) {
 	var occ Occurrence
 	if _, err := s.c.do(ctx, newRequest(http.MethodPost, "/occurrences/"+pathID(id)+"/retry", nil), &occ); err != nil {
@@ -79,4 +81,44 @@ func (s *OccurrencesService) ReplayMatching(ctx context.Context, f RetryFilter) 
 		return nil, err
 	}
 	return &out, nil
+}
+
+// Deliveries reads one page of a fan-out occurrence's deliveries, one per
+// subscription with its attempts (GET /occurrences/{id}/deliveries).
+func (s *OccurrencesService) Deliveries(ctx context.Context, id string, p ListOccurrenceDeliveriesParams) (*Page[Delivery], error) {
+	r := newRequest(http.MethodGet, "/occurrences/"+pathID(id)+"/deliveries", nil)
+	r.query = encodeQuery(p)
+	var out DeliveryPage
+	if _, err := s.c.do(ctx, r, &out); err != nil {
+		return nil, err
+	}
+	page := &Page[Delivery]{Items: out.Data}
+	if out.Pagination.NextCursor != nil {
+		page.NextCursor = *out.Pagination.NextCursor
+	}
+	return page, nil
+}
+
+// AllDeliveries iterates over every delivery of a fan-out occurrence.
+func (s *OccurrencesService) AllDeliveries(ctx context.Context, id string) iter.Seq2[Delivery, error] {
+	var p ListOccurrenceDeliveriesParams
+	return paginate(ctx, func(ctx context.Context, cursor string) (*Page[Delivery], error) {
+		if cursor != "" {
+			p.Cursor = &cursor
+		}
+		return s.Deliveries(ctx, id, p)
+	})
+}
+
+// ReplayDelivery delivers one subscription's delivery of a finished
+// fan-out occurrence again (POST /occurrences/{id}/retry with
+// subscription_id); Replay re-sends its failed deliveries.
+func (s *OccurrencesService) ReplayDelivery(ctx context.Context, id, subscriptionID string) (*Occurrence, error) {
+	r := newRequest(http.MethodPost, "/occurrences/"+pathID(id)+"/retry", nil)
+	r.body = ReplayRequest{SubscriptionID: &subscriptionID}
+	var occ Occurrence
+	if _, err := s.c.do(ctx, r, &occ); err != nil {
+		return nil, err
+	}
+	return &occ, nil
 }

@@ -177,3 +177,19 @@ func (s *SubscriptionsService) Delete(ctx context.Context, id string, opts ...Ca
 	_, err := s.c.do(ctx, newRequest(http.MethodDelete, "/subscriptions/"+pathID(id), opts), nil)
 	return err
 }
+
+// Deliveries reads one page of the attempts made for a subscription,
+// newest first (GET /subscriptions/{id}/deliveries).
+func (s *SubscriptionsService) Deliveries(ctx context.Context, id string, p ListSubscriptionDeliveriesParams) (*Page[Attempt], error) {
+	r := newRequest(http.MethodGet, "/subscriptions/"+pathID(id)+"/deliveries", nil)
+	r.query = encodeQuery(p)
+	var out AttemptPage
+	if _, err := s.c.do(ctx, r, &out); err != nil {
+		return nil, err
+	}
+	page := &Page[Attempt]{Items: out.Data}
+	if out.Pagination.NextCursor != nil {
+		page.NextCursor = *out.Pagination.NextCursor
+	}
+	return page, nil
+}

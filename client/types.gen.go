@@ -15,6 +15,7 @@ const (
 	ActionTypeKafka       ActionType = "kafka"
 	ActionTypeNats        ActionType = "nats"
 	ActionTypeRedisStream ActionType = "redis_stream"
+	ActionTypeTopic       ActionType = "topic"
 	ActionTypeWebhook     ActionType = "webhook"
 	ActionTypeWebsocket   ActionType = "websocket"
 )
@@ -31,6 +32,8 @@ func (e ActionType) Valid() bool {
 	case ActionTypeNats:
 		return true
 	case ActionTypeRedisStream:
+		return true
+	case ActionTypeTopic:
 		return true
 	case ActionTypeWebhook:
 		return true
@@ -110,6 +113,30 @@ func (e CircuitEntryToState) Valid() bool {
 	case CircuitEntryToStateHealthy:
 		return true
 	case CircuitEntryToStateOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeliveryStatus.
+const (
+	DeliveryStatusDelivered DeliveryStatus = "delivered"
+	DeliveryStatusFailed    DeliveryStatus = "failed"
+	DeliveryStatusFiltered  DeliveryStatus = "filtered"
+	DeliveryStatusPending   DeliveryStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the DeliveryStatus enum.
+func (e DeliveryStatus) Valid() bool {
+	switch e {
+	case DeliveryStatusDelivered:
+		return true
+	case DeliveryStatusFailed:
+		return true
+	case DeliveryStatusFiltered:
+		return true
+	case DeliveryStatusPending:
 		return true
 	default:
 		return false
@@ -1267,7 +1294,7 @@ func (e GetStatsTimelineParamsStep) Valid() bool {
 
 // Action defines model for Action.
 type Action struct {
-	// Params The action's parameters. webhook: {"url"} or {"endpoint_id"} (a shared endpoint: its URL, secret, headers, limits and auth), and "encryption_jwk" (the receiver's public JWK: RSA-OAEP-256, or ECDH-ES with P-256 or X25519; refused when no delivery could use it: an RSA key must have 2048 to 4096 bits, an odd modulus and an odd exponent from 3 (65537 is usual), an X25519 x must not be a small-order point, a kid at most 256 characters; each body is then a compact JWE with A256GCM, Content-Type application/jose, signed as sent). apicall: {"method", "url" or "endpoint_id", "headers", "body"}. websocket: {"client_name", "require_ack", "ack_timeout"}. Broker actions publish the webhook body with webhook-id, webhook-timestamp and webhook-signature as message headers, and succeed on the broker's acknowledgement; each takes "url" (the broker's, credentials in its userinfo are write-only) or "endpoint_id" (a broker endpoint), and "encryption_jwk": nats: {"subject", "jetstream"} (core publish confirmed by a server round trip, or a JetStream publish acknowledged by a stream; url nats:// or tls://); amqp: {"exchange" ("" is the default exchange), "routing_key"} (publisher confirms; url amqp:// or amqps://, path = vhost); kafka: {"topic", "key", "sasl_mechanism" (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)} (acks=all; url kafka:// or kafka+tls:// naming a seed broker); redis_stream: {"stream", "nomkstream", "max_len"} (XADD; url redis:// or rediss://, path = database).
+	// Params The action's parameters. webhook: {"url"} or {"endpoint_id"} (a shared endpoint: its URL, secret, headers, limits and auth), and "encryption_jwk" (the receiver's public JWK: RSA-OAEP-256, or ECDH-ES with P-256 or X25519; refused when no delivery could use it: an RSA key must have 2048 to 4096 bits, an odd modulus and an odd exponent from 3 (65537 is usual), an X25519 x must not be a small-order point, a kid at most 256 characters; each body is then a compact JWE with A256GCM, Content-Type application/jose, signed as sent). apicall: {"method", "url" or "endpoint_id", "headers", "body"}. websocket: {"client_name", "require_ack", "ack_timeout"}. Broker actions publish the webhook body with webhook-id, webhook-timestamp and webhook-signature as message headers, and succeed on the broker's acknowledgement; each takes "url" (the broker's, credentials in its userinfo are write-only) or "endpoint_id" (a broker endpoint), and "encryption_jwk": nats: {"subject", "jetstream"} (core publish confirmed by a server round trip, or a JetStream publish acknowledged by a stream; url nats:// or tls://); amqp: {"exchange" ("" is the default exchange), "routing_key"} (publisher confirms; url amqp:// or amqps://, path = vhost); kafka: {"topic", "key", "sasl_mechanism" (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)} (acks=all; url kafka:// or kafka+tls:// naming a seed broker); redis_stream: {"stream", "nomkstream", "max_len"} (XADD; url redis:// or rediss://, path = database). topic: {"topic"} — shown for an event that targets a topic (its member topic); sent back with the same topic it is accepted.
 	Params map[string]interface{} `json:"params,omitempty"`
 	Type   ActionType             `json:"type"`
 }
@@ -1291,7 +1318,21 @@ type Attempt struct {
 	ResponseExcerpt *string         `json:"response_excerpt,omitempty"`
 	StartedAt       time.Time       `json:"started_at"`
 	StatusCode      *int            `json:"status_code,omitempty"`
-	Truncated       *bool           `json:"truncated,omitempty"`
+
+	// SubscriptionID the subscription a fan-out delivery went to (absent for an event's own action)
+	SubscriptionID *string `json:"subscription_id,omitempty"`
+	Truncated      *bool   `json:"truncated,omitempty"`
+}
+
+// AttemptPage defines model for AttemptPage.
+type AttemptPage struct {
+	Data       []Attempt `json:"data"`
+	Pagination struct {
+		Limit int `json:"limit"`
+
+		// NextCursor present while more follow
+		NextCursor *string `json:"next_cursor,omitempty"`
+	} `json:"pagination"`
 }
 
 // AttemptRequest A recorded request. Broker attempts record method PUBLISH, the broker URL (credentials as fingerprints), the message headers and body.
@@ -1453,6 +1494,33 @@ type ConcurrencyKeyPage struct {
 type DateRange struct {
 	From string `json:"from"`
 	To   string `json:"to"`
+}
+
+// Delivery one subscription's delivery of a fan-out occurrence
+type Delivery struct {
+	// Attempts oldest first; request is not included (GET /occurrences/{id}/attempts has it)
+	Attempts   []Attempt `json:"attempts"`
+	EndpointID *string   `json:"endpoint_id,omitempty"`
+
+	// Error why a failed delivery failed
+	Error          *string        `json:"error,omitempty"`
+	NextAttemptAt  *time.Time     `json:"next_attempt_at,omitempty"`
+	Status         DeliveryStatus `json:"status"`
+	SubscriptionID string         `json:"subscription_id"`
+}
+
+// DeliveryStatus defines model for Delivery.Status.
+type DeliveryStatus string
+
+// DeliveryPage defines model for DeliveryPage.
+type DeliveryPage struct {
+	Data       []Delivery `json:"data"`
+	Pagination struct {
+		Limit int `json:"limit"`
+
+		// NextCursor present while more follow
+		NextCursor *string `json:"next_cursor,omitempty"`
+	} `json:"pagination"`
 }
 
 // Endpoint defines model for Endpoint.
@@ -1721,6 +1789,9 @@ type Event struct {
 	Timeout      *string                `json:"timeout,omitempty"`
 	Timezone     string                 `json:"timezone"`
 
+	// Topic the topic the event fans out to; its action then reads {"type": "topic", "params": {"topic": …}}
+	Topic *string `json:"topic,omitempty"`
+
 	// TracePropagation whether deliveries carry W3C traceparent when tracing is on
 	TracePropagation *bool     `json:"trace_propagation,omitempty"`
 	UpdatedAt        time.Time `json:"updated_at"`
@@ -1827,6 +1898,9 @@ type EventInput struct {
 	Timeout   *string           `json:"timeout,omitempty"`
 	Timezone  *string           `json:"timezone,omitempty"`
 
+	// Topic a topic of the catalogue (POST /topics), instead of action or webhook: each occurrence is delivered to every active subscription of the topic whose filter passes, each with its own attempts, retries and signature (its endpoint's secret). The metadata must follow the topic's schema, if it has one.
+	Topic *string `json:"topic,omitempty"`
+
 	// TracePropagation send W3C traceparent to the receivers when tracing is on (default true); false opts the event out
 	TracePropagation *bool `json:"trace_propagation,omitempty"`
 
@@ -1904,6 +1978,9 @@ type EventUpsertInput struct {
 	Timeout   *string                 `json:"timeout,omitempty"`
 	Timezone  *string                 `json:"timezone,omitempty"`
 
+	// Topic a topic of the catalogue (POST /topics), instead of action or webhook: each occurrence is delivered to every active subscription of the topic whose filter passes, each with its own attempts, retries and signature (its endpoint's secret). The metadata must follow the topic's schema, if it has one.
+	Topic *string `json:"topic,omitempty"`
+
 	// TracePropagation send W3C traceparent to the receivers when tracing is on (default true); false opts the event out
 	TracePropagation *bool `json:"trace_propagation,omitempty"`
 
@@ -1948,6 +2025,21 @@ type Exception struct {
 
 // ExceptionAction defines model for Exception.Action.
 type ExceptionAction string
+
+// FanoutSummary the deliveries of an occurrence of an event that targets a topic, counted once its first round resolved the subscriptions (absent before, and for events that run an action)
+type FanoutSummary struct {
+	Delivered int `json:"delivered"`
+	Failed    int `json:"failed"`
+
+	// Filtered their filter said no
+	Filtered int `json:"filtered"`
+
+	// Pending to be retried, deferred by their endpoint, or replayed
+	Pending int `json:"pending"`
+
+	// Subscriptions the subscriptions that matched when the occurrence first fired, filtered ones included
+	Subscriptions int `json:"subscriptions"`
+}
 
 // Health defines model for Health.
 type Health struct {
@@ -2066,17 +2158,20 @@ type NotificationTestResult struct {
 // Occurrence defines model for Occurrence.
 type Occurrence struct {
 	// Archived present and true on archived rows (archived=true)
-	Archived      *bool      `json:"archived,omitempty"`
-	ArchivedAt    *time.Time `json:"archived_at,omitempty"`
-	AttemptCount  int        `json:"attempt_count"`
-	CompletedAt   *time.Time `json:"completed_at,omitempty"`
-	CreatedAt     *time.Time `json:"created_at,omitempty"`
-	ErrorMessage  *string    `json:"error_message,omitempty"`
-	EventID       string     `json:"event_id"`
-	ID            string     `json:"id"`
-	Manual        *bool      `json:"manual,omitempty"`
-	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
-	OccurrenceID  string     `json:"occurrence_id"`
+	Archived     *bool      `json:"archived,omitempty"`
+	ArchivedAt   *time.Time `json:"archived_at,omitempty"`
+	AttemptCount int        `json:"attempt_count"`
+	CompletedAt  *time.Time `json:"completed_at,omitempty"`
+	CreatedAt    *time.Time `json:"created_at,omitempty"`
+	ErrorMessage *string    `json:"error_message,omitempty"`
+	EventID      string     `json:"event_id"`
+
+	// Fanout the deliveries of an occurrence of an event that targets a topic, counted once its first round resolved the subscriptions (absent before, and for events that run an action)
+	Fanout        *FanoutSummary `json:"fanout,omitempty"`
+	ID            string         `json:"id"`
+	Manual        *bool          `json:"manual,omitempty"`
+	NextAttemptAt *time.Time     `json:"next_attempt_at,omitempty"`
+	OccurrenceID  string         `json:"occurrence_id"`
 
 	// OriginalScheduledAt the planned instant of a moved or rolled occurrence
 	OriginalScheduledAt *time.Time `json:"original_scheduled_at,omitempty"`
@@ -2134,6 +2229,42 @@ type PauseRequest struct {
 
 // PauseRequestCatchUp defines model for PauseRequest.CatchUp.
 type PauseRequestCatchUp string
+
+// PortalLink A one-time portal link; the URL is shown once and only its hash is stored.
+type PortalLink struct {
+	ExpiresAt time.Time `json:"expires_at"`
+
+	// URL <public URL>/portal/login?code=…: open it once, before expires_at
+	URL string `json:"url"`
+}
+
+// PortalLinkRequest defines model for PortalLinkRequest.
+type PortalLinkRequest struct {
+	// ExpiresIn how long the link, and the session it starts, lasts: "30m", "1h" (default), "1d"; 1 minute to 24 hours (and within auth.token_max_ttl)
+	ExpiresIn *string `json:"expires_in,omitempty"`
+
+	// ReturnURL an absolute http(s) URL the portal links as "Back" (your application)
+	ReturnURL *string `json:"return_url,omitempty"`
+
+	// Tags what the portal shows and manages: resources carrying one of these tags; each inside the caller's scope
+	Tags []string `json:"tags"`
+}
+
+// PortalRedeemRequest defines model for PortalRedeemRequest.
+type PortalRedeemRequest struct {
+	// Code the code of the link's URL
+	Code string `json:"code"`
+}
+
+// PortalSession A redeemed portal link: the portal session's bearer token and what the portal shows.
+type PortalSession struct {
+	ExpiresAt time.Time `json:"expires_at"`
+	ReturnURL *string   `json:"return_url"`
+	Tags      []string  `json:"tags"`
+
+	// Token a JWT of access "portal" whose scope is the link's tags
+	Token string `json:"token"`
+}
 
 // Preview defines model for Preview.
 type Preview struct {
@@ -2329,6 +2460,12 @@ type Ready struct {
 
 // ReadyStatus defines model for Ready.Status.
 type ReadyStatus string
+
+// ReplayRequest defines model for ReplayRequest.
+type ReplayRequest struct {
+	// SubscriptionID replay this subscription's delivery only (failed or delivered); the subscription's owner may ask for it too
+	SubscriptionID *string `json:"subscription_id,omitempty"`
+}
 
 // ResumeRequest defines model for ResumeRequest.
 type ResumeRequest struct {
@@ -2589,6 +2726,7 @@ type Timeline struct {
 
 // Token defines model for Token.
 type Token struct {
+	// Access read, write or admin; "portal" for the session of a redeemed portal link (POST /portal-links)
 	Access    string     `json:"access"`
 	CreatedAt *time.Time `json:"created_at,omitempty"`
 	CreatedBy *string    `json:"created_by,omitempty"`
@@ -2955,6 +3093,15 @@ type GetOccurrencesParams struct {
 	Q *string `form:"q,omitempty" json:"q,omitempty"`
 }
 
+// ListOccurrenceDeliveriesParams defines parameters for ListOccurrenceDeliveries.
+type ListOccurrenceDeliveriesParams struct {
+	// Limit page size, default 50, clamped to 500
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from pagination.next_cursor or the Link header
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // PostOccurrencesIDHeartbeatJSONBody defines parameters for PostOccurrencesIDHeartbeat.
 type PostOccurrencesIDHeartbeatJSONBody = map[string]interface{}
 
@@ -3056,6 +3203,15 @@ type PatchSubscriptionsIDParams struct {
 	IfMatch *string `json:"If-Match,omitempty"`
 }
 
+// ListSubscriptionDeliveriesParams defines parameters for ListSubscriptionDeliveries.
+type ListSubscriptionDeliveriesParams struct {
+	// Limit page size, default 50, clamped to 500
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor opaque cursor from pagination.next_cursor or the Link header
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // GetTopicsParams defines parameters for GetTopics.
 type GetTopicsParams struct {
 	// Limit page size, default 50, clamped to 500
@@ -3137,8 +3293,17 @@ type PostOccurrencesIDHeartbeatJSONRequestBody = PostOccurrencesIDHeartbeatJSONB
 // PostOccurrencesIDMoveJSONRequestBody defines body for PostOccurrencesIDMove for application/json ContentType.
 type PostOccurrencesIDMoveJSONRequestBody PostOccurrencesIDMoveJSONBody
 
+// PostOccurrencesIDRetryJSONRequestBody defines body for PostOccurrencesIDRetry for application/json ContentType.
+type PostOccurrencesIDRetryJSONRequestBody = ReplayRequest
+
 // PostOccurrencesIDSkipJSONRequestBody defines body for PostOccurrencesIDSkip for application/json ContentType.
 type PostOccurrencesIDSkipJSONRequestBody PostOccurrencesIDSkipJSONBody
+
+// PostPortalLinksJSONRequestBody defines body for PostPortalLinks for application/json ContentType.
+type PostPortalLinksJSONRequestBody = PortalLinkRequest
+
+// PostPortalLinksRedeemJSONRequestBody defines body for PostPortalLinksRedeem for application/json ContentType.
+type PostPortalLinksRedeemJSONRequestBody = PortalRedeemRequest
 
 // PostSchedulesPreviewJSONRequestBody defines body for PostSchedulesPreview for application/json ContentType.
 type PostSchedulesPreviewJSONRequestBody = PreviewRequest

@@ -34,6 +34,9 @@ type Config struct {
 	Receipts          string
 	ProbeRate         float64
 	ServerPID         int
+	// Subscribers, when > 0, makes every event target a topic with this
+	// many subscriptions: each firing is expected that many times.
+	Subscribers int
 }
 
 const usageText = `usage: qhronos-bench [flags]   (qhronos-bench version: print the version)
@@ -84,6 +87,7 @@ func parseConfig(args []string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&c.CheckRecorded, "check-recorded", 50, "read back this many delivered occurrences to check they were recorded completed")
 	fs.StringVar(&c.Receipts, "receipts", "", "write every receipt to this CSV file (delivery_id, event_id, attempt, scheduled_at, received_at)")
 	fs.Float64Var(&c.ProbeRate, "probe-rate", 0, "GET /events/{id} per second while deliveries drain, timing the API (0 = off)")
+	fs.IntVar(&c.Subscribers, "subscribers", 0, "fan-out: events target a topic of this run with this many subscriptions (their endpoints spread over the receivers); each firing is expected once per subscription (0 = plain webhooks)")
 	fs.IntVar(&c.ServerPID, "server-pid", 0, "sample this server process's RSS every 250 ms from /proc (0 = off)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -131,6 +135,10 @@ func (c Config) validate() error {
 		return fmt.Errorf("--check-recorded: must not be negative")
 	case !(c.ProbeRate >= 0 && c.ProbeRate <= maxProbeRate): // also refuses NaN
 		return fmt.Errorf("--probe-rate: must be between 0 (off) and %d per second, got %v", maxProbeRate, c.ProbeRate)
+	case c.Subscribers < 0 || c.Subscribers > 10_000:
+		return fmt.Errorf("--subscribers: must be between 0 (plain webhooks) and 10000, got %d", c.Subscribers)
+	case c.Subscribers > 0 && c.Events*c.Subscribers > maxEvents:
+		return fmt.Errorf("--subscribers: --events × --subscribers must be at most %d deliveries", maxEvents)
 	case c.ServerPID < 0:
 		return fmt.Errorf("--server-pid: must not be negative, got %d", c.ServerPID)
 	}

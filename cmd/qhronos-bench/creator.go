@@ -26,6 +26,8 @@ type creator struct {
 	// sent; later ones are skipped, because the server would refuse a start
 	// time in the past and the measurement would be wrong anyway.
 	lead time.Duration
+	// topic, when set, is what every event targets instead of a webhook.
+	topic string
 }
 
 // createResult is what creating a plan produced.
@@ -44,7 +46,8 @@ type createResult struct {
 type eventRequest struct {
 	Name      string   `json:"name"`
 	StartTime string   `json:"start_time"`
-	Webhook   string   `json:"webhook"`
+	Webhook   string   `json:"webhook,omitempty"`
+	Topic     string   `json:"topic,omitempty"`
 	Tags      []string `json:"tags"`
 }
 
@@ -103,9 +106,8 @@ func (c *creator) create(ctx context.Context, i int, at time.Time, hook string) 
 	body, err := json.Marshal(eventRequest{
 		Name:      fmt.Sprintf("qhronos-bench %s #%d", c.runID, i),
 		StartTime: at.UTC().Format(time.RFC3339Nano),
-		Webhook:   hook,
 		Tags:      c.tags,
-	})
+	}.to(hook, c.topic))
 	if err != nil {
 		return "", fmt.Errorf("encode event: %w", err)
 	}
@@ -153,4 +155,14 @@ func trimURLError(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// to sends the event to hook, or to topic's subscribers when topic is set.
+func (r eventRequest) to(hook, topic string) eventRequest {
+	if topic != "" {
+		r.Topic = topic
+	} else {
+		r.Webhook = hook
+	}
+	return r
 }

@@ -98,7 +98,7 @@ func bench(ctx context.Context, cfg Config, stderr io.Writer, now func() time.Ti
 		rep.BurstWindowMS = ms(cfg.BurstWindow)
 	}
 
-	rec := NewRecorder(len(instants))
+	rec := NewFanoutRecorder(len(instants), cfg.Subscribers)
 	h := &receiverHandler{rec: rec, now: now}
 	if cfg.VerifySignature != "" {
 		h.verifier = newSignatureVerifier(cfg.VerifySignature)
@@ -132,6 +132,11 @@ func bench(ctx context.Context, cfg Config, stderr io.Writer, now func() time.Ti
 	cr := &creator{client: client, server: server, token: cfg.Token, runID: runID,
 		tags: append(append([]string{}, cfg.Tags...), "run-"+runID), now: now, lead: 20 * time.Millisecond}
 
+	if cfg.Subscribers > 0 {
+		if cr.topic, err = setupFanout(ctx, client, server, cfg, runID, rs.urls); err != nil {
+			return nil, err
+		}
+	}
 	var memory *rssSampler
 	if cfg.ServerPID > 0 {
 		memory = startRSSSampler(cfg.ServerPID, rssEvery)
@@ -162,7 +167,7 @@ func bench(ctx context.Context, cfg Config, stderr io.Writer, now func() time.Ti
 	_, _ = fmt.Fprintf(stderr, "qhronos-bench: created %d in %.2fs (%.0f/s); waiting for deliveries\n",
 		res.Created, rep.CreateSeconds, rep.CreateRate)
 
-	stopProgress = progress(stderr, "received", &h.received, int64(res.Created))
+	stopProgress = progress(stderr, "received", &h.received, int64(res.Created*max(cfg.Subscribers, 1)))
 	var probes *probeRun
 	var probeClient *http.Client
 	if probeIDs != nil {

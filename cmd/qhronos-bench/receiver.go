@@ -47,6 +47,9 @@ type deliveryBody struct {
 	OccurrenceID string    `json:"occurrence_id"`
 	ScheduledAt  time.Time `json:"scheduled_at"`
 	Attempt      int       `json:"attempt"`
+	// SubscriptionID is set in a fan-out delivery: one firing reaches
+	// each subscription under the same webhook-id.
+	SubscriptionID string `json:"subscription_id"`
 }
 
 func (h *receiverHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -102,6 +105,9 @@ func releaseBodyBuffer(buf *bytes.Buffer) {
 func deliveryID(h http.Header, b deliveryBody) string {
 	// Spelled canonically: Get would otherwise allocate the canonical key.
 	if id := h.Get("Webhook-Id"); id != "" {
+		if b.SubscriptionID != "" {
+			return id + "#" + b.SubscriptionID
+		}
 		return id
 	}
 	if b.OccurrenceID != "" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"sync"
 	"time"
 )
@@ -32,6 +33,7 @@ type Recorder struct {
 	events        map[string]eventTally
 	deliveries    map[string]string // delivery id → event id of its first receipt
 	expected      int               // events created by this run
+	perEvent      int               // deliveries each event makes (its topic's subscriptions; 1 for a webhook)
 	lateness      []time.Duration
 	receipts      int
 	duplicates    int
@@ -53,8 +55,13 @@ type eventTally struct {
 
 // NewRecorder returns an empty Recorder sized for the planned number of
 // events, so that receipts do not pay for growing its maps mid-run.
-func NewRecorder(planned int) *Recorder {
+func NewRecorder(planned int) *Recorder { return NewFanoutRecorder(planned, 1) }
+
+// NewFanoutRecorder is NewRecorder for events that each make perEvent
+// deliveries (a topic's subscriptions), each its own delivery id.
+func NewFanoutRecorder(planned, perEvent int) *Recorder {
 	return &Recorder{
+		perEvent:   max(perEvent, 1),
 		events:     make(map[string]eventTally, planned),
 		deliveries: make(map[string]string, planned),
 		lateness:   make([]time.Duration, 0, planned),
@@ -74,7 +81,7 @@ func (r *Recorder) Expect(eventID string) {
 	e.expected = true
 	r.events[eventID] = e
 	r.expected++
-	if e.deliveries > 0 {
+	if e.deliveries >= r.perEvent {
 		r.receivedExp++
 		r.unexpected -= e.receipts
 	}
@@ -119,7 +126,7 @@ func (r *Recorder) Record(rc Receipt) {
 		r.deliveries[rc.DeliveryID] = rc.EventID
 		r.lateness = append(r.lateness, rc.ReceivedAt.Sub(rc.ScheduledAt))
 		e.deliveries++
-		if e.deliveries == 1 && e.expected {
+		if e.deliveries == r.perEvent && e.expected {
 			r.receivedExp++
 			r.maybeDone()
 		}
@@ -166,13 +173,14 @@ func (r *Recorder) Tally(sample int) Tally {
 		Lateness:      summarize(r.lateness),
 	}
 	for _, e := range r.events {
-		t.ExtraOccurrences += max(e.deliveries-1, 0)
+		t.ExtraOccurrences += max(e.deliveries-r.perEvent, 0)
 	}
 	for id, ev := range r.deliveries {
 		if len(t.DeliveryIDs) >= sample {
 			break
 		}
 		if r.events[ev].expected {
+			id, _, _ = strings.Cut(id, "#") // a fan-out delivery's occurrence
 			t.DeliveryIDs = append(t.DeliveryIDs, id)
 		}
 	}

@@ -17,7 +17,7 @@ import (
 // the flags given.
 type eventFlags struct {
 	file, name, description, start, timezone, rrule, cron, schedule string
-	webhook, clientName, action, metadata, catchUp, timeout         string
+	webhook, clientName, action, metadata, catchUp, timeout, topic  string
 	completion, maxRuntime, overlap, concurrencyKey                 string
 	concurrencyLimit                                                int
 	tags                                                            []string
@@ -37,6 +37,7 @@ func (f *eventFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.webhook, "webhook", "", "deliver as a signed webhook to this URL")
 	fs.StringVar(&f.clientName, "client", "", "deliver to WebSocket client-hooks of this client name (see qhronos listen)")
 	fs.BoolVar(&f.requireAck, "require-ack", false, "with --client: the occurrence completes only when the client acknowledges it")
+	fs.StringVar(&f.topic, "topic", "", "fan out to the subscribers of this topic of the catalogue (qhronos topics) instead of an action; --metadata must follow its schema")
 	fs.StringVar(&f.action, "action", "", `the action as JSON ('{"type":"apicall","params":{"method":"POST","url":"…"}}')`)
 	fs.StringSliceVar(&f.tags, "tag", nil, "tag (repeat or comma-separate)")
 	fs.StringVar(&f.metadata, "metadata", "", "metadata as JSON, delivered verbatim")
@@ -83,6 +84,20 @@ func (f *eventFlags) input(cmd *cobra.Command, stdin io.Reader) (client.EventInp
 		}
 	}
 	set := cmd.Flags().Changed
+	// What the event does: one flag, which replaces what --file says (an
+	// event read back with `events get -o json` carries its topic or action).
+	n := 0
+	for _, name := range []string{"webhook", "client", "action", "publish", "topic"} {
+		if set(name) {
+			n++
+		}
+	}
+	if n > 1 {
+		return in, usagef("--webhook, --client, --action, --publish and --topic: give one")
+	}
+	if n == 1 {
+		in.Action, in.Webhook, in.Topic = nil, nil, nil
+	}
 	str := func(flag, v string, dst **string) {
 		if set(flag) {
 			*dst = client.Ptr(v)
@@ -95,6 +110,7 @@ func (f *eventFlags) input(cmd *cobra.Command, stdin io.Reader) (client.EventInp
 	str("rrule", f.rrule, &in.Rrule)
 	str("cron", f.cron, &in.Cron)
 	str("webhook", f.webhook, &in.Webhook)
+	str("topic", f.topic, &in.Topic)
 	str("timeout", f.timeout, &in.Timeout)
 	str("max-runtime", f.maxRuntime, &in.MaxRuntime)
 	if set("completion") {
@@ -143,15 +159,6 @@ func (f *eventFlags) input(cmd *cobra.Command, stdin io.Reader) (client.EventInp
 			return in, usagef("--action: not an action object: %v", err)
 		}
 		in.Action = &act
-	}
-	n := 0
-	for _, name := range []string{"webhook", "client", "action", "publish"} {
-		if set(name) {
-			n++
-		}
-	}
-	if n > 1 {
-		return in, usagef("--webhook, --client, --action and --publish: give one")
 	}
 	if err := f.publishFlags.apply(cmd, &in, in.Webhook); err != nil {
 		return in, err
@@ -236,7 +243,12 @@ func (a *app) eventTable(ctx context.Context, c *client.Client, ev *client.Event
 		}
 		nextRun += ")"
 	}
-	t := fields("id", ev.ID, "name", ev.Name, "status", string(ev.Status), "action", actionSummary(ev.Action),
+	// An event that fans out shows its topic where others show their action.
+	does, what := "action", actionSummary(ev.Action)
+	if ev.Topic != nil && *ev.Topic != "" {
+		does, what = "topic", *ev.Topic
+	}
+	t := fields("id", ev.ID, "name", ev.Name, "status", string(ev.Status), does, what,
 		"completion", completionSummary(ev), "overlap", overlapSummary(ev),
 		"concurrency", concurrencySummary(ev), "schedule", scheduleSummary(ev), "timezone", ev.Timezone,
 		"start", z.when(&ev.StartTime), "next run", nextRun, "last run", z.when(ev.LastRunAt),
@@ -245,8 +257,10 @@ func (a *app) eventTable(ctx context.Context, c *client.Client, ev *client.Event
 	return t, nil
 }
 
+// actionSummary is what an event does in a word and its destination:
+// "webhook https://…", "websocket dev", "topic digest.daily".
 func actionSummary(a client.Action) string {
-	for _, k := range []string{"url", "client_name"} {
+	for _, k := range []string{"url", "client_name", "topic"} {
 		if v, ok := a.Params[k].(string); ok {
 			return string(a.Type) + " " + v
 		}

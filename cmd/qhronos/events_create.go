@@ -15,6 +15,8 @@ func newEventsCreateCmd(a *app) *cobra.Command {
 		Example: `  qhronos events create --name ping --start "in 1 minute" --webhook http://127.0.0.1:3000/hooks
   qhronos events create --name standup --start "tomorrow at 9am" --timezone Europe/Prague \
       --rrule "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR" --client dev --tag team
+  qhronos events create --name digest --start "tomorrow at 8am" --rrule FREQ=DAILY \
+      --topic digest.daily --metadata '{"region":"eu"}'
   qhronos events create -f event.json --idempotency-key deploy-42`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

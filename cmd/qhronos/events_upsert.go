@@ -60,6 +60,9 @@ far a burst of upserts can push it past the first one.`,
 }
 
 // upsertInput is the create body in as an upsert's body: the same members.
+// EventUpsertInput has no topic member, so a topic goes as the action that
+// names it, {"type": "topic", "params": {"topic": …}}, which the server
+// takes too.
 func upsertInput(in client.EventInput) (client.EventUpsertInput, error) {
 	var out client.EventUpsertInput
 	b, err := json.Marshal(in)
@@ -69,5 +72,14 @@ func upsertInput(in client.EventInput) (client.EventUpsertInput, error) {
 	if err != nil {
 		return out, fmt.Errorf("encode event: %w", err)
 	}
+	if in.Topic != nil {
+		if out.Action != nil && (out.Action.Type != topicAction || out.Action.Params["topic"] != *in.Topic) {
+			return out, usagef("topic: give topic or action, not both")
+		}
+		out.Action = &client.Action{Type: topicAction, Params: map[string]any{"topic": *in.Topic}}
+	}
 	return out, nil
 }
+
+// topicAction is the action type of an event that fans out to a topic.
+const topicAction client.ActionType = "topic"

@@ -14,12 +14,14 @@ import (
 )
 
 func newOccurrencesCmd(a *app) *cobra.Command {
-	cmd := group("occurrences", "Inspect occurrences, their attempts, and replay them",
-		newOccurrencesListCmd(a), newOccurrencesGetCmd(a), newOccurrencesAttemptsCmd(a), newOccurrencesReplayCmd(a),
-		newOccurrencesSkipCmd(a), newOccurrencesUnskipCmd(a), newOccurrencesMoveCmd(a))
+	cmd := group("occurrences", "Inspect occurrences, their attempts and fan-out deliveries, and replay them",
+		newOccurrencesListCmd(a), newOccurrencesGetCmd(a), newOccurrencesAttemptsCmd(a), newOccurrencesDeliveriesCmd(a),
+		newOccurrencesReplayCmd(a), newOccurrencesSkipCmd(a), newOccurrencesUnskipCmd(a), newOccurrencesMoveCmd(a))
 	cmd.Aliases = []string{"occurrence", "occ"}
 	cmd.Example = `  qhronos occurrences list --event 3f2b… --status failed
   qhronos occurrences attempts 9c1d…
+  qhronos occurrences deliveries 9c1d…
+  qhronos occurrences replay 9c1d… --subscription 0b7e…
   qhronos occurrences replay --status failed --tag billing`
 	return cmd
 }
@@ -46,6 +48,9 @@ func occurrenceTable(z zone, o *client.Occurrence) *table {
 		"attempts", fmt.Sprint(o.AttemptCount), "manual", flag(o.Manual), "status code", num(o.StatusCode),
 		"error", str(o.ErrorMessage), "next attempt", z.when(o.NextAttemptAt), "started", z.when(o.StartedAt),
 		"completed", z.when(o.CompletedAt), "reason", reasonText(o.Reason), "planned at", z.when(o.OriginalScheduledAt))
+	if f := o.Fanout; f != nil {
+		t.rows = append(t.rows, fields("fan-out", fanoutSummary(f)).rows...)
+	}
 	if r := o.Run; r != nil {
 		report := "-"
 		if r.Status != nil {
@@ -60,6 +65,17 @@ func occurrenceTable(z zone, o *client.Occurrence) *table {
 	}
 	t.zone = z
 	return t
+}
+
+// fanoutSummary counts the deliveries of a fan-out occurrence: "3
+// subscriptions: 1 delivered, 1 failed, 1 filtered, 0 pending".
+func fanoutSummary(f *client.FanoutSummary) string {
+	noun := "subscriptions"
+	if f.Subscriptions == 1 {
+		noun = "subscription"
+	}
+	return fmt.Sprintf("%d %s: %d delivered, %d failed, %d filtered, %d pending (qhronos occurrences deliveries)",
+		f.Subscriptions, noun, f.Delivered, f.Failed, f.Filtered, f.Pending)
 }
 
 // runOutput is a run's output as compact JSON on one line, cut short in a

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -9,18 +10,24 @@ import (
 )
 
 func newOccurrencesReplayCmd(a *app) *cobra.Command {
-	var eventID, status, since, until string
+	var eventID, status, since, until, subscription string
 	var tags []string
 	var limit, statusCode int
 	cmd := &cobra.Command{
-		Use:   "replay [OCCURRENCE_ID]",
-		Short: "Deliver an occurrence again, or every terminal occurrence matching filters",
+		Use:     "replay [OCCURRENCE_ID]",
+		Aliases: []string{"retry"},
+		Short:   "Deliver an occurrence again, or every terminal occurrence matching filters",
 		Long: `With an id, replay delivers that occurrence again whatever its outcome (a completed one is
 re-sent): a new manual attempt with the same delivery id (webhook-id) as before, so a receiver
 that drops ids it has already processed drops the replay too. The answer is the occurrence as it now is: pending, without the old error (earlier
 errors stay in its attempts). With filters instead, every terminal occurrence that matches
-(up to --limit) is re-queued.`,
+(up to --limit) is re-queued.
+
+An occurrence of an event that targets a topic re-sends its failed deliveries only; with
+--subscription it re-sends that one subscription's delivery, failed or delivered, and no other
+("qhronos occurrences deliveries ID" lists them). The subscription's owner may ask for that too.`,
 		Example: `  qhronos occurrences replay 9c1d…
+  qhronos occurrences replay 9c1d… --subscription 0b7e…
   qhronos occurrences replay --status failed --event 3f2b…
   qhronos occurrences replay --status failed --status-code 503 --tag billing
   qhronos occurrences replay --status failed --tag billing --since 2030-01-01T00:00:00Z --limit 500`,
@@ -33,8 +40,12 @@ errors stay in its attempts). With filters instead, every terminal occurrence th
 				return usagef("replay takes at most one OCCURRENCE_ID")
 			case len(args) == 1 && filters:
 				return usagef("replay: give an OCCURRENCE_ID or filters, not both")
+			case len(args) == 0 && cmd.Flags().Changed("subscription"):
+				return usagef("--subscription: only with an OCCURRENCE_ID")
 			case len(args) == 0 && !filters:
 				return usagef("replay: give an OCCURRENCE_ID, or filters (--status, --event, --tag, --since, --until) for a bulk replay")
+			case cmd.Flags().Changed("subscription") && subscription == "":
+				return usagef("--subscription: give a subscription id")
 			}
 			return nil
 		},
@@ -44,7 +55,13 @@ errors stay in its attempts). With filters instead, every terminal occurrence th
 				return err
 			}
 			if len(args) == 1 {
-				o, err := c.Occurrences.Replay(cmd.Context(), args[0])
+				replay := c.Occurrences.Replay
+				if cmd.Flags().Changed("subscription") {
+					replay = func(ctx context.Context, id string) (*client.Occurrence, error) {
+						return c.Occurrences.ReplayDelivery(ctx, id, subscription)
+					}
+				}
+				o, err := replay(cmd.Context(), args[0])
 				if err != nil {
 					return err
 				}
@@ -84,6 +101,7 @@ errors stay in its attempts). With filters instead, every terminal occurrence th
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&subscription, "subscription", "", "with an id of a fan-out occurrence: re-send this subscription's delivery only")
 	f.StringVar(&eventID, "event", "", "bulk: occurrences of this event")
 	f.StringVar(&status, "status", "", "bulk: failed, completed, missed, … (comma-separate several)")
 	f.StringSliceVar(&tags, "tag", nil, "bulk: occurrences of events with any of these tags")

@@ -14,7 +14,7 @@ func newSubscriptionsCmd(a *app) *cobra.Command {
 	cmd := group("subscriptions", "Manage subscriptions: endpoints subscribed to a topic or a pattern of topics, with a CEL filter",
 		newSubscriptionsCreateCmd(a), newSubscriptionsListCmd(a), newSubscriptionsGetCmd(a),
 		newSubscriptionsUpdateCmd(a), newSubscriptionsPauseCmd(a), newSubscriptionsResumeCmd(a),
-		newSubscriptionsDeleteCmd(a))
+		newSubscriptionsDeleteCmd(a), newSubscriptionsDeliveriesCmd(a))
 	cmd.Aliases = []string{"subscription", "subs"}
 	cmd.Long = `A subscription asks for the firings of a topic, or of every topic a pattern names (segments
 may be *, one segment each: digest.* names digest.daily and digest.weekly, and topics to come), to
@@ -27,7 +27,8 @@ the subscriptions carrying one of its tags, and gives new ones tags inside its s
   qhronos subscriptions create --topic digest.daily --endpoint 5c9d… --filter 'metadata.plan == "pro"' --tag billing
   qhronos subscriptions create --topic 'digest.*' --endpoint 5c9d…
   qhronos subscriptions list --topic digest.daily
-  qhronos subscriptions pause 0b7e…`
+  qhronos subscriptions pause 0b7e…
+  qhronos subscriptions deliveries 0b7e…`
 	return cmd
 }
 

@@ -153,11 +153,13 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		Info: api.Info{Database: string(b.store.Backend()), Version: version, InstanceID: instanceID, StartedAt: time.Now()},
 		Extra: func(r *gin.Engine) {
 			r.Any(console.Prefix+"/*page", func(c *gin.Context) { ui.ServeHTTP(c.Writer, c.Request) })
+			r.Any(console.PortalPrefix+"/*page", func(c *gin.Context) { ui.ServeHTTP(c.Writer, c.Request) })
 		},
 	}, api.OptionsFrom(cfg))
 	if ui, err = console.New(console.Options{API: srv.Handler(), EncryptionKey: cfg.Secrets.EncryptionKey,
 		SecureCookie: cfg.Console.SecureCookie, TrustedProxies: cfg.Server.TrustedProxies, Revocations: b.store,
-		RequestsOff: !cfg.Outbound.RecordRequests, Logger: log}); err != nil {
+		RequestsOff: !cfg.Outbound.RecordRequests, FrameAncestors: cfg.Console.Portal.FrameAncestors,
+		Logger: log}); err != nil {
 		return fmt.Errorf("console: %w", err)
 	}
 	defer ui.Close()

@@ -64,6 +64,9 @@ type Request struct {
 	// Run is set when the event completes by callback: the delivery
 	// carries its token (HeaderRunToken) and the payload its links.
 	Run *Run
+	// Topic and SubscriptionID are set for a fan-out delivery: the topic the
+	// event targets and the subscription it is delivered for.
+	Topic, SubscriptionID string
 }
 
 // EndpointDelivery is a Delivery that sends to a shared endpoint

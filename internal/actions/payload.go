@@ -22,6 +22,9 @@ type Payload struct {
 	Tags         []string        `json:"tags"`
 	// Run is present only for an event that completes by callback.
 	Run *PayloadRun `json:"run,omitempty"`
+	// Topic and SubscriptionID are present only in a fan-out delivery.
+	Topic          string `json:"topic,omitempty"`
+	SubscriptionID string `json:"subscription_id,omitempty"`
 }
 
 // PayloadRun is the payload's "run" member: how the receiver completes
@@ -51,16 +54,18 @@ func NewPayload(req Request) Payload {
 			Deadline: formatInstant(req.Run.Deadline)}
 	}
 	return Payload{
-		Run:          run,
-		EventID:      req.EventID,
-		OccurrenceID: req.OccurrenceID,
-		Attempt:      req.Attempt,
-		Name:         req.Name,
-		Description:  req.Description,
-		ScheduledAt:  formatInstant(req.ScheduledAt),
-		DispatchedAt: formatInstant(req.DispatchedAt),
-		Metadata:     meta,
-		Tags:         tags,
+		Run:            run,
+		EventID:        req.EventID,
+		OccurrenceID:   req.OccurrenceID,
+		Attempt:        req.Attempt,
+		Name:           req.Name,
+		Description:    req.Description,
+		ScheduledAt:    formatInstant(req.ScheduledAt),
+		DispatchedAt:   formatInstant(req.DispatchedAt),
+		Metadata:       meta,
+		Tags:           tags,
+		Topic:          req.Topic,
+		SubscriptionID: req.SubscriptionID,
 	}
 }
 
@@ -99,6 +104,12 @@ func (p Payload) Marshal() ([]byte, error) {
 		b = append(b, `,"deadline":`...)
 		b = appendJSONString(b, r.Deadline, false)
 		b = append(b, '}')
+	}
+	if p.Topic != "" {
+		b = append(b, `,"topic":`...)
+		b = appendJSONString(b, p.Topic, false)
+		b = append(b, `,"subscription_id":`...)
+		b = appendJSONString(b, p.SubscriptionID, false)
 	}
 	return append(b, '}'), nil
 }

@@ -63,13 +63,7 @@ func (s *Server) listConcurrencyKeys(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	pagination := gin.H{"limit": q.limit}
-	if len(keys) > q.limit {
-		keys = keys[:q.limit]
-		next := keyCursor(keys[len(keys)-1].Key)
-		pagination["next_cursor"] = next
-		setNextLink(c, next)
-	}
+	keys, pagination := nextPage(c, keys, q.limit, func(last *repository.ConcurrencyKey) string { return keyCursor(last.Key) })
 	data := make([]concurrencyKeyJSON, 0, len(keys))
 	for i := range keys {
 		data = append(data, toConcurrencyKeyJSON(&keys[i]))

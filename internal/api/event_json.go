@@ -20,6 +20,7 @@ type eventJSON struct {
 	Schedule      json.RawMessage     `json:"schedule"`
 	Cron          *string             `json:"cron"`
 	Action        json.RawMessage     `json:"action"`
+	Topic         *string             `json:"topic"` // set instead of action: the event fans out
 	Webhook       string              `json:"webhook"`
 	Metadata      json.RawMessage     `json:"metadata"`
 	Tags          []string            `json:"tags"`
@@ -84,6 +85,9 @@ func toEventJSON(r *redact.Redactor, ev *model.Event) eventJSON {
 	}
 	if out.Completion == "" {
 		out.Completion = model.CompletionResponse
+	}
+	if topic := ev.Topic(); topic != "" {
+		out.Topic = &topic
 	}
 	if ev.Callback() {
 		d := ev.RunDeadline().String()
@@ -154,6 +158,9 @@ type occurrenceJSON struct {
 	// Run is a callback event's run, once its delivery was accepted or
 	// the receiver reported it.
 	Run *runJSON `json:"run,omitempty"`
+	// Fanout counts the deliveries of an occurrence of an event that
+	// targets a topic, once its first round resolved them.
+	Fanout *model.FanoutSummary `json:"fanout,omitempty"`
 }
 
 // runJSON is what an occurrence shows of its run: the deadline while it
@@ -201,6 +208,10 @@ func toOccurrenceJSON(o *model.Occurrence) occurrenceJSON {
 		next := o.NextAttemptAt
 		out.NextAttempt = &next
 	}
+	if f, err := model.DecodeFanout(o.Fanout); err == nil && f != nil {
+		sum := f.Summary()
+		out.Fanout = &sum
+	}
 	return out
 }
 
@@ -226,6 +237,8 @@ type attemptJSON struct {
 	ResponseExcerpt *string   `json:"response_excerpt"`
 	Truncated       bool      `json:"truncated"`
 	LatenessMS      int64     `json:"lateness_ms"`
+	// SubscriptionID is the subscription a fan-out delivery went to.
+	SubscriptionID *string `json:"subscription_id,omitempty"`
 	// Request is the request it sent, secrets redacted when it was
 	// recorded; null when it was not.
 	Request *actions.SentRequest `json:"request"`
@@ -236,7 +249,8 @@ func toAttemptsJSON(as []model.Attempt) []attemptJSON {
 	for _, a := range as {
 		aj := attemptJSON{ID: a.ID, OccurrenceID: a.OccurrenceID, Attempt: a.Attempt, Manual: a.Manual,
 			StartedAt: a.StartedAt, DurationMS: a.DurationMS, StatusCode: a.StatusCode, Outcome: a.Outcome,
-			Error: a.Error, ResponseExcerpt: a.ResponseExcerpt, Truncated: a.Truncated, LatenessMS: a.LatenessMS}
+			Error: a.Error, ResponseExcerpt: a.ResponseExcerpt, Truncated: a.Truncated, LatenessMS: a.LatenessMS,
+			SubscriptionID: a.SubscriptionID}
 		if a.RequestJSON != nil {
 			var r actions.SentRequest
 			// Stored by the dispatcher from this type: a row that does

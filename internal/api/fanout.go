@@ -68,13 +68,7 @@ func (s *Server) listTopics(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	pagination := gin.H{"limit": q.limit}
-	if len(topics) > q.limit {
-		topics = topics[:q.limit]
-		next := keyCursor(topics[len(topics)-1].Name)
-		pagination["next_cursor"] = next
-		setNextLink(c, next)
-	}
+	topics, pagination := nextPage(c, topics, q.limit, func(last *model.Topic) string { return keyCursor(last.Name) })
 	data := make([]topicJSON, 0, len(topics))
 	for i := range topics {
 		data = append(data, toTopicJSON(&topics[i]))
@@ -189,14 +183,7 @@ func (s *Server) listSubscriptions(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	pagination := gin.H{"limit": q.limit}
-	if len(subs) > q.limit {
-		subs = subs[:q.limit]
-		last := subs[len(subs)-1]
-		next := encodeCursor(last.CreatedAt, last.ID)
-		pagination["next_cursor"] = next
-		setNextLink(c, next)
-	}
+	subs, pagination := nextPage(c, subs, q.limit, func(last *model.Subscription) string { return encodeCursor(last.CreatedAt, last.ID) })
 	data := make([]subscriptionJSON, 0, len(subs))
 	for i := range subs {
 		data = append(data, toSubscriptionJSON(&subs[i]))
@@ -234,5 +221,70 @@ func (s *Server) deleteSubscription(c *gin.Context) error {
 		return err
 	}
 	c.Status(http.StatusNoContent)
+	return nil
+}
+
+// deliveryJSON is one subscription's delivery of a fan-out occurrence.
+type deliveryJSON struct {
+	SubscriptionID string        `json:"subscription_id"`
+	EndpointID     *string       `json:"endpoint_id"`
+	Status         string        `json:"status"` // delivered, failed, pending, filtered
+	Error          *string       `json:"error"`
+	NextAttemptAt  *time.Time    `json:"next_attempt_at"`
+	Attempts       []attemptJSON `json:"attempts"`
+}
+
+// occurrenceDeliveries answers GET /occurrences/{id}/deliveries: one row
+// per subscription of the occurrence's fan-out, in subscription id order,
+// with its attempts.
+func (s *Server) occurrenceDeliveries(c *gin.Context) error {
+	q, err := parseListQuery(c, s.Now())
+	if err != nil {
+		return err
+	}
+	after, err := afterKey(q.cursor)
+	if err != nil {
+		return err
+	}
+	rows, err := s.Events.Deliveries(c.Request.Context(), principal(c), c.Param("id"), after, q.limit+1)
+	if err != nil {
+		return err
+	}
+	rows, pagination := nextPage(c, rows, q.limit, func(last *model.Delivery) string { return keyCursor(last.SubscriptionID) })
+	data := make([]deliveryJSON, 0, len(rows))
+	for _, d := range rows {
+		dj := deliveryJSON{SubscriptionID: d.SubscriptionID, EndpointID: d.EndpointID, Status: d.Status,
+			NextAttemptAt: d.NextAttemptAt, Attempts: toAttemptsJSON(d.Attempts)}
+		if d.Error != "" {
+			e := d.Error
+			dj.Error = &e
+		}
+		data = append(data, dj)
+	}
+	c.JSON(http.StatusOK, gin.H{"data": data, "pagination": pagination})
+	return nil
+}
+
+// subscriptionDeliveries answers GET /subscriptions/{id}/deliveries: the
+// attempts made for the subscription, newest first.
+func (s *Server) subscriptionDeliveries(c *gin.Context) error {
+	q, err := parseListQuery(c, s.Now())
+	if err != nil {
+		return err
+	}
+	var before *model.PageCursor
+	if q.cursor != "" {
+		at, id, err := decodeCursor(q.cursor)
+		if err != nil {
+			return err
+		}
+		before = &model.PageCursor{At: at, ID: id}
+	}
+	attempts, err := s.Events.SubscriptionDeliveries(c.Request.Context(), principal(c), c.Param("id"), before, q.limit+1)
+	if err != nil {
+		return err
+	}
+	attempts, pagination := nextPage(c, attempts, q.limit, func(last *model.Attempt) string { return encodeCursor(last.StartedAt, last.ID) })
+	c.JSON(http.StatusOK, gin.H{"data": toAttemptsJSON(attempts), "pagination": pagination})
 	return nil
 }

@@ -45,14 +45,7 @@ func (s *Server) eventHistory(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	pagination := gin.H{"limit": q.limit}
-	if len(entries) > q.limit {
-		entries = entries[:q.limit]
-		last := entries[len(entries)-1]
-		next := encodeCursor(last.At, last.ID)
-		pagination["next_cursor"] = next
-		setNextLink(c, next)
-	}
+	entries, pagination := nextPage(c, entries, q.limit, func(last *model.HistoryEntry) string { return encodeCursor(last.At, last.ID) })
 	data := make([]historyEntryJSON, 0, len(entries))
 	for _, e := range entries {
 		changes := e.Changes

@@ -60,6 +60,10 @@ type credential struct {
 	level     model.Access
 	scopedOut bool   // a valid write token whose scope misses the fixture's tag
 	reason    string // what a refused credential's error says
+	// portal is a portal session's token (a redeemed link for the
+	// fixture's tag): a scoped write token on the portal's routes, refused
+	// (403) on every other.
+	portal bool
 }
 
 // credentials builds the ten credentials of the matrix on e, realistically:
@@ -103,6 +107,7 @@ func credentials(t testing.TB, e *env) []credential {
 	admin, _ := e.mintToken("admin", nil)
 	scopedIn, _ := e.mintToken("write", []string{matrixTag})
 	scopedOut, _ := e.mintToken("write", []string{matrixOtherTag})
+	portal := e.portalToken(e.master, matrixTag)
 	return []credential{
 		{name: "no token"},
 		{name: "garbage", token: "not-a-jwt.at-all"},
@@ -115,6 +120,7 @@ func credentials(t testing.TB, e *env) []credential {
 		{name: "admin", token: admin, level: model.AccessAdmin},
 		{name: "scoped-in", token: scopedIn, level: model.AccessWrite},
 		{name: "scoped-out", token: scopedOut, level: model.AccessWrite, scopedOut: true},
+		{name: "portal", token: portal, level: model.AccessWrite, portal: true},
 	}
 }
 
@@ -169,6 +175,7 @@ type matrixRoute struct {
 	level        model.Access
 	names        bool // names an event or occurrence: invisible ones are 404
 	list         bool // lists events or occurrences: scoped-out sees none of the fixture
+	portal       bool // open to portal sessions (openToPortal)
 	ok           int
 	body         func(f fixture) any
 }
@@ -177,7 +184,11 @@ func (r matrixRoute) url(f fixture) string {
 	return strings.NewReplacer("{event}", f.event, "{occurrence}", f.occurrence, "{token}", f.token,
 		"{at}", "2031-01-01T00:00:00Z", "{calendar}", f.calendar, "{endpoint}", f.endpoint,
 		"{channel}", matrixNoChannel, "{key}", "k-"+f.event, "{ckey}", f.concurrencyKey, "{topic}", f.topic,
-		"{subscription}", f.subscription).Replace(r.path)
+		"{subscription}", f.subscription,
+		// A cursor just before the fixture's key: the list is in key order
+		// and the run's hundreds of fixtures each add a random key, so its
+		// first page would hold the fixture's only by chance.
+		"{ckeycursor}", keyCursor(f.concurrencyKey[:len(f.concurrencyKey)-1])).Replace(r.path)
 }
 
 func matrixRoutes() []matrixRoute {
@@ -226,48 +237,54 @@ func matrixRoutes() []matrixRoute {
 			body: func(fixture) any { return calendarBody(matrixTag) }},
 		{method: "DELETE", path: "/calendars/{calendar}", level: model.AccessWrite, names: true,
 			ok: http.StatusNoContent},
-		{method: "POST", path: "/endpoints", level: model.AccessWrite, ok: http.StatusCreated,
+		{method: "POST", path: "/endpoints", portal: true, level: model.AccessWrite, ok: http.StatusCreated,
 			body: func(fixture) any { return endpointBody(matrixTag) }},
-		{method: "GET", path: "/endpoints?limit=500", level: model.AccessRead, list: true, ok: http.StatusOK},
-		{method: "GET", path: "/endpoints/{endpoint}", level: model.AccessRead, names: true, ok: http.StatusOK},
-		{method: "PATCH", path: "/endpoints/{endpoint}", level: model.AccessWrite, names: true, ok: http.StatusOK,
+		{method: "GET", path: "/endpoints?limit=500", portal: true, level: model.AccessRead, list: true, ok: http.StatusOK},
+		{method: "GET", path: "/endpoints/{endpoint}", portal: true, level: model.AccessRead, names: true, ok: http.StatusOK},
+		{method: "PATCH", path: "/endpoints/{endpoint}", portal: true, level: model.AccessWrite, names: true, ok: http.StatusOK,
 			body: func(fixture) any { return map[string]any{"name": "renamed"} }},
-		{method: "DELETE", path: "/endpoints/{endpoint}", level: model.AccessWrite, names: true,
+		{method: "DELETE", path: "/endpoints/{endpoint}", portal: true, level: model.AccessWrite, names: true,
 			ok: http.StatusNoContent},
-		{method: "POST", path: "/endpoints/{endpoint}/enable", level: model.AccessWrite, names: true, ok: http.StatusOK},
-		{method: "POST", path: "/endpoints/{endpoint}/disable", level: model.AccessWrite, names: true, ok: http.StatusOK},
-		{method: "POST", path: "/endpoints/{endpoint}/test", level: model.AccessWrite, names: true, ok: http.StatusOK},
-		{method: "GET", path: "/endpoints/{endpoint}/circuit-history", level: model.AccessRead, names: true,
+		{method: "POST", path: "/endpoints/{endpoint}/enable", portal: true, level: model.AccessWrite, names: true, ok: http.StatusOK},
+		{method: "POST", path: "/endpoints/{endpoint}/disable", portal: true, level: model.AccessWrite, names: true, ok: http.StatusOK},
+		{method: "POST", path: "/endpoints/{endpoint}/test", portal: true, level: model.AccessWrite, names: true, ok: http.StatusOK},
+		{method: "GET", path: "/endpoints/{endpoint}/circuit-history", portal: true, level: model.AccessRead, names: true,
 			ok: http.StatusOK},
-		{method: "POST", path: "/endpoints/{endpoint}/rotate-secret", level: model.AccessWrite, names: true,
+		{method: "POST", path: "/endpoints/{endpoint}/rotate-secret", portal: true, level: model.AccessWrite, names: true,
 			ok: http.StatusOK, body: func(fixture) any { return map[string]any{"grace": "1h"} }},
-		{method: "GET", path: "/occurrences?event_id={event}", level: model.AccessRead, list: true, ok: http.StatusOK},
-		{method: "GET", path: "/occurrences/{occurrence}", level: model.AccessRead, names: true, ok: http.StatusOK},
-		{method: "GET", path: "/occurrences/{occurrence}/attempts", level: model.AccessRead, names: true,
+		{method: "GET", path: "/occurrences?event_id={event}", portal: true, level: model.AccessRead, list: true, ok: http.StatusOK},
+		{method: "GET", path: "/occurrences/{occurrence}", portal: true, level: model.AccessRead, names: true, ok: http.StatusOK},
+		{method: "GET", path: "/occurrences/{occurrence}/attempts", portal: true, level: model.AccessRead, names: true,
+			ok: http.StatusOK},
+		// The fixture's event runs an action: its occurrence has no fan-out.
+		{method: "GET", path: "/occurrences/{occurrence}/deliveries", portal: true, level: model.AccessRead, names: true,
 			ok: http.StatusOK},
 		// The fixture's event names a key of its own: only who sees the
 		// event sees the key, and only who may modify it pauses it.
-		{method: "GET", path: "/concurrency-keys?limit=500", level: model.AccessRead, list: true, ok: http.StatusOK},
+		{method: "GET", path: "/concurrency-keys?limit=10&cursor={ckeycursor}", level: model.AccessRead, list: true,
+			ok: http.StatusOK},
 		{method: "GET", path: "/concurrency-keys/{ckey}", level: model.AccessRead, names: true, ok: http.StatusOK},
 		{method: "POST", path: "/concurrency-keys/{ckey}/pause", level: model.AccessWrite, names: true, ok: http.StatusOK},
 		{method: "POST", path: "/concurrency-keys/{ckey}/resume", level: model.AccessWrite, names: true, ok: http.StatusOK},
 		// Topics are a catalogue every token reads and only admins change.
 		{method: "POST", path: "/topics", level: model.AccessAdmin, ok: http.StatusCreated,
 			body: func(fixture) any { return map[string]any{"name": "mx.new-" + uuid.NewString()} }},
-		{method: "GET", path: "/topics?limit=500", level: model.AccessRead, ok: http.StatusOK},
-		{method: "GET", path: "/topics/{topic}", level: model.AccessRead, ok: http.StatusOK},
+		{method: "GET", path: "/topics?limit=500", portal: true, level: model.AccessRead, ok: http.StatusOK},
+		{method: "GET", path: "/topics/{topic}", portal: true, level: model.AccessRead, ok: http.StatusOK},
 		{method: "PATCH", path: "/topics/{topic}", level: model.AccessAdmin, ok: http.StatusOK,
 			body: func(fixture) any { return map[string]any{"description": "changed"} }},
 		{method: "DELETE", path: "/topics/{topic}", level: model.AccessAdmin, ok: http.StatusNoContent},
-		{method: "POST", path: "/subscriptions", level: model.AccessWrite, ok: http.StatusCreated,
+		{method: "POST", path: "/subscriptions", portal: true, level: model.AccessWrite, ok: http.StatusCreated,
 			body: func(f fixture) any {
 				return map[string]any{"topic": f.topic, "endpoint_id": f.endpoint, "tags": []string{matrixTag}}
 			}},
-		{method: "GET", path: "/subscriptions?limit=500", level: model.AccessRead, list: true, ok: http.StatusOK},
-		{method: "GET", path: "/subscriptions/{subscription}", level: model.AccessRead, names: true, ok: http.StatusOK},
-		{method: "PATCH", path: "/subscriptions/{subscription}", level: model.AccessWrite, names: true,
+		{method: "GET", path: "/subscriptions?limit=500", portal: true, level: model.AccessRead, list: true, ok: http.StatusOK},
+		{method: "GET", path: "/subscriptions/{subscription}", portal: true, level: model.AccessRead, names: true, ok: http.StatusOK},
+		{method: "GET", path: "/subscriptions/{subscription}/deliveries", portal: true, level: model.AccessRead, names: true,
+			ok: http.StatusOK},
+		{method: "PATCH", path: "/subscriptions/{subscription}", portal: true, level: model.AccessWrite, names: true,
 			ok: http.StatusOK, body: func(fixture) any { return map[string]any{"paused": true} }},
-		{method: "DELETE", path: "/subscriptions/{subscription}", level: model.AccessWrite, names: true,
+		{method: "DELETE", path: "/subscriptions/{subscription}", portal: true, level: model.AccessWrite, names: true,
 			ok: http.StatusNoContent},
 		{method: "GET", path: "/stats", level: model.AccessRead, ok: http.StatusOK},
 		{method: "GET", path: "/stats/timeline", level: model.AccessRead, ok: http.StatusOK},
@@ -281,9 +298,9 @@ func matrixRoutes() []matrixRoute {
 			ok: http.StatusConflict, body: func(fixture) any { return map[string]any{"status": "succeeded"} }},
 		{method: "POST", path: "/occurrences/{occurrence}/heartbeat", level: model.AccessWrite, names: true,
 			ok: http.StatusConflict},
-		{method: "POST", path: "/occurrences/{occurrence}/retry", level: model.AccessWrite, names: true,
+		{method: "POST", path: "/occurrences/{occurrence}/retry", portal: true, level: model.AccessWrite, names: true,
 			ok: http.StatusConflict},
-		{method: "POST", path: "/occurrences/retry", level: model.AccessWrite, ok: http.StatusOK,
+		{method: "POST", path: "/occurrences/retry", portal: true, level: model.AccessWrite, ok: http.StatusOK,
 			body: func(f fixture) any { return map[string]any{"event_id": f.event} }},
 		{method: "POST", path: "/occurrences/{occurrence}/skip", level: model.AccessWrite, names: true,
 			ok: http.StatusOK},
@@ -308,6 +325,10 @@ func matrixRoutes() []matrixRoute {
 					"expires_at": future()}
 			}},
 		{method: "GET", path: "/tokens", level: model.AccessAdmin, ok: http.StatusOK},
+		// A link for tags the caller may create with; a portal session may
+		// not make one.
+		{method: "POST", path: "/portal-links", level: model.AccessWrite, ok: http.StatusCreated,
+			body: func(fixture) any { return map[string]any{"tags": []string{matrixTag}} }},
 		{method: "DELETE", path: "/tokens/{token}", level: model.AccessAdmin, ok: http.StatusNoContent},
 		// Notification channels are admin only; {channel} names none, so an
 		// allowed request answers 404 once access passed.
@@ -339,12 +360,14 @@ func (r matrixRoute) want(c credential) int {
 	switch {
 	case c.level == "":
 		return http.StatusUnauthorized
+	case c.portal && !r.portal:
+		return http.StatusForbidden
 	case accessRank[c.level] < accessRank[r.level]:
 		return http.StatusForbidden
 	case c.scopedOut && r.names:
 		return http.StatusNotFound
 	case c.scopedOut && r.method == "POST" && (r.path == "/events" || r.path == "/calendars" || r.path == "/endpoints" ||
-		r.path == "/subscriptions"),
+		r.path == "/subscriptions" || r.path == "/portal-links"),
 		c.scopedOut && r.method == "PUT" && r.path == "/events/by-key/{key}":
 		return http.StatusForbidden // tags: outside token scope
 	}
@@ -441,7 +464,7 @@ func TestAuthMatrixCoversEveryRoute(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, repositorytest.SQLite)
 	public := map[string]bool{"GET /health": true, "GET /healthz": true, "GET /ready": true, "GET /status": true,
-		"GET /openapi.json": true, "GET /ws": true, "GET /metrics": true}
+		"GET /openapi.json": true, "GET /ws": true, "GET /metrics": true, "POST /portal-links/redeem": true}
 	covered := map[string]bool{}
 	for _, r := range matrixRoutes() {
 		path, _, _ := strings.Cut(r.path, "?")

@@ -137,19 +137,27 @@ func (s *Server) limitBody(c *gin.Context) {
 // authenticate derives the request's principal once; every handler reads it
 // from the context and every query is filtered by it.
 func (s *Server) authenticate(c *gin.Context) {
+	if s.authenticated(c) {
+		c.Next()
+	}
+}
+
+// authenticated is authenticate without going on: it sets the principal,
+// or answers the failure and reports false.
+func (s *Server) authenticated(c *gin.Context) bool {
 	bearer := bearerToken(c)
 	if bearer == "" {
 		s.denyAuth(c, fmt.Errorf("%w: missing bearer token", auth.ErrUnauthenticated))
-		return
+		return false
 	}
 	p, err := s.Auth.Authenticate(c.Request.Context(), bearer)
 	if err != nil {
 		s.denyAuth(c, err)
-		return
+		return false
 	}
 	p.Channel = createdVia(c) // the client kind, for the events' history
 	c.Set(ctxPrincipal, p)
-	c.Next()
+	return true
 }
 
 // bearerToken is the request's bearer token, "" when it sends none.
@@ -195,15 +203,19 @@ func (s *Server) require(a model.Access) gin.HandlerFunc {
 
 // rateLimit applies the per-principal GCRA limit.
 func (s *Server) rateLimit(c *gin.Context) {
+	if !s.principalLimited(c) {
+		c.Next()
+	}
+}
+
+// principalLimited is rateLimit without going on: it reports whether the
+// request was stopped (and answered).
+func (s *Server) principalLimited(c *gin.Context) bool {
 	p := principal(c)
 	if p.Master && !s.opts.LimitMaster {
-		c.Next()
-		return
+		return false
 	}
-	if s.limited(c, p.Key()) {
-		return
-	}
-	c.Next()
+	return s.limited(c, p.Key())
 }
 
 // limited checks key against the limit, sets the RateLimit headers and

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
 	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/recurrence"
@@ -68,8 +70,21 @@ func (s *Server) stats(c *gin.Context) error {
 // retryOccurrence re-delivers one terminal occurrence: 404 when the
 // principal cannot read it, 403 when it may read but not modify its event,
 // 409 when it is not terminal.
+//
+// A fan-out occurrence replays its failed deliveries; with a body
+// {"subscription_id": …} it replays that subscription's delivery alone,
+// which the subscription's owner may ask for too.
 func (s *Server) retryOccurrence(c *gin.Context) error {
-	got, err := s.Events.Replay(c.Request.Context(), principal(c), c.Param("id"))
+	subscriptionID, err := replaySubscription(c)
+	if err != nil {
+		return err
+	}
+	var got model.Occurrence
+	if subscriptionID != "" {
+		got, err = s.Events.ReplayDelivery(c.Request.Context(), principal(c), c.Param("id"), subscriptionID)
+	} else {
+		got, err = s.Events.Replay(c.Request.Context(), principal(c), c.Param("id"))
+	}
 	if err != nil {
 		return err
 	}
@@ -249,4 +264,31 @@ func instantMember(field string, text *string, now time.Time) (*time.Time, error
 		return nil, err
 	}
 	return &t, nil
+}
+
+// replaySubscription reads the optional body of POST /occurrences/{id}/retry:
+// empty, or {"subscription_id": "<uuid>"}.
+func replaySubscription(c *gin.Context) (string, error) {
+	if c.Request.ContentLength == 0 {
+		return "", nil
+	}
+	members, body, err := readObject(c)
+	if err != nil {
+		if len(body) == 0 {
+			return "", nil
+		}
+		return "", err
+	}
+	if err := input.RejectUnknown(members, input.Set("subscription_id"), nil); err != nil {
+		return "", err
+	}
+	raw, ok := members["subscription_id"]
+	if !ok || input.IsNull(raw) {
+		return "", nil
+	}
+	var id string
+	if json.Unmarshal(raw, &id) != nil || uuid.Validate(id) != nil || len(id) != 36 {
+		return "", input.BadRequest("subscription_id", "must be a subscription's id (a UUID)")
+	}
+	return strings.ToLower(id), nil
 }

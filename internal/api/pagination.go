@@ -271,3 +271,17 @@ func setNextLink(c *gin.Context, cursor string) {
 	u.RawQuery = q.Encode()
 	c.Header("Link", fmt.Sprintf(`<%s>; rel="next"`, u.RequestURI()))
 }
+
+// nextPage trims items, read with limit+1 to learn whether more follow, to
+// one page; when more follow it names the next page in pagination (the
+// cursor that next makes of the last item kept) and in the Link header.
+func nextPage[T any](c *gin.Context, items []T, limit int, next func(last *T) string) ([]T, gin.H) {
+	pagination := gin.H{"limit": limit}
+	if len(items) > limit {
+		items = items[:limit]
+		cursor := next(&items[len(items)-1])
+		pagination["next_cursor"] = cursor
+		setNextLink(c, cursor)
+	}
+	return items, pagination
+}

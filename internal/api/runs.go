@@ -36,15 +36,18 @@ func (s *Server) runRoutes(r *gin.Engine) {
 func (s *Server) runAuth(c *gin.Context) {
 	bearer := bearerToken(c)
 	if !strings.HasPrefix(bearer, auth.RunTokenPrefix) {
-		s.authenticate(c)
-		if c.IsAborted() {
+		// authenticated and principalLimited, not authenticate and
+		// rateLimit: those end in c.Next(), which ran the handler before
+		// the checks after them here (a token without write access, such
+		// as a portal session's, reached the service before it was refused).
+		if !s.authenticated(c) || s.principalLimited(c) {
 			return
 		}
-		s.rateLimit(c)
-		if c.IsAborted() {
+		if !principal(c).Allows(model.AccessWrite) {
+			s.writeError(c, errForbidden)
 			return
 		}
-		s.require(model.AccessWrite)(c)
+		c.Next()
 		return
 	}
 	if !s.Auth.ValidRunToken(c.Param("id"), bearer) {

@@ -49,6 +49,9 @@ type Store interface {
 	ListTokens(ctx context.Context, createdBy string, limit int) ([]model.Token, error)
 	RevokeToken(ctx context.Context, id string, now time.Time) error
 	PendingReplans(ctx context.Context) (int, error)
+	CreatePortalLink(ctx context.Context, l model.PortalLink, now time.Time) error
+	RedeemPortalLink(ctx context.Context, codeHash string, now time.Time,
+		issue func(model.PortalLink) (model.Token, error)) (model.PortalLink, error)
 }
 
 // Lifecycle is the events service (internal/lifecycle): every change to an
@@ -74,6 +77,12 @@ type Lifecycle interface {
 	PauseConcurrencyKey(ctx context.Context, p auth.Principal, key string, paused bool) (repository.ConcurrencyKey, error)
 	Heartbeat(ctx context.Context, p auth.Principal, byRunToken bool, id string) (model.Occurrence, error)
 	Replay(ctx context.Context, p auth.Principal, id string) (model.Occurrence, error)
+	// ReplayDelivery, Deliveries and SubscriptionDeliveries are an
+	// occurrence's fan-out (#39).
+	ReplayDelivery(ctx context.Context, p auth.Principal, id, subscriptionID string) (model.Occurrence, error)
+	Deliveries(ctx context.Context, p auth.Principal, id, after string, limit int) ([]model.Delivery, error)
+	SubscriptionDeliveries(ctx context.Context, p auth.Principal, id string, before *model.PageCursor, limit int) (
+		[]model.Attempt, error)
 	ReplayMany(ctx context.Context, p auth.Principal, f model.RetryFilter) (model.RetryResult, error)
 	PreviewSchedule(ctx context.Context, p auth.Principal, in *events.Input, after time.Time, n int) (events.Preview, error)
 	PreviewEvent(ctx context.Context, p auth.Principal, id string, after time.Time, n int) (events.Preview, error)
@@ -141,6 +150,9 @@ type Options struct {
 	MetricsToken string
 	// HTTP holds the listener's limits (server.*).
 	HTTP HTTPOptions
+	// PublicURL is where browsers reach this server (server.public_url, else
+	// the listen address): portal links point under it.
+	PublicURL string
 }
 
 // HTTPOptions are the timeouts and header limit that keep slow or idle
@@ -164,7 +176,7 @@ func OptionsFrom(cfg *config.Config) Options {
 		Recurrence: recurrence.Limits{MinInterval: cfg.Scheduler.MinInterval, MaxCount: cfg.Scheduler.MaxCount},
 		WebSocket: WebSocketOptions{AllowedOrigins: cfg.Server.AllowedOrigins,
 			HandshakeTimeout: cfg.WebSocket.HandshakeTimeout},
-		MetricsToken: cfg.Metrics.Token,
+		MetricsToken: cfg.Metrics.Token, PublicURL: cfg.APIBaseURL(),
 		HTTP: HTTPOptions{ReadHeaderTimeout: cfg.Server.ReadHeaderTimeout, ReadTimeout: cfg.Server.ReadTimeout,
 			WriteTimeout: cfg.Server.WriteTimeout, IdleTimeout: cfg.Server.IdleTimeout,
 			MaxHeaderBytes: cfg.Server.MaxHeaderBytes},
@@ -271,6 +283,10 @@ func (s *Server) routes() *gin.Engine {
 	read := authed.Group("/", s.require(model.AccessRead))
 	write := authed.Group("/", s.require(model.AccessWrite))
 	admin := authed.Group("/", s.require(model.AccessAdmin))
+	// The portal's routes (portal.go): open to portal sessions within their
+	// tags as well; every other route refuses them.
+	portalRead := authed.Group("/", s.openToPortal, s.require(model.AccessRead))
+	portalWrite := authed.Group("/", s.openToPortal, s.require(model.AccessWrite))
 
 	write.POST("/events", s.handle(s.createEvent))
 	write.POST("/events/batch", s.handle(s.createEvents))
@@ -296,36 +312,43 @@ func (s *Server) routes() *gin.Engine {
 	write.PUT("/calendars/:id", s.handle(s.updateCalendar))
 	write.DELETE("/calendars/:id", s.handle(s.deleteCalendar))
 
-	write.POST("/endpoints", s.handle(s.createEndpoint))
-	read.GET("/endpoints", s.handle(s.listEndpoints))
-	read.GET("/endpoints/:id", s.handle(s.getEndpoint))
-	write.PATCH("/endpoints/:id", s.handle(s.updateEndpoint))
-	write.DELETE("/endpoints/:id", s.handle(s.deleteEndpoint))
-	write.POST("/endpoints/:id/enable", s.handle(s.enableEndpoint))
-	write.POST("/endpoints/:id/disable", s.handle(s.disableEndpoint))
-	write.POST("/endpoints/:id/rotate-secret", s.handle(s.rotateEndpointSecret))
-	write.POST("/endpoints/:id/test", s.handle(s.testEndpoint))
-	read.GET("/endpoints/:id/circuit-history", s.handle(s.endpointCircuitHistory))
+	portalWrite.POST("/endpoints", s.handle(s.createEndpoint))
+	portalRead.GET("/endpoints", s.handle(s.listEndpoints))
+	portalRead.GET("/endpoints/:id", s.handle(s.getEndpoint))
+	portalWrite.PATCH("/endpoints/:id", s.handle(s.updateEndpoint))
+	portalWrite.DELETE("/endpoints/:id", s.handle(s.deleteEndpoint))
+	portalWrite.POST("/endpoints/:id/enable", s.handle(s.enableEndpoint))
+	portalWrite.POST("/endpoints/:id/disable", s.handle(s.disableEndpoint))
+	portalWrite.POST("/endpoints/:id/rotate-secret", s.handle(s.rotateEndpointSecret))
+	portalWrite.POST("/endpoints/:id/test", s.handle(s.testEndpoint))
+	portalRead.GET("/endpoints/:id/circuit-history", s.handle(s.endpointCircuitHistory))
 
 	admin.POST("/topics", s.handle(s.createTopic))
-	read.GET("/topics", s.handle(s.listTopics))
-	read.GET("/topics/:name", s.handle(s.getTopic))
+	portalRead.GET("/topics", s.handle(s.listTopics))
+	portalRead.GET("/topics/:name", s.handle(s.getTopic))
 	admin.PATCH("/topics/:name", s.handle(s.updateTopic))
 	admin.DELETE("/topics/:name", s.handle(s.deleteTopic))
-	write.POST("/subscriptions", s.handle(s.createSubscription))
-	read.GET("/subscriptions", s.handle(s.listSubscriptions))
-	read.GET("/subscriptions/:id", s.handle(s.getSubscription))
-	write.PATCH("/subscriptions/:id", s.handle(s.updateSubscription))
-	write.DELETE("/subscriptions/:id", s.handle(s.deleteSubscription))
+	portalWrite.POST("/subscriptions", s.handle(s.createSubscription))
+	portalRead.GET("/subscriptions", s.handle(s.listSubscriptions))
+	portalRead.GET("/subscriptions/:id", s.handle(s.getSubscription))
+	portalRead.GET("/subscriptions/:id/deliveries", s.handle(s.subscriptionDeliveries))
+	portalWrite.PATCH("/subscriptions/:id", s.handle(s.updateSubscription))
+	portalWrite.DELETE("/subscriptions/:id", s.handle(s.deleteSubscription))
+
+	// A portal link is made by a token that may create what carries its
+	// tags; redeeming it takes no bearer (the code is the credential).
+	write.POST("/portal-links", s.handle(s.createPortalLink))
+	r.POST("/portal-links/redeem", s.limitBody, s.storableParams, s.handle(s.redeemPortalLink))
 
 	read.GET("/concurrency-keys", s.handle(s.listConcurrencyKeys))
 	read.GET("/concurrency-keys/:key", s.handle(s.getConcurrencyKey))
 	write.POST("/concurrency-keys/:key/pause", s.handle(s.pauseConcurrencyKey))
 	write.POST("/concurrency-keys/:key/resume", s.handle(s.resumeConcurrencyKey))
 
-	read.GET("/occurrences", s.handle(s.listOccurrences))
-	read.GET("/occurrences/:id", s.handle(s.getOccurrence))
-	read.GET("/occurrences/:id/attempts", s.handle(s.occurrenceAttempts))
+	portalRead.GET("/occurrences", s.handle(s.listOccurrences))
+	portalRead.GET("/occurrences/:id", s.handle(s.getOccurrence))
+	portalRead.GET("/occurrences/:id/attempts", s.handle(s.occurrenceAttempts))
+	portalRead.GET("/occurrences/:id/deliveries", s.handle(s.occurrenceDeliveries))
 
 	admin.POST("/tokens", s.handle(s.createToken))
 	admin.GET("/tokens", s.handle(s.listTokens))
@@ -337,8 +360,8 @@ func (s *Server) routes() *gin.Engine {
 	read.GET("/stats", s.handle(s.stats))
 	read.GET("/stats/timeline", s.handle(s.timeline))
 	read.GET("/stats/punctuality", s.handle(s.punctuality))
-	write.POST("/occurrences/retry", s.handle(s.retryOccurrences))
-	write.POST("/occurrences/:id/retry", s.handle(s.retryOccurrence))
+	portalWrite.POST("/occurrences/retry", s.handle(s.retryOccurrences))
+	portalWrite.POST("/occurrences/:id/retry", s.handle(s.retryOccurrence))
 	write.POST("/occurrences/:id/skip", s.handle(s.skipOccurrence))
 	write.POST("/occurrences/:id/unskip", s.handle(s.unskipOccurrence))
 	write.POST("/occurrences/:id/move", s.handle(s.moveOccurrence))

@@ -169,6 +169,10 @@ func (s *Server) wsHandshake(ctx context.Context, conn *websocket.Conn, opts Web
 		}
 		return s.wsRefuse(ctx, conn, "unauthorized")
 	}
+	if !p.Allows(model.AccessRead) {
+		// A portal session's token: the portal has no live feed.
+		return s.wsRefuse(ctx, conn, "insufficient access")
+	}
 	var l *hub.Listener
 	switch {
 	case f.Type == "client-hook":

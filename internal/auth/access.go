@@ -25,7 +25,19 @@ func ParseAccess(s string) (model.Access, error) {
 	return "", ErrInvalidAccess
 }
 
-// rank orders access levels; 0 means unknown and allows nothing.
+// storedAccess is the access level of a token row or its JWT's claim:
+// ParseAccess's, plus the portal's, which no request may ask for and which
+// only redeeming a portal link stores.
+func storedAccess(s string) (model.Access, error) {
+	if s == string(model.AccessPortal) {
+		return model.AccessPortal, nil
+	}
+	return ParseAccess(s)
+}
+
+// rank orders access levels; 0 means unknown and allows nothing (the
+// portal's level too: Principal.WithinPortal lends it write access on the
+// routes the API opens to it).
 func rank(a model.Access) int {
 	switch a {
 	case model.AccessRead:

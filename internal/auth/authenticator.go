@@ -219,11 +219,11 @@ func (a *Authenticator) principal(c *claims, row model.Token) (Principal, error)
 	if !a.now().Before(row.ExpiresAt) {
 		return Principal{}, unauthenticated("token expired")
 	}
-	stored, err := ParseAccess(string(row.Access))
+	stored, err := storedAccess(string(row.Access))
 	if err != nil {
 		return Principal{}, unauthenticated("invalid token")
 	}
-	claimed, err := ParseAccess(c.Access)
+	claimed, err := storedAccess(c.Access)
 	if err != nil || claimed != stored || c.Subject != row.Subject || !sameSet(c.Scope, row.Scope) ||
 		c.ExpiresAt.After(row.ExpiresAt) {
 		return Principal{}, unauthenticated("invalid token")

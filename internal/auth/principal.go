@@ -149,6 +149,25 @@ func (p Principal) CanMint(access model.Access, scope []string) error {
 	return nil
 }
 
+// Portal reports whether the principal is a portal session's (a redeemed
+// portal link's token). Its access level allows nothing by itself: every
+// check of this package answers no, so a route, a WebSocket or a service
+// that does not know about the portal refuses it.
+func (p Principal) Portal() bool { return !p.Master && p.Access == model.AccessPortal }
+
+// WithinPortal is the principal a portal session acts as on a route the API
+// opens to the portal: write access inside its own tags, which is what a
+// write token of that scope may do there and never more. It is the
+// principal unchanged when it is not a portal session's.
+func (p Principal) WithinPortal() Principal {
+	if !p.Portal() {
+		return p
+	}
+	p.Access = model.AccessWrite
+	p.Scope = slices.Clone(p.Scope)
+	return p
+}
+
 // inside reports whether tags is non-empty and every tag is in the scope.
 func (p Principal) inside(tags []string) bool {
 	if len(tags) == 0 {

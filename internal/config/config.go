@@ -39,12 +39,22 @@ type Config struct {
 	Console       ConsoleConfig       `yaml:"console"`
 }
 
-// ConsoleConfig is the web console's session cookie policy.
+// ConsoleConfig is the web console's session cookie policy and the
+// portal's framing.
 type ConsoleConfig struct {
 	// SecureCookie is "auto" (Secure when the request came over TLS, seen
 	// directly or as X-Forwarded-Proto: https from server.trusted_proxies)
 	// or "always" (behind any TLS-terminating proxy not listed there).
-	SecureCookie string `yaml:"secure_cookie"`
+	SecureCookie string       `yaml:"secure_cookie"`
+	Portal       PortalConfig `yaml:"portal"`
+}
+
+// PortalConfig is the portal's (/portal, opened by POST /portal-links).
+type PortalConfig struct {
+	// FrameAncestors are the origins (https://app.example.com, or with a
+	// wildcard subdomain https://*.example.com) whose pages may show the
+	// portal in an iframe: its pages' CSP frame-ancestors. Empty: none.
+	FrameAncestors []string `yaml:"frame_ancestors"`
 }
 
 // EndpointsConfig holds the defaults of every endpoint's circuit breaker

@@ -50,6 +50,10 @@ func (c *Config) Validate() error {
 	v.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
 	v.oneOf("log.format", c.Log.Format, "", "console", "json")
 	v.oneOf("console.secure_cookie", c.Console.SecureCookie, "auto", "always")
+	for i, o := range c.Console.Portal.FrameAncestors {
+		v.check(frameAncestor(o), fmt.Sprintf("console.portal.frame_ancestors[%d]", i),
+			"must be an origin such as https://app.example.com or https://*.example.com (no path, no quotes)")
+	}
 
 	if c.Production() {
 		u, err := url.Parse(c.Database.URL)
@@ -235,4 +239,30 @@ func (v *validator) secret(path, s string) {
 	case len(s) < MinSecretBytes:
 		v.check(false, path, fmt.Sprintf("must be at least %d bytes, got %d", MinSecretBytes, len(s)))
 	}
+}
+
+// frameAncestor reports whether o is an origin a CSP frame-ancestors
+// directive may list: http or https, a host whose first label may be "*",
+// an optional port, and nothing else. Keywords ('self', 'none'), bare
+// hosts, paths, and spaces or semicolons (which would start another source
+// or directive) are refused.
+func frameAncestor(o string) bool {
+	if strings.ContainsAny(o, " \t\r\n;,'\"") {
+		return false
+	}
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil || u.Opaque != "" ||
+		u.Path != "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return false
+	}
+	host := strings.TrimPrefix(u.Hostname(), "*.")
+	if host == "" || strings.Contains(host, "*") {
+		return false
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return false
+		}
+	}
+	return true
 }

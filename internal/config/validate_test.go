@@ -157,3 +157,26 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		}
 	}
 }
+
+// TestPortalFrameAncestors: console.portal.frame_ancestors takes origins
+// only, so an entry cannot widen or end the CSP directive it goes into.
+func TestPortalFrameAncestors(t *testing.T) {
+	t.Parallel()
+	for _, o := range []string{"https://app.example.com", "http://localhost:3000", "https://*.example.com",
+		"https://[::1]:8443"} {
+		c := Default()
+		c.Console.Portal.FrameAncestors = []string{o}
+		require.NoError(t, c.Validate(), o)
+	}
+	for _, o := range []string{"", "*", "'self'", "'none'", "app.example.com", "https://app.example.com/",
+		"https://app.example.com/path", "https://app.example.com?x", "https://app.example.com#f",
+		"https://app.example.com; script-src *", "https://a.example.com https://b.example.com",
+		"ftp://app.example.com", "https://user@app.example.com", "https://*", "https://a.*.example.com",
+		"https://app.example.com:99999", `https://app.example.com"`} {
+		c := Default()
+		c.Console.Portal.FrameAncestors = []string{"https://ok.example.com", o}
+		err := c.Validate()
+		require.Error(t, err, "%q", o)
+		require.Contains(t, err.Error(), "console.portal.frame_ancestors[1]: must be an origin", "%q", o)
+	}
+}

@@ -21,7 +21,7 @@ func (c *Console) signedIn(h handler) http.HandlerFunc {
 		s, ok := c.sessions.read(r)
 		if !ok {
 			if r.Method == http.MethodGet && r.Header.Get("Accept") != "text/event-stream" {
-				http.Redirect(w, r, Prefix+"/login", http.StatusSeeOther)
+				http.Redirect(w, r, base(r)+"/login", http.StatusSeeOther)
 				return
 			}
 			http.Error(w, "sign in first", http.StatusUnauthorized)
@@ -114,7 +114,7 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request, s *session) {
 			"Signing out could not be recorded; the session may still work elsewhere. Try again.")
 		return
 	}
-	http.Redirect(w, r, Prefix+"/login", http.StatusSeeOther)
+	http.Redirect(w, r, base(r)+"/login", http.StatusSeeOther)
 }
 
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }

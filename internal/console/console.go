@@ -24,10 +24,15 @@ var templateFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
-// Prefix is where the console is mounted.
-const Prefix = "/ui"
+// Prefix is where the console is mounted; PortalPrefix is where the portal
+// (portal.go), the console reduced to one customer's tags, is.
+const (
+	Prefix       = "/ui"
+	PortalPrefix = "/portal"
+)
 
-// contentSecurityPolicy allows nothing inline and nothing from elsewhere.
+// contentSecurityPolicy allows nothing inline and nothing from elsewhere;
+// the portal's pages replace its frame-ancestors (portalPolicy).
 const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; font-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
@@ -51,8 +56,12 @@ type Options struct {
 	// RequestsOff is outbound.record_requests: false; the occurrence page
 	// then says requests are not stored instead of "not recorded".
 	RequestsOff bool
-	Logger      *zap.Logger
-	Now         func() time.Time
+	// FrameAncestors is console.portal.frame_ancestors: the origins that
+	// may frame the portal's pages (none when empty). The console itself
+	// is never framed.
+	FrameAncestors []string
+	Logger         *zap.Logger
+	Now            func() time.Time
 }
 
 // Console serves /ui.
@@ -61,9 +70,13 @@ type Console struct {
 	log      *zap.Logger
 	sessions *sessionBox
 	pages    map[string]*template.Template
-	static   http.Handler
-	mux      *http.ServeMux
-	ws       *wsDialer
+	// portalPages are the same templates with their links under /portal.
+	portalPages map[string]*template.Template
+	// portalCSP is the portal pages' Content-Security-Policy.
+	portalCSP string
+	static    http.Handler
+	mux       *http.ServeMux
+	ws        *wsDialer
 
 	closeOnce sync.Once
 }
@@ -84,7 +97,12 @@ func New(opts Options) (*Console, error) {
 		return nil, err
 	}
 	sb.secureAlways, sb.trusted, sb.revoked = opts.SecureCookie == "always", opts.TrustedProxies, opts.Revocations
-	pages, err := parsePages()
+	sb.framed = len(opts.FrameAncestors) > 0
+	pages, err := parsePages(Prefix)
+	if err != nil {
+		return nil, err
+	}
+	portalPages, err := parsePages(PortalPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -93,8 +111,10 @@ func New(opts Options) (*Console, error) {
 		return nil, err
 	}
 	c := &Console{opts: opts, log: opts.Logger.Named("console"), sessions: sb, pages: pages,
+		portalPages: portalPages, portalCSP: portalPolicy(opts.FrameAncestors),
 		static: http.StripPrefix(Prefix+"/static/", http.FileServerFS(sub)), ws: newWSDialer(opts.API)}
 	c.mux = c.routes()
+	c.portalRoutes(c.mux)
 	return c, nil
 }
 
@@ -199,12 +219,23 @@ func (c *Console) routes() *http.ServeMux {
 	return m
 }
 
-// ServeHTTP serves every /ui request with the security headers.
+// ServeHTTP serves every /ui and /portal request with the security
+// headers. The portal's pages may be framed by the origins the operator
+// listed (frame-ancestors); X-Frame-Options cannot name origins, so they
+// go without it then, as browsers that know CSP ignore it anyway.
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
-	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	switch {
+	case !isPortal(r):
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Frame-Options", "DENY")
+	case len(c.opts.FrameAncestors) == 0:
+		h.Set("Content-Security-Policy", c.portalCSP)
+		h.Set("X-Frame-Options", "DENY")
+	default:
+		h.Set("Content-Security-Policy", c.portalCSP)
+	}
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	if !strings.HasPrefix(r.URL.Path, Prefix+"/static/") {

@@ -344,6 +344,9 @@ type occurrencePageData struct {
 	Skippable, Unskippable bool
 	// RequestsOff: requests are not recorded (outbound.record_requests).
 	RequestsOff bool
+	// Fanout is the deliveries of an occurrence of an event that targets a
+	// topic (deliveries.go); nil otherwise.
+	Fanout *fanoutView
 }
 
 func (c *Console) occurrencePage(w http.ResponseWriter, r *http.Request, s *session) {
@@ -360,16 +363,23 @@ func (c *Console) occurrencePage(w http.ResponseWriter, r *http.Request, s *sess
 		return
 	}
 	d := occurrencePageData{Occurrence: viewOccurrence(occ, attempts), RequestsOff: c.opts.RequestsOff}
-	// The event may be deleted or outside the token's scope: the page still
-	// shows the occurrence, naming only the event's id.
-	if ev, err := api.Events.Get(ctx, occ.EventID); err == nil {
-		v := viewEvent(ev)
-		d.Event = &v
-	} else if err = sdkError(err); errors.Is(err, errSignedOut) {
+	if d.Fanout, err = c.fanout(r, occ); err != nil {
 		c.fail(w, r, s, err)
 		return
 	}
-	ahead := d.Occurrence.ScheduledAt.After(time.Now())
+	// The event may be deleted or outside the token's scope: the page still
+	// shows the occurrence, naming only the event's id. The portal reads no
+	// events, and of an occurrence it only replays.
+	if !s.inPortal() {
+		if ev, err := api.Events.Get(ctx, occ.EventID); err == nil {
+			v := viewEvent(ev)
+			d.Event = &v
+		} else if err = sdkError(err); errors.Is(err, errSignedOut) {
+			c.fail(w, r, s, err)
+			return
+		}
+	}
+	ahead := d.Occurrence.ScheduledAt.After(time.Now()) && !s.inPortal()
 	d.Skippable = ahead && d.Occurrence.Status == "pending"
 	d.Unskippable = ahead && d.Occurrence.Status == "skipped" && d.Occurrence.Reason == "manual"
 	v := view{Title: "Occurrence", Nav: occurrenceNav(d.Occurrence.Status), Data: d}
@@ -384,7 +394,7 @@ func (c *Console) occurrencePage(w http.ResponseWriter, r *http.Request, s *sess
 func (c *Console) controlOne(action, done string) func(http.ResponseWriter, *http.Request, *session) {
 	return func(w http.ResponseWriter, r *http.Request, s *session) {
 		id := r.PathValue("id")
-		back := Prefix + "/occurrences/" + url.PathEscape(id)
+		back := base(r) + "/occurrences/" + url.PathEscape(id)
 		occs := c.sdk(r).Occurrences
 		var err error
 		if action == "skip" {
@@ -405,7 +415,7 @@ func (c *Console) controlOne(action, done string) func(http.ResponseWriter, *htt
 // the event is not visible), and comes back to its page.
 func (c *Console) moveOne(w http.ResponseWriter, r *http.Request, s *session) {
 	id := r.PathValue("id")
-	back := Prefix + "/occurrences/" + url.PathEscape(id)
+	back := base(r) + "/occurrences/" + url.PathEscape(id)
 	api := c.sdk(r)
 	occ, err := api.Occurrences.Get(r.Context(), id)
 	if err != nil {
@@ -431,13 +441,21 @@ func (c *Console) moveOne(w http.ResponseWriter, r *http.Request, s *session) {
 
 func (c *Console) replayOne(w http.ResponseWriter, r *http.Request, s *session) {
 	id := r.PathValue("id")
-	back, ok := consolePath(r.PostFormValue("back"))
+	back, ok := pathUnder(base(r), r.PostFormValue("back"))
 	if !ok {
-		back = Prefix + "/occurrences/" + url.PathEscape(id)
+		back = base(r) + "/occurrences/" + url.PathEscape(id)
+	}
+	if sub := strings.TrimSpace(r.PostFormValue("subscription")); sub != "" {
+		c.replayDelivery(w, r, s, id, sub, back)
+		return
 	}
 	out, err := c.sdk(r).Occurrences.Replay(r.Context(), id)
 	if err = sdkError(err); err != nil {
 		c.answerFailure(w, r, s, err, redirect, back, "Replay failed: ")
+		return
+	}
+	if out.Fanout != nil {
+		redirect(w, r, back, "Replay queued: its failed deliveries are sent again; the occurrence is "+string(out.Status)+".")
 		return
 	}
 	redirect(w, r, back, "Replay queued: the occurrence is "+string(out.Status)+".")

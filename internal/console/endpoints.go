@@ -158,7 +158,7 @@ var endpointFormFields = map[string]string{"name": "name", "url": "url", "descri
 
 func (c *Console) newEndpointPage(w http.ResponseWriter, r *http.Request, s *session) {
 	c.render(w, r, s, "endpoint_form", http.StatusOK, view{Title: "New endpoint", Nav: "endpoints",
-		Data: endpointForm{Errors: map[string]string{}}})
+		Data: endpointForm{Tags: s.defaultTags(), Errors: map[string]string{}}})
 }
 
 func splitTags(s string) []string {
@@ -342,7 +342,7 @@ func (c *Console) updateEndpoint(w http.ResponseWriter, r *http.Request, s *sess
 		var ae *apiError
 		switch {
 		case err == nil:
-			redirect(w, r, Prefix+"/endpoints/"+url.PathEscape(id), "Endpoint saved.")
+			redirect(w, r, base(r)+"/endpoints/"+url.PathEscape(id), "Endpoint saved.")
 			return
 		case errors.As(err, &ae) && ae.Status == http.StatusPreconditionFailed:
 			f.General = "Someone changed this endpoint since you opened the form. Reload it to see their change."
@@ -459,7 +459,7 @@ func (c *Console) testEndpoint(w http.ResponseWriter, r *http.Request, s *sessio
 	id := r.PathValue("id")
 	res, err := c.sdk(r).Endpoints.Test(r.Context(), id)
 	if err = sdkError(err); err != nil {
-		c.answerFailure(w, r, s, err, redirectProblem, Prefix+"/endpoints/"+url.PathEscape(id), "Test refused: ")
+		c.answerFailure(w, r, s, err, redirectProblem, base(r)+"/endpoints/"+url.PathEscape(id), "Test refused: ")
 		return
 	}
 	c.renderEndpointPage(w, r, s, toEndpointTestView(res))
@@ -473,14 +473,17 @@ func (c *Console) renderEndpointPage(w http.ResponseWriter, r *http.Request, s *
 		return
 	}
 	d := endpointData{Endpoint: toEndpointRow(e), Test: test}
-	evs, err := sdk.Events.List(ctx, client.ListEventsParams{EndpointID: &e.ID, Limit: client.Ptr(usersShown)})
-	if err = sdkError(err); err != nil {
-		c.fail(w, r, s, err)
-		return
-	}
-	d.More = evs.NextCursor != ""
-	for _, ev := range evs.Items {
-		d.Events = append(d.Events, eventLink{ID: ev.ID, Name: ev.Name, Status: string(ev.Status), NextRunAt: ev.NextRunAt})
+	// The portal reads no events: its page leaves out who delivers here.
+	if !s.inPortal() {
+		evs, err := sdk.Events.List(ctx, client.ListEventsParams{EndpointID: &e.ID, Limit: client.Ptr(usersShown)})
+		if err = sdkError(err); err != nil {
+			c.fail(w, r, s, err)
+			return
+		}
+		d.More = evs.NextCursor != ""
+		for _, ev := range evs.Items {
+			d.Events = append(d.Events, eventLink{ID: ev.ID, Name: ev.Name, Status: string(ev.Status), NextRunAt: ev.NextRunAt})
+		}
 	}
 	hist, err := sdk.Endpoints.CircuitHistory(ctx, e.ID, client.CircuitHistoryParams{Limit: client.Ptr(circuitShown)})
 	if err = sdkError(err); err != nil {
@@ -512,14 +515,14 @@ func (c *Console) confirmEndpointAction(w http.ResponseWriter, r *http.Request, 
 		c.renderError(w, r, s, http.StatusNotFound, "There is no such action.")
 		return
 	}
-	back := Prefix + "/endpoints/" + url.PathEscape(id)
+	back := base(r) + "/endpoints/" + url.PathEscape(id)
 	c.render(w, r, s, "confirm", http.StatusOK, view{Title: a.Verb + " endpoint", Nav: "endpoints", Data: confirmData{
 		Action: name, Verb: a.Verb, Danger: a.Danger, Question: a.Question, Post: back + "/do/" + name, Cancel: back}})
 }
 
 func (c *Console) endpointAction(w http.ResponseWriter, r *http.Request, s *session) {
 	id, name := r.PathValue("id"), r.PathValue("action")
-	back := Prefix + "/endpoints/" + url.PathEscape(id)
+	back := base(r) + "/endpoints/" + url.PathEscape(id)
 	sdk, ctx := c.sdk(r), r.Context()
 	var (
 		e      *client.Endpoint
@@ -544,13 +547,13 @@ func (c *Console) endpointAction(w http.ResponseWriter, r *http.Request, s *sess
 		}
 	case "delete":
 		err = sdk.Endpoints.Delete(ctx, id)
-		back, notice = Prefix+"/endpoints", "Endpoint deleted."
+		back, notice = base(r)+"/endpoints", "Endpoint deleted."
 	default:
 		c.renderError(w, r, s, http.StatusNotFound, "There is no such action.")
 		return
 	}
 	if err = sdkError(err); err != nil {
-		c.answerFailure(w, r, s, err, redirectProblem, Prefix+"/endpoints/"+url.PathEscape(id), "Refused: ")
+		c.answerFailure(w, r, s, err, redirectProblem, base(r)+"/endpoints/"+url.PathEscape(id), "Refused: ")
 		return
 	}
 	redirect(w, r, back, notice)

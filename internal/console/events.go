@@ -104,7 +104,12 @@ type eventForm struct {
 	RuleKind    string
 	OrigKind    string
 	Rule        string
-	ActionType  string
+	// ActionType is the delivery kind, or "topic": the event fans out to
+	// the subscribers of Topic, one of Topics (the catalogue's), and sends
+	// no action.
+	ActionType string
+	Topic      string
+	Topics     []topicChoice
 	// TargetKind is "url" (Target is a URL or a WebSocket client name) or
 	// "endpoint" (EndpointID names one of Endpoints).
 	TargetKind string
@@ -157,11 +162,15 @@ type endpointChoice struct {
 	ID, Name, URL, State string
 }
 
+type topicChoice struct {
+	Name, Description string
+}
+
 func formFromRequest(r *http.Request) eventForm {
 	v := func(k string) string { return strings.TrimSpace(r.PostFormValue(k)) }
 	f := eventForm{Name: v("name"), Description: v("description"), Tags: v("tags"), Timezone: v("timezone"),
 		StartTime: v("start_time"), RuleKind: v("rule_kind"), OrigKind: v("orig_kind"), Rule: v("rule"),
-		ActionType: v("action_type"), TargetKind: v("target_kind"), Target: v("target"), EndpointID: v("endpoint_id"),
+		ActionType: v("action_type"), Topic: v("topic"), TargetKind: v("target_kind"), Target: v("target"), EndpointID: v("endpoint_id"),
 		Method: v("method"), To: v("to"), JetStream: r.PostFormValue("jetstream") != "", RecordKey: v("record_key"),
 		EncryptTo: v("encryption_jwk"), Secret: r.PostFormValue("hmac_secret"),
 		Metadata: v("metadata"), CatchUp: v("catch_up"), Timeout: v("timeout"), MaxAttempts: v("max_attempts"),
@@ -181,7 +190,7 @@ func formFromRequest(r *http.Request) eventForm {
 func formFromEvent(e eventView) eventForm {
 	f := eventForm{ID: e.ID, Editing: true, Name: e.Name, Description: e.Description, Tags: strings.Join(e.Tags, ", "),
 		Timezone: e.Timezone, RuleKind: e.RuleKind(), OrigKind: e.RuleKind(), Rule: e.RuleText(),
-		ActionType: e.ActionType(), CatchUp: e.CatchUp, Status: e.Status, DSTGap: e.DSTGap, DSTRepeat: e.DSTRepeat,
+		ActionType: e.ActionType(), Topic: e.Topic, CatchUp: e.CatchUp, Status: e.Status, DSTGap: e.DSTGap, DSTRepeat: e.DSTRepeat,
 		Jitter: e.Jitter, Timeout: e.Timeout, Metadata: e.Metadata, Completion: e.Completion,
 		MaxRuntime: e.MaxRuntime, Overlap: e.Overlap, ConcurrencyKey: e.ConcurrencyKey, Errors: map[string]string{}}
 	f.StartTime = e.StartTime.In(e.Location()).Format(time.RFC3339)
@@ -240,6 +249,8 @@ func formField(apiField string) string {
 		return "target"
 	case "endpoint_id":
 		return "endpoint_id"
+	case "topic":
+		return "topic"
 	case "hmac_secret":
 		return "hmac_secret"
 	case "retry":
@@ -333,6 +344,51 @@ func (f *eventForm) body() (map[string]any, bool) {
 	}
 	body["tags"] = tags
 	ok := f.scheduleBody(body)
+	if f.ActionType == "topic" {
+		ok = f.topicBody(body) && ok
+	} else {
+		ok = f.actionBody(body) && ok
+	}
+	if f.Metadata != "" {
+		var md any
+		if err := json.Unmarshal([]byte(f.Metadata), &md); err != nil {
+			f.Errors["metadata"] = "must be valid JSON"
+			ok = false
+		} else {
+			body["metadata"] = md
+		}
+	} else if f.Editing {
+		body["metadata"] = nil
+	}
+	if f.CatchUp != "" {
+		body["catch_up"] = f.CatchUp
+	}
+	if f.Timeout != "" {
+		body["timeout"] = f.Timeout
+	}
+	f.completionBody(body)
+	if !f.concurrencyBody(body) {
+		ok = false
+	}
+	if f.MaxAttempts != "" {
+		n, err := strconv.Atoi(f.MaxAttempts)
+		if err != nil {
+			f.Errors["max_attempts"] = "must be a whole number"
+			ok = false
+		} else {
+			body["retry"] = map[string]any{"max_attempts": n}
+		}
+	}
+	if f.Status != "" && !f.Editing {
+		body["status"] = f.Status
+	}
+	return body, ok
+}
+
+// actionBody adds the action the event runs to body, and its signing
+// secret; false when a field is already known to be malformed.
+func (f *eventForm) actionBody(body map[string]any) bool {
+	ok := true
 	params := map[string]any{}
 	switch f.ActionType {
 	case "websocket":
@@ -371,40 +427,22 @@ func (f *eventForm) body() (map[string]any, bool) {
 	if f.Secret != "" {
 		body["hmac_secret"] = f.Secret
 	}
-	if f.Metadata != "" {
-		var md any
-		if err := json.Unmarshal([]byte(f.Metadata), &md); err != nil {
-			f.Errors["metadata"] = "must be valid JSON"
-			ok = false
-		} else {
-			body["metadata"] = md
-		}
-	} else if f.Editing {
-		body["metadata"] = nil
+	return ok
+}
+
+// topicBody makes the event fan out to the chosen topic: the member topic
+// instead of an action, completed by its deliveries' answers (the API
+// refuses a callback for a topic). The target, encryption and signing
+// fields are an action's and are left out: each subscriber's endpoint has
+// its own.
+func (f *eventForm) topicBody(body map[string]any) bool {
+	f.Completion = "response"
+	if f.Topic == "" {
+		f.Errors["topic"] = "choose a topic of the catalogue"
+		return false
 	}
-	if f.CatchUp != "" {
-		body["catch_up"] = f.CatchUp
-	}
-	if f.Timeout != "" {
-		body["timeout"] = f.Timeout
-	}
-	f.completionBody(body)
-	if !f.concurrencyBody(body) {
-		ok = false
-	}
-	if f.MaxAttempts != "" {
-		n, err := strconv.Atoi(f.MaxAttempts)
-		if err != nil {
-			f.Errors["max_attempts"] = "must be a whole number"
-			ok = false
-		} else {
-			body["retry"] = map[string]any{"max_attempts": n}
-		}
-	}
-	if f.Status != "" && !f.Editing {
-		body["status"] = f.Status
-	}
-	return body, ok
+	body["topic"] = f.Topic
+	return true
 }
 
 // completionBody adds how the event's occurrences complete, and its
@@ -560,9 +598,9 @@ func (c *Console) errorsBehindZone(r *http.Request, f *eventForm) {
 // pickerLimit bounds the endpoints and calendars the form offers.
 const pickerLimit = 100
 
-// choices fills the endpoint and calendar pickers with what the token can
-// read. The event's own calendars come first, in their order (the first
-// calendar that blocks a day decides), then the others by name.
+// choices fills the endpoint, calendar and topic pickers with what the
+// token can read. The event's own calendars come first, in their order
+// (the first calendar that blocks a day decides), then the others by name.
 func (c *Console) choices(r *http.Request, f *eventForm) error {
 	api := c.sdk(r)
 	ctx := r.Context()
@@ -606,6 +644,24 @@ func (c *Console) choices(r *http.Request, f *eventForm) error {
 		}
 	}
 	f.Calendars = out
+	return c.topicChoices(r, f)
+}
+
+// topicChoices fills the topic picker with the catalogue's first page; the
+// event's own topic is offered even when it is not among them.
+func (c *Console) topicChoices(r *http.Request, f *eventForm) error {
+	page, err := c.sdk(r).Topics.List(r.Context(), client.ListTopicsParams{Limit: client.Ptr(pickerLimit)})
+	if err != nil && !unlisted(err) {
+		return sdkError(err)
+	}
+	if page != nil {
+		for _, t := range page.Items {
+			f.Topics = append(f.Topics, topicChoice{Name: t.Name, Description: t.Description})
+		}
+	}
+	if f.Topic != "" && !slices.ContainsFunc(f.Topics, func(t topicChoice) bool { return t.Name == f.Topic }) {
+		f.Topics = append(f.Topics, topicChoice{Name: f.Topic})
+	}
 	return nil
 }
 

@@ -23,8 +23,11 @@ type eventView struct {
 	HasRRule, HasCron                       bool
 	Action                                  client.Action
 	EndpointID                              string
-	Tags                                    []string
-	CatchUp, Timeout, Jitter                string
+	// Topic is the topic an event fans out to ("" for an event that runs
+	// an action); its Action then reads {"type": "topic"}.
+	Topic                    string
+	Tags                     []string
+	CatchUp, Timeout, Jitter string
 	// Completion is "response" or "callback"; MaxRuntime is a callback
 	// run's deadline without a completion or heartbeat, as the API
 	// writes it ("30m0s"), empty for response.
@@ -119,6 +122,10 @@ func viewEvent(e *client.Event) eventView {
 	if e.Retry != nil {
 		v.MaxAttempts = e.Retry.MaxAttempts
 	}
+	v.Topic = str(e.Topic)
+	if v.Topic == "" && e.Action.Type == client.ActionTypeTopic {
+		v.Topic = v.param("topic")
+	}
 	if v.EndpointID == "" {
 		if id, ok := e.Action.Params["endpoint_id"].(string); ok {
 			v.EndpointID = id
@@ -144,6 +151,9 @@ func (e eventView) ActionType() string { return string(e.Action.Type) }
 
 // Target is where the event delivers, in words.
 func (e eventView) Target() string {
+	if e.Topic != "" {
+		return "topic " + e.Topic
+	}
 	if text, ok := brokerTarget(string(e.Action.Type), e.Action.Params); ok {
 		return text
 	}
@@ -323,13 +333,18 @@ type deliveryView struct {
 }
 
 type attemptView struct {
-	Attempt        int
-	Manual         bool
-	StartedAt      time.Time
-	DurationMS     int64
-	Outcome        string
-	StatusCode     *int
-	Error, Excerpt string
+	// ID is the attempt's own; OccurrenceID the occurrence it was made
+	// for (the subscription page links it); SubscriptionID the
+	// subscription a fan-out attempt delivered to ("" for an event's own
+	// action).
+	ID, OccurrenceID, SubscriptionID string
+	Attempt                          int
+	Manual                           bool
+	StartedAt                        time.Time
+	DurationMS                       int64
+	Outcome                          string
+	StatusCode                       *int
+	Error, Excerpt                   string
 	// LatenessMS is how late the attempt started; Truncated says the
 	// API cut the response excerpt short.
 	LatenessMS int64
@@ -376,8 +391,9 @@ func viewDelivery(o client.Occurrence) deliveryView {
 }
 
 func viewAttempt(a client.Attempt) attemptView {
-	v := attemptView{Attempt: a.Attempt, Manual: a.Manual != nil && *a.Manual, StartedAt: a.StartedAt,
-		Outcome: a.Outcome, StatusCode: a.StatusCode, Error: str(a.Error), Excerpt: str(a.ResponseExcerpt)}
+	v := attemptView{ID: a.ID, OccurrenceID: a.OccurrenceID, SubscriptionID: str(a.SubscriptionID), Attempt: a.Attempt,
+		Manual: a.Manual != nil && *a.Manual, StartedAt: a.StartedAt, Outcome: a.Outcome, StatusCode: a.StatusCode,
+		Error: str(a.Error), Excerpt: str(a.ResponseExcerpt)}
 	if a.DurationMs != nil {
 		v.DurationMS = int64(*a.DurationMs)
 	}

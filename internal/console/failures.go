@@ -131,7 +131,7 @@ const maxBulkReplay = 10000
 func (c *Console) failuresPage(w http.ResponseWriter, r *http.Request, s *session) {
 	f, errs := readFailureFilter(r.URL.Query())
 	d := failuresData{Filter: f, Errors: errs, PageQuery: queryURL(f.page())}
-	d.Back = Prefix + "/failures?" + string(d.PageQuery)
+	d.Back = base(r) + "/failures?" + string(d.PageQuery)
 	if len(errs) > 0 {
 		c.render(w, r, s, "failures", http.StatusBadRequest, view{Title: "Failures", Nav: "failures", Data: d})
 		return
@@ -177,9 +177,12 @@ func (c *Console) failuresPage(w http.ResponseWriter, r *http.Request, s *sessio
 		nq.Set("cursor", *next)
 		d.NextQuery = queryURL(nq)
 	}
-	if err := c.nameEvents(r, d.Rows); err != nil {
-		c.fail(w, r, s, err)
-		return
+	// The portal reads no events: its rows name them by id.
+	if !s.inPortal() {
+		if err := c.nameEvents(r, d.Rows); err != nil {
+			c.fail(w, r, s, err)
+			return
+		}
 	}
 	c.render(w, r, s, "failures", http.StatusOK, view{Title: "Failures", Nav: "failures", Data: d})
 }
@@ -228,7 +231,7 @@ type bulkData struct {
 func (c *Console) confirmBulkReplay(w http.ResponseWriter, r *http.Request, s *session) {
 	f, errs := readFailureFilter(r.URL.Query())
 	if len(errs) > 0 {
-		redirect(w, r, Prefix+"/failures?"+f.page().Encode(), "Fix the filter first.")
+		redirect(w, r, base(r)+"/failures?"+f.page().Encode(), "Fix the filter first.")
 		return
 	}
 	q := f.params()
@@ -254,7 +257,7 @@ func (c *Console) bulkReplay(w http.ResponseWriter, r *http.Request, s *session)
 		v.Set(k, r.PostFormValue(k))
 	}
 	f, errs := readFailureFilter(v)
-	back := Prefix + "/failures?" + f.page().Encode()
+	back := base(r) + "/failures?" + f.page().Encode()
 	if len(errs) > 0 {
 		redirect(w, r, back, "Fix the filter first.")
 		return

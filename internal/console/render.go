@@ -28,6 +28,9 @@ type view struct {
 	Notice   string
 	Error    string
 	Data     any
+	// Portal is set on the portal's pages: the header names its tags and
+	// links back to the customer's application.
+	Portal *portalScope
 }
 
 var funcs = template.FuncMap{
@@ -44,38 +47,79 @@ var funcs = template.FuncMap{
 	"overlapLabel":   overlapLabel,
 }
 
-func parsePages() (map[string]*template.Template, error) {
+// parsePages parses every page with the layout and the partials, its links
+// under prefix. The templates write the console's paths (/ui/…); the
+// portal's set (prefix /portal) is the same templates with those paths
+// moved under /portal at parse time, so a page shared by both links within
+// the one it is shown in. The static files stay where they are, under /ui.
+func parsePages(prefix string) (map[string]*template.Template, error) {
 	names, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, err
 	}
+	partials, err := fs.Glob(templateFS, "templates/partials/*.html")
+	if err != nil {
+		return nil, err
+	}
+	move := strings.NewReplacer(Prefix+"/static/", Prefix+"/static/", Prefix+"/", prefix+"/")
 	pages := map[string]*template.Template{}
 	for _, n := range names {
 		base := path.Base(n)
 		if base == "layout.html" {
 			continue
 		}
-		t, err := template.New(base).Funcs(funcs).ParseFS(templateFS, "templates/layout.html",
-			"templates/partials/*.html", n)
-		if err != nil {
-			return nil, fmt.Errorf("parse %s: %w", n, err)
+		// As ParseFS would: in this order, each file into the template of
+		// its base name (a partial named like the page goes into the page,
+		// whose own text, parsed last, is its body).
+		t := template.New(base).Funcs(funcs)
+		files := append(append([]string{"templates/layout.html"}, partials...), n)
+		for _, f := range files {
+			src, err := fs.ReadFile(templateFS, f)
+			if err != nil {
+				return nil, err
+			}
+			into := t
+			if path.Base(f) != base {
+				into = t.New(path.Base(f))
+			}
+			if _, err := into.Parse(move.Replace(string(src))); err != nil {
+				return nil, fmt.Errorf("parse %s: %w", f, err)
+			}
 		}
 		pages[strings.TrimSuffix(base, ".html")] = t
 	}
 	return pages, nil
 }
 
+// isPortal reports whether r is a request for the portal's pages.
+func isPortal(r *http.Request) bool {
+	return r.URL.Path == PortalPrefix || strings.HasPrefix(r.URL.Path, PortalPrefix+"/")
+}
+
+// base is where r's pages are: /portal for the portal's, /ui for the
+// console's. Handlers shared by both build their links and redirects on it.
+func base(r *http.Request) string {
+	if isPortal(r) {
+		return PortalPrefix
+	}
+	return Prefix
+}
+
 // render writes a page; the template is executed into a buffer first so a
 // template error never sends half a page.
 func (c *Console) render(w http.ResponseWriter, r *http.Request, s *session, name string, status int, v view) {
-	t := c.pages[name]
+	pages := c.pages
+	if isPortal(r) {
+		pages = c.portalPages
+	}
+	t := pages[name]
 	if t == nil {
 		c.log.Error("no such console template", zap.String("template", name))
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
 	if s != nil {
-		v.CSRF, v.SignedIn = s.CSRF, true
+		v.CSRF, v.SignedIn, v.Portal = s.CSRF, true, s.Portal
 	}
 	if v.Notice == "" {
 		v.Notice = r.URL.Query().Get("notice")
@@ -126,10 +170,11 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, s *session, err e
 	c.renderError(w, r, s, http.StatusInternalServerError, "Something went wrong; the server log has the details.")
 }
 
-// signOut ends the session and sends the browser to the sign-in page.
+// signOut ends the session and sends the browser to the sign-in page (the
+// portal's says the session ended: a new link signs in again).
 func (c *Console) signOut(w http.ResponseWriter, r *http.Request) {
 	c.sessions.end(w, r)
-	http.Redirect(w, r, Prefix+"/login?ended=1", http.StatusSeeOther)
+	http.Redirect(w, r, base(r)+"/login?ended=1", http.StatusSeeOther)
 }
 
 // redirect sends the browser to target after a POST, with a notice.
@@ -138,7 +183,10 @@ func (c *Console) signOut(w http.ResponseWriter, r *http.Request) {
 // scheme, host or userinfo; no backslash, space or control character
 // (browsers drop tabs and newlines, so "/\t/evil.com" is "//evil.com"),
 // raw or percent-encoded in the path; no ".." segment.
-func consolePath(back string) (string, bool) {
+func consolePath(back string) (string, bool) { return pathUnder(Prefix, back) }
+
+// pathUnder is consolePath for the pages under prefix (/ui or /portal).
+func pathUnder(prefix, back string) (string, bool) {
 	if strings.ContainsAny(back, "\\ ") || strings.IndexFunc(back, unicode.IsControl) >= 0 {
 		return "", false
 	}
@@ -147,7 +195,7 @@ func consolePath(back string) (string, bool) {
 		return "", false
 	}
 	p := u.Path
-	if !strings.HasPrefix(p, Prefix+"/") || strings.ContainsAny(p, "\\ ") || strings.IndexFunc(p, unicode.IsControl) >= 0 ||
+	if !strings.HasPrefix(p, prefix+"/") || strings.ContainsAny(p, "\\ ") || strings.IndexFunc(p, unicode.IsControl) >= 0 ||
 		path.Clean(p) != strings.TrimSuffix(p, "/") && path.Clean(p) != p {
 		return "", false
 	}

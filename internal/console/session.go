@@ -18,6 +18,8 @@ import (
 
 const (
 	sessionCookie = "qhronos_session"
+	// portalCookie is a portal session's (portal.go), on /portal only.
+	portalCookie = "qhronos_portal"
 	// preCookie carries the sign-in form's CSRF token before a session
 	// exists (double submit).
 	preCookie = "qhronos_signin"
@@ -32,6 +34,16 @@ type session struct {
 	Token   string    `json:"t"`
 	CSRF    string    `json:"c"`
 	Expires time.Time `json:"e"`
+	// Portal is set on a portal session (a redeemed portal link), which
+	// is good under /portal only, as a console session is under /ui only.
+	Portal *portalScope `json:"p,omitempty"`
+}
+
+// portalScope is what the portal shows of its link: the tags it is
+// limited to and the Back link.
+type portalScope struct {
+	Tags []string `json:"t"`
+	Back string   `json:"b,omitempty"`
 }
 
 // Revocations remember signed-out sessions where every instance reads them
@@ -54,6 +66,9 @@ type sessionBox struct {
 	secureAlways bool
 	trusted      []netip.Prefix
 	revoked      Revocations
+	// framed is set when console.portal.frame_ancestors lets other sites
+	// frame the portal: its cookie must then be sent inside their frames.
+	framed bool
 }
 
 func newSessionBox(encryptionKey string, ttl time.Duration, now func() time.Time) (*sessionBox, error) {
@@ -97,15 +112,19 @@ func (sb *sessionBox) open(text string, v any) error {
 	return json.Unmarshal(plain, v)
 }
 
-// read returns the request's session, or false when there is none, it was
-// tampered with, or it expired.
+// read returns the request's session (the portal's under /portal, the
+// console's elsewhere), or false when there is none, it was tampered with,
+// it expired, or it is the other kind: a portal session copied into the
+// console's cookie signs nobody in there.
 func (sb *sessionBox) read(r *http.Request) (*session, bool) {
-	ck, err := r.Cookie(sessionCookie)
+	portal := isPortal(r)
+	ck, err := r.Cookie(sessionCookieOf(portal))
 	if err != nil {
 		return nil, false
 	}
 	var s session
-	if sb.open(ck.Value, &s) != nil || s.ID == "" || s.Token == "" || s.CSRF == "" || !sb.now().Before(s.Expires) {
+	if sb.open(ck.Value, &s) != nil || s.ID == "" || s.Token == "" || s.CSRF == "" || !sb.now().Before(s.Expires) ||
+		(s.Portal != nil) != portal {
 		return nil, false
 	}
 	if sb.revoked != nil {
@@ -118,8 +137,42 @@ func (sb *sessionBox) read(r *http.Request) (*session, bool) {
 }
 
 func (sb *sessionBox) cookie(r *http.Request, name, value string, maxAge int) *http.Cookie {
+	if name == portalCookie {
+		return sb.portalCookie(r, value, maxAge)
+	}
 	return &http.Cookie{Name: name, Value: value, Path: Prefix, MaxAge: maxAge, HttpOnly: true,
 		Secure: sb.secure(r), SameSite: http.SameSiteStrictMode}
+}
+
+// portalCookie is the portal session's cookie, on /portal only. Not
+// SameSite=Strict like the console's: a portal link is opened from the
+// customer's application, another site, and Chromium withholds a Strict
+// cookie from a navigation that began on another site, redirects included,
+// so the page the link redirects to would find no session. Lax is sent on
+// that navigation and still withheld from other sites' forms and frames;
+// the forms' CSRF token and Origin check stay as in the console. When
+// console.portal.frame_ancestors lets other sites frame the portal, a
+// frame is a cross-site request where only SameSite=None is sent, and
+// browsers take None only with Secure: so over HTTPS it is None, Secure and
+// Partitioned (CHIPS), kept apart per embedding site, which is what a
+// session begun inside one site's frame needs and browsers that block
+// third-party cookies still keep. Over plain HTTP it stays Lax: the portal
+// then works framed by the same site only.
+func (sb *sessionBox) portalCookie(r *http.Request, value string, maxAge int) *http.Cookie {
+	ck := &http.Cookie{Name: portalCookie, Value: value, Path: PortalPrefix, MaxAge: maxAge, HttpOnly: true,
+		Secure: sb.secure(r), SameSite: http.SameSiteLaxMode}
+	if sb.framed && ck.Secure {
+		ck.SameSite, ck.Partitioned = http.SameSiteNoneMode, true
+	}
+	return ck
+}
+
+// sessionCookieOf is the session cookie's name under /portal or /ui.
+func sessionCookieOf(portal bool) string {
+	if portal {
+		return portalCookie
+	}
+	return sessionCookie
 }
 
 // secure reports whether the request reached us over TLS: directly, or
@@ -156,9 +209,22 @@ func (sb *sessionBox) start(w http.ResponseWriter, r *http.Request, token string
 	return nil
 }
 
-// end clears the session cookie.
+// startPortal sets a new portal session cookie for a redeemed portal
+// link: its token, ending when the link does.
+func (sb *sessionBox) startPortal(w http.ResponseWriter, r *http.Request, token string, expires time.Time,
+	scope portalScope) error {
+	s := session{ID: randomToken(), Token: token, CSRF: randomToken(), Expires: expires, Portal: &scope}
+	v, err := sb.seal(s)
+	if err != nil {
+		return err
+	}
+	http.SetCookie(w, sb.cookie(r, portalCookie, v, max(1, int(expires.Sub(sb.now())/time.Second))))
+	return nil
+}
+
+// end clears the session cookie of the request's kind (portal or console).
 func (sb *sessionBox) end(w http.ResponseWriter, r *http.Request) {
-	http.SetCookie(w, sb.cookie(r, sessionCookie, "", -1))
+	http.SetCookie(w, sb.cookie(r, sessionCookieOf(isPortal(r)), "", -1))
 }
 
 // signOut ends s everywhere: its id is revoked in the store every

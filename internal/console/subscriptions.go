@@ -208,7 +208,7 @@ func (c *Console) subscriptionsData(r *http.Request, d *subscriptionsData) error
 func (c *Console) subscriptionsPage(w http.ResponseWriter, r *http.Request, s *session) {
 	d := subscriptionsData{Form: newSubscriptionForm()}
 	// A topic filtered on is the one a new subscription most likely names.
-	d.Form.Topic = strings.TrimSpace(r.URL.Query().Get("topic"))
+	d.Form.Topic, d.Form.Tags = strings.TrimSpace(r.URL.Query().Get("topic")), s.defaultTags()
 	if err := c.subscriptionsData(r, &d); err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
@@ -247,7 +247,7 @@ func (c *Console) createSubscription(w http.ResponseWriter, r *http.Request, s *
 		if sub.Paused {
 			notice = "Subscription created, paused."
 		}
-		redirect(w, r, Prefix+"/subscriptions/"+url.PathEscape(sub.ID), notice)
+		redirect(w, r, base(r)+"/subscriptions/"+url.PathEscape(sub.ID), notice)
 		return
 	case !formErrors(err, subscriptionFormFields, f.Errors, &f.General):
 		c.fail(w, r, s, err)
@@ -265,6 +265,8 @@ type subscriptionData struct {
 	Sub     subscriptionRow
 	Form    subscriptionForm
 	Choices subscriptionChoices
+	// Deliveries are the attempts made for it, newest first (deliveries.go).
+	Deliveries subscriptionDeliveries
 }
 
 func formFromSubscription(row subscriptionRow) subscriptionForm {
@@ -301,6 +303,10 @@ func (c *Console) renderSubscriptionPage(w http.ResponseWriter, r *http.Request,
 			name = d.Sub.EndpointID + " (not visible to your token)"
 		}
 		d.Choices.Endpoints = append(d.Choices.Endpoints, endpointChoice{ID: d.Sub.EndpointID, Name: name})
+	}
+	if d.Deliveries, err = c.recentDeliveries(r, sub.ID); err != nil {
+		c.fail(w, r, s, err)
+		return
 	}
 	d.Form = formFromSubscription(d.Sub)
 	if form != nil {
@@ -350,7 +356,7 @@ func (c *Console) updateSubscription(w http.ResponseWriter, r *http.Request, s *
 		}
 		patch["tags"] = tags
 	}
-	back := Prefix + "/subscriptions/" + url.PathEscape(stored.ID)
+	back := base(r) + "/subscriptions/" + url.PathEscape(stored.ID)
 	if len(patch) == 0 {
 		redirect(w, r, back, "Nothing changed.")
 		return
@@ -390,7 +396,7 @@ func (c *Console) pauseSubscription(paused bool) handler {
 		if paused {
 			set = subs.Pause
 		}
-		back := Prefix + "/subscriptions/" + url.PathEscape(id)
+		back := base(r) + "/subscriptions/" + url.PathEscape(id)
 		if _, err := set(r.Context(), id); err != nil {
 			c.answerFailure(w, r, s, sdkError(err), redirectProblem, back, "Refused: ")
 			return
@@ -401,7 +407,7 @@ func (c *Console) pauseSubscription(paused bool) handler {
 
 func (c *Console) confirmDeleteSubscription(w http.ResponseWriter, r *http.Request, s *session) {
 	id := r.PathValue("id")
-	back := Prefix + "/subscriptions/" + url.PathEscape(id)
+	back := base(r) + "/subscriptions/" + url.PathEscape(id)
 	c.render(w, r, s, "confirm", http.StatusOK, view{Title: "Delete subscription", Nav: "subscriptions",
 		Data: confirmData{Action: "delete", Verb: "Delete", Danger: true,
 			Question: "Delete this subscription? Its endpoint no longer gets the firings of its topic.",
@@ -411,8 +417,8 @@ func (c *Console) confirmDeleteSubscription(w http.ResponseWriter, r *http.Reque
 func (c *Console) deleteSubscription(w http.ResponseWriter, r *http.Request, s *session) {
 	id := r.PathValue("id")
 	if err := sdkError(c.sdk(r).Subscriptions.Delete(r.Context(), id)); err != nil {
-		c.answerFailure(w, r, s, err, redirectProblem, Prefix+"/subscriptions/"+url.PathEscape(id), "Not deleted: ")
+		c.answerFailure(w, r, s, err, redirectProblem, base(r)+"/subscriptions/"+url.PathEscape(id), "Not deleted: ")
 		return
 	}
-	redirect(w, r, Prefix+"/subscriptions", "Subscription deleted.")
+	redirect(w, r, base(r)+"/subscriptions", "Subscription deleted.")
 }

@@ -96,8 +96,11 @@ func readTopicForm(r *http.Request) (f topicForm, schema json.RawMessage) {
 
 // mayAdminister reports whether the session's token has admin access (or
 // is the master token): the API lists tokens only to those, the same
-// access its catalogue's changes need.
+// access its catalogue's changes need. A portal session never has.
 func (c *Console) mayAdminister(r *http.Request) (bool, error) {
+	if isPortal(r) {
+		return false, nil
+	}
 	_, err := c.sdk(r).Tokens.ListNewest(r.Context(), 1)
 	err = sdkError(err)
 	var ae *apiError
@@ -119,6 +122,14 @@ func refusedAccess(err error) bool {
 // notOperator is what a token without admin access is told on the Topics
 // pages.
 const notOperator = "The catalogue is the operator's: creating, editing and deleting topics needs admin access or the master token. Your token reads it and may subscribe endpoints to its topics."
+
+// forbiddenTopics is what the Topics pages tell who may not change them.
+func forbiddenTopics(r *http.Request) string {
+	if isPortal(r) {
+		return notPortalOperator
+	}
+	return notOperator
+}
 
 type topicsData struct {
 	Rows  []topicRow
@@ -151,7 +162,7 @@ func (c *Console) topicsData(r *http.Request, d *topicsData) error {
 	}
 	d.Admin = admin
 	if !admin {
-		d.Forbidden = notOperator
+		d.Forbidden = forbiddenTopics(r)
 	}
 	return nil
 }
@@ -182,11 +193,11 @@ func (c *Console) createTopic(w http.ResponseWriter, r *http.Request, s *session
 		err = sdkError(err)
 		switch {
 		case err == nil:
-			redirect(w, r, Prefix+"/topics/"+url.PathEscape(t.Name), "Topic created.")
+			redirect(w, r, base(r)+"/topics/"+url.PathEscape(t.Name), "Topic created.")
 			return
 		case refusedAccess(err):
 			// The form is not shown to this token: say so where it lands.
-			c.answerFailure(w, r, s, err, redirectProblem, Prefix+"/topics", "Not created: ")
+			c.answerFailure(w, r, s, err, redirectProblem, base(r)+"/topics", "Not created: ")
 			return
 		case !formErrors(err, topicFormFields, f.Errors, &f.General):
 			c.fail(w, r, s, err)
@@ -243,7 +254,7 @@ func (c *Console) renderTopicPage(w http.ResponseWriter, r *http.Request, s *ses
 		return
 	}
 	if !d.Admin {
-		d.Forbidden = notOperator
+		d.Forbidden = forbiddenTopics(r)
 	}
 	page, err := sdk.Subscriptions.List(ctx, client.ListSubscriptionsParams{Topic: &t.Name,
 		Limit: client.Ptr(subscriptionsShown)})
@@ -269,7 +280,7 @@ func (c *Console) updateTopic(w http.ResponseWriter, r *http.Request, s *session
 	}
 	f, schema := readTopicForm(r)
 	f.Name = stored.Name
-	back := Prefix + "/topics/" + url.PathEscape(stored.Name)
+	back := base(r) + "/topics/" + url.PathEscape(stored.Name)
 	if len(f.Errors) > 0 {
 		c.renderTopicPage(w, r, s, &f, http.StatusBadRequest)
 		return
@@ -319,7 +330,7 @@ func (c *Console) updateTopic(w http.ResponseWriter, r *http.Request, s *session
 
 func (c *Console) confirmDeleteTopic(w http.ResponseWriter, r *http.Request, s *session) {
 	name := r.PathValue("name")
-	back := Prefix + "/topics/" + url.PathEscape(name)
+	back := base(r) + "/topics/" + url.PathEscape(name)
 	c.render(w, r, s, "confirm", http.StatusOK, view{Title: "Delete topic", Nav: "topics", Data: confirmData{
 		Action: "delete", Verb: "Delete", Danger: true, Name: name,
 		Question: "Delete this topic from the catalogue? The API refuses while a subscription names it exactly.",
@@ -330,8 +341,8 @@ func (c *Console) deleteTopic(w http.ResponseWriter, r *http.Request, s *session
 	name := r.PathValue("name")
 	if err := sdkError(c.sdk(r).Topics.Delete(r.Context(), name)); err != nil {
 		// The API's own answer, e.g. "topic is in use: 2 subscriptions name it; …".
-		c.answerFailure(w, r, s, err, redirectProblem, Prefix+"/topics/"+url.PathEscape(name), "Not deleted: ")
+		c.answerFailure(w, r, s, err, redirectProblem, base(r)+"/topics/"+url.PathEscape(name), "Not deleted: ")
 		return
 	}
-	redirect(w, r, Prefix+"/topics", "Topic deleted.")
+	redirect(w, r, base(r)+"/topics", "Topic deleted.")
 }

@@ -14,7 +14,7 @@ import (
 var (
 	eventFields = input.Set("name", "description", "start_time", "timezone", "rrule", "schedule", "cron", "action",
 		"webhook", "metadata", "tags", "status", "hmac_secret", "retry", "catch_up", "timeout", "dst", "jitter",
-		"calendars", "trace_propagation", "completion", "max_runtime", "overlap", "concurrency")
+		"calendars", "trace_propagation", "completion", "max_runtime", "overlap", "concurrency", "topic")
 	eventReadOnly = input.Set("id", "created_by", "created_via", "version", "next_run_at", "last_run_at", "last_status",
 		"created_at", "updated_at", "hmac_secret_set", "paused_at", "paused_until", "pause_reason", "paused_by",
 		"pause_catch_up", "key", "debounce", "max_wait")
@@ -32,7 +32,7 @@ type Input struct {
 	Name, Description, StartTime, Timezone *string
 	Webhook, Status, HMACSecret, CatchUp   *string
 	Timeout, Completion, MaxRuntime        *string
-	Overlap                                *string
+	Overlap, Topic                         *string
 	Tags                                   *[]string
 	Action                                 *model.Action
 	TracePropagation                       *bool
@@ -54,6 +54,7 @@ func DecodeInput(members map[string]json.RawMessage) (*Input, error) {
 		{"timezone", &in.Timezone}, {"webhook", &in.Webhook}, {"status", &in.Status},
 		{"hmac_secret", &in.HMACSecret}, {"catch_up", &in.CatchUp}, {"timeout", &in.Timeout},
 		{"completion", &in.Completion}, {"max_runtime", &in.MaxRuntime}, {"overlap", &in.Overlap},
+		{"topic", &in.Topic},
 	} {
 		raw, ok := members[f.name]
 		if !ok || input.IsNull(raw) {

@@ -3,6 +3,7 @@ package events
 import (
 	"encoding/base64"
 	"encoding/json"
+	"github.com/qhronos/qhronos/internal/fanout"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -156,11 +157,15 @@ func (v *Validator) applyMetadata(in *Input, ev *model.Event) error {
 	return nil
 }
 
-// applyAction resolves action and the legacy webhook member: action wins;
-// "q:<client>" means a websocket client-hook; anything else is a webhook URL.
+// applyAction resolves action, topic and the legacy webhook member: action
+// wins over webhook; "q:<client>" means a websocket client-hook; anything
+// else is a webhook URL. topic (an event that fans out to the topic's
+// subscriptions) excludes both.
 func (v *Validator) applyAction(in *Input, ev *model.Event, creating bool) error {
 	var a model.Action
 	switch {
+	case in.Topic != nil || in.Action != nil && in.Action.Type == model.ActionTopic:
+		return applyTopic(in, ev)
 	case in.Action != nil:
 		a = *in.Action
 		if a.Type == "" {
@@ -176,7 +181,7 @@ func (v *Validator) applyAction(in *Input, ev *model.Event, creating bool) error
 			a = model.Action{Type: "webhook", Params: params}
 		}
 	case creating:
-		return input.BadRequest("action", "is required (or the legacy webhook field)")
+		return input.BadRequest("action", "is required (or topic, or the legacy webhook field)")
 	default:
 		return nil
 	}
@@ -187,6 +192,38 @@ func (v *Validator) applyAction(in *Input, ev *model.Event, creating bool) error
 		return err
 	}
 	ev.Action, ev.Webhook = a, legacyWebhook(a)
+	return nil
+}
+
+// applyTopic makes ev fan out to a topic's subscriptions. The event shows
+// its topic as the member topic and as an action of type "topic" (so that
+// clients reading action keep working); sending both back, as a read-edit-
+// write does, is the same topic once.
+func applyTopic(in *Input, ev *model.Event) error {
+	var name string
+	if in.Topic != nil {
+		name = *in.Topic
+	}
+	if in.Action != nil {
+		if in.Action.Type != model.ActionTopic {
+			return input.BadRequest("topic", "give topic or action, not both")
+		}
+		var p model.TopicParams
+		if err := input.DecodeStrict(in.Action.Params, "action.params", &p); err != nil {
+			return err
+		}
+		if name != "" && p.Topic != name {
+			return input.BadRequest("topic", "differs from action.params.topic: give one of them")
+		}
+		name = p.Topic
+	}
+	if in.Webhook != nil && *in.Webhook != "" {
+		return input.BadRequest("topic", "give topic or webhook, not both")
+	}
+	if err := fanout.CheckTopicName("topic", name); err != nil {
+		return err
+	}
+	ev.Action, ev.Webhook = model.TopicAction(name), ""
 	return nil
 }
 

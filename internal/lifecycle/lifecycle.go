@@ -147,6 +147,9 @@ func (s *Service) prepare(ctx context.Context, p auth.Principal, via string, in 
 	if err := setEventEndpoint(&ev); err != nil {
 		return nil, err
 	}
+	if err := s.checkEventTopic(ctx, &ev); err != nil {
+		return nil, err
+	}
 	if err := mayTag(p, ev.Tags); err != nil {
 		return nil, err
 	}
@@ -232,6 +235,9 @@ func (s *Service) Update(ctx context.Context, p auth.Principal, id string, in *e
 		return model.Event{}, err
 	}
 	if err := setEventEndpoint(&ev); err != nil {
+		return model.Event{}, err
+	}
+	if err := s.checkEventTopic(ctx, &ev); err != nil {
 		return model.Event{}, err
 	}
 	if in.Tags != nil {

@@ -47,6 +47,9 @@ func (s *Service) Replay(ctx context.Context, p auth.Principal, id string) (mode
 	if !p.CanModify(ev.Tags) {
 		return model.Occurrence{}, errForbidden
 	}
+	if err := replayableFanout(&ev, &occ); err != nil {
+		return model.Occurrence{}, err
+	}
 	now := s.now()
 	var got model.Occurrence
 	err = s.store.WithTx(ctx, func(tx *repository.Store) error {

@@ -149,8 +149,13 @@ func (s *Service) DeleteTopic(ctx context.Context, name string, check TopicCheck
 	switch {
 	case errors.As(err, &inUse):
 		what := "1 subscription names it"
-		if inUse.Subscriptions != 1 {
+		switch {
+		case inUse.Subscriptions > 1:
 			what = fmt.Sprintf("%d subscriptions name it", inUse.Subscriptions)
+		case inUse.Subscriptions == 0 && inUse.Events == 1:
+			what = "1 event targets it"
+		case inUse.Subscriptions == 0:
+			what = fmt.Sprintf("%d events target it", inUse.Events)
 		}
 		return &input.Error{Status: http.StatusConflict, Message: "topic is in use: " + what +
 			"; delete them or point them elsewhere first"}
@@ -347,4 +352,34 @@ func (s *Service) DeleteSubscription(ctx context.Context, p auth.Principal, id s
 		return errSubscriptionConcurrent
 	}
 	return err
+}
+
+// checkEventTopic checks an event that targets a topic: the topic is in the
+// catalogue, its metadata follows the topic's schema, and it completes by
+// its deliveries' answers (a run by callback has one receiver, a fan-out
+// many).
+func (s *Service) checkEventTopic(ctx context.Context, ev *model.Event) error {
+	name := ev.Topic()
+	if name == "" {
+		return nil
+	}
+	if ev.Callback() {
+		return input.BadRequest("completion", `must be "response" for an event that targets a topic`)
+	}
+	t, err := s.store.GetTopic(ctx, name)
+	if errors.Is(err, model.ErrNotFound) {
+		return input.BadRequestf("topic", "no topic named %q: create it first (POST /topics)", name)
+	}
+	if err != nil || t.Schema == nil {
+		return err
+	}
+	schema, err := fanout.CompileSchema("schema", t.Schema)
+	if err != nil {
+		return fmt.Errorf("topic %s: stored schema: %w", name, err)
+	}
+	meta := ev.Metadata
+	if len(meta) == 0 {
+		meta = json.RawMessage("{}")
+	}
+	return schema.Validate("metadata", meta)
 }

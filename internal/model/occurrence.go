@@ -43,8 +43,11 @@ type Occurrence struct {
 	// OriginalScheduledAt is the planned instant of a row that was moved
 	// (or rolled by a calendar) to ScheduledAt.
 	OriginalScheduledAt *time.Time `db:"original_scheduled_at"`
-	CreatedAt           time.Time  `db:"created_at"`
-	UpdatedAt           time.Time  `db:"updated_at"`
+	// Fanout is the fan-out document of an occurrence of an event that
+	// targets a topic (Fanout as JSON), nil before its first round.
+	Fanout    *string   `db:"fanout_json"`
+	CreatedAt time.Time `db:"created_at"`
+	UpdatedAt time.Time `db:"updated_at"`
 }
 
 // Attempt is one try at delivering an occurrence.
@@ -70,6 +73,9 @@ type Attempt struct {
 	// (actions.SentRequest as JSON); nil when recording was off or the
 	// attempt predates it.
 	RequestJSON *string `db:"request_json"`
+	// SubscriptionID is the subscription a fan-out delivery went to (nil
+	// for an event's own action).
+	SubscriptionID *string `db:"subscription_id"`
 }
 
 // Token is a minted JWT's server-side record; its ID is the JWT's jti.

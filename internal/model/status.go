@@ -143,4 +143,9 @@ const (
 	AccessRead  Access = "read"
 	AccessWrite Access = "write"
 	AccessAdmin Access = "admin"
+	// AccessPortal is the token of a redeemed portal link: outside the
+	// order above, it allows nothing by itself; the API opens the portal's
+	// routes to it (endpoints, subscriptions, topics, deliveries), within
+	// its tags. No request can mint it: only redeeming a link does.
+	AccessPortal Access = "portal"
 )

@@ -255,7 +255,7 @@ func (s *Store) attemptsToInsert(ctx context.Context, recs []OutcomeRecord, resu
 	var ids []any
 	for i := range recs {
 		switch {
-		case recs[i].Attempt == nil:
+		case recs[i].Attempt == nil && len(recs[i].Deliveries) == 0:
 		case results[i] == nil:
 			out = append(out, i)
 		case recs[i].owned():
@@ -291,7 +291,7 @@ func (s *Store) attemptsToInsert(ctx context.Context, recs []OutcomeRecord, resu
 	}
 	for i := range recs {
 		r := &recs[i]
-		if count, ok := cancelled[r.OccurrenceID]; ok && results[i] != nil && r.owned() && r.Attempt != nil &&
+		if count, ok := cancelled[r.OccurrenceID]; ok && results[i] != nil && r.owned() && (r.Attempt != nil || len(r.Deliveries) > 0) &&
 			count == r.Seen && epochs[r.Slot] == r.Epoch {
 			out = append(out, i)
 		}

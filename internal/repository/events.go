@@ -18,7 +18,7 @@ const eventColumns = `id, name, description, start_time, timezone, rrule, schedu
 	last_run_at, created_at, updated_at, deleted_at, paused_at, paused_until, pause_reason, paused_by,
 	pause_catch_up, dst, jitter_ms, calendars, endpoint_id, no_trace_propagation,
 	key_scope, event_key, debounce_ms, max_wait_ms, debounce_since, completion, max_runtime_ms, overlap,
-	concurrency_key, concurrency_limit`
+	concurrency_key, concurrency_limit, topic`
 
 // eventRow is an Event as stored: the JSON members as text, tags as JSON
 // beside the event_tags index table. It is decoded once, here.
@@ -73,6 +73,7 @@ type eventRow struct {
 	Overlap               string            `db:"overlap"`
 	ConcurrencyKey        *string           `db:"concurrency_key"`
 	ConcurrencyLimit      int               `db:"concurrency_limit"`
+	Topic                 *string           `db:"topic"` // the action's topic, for DeleteTopic's check
 }
 
 // fields lists the row's fields in eventColumns' order (selectListed;
@@ -84,7 +85,7 @@ func (r *eventRow) fields(into []any) []any {
 		&r.Version, &r.ExpandedUntil, &r.NextRunAt, &r.LastRunAt, &r.CreatedAt, &r.UpdatedAt, &r.DeletedAt,
 		&r.PausedAt, &r.PausedUntil, &r.PauseReason, &r.PausedBy, &r.PauseCatchUp, &r.DST, &r.JitterMS,
 		&r.Calendars, &r.EndpointID, &r.NoTracePropagation, &r.KeyScope, &r.Key, &r.DebounceMS, &r.MaxWaitMS,
-		&r.DebounceSince, &r.Completion, &r.MaxRuntimeMS, &r.Overlap, &r.ConcurrencyKey, &r.ConcurrencyLimit)
+		&r.DebounceSince, &r.Completion, &r.MaxRuntimeMS, &r.Overlap, &r.ConcurrencyKey, &r.ConcurrencyLimit, &r.Topic)
 }
 
 func (r *eventRow) event() (model.Event, error) {
@@ -250,7 +251,7 @@ func (s *Store) CreateEventRecorded(ctx context.Context, e *model.Event, h model
 
 const insertEventSQL = `INSERT INTO events (` + eventColumns + `) VALUES
 	(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-	 ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	 ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func (s *Store) eventArgs(e *model.Event) []any {
 	schedule, action, metadata, retry := eventJSONColumns(e)
@@ -264,7 +265,7 @@ func (s *Store) eventArgs(e *model.Event) []any {
 		e.PausedBy, e.PauseCatchUp, dst, e.Jitter.Milliseconds(), calendars, e.EndpointID, e.NoTracePropagation,
 		nullable(e.KeyScope, e.KeyScope), nullable(e.Key, e.Key), e.Debounce.Milliseconds(), e.MaxWait.Milliseconds(),
 		s.tsp(e.DebounceSince), completionColumn(e), e.MaxRuntime.Milliseconds(), e.OverlapPolicy(), concurrencyKey(e),
-		concurrencyLimit(e)}
+		concurrencyLimit(e), nullable(e.Topic(), e.Topic())}
 }
 
 // completionColumn is the event's stored completion mode.
@@ -383,7 +384,7 @@ func (s *Store) UpdateEvent(ctx context.Context, e *model.Event, expectedVersion
 			last_run_at = ?, updated_at = ?, paused_at = ?, paused_until = ?, pause_reason = ?, paused_by = ?,
 			pause_catch_up = ?, dst = ?, jitter_ms = ?, calendars = ?, endpoint_id = ?, no_trace_propagation = ?,
 			debounce_ms = ?, max_wait_ms = ?, debounce_since = ?, completion = ?, max_runtime_ms = ?,
-			overlap = ?, concurrency_key = ?, concurrency_limit = ?, version = version + 1
+			overlap = ?, concurrency_key = ?, concurrency_limit = ?, topic = ?, version = version + 1
 			WHERE id = ? AND version = ? AND deleted_at IS NULL`
 		schedule, action, metadata, retry := eventJSONColumns(e)
 		dst, calendars := policyColumns(e)
@@ -395,7 +396,7 @@ func (s *Store) UpdateEvent(ctx context.Context, e *model.Event, expectedVersion
 			tx.tsp(e.PausedUntil), e.PauseReason, e.PausedBy, e.PauseCatchUp, dst, e.Jitter.Milliseconds(),
 			calendars, e.EndpointID, e.NoTracePropagation, e.Debounce.Milliseconds(), e.MaxWait.Milliseconds(),
 			tx.tsp(e.DebounceSince), completionColumn(e), e.MaxRuntime.Milliseconds(), e.OverlapPolicy(),
-			concurrencyKey(e), concurrencyLimit(e), e.ID, expectedVersion)
+			concurrencyKey(e), concurrencyLimit(e), nullable(e.Topic(), e.Topic()), e.ID, expectedVersion)
 		if err != nil {
 			return fmt.Errorf("update event: %w", err)
 		}

@@ -90,7 +90,7 @@ func (s *Store) CreateEvents(ctx context.Context, evs []NewEvent) error {
 }
 
 // eventValues is one row of insertEventSQL's VALUES list.
-var eventValues = "(" + strings.TrimSuffix(strings.Repeat("?, ", 50), ", ") + ")"
+var eventValues = "(" + strings.TrimSuffix(strings.Repeat("?, ", strings.Count(eventColumns, ",")+1), ", ") + ")"
 
 func (s *Store) insertManyTags(ctx context.Context, evs []NewEvent) error {
 	var args []any

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/qhronos/qhronos/internal/fanout"
 	"strings"
 	"time"
 
@@ -96,9 +97,13 @@ func (s *Store) UpdateTopic(ctx context.Context, t *model.Topic, expectedVersion
 type TopicInUseError struct {
 	Topic         string
 	Subscriptions int
+	Events        int // live events that target it (counted when no subscription names it)
 }
 
 func (e *TopicInUseError) Error() string {
+	if e.Subscriptions == 0 {
+		return fmt.Sprintf("topic %s is targeted by %d events", e.Topic, e.Events)
+	}
 	return fmt.Sprintf("topic %s is named by %d subscriptions", e.Topic, e.Subscriptions)
 }
 
@@ -122,6 +127,12 @@ func (s *Store) DeleteTopic(ctx context.Context, name string, expectedVersion in
 		}
 		if n > 0 {
 			return &TopicInUseError{Topic: name, Subscriptions: n}
+		}
+		if err := tx.get(ctx, &n, `SELECT COUNT(*) FROM events WHERE topic = ? AND deleted_at IS NULL`, name); err != nil {
+			return fmt.Errorf("count events of topic: %w", err)
+		}
+		if n > 0 {
+			return &TopicInUseError{Topic: name, Events: n}
 		}
 		if _, err := tx.exec(ctx, `DELETE FROM topics WHERE name = ?`, name); err != nil {
 			return fmt.Errorf("delete topic: %w", err)
@@ -277,4 +288,146 @@ func (s *Store) SubscriptionsUsingEndpoint(ctx context.Context, endpointID strin
 		return 0, fmt.Errorf("count subscriptions of endpoint: %w", err)
 	}
 	return n, nil
+}
+
+// ActiveSubscriptionsFor returns the subscriptions that are not paused and
+// whose topic is the given one or a pattern that matches it, in id order.
+// Patterns are matched here rather than in SQL: a catalogue holds few of
+// them, and fanout.Matches is the one definition of a match.
+func (s *Store) ActiveSubscriptionsFor(ctx context.Context, topic string) ([]model.Subscription, error) {
+	var rows []subscriptionRow
+	err := s.selectAll(ctx, &rows, `SELECT `+subscriptionColumns+` FROM subscriptions
+		WHERE paused = ? AND (topic = ? OR topic LIKE '%*%') ORDER BY id`, false, topic)
+	if err != nil {
+		return nil, fmt.Errorf("read subscriptions of topic: %w", err)
+	}
+	subs, err := decodeRows(rows, (*subscriptionRow).subscription)
+	if err != nil {
+		return nil, err
+	}
+	out := subs[:0]
+	for _, sub := range subs {
+		if fanout.Matches(sub.Topic, topic) {
+			out = append(out, sub)
+		}
+	}
+	return out, nil
+}
+
+// SubscriptionsByID returns the subscriptions among ids that still exist,
+// by id.
+func (s *Store) SubscriptionsByID(ctx context.Context, ids []string) (map[string]model.Subscription, error) {
+	out := make(map[string]model.Subscription, len(ids))
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		args := make([]any, 0, len(chunk))
+		for _, id := range chunk {
+			if uuid.Validate(id) == nil {
+				args = append(args, id)
+			}
+		}
+		if len(args) == 0 {
+			continue
+		}
+		var rows []subscriptionRow
+		if err := s.selectAll(ctx, &rows, `SELECT `+subscriptionColumns+` FROM subscriptions WHERE id IN (`+
+			placeholders(len(args))+`)`, args...); err != nil {
+			return nil, fmt.Errorf("read subscriptions: %w", err)
+		}
+		for i := range rows {
+			sub, err := rows[i].subscription()
+			if err != nil {
+				return nil, err
+			}
+			out[sub.ID] = sub
+		}
+	}
+	return out, nil
+}
+
+// PauseSubscription pauses a subscription whose receiver answered 410 Gone;
+// it reports whether it was active.
+func (s *Store) PauseSubscription(ctx context.Context, id string, now time.Time) (bool, error) {
+	res, err := s.exec(ctx, `UPDATE subscriptions SET paused = ?, updated_at = ?, version = version + 1
+		WHERE id = ? AND paused = ?`, true, s.ts(now), id, false)
+	if err != nil {
+		return false, fmt.Errorf("pause subscription: %w", err)
+	}
+	return affected(res) == 1, nil
+}
+
+// DeliveryAttempts returns the attempts of an occurrence's fan-out by
+// subscription, for the subscriptions in ids (each one's in order), without
+// the requests they sent (GET /occurrences/{id}/attempts has those).
+func (s *Store) DeliveryAttempts(ctx context.Context, occurrenceID string, ids []string) (map[string][]model.Attempt, error) {
+	out := map[string][]model.Attempt{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := []any{occurrenceID}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	var rows []model.Attempt
+	err := s.selectAll(ctx, &rows, `SELECT `+strings.Replace(attemptColumns, "request_json", "NULL AS request_json", 1)+
+		` FROM attempts WHERE occurrence_id = ? AND subscription_id IN (`+placeholders(len(ids))+`)
+		ORDER BY started_at, attempt`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read delivery attempts: %w", err)
+	}
+	for _, a := range rows {
+		a.StartedAt, a.ScheduledAt = utc(a.StartedAt), utc(a.ScheduledAt)
+		out[*a.SubscriptionID] = append(out[*a.SubscriptionID], a)
+	}
+	return out, nil
+}
+
+// DeliveredSubscriptions returns the subscriptions of an occurrence's
+// fan-out that have an attempt, after the given id, in id order, at most
+// limit.
+func (s *Store) DeliveredSubscriptions(ctx context.Context, occurrenceID, after string, limit int) ([]string, error) {
+	var ids []string
+	err := s.selectAll(ctx, &ids, `SELECT DISTINCT subscription_id FROM attempts WHERE occurrence_id = ?
+		AND subscription_id IS NOT NULL AND subscription_id > ? ORDER BY subscription_id LIMIT ?`,
+		occurrenceID, afterID(after), limit)
+	if err != nil {
+		return nil, fmt.Errorf("read delivered subscriptions: %w", err)
+	}
+	return ids, nil
+}
+
+// afterID is a cursor's id, or the nil UUID (before every id) for none.
+func afterID(after string) string {
+	if after == "" {
+		return "00000000-0000-0000-0000-000000000000"
+	}
+	return after
+}
+
+// SubscriptionAttempts returns a subscription's delivery attempts, newest
+// first, before the cursor (started_at, id), at most limit; without the
+// requests they sent.
+func (s *Store) SubscriptionAttempts(ctx context.Context, subscriptionID string, before *model.PageCursor, limit int) (
+	[]model.Attempt, error) {
+	if uuid.Validate(subscriptionID) != nil {
+		return []model.Attempt{}, nil
+	}
+	q := `SELECT ` + strings.Replace(attemptColumns, "request_json", "NULL AS request_json", 1) +
+		` FROM attempts WHERE subscription_id = ?`
+	args := []any{subscriptionID}
+	if before != nil {
+		q += ` AND (started_at < ? OR (started_at = ? AND id < ?))`
+		args = append(args, s.ts(before.At), s.ts(before.At), before.ID)
+	}
+	var out []model.Attempt
+	if err := s.selectAll(ctx, &out, q+` ORDER BY started_at DESC, id DESC LIMIT ?`, append(args, limit)...); err != nil {
+		return nil, fmt.Errorf("list subscription attempts: %w", err)
+	}
+	for i := range out {
+		out[i].StartedAt, out[i].ScheduledAt = utc(out[i].StartedAt), utc(out[i].ScheduledAt)
+	}
+	if out == nil {
+		out = []model.Attempt{}
+	}
+	return out, nil
 }

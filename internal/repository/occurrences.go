@@ -14,7 +14,7 @@ import (
 const occurrenceColumns = `id, event_id, scheduled_at, status, manual, attempt_count, next_attempt_at,
 	lease_token, lease_owner, lease_expires_at, status_code, response_body, error_message, started_at,
 	completed_at, created_at, updated_at, manual_retry, acked_at, reason, original_scheduled_at, lapses,
-	run_status, run_output, run_reported_at, heartbeat_at`
+	run_status, run_output, run_reported_at, heartbeat_at, fanout_json`
 
 // occurrenceFields lists o's fields in occurrenceColumns' order
 // (selectListed; TestListedFieldsAreInColumnOrder keeps the two in step).
@@ -22,7 +22,7 @@ func occurrenceFields(o *model.Occurrence, into []any) []any {
 	return append(into, &o.ID, &o.EventID, &o.ScheduledAt, &o.Status, &o.Manual, &o.AttemptCount, &o.NextAttemptAt,
 		&o.LeaseToken, &o.LeaseOwner, &o.LeaseExpiresAt, &o.StatusCode, &o.ResponseBody, &o.ErrorMessage, &o.StartedAt,
 		&o.CompletedAt, &o.CreatedAt, &o.UpdatedAt, &o.ManualRetry, &o.AckedAt, &o.Reason, &o.OriginalScheduledAt,
-		&o.Lapses, &o.RunStatus, &o.RunOutput, &o.RunReportedAt, &o.HeartbeatAt)
+		&o.Lapses, &o.RunStatus, &o.RunOutput, &o.RunReportedAt, &o.HeartbeatAt, &o.Fanout)
 }
 
 func normalize(o *model.Occurrence) {
@@ -375,7 +375,7 @@ func (s *Store) attemptsIn(ctx context.Context, table, occurrenceID string) ([]m
 }
 
 const attemptColumns = `id, occurrence_id, event_id, attempt, manual, started_at, duration_ms, status_code,
-	outcome, error, response_excerpt, truncated, lateness_ms, endpoint_id, scheduled_at, request_json`
+	outcome, error, response_excerpt, truncated, lateness_ms, endpoint_id, scheduled_at, request_json, subscription_id`
 
 // CancelFutureOccurrences ends an event's occurrences scheduled at or after
 // from that have not fired, with reason (see model.EndedBy): pending and retrying

@@ -35,6 +35,13 @@ type OutcomeRecord struct {
 	// Attempt is recorded with the outcome when set (not for a cancellation
 	// made without attempting).
 	Attempt *model.Attempt
+	// Deliveries are the attempts of a fan-out round (an occurrence of an
+	// event that targets a topic): one per subscription sent to, recorded
+	// with the outcome as Attempt is.
+	Deliveries []*model.Attempt
+	// Fanout, when set, is the occurrence's fan-out document after the
+	// round (model.Fanout as JSON).
+	Fanout *string
 
 	// Uncount undoes the attempt count of the claim: the row was resolved
 	// (missed, cancelled) without an attempt.
@@ -65,6 +72,14 @@ type OutcomeRecord struct {
 	Slot  int
 	Epoch int64
 	Seen  int
+}
+
+// attempts are the attempt rows the record writes.
+func (r *OutcomeRecord) attempts() []*model.Attempt {
+	if r.Attempt == nil {
+		return r.Deliveries
+	}
+	return append([]*model.Attempt{r.Attempt}, r.Deliveries...)
 }
 
 // owned reports whether the record is fenced by its slot's epoch rather
@@ -130,8 +145,10 @@ func (s *Store) RecordOutcomes(ctx context.Context, recs []OutcomeRecord) ([]err
 		}
 		attempts := make([]*model.Attempt, 0, len(withAttempt))
 		for _, i := range withAttempt {
-			attempts = append(attempts, recs[i].Attempt)
-			stats.attempt(recs[i].ActionType, recs[i].Attempt)
+			for _, a := range recs[i].attempts() {
+				attempts = append(attempts, a)
+				stats.attempt(recs[i].ActionType, a)
+			}
 		}
 		for i := range recs {
 			r := &recs[i]
@@ -180,7 +197,7 @@ func (s *Store) applyOutcomes(ctx context.Context, recs []*OutcomeRecord, stats 
 	results := make([]error, len(recs))
 	var bulk []int
 	for i, r := range recs {
-		if r.Status == model.OccurrenceAwaitingAck || r.Callback || r.Reason != "" {
+		if r.Status == model.OccurrenceAwaitingAck || r.Callback || r.Reason != "" || r.Fanout != nil {
 			lost, err := s.recordOutcome(ctx, r, stats)
 			if err != nil {
 				return nil, err
@@ -488,8 +505,8 @@ func (s *Store) heldRecords(ctx context.Context, recs []*OutcomeRecord, idx []in
 
 func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord, stats *rollupDeltas) (lost error, err error) {
 	var started *time.Time
-	if r.Attempt != nil {
-		started = &r.Attempt.StartedAt
+	if all := r.attempts(); len(all) > 0 {
+		started = &all[0].StartedAt
 	}
 	// A delivery waiting for its acknowledgement is already complete when the
 	// client acknowledged it first (acked_at set): one statement decides, so
@@ -524,7 +541,7 @@ func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord, stats *roll
 		next_attempt_at = COALESCE(?, next_attempt_at), lease_token = NULL, lease_owner = NULL,
 		lease_expires_at = `+lease+`, manual_retry = ?, status_code = ?, response_body = ?, error_message = `+errMsg+`,
 		updated_at = ?, started_at = COALESCE(started_at, ?), reason = COALESCE(?, reason),
-		attempt_count = CASE WHEN v.epoch > 0 THEN v.count ELSE occurrences.attempt_count END
+		fanout_json = COALESCE(?, fanout_json), attempt_count = CASE WHEN v.epoch > 0 THEN v.count ELSE occurrences.attempt_count END
 		FROM (SELECT `) + s.d.cast("text") + ` AS token, ` + s.d.cast("int") + ` AS slot, ` + s.d.cast("bigint") +
 		` AS epoch, ` + s.d.cast("int") + ` AS seen, ` + s.d.cast("int") + ` AS count) v
 		WHERE occurrences.id = ? AND ` + outcomeFence
@@ -533,7 +550,7 @@ func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord, stats *roll
 		reason = r.Reason
 	}
 	args = append(args, s.tsp(r.NextAttemptAt), s.tsp(r.AckDeadline), false, r.StatusCode, r.ResponseBody,
-		r.ErrorMessage, s.ts(r.Now), s.tsp(started), reason, r.LeaseToken, r.Slot, r.Epoch, r.Seen, r.newCount(),
+		r.ErrorMessage, s.ts(r.Now), s.tsp(started), reason, r.Fanout, r.LeaseToken, r.Slot, r.Epoch, r.Seen, r.newCount(),
 		r.OccurrenceID)
 	var rows []changedOccurrence
 	if err := s.selectAll(ctx, &rows, q+` RETURNING id, event_id, scheduled_at, status, reason`, args...); err != nil {
@@ -633,17 +650,17 @@ func (s *Store) insertAttempts(ctx context.Context, attempts []*model.Attempt) e
 		}
 		return s.insertAttemptArrays(ctx, attempts)
 	}
-	const perStatement = 128 // 17 parameters a row; a power of two (preparedChunks)
+	const perStatement = 128 // 18 parameters a row; a power of two (preparedChunks)
 	// An attempt carries its occurrence's instant (the partition key on
 	// PostgreSQL); the dispatcher knows it, other callers may leave it zero
 	// and the occurrence's row supplies it.
 	const row = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-		COALESCE(?, (SELECT o.scheduled_at FROM occurrences o WHERE o.id = ?)), ?), `
+		COALESCE(?, (SELECT o.scheduled_at FROM occurrences o WHERE o.id = ?)), ?, ?), `
 	start := 0
 	for _, size := range preparedChunks(len(attempts), perStatement) {
 		chunk := attempts[start : start+size]
 		start += size
-		args := make([]any, 0, 17*len(chunk))
+		args := make([]any, 0, 18*len(chunk))
 		for _, a := range chunk {
 			var at any
 			if !a.ScheduledAt.IsZero() {
@@ -651,7 +668,7 @@ func (s *Store) insertAttempts(ctx context.Context, attempts []*model.Attempt) e
 			}
 			args = append(args, a.ID, a.OccurrenceID, a.EventID, a.Attempt, a.Manual, s.ts(a.StartedAt), a.DurationMS,
 				a.StatusCode, a.Outcome, a.Error, a.ResponseExcerpt, a.Truncated, a.LatenessMS, a.EndpointID,
-				at, a.OccurrenceID, a.RequestJSON)
+				at, a.OccurrenceID, a.RequestJSON, a.SubscriptionID)
 		}
 		q := `INSERT INTO attempts (` + attemptColumns + `) VALUES ` +
 			strings.TrimSuffix(strings.Repeat(row, len(chunk)), ", ")
@@ -683,10 +700,10 @@ func (s *Store) copyAttempts(ctx context.Context, attempts []*model.Attempt) err
 	for k, a := range attempts {
 		rows[k] = []any{a.ID, a.OccurrenceID, a.EventID, a.Attempt, a.Manual, a.StartedAt.UTC(), a.DurationMS,
 			a.StatusCode, a.Outcome, a.Error, a.ResponseExcerpt, a.Truncated, a.LatenessMS, a.EndpointID,
-			a.ScheduledAt.UTC(), a.RequestJSON}
+			a.ScheduledAt.UTC(), a.RequestJSON, a.SubscriptionID}
 	}
-	// uuid columns: id, occurrence_id, event_id, endpoint_id
-	if err := s.copyRowsBuffered(ctx, "attempts", attemptColumns, rows, 0, 1, 2, 13); err != nil {
+	// uuid columns: id, occurrence_id, event_id, endpoint_id, subscription_id
+	if err := s.copyRowsBuffered(ctx, "attempts", attemptColumns, rows, 0, 1, 2, 13, 16); err != nil {
 		return fmt.Errorf("insert attempts: %w", err)
 	}
 	return nil
@@ -705,13 +722,13 @@ func (s *Store) insertAttemptArrays(ctx context.Context, attempts []*model.Attem
 	started, at := make([]time.Time, n), make([]*time.Time, n)
 	durations, lateness := make([]int64, n), make([]int64, n)
 	codes, errs, excerpts, endpoints := make([]*int, n), make([]*string, n), make([]*string, n), make([]*string, n)
-	requests := make([]*string, n)
+	requests, subscriptions := make([]*string, n), make([]*string, n)
 	for k, a := range attempts {
 		ids[k], occs[k], events[k], outcomes[k] = a.ID, a.OccurrenceID, a.EventID, a.Outcome
 		numbers[k], manual[k], truncated[k] = a.Attempt, a.Manual, a.Truncated
 		started[k], durations[k], lateness[k] = a.StartedAt.UTC(), a.DurationMS, a.LatenessMS
 		codes[k], errs[k], excerpts[k], endpoints[k] = a.StatusCode, a.Error, a.ResponseExcerpt, a.EndpointID
-		requests[k] = a.RequestJSON
+		requests[k], subscriptions[k] = a.RequestJSON, a.SubscriptionID
 		if !a.ScheduledAt.IsZero() {
 			at[k] = utcp(&a.ScheduledAt)
 		}
@@ -719,14 +736,15 @@ func (s *Store) insertAttemptArrays(ctx context.Context, attempts []*model.Attem
 	q := `INSERT INTO attempts (` + attemptColumns + `)
 		SELECT id, occurrence_id, event_id, attempt, manual, started_at, duration_ms, status_code, outcome, error,
 			response_excerpt, truncated, lateness_ms, endpoint_id,
-			COALESCE(at, (SELECT o.scheduled_at FROM occurrences o WHERE o.id = u.occurrence_id)), request_json
+			COALESCE(at, (SELECT o.scheduled_at FROM occurrences o WHERE o.id = u.occurrence_id)), request_json,
+			subscription_id
 		FROM unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::int[], ?::bool[], ?::timestamptz[], ?::bigint[], ?::int[],
-			?::text[], ?::text[], ?::text[], ?::bool[], ?::bigint[], ?::uuid[], ?::timestamptz[], ?::text[])
+			?::text[], ?::text[], ?::text[], ?::bool[], ?::bigint[], ?::uuid[], ?::timestamptz[], ?::text[], ?::uuid[])
 		AS u(id, occurrence_id, event_id, attempt, manual, started_at, duration_ms, status_code, outcome, error,
-			response_excerpt, truncated, lateness_ms, endpoint_id, at, request_json)`
+			response_excerpt, truncated, lateness_ms, endpoint_id, at, request_json, subscription_id)`
 	if _, err := s.exec(ctx, q, uuidArray(ids), uuidArray(occs), uuidArray(events), numbers, manual, started,
 		durations, pgArray(codes), outcomes, pgArray(errs), pgArray(excerpts), truncated, lateness,
-		nullableUUIDArray(endpoints), pgArray(at), pgArray(requests)); err != nil {
+		nullableUUIDArray(endpoints), pgArray(at), pgArray(requests), nullableUUIDArray(subscriptions)); err != nil {
 		return fmt.Errorf("insert attempts: %w", err)
 	}
 	return nil

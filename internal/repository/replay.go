@@ -131,3 +131,33 @@ func (s *Store) retryWhere(f model.RetryFilter) (where []string, args []any, ok 
 	}
 	return where, args, true
 }
+
+// ReplayFanout re-queues a finished fan-out occurrence as requeue does,
+// with its new fan-out document (the deliveries to make again), provided
+// the document is still the one read (was): a concurrent replay or round
+// makes it model.ErrNotRetryable.
+func (s *Store) ReplayFanout(ctx context.Context, id string, was, doc *string, now time.Time) (model.Occurrence, error) {
+	var out model.Occurrence
+	err := s.WithTx(ctx, func(tx *Store) error {
+		if was == nil {
+			return model.ErrNotRetryable
+		}
+		res, err := tx.exec(ctx, `UPDATE occurrences SET fanout_json = ? WHERE id = ? AND fanout_json = ?`, *doc, id, *was)
+		if err != nil {
+			return fmt.Errorf("replay fan-out: %w", err)
+		}
+		if affected(res) != 1 {
+			return model.ErrNotRetryable
+		}
+		n, err := tx.requeue(ctx, []string{id}, now)
+		if err != nil {
+			return fmt.Errorf("replay fan-out: %w", err)
+		}
+		if n != 1 {
+			return model.ErrNotRetryable
+		}
+		out, err = tx.GetOccurrence(ctx, id)
+		return err
+	})
+	return out, err
+}

@@ -32,6 +32,10 @@ func (d *Dispatcher) attempt(jb *job) {
 		d.settled(jb.occ.ID)
 		return
 	}
+	if jb.ev.Action.Type == model.ActionTopic {
+		d.fanOut(jb)
+		return
+	}
 	delivery, prepErr := d.deliveries.get(&jb.ev)
 	var adm *endpoints.Admission
 	if prepErr == nil {

@@ -61,7 +61,13 @@ func newDeliveries(size int, prepare prepareFunc) *deliveries {
 // get returns the delivery of ev's action, preparing it on its first use.
 // A failed preparation is not kept.
 func (c *deliveries) get(ev *model.Event) (actions.Delivery, error) {
-	key := keyOf(&ev.Action)
+	return c.getAction(ev.Action)
+}
+
+// getAction returns the delivery of an action, preparing it on its first
+// use.
+func (c *deliveries) getAction(a model.Action) (actions.Delivery, error) {
+	key := keyOf(&a)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.byAction[key]; ok {
@@ -70,7 +76,7 @@ func (c *deliveries) get(ev *model.Event) (actions.Delivery, error) {
 	}
 	// Prepare does no I/O: running it under the lock keeps it to once per
 	// action when several occurrences fire together.
-	d, err := c.prepare(ev.Action.Type, ev.Action.Params)
+	d, err := c.prepare(a.Type, a.Params)
 	if err != nil {
 		return nil, err
 	}

@@ -93,11 +93,15 @@ type Dispatcher struct {
 	observers []AttemptObserver
 	endpoints EndpointGate
 
-	sem        chan struct{} // one slot per running attempt
-	share      *fairShare    // each tenant's and destination's share of the pool
-	deliveries *deliveries   // each event version's prepared action
-	obs        Observer
-	rec        *recorder
+	sem chan struct{} // one slot per running attempt
+	// fanoutSends bounds the deliveries of every fan-out round in flight
+	// at once (a round holds one sem slot however many it sends).
+	fanoutSends chan struct{}
+	share       *fairShare  // each tenant's and destination's share of the pool
+	deliveries  *deliveries // each event version's prepared action
+	filters     filterCache // subscriptions' compiled filters (fanout.go)
+	obs         Observer
+	rec         *recorder
 	// idleAttempter hands an attempt to a goroutine that finished one
 	// (startAttempt); unbuffered, so a send succeeds only while one waits.
 	idleAttempter chan *job
@@ -176,9 +180,10 @@ func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
 	d := &Dispatcher{
 		cfg: cfg, store: deps.Store, clock: deps.Clock, secrets: deps.Secrets, log: log,
 		wakeups: deps.Wakeups, rnd: deps.Rand, observers: deps.Observers, obs: deps.Observer, endpoints: deps.Endpoints,
-		sem: make(chan struct{}, cfg.Workers), idleAttempter: make(chan *job),
-		deliveries: newDeliveries(deliveryCacheSize, deps.Registry.Prepare),
-		wakeNow:    make(chan struct{}, 1), stopping: make(chan struct{}),
+		sem: make(chan struct{}, cfg.Workers), fanoutSends: make(chan struct{}, max(cfg.Workers, fanoutParallelism)),
+		idleAttempter: make(chan *job),
+		deliveries:    newDeliveries(deliveryCacheSize, deps.Registry.Prepare),
+		wakeNow:       make(chan struct{}, 1), stopping: make(chan struct{}),
 		attemptCtx: actx, cancelAttempt: cancel, changed: make(chan struct{}),
 		inflight: newInFlight(), overlap: newOverlapRuns(), heartbeatStop: make(chan struct{}), heartbeatDone: make(chan struct{}),
 	}
@@ -331,10 +336,15 @@ func (d *Dispatcher) triage(ctx context.Context, occs []model.Occurrence, held m
 		if err != nil {
 			d.log.Warn("bad retry policy, using defaults", zap.String("event_id", ev.ID), zap.Error(err))
 		}
-		// An operator's re-delivery gets its attempt even past the limit.
-		if occ.ChargedAttempts() > policy.MaxAttempts && !occ.ManualRetry {
+		// An operator's re-delivery gets its attempt even past the limit. A
+		// fan-out keeps each delivery's budget itself (fanout.go).
+		limit := policy.MaxAttempts
+		if ev.Action.Type == model.ActionTopic {
+			limit = maxFanoutRounds
+		}
+		if occ.ChargedAttempts() > limit && !occ.ManualRetry {
 			d.skip(&occ, c, model.OccurrenceFailed,
-				fmt.Sprintf("%s: no attempt left after %d", ErrAttemptsExhausted, policy.MaxAttempts), now, false)
+				fmt.Sprintf("%s: no attempt left after %d", ErrAttemptsExhausted, limit), now, false)
 			continue
 		}
 		if miss, reason, msg := d.cfg.CatchUp.Miss(ev.CatchUp, &occ, now, latest[ev.ID]); miss {

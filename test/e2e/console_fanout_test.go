@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -117,4 +118,123 @@ func fanoutStory(t *testing.T, srv consoleServer, p *page) {
 	p.click("#delete-topic")
 	p.click("#confirm")
 	p.waitText(".error", "topic is in use: 1 subscription names it", pageTimeout)
+}
+
+// TestConsoleFanoutDeliveries: an event that targets a topic, made in the
+// console's form, and its occurrence's fan-out, on both stores.
+func TestConsoleFanoutDeliveries(t *testing.T) {
+	onBothStores(t, consolePostgres, func(t *testing.T, srv consoleServer, p *page) {
+		p.signIn(srv.master)
+		fanoutDeliveryStory(t, srv, p)
+	})
+}
+
+// fanoutDeliveryStory: a topic has two subscribers, one of whose receiver
+// answers 503. An operator makes an event that targets the topic in the
+// form (metadata the topic's schema refuses first: the API's error next to
+// the field) and triggers it. The occurrence fails; its page shows the
+// fan-out's counts and one row per subscription. The receiver mended, the
+// failing row's Replay delivers that subscription's delivery alone, and
+// the subscription's page lists both attempts.
+func fanoutDeliveryStory(t *testing.T, srv consoleServer, p *page) {
+	good, bad := newReceiver(t), newReceiver(t)
+	bad.setBehaviour(answer(http.StatusServiceUnavailable))
+	srv.api(t, srv.master, "POST", "/topics", map[string]any{"name": "invoice.due",
+		"description": "An invoice falls due", "schema": map[string]any{"type": "object", "required": []string{"region"}}})
+	subscribe := func(name, url string) (subID, epID string) {
+		ep := srv.api(t, srv.master, "POST", "/endpoints", map[string]any{"name": name, "url": url})
+		sub := srv.api(t, srv.master, "POST", "/subscriptions", map[string]any{"topic": "invoice.due",
+			"endpoint_id": ep["id"]})
+		return sub["id"].(string), ep["id"].(string)
+	}
+	goodSub, goodEp := subscribe("ledger", good.URL())
+	badSub, badEp := subscribe("mailer", bad.URL())
+
+	// The form: a topic is one more action; choosing it offers the
+	// catalogue and hides what only an action has.
+	p.open("/ui/events/new")
+	p.settle()
+	p.waitFor("the action's fields shown, the topic picker not", `document.querySelector("#f-topic-fields").hidden &&
+		!document.querySelector("#f-action-fields").hidden`, pageTimeout)
+	p.fill("#f-name", "invoice reminder")
+	p.selectValue("#f-action", "topic")
+	p.waitFor("the topic picker shown, the target and completion hidden", `(function(){
+		var topic = document.querySelector("#f-topic");
+		return !!topic.offsetParent && !document.querySelector("#f-target").offsetParent &&
+			!document.querySelector("#f-completion").offsetParent && !document.querySelector("#f-secret").offsetParent &&
+			topic.innerText.indexOf("invoice.due · An invoice falls due") >= 0;
+	})()`, pageTimeout)
+	p.selectValue("#f-topic", "invoice.due")
+	p.click("#event-form details > summary")
+	p.fill("#f-metadata", `{"seats": 3}`)
+	p.fill("#f-attempts", "1")
+	p.click(`#event-form button[type=submit]`)
+	p.waitText("#f-metadata + .field-error", "does not follow the topic's schema", pageTimeout)
+	p.waitFor("the topic still chosen, shown", `document.querySelector("#f-topic").value === "invoice.due" &&
+		!!document.querySelector("#f-topic").offsetParent && !document.querySelector("#f-target").offsetParent`, pageTimeout)
+	p.fill("#f-metadata", `{"region": "eu", "seats": 3}`)
+	p.shot("console-event-form-topic", 1280, false)
+	p.click(`#event-form button[type=submit]`)
+	p.waitText(".notice", "Event created", pageTimeout)
+	p.waitText("#event-topic", "topic invoice.due", pageTimeout)
+	require.Equal(t, "/ui/topics/invoice.due", p.attr("#event-topic", "href"))
+	loc, err := p.location()
+	require.NoError(t, err)
+	eventPage := loc[strings.Index(loc, "/ui/events/"):]
+	if i := strings.IndexByte(eventPage, '?'); i >= 0 {
+		eventPage = eventPage[:i]
+	}
+	ev := srv.api(t, srv.master, "GET", strings.TrimPrefix(eventPage, "/ui"), nil)
+	require.Equal(t, "invoice.due", ev["topic"])
+
+	// Triggered: the ledger takes it, the mailer answers 503 and, with one
+	// attempt allowed, the occurrence fails.
+	p.open(eventPage + "/confirm/trigger")
+	p.click("#confirm")
+	p.waitText(".notice", "Triggered", pageTimeout)
+	bad.waitReceived(t, 1, fireTimeout)
+	var occID string
+	for id := range bad.counts() {
+		occID = id
+	}
+	occPage := "/ui/occurrences/" + occID
+	badRow := fmt.Sprintf(`#fanout-deliveries tr[data-subscription=%q]`, badSub)
+	goodRow := fmt.Sprintf(`#fanout-deliveries tr[data-subscription=%q]`, goodSub)
+	p.reloadUntil(occPage, "the occurrence failed, its fan-out counted", `(function(){
+		var s = document.querySelector("#occurrence-status"), c = document.querySelector("#fanout-counts");
+		return !!s && s.innerText === "failed" && !!c && c.getAttribute("data-subscriptions") === "2" &&
+			c.getAttribute("data-delivered") === "1" && c.getAttribute("data-failed") === "1";
+	})()`, fireTimeout)
+	p.waitText("#fanout-counts", "2 subscriptions matched when it fired", pageTimeout)
+	require.Equal(t, "failed", p.attr(badRow, "data-status"))
+	require.Equal(t, "delivered", p.attr(goodRow, "data-status"))
+	p.waitText(badRow, "503", pageTimeout)
+	p.waitText(badRow, "mailer", pageTimeout)
+	require.Equal(t, "/ui/endpoints/"+badEp, p.attr(badRow+` a[href^="/ui/endpoints/"]`, "href"))
+	require.Equal(t, "/ui/endpoints/"+goodEp, p.attr(goodRow+` a[href^="/ui/endpoints/"]`, "href"))
+	require.Equal(t, "/ui/subscriptions/"+badSub, p.attr(badRow+` a[href^="/ui/subscriptions/"]`, "href"))
+	p.waitText("#replay-hint", "Re-sends the failed deliveries only", pageTimeout)
+	p.waitText("#attempts thead", "Subscription", pageTimeout)
+	p.waitText("#attempts", badSub, pageTimeout)
+	require.Equal(t, "/ui/topics/invoice.due", p.attr("#occurrence-topic", "href"))
+	p.shot("console-occurrence-fanout", 1280, false)
+
+	// The mailer mended, its row's Replay sends its delivery again, alone.
+	bad.setBehaviour(answer(http.StatusOK))
+	p.click(badRow + " button.replay-delivery")
+	p.waitText(".notice", "Replay queued: the delivery to subscription "+badSub, pageTimeout)
+	p.reloadUntil(occPage, "the replayed delivery delivered, the occurrence completed", fmt.Sprintf(`(function(){
+		var s = document.querySelector("#occurrence-status"), r = document.querySelector(%q);
+		return !!s && s.innerText === "completed" && !!r && r.getAttribute("data-status") === "delivered" &&
+			document.querySelector("#fanout-counts").getAttribute("data-delivered") === "2";
+	})()`, badRow), fireTimeout)
+	require.Len(t, bad.attempts(occID), 2, "the mailer got it again")
+	require.Equal(t, 1, good.received(), "the ledger's delivery is not sent again")
+
+	// The subscription's page lists its attempts, newest first.
+	p.click(badRow + ` a[href^="/ui/subscriptions/"]`)
+	p.waitText("#subscription-deliveries tbody tr:first-child", "(manual)", pageTimeout)
+	p.waitText("#subscription-deliveries tbody tr:last-child", "503", pageTimeout)
+	require.Equal(t, occPage, p.attr("#subscription-deliveries tbody tr:last-child a", "href"))
+	p.shot("console-subscription-deliveries", 1280, false)
 }

@@ -275,6 +275,21 @@
     });
     targetKind();
 
+    // An event that targets a topic runs no action: the topic picker is
+    // shown, and the target, encryption, signing and completion fields are
+    // hidden (the server leaves them out for a topic).
+    function actionKind() {
+      var sel = form.querySelector("#f-action");
+      var topic = form.querySelector("#f-topic-fields"), action = form.querySelector("#f-action-fields");
+      if (!sel || !topic || !action) { return; }
+      var isTopic = sel.value === "topic";
+      topic.hidden = !isTopic;
+      action.hidden = isTopic;
+    }
+    var actionSel = form.querySelector("#f-action");
+    if (actionSel) { actionSel.addEventListener("change", actionKind); }
+    actionKind();
+
     // Max runtime applies to runs completed by callback only: it is hidden
     // and disabled (so not sent) while completion is by response.
     function completion() {

@@ -10,7 +10,7 @@ from . import types
 from ._transport import Page
 from ._websocket import Connection, HandshakeError
 from .client import (MAX_BATCH, Calendars, Client, ConcurrencyKeys, Endpoints, Events, NotificationChannels,
-                     Occurrences, Schedules, Subscriptions, Tokens, Topics)
+                     Occurrences, PortalLinks, Schedules, Subscriptions, Tokens, Topics)
 from .errors import (APIError, BadRequestError, Cancelled, ConflictError, ForbiddenError, NotFoundError,
                      PreconditionFailedError, QhronosError, RateLimitError, UnauthorizedError, UnavailableError)
 from .webhooks import DEFAULT_TOLERANCE, Delivery, DeliveryRun, WebhookVerificationError, signing_key, verify_delivery
@@ -21,7 +21,8 @@ __all__ = [
     "APIError", "BadRequestError", "Calendars", "Cancelled", "Client", "ConcurrencyKeys", "ConflictError", "Connection",
     "DEFAULT_TOLERANCE", "Delivery", "DeliveryRun", "Endpoints", "Events", "ForbiddenError", "HandshakeError", "MAX_BATCH",
     "NotFoundError",
-    "NotificationChannels", "Occurrences", "Page", "PreconditionFailedError", "QhronosError", "RateLimitError",
+    "NotificationChannels", "Occurrences", "Page", "PortalLinks", "PreconditionFailedError", "QhronosError",
+    "RateLimitError",
     "Schedules", "Subscriptions", "Tokens", "Topics", "UnauthorizedError", "UnavailableError",
     "WebhookVerificationError", "signing_key", "types", "verify_delivery",
 ]

@@ -233,9 +233,34 @@ class Occurrences(_Resource):
         return self._data("GET", f"/occurrences/{path_id(id)}/attempts", opts) or []
 
     def replay(self, id: str, **kw: Any) -> t.Occurrence:
-        """Delivers one occurrence again, same delivery id (POST /occurrences/{id}/retry)."""
+        """Delivers one occurrence again, same delivery id (POST
+        /occurrences/{id}/retry); a fan-out occurrence re-sends its failed
+        deliveries (replay_delivery: one subscription's)."""
         _, opts = _split(kw)
         return self._data("POST", f"/occurrences/{path_id(id)}/retry", opts)
+
+    def replay_delivery(self, id: str, subscription_id: str, **kw: Any) -> t.Occurrence:
+        """Delivers one subscription's delivery of a finished fan-out
+        occurrence again, failed or delivered, and no other (POST
+        /occurrences/{id}/retry with subscription_id). The subscription's
+        owner may ask for it too; a subscription the occurrence filtered out,
+        or one added after it fired, raises BadRequestError naming
+        subscription_id, an occurrence still under way ConflictError."""
+        _, opts = _split(kw)
+        return self._data("POST", f"/occurrences/{path_id(id)}/retry", opts, body={"subscription_id": subscription_id})
+
+    def deliveries(self, id: str, **params: Any) -> "Page[t.Delivery]":
+        """One page of a fan-out occurrence's deliveries, one per subscription
+        (filtered ones included) in subscription id order, each with its
+        attempts: limit, cursor (GET /occurrences/{id}/deliveries). An
+        occurrence whose event runs an action has none."""
+        params, opts = _split(params)
+        out = self._data("GET", f"/occurrences/{path_id(id)}/deliveries", opts, query=params)
+        return Page(out.get("data") or [], (out.get("pagination") or {}).get("next_cursor") or "")
+
+    def all_deliveries(self, id: str, **params: Any) -> Iterator[t.Delivery]:
+        """Every delivery of a fan-out occurrence, page after page."""
+        return paginate(lambda cursor: self.deliveries(id, **{**params, "cursor": cursor}))
 
     def replay_matching(self, filter: Optional[t.RetryFilter] = None, **fields: Any) -> t.RetryResult:
         """Re-queues every terminal occurrence matching the filter (POST /occurrences/retry)."""
@@ -520,6 +545,20 @@ class Subscriptions(_Resource):
         _, opts = _split(kw)
         return self._data("PATCH", f"/subscriptions/{path_id(id)}", opts, body={"paused": False}, idempotent=True)
 
+    def deliveries(self, id: str, **params: Any) -> "Page[t.Attempt]":
+        """One page of the attempts made to deliver the subscription's
+        firings, newest first, across occurrences, each naming its
+        occurrence_id and subscription_id: limit, cursor (GET
+        /subscriptions/{id}/deliveries)."""
+        params, opts = _split(params)
+        out = self._data("GET", f"/subscriptions/{path_id(id)}/deliveries", opts, query=params)
+        return Page(out.get("data") or [], (out.get("pagination") or {}).get("next_cursor") or "")
+
+    def all_deliveries(self, id: str, **params: Any) -> Iterator[t.Attempt]:
+        """Every attempt made for the subscription, newest first, page after
+        page."""
+        return paginate(lambda cursor: self.deliveries(id, **{**params, "cursor": cursor}))
+
 
 class Tokens(_Resource):
     """/tokens (admin)"""
@@ -538,6 +577,27 @@ class Tokens(_Resource):
         """Revokes a token (DELETE /tokens/{id})."""
         _, opts = _split(kw)
         self._send("DELETE", f"/tokens/{path_id(id)}", opts)
+
+
+class PortalLinks(_Resource):
+    """/portal-links: one-time links to the portal, the console reduced to
+    one customer's tags."""
+
+    def create(self, link: Optional[t.PortalLinkRequest] = None, **fields: Any) -> t.PortalLink:
+        """Makes a portal link (POST /portal-links): tags (required, each inside
+        the token's scope), expires_in ("1h" by default, at most "24h") and
+        return_url (the portal's Back link). Open the answer's url once, before
+        its expires_at."""
+        fields, opts = _split(fields)
+        return self._data("POST", "/portal-links", opts, body=_body(link, fields))
+
+    def redeem(self, code: str, **kw: Any) -> t.PortalSession:
+        """Uses a link's code, once (POST /portal-links/redeem; no token
+        needed): the portal session's token, limited to the link's tags; what
+        the console does when the link is opened. A used, expired or unknown
+        code raises NotFoundError."""
+        _, opts = _split(kw)
+        return self._data("POST", "/portal-links/redeem", opts, body={"code": code})
 
 
 class NotificationChannels(_Resource):
@@ -603,6 +663,7 @@ class Client(_Resource):
         self.concurrency_keys = ConcurrencyKeys(self._t)
         self.topics = Topics(self._t)
         self.subscriptions = Subscriptions(self._t)
+        self.portal_links = PortalLinks(self._t)
 
     @property
     def base_url(self) -> str:

@@ -6,10 +6,10 @@ Every object is a TypedDict: answers are plain dicts (event["id"]).
 # fmt: off
 from typing import Any, Dict, List, Literal, Optional, TypedDict
 
-__all__ = ["Action", "Attempt", "AttemptRequest", "BackfillRequest", "BackfillResult", "Calendar", "CalendarInput", "CircuitEntry", "CircuitHistoryPage", "Concurrency", "ConcurrencyKey", "ConcurrencyKeyPage", "DateRange", "Endpoint", "EndpointAuth", "EndpointAuthInput", "EndpointCircuit", "EndpointHealth", "EndpointInput", "EndpointPatch", "EndpointRateLimit", "EndpointTestResult", "Error", "Event", "EventBatchInput", "EventBatchItemResult", "EventBatchResult", "EventInput", "EventUpsertInput", "Exception", "Health", "HistoryChange", "HistoryEntry", "HistoryPage", "NoticePage", "NotificationChannel", "NotificationChannelRequest", "NotificationTestResult", "Occurrence", "OccurrenceOrder", "OccurrencePage", "PauseRequest", "Preview", "PreviewRequest", "PunctualityCounts", "PunctualityGroup", "PunctualityPoint", "PunctualityReport", "Ready", "ResumeRequest", "Retry", "RetryFilter", "RetryResult", "Run", "RunReport", "Schedule", "SecretRotation", "SentNotice", "Stats", "Status", "Subscription", "SubscriptionPage", "SubscriptionRequest", "Timeline", "Token", "TokenRequest", "Topic", "TopicPage", "TopicRequest"]
+__all__ = ["Action", "Attempt", "AttemptPage", "AttemptRequest", "BackfillRequest", "BackfillResult", "Calendar", "CalendarInput", "CircuitEntry", "CircuitHistoryPage", "Concurrency", "ConcurrencyKey", "ConcurrencyKeyPage", "DateRange", "Delivery", "DeliveryPage", "Endpoint", "EndpointAuth", "EndpointAuthInput", "EndpointCircuit", "EndpointHealth", "EndpointInput", "EndpointPatch", "EndpointRateLimit", "EndpointTestResult", "Error", "Event", "EventBatchInput", "EventBatchItemResult", "EventBatchResult", "EventInput", "EventUpsertInput", "Exception", "FanoutSummary", "Health", "HistoryChange", "HistoryEntry", "HistoryPage", "NoticePage", "NotificationChannel", "NotificationChannelRequest", "NotificationTestResult", "Occurrence", "OccurrenceOrder", "OccurrencePage", "PauseRequest", "PortalLink", "PortalLinkRequest", "PortalRedeemRequest", "PortalSession", "Preview", "PreviewRequest", "PunctualityCounts", "PunctualityGroup", "PunctualityPoint", "PunctualityReport", "Ready", "ReplayRequest", "ResumeRequest", "Retry", "RetryFilter", "RetryResult", "Run", "RunReport", "Schedule", "SecretRotation", "SentNotice", "Stats", "Status", "Subscription", "SubscriptionPage", "SubscriptionRequest", "Timeline", "Token", "TokenRequest", "Topic", "TopicPage", "TopicRequest"]
 
 
-_ActionRequired = TypedDict("_ActionRequired", {"type": Literal["webhook", "websocket", "apicall", "nats", "amqp", "kafka", "redis_stream"]})
+_ActionRequired = TypedDict("_ActionRequired", {"type": Literal["webhook", "websocket", "apicall", "nats", "amqp", "kafka", "redis_stream", "topic"]})
 _ActionOptional = TypedDict("_ActionOptional", {"params": Dict[str, Any]}, total=False)
 
 
@@ -18,11 +18,19 @@ class Action(_ActionRequired, _ActionOptional):
 
 
 _AttemptRequired = TypedDict("_AttemptRequired", {"id": str, "occurrence_id": str, "attempt": int, "started_at": str, "outcome": str})
-_AttemptOptional = TypedDict("_AttemptOptional", {"manual": bool, "duration_ms": int, "status_code": Optional[int], "error": Optional[str], "response_excerpt": Optional[str], "truncated": bool, "lateness_ms": int, "request": Optional['AttemptRequest']}, total=False)
+_AttemptOptional = TypedDict("_AttemptOptional", {"manual": bool, "duration_ms": int, "status_code": Optional[int], "error": Optional[str], "response_excerpt": Optional[str], "truncated": bool, "lateness_ms": int, "request": Optional['AttemptRequest'], "subscription_id": str}, total=False)
 
 
 class Attempt(_AttemptRequired, _AttemptOptional):
     """The Attempt schema."""
+
+
+_AttemptPageRequired = TypedDict("_AttemptPageRequired", {"data": List['Attempt'], "pagination": Dict[str, Any]})
+_AttemptPageOptional = TypedDict("_AttemptPageOptional", {}, total=False)
+
+
+class AttemptPage(_AttemptPageRequired, _AttemptPageOptional):
+    """The AttemptPage schema."""
 
 
 _AttemptRequestRequired = TypedDict("_AttemptRequestRequired", {"method": str, "url": str, "headers": Dict[str, str], "body": str, "body_truncated": bool})
@@ -113,6 +121,22 @@ class DateRange(_DateRangeRequired, _DateRangeOptional):
     """The DateRange schema."""
 
 
+_DeliveryRequired = TypedDict("_DeliveryRequired", {"subscription_id": str, "status": Literal["delivered", "failed", "pending", "filtered"], "attempts": List['Attempt']})
+_DeliveryOptional = TypedDict("_DeliveryOptional", {"endpoint_id": Optional[str], "error": Optional[str], "next_attempt_at": Optional[str]}, total=False)
+
+
+class Delivery(_DeliveryRequired, _DeliveryOptional):
+    """one subscription's delivery of a fan-out occurrence"""
+
+
+_DeliveryPageRequired = TypedDict("_DeliveryPageRequired", {"data": List['Delivery'], "pagination": Dict[str, Any]})
+_DeliveryPageOptional = TypedDict("_DeliveryPageOptional", {}, total=False)
+
+
+class DeliveryPage(_DeliveryPageRequired, _DeliveryPageOptional):
+    """The DeliveryPage schema."""
+
+
 _EndpointRequired = TypedDict("_EndpointRequired", {"id": str, "name": str, "description": str, "url": str, "headers": Dict[str, str], "rate_limit": Optional['EndpointRateLimit'], "max_concurrency": int, "timeout": Optional[str], "auth": Optional['EndpointAuth'], "circuit": Optional['EndpointCircuit'], "tags": List[str], "state": Literal["healthy", "degraded", "open", "disabled"], "disabled_reason": str, "state_changed_at": str, "opened_at": Optional[str], "cool_down_until": Optional[str], "health": 'EndpointHealth', "previous_secret_expires_at": Optional[str], "version": int, "created_by": str, "created_at": str, "updated_at": str})
 _EndpointOptional = TypedDict("_EndpointOptional", {"secret": str, "resumed": int}, total=False)
 
@@ -194,7 +218,7 @@ class Error(_ErrorRequired, _ErrorOptional):
 
 
 _EventRequired = TypedDict("_EventRequired", {"id": str, "name": str, "start_time": str, "timezone": str, "action": 'Action', "webhook": str, "tags": List[str], "status": Literal["active", "paused", "inactive", "deleted"], "version": int, "created_at": str, "updated_at": str})
-_EventOptional = TypedDict("_EventOptional", {"description": str, "rrule": Optional[str], "schedule": Optional[Dict[str, Any]], "cron": Optional[str], "metadata": Any, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": Optional[str], "hmac_secret_set": bool, "created_by": str, "created_via": str, "next_run_at": Optional[str], "last_run_at": Optional[str], "last_status": str, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]], "paused_at": Optional[str], "paused_until": Optional[str], "pause_reason": str, "paused_by": str, "pause_catch_up": Literal["skip", "fire"], "endpoint_id": Optional[str], "trace_propagation": bool, "key": Optional[str], "debounce": Optional[str], "max_wait": Optional[str], "completion": Literal["response", "callback"], "max_runtime": Optional[str], "overlap": Literal["allow", "skip", "buffer_one", "buffer_all", "cancel_previous"], "concurrency": Optional['Concurrency']}, total=False)
+_EventOptional = TypedDict("_EventOptional", {"description": str, "rrule": Optional[str], "schedule": Optional[Dict[str, Any]], "cron": Optional[str], "metadata": Any, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": Optional[str], "hmac_secret_set": bool, "created_by": str, "created_via": str, "next_run_at": Optional[str], "last_run_at": Optional[str], "last_status": str, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]], "paused_at": Optional[str], "paused_until": Optional[str], "pause_reason": str, "paused_by": str, "pause_catch_up": Literal["skip", "fire"], "endpoint_id": Optional[str], "trace_propagation": bool, "key": Optional[str], "debounce": Optional[str], "max_wait": Optional[str], "completion": Literal["response", "callback"], "max_runtime": Optional[str], "overlap": Literal["allow", "skip", "buffer_one", "buffer_all", "cancel_previous"], "concurrency": Optional['Concurrency'], "topic": Optional[str]}, total=False)
 
 
 class Event(_EventRequired, _EventOptional):
@@ -226,7 +250,7 @@ class EventBatchResult(_EventBatchResultRequired, _EventBatchResultOptional):
 
 
 _EventInputRequired = TypedDict("_EventInputRequired", {})
-_EventInputOptional = TypedDict("_EventInputOptional", {"name": str, "description": str, "start_time": str, "timezone": str, "rrule": Optional[str], "schedule": Optional['Schedule'], "cron": Optional[str], "action": 'Action', "webhook": str, "metadata": Any, "tags": List[str], "status": Literal["active", "paused", "inactive"], "hmac_secret": str, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": str, "trace_propagation": bool, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]], "completion": Literal["response", "callback"], "max_runtime": Optional[str], "overlap": Optional[Literal["allow", "skip", "buffer_one", "buffer_all", "cancel_previous"]], "concurrency": Optional['Concurrency']}, total=False)
+_EventInputOptional = TypedDict("_EventInputOptional", {"name": str, "description": str, "start_time": str, "timezone": str, "rrule": Optional[str], "schedule": Optional['Schedule'], "cron": Optional[str], "action": 'Action', "webhook": str, "metadata": Any, "tags": List[str], "status": Literal["active", "paused", "inactive"], "hmac_secret": str, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": str, "trace_propagation": bool, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]], "completion": Literal["response", "callback"], "max_runtime": Optional[str], "overlap": Optional[Literal["allow", "skip", "buffer_one", "buffer_all", "cancel_previous"]], "concurrency": Optional['Concurrency'], "topic": str}, total=False)
 
 
 class EventInput(_EventInputRequired, _EventInputOptional):
@@ -234,7 +258,7 @@ class EventInput(_EventInputRequired, _EventInputOptional):
 
 
 _EventUpsertInputRequired = TypedDict("_EventUpsertInputRequired", {})
-_EventUpsertInputOptional = TypedDict("_EventUpsertInputOptional", {"name": str, "description": str, "start_time": str, "timezone": str, "rrule": Optional[str], "schedule": Optional['Schedule'], "cron": Optional[str], "action": 'Action', "webhook": str, "metadata": Any, "tags": List[str], "status": Literal["active", "paused", "inactive"], "hmac_secret": str, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": str, "trace_propagation": bool, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]], "debounce": str, "max_wait": str, "completion": Literal["response", "callback"], "max_runtime": Optional[str], "overlap": Optional[Literal["allow", "skip", "buffer_one", "buffer_all", "cancel_previous"]], "concurrency": Optional['Concurrency']}, total=False)
+_EventUpsertInputOptional = TypedDict("_EventUpsertInputOptional", {"name": str, "description": str, "start_time": str, "timezone": str, "rrule": Optional[str], "schedule": Optional['Schedule'], "cron": Optional[str], "action": 'Action', "webhook": str, "metadata": Any, "tags": List[str], "status": Literal["active", "paused", "inactive"], "hmac_secret": str, "retry": Optional['Retry'], "catch_up": Literal["all", "latest", "none"], "timeout": str, "trace_propagation": bool, "dst": Optional[Dict[str, Any]], "jitter": Optional[str], "calendars": Optional[List[Dict[str, Any]]], "debounce": str, "max_wait": str, "completion": Literal["response", "callback"], "max_runtime": Optional[str], "overlap": Optional[Literal["allow", "skip", "buffer_one", "buffer_all", "cancel_previous"]], "concurrency": Optional['Concurrency'], "topic": str}, total=False)
 
 
 class EventUpsertInput(_EventUpsertInputRequired, _EventUpsertInputOptional):
@@ -247,6 +271,14 @@ _ExceptionOptional = TypedDict("_ExceptionOptional", {"to": str, "reason": str, 
 
 class Exception(_ExceptionRequired, _ExceptionOptional):
     """The Exception schema."""
+
+
+_FanoutSummaryRequired = TypedDict("_FanoutSummaryRequired", {"subscriptions": int, "delivered": int, "failed": int, "filtered": int, "pending": int})
+_FanoutSummaryOptional = TypedDict("_FanoutSummaryOptional", {}, total=False)
+
+
+class FanoutSummary(_FanoutSummaryRequired, _FanoutSummaryOptional):
+    """the deliveries of an occurrence of an event that targets a topic, counted once its first round resolved the subscriptions (absent before, and for events that run an action)"""
 
 
 _HealthRequired = TypedDict("_HealthRequired", {"status": str})
@@ -314,7 +346,7 @@ class NotificationTestResult(_NotificationTestResultRequired, _NotificationTestR
 
 
 _OccurrenceRequired = TypedDict("_OccurrenceRequired", {"id": str, "occurrence_id": str, "event_id": str, "scheduled_at": str, "status": Literal["pending", "dispatching", "retrying", "awaiting_ack", "running", "completed", "failed", "missed", "cancelled", "skipped", "timed_out"], "attempt_count": int})
-_OccurrenceOptional = TypedDict("_OccurrenceOptional", {"manual": bool, "next_attempt_at": Optional[str], "status_code": Optional[int], "response_body": Optional[str], "error_message": Optional[str], "started_at": Optional[str], "completed_at": Optional[str], "created_at": str, "updated_at": str, "archived": bool, "archived_at": str, "reason": Optional[Literal["manual", "calendar", "paused", "dst_gap", "catch_up_window", "catch_up_policy", "event_deleted", "rule_changed", "endpoint_disabled", "overlap", "backfill", "concurrency_wait"]], "original_scheduled_at": Optional[str], "run": 'Run'}, total=False)
+_OccurrenceOptional = TypedDict("_OccurrenceOptional", {"manual": bool, "next_attempt_at": Optional[str], "status_code": Optional[int], "response_body": Optional[str], "error_message": Optional[str], "started_at": Optional[str], "completed_at": Optional[str], "created_at": str, "updated_at": str, "archived": bool, "archived_at": str, "reason": Optional[Literal["manual", "calendar", "paused", "dst_gap", "catch_up_window", "catch_up_policy", "event_deleted", "rule_changed", "endpoint_disabled", "overlap", "backfill", "concurrency_wait"]], "original_scheduled_at": Optional[str], "run": 'Run', "fanout": 'FanoutSummary'}, total=False)
 
 
 class Occurrence(_OccurrenceRequired, _OccurrenceOptional):
@@ -337,6 +369,38 @@ _PauseRequestOptional = TypedDict("_PauseRequestOptional", {"until": Optional[st
 
 class PauseRequest(_PauseRequestRequired, _PauseRequestOptional):
     """The PauseRequest schema."""
+
+
+_PortalLinkRequired = TypedDict("_PortalLinkRequired", {"url": str, "expires_at": str})
+_PortalLinkOptional = TypedDict("_PortalLinkOptional", {}, total=False)
+
+
+class PortalLink(_PortalLinkRequired, _PortalLinkOptional):
+    """A one-time portal link; the URL is shown once and only its hash is stored."""
+
+
+_PortalLinkRequestRequired = TypedDict("_PortalLinkRequestRequired", {"tags": List[str]})
+_PortalLinkRequestOptional = TypedDict("_PortalLinkRequestOptional", {"expires_in": str, "return_url": str}, total=False)
+
+
+class PortalLinkRequest(_PortalLinkRequestRequired, _PortalLinkRequestOptional):
+    """The PortalLinkRequest schema."""
+
+
+_PortalRedeemRequestRequired = TypedDict("_PortalRedeemRequestRequired", {"code": str})
+_PortalRedeemRequestOptional = TypedDict("_PortalRedeemRequestOptional", {}, total=False)
+
+
+class PortalRedeemRequest(_PortalRedeemRequestRequired, _PortalRedeemRequestOptional):
+    """The PortalRedeemRequest schema."""
+
+
+_PortalSessionRequired = TypedDict("_PortalSessionRequired", {"token": str, "expires_at": str, "tags": List[str], "return_url": Optional[str]})
+_PortalSessionOptional = TypedDict("_PortalSessionOptional", {}, total=False)
+
+
+class PortalSession(_PortalSessionRequired, _PortalSessionOptional):
+    """A redeemed portal link: the portal session's bearer token and what the portal shows."""
 
 
 _PreviewRequired = TypedDict("_PreviewRequired", {"timezone": str, "instants": List[Dict[str, Any]]})
@@ -393,6 +457,14 @@ _ReadyOptional = TypedDict("_ReadyOptional", {"redis": str}, total=False)
 
 class Ready(_ReadyRequired, _ReadyOptional):
     """The Ready schema."""
+
+
+_ReplayRequestRequired = TypedDict("_ReplayRequestRequired", {})
+_ReplayRequestOptional = TypedDict("_ReplayRequestOptional", {"subscription_id": str}, total=False)
+
+
+class ReplayRequest(_ReplayRequestRequired, _ReplayRequestOptional):
+    """The ReplayRequest schema."""
 
 
 _ResumeRequestRequired = TypedDict("_ResumeRequestRequired", {})

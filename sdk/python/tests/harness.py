@@ -129,17 +129,19 @@ def server():
 
 
 class Receiver:
-    """A loopback webhook receiver keeping every request with its raw body."""
+    """A loopback webhook receiver keeping every request with its raw body;
+    answer(request) gives the status (default 200)."""
 
-    def __init__(self):
+    def __init__(self, answer=lambda request: 200):
         self.requests = []
         received = self.requests
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                received.append({"headers": dict(self.headers.items()), "raw_headers": self.headers, "body": body})
-                self.send_response(200)
+                request = {"headers": dict(self.headers.items()), "raw_headers": self.headers, "body": body}
+                received.append(request)
+                self.send_response(answer(request))
                 self.end_headers()
 
             def log_message(self, *args):

@@ -155,6 +155,10 @@ class Contract(unittest.TestCase):
         q.occurrences.move(i, soon)
         q.occurrences.complete(i, "succeeded", output={"rows": 1})
         q.occurrences.heartbeat(i)
+        q.occurrences.deliveries(i, limit=5, cursor="x")
+        list(q.occurrences.all_deliveries(i))
+        q.occurrences.replay_delivery(i, i)
+        q.events.create(name="n", start_time="in 1 hour", topic="digest.daily", metadata={"region": "eu"})
         base = f"http://127.0.0.1:{httpd.server_address[1]}"
         run = qhronos.DeliveryRun({"token": "qrun_x", "complete_url": f"{base}/occurrences/{i}/complete",
                                    "heartbeat_url": f"{base}/occurrences/{i}/heartbeat", "deadline": soon.isoformat()},
@@ -195,6 +199,8 @@ class Contract(unittest.TestCase):
         q.topics.update("digest.daily", description="d", if_match='"1"')
         q.topics.update("digest.daily", schema=None)
         q.topics.delete("digest.daily", if_match='"1"')
+        q.portal_links.create(tags=["customer-42"], expires_in="1h", return_url="https://app.example.com/settings")
+        q.portal_links.redeem("qpl_x")
         q.subscriptions.create(topic="digest.*", endpoint_id=i, filter='tags.exists(t, t == "a")', description="d",
                                tags=["a"], paused=False)
         q.subscriptions.list(topic="digest.*", endpoint_id=i, paused=False, tags=["a", "b"], tags_all="c", limit=5,
@@ -205,6 +211,8 @@ class Contract(unittest.TestCase):
         q.subscriptions.update(i, {"filter": None, "description": None})
         q.subscriptions.pause(i)
         q.subscriptions.resume(i)
+        q.subscriptions.deliveries(i, limit=5, cursor="x")
+        list(q.subscriptions.all_deliveries(i))
         q.subscriptions.delete(i, if_match='"1"')
         q.tokens.create(sub="ci", access="read", expires_at=soon, scope=["a"])
         q.tokens.list()

@@ -7,6 +7,7 @@ import secrets
 import threading
 import time
 import unittest
+import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 
@@ -533,6 +534,28 @@ class AgainstServer(unittest.TestCase):
             q.endpoints.delete(ep["id"])
         q.events.delete(ev["id"])
 
+    def test_portal_links(self):
+        q, tag = self.q, tag_of("customer")
+        mine = q.endpoints.create(name="mine", url=self.receiver.url, tags=[tag])
+        q.endpoints.create(name="theirs", url=self.receiver.url, tags=[tag_of("customer")])
+        link = q.portal_links.create(tags=[tag], expires_in="15m", return_url="https://app.example.com/back")
+        self.assertTrue(link["url"].startswith(f"{self.srv.url}/portal/login?code="), link["url"])
+        code = urllib.parse.parse_qs(urllib.parse.urlsplit(link["url"]).query)["code"][0]
+        anonymous = qhronos.Client(self.srv.url)
+        session = anonymous.portal_links.redeem(code)
+        self.assertEqual(session["tags"], [tag])
+        self.assertEqual(session["return_url"], "https://app.example.com/back")
+        self.assertEqual(session["expires_at"], link["expires_at"])
+        with self.assertRaises(qhronos.NotFoundError):
+            anonymous.portal_links.redeem(code)
+
+        portal = qhronos.Client(self.srv.url, token=session["token"])
+        self.assertEqual([e["id"] for e in portal.endpoints.list().items], [mine["id"]])
+        with self.assertRaises(qhronos.ForbiddenError):
+            portal.events.list()
+        with self.assertRaises(qhronos.ForbiddenError):
+            portal.portal_links.create(tags=[tag])
+
     def test_topics_and_subscriptions(self):
         q, sfx = self.q, secrets.token_hex(4)
         name = f"billing-{sfx}.invoice.paid"
@@ -627,6 +650,70 @@ class AgainstServer(unittest.TestCase):
         with self.assertRaises(qhronos.NotFoundError):
             q.topics.get(name)
         q.endpoints.delete(ep["id"])
+
+    def test_fan_out(self):
+        q = self.q
+        topic = f"digest-{secrets.token_hex(4)}.daily"
+        q.topics.create(name=topic, schema={"type": "object", "required": ["region"],
+                                            "properties": {"region": {"type": "string"}}})
+        failing = threading.Event()
+        failing.set()
+        ok = Receiver()
+        flaky = Receiver(lambda request: 503 if failing.is_set() else 200)
+        self.addCleanup(ok.close)
+        self.addCleanup(flaky.close)
+        ep_ok = q.endpoints.create(name="ok", url=ok.url)
+        ep_flaky = q.endpoints.create(name="flaky", url=flaky.url)
+        sub_ok = q.subscriptions.create(topic=topic, endpoint_id=ep_ok["id"])
+        sub_us = q.subscriptions.create(topic=topic, endpoint_id=ep_ok["id"], filter='metadata.region == "us"')
+        sub_flaky = q.subscriptions.create(topic=topic, endpoint_id=ep_flaky["id"])
+
+        with self.assertRaises(qhronos.BadRequestError) as cm:
+            q.events.create(name="digest", start_time="in 1 hour", topic=topic + "x")
+        self.assertEqual(cm.exception.field, "topic")
+        with self.assertRaises(qhronos.BadRequestError) as cm:
+            q.events.create(name="digest", start_time="in 1 hour", topic=topic, metadata={"region": 7})
+        self.assertEqual(cm.exception.field, "metadata")
+        ev = q.events.create(name="digest", start_time="in 1 hour", topic=topic, metadata={"region": "eu"},
+                             retry={"max_attempts": 1})
+        self.assertEqual(ev["topic"], topic)
+        self.assertEqual(ev["action"], {"type": "topic", "params": {"topic": topic}})
+
+        fired = q.events.trigger(ev["id"])
+        failed = wait_for("the fan-out ends",
+                          lambda: (lambda o: o["status"] == "failed" and o)(q.occurrences.get(fired["id"])))
+        self.assertEqual(failed["fanout"], {"subscriptions": 3, "delivered": 1, "failed": 1, "filtered": 1, "pending": 0})
+
+        first = q.occurrences.deliveries(fired["id"], limit=2)
+        self.assertEqual((len(first.items), bool(first.next_cursor)), (2, True))
+        every = list(q.occurrences.all_deliveries(fired["id"], limit=1))
+        self.assertEqual([d["subscription_id"] for d in every], sorted([sub_ok["id"], sub_us["id"], sub_flaky["id"]]),
+                         "each once, in subscription id order")
+        by_id = {d["subscription_id"]: d for d in every}
+        self.assertEqual((by_id[sub_ok["id"]]["status"], by_id[sub_ok["id"]]["endpoint_id"],
+                          [a["status_code"] for a in by_id[sub_ok["id"]]["attempts"]]), ("delivered", ep_ok["id"], [200]))
+        self.assertEqual((by_id[sub_us["id"]]["status"], by_id[sub_us["id"]]["attempts"]), ("filtered", []))
+        self.assertEqual(by_id[sub_flaky["id"]]["status"], "failed")
+        self.assertIn("503", by_id[sub_flaky["id"]]["error"])
+        self.assertEqual(by_id[sub_flaky["id"]]["attempts"][0]["subscription_id"], sub_flaky["id"])
+
+        # The receiver is back: its delivery alone goes again.
+        failing.clear()
+        with self.assertRaises(qhronos.BadRequestError) as cm:
+            q.occurrences.replay_delivery(fired["id"], sub_us["id"])
+        self.assertEqual(cm.exception.field, "subscription_id")
+        self.assertEqual(q.occurrences.replay_delivery(fired["id"], sub_flaky["id"])["id"], fired["id"])
+        wait_for("the replay is delivered", lambda: q.occurrences.get(fired["id"])["status"] == "completed")
+        self.assertEqual((len(ok.requests), len(flaky.requests)), (1, 2), "the other subscriptions are not sent again")
+
+        attempts = q.subscriptions.deliveries(sub_flaky["id"])
+        self.assertEqual([(a["outcome"], a["status_code"], a["occurrence_id"]) for a in attempts.items],
+                         [("completed", 200, fired["id"]), ("failed", 503, fired["id"])], "newest first")
+        self.assertEqual([a["id"] for a in q.subscriptions.all_deliveries(sub_flaky["id"], limit=1)],
+                         [a["id"] for a in attempts.items])
+        self.assertEqual(q.subscriptions.deliveries(sub_us["id"]).items, [], "a filtered subscription was sent nothing")
+        with self.assertRaises(qhronos.NotFoundError):
+            q.subscriptions.deliveries("00000000-0000-4000-8000-000000000000")
 
     def test_calendars(self):
         q, tag = self.q, tag_of("cal")

@@ -189,9 +189,29 @@ export class Occurrences {
   async attempts(id: string, opts?: CallOptions): Promise<T.Attempt[]> {
     return (await data(this.t.send<T.Attempt[]>({ method: "GET", path: `/occurrences/${pathID(id)}/attempts` }, opts))) ?? [];
   }
-  /** Delivers one occurrence again, same delivery id (POST /occurrences/{id}/retry). */
+  /** Delivers one occurrence again, same delivery id (POST /occurrences/{id}/retry); a fan-out occurrence re-sends
+   * its failed deliveries (`replayDelivery`: one subscription's). */
   replay(id: string, opts?: CallOptions): Promise<T.Occurrence> {
     return data(this.t.send({ method: "POST", path: `/occurrences/${pathID(id)}/retry` }, opts));
+  }
+  /** Delivers one subscription's delivery of a finished fan-out occurrence again, failed or delivered, and no other
+   * (POST /occurrences/{id}/retry with `subscription_id`). The subscription's owner may ask for it too; a
+   * subscription the occurrence filtered out, or one added after it fired, is a BadRequestError naming
+   * `subscription_id`, an occurrence still under way a ConflictError. */
+  replayDelivery(id: string, subscriptionId: string, opts?: CallOptions): Promise<T.Occurrence> {
+    const body: T.ReplayRequest = { subscription_id: subscriptionId };
+    return data(this.t.send({ method: "POST", path: `/occurrences/${pathID(id)}/retry`, body }, opts));
+  }
+  /** One page of a fan-out occurrence's deliveries, one per subscription (filtered ones included) in subscription
+   * id order, each with its attempts (GET /occurrences/{id}/deliveries); an occurrence whose event runs an action
+   * has none. */
+  async deliveries(id: string, params?: T.ListOccurrenceDeliveriesParams, opts?: CallOptions): Promise<T.Page<T.FanoutDelivery>> {
+    const page = await data(this.t.send<T.FanoutDeliveryPage>({ method: "GET", path: `/occurrences/${pathID(id)}/deliveries`, query: params }, opts));
+    return { items: page.data ?? [], nextCursor: page.pagination?.next_cursor ?? "" };
+  }
+  /** Every delivery of a fan-out occurrence, page after page. */
+  allDeliveries(id: string, params: T.ListOccurrenceDeliveriesParams = {}, opts?: CallOptions): AsyncGenerator<T.FanoutDelivery, void, undefined> {
+    return paginate((cursor) => this.deliveries(id, { ...params, cursor }, opts));
   }
   /** Re-queues every terminal occurrence matching the filter (POST /occurrences/retry). */
   replayMatching(filter: T.RetryFilter, opts?: CallOptions): Promise<T.RetryResult> {
@@ -432,6 +452,16 @@ export class Subscriptions {
   resume(id: string, opts?: CallOptions): Promise<T.TopicSubscription> {
     return data(this.t.send({ method: "PATCH", path: `/subscriptions/${pathID(id)}`, body: { paused: false }, idempotent: true }, opts));
   }
+  /** One page of the attempts made to deliver the subscription's firings, newest first, across occurrences: each
+   * names its `occurrence_id` and `subscription_id` (GET /subscriptions/{id}/deliveries). */
+  async deliveries(id: string, params?: T.ListSubscriptionDeliveriesParams, opts?: CallOptions): Promise<T.Page<T.Attempt>> {
+    const page = await data(this.t.send<T.AttemptPage>({ method: "GET", path: `/subscriptions/${pathID(id)}/deliveries`, query: params }, opts));
+    return { items: page.data ?? [], nextCursor: page.pagination?.next_cursor ?? "" };
+  }
+  /** Every attempt made for the subscription, newest first, page after page. */
+  allDeliveries(id: string, params: T.ListSubscriptionDeliveriesParams = {}, opts?: CallOptions): AsyncGenerator<T.Attempt, void, undefined> {
+    return paginate((cursor) => this.deliveries(id, { ...params, cursor }, opts));
+  }
 }
 
 /** /tokens (admin) */
@@ -449,6 +479,24 @@ export class Tokens {
   /** Revokes a token (DELETE /tokens/{id}). */
   revoke(id: string, opts?: CallOptions): Promise<void> {
     return none(this.t.send({ method: "DELETE", path: `/tokens/${pathID(id)}` }, opts));
+  }
+}
+
+/** /portal-links: one-time links to the portal, the console reduced to one customer's tags. */
+export class PortalLinks {
+  constructor(private readonly t: Transport) {}
+
+  /** Makes a portal link (POST /portal-links): `tags` (required, each inside the token's scope), `expires_in`
+   * ("1h" by default, at most "24h") and `return_url` (the portal's Back link). Open the answer's `url` once,
+   * before its `expires_at`. */
+  create(link: T.PortalLinkRequest, opts?: CallOptions): Promise<T.PortalLink> {
+    return data(this.t.send({ method: "POST", path: "/portal-links", body: link }, opts));
+  }
+  /** Uses a link's code, once (POST /portal-links/redeem; no token needed): the portal session's token, limited to
+   * the link's tags; what the console does when the link is opened. A used, expired or unknown code is a
+   * NotFoundError. */
+  redeem(code: string, opts?: CallOptions): Promise<T.PortalSession> {
+    return data(this.t.send({ method: "POST", path: "/portal-links/redeem", body: { code } }, opts));
   }
 }
 
@@ -501,6 +549,8 @@ export class Qhronos {
   /** /topics, the catalogue of what can fire; `subscriptions` is /subscriptions, the endpoints subscribed to them. */
   readonly topics: Topics;
   readonly subscriptions: Subscriptions;
+  /** /portal-links, one-time links to the portal. */
+  readonly portalLinks: PortalLinks;
   private readonly t: Transport;
 
   constructor(options: ClientOptions) {
@@ -515,6 +565,7 @@ export class Qhronos {
     this.concurrencyKeys = new ConcurrencyKeys(this.t);
     this.topics = new Topics(this.t);
     this.subscriptions = new Subscriptions(this.t);
+    this.portalLinks = new PortalLinks(this.t);
   }
 
   /** The server's URL as given. */

@@ -1,4 +1,4 @@
-export { Qhronos, Events, MAX_BATCH, Occurrences, Schedules, Calendars, Endpoints, Tokens, NotificationChannels, ConcurrencyKeys, Topics, Subscriptions } from "./client.js";
+export { Qhronos, Events, MAX_BATCH, Occurrences, Schedules, Calendars, Endpoints, Tokens, NotificationChannels, ConcurrencyKeys, Topics, Subscriptions, PortalLinks } from "./client.js";
 export type { CallOptions, ClientOptions, Request, Answer } from "./transport.js";
 export {
   APIError,

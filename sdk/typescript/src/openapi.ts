@@ -498,6 +498,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description Insufficient access (a portal session's token outside the portal's routes, see POST /portal-links) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description Not found (or outside the token's scope) */
                 404: {
                     headers: {
@@ -1332,6 +1341,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description Insufficient access (a portal session's token outside the portal's routes, see POST /portal-links) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description Not found (or outside the token's scope) */
                 404: {
                     headers: {
@@ -1400,6 +1418,15 @@ export interface paths {
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Insufficient access (a portal session's token outside the portal's routes, see POST /portal-links) */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1555,6 +1582,15 @@ export interface paths {
                 };
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Insufficient access (a portal session's token outside the portal's routes, see POST /portal-links) */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1938,6 +1974,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description Insufficient access (a portal session's token outside the portal's routes, see POST /portal-links) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 413: components["responses"]["TooLarge"];
                 429: components["responses"]["TooManyRequests"];
                 503: components["responses"]["Unavailable"];
@@ -1984,6 +2029,15 @@ export interface paths {
                 400: components["responses"]["BadRequest"];
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Insufficient access (a portal session's token outside the portal's routes, see POST /portal-links) */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2046,6 +2100,15 @@ export interface paths {
                 400: components["responses"]["BadRequest"];
                 /** @description Missing or invalid credentials */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Insufficient access (a portal session's token outside the portal's routes, see POST /portal-links) */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2978,7 +3041,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Deliver one occurrence again (new attempt, same delivery id, manual) */
+        /** Deliver one occurrence again (new attempt, same delivery id, manual); a fan-out occurrence re-sends its failed deliveries, or one subscription's */
         post: {
             parameters: {
                 query?: never;
@@ -2988,7 +3051,11 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody?: {
+                content: {
+                    "application/json": components["schemas"]["ReplayRequest"];
+                };
+            };
             responses: {
                 /** @description re-queued */
                 200: {
@@ -3027,7 +3094,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Not in a terminal state */
+                /** @description Not in a terminal state; or a fan-out occurrence with no failed delivery and no subscription_id */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4770,6 +4837,160 @@ export interface paths {
         };
         trace?: never;
     };
+    "/portal-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a one-time portal link (a reduced console limited to some tags)
+         * @description The link (url, under server.public_url) signs in once, before expires_at, and opens the portal: the console's Endpoints, Subscriptions, Topics and Failures pages limited to the link's tags, where the holder manages endpoints and subscriptions carrying one of them, sees the deliveries of events carrying one and replays the failed ones. Its session ends at expires_at. The caller needs write access and every tag inside its scope (admin and master tokens: any tags): a link never reaches wider than its maker. The portal session's token has access "portal" (listed by GET /tokens, revoked by DELETE /tokens/{id}); it may call only GET/POST /endpoints, GET/PATCH/DELETE /endpoints/{id} and its enable, disable, rotate-secret, test and circuit-history; GET /topics and /topics/{name}; GET/POST /subscriptions and GET/PATCH/DELETE /subscriptions/{id}; GET /occurrences, /occurrences/{id}, /occurrences/{id}/attempts; POST /occurrences/{id}/retry and /occurrences/retry, each within its tags as a write token of that scope would; every other route answers 403.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PortalLinkRequest"];
+                };
+            };
+            responses: {
+                /** @description created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PortalLink"];
+                    };
+                };
+                400: components["responses"]["BadRequest"];
+                401: components["responses"]["Unauthorized"];
+                /** @description Insufficient access or a tag outside token scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                413: components["responses"]["TooLarge"];
+                429: components["responses"]["TooManyRequests"];
+                503: components["responses"]["Unavailable"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal-links/redeem": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeem a portal link's code for the portal session's token (once)
+         * @description What the console does when the link is opened (GET /portal/login?code=…); the code is the credential, so no bearer is taken, and every call counts against the client address's rate limit. An unknown, used or expired code answers 404 alike. The token (access "portal", scope the link's tags) expires with the link and may call only GET/POST /endpoints, GET/PATCH/DELETE /endpoints/{id} and its enable, disable, rotate-secret, test and circuit-history; GET /topics and /topics/{name}; GET/POST /subscriptions and GET/PATCH/DELETE /subscriptions/{id}; GET /occurrences, /occurrences/{id}, /occurrences/{id}/attempts; POST /occurrences/{id}/retry and /occurrences/retry.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PortalRedeemRequest"];
+                };
+            };
+            responses: {
+                /** @description the portal session */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PortalSession"];
+                    };
+                };
+                400: components["responses"]["BadRequest"];
+                /** @description The link was already used, has expired, or never existed */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                413: components["responses"]["TooLarge"];
+                429: components["responses"]["TooManyRequests"];
+                503: components["responses"]["Unavailable"];
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/occurrences/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Deliveries of a fan-out occurrence, one per subscription
+         * @description An occurrence of an event that targets a topic: one row per subscription of its fan-out (delivered, failed, pending or filtered) with its attempts. A token that cannot read the event (a customer's portal) sees its own subscriptions' deliveries only. An occurrence whose event runs an action has none.
+         */
+        get: operations["listOccurrenceDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/subscriptions/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** Delivery attempts made for a subscription, newest first */
+        get: operations["listSubscriptionDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -4815,8 +5036,8 @@ export interface components {
         };
         Action: {
             /** @enum {string} */
-            type: "webhook" | "websocket" | "apicall" | "nats" | "amqp" | "kafka" | "redis_stream";
-            /** @description The action's parameters. webhook: {"url"} or {"endpoint_id"} (a shared endpoint: its URL, secret, headers, limits and auth), and "encryption_jwk" (the receiver's public JWK: RSA-OAEP-256, or ECDH-ES with P-256 or X25519; refused when no delivery could use it: an RSA key must have 2048 to 4096 bits, an odd modulus and an odd exponent from 3 (65537 is usual), an X25519 x must not be a small-order point, a kid at most 256 characters; each body is then a compact JWE with A256GCM, Content-Type application/jose, signed as sent). apicall: {"method", "url" or "endpoint_id", "headers", "body"}. websocket: {"client_name", "require_ack", "ack_timeout"}. Broker actions publish the webhook body with webhook-id, webhook-timestamp and webhook-signature as message headers, and succeed on the broker's acknowledgement; each takes "url" (the broker's, credentials in its userinfo are write-only) or "endpoint_id" (a broker endpoint), and "encryption_jwk": nats: {"subject", "jetstream"} (core publish confirmed by a server round trip, or a JetStream publish acknowledged by a stream; url nats:// or tls://); amqp: {"exchange" ("" is the default exchange), "routing_key"} (publisher confirms; url amqp:// or amqps://, path = vhost); kafka: {"topic", "key", "sasl_mechanism" (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)} (acks=all; url kafka:// or kafka+tls:// naming a seed broker); redis_stream: {"stream", "nomkstream", "max_len"} (XADD; url redis:// or rediss://, path = database). */
+            type: "webhook" | "websocket" | "apicall" | "nats" | "amqp" | "kafka" | "redis_stream" | "topic";
+            /** @description The action's parameters. webhook: {"url"} or {"endpoint_id"} (a shared endpoint: its URL, secret, headers, limits and auth), and "encryption_jwk" (the receiver's public JWK: RSA-OAEP-256, or ECDH-ES with P-256 or X25519; refused when no delivery could use it: an RSA key must have 2048 to 4096 bits, an odd modulus and an odd exponent from 3 (65537 is usual), an X25519 x must not be a small-order point, a kid at most 256 characters; each body is then a compact JWE with A256GCM, Content-Type application/jose, signed as sent). apicall: {"method", "url" or "endpoint_id", "headers", "body"}. websocket: {"client_name", "require_ack", "ack_timeout"}. Broker actions publish the webhook body with webhook-id, webhook-timestamp and webhook-signature as message headers, and succeed on the broker's acknowledgement; each takes "url" (the broker's, credentials in its userinfo are write-only) or "endpoint_id" (a broker endpoint), and "encryption_jwk": nats: {"subject", "jetstream"} (core publish confirmed by a server round trip, or a JetStream publish acknowledged by a stream; url nats:// or tls://); amqp: {"exchange" ("" is the default exchange), "routing_key"} (publisher confirms; url amqp:// or amqps://, path = vhost); kafka: {"topic", "key", "sasl_mechanism" (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)} (acks=all; url kafka:// or kafka+tls:// naming a seed broker); redis_stream: {"stream", "nomkstream", "max_len"} (XADD; url redis:// or rediss://, path = database). topic: {"topic"} — shown for an event that targets a topic (its member topic); sent back with the same topic it is accepted. */
             params?: {
                 [key: string]: unknown;
             };
@@ -4892,6 +5113,8 @@ export interface components {
             overlap?: "allow" | "skip" | "buffer_one" | "buffer_all" | "cancel_previous" | null;
             /** @description share a limit of occurrences in flight with every event naming the same key; null removes it */
             concurrency?: components["schemas"]["Concurrency"] | null;
+            /** @description a topic of the catalogue (POST /topics), instead of action or webhook: each occurrence is delivered to every active subscription of the topic whose filter passes, each with its own attempts, retries and signature (its endpoint's secret). The metadata must follow the topic's schema, if it has one. */
+            topic?: string;
         };
         /** @description Its action's params show sensitive values as fingerprints (header values, URL userinfo and query values, credential-named members, credential form/JSON bodies); sent back unchanged they keep the stored values. */
         Event: {
@@ -4972,6 +5195,8 @@ export interface components {
             /** @enum {string} */
             overlap?: "allow" | "skip" | "buffer_one" | "buffer_all" | "cancel_previous";
             concurrency?: components["schemas"]["Concurrency"] | null;
+            /** @description the topic the event fans out to; its action then reads {"type": "topic", "params": {"topic": …}} */
+            topic?: string | null;
         };
         EventBatchInput: {
             events: components["schemas"]["EventInput"][];
@@ -5038,6 +5263,7 @@ export interface components {
              */
             original_scheduled_at?: string | null;
             run?: components["schemas"]["Run"];
+            fanout?: components["schemas"]["FanoutSummary"];
         };
         OccurrencePage: {
             data: components["schemas"]["Occurrence"][];
@@ -5070,6 +5296,11 @@ export interface components {
             lateness_ms?: number;
             /** @description The request this attempt sent, as the receiver got it, except that secrets are redacted: signature headers show "[redacted]"; header values the event or its endpoint set, and credential-named headers, show as fingerprints; the URL's userinfo and query values as fingerprints; an API call's body as its params.body shows. Null when nothing was recorded: recording is off (outbound.record_requests), the attempt predates it, or nothing was sent (a WebSocket push). */
             request?: components["schemas"]["AttemptRequest"] | null;
+            /**
+             * Format: uuid
+             * @description the subscription a fan-out delivery went to (absent for an event's own action)
+             */
+            subscription_id?: string;
         };
         TokenRequest: {
             /** @enum {string} */
@@ -5087,6 +5318,7 @@ export interface components {
             token?: string;
             type: string;
             sub: string;
+            /** @description read, write or admin; "portal" for the session of a redeemed portal link (POST /portal-links) */
             access: string;
             scope: string[];
             /** Format: date-time */
@@ -5625,6 +5857,8 @@ export interface components {
             overlap?: "allow" | "skip" | "buffer_one" | "buffer_all" | "cancel_previous" | null;
             /** @description share a limit of occurrences in flight with every event naming the same key; null removes it */
             concurrency?: components["schemas"]["Concurrency"] | null;
+            /** @description a topic of the catalogue (POST /topics), instead of action or webhook: each occurrence is delivered to every active subscription of the topic whose filter passes, each with its own attempts, retries and signature (its endpoint's secret). The metadata must follow the topic's schema, if it has one. */
+            topic?: string;
         };
         /** @description One transition of an endpoint's circuit. */
         CircuitEntry: {
@@ -5974,6 +6208,83 @@ export interface components {
                 /** @description present while more subscriptions follow */
                 next_cursor?: string;
             };
+        };
+        PortalLinkRequest: {
+            /** @description what the portal shows and manages: resources carrying one of these tags; each inside the caller's scope */
+            tags: string[];
+            /** @description how long the link, and the session it starts, lasts: "30m", "1h" (default), "1d"; 1 minute to 24 hours (and within auth.token_max_ttl) */
+            expires_in?: string;
+            /** @description an absolute http(s) URL the portal links as "Back" (your application) */
+            return_url?: string;
+        };
+        /** @description A one-time portal link; the URL is shown once and only its hash is stored. */
+        PortalLink: {
+            /** @description <public URL>/portal/login?code=…: open it once, before expires_at */
+            url: string;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        PortalRedeemRequest: {
+            /** @description the code of the link's URL */
+            code: string;
+        };
+        /** @description A redeemed portal link: the portal session's bearer token and what the portal shows. */
+        PortalSession: {
+            /** @description a JWT of access "portal" whose scope is the link's tags */
+            token: string;
+            /** Format: date-time */
+            expires_at: string;
+            tags: string[];
+            return_url: string | null;
+        };
+        /** @description the deliveries of an occurrence of an event that targets a topic, counted once its first round resolved the subscriptions (absent before, and for events that run an action) */
+        FanoutSummary: {
+            /** @description the subscriptions that matched when the occurrence first fired, filtered ones included */
+            subscriptions: number;
+            delivered: number;
+            failed: number;
+            /** @description their filter said no */
+            filtered: number;
+            /** @description to be retried, deferred by their endpoint, or replayed */
+            pending: number;
+        };
+        /** @description one subscription's delivery of a fan-out occurrence */
+        Delivery: {
+            /** Format: uuid */
+            subscription_id: string;
+            /** Format: uuid */
+            endpoint_id?: string | null;
+            /** @enum {string} */
+            status: "delivered" | "failed" | "pending" | "filtered";
+            /** @description why a failed delivery failed */
+            error?: string | null;
+            /** Format: date-time */
+            next_attempt_at?: string | null;
+            /** @description oldest first; request is not included (GET /occurrences/{id}/attempts has it) */
+            attempts: components["schemas"]["Attempt"][];
+        };
+        DeliveryPage: {
+            data: components["schemas"]["Delivery"][];
+            pagination: {
+                limit: number;
+                /** @description present while more follow */
+                next_cursor?: string;
+            };
+        };
+        AttemptPage: {
+            data: components["schemas"]["Attempt"][];
+            pagination: {
+                limit: number;
+                /** @description present while more follow */
+                next_cursor?: string;
+            };
+        };
+        ReplayRequest: {
+            /**
+             * Format: uuid
+             * @description replay this subscription's delivery only (failed or delivered); the subscription's owner may ask for it too
+             */
+            subscription_id?: string;
         };
     };
     responses: {
@@ -6688,6 +6999,110 @@ export interface operations {
             };
             /** @description Changed concurrently */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listOccurrenceDeliveries: {
+        parameters: {
+            query?: {
+                /** @description page size, default 50, clamped to 500 */
+                limit?: number;
+                /** @description opaque cursor from pagination.next_cursor or the Link header */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description one page of deliveries in subscription id order */
+            200: {
+                headers: {
+                    /** @description <…>; rel="next" when more follow */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description Insufficient access */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the token's scope) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["TooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listSubscriptionDeliveries: {
+        parameters: {
+            query?: {
+                /** @description page size, default 50, clamped to 500 */
+                limit?: number;
+                /** @description opaque cursor from pagination.next_cursor or the Link header */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description one page of attempts */
+            200: {
+                headers: {
+                    /** @description <…>; rel="next" when more follow */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AttemptPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description Insufficient access */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or outside the token's scope) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

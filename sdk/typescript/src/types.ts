@@ -14,6 +14,8 @@ type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends
 export type { components, paths };
 export type Action = S["Action"];
 export type Attempt = S["Attempt"];
+/** One page of subscriptions.deliveries: a subscription's attempts, newest first. */
+export type AttemptPage = S["AttemptPage"];
 export type BackfillRequest = S["BackfillRequest"];
 export type BackfillResult = S["BackfillResult"];
 export type Calendar = S["Calendar"];
@@ -34,6 +36,13 @@ export type EventBatchResult = S["EventBatchResult"];
 /** One event's outcome in events.createMany. */
 export type BatchResult = S["EventBatchItemResult"];
 export type Exception = S["Exception"];
+/** One subscription's delivery of a fan-out occurrence (an occurrence of an event that targets a topic): its
+ * `status` (delivered, failed, pending, filtered), `error`, `next_attempt_at` and `attempts` (the document's
+ * `Delivery`; `Delivery` is what verifyDelivery gives). */
+export type FanoutDelivery = S["Delivery"];
+export type FanoutDeliveryPage = S["DeliveryPage"];
+/** A fan-out occurrence's `fanout`: its subscriptions and its deliveries counted by status. */
+export type FanoutSummary = S["FanoutSummary"];
 export type Health = S["Health"];
 export type HistoryEntry = S["HistoryEntry"];
 export type HistoryPage = S["HistoryPage"];
@@ -52,6 +61,8 @@ export type Preview = S["Preview"];
 export type PreviewRequest = S["PreviewRequest"];
 export type Ready = S["Ready"];
 export type ResumeRequest = S["ResumeRequest"];
+/** occurrences.replayDelivery's body: the subscription whose delivery goes again. */
+export type ReplayRequest = S["ReplayRequest"];
 export type RetryFilter = S["RetryFilter"];
 export type RetryResult = S["RetryResult"];
 /** The run of a callback event's occurrence (Occurrence.run). */
@@ -68,6 +79,12 @@ export type PunctualityGroup = S["PunctualityGroup"];
 export type PunctualityPoint = S["PunctualityPoint"];
 export type Token = S["Token"];
 export type TokenRequest = S["TokenRequest"];
+/** A one-time link to the portal: its `url`, shown once, and `expires_at`. */
+export type PortalLink = S["PortalLink"];
+/** portalLinks.create's body: `tags`, `expires_in`, `return_url`. */
+export type PortalLinkRequest = S["PortalLinkRequest"];
+/** A redeemed portal link: the portal session's token, its tags and Back link. */
+export type PortalSession = S["PortalSession"];
 /** An entry of the catalogue of what can fire: its name, description and the JSON Schema (or null) of the metadata
  * of events targeting it. */
 export type Topic = S["Topic"];
@@ -90,6 +107,8 @@ export type EventHistoryParams = Query<"/events/{id}/history", "get">;
 export type CircuitHistoryParams = Query<"/endpoints/{id}/circuit-history", "get">;
 export type NoticesParams = Query<"/notification-channels/{id}/notices", "get">;
 export type ListOccurrencesParams = Query<"/occurrences", "get">;
+export type ListOccurrenceDeliveriesParams = Query<"/occurrences/{id}/deliveries", "get">;
+export type ListSubscriptionDeliveriesParams = Query<"/subscriptions/{id}/deliveries", "get">;
 export type ListCalendarsParams = Query<"/calendars", "get">;
 export type ListEndpointsParams = Query<"/endpoints", "get">;
 export type ListConcurrencyKeysParams = Query<"/concurrency-keys", "get">;

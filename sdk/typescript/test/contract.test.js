@@ -142,6 +142,10 @@ test("every operation of openapi.json is called by a method, with a request the 
     await q.occurrences.move(id, { to: soon });
     await q.occurrences.complete(id, { status: "succeeded", output: { rows: 1 } });
     await q.occurrences.heartbeat(id);
+    await q.occurrences.deliveries(id, { limit: 5, cursor: "x" });
+    for await (const _ of q.occurrences.allDeliveries(id));
+    await q.occurrences.replayDelivery(id, id);
+    await q.events.create({ name: "n", start_time: "in 1 hour", topic: "digest.daily", metadata: { region: "eu" } });
     const base = `http://127.0.0.1:${server.address().port}`;
     const run = new DeliveryRun(
       { token: "qrun_x", complete_url: `${base}/occurrences/${id}/complete`, heartbeat_url: `${base}/occurrences/${id}/heartbeat`, deadline: soon },
@@ -189,10 +193,14 @@ test("every operation of openapi.json is called by a method, with a request the 
     await q.subscriptions.update(id, { filter: null, description: null });
     await q.subscriptions.pause(id);
     await q.subscriptions.resume(id);
+    await q.subscriptions.deliveries(id, { limit: 5, cursor: "x" });
+    for await (const _ of q.subscriptions.allDeliveries(id));
     await q.subscriptions.delete(id, { ifMatch: '"1"' });
     await q.tokens.create({ sub: "ci", access: "read", expires_at: soon, scope: ["a"] });
     await q.tokens.list();
     await q.tokens.revoke("tok");
+    await q.portalLinks.create({ tags: ["customer-42"], expires_in: "1h", return_url: "https://app.example.com/settings" });
+    await q.portalLinks.redeem("qpl_x");
     await q.notificationChannels.create({ name: "ops", type: "webhook", url: "https://example.com/n" });
     await q.notificationChannels.list();
     await q.notificationChannels.get(id);

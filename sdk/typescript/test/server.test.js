@@ -10,6 +10,7 @@ import {
   BadRequestError,
   ConflictError,
   DeliveryRun,
+  ForbiddenError,
   NotFoundError,
   PreconditionFailedError,
   Qhronos,
@@ -583,6 +584,26 @@ describe(`against qhronosd (${process.env.QHRONOS_SDK_DATABASE_URL ? "postgres+r
     await q.events.delete(ev.id);
   });
 
+  test("portal links: a link for a tag signs in once; its token sees that tag's endpoints and no events", async () => {
+    const tag = tagOf("customer");
+    const mine = await q.endpoints.create({ name: "mine", url: receiver.url, tags: [tag] });
+    await q.endpoints.create({ name: "theirs", url: receiver.url, tags: [tagOf("customer")] });
+    const link = await q.portalLinks.create({ tags: [tag], expires_in: "15m", return_url: "https://app.example.com/back" });
+    assert.ok(link.url.startsWith(`${srv.url}/portal/login?code=`), link.url);
+    const code = new URL(link.url).searchParams.get("code");
+    const anonymous = new Qhronos({ baseUrl: srv.url });
+    const session = await anonymous.portalLinks.redeem(code);
+    assert.deepEqual(session.tags, [tag]);
+    assert.equal(session.return_url, "https://app.example.com/back");
+    assert.equal(session.expires_at, link.expires_at);
+    await assert.rejects(anonymous.portalLinks.redeem(code), NotFoundError);
+
+    const portal = new Qhronos({ baseUrl: srv.url, token: session.token });
+    assert.deepEqual((await portal.endpoints.list()).items.map((e) => e.id), [mine.id]);
+    await assert.rejects(portal.events.list(), ForbiddenError);
+    await assert.rejects(portal.portalLinks.create({ tags: [tag] }), ForbiddenError);
+  });
+
   test("topics and subscriptions: create, list, all, get, update with If-Match, raw members, pause, resume, delete", async () => {
     const sfx = randomBytes(4).toString("hex");
     const name = `billing-${sfx}.invoice.paid`;
@@ -666,6 +687,68 @@ describe(`against qhronosd (${process.env.QHRONOS_SDK_DATABASE_URL ? "postgres+r
     await q.topics.delete(other.name);
     await assert.rejects(q.topics.get(name), NotFoundError);
     await q.endpoints.delete(ep.id);
+  });
+
+  test("fan-out: an event with a topic, its deliveries page by page, one subscription's replay, a subscription's attempts", async () => {
+    const topic = `digest-${randomBytes(4).toString("hex")}.daily`;
+    await q.topics.create({ name: topic, schema: { type: "object", required: ["region"], properties: { region: { type: "string" } } } });
+    let failing = true;
+    const ok = await startReceiver();
+    const flaky = await startReceiver(() => (failing ? 503 : 200));
+    try {
+      const epOk = await q.endpoints.create({ name: "ok", url: ok.url });
+      const epFlaky = await q.endpoints.create({ name: "flaky", url: flaky.url });
+      const subOk = await q.subscriptions.create({ topic, endpoint_id: epOk.id });
+      const subUs = await q.subscriptions.create({ topic, endpoint_id: epOk.id, filter: 'metadata.region == "us"' });
+      const subFlaky = await q.subscriptions.create({ topic, endpoint_id: epFlaky.id });
+
+      let err = await q.events.create({ name: "digest", start_time: "in 1 hour", topic: `${topic}x` }).catch((e) => e);
+      assert.ok(err instanceof BadRequestError && err.field === "topic", String(err));
+      err = await q.events.create({ name: "digest", start_time: "in 1 hour", topic, metadata: { region: 7 } }).catch((e) => e);
+      assert.ok(err instanceof BadRequestError && err.field === "metadata", String(err));
+      const ev = await q.events.create({ name: "digest", start_time: "in 1 hour", topic, metadata: { region: "eu" }, retry: { max_attempts: 1 } });
+      assert.equal(ev.topic, topic);
+      assert.deepEqual(ev.action, { type: "topic", params: { topic } });
+
+      const fired = await q.events.trigger(ev.id);
+      const failed = await waitFor("the fan-out ends", async () => {
+        const o = await q.occurrences.get(fired.id);
+        return o.status === "failed" && o;
+      });
+      assert.deepEqual(failed.fanout, { subscriptions: 3, delivered: 1, failed: 1, filtered: 1, pending: 0 });
+
+      const first = await q.occurrences.deliveries(fired.id, { limit: 2 });
+      assert.deepEqual([first.items.length, !!first.nextCursor], [2, true]);
+      const all = [];
+      for await (const d of q.occurrences.allDeliveries(fired.id, { limit: 1 })) all.push(d);
+      assert.deepEqual(all.map((d) => d.subscription_id), [subOk.id, subUs.id, subFlaky.id].sort(), "each once, in subscription id order");
+      const byId = Object.fromEntries(all.map((d) => [d.subscription_id, d]));
+      assert.deepEqual([byId[subOk.id].status, byId[subOk.id].endpoint_id, byId[subOk.id].attempts.map((a) => a.status_code)], ["delivered", epOk.id, [200]]);
+      assert.deepEqual([byId[subUs.id].status, byId[subUs.id].attempts], ["filtered", []]);
+      assert.equal(byId[subFlaky.id].status, "failed");
+      assert.match(byId[subFlaky.id].error, /503/);
+      assert.equal(byId[subFlaky.id].attempts[0].subscription_id, subFlaky.id);
+
+      // The receiver is back: its delivery alone goes again.
+      failing = false;
+      err = await q.occurrences.replayDelivery(fired.id, subUs.id).catch((e) => e);
+      assert.ok(err instanceof BadRequestError && err.field === "subscription_id", String(err));
+      const replayed = await q.occurrences.replayDelivery(fired.id, subFlaky.id);
+      assert.equal(replayed.id, fired.id);
+      await waitFor("the replay is delivered", async () => (await q.occurrences.get(fired.id)).status === "completed");
+      assert.deepEqual([ok.requests.length, flaky.requests.length], [1, 2], "the other subscriptions are not sent again");
+
+      const attempts = await q.subscriptions.deliveries(subFlaky.id);
+      assert.deepEqual(attempts.items.map((a) => [a.outcome, a.status_code, a.occurrence_id]), [["completed", 200, fired.id], ["failed", 503, fired.id]], "newest first");
+      const walked = [];
+      for await (const a of q.subscriptions.allDeliveries(subFlaky.id, { limit: 1 })) walked.push(a.id);
+      assert.deepEqual(walked, attempts.items.map((a) => a.id));
+      assert.deepEqual((await q.subscriptions.deliveries(subUs.id)).items, [], "a filtered subscription was sent nothing");
+      await assert.rejects(q.subscriptions.deliveries("00000000-0000-4000-8000-000000000000"), NotFoundError);
+    } finally {
+      await ok.close();
+      await flaky.close();
+    }
   });
 
   test("calendars: create, list, get, update, delete", async () => {

@@ -4,6 +4,7 @@ import {
   type ConcurrencyKey,
   DeliveryRun,
   type Event,
+  type FanoutDelivery,
   NotFoundError,
   type Occurrence,
   Qhronos,
@@ -63,6 +64,21 @@ export async function usage(q: Qhronos): Promise<string> {
   // @ts-expect-error: not a parameter of GET /subscriptions
   await q.subscriptions.list({ status: "active" });
   for await (const s of q.subscriptions.all({ endpoint_id: sub.endpoint_id })) s.tags satisfies string[];
+  const digest: Event = await q.events.create({ name: "digest", start_time: "in 1 hour", topic: "digest.daily", metadata: { region: "eu" } });
+  digest.topic satisfies string | null | undefined;
+  const fired: Occurrence = await q.events.trigger(digest.id);
+  fired.fanout?.failed satisfies number | undefined;
+  for await (const d of q.occurrences.allDeliveries(fired.id, { limit: 100 })) {
+    d.status satisfies "delivered" | "failed" | "pending" | "filtered";
+    d.attempts[0]?.subscription_id satisfies string | undefined;
+  }
+  const delivery: FanoutDelivery | undefined = (await q.occurrences.deliveries(fired.id)).items[0];
+  delivery?.next_attempt_at satisfies string | null | undefined;
+  (await q.occurrences.replayDelivery(fired.id, sub.id)).status satisfies Occurrence["status"];
+  for await (const a of q.subscriptions.allDeliveries(sub.id)) a.occurrence_id satisfies string;
+  (await q.subscriptions.deliveries(sub.id, { limit: 10 })).nextCursor satisfies string;
+  // @ts-expect-error: not a parameter of GET /subscriptions/{id}/deliveries
+  await q.subscriptions.deliveries(sub.id, { status: "failed" });
   const d = await verifyDelivery({ headers: {}, body: "" }, "secret");
   if (d.run) {
     d.run.deadline satisfies string;
