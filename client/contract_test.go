@@ -123,6 +123,9 @@ func TestEveryOperationIsCovered(t *testing.T) {
 	must(c.Occurrences.Get(ctx, id))
 	must(c.Occurrences.Attempts(ctx, id))
 	must(c.Occurrences.Replay(ctx, id))
+	must(c.Occurrences.ReplayDelivery(ctx, id, id))
+	must(c.Occurrences.Deliveries(ctx, id, client.ListOccurrenceDeliveriesParams{Limit: client.Ptr(5), Cursor: client.Ptr("c")}))
+	must(c.Subscriptions.Deliveries(ctx, id, client.ListSubscriptionDeliveriesParams{Limit: client.Ptr(5)}))
 	must(c.Occurrences.ReplayMatching(ctx, client.RetryFilter{Status: client.Ptr("failed"), Limit: client.Ptr(10)}))
 	must(c.Tokens.Create(ctx, client.TokenRequest{Sub: "ci", Access: client.TokenRequestAccessRead,
 		ExpiresAt: time.Now().Add(time.Hour), Scope: []string{"a"}}))
