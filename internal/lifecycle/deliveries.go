@@ -97,7 +97,7 @@ func (s *Service) Deliveries(ctx context.Context, p auth.Principal, id, after st
 		switch {
 		case slices.Contains(state.Filtered, sub):
 			d.Status = model.DeliveryFiltered
-		case state.Pending[sub] != (model.FanoutPending{}):
+		case hasPending(state, sub):
 			next := state.Pending[sub].NextAt
 			d.Status, d.NextAttemptAt = model.DeliveryPending, &next
 		default:
@@ -198,4 +198,9 @@ func (s *Service) SubscriptionDeliveries(ctx context.Context, p auth.Principal, 
 		return nil, err
 	}
 	return s.store.SubscriptionAttempts(ctx, id, before, limit)
+}
+
+func hasPending(f *model.Fanout, sub string) bool {
+	_, ok := f.Pending[sub]
+	return ok
 }

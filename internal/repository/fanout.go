@@ -369,7 +369,7 @@ func (s *Store) DeliveryAttempts(ctx context.Context, occurrenceID string, ids [
 		args = append(args, id)
 	}
 	var rows []model.Attempt
-	err := s.selectAll(ctx, &rows, `SELECT `+strings.Replace(attemptColumns, "request_json", "NULL AS request_json", 1)+
+	err := s.selectAll(ctx, &rows, `SELECT `+attemptColumnsWithoutRequest+
 		` FROM attempts WHERE occurrence_id = ? AND subscription_id IN (`+placeholders(len(ids))+`)
 		ORDER BY started_at, attempt`, args...)
 	if err != nil {
@@ -412,7 +412,7 @@ func (s *Store) SubscriptionAttempts(ctx context.Context, subscriptionID string,
 	if uuid.Validate(subscriptionID) != nil {
 		return []model.Attempt{}, nil
 	}
-	q := `SELECT ` + strings.Replace(attemptColumns, "request_json", "NULL AS request_json", 1) +
+	q := `SELECT ` + attemptColumnsWithoutRequest +
 		` FROM attempts WHERE subscription_id = ?`
 	args := []any{subscriptionID}
 	if before != nil {

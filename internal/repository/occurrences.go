@@ -377,6 +377,12 @@ func (s *Store) attemptsIn(ctx context.Context, table, occurrenceID string) ([]m
 const attemptColumns = `id, occurrence_id, event_id, attempt, manual, started_at, duration_ms, status_code,
 	outcome, error, response_excerpt, truncated, lateness_ms, endpoint_id, scheduled_at, request_json, subscription_id`
 
+// attemptColumnsWithoutRequest reads attempts for lists that do not show
+// the requests they sent (up to 64 KiB each).
+const attemptColumnsWithoutRequest = `id, occurrence_id, event_id, attempt, manual, started_at, duration_ms,
+	status_code, outcome, error, response_excerpt, truncated, lateness_ms, endpoint_id, scheduled_at,
+	NULL AS request_json, subscription_id`
+
 // CancelFutureOccurrences ends an event's occurrences scheduled at or after
 // from that have not fired, with reason (see model.EndedBy): pending and retrying
 // rows, and rows a dispatcher has claimed but is still holding until their

@@ -216,9 +216,7 @@ func (d *Dispatcher) execute(parent context.Context, jb *job, started time.Time,
 			return actions.Outcome{Err: fmt.Errorf("resolve endpoint: %w", adm.Err), Retryable: adm.Retryable}, ackTimeout
 		}
 		secrets, target, dest = adm.Secrets, adm.Target, adm.Destination
-		if adm.Timeout > 0 && jb.ev.TimeoutMS <= 0 {
-			timeout = min(adm.Timeout, d.cfg.MaxTimeout)
-		}
+		timeout = d.attemptTimeout(&jb.ev, adm)
 	} else {
 		var err error
 		if secrets, err = d.secrets(&jb.ev); err != nil {
@@ -271,6 +269,15 @@ func (d *Dispatcher) timeout(ev *model.Event) time.Duration {
 		return d.cfg.AttemptTimeout
 	}
 	return min(time.Duration(ev.TimeoutMS)*time.Millisecond, d.cfg.MaxTimeout)
+}
+
+// attemptTimeout is the timeout of an attempt admitted by an endpoint: the
+// event's own, else the endpoint's (capped), else the default.
+func (d *Dispatcher) attemptTimeout(ev *model.Event, adm *endpoints.Admission) time.Duration {
+	if adm.Timeout > 0 && ev.TimeoutMS <= 0 {
+		return min(adm.Timeout, d.cfg.MaxTimeout)
+	}
+	return d.timeout(ev)
 }
 
 // lastStatus summarizes an attempt for the event's last_status.

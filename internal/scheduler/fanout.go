@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/qhronos/qhronos/internal/actions"
+	"github.com/qhronos/qhronos/internal/endpoints"
 	"github.com/qhronos/qhronos/internal/fanout"
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
@@ -287,36 +288,10 @@ func (d *Dispatcher) deliver(ctx context.Context, jb *job, dl *fanoutDelivery) e
 	}
 	started := d.clock.Now()
 	dl.started = started
-	var out actions.Outcome
-	if adm.Err != nil {
-		out = actions.Outcome{Err: fmt.Errorf("resolve endpoint: %w", adm.Err), Retryable: adm.Retryable}
-	} else {
-		delivery, err := d.deliveries.getAction(endpointWebhook(dl.sub.EndpointID))
-		if err != nil {
-			out = actions.Outcome{Err: fmt.Errorf("resolve action: %w", err)}
-		} else {
-			timeout := d.timeout(&jb.ev)
-			if adm.Timeout > 0 && jb.ev.TimeoutMS <= 0 {
-				timeout = min(adm.Timeout, d.cfg.MaxTimeout)
-			}
-			req := actions.Request{EventID: jb.ev.ID, OccurrenceID: jb.occ.ID, Attempt: dl.attempt, Manual: dl.manual,
-				ScheduledAt: jb.occ.ScheduledAt, DispatchedAt: started.UTC(), Name: jb.ev.Name,
-				Description: jb.ev.Description, Tags: jb.ev.Tags, Metadata: json.RawMessage(jb.ev.Metadata),
-				Secrets: adm.Secrets, Timeout: timeout, Target: adm.Target, Topic: jb.ev.Topic(),
-				SubscriptionID: dl.sub.ID}
-			sendCtx, cancel := context.WithTimeout(ctx, timeout)
-			sendCtx, span := tracing.StartAttempt(sendCtx, tracing.Attempt{EventID: jb.ev.ID, OccurrenceID: jb.occ.ID,
-				Number: dl.attempt, ActionType: model.ActionTopic, Propagate: !jb.ev.NoTracePropagation})
-			if !d.usable(jb) {
-				cancel()
-				d.endpoints.Done(ctx, adm, false, false, "", 0)
-				return errLeaseGone
-			}
-			d.logSend(jb)
-			out = delivery.Execute(sendCtx, req)
-			cancel()
-			tracing.EndAttempt(span, "", out.StatusCode, out.Err != nil)
-		}
+	out, err := d.send(ctx, jb, dl, adm, started)
+	if err != nil {
+		d.endpoints.Done(ctx, adm, false, false, "", 0)
+		return err
 	}
 	ended := d.clock.Now()
 	if out.Duration <= 0 {
@@ -361,6 +336,36 @@ func (d *Dispatcher) deliver(ctx context.Context, jb *job, dl *fanoutDelivery) e
 	}
 	dl.record = att
 	return nil
+}
+
+// send sends one admitted delivery as a webhook to its endpoint; it
+// reports errLeaseGone, sending nothing, once this process no longer holds
+// the occurrence's slot.
+func (d *Dispatcher) send(ctx context.Context, jb *job, dl *fanoutDelivery, adm *endpoints.Admission,
+	started time.Time) (actions.Outcome, error) {
+	if adm.Err != nil {
+		return actions.Outcome{Err: fmt.Errorf("resolve endpoint: %w", adm.Err), Retryable: adm.Retryable}, nil
+	}
+	delivery, err := d.deliveries.getAction(endpointWebhook(dl.sub.EndpointID))
+	if err != nil {
+		return actions.Outcome{Err: fmt.Errorf("resolve action: %w", err)}, nil
+	}
+	timeout := d.attemptTimeout(&jb.ev, adm)
+	req := actions.Request{EventID: jb.ev.ID, OccurrenceID: jb.occ.ID, Attempt: dl.attempt, Manual: dl.manual,
+		ScheduledAt: jb.occ.ScheduledAt, DispatchedAt: started.UTC(), Name: jb.ev.Name,
+		Description: jb.ev.Description, Tags: jb.ev.Tags, Metadata: json.RawMessage(jb.ev.Metadata),
+		Secrets: adm.Secrets, Timeout: timeout, Target: adm.Target, Topic: jb.ev.Topic(), SubscriptionID: dl.sub.ID}
+	sendCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if !d.usable(jb) {
+		return actions.Outcome{}, errLeaseGone
+	}
+	sendCtx, span := tracing.StartAttempt(sendCtx, tracing.Attempt{EventID: jb.ev.ID, OccurrenceID: jb.occ.ID,
+		Number: dl.attempt, ActionType: model.ActionTopic, Propagate: !jb.ev.NoTracePropagation})
+	d.logSend(jb)
+	out := delivery.Execute(sendCtx, req)
+	tracing.EndAttempt(span, "", out.StatusCode, out.Err != nil)
+	return out, nil
 }
 
 // endpointWebhook is the webhook action that delivers to an endpoint.
