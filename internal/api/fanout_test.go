@@ -83,6 +83,13 @@ func testTopicsAndSubscriptions(t *testing.T, open func(testing.TB) *repository.
 		http.StatusBadRequest, "endpoint_id", "unknown endpoint")
 	refused(t, e.do("POST", "/subscriptions", teamA, sub(map[string]any{"tags": []string{"team-b"}})),
 		http.StatusForbidden, "tags", "outside")
+	res = e.do("POST", "/endpoints", teamA, map[string]any{"name": "queue", "url": "nats://127.0.0.1:4222/digests",
+		"tags": []string{"team-a"}})
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	broker, _ := res.object(t)["id"].(string)
+	refused(t, e.do("POST", "/subscriptions", teamA, sub(map[string]any{"endpoint_id": broker})),
+		http.StatusBadRequest, "endpoint_id", "a message broker endpoint (nats)")
+	require.Equal(t, http.StatusNoContent, e.do("DELETE", "/endpoints/"+broker, teamA, nil).Status)
 	refused(t, e.do("POST", "/subscriptions", teamA, sub(map[string]any{"colour": "red"})),
 		http.StatusBadRequest, "colour", "")
 

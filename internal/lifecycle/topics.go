@@ -14,6 +14,7 @@ import (
 	"github.com/qhronos/qhronos/internal/fanout"
 	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/outbound"
 	"github.com/qhronos/qhronos/internal/repository"
 )
 
@@ -234,6 +235,11 @@ func (s *Service) applySubscription(ctx context.Context, p auth.Principal, body 
 		}
 		if err != nil {
 			return err
+		}
+		if kind := outbound.BrokerKind(e.URL); kind != "" {
+			// A firing reaches its subscribers as signed webhooks.
+			return input.BadRequestf("endpoint_id", "endpoint %s is a message broker endpoint (%s): a subscription "+
+				"delivers webhooks, so subscribe an HTTP endpoint", canonical, kind)
 		}
 		sub.EndpointID = canonical
 	}

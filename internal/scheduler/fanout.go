@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,7 +28,9 @@ const maxFanoutRounds = 1000
 // fanoutParallelism is how many deliveries of one round are in flight at
 // once: a round to many subscribers is bounded by the slowest receivers'
 // latency, not by their number. All rounds together send at most
-// scheduler.workers at once (Dispatcher.fanoutSends).
+// scheduler.workers at once (Dispatcher.fanoutSends), and each delivery
+// first takes its subscriber's and its destination's share of the workers,
+// as any attempt does (deliveryShare).
 const fanoutParallelism = 32
 
 // fanoutDelivery is one subscription's delivery in a round.
@@ -245,18 +248,16 @@ func (d *Dispatcher) sendAll(ctx context.Context, jb *job, due []*fanoutDelivery
 			continue // decided without sending (filter error, subscription gone)
 		}
 		sem <- struct{}{}
-		d.fanoutSends <- struct{}{}
 		mu.Lock()
 		stop := lost != nil
 		mu.Unlock()
 		if stop {
-			<-d.fanoutSends
 			<-sem
 			break
 		}
 		wg.Add(1)
 		go func() {
-			defer func() { <-d.fanoutSends; <-sem; wg.Done() }()
+			defer func() { <-sem; wg.Done() }()
 			if err := d.deliver(ctx, jb, dl); err != nil {
 				mu.Lock()
 				lost = err
@@ -286,6 +287,17 @@ func (d *Dispatcher) deliver(ctx context.Context, jb *job, dl *fanoutDelivery) e
 		dl.status, dl.nextAt, dl.attempt = model.OccurrencePending, adm.Defer, dl.attempt-1
 		return nil
 	}
+	if adm.Err == nil {
+		release, retryAt, ok := d.deliveryShare(ctx, jb, dl, adm)
+		if !ok {
+			d.endpoints.Done(ctx, adm, false, false, "", 0)
+			dl.status, dl.nextAt, dl.attempt = model.OccurrencePending, retryAt, dl.attempt-1
+			return nil
+		}
+		defer release()
+	}
+	d.fanoutSends <- struct{}{}
+	defer func() { <-d.fanoutSends }()
 	started := d.clock.Now()
 	dl.started = started
 	out, err := d.send(ctx, jb, dl, adm, started)
@@ -336,6 +348,41 @@ func (d *Dispatcher) deliver(ctx context.Context, jb *job, dl *fanoutDelivery) e
 	}
 	dl.record = att
 	return nil
+}
+
+// deliveryShare waits for the share of the workers a delivery counts
+// against, as an attempt does (fairshare.go): its subscriber's tenant scope
+// (subscriptionScope) and its endpoint's destination, so that one whose
+// receivers hang or crawl slows only its own deliveries, never another
+// tenant's firings. A delivery whose share stays full with nothing ending
+// (a stalled share), or that waited its whole timeout, is not sent: ok
+// false with when to try it again, uncounted.
+func (d *Dispatcher) deliveryShare(ctx context.Context, jb *job, dl *fanoutDelivery, adm *endpoints.Admission) (
+	release func(), retryAt time.Time, ok bool) {
+	scope, timeout := subscriptionScope(&dl.sub), d.attemptTimeout(&jb.ev, adm)
+	if release, ok := d.share.tryAcquire(scope, adm.Destination, timeout); ok {
+		return release, time.Time{}, true
+	}
+	wait, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	release, retryAt, err := d.share.acquire(wait, scope, adm.Destination, func() bool { return true })
+	if err != nil {
+		return nil, retryAt, false
+	}
+	return release, time.Time{}, true
+}
+
+// subscriptionScope is the tenant scope a subscription's deliveries count
+// against: its tags, as a token scoped to them has (auth.Principal.KeyScope,
+// which ScopeOf reads for an event), or the installation's own ("*") for
+// an untagged subscription.
+func subscriptionScope(sub *model.Subscription) string {
+	if len(sub.Tags) == 0 {
+		return "*"
+	}
+	tags := slices.Clone(sub.Tags)
+	slices.Sort(tags)
+	return "tags:" + strings.Join(slices.Compact(tags), ",")
 }
 
 // send sends one admitted delivery as a webhook to its endpoint; it
