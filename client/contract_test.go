@@ -99,7 +99,8 @@ func TestEveryOperationIsCovered(t *testing.T) {
 		Webhook: client.Ptr("https://example.com/h")}}, client.IdempotencyKey("k"))
 	require.ErrorContains(t, err, "0 results for 1 events")
 	must(c.Events.List(ctx, client.ListEventsParams{Tags: []string{"a", "b"}, TagsAll: []string{"c"},
-		Status: client.Ptr("active"), From: &since, Limit: client.Ptr(10), Cursor: client.Ptr("x")}))
+		Status: client.Ptr("active"), From: &since, Limit: client.Ptr(10), Cursor: client.Ptr("x"),
+		Topic: client.Ptr("digest.daily")}))
 	must(c.Events.Get(ctx, id))
 	must(c.Events.GetIncludingDeleted(ctx, id))
 	must(c.Events.Update(ctx, id, client.EventInput{Description: client.Ptr("d")}, client.IfMatch(`"3"`)))

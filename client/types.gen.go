@@ -2922,6 +2922,9 @@ type GetEventsParams struct {
 	// EndpointID events whose action names this endpoint
 	EndpointID *string `form:"endpoint_id,omitempty" json:"endpoint_id,omitempty"`
 
+	// Topic events that target this topic (its exact name, not a pattern); a malformed name is a 400 naming topic
+	Topic *string `form:"topic,omitempty" json:"topic,omitempty"`
+
 	// CalendarID events that honour this calendar
 	CalendarID *string `form:"calendar_id,omitempty" json:"calendar_id,omitempty"`
 

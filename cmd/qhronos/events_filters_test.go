@@ -76,3 +76,59 @@ func postEvent(t *testing.T, srv *qhronostest.Server, body map[string]any) clien
 	require.NoError(t, json.NewDecoder(res.Body).Decode(&ev))
 	return ev
 }
+
+// TestEventsListByTopic: events list --topic lists the events that target
+// a topic — what keeps `topics delete` refused — and neither another
+// topic's nor a webhook event; it combines with --tag and --all, and a
+// name that is not a topic name is the server's 400 naming topic.
+func TestEventsListByTopic(t *testing.T) {
+	t.Parallel()
+	onBackends(t, func(t *testing.T, srv *qhronostest.Server) {
+		e := serverEnv(t, srv)
+		ok(t, e, nil, "topics", "create", "digest.daily")
+		ok(t, e, nil, "topics", "create", "digest.weekly")
+		rc := qhronostest.NewReceiver(t)
+		start := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+		var want []string
+		for _, body := range []map[string]any{
+			{"name": "morning digest", "topic": "digest.daily", "tags": []string{"eu"}},
+			{"name": "evening digest", "topic": "digest.daily", "tags": []string{"us"}},
+			{"name": "weekly digest", "topic": "digest.weekly"},
+			{"name": "plain hook", "webhook": rc.URL},
+		} {
+			body["start_time"] = start
+			ev := postEvent(t, srv, body)
+			if body["topic"] == "digest.daily" {
+				want = append(want, ev.ID)
+			}
+		}
+		ids := func(evs []client.Event) []string {
+			var out []string
+			for _, ev := range evs {
+				out = append(out, ev.ID)
+			}
+			return out
+		}
+		var evs []client.Event
+		ok(t, e, &evs, "events", "list", "--topic", "digest.daily")
+		require.ElementsMatch(t, want, ids(evs))
+		ok(t, e, &evs, "events", "list", "--topic", "digest.daily", "--all", "--limit", "1")
+		require.ElementsMatch(t, want, ids(evs), "every page")
+		ok(t, e, &evs, "events", "list", "--topic", "digest.daily", "--tag", "us")
+		require.Len(t, evs, 1)
+		require.Equal(t, "evening digest", evs[0].Name)
+		ok(t, e, &evs, "events", "list", "--topic", "digest.monthly")
+		require.Empty(t, evs)
+
+		r := cli(t, e, "", "events", "list", "--topic", "digest.weekly")
+		require.Equal(t, 0, r.code, r.stderr)
+		rows := dataRows(r.stdout)
+		require.Len(t, rows, 1, r.stdout)
+		require.Contains(t, r.stdout, "weekly digest")
+		require.Contains(t, r.stdout, "topic digest.weekly")
+		r = cli(t, e, "", "events", "list", "--topic", "Digest Daily")
+		require.NotEqual(t, 0, r.code)
+		require.Contains(t, r.stderr, "topic")
+		require.Contains(t, r.stderr, "a-z 0-9")
+	})
+}

@@ -8,7 +8,7 @@ import (
 
 func newEventsListCmd(a *app) *cobra.Command {
 	var tags, tagsAll []string
-	var status, name, endpoint, calendar, key string
+	var status, name, endpoint, topic, calendar, key string
 	var limit int
 	var all bool
 	cmd := &cobra.Command{
@@ -18,6 +18,7 @@ func newEventsListCmd(a *app) *cobra.Command {
   qhronos events list --tag billing,ops --status active
   qhronos events list --name report
   qhronos events list --calendar 6f1c2a8e-…   # the events that honour a calendar
+  qhronos events list --topic digest.daily    # the events that target a topic
   qhronos events list --key cart:user-42
   qhronos events list --all --output json | jq -r '.[].id'`,
 		Args: noArgs,
@@ -38,6 +39,9 @@ func newEventsListCmd(a *app) *cobra.Command {
 			}
 			if endpoint != "" {
 				p.EndpointID = &endpoint
+			}
+			if topic != "" {
+				p.Topic = &topic
 			}
 			if calendar != "" {
 				p.CalendarID = &calendar
@@ -76,6 +80,7 @@ func newEventsListCmd(a *app) *cobra.Command {
 	cmd.Flags().StringVar(&status, "status", "", "active, paused or inactive (comma-separate several)")
 	cmd.Flags().StringVar(&name, "name", "", "events whose name contains this text")
 	cmd.Flags().StringVar(&endpoint, "endpoint", "", "events whose action names this endpoint id")
+	cmd.Flags().StringVar(&topic, "topic", "", "events that target this topic (its exact name)")
 	cmd.Flags().StringVar(&calendar, "calendar", "", "events that honour this calendar id")
 	cmd.Flags().StringVar(&key, "key", "", "the event with this key")
 	cmd.Flags().IntVar(&limit, "limit", 50, "page size (the server caps it at 500)")

@@ -141,7 +141,8 @@ func TestSubscriptionCommands(t *testing.T) {
 				other.ID, "--tag", tag}, exitError, "endpoint_id: unknown endpoint"},
 			{"out of scope", scoped, []string{"subscriptions", "get", billing.ID}, exitNotFound, "not found"},
 			{"topic in use", e, []string{"topics", "delete", "digest.daily"}, exitError,
-				"topic is in use: 1 subscription names it; delete them or point them elsewhere first (HTTP 409)"},
+				"topic is in use: 1 subscription names it; delete them or point them elsewhere first " +
+					"(GET /subscriptions?topic=digest.daily lists them) (HTTP 409)"},
 			{"no topic", e, []string{"subscriptions", "create", "--endpoint", ep.ID}, exitUsage, "--topic and --endpoint"},
 			{"no endpoint", e, []string{"subscriptions", "create", "--topic", "digest.daily"}, exitUsage, "--topic and --endpoint"},
 			{"bad paused", e, []string{"subscriptions", "list", "--paused", "maybe"}, exitUsage, "--paused"},

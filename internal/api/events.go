@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/qhronos/qhronos/internal/events"
+	"github.com/qhronos/qhronos/internal/fanout"
 	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
 )
@@ -66,6 +67,12 @@ func (s *Server) listEvents(c *gin.Context) error {
 		if f.EndpointID, err = input.UUID("endpoint_id", v); err != nil {
 			return err
 		}
+	}
+	if v := c.Query("topic"); v != "" {
+		if err := fanout.CheckTopicName("topic", v); err != nil {
+			return err
+		}
+		f.Topic = v
 	}
 	if v := c.Query("key"); v != "" {
 		if err := events.CheckKey(v); err != nil {

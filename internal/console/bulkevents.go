@@ -45,7 +45,7 @@ func readBulkRequest(v url.Values) (bulkRequest, map[string]string) {
 			b.IDs = append(b.IDs, id)
 		}
 	}
-	for _, k := range []string{"q", "tags", "status", "cursor"} {
+	for _, k := range []string{"q", "tags", "status", "topic", "cursor"} {
 		if x := v.Get(k); x != "" {
 			b.Back.Set(k, x)
 		}

@@ -20,6 +20,7 @@ const pageSize = 25
 type eventsData struct {
 	Events             []eventView
 	Q, Tags, Status    string
+	Topic              string // the events that target this topic (its exact name)
 	Cursor             string
 	Next               string
 	First              bool
@@ -45,11 +46,12 @@ func (c *Console) eventsPage(w http.ResponseWriter, r *http.Request, s *session)
 	c.showEvents(w, r, s, r.URL.Query(), eventsExtra{}, http.StatusOK)
 }
 
-// showEvents renders the list filtered by in (q, tags, status, cursor).
+// showEvents renders the list filtered by in (q, tags, status, topic,
+// cursor).
 func (c *Console) showEvents(w http.ResponseWriter, r *http.Request, s *session, in url.Values, extra eventsExtra, status int) {
 	d := eventsData{Q: strings.TrimSpace(in.Get("q")), Tags: strings.TrimSpace(in.Get("tags")),
-		Status: in.Get("status"), Cursor: in.Get("cursor"), First: in.Get("cursor") == "", Errors: extra.Errors,
-		Bulk: extra.Bulk}
+		Status: in.Get("status"), Topic: strings.TrimSpace(in.Get("topic")), Cursor: in.Get("cursor"),
+		First: in.Get("cursor") == "", Errors: extra.Errors, Bulk: extra.Bulk}
 	p := client.ListEventsParams{Limit: client.Ptr(pageSize)}
 	if d.Q != "" {
 		p.Q = &d.Q
@@ -60,10 +62,13 @@ func (c *Console) showEvents(w http.ResponseWriter, r *http.Request, s *session,
 	if d.Status != "" {
 		p.Status = &d.Status
 	}
+	if d.Topic != "" {
+		p.Topic = &d.Topic
+	}
 	if d.Cursor != "" {
 		p.Cursor = &d.Cursor
 	}
-	d.Filtered = d.Q != "" || d.Tags != "" || d.Status != ""
+	d.Filtered = d.Q != "" || d.Tags != "" || d.Status != "" || d.Topic != ""
 	page, err := c.sdk(r).Events.List(r.Context(), p)
 	err = sdkError(err)
 	var ae *apiError
@@ -81,7 +86,7 @@ func (c *Console) showEvents(w http.ResponseWriter, r *http.Request, s *session,
 	}
 	if page.NextCursor != "" {
 		nq := url.Values{"cursor": {page.NextCursor}}
-		for k, v := range map[string]string{"q": d.Q, "tags": d.Tags, "status": d.Status} {
+		for k, v := range map[string]string{"q": d.Q, "tags": d.Tags, "status": d.Status, "topic": d.Topic} {
 			if v != "" {
 				nq.Set(k, v)
 			}

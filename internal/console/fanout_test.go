@@ -455,3 +455,77 @@ func TestSubscriptionEditPauseAndDelete(t *testing.T) {
 	require.Equal(t, "/ui/subscriptions?notice=Subscription+deleted.", res.Header.Get("Location"))
 	require.Equal(t, 1, deleted.count())
 }
+
+// The topic's page lists the events that target it (GET /events?topic=),
+// each linked, with a link to the Events list filtered by the topic, which
+// shows the filter in its form, keeps it on the next page and in the bulk
+// form, and clears it with the others. None: the page says the topic can
+// be deleted. The portal, which reads no events, shows no such card.
+func TestTopicPageListsTheEventsThatTargetIt(t *testing.T) {
+	t.Parallel()
+	tc := fanoutConsole(t)
+	topicEvent := strings.Replace(sampleEvent, `"name":"weekly report"`, `"name":"morning digest"`, 1)
+	tc.api.answers["GET /events"] = func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("topic") == "Digest Daily" {
+			jsonAnswer(400, `{"error":"topic: may hold only a-z 0-9 _ - in dot-separated segments","field":"topic"}`)(w, r)
+			return
+		}
+		w.Header().Set("Link", `</events?cursor=abc&limit=25&topic=digest.daily>; rel="next"`)
+		jsonAnswer(200, "["+topicEvent+"]")(w, r)
+	}
+	session, _ := tc.signIn()
+
+	page := body(t, tc.get(session, "/ui/topics/digest.daily"))
+	require.True(t, tc.api.called("GET /events?limit=20&topic=digest.daily"), "the newest 20 that target it")
+	require.Contains(t, page, `<h2 id="topic-events-h">Events that target this topic</h2>`)
+	require.Contains(t, page, `<tr data-event="ev1"><td><a href="/ui/events/ev1">morning digest</a></td><td><span class="badge ok">active</span></td>`)
+	require.Contains(t, page, `The newest 1 are shown.`)
+	require.Contains(t, page, `<a href="/ui/events?topic=digest.daily" id="topic-events-all">All events that target it</a>`)
+	require.NotContains(t, page, `id="no-topic-events"`)
+
+	page = body(t, tc.get(session, "/ui/events?topic=digest.daily"))
+	require.True(t, tc.api.called("GET /events?limit=25&topic=digest.daily"))
+	require.Contains(t, page, `name="topic" id="events-topic" value="digest.daily"`, "the filter is shown")
+	require.Contains(t, page, `<a href="/ui/events">Clear</a>`, "and can be cleared")
+	require.Contains(t, page, `<input type="hidden" name="topic" value="digest.daily">`, "a bulk action comes back to it")
+	require.Contains(t, page, `href="/ui/events?cursor=abc&amp;topic=digest.daily" rel="next"`)
+	require.Contains(t, page, `<a href="/ui/events/ev1">morning digest</a>`)
+
+	// A bulk action's confirmation returns to the filtered list.
+	page = body(t, tc.get(session, "/ui/events/bulk?action=pause&id=ev1&topic=digest.daily"))
+	require.Contains(t, page, `<a href="/ui/events?topic=digest.daily">Cancel</a>`)
+	require.Contains(t, page, `<input type="hidden" name="topic" value="digest.daily">`)
+
+	// A malformed name: the API's refusal on the list.
+	res := tc.get(session, "/ui/events?topic="+url.QueryEscape("Digest Daily"))
+	page = body(t, res)
+	require.Equal(t, http.StatusBadRequest, res.StatusCode, page)
+	require.Contains(t, page, "topic: may hold only a-z 0-9 _ - in dot-separated segments")
+	require.Contains(t, page, `value="Digest Daily"`)
+
+	// None: the topic can go, once no subscription names it either.
+	tc.api.mu.Lock()
+	tc.api.answers["GET /events"] = jsonAnswer(200, `[]`)
+	tc.api.mu.Unlock()
+	page = body(t, tc.get(session, "/ui/topics/digest.daily"))
+	require.Contains(t, page, `<p class="empty" id="no-topic-events">No event targets this topic: it can be deleted once no subscription names it exactly either.</p>`)
+	require.NotContains(t, page, `id="topic-events-all"`)
+	tc.api.mu.Lock()
+	tc.api.answers["GET /subscriptions"] = jsonAnswer(200, `{"data":[],"pagination":{"limit":50}}`)
+	tc.api.mu.Unlock()
+	page = body(t, tc.get(session, "/ui/topics/digest.daily"))
+	require.Contains(t, page, `<p class="empty" id="no-topic-events">No event targets this topic, and no subscription names it exactly: it can be deleted.</p>`)
+
+	// In the portal the page has no events card and asks for no events.
+	tc.withPortal("https://app.example.com/settings")
+	portal := tc.openPortal()
+	tc.api.mu.Lock()
+	tc.api.calls = nil
+	tc.api.mu.Unlock()
+	res = tc.get(portal, "/portal/topics/digest.daily")
+	page = body(t, res)
+	require.Equal(t, http.StatusOK, res.StatusCode, page)
+	require.Contains(t, page, `id="topic-name">digest.daily</code>`)
+	require.NotContains(t, page, "Events that target this topic")
+	require.False(t, tc.api.called("GET /events"), "the portal reads no events")
+}

@@ -14,10 +14,10 @@ import (
 )
 
 // The Topics pages: the catalogue of what can fire (GET /topics, which
-// every token reads) and a topic's page with its JSON Schema and the
-// subscriptions naming it. Only admins change the catalogue: the create
-// and edit forms and Delete are shown to a token the API lets manage it,
-// and a refusal is the API's own.
+// every token reads) and a topic's page with its JSON Schema, the
+// subscriptions naming it and the events that target it. Only admins
+// change the catalogue: the create and edit forms and Delete are shown to
+// a token the API lets manage it, and a refusal is the API's own.
 
 // topicRow is a topic as the pages show it; Schema is the JSON Schema
 // indented, "" when the topic has none.
@@ -216,6 +216,10 @@ func (c *Console) createTopic(w http.ResponseWriter, r *http.Request, s *session
 // page lists.
 const subscriptionsShown = 50
 
+// topicEventsShown is how many of the events that target a topic its page
+// lists.
+const topicEventsShown = 20
+
 type topicData struct {
 	Topic     topicRow
 	Admin     bool
@@ -223,6 +227,10 @@ type topicData struct {
 	Form      topicForm
 	Subs      []subscriptionRow
 	SubsMore  bool
+	// Events are the newest of the events that target the topic (none in
+	// the portal, which reads no events); EventsMore says more follow.
+	Events     []eventLink
+	EventsMore bool
 }
 
 func formFromTopic(t topicRow) topicForm {
@@ -264,6 +272,18 @@ func (c *Console) renderTopicPage(w http.ResponseWriter, r *http.Request, s *ses
 	}
 	d.SubsMore = page.NextCursor != ""
 	d.Subs = c.subscriptionRows(r, page.Items, nil)
+	// The portal reads no events: its page leaves out those that target it.
+	if !s.inPortal() {
+		evs, err := sdk.Events.List(ctx, client.ListEventsParams{Topic: &t.Name, Limit: client.Ptr(topicEventsShown)})
+		if err = sdkError(err); err != nil {
+			c.fail(w, r, s, err)
+			return
+		}
+		d.EventsMore = evs.NextCursor != ""
+		for _, ev := range evs.Items {
+			d.Events = append(d.Events, eventLink{ID: ev.ID, Name: ev.Name, Status: string(ev.Status), NextRunAt: ev.NextRunAt})
+		}
+	}
 	c.render(w, r, s, "topic", status, view{Title: t.Name, Nav: "topics", Data: d})
 }
 
@@ -333,7 +353,7 @@ func (c *Console) confirmDeleteTopic(w http.ResponseWriter, r *http.Request, s *
 	back := base(r) + "/topics/" + url.PathEscape(name)
 	c.render(w, r, s, "confirm", http.StatusOK, view{Title: "Delete topic", Nav: "topics", Data: confirmData{
 		Action: "delete", Verb: "Delete", Danger: true, Name: name,
-		Question: "Delete this topic from the catalogue? The API refuses while a subscription names it exactly.",
+		Question: "Delete this topic from the catalogue? The API refuses while a subscription names it exactly or an event targets it.",
 		Post:     back + "/delete", Cancel: back}})
 }
 

@@ -149,17 +149,17 @@ func (s *Service) DeleteTopic(ctx context.Context, name string, check TopicCheck
 	var inUse *repository.TopicInUseError
 	switch {
 	case errors.As(err, &inUse):
-		what := "1 subscription names it"
+		what, find := "1 subscription names it", "GET /subscriptions?topic="+name
 		switch {
 		case inUse.Subscriptions > 1:
 			what = fmt.Sprintf("%d subscriptions name it", inUse.Subscriptions)
 		case inUse.Subscriptions == 0 && inUse.Events == 1:
-			what = "1 event targets it"
+			what, find = "1 event targets it", "GET /events?topic="+name
 		case inUse.Subscriptions == 0:
-			what = fmt.Sprintf("%d events target it", inUse.Events)
+			what, find = fmt.Sprintf("%d events target it", inUse.Events), "GET /events?topic="+name
 		}
 		return &input.Error{Status: http.StatusConflict, Message: "topic is in use: " + what +
-			"; delete them or point them elsewhere first"}
+			"; delete them or point them elsewhere first (" + find + " lists them)"}
 	case errors.Is(err, model.ErrStaleVersion) && check == nil:
 		return errTopicConcurrent
 	}

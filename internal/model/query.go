@@ -20,6 +20,8 @@ type EventFilter struct {
 	NameContains string
 	// EndpointID keeps events whose action names this endpoint.
 	EndpointID string
+	// Topic keeps events that target this topic (its exact name).
+	Topic string
 	// CalendarID keeps events that honour this calendar.
 	CalendarID string
 	// Key keeps the event with this key (in any key scope the principal

@@ -484,6 +484,12 @@ func (s *Store) ListEvents(ctx context.Context, f model.EventFilter) ([]model.Ev
 		where = append(where, `e.endpoint_id = ?`)
 		args = append(args, f.EndpointID)
 	}
+	if f.Topic != "" {
+		// Equality on topic implies the partial index events_by_topic's
+		// "topic IS NOT NULL" on both backends, so it can serve this.
+		where = append(where, `e.topic = ?`)
+		args = append(args, f.Topic)
+	}
 	if f.CalendarID != "" {
 		if uuid.Validate(f.CalendarID) != nil {
 			return []model.Event{}, nil // no calendar has such an id

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -237,4 +238,64 @@ func fanoutDeliveryStory(t *testing.T, srv consoleServer, p *page) {
 	p.waitText("#subscription-deliveries tbody tr:last-child", "503", pageTimeout)
 	require.Equal(t, occPage, p.attr("#subscription-deliveries tbody tr:last-child a", "href"))
 	p.shot("console-subscription-deliveries", 1280, false)
+}
+
+// TestConsoleTopicEvents: a topic's page lists the events that target it,
+// on both stores.
+func TestConsoleTopicEvents(t *testing.T) {
+	onBothStores(t, consolePostgres, func(t *testing.T, srv consoleServer, p *page) {
+		p.signIn(srv.master)
+		topicEventsStory(t, srv, p)
+	})
+}
+
+// topicEventsStory: an operator wants to delete a topic and is refused
+// while events target it. The topic's page lists them — each linked to its
+// event, with its status and next run —, and its link opens Events
+// filtered by the topic: those two and no other, the filter shown and
+// cleared like the others. A topic no event targets says it can go.
+func topicEventsStory(t *testing.T, srv consoleServer, p *page) {
+	for _, name := range []string{"report.ready", "report.archived"} {
+		srv.api(t, srv.master, "POST", "/topics", map[string]any{"name": name})
+	}
+	start := time.Now().Add(2 * time.Hour).UTC().Format(time.RFC3339)
+	create := func(body map[string]any) string {
+		body["start_time"] = start
+		return srv.api(t, srv.master, "POST", "/events", body)["id"].(string)
+	}
+	ledger := create(map[string]any{"name": "ledger export", "topic": "report.ready"})
+	mailer := create(map[string]any{"name": "mail digest", "topic": "report.ready", "rrule": "FREQ=DAILY"})
+	create(map[string]any{"name": "unrelated hook", "webhook": newReceiver(t).URL()})
+
+	p.open("/ui/topics/report.ready")
+	p.click("#delete-topic")
+	p.click("#confirm")
+	p.waitText(".error", "topic is in use: 2 events target it", pageTimeout)
+	p.waitText("#topic-events-h", "Events that target this topic", pageTimeout)
+	for id, name := range map[string]string{ledger: "ledger export", mailer: "mail digest"} {
+		row := fmt.Sprintf(`#topic-events tr[data-event=%q]`, id)
+		p.waitText(row, name, pageTimeout)
+		p.waitText(row, "active", pageTimeout)
+		require.Equal(t, "/ui/events/"+id, p.attr(row+" a", "href"))
+		require.NotEmpty(t, p.attr(row+" time", "datetime"), "the next run is shown")
+	}
+	require.NotContains(t, p.text("#topic-events"), "unrelated hook")
+	p.shot("console-topic-events", 1280, false)
+
+	p.click("#topic-events-all")
+	p.waitText("#events-table", "ledger export", pageTimeout)
+	p.waitText("#events-table", "mail digest", pageTimeout)
+	require.NotContains(t, p.text("#events-table"), "unrelated hook")
+	p.waitFor("the topic filter shown", `document.querySelector("#events-topic").value === "report.ready"`, pageTimeout)
+	href, err := p.location()
+	require.NoError(t, err)
+	require.True(t, strings.HasSuffix(href, "/ui/events?topic=report.ready"), href)
+	p.click(`form.filters[role=search] a[href="/ui/events"]`)
+	p.waitText("#events-table", "unrelated hook", pageTimeout)
+	p.waitFor("the topic filter cleared", `document.querySelector("#events-topic").value === ""`, pageTimeout)
+
+	// A topic no event targets says it can be deleted.
+	p.open("/ui/topics/report.archived")
+	p.waitText("#no-topic-events", "No event targets this topic, and no subscription names it exactly: it can be deleted",
+		pageTimeout)
 }

@@ -84,7 +84,8 @@ class Events(_Resource):
 
     def list(self, **params: Any) -> "Page[t.Event]":
         """One page of events, newest first (GET /events): tags, tags_all,
-        status, from_, to, limit, cursor, ..."""
+        status, topic (the events that target it), from_, to, limit,
+        cursor, ..."""
         params, opts = _split(params)
         return self._page("/events", params, opts)
 

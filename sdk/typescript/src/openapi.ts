@@ -267,6 +267,8 @@ export interface paths {
                     cursor?: string;
                     /** @description events whose action names this endpoint */
                     endpoint_id?: string;
+                    /** @description events that target this topic (its exact name, not a pattern); a malformed name is a 400 naming topic */
+                    topic?: string;
                     /** @description events that honour this calendar */
                     calendar_id?: string;
                     /** @description the event with this key (in any key scope the token can read) */
