@@ -23,10 +23,13 @@ func (c HTTPConfig) deliver(ctx context.Context, req Request, client *http.Clien
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	// Started before the deadline is set: an attempt that ran into its
+	// deadline reports at least its timeout (started after, it could read
+	// a hair less).
+	start := c.Now()
 	ctx, cancel := withinTimeout(ctx, timeout)
 	defer cancel()
 
-	start := c.Now()
 	httpReq, err := build(ctx)
 	if err != nil {
 		return Outcome{Err: err}
