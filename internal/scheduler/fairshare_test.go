@@ -144,22 +144,32 @@ func TestALoneTenantBorrowsIdleWorkers(t *testing.T) {
 		arrived, running, most := 0, 0, 0
 		gate, opened := make(chan struct{}), sync.Once{}
 		open := func() { opened.Do(func() { close(gate) }) }
+		// The first two attempts end quickly, each once the next has
+		// arrived: the tenant's share then never empties, so the attempts'
+		// ends are remembered as its progress (an emptied share forgets
+		// them, and on a busy machine both could end before a third began).
+		next := []chan struct{}{make(chan struct{}), make(chan struct{}), make(chan struct{})}
 		e.recv.Respond(func(schedulertest.Delivery, int) schedulertest.Reply {
 			mu.Lock()
 			arrived++
 			running++
 			most = max(most, running)
-			first, six := arrived <= 2, most == 6
+			k, six := arrived, most == 6
 			mu.Unlock()
+			if k <= len(next) {
+				close(next[k-1])
+			}
 			if six {
 				open()
 			}
-			if !first {
-				select {
-				case <-gate:
-				case <-time.After(30 * time.Second): // never 6 at once: let the rest through
-					open()
-				}
+			wait := gate
+			if k <= 2 {
+				wait = next[k]
+			}
+			select {
+			case <-wait:
+			case <-time.After(30 * time.Second): // never 6 at once: let the rest through
+				open()
 			}
 			mu.Lock()
 			running--
