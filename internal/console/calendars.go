@@ -289,14 +289,10 @@ func (c *Console) calendarPage(w http.ResponseWriter, r *http.Request, s *sessio
 	for _, m := range d.Months {
 		d.Blocked += m.Blocked
 	}
-	evs, err := sdk.Events.List(ctx, client.ListEventsParams{CalendarID: &cal.ID, Limit: client.Ptr(usersShown)})
-	if err = sdkError(err); err != nil {
+	if d.Events, d.More, err = eventLinks(ctx, sdk, client.ListEventsParams{CalendarID: &cal.ID,
+		Limit: client.Ptr(usersShown)}); err != nil {
 		c.fail(w, r, s, err)
 		return
-	}
-	d.More = evs.NextCursor != ""
-	for _, ev := range evs.Items {
-		d.Events = append(d.Events, eventLink{ID: ev.ID, Name: ev.Name, Status: string(ev.Status), NextRunAt: ev.NextRunAt})
 	}
 	if cal.ReplanPending {
 		// Re-plan progress is the instance's: how many calendars still wait

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"html/template"
@@ -444,6 +445,20 @@ type eventLink struct {
 	NextRunAt        *time.Time
 }
 
+// eventLinks lists the events p selects (newest first) as links, and
+// whether more follow.
+func eventLinks(ctx context.Context, sdk *client.Client, p client.ListEventsParams) ([]eventLink, bool, error) {
+	evs, err := sdk.Events.List(ctx, p)
+	if err = sdkError(err); err != nil {
+		return nil, false, err
+	}
+	links := make([]eventLink, 0, len(evs.Items))
+	for _, ev := range evs.Items {
+		links = append(links, eventLink{ID: ev.ID, Name: ev.Name, Status: string(ev.Status), NextRunAt: ev.NextRunAt})
+	}
+	return links, evs.NextCursor != "", nil
+}
+
 // usersShown is how many of the events using an endpoint or calendar its
 // page lists.
 const usersShown = 50
@@ -475,14 +490,10 @@ func (c *Console) renderEndpointPage(w http.ResponseWriter, r *http.Request, s *
 	d := endpointData{Endpoint: toEndpointRow(e), Test: test}
 	// The portal reads no events: its page leaves out who delivers here.
 	if !s.inPortal() {
-		evs, err := sdk.Events.List(ctx, client.ListEventsParams{EndpointID: &e.ID, Limit: client.Ptr(usersShown)})
-		if err = sdkError(err); err != nil {
+		if d.Events, d.More, err = eventLinks(ctx, sdk, client.ListEventsParams{EndpointID: &e.ID,
+			Limit: client.Ptr(usersShown)}); err != nil {
 			c.fail(w, r, s, err)
 			return
-		}
-		d.More = evs.NextCursor != ""
-		for _, ev := range evs.Items {
-			d.Events = append(d.Events, eventLink{ID: ev.ID, Name: ev.Name, Status: string(ev.Status), NextRunAt: ev.NextRunAt})
 		}
 	}
 	hist, err := sdk.Endpoints.CircuitHistory(ctx, e.ID, client.CircuitHistoryParams{Limit: client.Ptr(circuitShown)})

@@ -274,14 +274,10 @@ func (c *Console) renderTopicPage(w http.ResponseWriter, r *http.Request, s *ses
 	d.Subs = c.subscriptionRows(r, page.Items, nil)
 	// The portal reads no events: its page leaves out those that target it.
 	if !s.inPortal() {
-		evs, err := sdk.Events.List(ctx, client.ListEventsParams{Topic: &t.Name, Limit: client.Ptr(topicEventsShown)})
-		if err = sdkError(err); err != nil {
+		if d.Events, d.EventsMore, err = eventLinks(ctx, sdk, client.ListEventsParams{Topic: &t.Name,
+			Limit: client.Ptr(topicEventsShown)}); err != nil {
 			c.fail(w, r, s, err)
 			return
-		}
-		d.EventsMore = evs.NextCursor != ""
-		for _, ev := range evs.Items {
-			d.Events = append(d.Events, eventLink{ID: ev.ID, Name: ev.Name, Status: string(ev.Status), NextRunAt: ev.NextRunAt})
 		}
 	}
 	c.render(w, r, s, "topic", status, view{Title: t.Name, Nav: "topics", Data: d})
