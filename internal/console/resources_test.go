@@ -371,3 +371,19 @@ func TestChannelEditSendsOnlyWhatChangedAndTestShowsOnItsPage(t *testing.T) {
 	res = tc.post(session, "/ui/notifications/ch1/edit", url.Values{"name": {"x"}})
 	require.Equal(t, http.StatusForbidden, res.StatusCode)
 }
+
+func TestEndpointEditShowsWhyTheURLCannotChangeKind(t *testing.T) {
+	t.Parallel()
+	tc := resourceConsole(t)
+	tc.api.answers["PATCH /endpoints/ep1"] = jsonAnswer(409, `{"error":"url: endpoint is used by 2 events, which deliver `+
+		`to an HTTP URL: a nats broker's URL would fail every delivery; create another endpoint for it","field":"url"}`)
+	session, csrf := tc.signIn()
+	form := url.Values{"csrf": {csrf}, "version": {"3"}, "name": {"billing hooks"}, "url": {"nats://127.0.0.1:4222"},
+		"tags": {"billing"}, "timeout": {"10s"}, "max_concurrency": {"2"}, "rate_per_second": {"5"}, "failures": {"5"},
+		"cool_down": {"30s"}}
+	res := tc.post(session, "/ui/endpoints/ep1/edit", form)
+	page := body(t, res)
+	require.Equal(t, http.StatusBadRequest, res.StatusCode, page)
+	require.Contains(t, page, "a nats broker&#39;s URL would fail every delivery", "the refusal is shown with the form")
+	require.Contains(t, page, `value="nats://127.0.0.1:4222"`, "what was typed stays in the form")
+}

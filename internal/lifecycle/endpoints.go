@@ -12,6 +12,7 @@ import (
 	"github.com/qhronos/qhronos/internal/auth"
 	"github.com/qhronos/qhronos/internal/input"
 	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/outbound"
 	"github.com/qhronos/qhronos/internal/repository"
 	"github.com/qhronos/qhronos/internal/secrets"
 )
@@ -145,7 +146,7 @@ func (s *Service) UpdateEndpoint(ctx context.Context, p auth.Principal, id strin
 	if err != nil {
 		return model.Endpoint{}, err
 	}
-	version := e.Version
+	version, kind := e.Version, outbound.BrokerKind(e.URL)
 	ch, err := s.applyEndpoint(body, &e, false, stored)
 	if err != nil {
 		return model.Endpoint{}, err
@@ -159,7 +160,15 @@ func (s *Service) UpdateEndpoint(ctx context.Context, p auth.Principal, id strin
 		return model.Endpoint{}, err
 	}
 	e.UpdatedAt = s.now().UTC().Truncate(time.Microsecond)
-	err = s.store.UpdateEndpoint(ctx, &e, version)
+	// What names the endpoint was checked against its kind (a broker's, or
+	// HTTP): a URL of another kind would fail all their deliveries.
+	newKind := outbound.BrokerKind(e.URL)
+	err = s.store.UpdateEndpoint(ctx, &e, version, newKind != kind)
+	var inUse *repository.EndpointInUseError
+	if errors.As(err, &inUse) {
+		return model.Endpoint{}, &input.Error{Status: http.StatusConflict, Field: "url",
+			Message: "url: " + kindChangeMessage(inUse, kind, newKind)}
+	}
 	if errors.Is(err, model.ErrStaleVersion) && check == nil {
 		return model.Endpoint{}, errEndpointConcurrent
 	}
@@ -167,6 +176,19 @@ func (s *Service) UpdateEndpoint(ctx context.Context, p auth.Principal, id strin
 		return model.Endpoint{}, err
 	}
 	return e, nil
+}
+
+// kindChangeMessage says why an endpoint's URL cannot change from one kind
+// (a broker's action type, "" for HTTP) to another while e's users name it.
+func kindChangeMessage(e *repository.EndpointInUseError, from, to string) string {
+	name := func(kind string) string {
+		if kind == "" {
+			return "an HTTP URL"
+		}
+		return "a " + kind + " broker's URL"
+	}
+	return fmt.Sprintf("%s, which deliver to %s: %s would fail every delivery; create another endpoint for it",
+		usedBy(e), name(from), name(to))
 }
 
 // DeleteEndpoint soft-deletes an endpoint no live event names; otherwise
@@ -194,6 +216,16 @@ func (s *Service) DeleteEndpoint(ctx context.Context, p auth.Principal, id strin
 
 // inUseMessage says what still delivers to an endpoint being deleted.
 func inUseMessage(e *repository.EndpointInUseError) string {
+	them := "them"
+	if e.Events+e.Subscriptions == 1 {
+		them = "it"
+	}
+	return fmt.Sprintf("%s; point %s elsewhere or delete %s first", usedBy(e), them, them)
+}
+
+// usedBy says what names an endpoint: "endpoint is used by 2 events and 1
+// subscription".
+func usedBy(e *repository.EndpointInUseError) string {
 	var users []string
 	for _, u := range []struct {
 		n    int
@@ -206,12 +238,7 @@ func inUseMessage(e *repository.EndpointInUseError) string {
 			users = append(users, fmt.Sprintf("%d %ss", u.n, u.what))
 		}
 	}
-	them := "them"
-	if e.Events+e.Subscriptions == 1 {
-		them = "it"
-	}
-	return fmt.Sprintf("endpoint is used by %s; point %s elsewhere or delete %s first", strings.Join(users, " and "),
-		them, them)
+	return "endpoint is used by " + strings.Join(users, " and ")
 }
 
 // DisableEndpoint disables an endpoint by hand: its due occurrences fail

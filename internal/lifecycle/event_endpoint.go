@@ -57,13 +57,19 @@ func (s *Service) checkActionEndpoint(ctx context.Context, p auth.Principal, a *
 	if err != nil {
 		return err
 	}
-	// A broker endpoint serves its broker's action type only, an HTTP one
-	// the HTTP actions only.
-	switch kind := outbound.BrokerKind(e.URL); {
-	case kind != "" && kind != a.Type:
+	return endpointServes(id, e.URL, a.Type)
+}
+
+// endpointServes refuses an action of type actionType naming endpoint id,
+// whose URL is url, when the endpoint delivers another way: a broker
+// endpoint serves its broker's action type only, an HTTP one the HTTP
+// actions only.
+func endpointServes(id, url, actionType string) error {
+	switch kind := outbound.BrokerKind(url); {
+	case kind != "" && kind != actionType:
 		return input.BadRequestf(endpointParam, "endpoint %s is a %s broker endpoint: use action type %s", id, kind, kind)
-	case kind == "" && a.Type != "webhook" && a.Type != "apicall":
-		return input.BadRequestf(endpointParam, "endpoint %s is an HTTP endpoint, not a %s broker's", id, a.Type)
+	case kind == "" && actionType != "webhook" && actionType != "apicall":
+		return input.BadRequestf(endpointParam, "endpoint %s is an HTTP endpoint, not a %s broker's", id, actionType)
 	}
 	return nil
 }
@@ -83,15 +89,20 @@ func setEventEndpoint(ev *model.Event) error {
 }
 
 // holdEventEndpoint locks the endpoint ev names in the event's
-// transaction, so the endpoint cannot be deleted between the check and
-// the write (see repository.DeleteEndpoint).
+// transaction, so the endpoint cannot be deleted, nor its URL changed to
+// another kind, between the check and the write (see
+// repository.DeleteEndpoint and UpdateEndpoint); the kind is checked again
+// as locked.
 func holdEventEndpoint(ctx context.Context, tx *repository.Store, ev *model.Event) error {
 	if ev.EndpointID == nil {
 		return nil
 	}
-	err := tx.LockEndpoint(ctx, *ev.EndpointID)
+	url, err := tx.LockEndpoint(ctx, *ev.EndpointID)
 	if errors.Is(err, model.ErrNotFound) {
 		return input.BadRequestf(endpointParam, "unknown endpoint %s", *ev.EndpointID)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return endpointServes(*ev.EndpointID, url, ev.Action.Type)
 }

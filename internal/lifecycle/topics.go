@@ -177,11 +177,26 @@ func (s *Service) CreateSubscription(ctx context.Context, p auth.Principal, body
 	}
 	now := s.now().UTC().Truncate(time.Microsecond)
 	sub.ID, sub.Version, sub.CreatedBy, sub.CreatedAt, sub.UpdatedAt = model.NewID(), 1, p.Subject, now, now
-	err := s.store.CreateSubscription(ctx, &sub)
+	err := s.store.CreateSubscription(ctx, &sub, subscribable(sub.EndpointID))
 	if errors.Is(err, model.ErrNotFound) { // the endpoint went meanwhile
 		return model.Subscription{}, input.BadRequestf("endpoint_id", "unknown endpoint %s", sub.EndpointID)
 	}
 	return sub, err
+}
+
+// subscribable checks that endpoint id, whose URL is url, can take a
+// subscription's deliveries: a firing reaches its subscribers as signed
+// webhooks, so not a message broker's. It runs once on the endpoint as
+// read, and again under its lock in the write (the URL's kind may have
+// changed between them).
+func subscribable(id string) func(url string) error {
+	return func(url string) error {
+		if kind := outbound.BrokerKind(url); kind != "" {
+			return input.BadRequestf("endpoint_id", "endpoint %s is a message broker endpoint (%s): a subscription "+
+				"delivers webhooks, so subscribe an HTTP endpoint", id, kind)
+		}
+		return nil
+	}
 }
 
 // applySubscription validates a create or PATCH body onto sub: absent
@@ -236,10 +251,8 @@ func (s *Service) applySubscription(ctx context.Context, p auth.Principal, body 
 		if err != nil {
 			return err
 		}
-		if kind := outbound.BrokerKind(e.URL); kind != "" {
-			// A firing reaches its subscribers as signed webhooks.
-			return input.BadRequestf("endpoint_id", "endpoint %s is a message broker endpoint (%s): a subscription "+
-				"delivers webhooks, so subscribe an HTTP endpoint", canonical, kind)
+		if err := subscribable(canonical)(e.URL); err != nil {
+			return err
 		}
 		sub.EndpointID = canonical
 	}
@@ -330,7 +343,11 @@ func (s *Service) UpdateSubscription(ctx context.Context, p auth.Principal, id s
 		return model.Subscription{}, err
 	}
 	sub.UpdatedAt = s.now().UTC().Truncate(time.Microsecond)
-	err = s.store.UpdateSubscription(ctx, &sub, version)
+	var checkEndpoint func(string) error
+	if _, ok := body["endpoint_id"]; ok {
+		checkEndpoint = subscribable(sub.EndpointID)
+	}
+	err = s.store.UpdateSubscription(ctx, &sub, version, checkEndpoint)
 	switch {
 	case errors.Is(err, model.ErrStaleVersion) && check == nil:
 		return model.Subscription{}, errSubscriptionConcurrent

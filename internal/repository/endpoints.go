@@ -190,8 +190,18 @@ func (s *Store) ListEndpoints(ctx context.Context, f model.EndpointFilter) ([]mo
 // UpdateEndpoint writes e's configuration (not its signing secrets: see
 // RotateEndpointSecret) when the stored version equals expectedVersion, then
 // bumps e.Version. ErrStaleVersion when it moved on, ErrNotFound when the
-// endpoint is gone.
-func (s *Store) UpdateEndpoint(ctx context.Context, e *model.Endpoint, expectedVersion int64) error {
+// endpoint is gone. With unused set (a URL of another kind: what names the
+// endpoint delivers to that kind only) it is EndpointInUseError while live
+// events or subscriptions name the endpoint, checked under its lock.
+func (s *Store) UpdateEndpoint(ctx context.Context, e *model.Endpoint, expectedVersion int64, unused bool) error {
+	if unused {
+		return s.WithTx(ctx, func(tx *Store) error {
+			if err := tx.lockUnusedEndpoint(ctx, e.ID); err != nil {
+				return err
+			}
+			return tx.UpdateEndpoint(ctx, e, expectedVersion, false)
+		})
+	}
 	headers, rate, burst, auth, circuit := endpointConfig(e)
 	res, err := s.exec(ctx, `UPDATE endpoints SET name = ?, description = ?, url = ?, headers_json = ?,
 		rate_per_second = ?, rate_burst = ?, max_concurrency = ?, timeout_ms = ?, auth_json = ?, auth_secret = ?,
@@ -265,19 +275,8 @@ func (e *EndpointInUseError) Unwrap() error { return model.ErrConflict }
 // lock, either sees the endpoint deleted or is counted.
 func (s *Store) DeleteEndpoint(ctx context.Context, id string, expectedVersion int64, now time.Time) error {
 	return s.WithTx(ctx, func(tx *Store) error {
-		if err := tx.LockEndpoint(ctx, id); err != nil {
+		if err := tx.lockUnusedEndpoint(ctx, id); err != nil {
 			return err
-		}
-		n, err := tx.EventsUsingEndpoint(ctx, id)
-		if err != nil {
-			return err
-		}
-		subs, err := tx.SubscriptionsUsingEndpoint(ctx, id)
-		if err != nil {
-			return err
-		}
-		if n > 0 || subs > 0 {
-			return &EndpointInUseError{EndpointID: id, Events: n, Subscriptions: subs}
 		}
 		q, args := `UPDATE endpoints SET deleted_at = ?, updated_at = ?, version = version + 1
 			WHERE id = ? AND deleted_at IS NULL`, []any{tx.ts(now), tx.ts(now), id}
@@ -292,22 +291,54 @@ func (s *Store) DeleteEndpoint(ctx context.Context, id string, expectedVersion i
 	})
 }
 
-// LockEndpoint holds a live endpoint's row until the transaction ends: an
-// event that names it and the endpoint's deletion take it in turn.
-// ErrNotFound when it does not exist or was deleted.
-func (s *Store) LockEndpoint(ctx context.Context, id string) error {
-	if uuid.Validate(id) != nil {
-		return fmt.Errorf("lock endpoint: %w", model.ErrNotFound)
+// lockUnusedEndpoint locks a live endpoint's row (LockEndpoint) and returns
+// EndpointInUseError while live events or subscriptions name it.
+func (s *Store) lockUnusedEndpoint(ctx context.Context, id string) error {
+	if _, err := s.LockEndpoint(ctx, id); err != nil {
+		return err
 	}
-	var ids []string
-	if err := s.selectAll(ctx, &ids, `SELECT id FROM endpoints WHERE id = ? AND deleted_at IS NULL`+s.d.forUpdate,
-		id); err != nil {
-		return fmt.Errorf("lock endpoint: %w", err)
+	n, err := s.EventsUsingEndpoint(ctx, id)
+	if err != nil {
+		return err
 	}
-	if len(ids) == 0 {
-		return fmt.Errorf("lock endpoint: %w", model.ErrNotFound)
+	subs, err := s.SubscriptionsUsingEndpoint(ctx, id)
+	if err != nil {
+		return err
+	}
+	if n > 0 || subs > 0 {
+		return &EndpointInUseError{EndpointID: id, Events: n, Subscriptions: subs}
 	}
 	return nil
+}
+
+// LockEndpoint holds a live endpoint's row until the transaction ends: an
+// event or subscription that names it, the endpoint's deletion and a change
+// of its URL's kind take it in turn. It returns the endpoint's URL as
+// locked, so the caller checks the kind it delivers to under the lock.
+// ErrNotFound when it does not exist or was deleted.
+func (s *Store) LockEndpoint(ctx context.Context, id string) (string, error) {
+	if uuid.Validate(id) != nil {
+		return "", fmt.Errorf("lock endpoint: %w", model.ErrNotFound)
+	}
+	var urls []string
+	if err := s.selectAll(ctx, &urls, `SELECT url FROM endpoints WHERE id = ? AND deleted_at IS NULL`+s.d.forUpdate,
+		id); err != nil {
+		return "", fmt.Errorf("lock endpoint: %w", err)
+	}
+	if len(urls) == 0 {
+		return "", fmt.Errorf("lock endpoint: %w", model.ErrNotFound)
+	}
+	return urls[0], nil
+}
+
+// lockEndpointChecked locks a live endpoint's row (LockEndpoint) and, when
+// check is set, hands it the URL as locked.
+func (s *Store) lockEndpointChecked(ctx context.Context, id string, check func(url string) error) error {
+	url, err := s.LockEndpoint(ctx, id)
+	if err != nil || check == nil {
+		return err
+	}
+	return check(url)
 }
 
 // EventsUsingEndpoint counts the live (not deleted) events that name an

@@ -83,12 +83,12 @@ func TestUpdateEndpointIsVersioned(t *testing.T) {
 		mustCreateEndpoint(t, s, e)
 		e.Name, e.RateLimit, e.Auth, e.AuthSecret, e.Circuit = "renamed", nil, nil, nil, nil
 		e.UpdatedAt = t0.Add(time.Minute)
-		require.NoError(t, s.UpdateEndpoint(ctx, e, 1))
+		require.NoError(t, s.UpdateEndpoint(ctx, e, 1, false))
 		require.Equal(t, int64(2), e.Version)
 		got, err := s.GetEndpoint(ctx, e.ID)
 		require.NoError(t, err)
 		require.Equal(t, *e, got)
-		if err := s.UpdateEndpoint(ctx, e, 1); !errors.Is(err, model.ErrStaleVersion) {
+		if err := s.UpdateEndpoint(ctx, e, 1, false); !errors.Is(err, model.ErrStaleVersion) {
 			t.Errorf("stale update error = %v, want ErrStaleVersion", err)
 		}
 

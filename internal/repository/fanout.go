@@ -165,11 +165,13 @@ func (r *subscriptionRow) subscription() (model.Subscription, error) {
 }
 
 // CreateSubscription inserts sub. It takes its endpoint's lock first, so a
-// concurrent deletion of the endpoint either sees it or refuses: ErrNotFound
-// when the endpoint is gone.
-func (s *Store) CreateSubscription(ctx context.Context, sub *model.Subscription) error {
+// concurrent deletion of the endpoint, or a change of its URL's kind, either
+// sees it or refuses: ErrNotFound when the endpoint is gone; check, when
+// set, is given the endpoint's URL under the lock, and its error ends the
+// transaction.
+func (s *Store) CreateSubscription(ctx context.Context, sub *model.Subscription, check func(url string) error) error {
 	return s.WithTx(ctx, func(tx *Store) error {
-		if err := tx.LockEndpoint(ctx, sub.EndpointID); err != nil {
+		if err := tx.lockEndpointChecked(ctx, sub.EndpointID, check); err != nil {
 			return err
 		}
 		_, err := tx.exec(ctx, `INSERT INTO subscriptions (`+subscriptionColumns+`)
@@ -231,11 +233,12 @@ func (s *Store) ListSubscriptions(ctx context.Context, f model.SubscriptionFilte
 
 // UpdateSubscription writes sub (not its id, creator or creation time) when
 // the stored version is expectedVersion and bumps sub.Version; a new
-// endpoint is locked first like on create. ErrStaleVersion when it moved
-// on, ErrNotFound when the subscription or its endpoint is gone.
-func (s *Store) UpdateSubscription(ctx context.Context, sub *model.Subscription, expectedVersion int64) error {
+// endpoint is locked first and checked like on create. ErrStaleVersion when
+// it moved on, ErrNotFound when the subscription or its endpoint is gone.
+func (s *Store) UpdateSubscription(ctx context.Context, sub *model.Subscription, expectedVersion int64,
+	check func(url string) error) error {
 	return s.WithTx(ctx, func(tx *Store) error {
-		if err := tx.LockEndpoint(ctx, sub.EndpointID); err != nil {
+		if err := tx.lockEndpointChecked(ctx, sub.EndpointID, check); err != nil {
 			return err
 		}
 		res, err := tx.exec(ctx, `UPDATE subscriptions SET topic = ?, endpoint_id = ?, filter = ?, description = ?,

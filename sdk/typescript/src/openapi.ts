@@ -6736,7 +6736,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Changed concurrently */
+            /** @description Changed concurrently, or a URL of another kind (an HTTP URL for a message broker's, or one broker's for another's) while live events or subscriptions name the endpoint (`field` is `url`) */
             409: {
                 headers: {
                     [name: string]: unknown;
