@@ -61,6 +61,23 @@ func testAnEndpointInUseKeepsItsKind(t *testing.T, open func(testing.TB) *reposi
 	res = e.do("PATCH", "/endpoints/"+queue, e.master, map[string]any{"url": "nats://127.0.0.2:4222"})
 	require.Equal(t, http.StatusOK, res.Status, "another server of the same broker: %s", res.Body)
 
+	// An event whose endpoint changed kind before this check existed (an
+	// older server) can still be edited, paused or deleted; only naming
+	// the endpoint again is refused.
+	legacy := e.createEndpoint(e.master, endpointBody())["id"].(string)
+	event["action"] = map[string]any{"type": "webhook", "params": map[string]any{"endpoint_id": legacy}}
+	res = e.do("POST", "/events", e.master, event)
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	stranded := res.object(t)["id"].(string)
+	ep, err := e.store.GetEndpoint(context.Background(), legacy)
+	require.NoError(t, err)
+	ep.URL = "nats://127.0.0.1:4222"
+	require.NoError(t, e.store.UpdateEndpoint(context.Background(), &ep, ep.Version, false))
+	res = e.do("PUT", "/events/"+stranded, e.master, map[string]any{"name": "renamed"})
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	res = e.do("PUT", "/events/"+stranded, e.master, map[string]any{"action": event["action"]})
+	refused(t, res, http.StatusBadRequest, "action.params.endpoint_id", "is a nats broker endpoint")
+
 	spare := e.createEndpoint(e.master, map[string]any{"name": "spare", "url": "nats://127.0.0.1:4222"})["id"].(string)
 	res = e.do("PATCH", "/endpoints/"+spare, e.master, map[string]any{"url": "http://127.0.0.1:9999/hooks"})
 	require.Equal(t, http.StatusOK, res.Status, "nothing names it: %s", res.Body)

@@ -91,9 +91,11 @@ func setEventEndpoint(ev *model.Event) error {
 // holdEventEndpoint locks the endpoint ev names in the event's
 // transaction, so the endpoint cannot be deleted, nor its URL changed to
 // another kind, between the check and the write (see
-// repository.DeleteEndpoint and UpdateEndpoint); the kind is checked again
-// as locked.
-func holdEventEndpoint(ctx context.Context, tx *repository.Store, ev *model.Event) error {
+// repository.DeleteEndpoint and UpdateEndpoint). With checkKind (an action
+// that names the endpoint anew, or with another type) the kind is checked
+// again as locked; an edit that leaves the action alone is not refused for
+// it, so an event can still be paused or renamed whatever its endpoint became.
+func holdEventEndpoint(ctx context.Context, tx *repository.Store, ev *model.Event, checkKind bool) error {
 	if ev.EndpointID == nil {
 		return nil
 	}
@@ -101,8 +103,17 @@ func holdEventEndpoint(ctx context.Context, tx *repository.Store, ev *model.Even
 	if errors.Is(err, model.ErrNotFound) {
 		return input.BadRequestf(endpointParam, "unknown endpoint %s", *ev.EndpointID)
 	}
-	if err != nil {
+	if err != nil || !checkKind {
 		return err
 	}
 	return endpointServes(*ev.EndpointID, url, ev.Action.Type)
+}
+
+// namesEndpointAnew reports whether ev's action names its endpoint anew
+// compared with before: another endpoint, or another action type.
+func namesEndpointAnew(before, ev *model.Event) bool {
+	if ev.EndpointID == nil {
+		return false
+	}
+	return before.EndpointID == nil || *before.EndpointID != *ev.EndpointID || before.Action.Type != ev.Action.Type
 }

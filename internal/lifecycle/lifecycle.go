@@ -160,7 +160,7 @@ func (s *Service) prepare(ctx context.Context, p auth.Principal, via string, in 
 // createHeld writes an event that uses calendars or an endpoint inside tx:
 // the event and the calendars and endpoint it uses go together.
 func (s *Service) createHeld(ctx context.Context, tx *repository.Store, p auth.Principal, nc *newEvent, now time.Time) error {
-	if err := holdEventEndpoint(ctx, tx, &nc.ev); err != nil {
+	if err := holdEventEndpoint(ctx, tx, &nc.ev, true); err != nil {
 		return err
 	}
 	if err := s.checkCalendars(ctx, tx, p, nc.ev.Calendars); err != nil {
@@ -279,7 +279,7 @@ func (s *Service) Update(ctx context.Context, p auth.Principal, id string, in *e
 func (s *Service) writeUpdate(ctx context.Context, tx *repository.Store, p auth.Principal, before, ev *model.Event,
 	target model.EventStatus, rescheduled bool, rule *recurrence.Rule, now time.Time) error {
 	calendarsChanged := !slices.Equal(before.Calendars, ev.Calendars)
-	if err := holdEventEndpoint(ctx, tx, ev); err != nil {
+	if err := holdEventEndpoint(ctx, tx, ev, namesEndpointAnew(before, ev)); err != nil {
 		return err
 	}
 	if calendarsChanged {
