@@ -20,10 +20,10 @@ import (
 func TestFullStorageIsA503ThatRecovers(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, repositorytest.SQLite)
-	db := e.store.DB()
+	db := e.store.TxDB()
 	ctx := context.Background()
-	// max_page_count is per connection: hold one connection, so that every
-	// statement sees the limit.
+	// max_page_count is per connection: hold one connection of the pool
+	// writes run on, so that every write sees the limit.
 	db.SetMaxOpenConns(1)
 	var pages int
 	require.NoError(t, db.GetContext(ctx, &pages, "PRAGMA page_count"))

@@ -219,7 +219,11 @@ func (s *Store) PurgeArchive(ctx context.Context, cutoff time.Time, limit int) (
 // database runs with auto_vacuum=INCREMENTAL, see OpenSQLite); without it
 // a purge only marks pages free inside the file.
 func (s *Store) incrementalVacuum(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `PRAGMA incremental_vacuum`); err != nil {
+	db := s.db
+	if s.writer != nil { // a write: in turn with the transactions
+		db = s.writer.db
+	}
+	if _, err := db.ExecContext(ctx, `PRAGMA incremental_vacuum`); err != nil {
 		return fmt.Errorf("incremental vacuum: %w", s.d.mapErr(err))
 	}
 	return nil

@@ -49,6 +49,19 @@ type Store struct {
 	// stmts keeps the hot path's statements prepared (SQLite; nil on
 	// PostgreSQL, whose driver caches them itself): see prepared.go.
 	stmts *stmtCache
+	// writer is the embedded SQLite's pool of one connection for
+	// transactions, with its own statement cache (nil: transactions run on
+	// db). SQLite has one writer at a time anyway; on one connection the
+	// hot path's statements are prepared once instead of once per pooled
+	// connection, and writers queue in the pool for their turn instead of
+	// polling the file lock with busy_timeout's sleeps.
+	writer *writerPool
+}
+
+// writerPool is a pool for transactions and the statements prepared on it.
+type writerPool struct {
+	db    *sqlx.DB
+	stmts *stmtCache
 }
 
 // fullState is when a write last failed with model.ErrStorageFull; zero
@@ -135,7 +148,19 @@ func OpenSQLite(ctx context.Context, dataDir string) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	return &Store{db: db, q: db, d: sqliteDialect, full: &fullState{}, parts: &partitionWindow{}, stmts: newStmtCache()}, nil
+	// Opened after the file's mode is settled (incrementalAutoVacuum), with
+	// the same settings: _txlock=immediate makes its BEGIN take the write
+	// lock, which it then waits for only against writes outside a
+	// transaction on the other pool.
+	w, err := sqlx.Open("sqlite", dsn)
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	return &Store{db: db, q: db, d: sqliteDialect, full: &fullState{}, parts: &partitionWindow{}, stmts: newStmtCache(),
+		writer: &writerPool{db: w, stmts: newStmtCache()}}, nil
 }
 
 // incrementalAutoVacuum makes the file run with auto_vacuum=INCREMENTAL, so
@@ -328,14 +353,33 @@ func (s *Store) Backend() Backend { return s.d.backend }
 // DB exposes the pool for health checks and tests.
 func (s *Store) DB() *sqlx.DB { return s.db }
 
+// TxDB is the pool transactions run on (the embedded SQLite's writer; DB
+// elsewhere), for tests that set a connection's limits.
+func (s *Store) TxDB() *sqlx.DB {
+	if s.writer != nil {
+		return s.writer.db
+	}
+	return s.db
+}
+
 // Close closes the pool.
 func (s *Store) Close() error {
-	if s.stmts == nil {
-		return s.db.Close()
+	err := closePool(s.db, s.stmts)
+	if s.writer != nil {
+		err = errors.Join(err, closePool(s.writer.db, s.writer.stmts))
 	}
-	s.stmts.close()
-	err := s.db.Close() // a preparation waiting for a connection gives up
-	s.stmts.wait()
+	return err
+}
+
+// closePool closes db and the statements prepared on it (stmts: none when
+// nil).
+func closePool(db *sqlx.DB, stmts *stmtCache) error {
+	if stmts == nil {
+		return db.Close()
+	}
+	stmts.close()
+	err := db.Close() // a preparation waiting for a connection gives up
+	stmts.wait()
 	return err
 }
 
@@ -358,14 +402,21 @@ func (s *Store) WithTx(ctx context.Context, fn func(tx *Store) error) error {
 		}
 		defer conn.Close()
 		tx, err = conn.BeginTxx(ctx, nil)
-	} else {
-		tx, err = s.db.BeginTxx(ctx, nil)
+	}
+	db, stmts := s.db, s.stmts
+	if s.writer != nil {
+		db, stmts = s.writer.db, s.writer.stmts
+	}
+	if conn == nil {
+		tx, err = db.BeginTxx(ctx, nil)
 	}
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", s.d.mapErr(err))
 	}
-	if err := fn(&Store{db: s.db, q: tx, d: s.d, asyncOutcomes: s.asyncOutcomes, full: s.full, parts: s.parts, conn: conn,
-		stmts: s.stmts}); err != nil {
+	// The transaction's store prepares its statements on the pool the
+	// transaction runs on (Tx.Stmt takes only statements of its own pool).
+	if err := fn(&Store{db: db, q: tx, d: s.d, asyncOutcomes: s.asyncOutcomes, full: s.full, parts: s.parts, conn: conn,
+		stmts: stmts, writer: s.writer}); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
