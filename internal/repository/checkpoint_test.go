@@ -1,7 +1,6 @@
 package repository_test
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,8 +9,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/qhronos/qhronos/internal/repository"
 )
 
 // The embedded database's write-ahead log is copied back into the database
@@ -24,12 +21,7 @@ import (
 func TestTheEmbeddedLogIsCheckpointedWhileTheStoreRuns(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	ctx := context.Background()
-	s, err := repository.OpenSQLite(ctx, dir)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	_, err = s.Migrate(ctx)
-	require.NoError(t, err)
+	s := openSQLiteIn(t, dir)
 	size := func(name string) int64 {
 		fi, err := os.Stat(filepath.Join(dir, name))
 		if os.IsNotExist(err) {

@@ -341,14 +341,23 @@ func md5UUID(t *testing.T, db *sqlx.DB, s string) string {
 	return id
 }
 
-func TestSQLitePurgeShrinksTheFile(t *testing.T) {
-	dir := t.TempDir()
+// openSQLiteIn opens and migrates an embedded store in dir, closed when the
+// test ends: for tests that look at the files beside it.
+func openSQLiteIn(t *testing.T, dir string) *repository.Store {
+	t.Helper()
 	ctx := context.Background()
 	s, err := repository.OpenSQLite(ctx, dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	_, err = s.Migrate(ctx)
 	require.NoError(t, err)
+	return s
+}
+
+func TestSQLitePurgeShrinksTheFile(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	s := openSQLiteIn(t, dir)
 	db := s.DB()
 	var mode int
 	require.NoError(t, db.Get(&mode, `PRAGMA auto_vacuum`))
@@ -356,7 +365,7 @@ func TestSQLitePurgeShrinksTheFile(t *testing.T) {
 	e := newEvent()
 	mustCreate(t, s, e)
 	old := pnow.Add(-400 * day).Format("2006-01-02T15:04:05.000000Z")
-	_, err = db.Exec(`WITH RECURSIVE g(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM g WHERE i < 19999)
+	_, err := db.Exec(`WITH RECURSIVE g(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM g WHERE i < 19999)
 		INSERT INTO occurrences_archive (id, event_id, scheduled_at, status, manual, attempt_count, next_attempt_at,
 			response_body, created_at, updated_at, archived_at)
 		SELECT 'o' || i, ?, strftime('%Y-%m-%dT%H:%M:%S.000000Z', ?, '+' || i || ' seconds'), 'completed', 0, 1, ?,
