@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/qhronos/qhronos/internal/qhronostest"
 )
 
 // The embedded database's write-ahead log is copied back into the database
@@ -46,12 +48,11 @@ func TestTheEmbeddedLogIsCheckpointedWhileTheStoreRuns(t *testing.T) {
 		}
 		maxLog = max(maxLog, size("qhronos.db-wal"))
 		// The round reaches the database file while the store stays open.
-		deadline := time.Now().Add(60 * time.Second)
-		for size("qhronos.db") < before+int64(perRound)*padding {
-			require.True(t, time.Now().Before(deadline), "round %d: the database file stayed at %d bytes, the log at %d",
-				r, size("qhronos.db"), size("qhronos.db-wal"))
-			time.Sleep(20 * time.Millisecond)
-		}
+		copied := qhronostest.Eventually(60*time.Second, nil, func() bool {
+			return size("qhronos.db") >= before+int64(perRound)*padding
+		})
+		require.True(t, copied, "round %d: the database file stayed at %d bytes, the log at %d",
+			r, size("qhronos.db"), size("qhronos.db-wal"))
 	}
 	// The log is written over from its start once it was copied back: it
 	// stays near the 4 MB that start a checkpoint, where the rounds wrote
