@@ -137,6 +137,8 @@ type Dispatcher struct {
 	// behindAt is when a read last found more due work than it could take
 	// (unix nanoseconds; 0: never): Behind.
 	behindAt atomic.Int64
+	// lead is how long before their instants held rows are read again.
+	lead checkLead
 
 	mu        sync.Mutex
 	held      int           // rows read whose outcome is not written yet
@@ -213,8 +215,9 @@ type job struct {
 	ev      model.Event
 	policy  RetryPolicy
 	custody custody
-	// readAt is when ev was read (triage, right after the row).
-	readAt time.Time
+	// freshUntil is when the read of the row and ev (triage, right after
+	// the row, or preFire) becomes too old to fire on (see stale).
+	freshUntil time.Time
 }
 
 // RunOnce reads one batch of the due occurrences of the slots this instance
@@ -319,7 +322,7 @@ func (d *Dispatcher) triage(ctx context.Context, occs []model.Occurrence, held m
 	if err != nil {
 		return nil, err
 	}
-	readAt := d.clock.Now()
+	freshUntil := d.clock.Now().Add(d.lead.freshFor())
 	latest, err := d.latestOverdue(ctx, occs, events, now)
 	if err != nil {
 		return nil, err
@@ -351,7 +354,7 @@ func (d *Dispatcher) triage(ctx context.Context, occs []model.Occurrence, held m
 			d.resolve(&occ, c, model.OccurrenceMissed, reason, msg, now, true)
 			continue
 		}
-		jobs = append(jobs, job{occ: occ, ev: ev, policy: policy, custody: c, readAt: readAt})
+		jobs = append(jobs, job{occ: occ, ev: ev, policy: policy, custody: c, freshUntil: freshUntil})
 	}
 	sort.SliceStable(jobs, func(i, j int) bool { return fireAt(&jobs[i].occ).Before(fireAt(&jobs[j].occ)) })
 	return jobs, nil
