@@ -40,6 +40,12 @@ func TestThePreFireReadLeadsByTwiceItsRoundTrip(t *testing.T) {
 
 	l.observe(time.Second)
 	require.Equal(t, maxCheckAhead, l.ahead(), "never more than the longest lead")
+
+	var stepped checkLead
+	for range 20 {
+		stepped.observe(-time.Hour)
+	}
+	require.Equal(t, minCheckAhead, stepped.ahead(), "a clock stepped back reads as an instant answer")
 }
 
 // A job fires on its read until freshUntil, and not at that instant.

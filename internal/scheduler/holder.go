@@ -141,8 +141,10 @@ type checkLead struct {
 
 // observe adds a read's round trip: a slower one moves the average half
 // way at once, a faster one an eighth of the way, so the lead grows within
-// a read or two and shrinks over dozens.
+// a read or two and shrinks over dozens. A clock stepped back in between
+// counts as an instant answer.
 func (l *checkLead) observe(rtt time.Duration) {
+	rtt = max(rtt, 0)
 	for {
 		old := l.rtt.Load()
 		next := old + (int64(rtt)-old)/8
