@@ -112,10 +112,7 @@ var outcomeFence = statusSQL(`((v.epoch = 0 AND occurrences.lease_token = v.toke
 // not even their attempt.
 func (s *Store) RecordOutcomes(ctx context.Context, recs []OutcomeRecord) ([]error, error) {
 	var results []error
-	err := s.WithTx(ctx, func(tx *Store) error {
-		if err := tx.planByKey(ctx); err != nil {
-			return err
-		}
+	err := s.ByKeyTx(ctx, func(tx *Store) error {
 		if s.asyncOutcomes {
 			// Only this transaction: claims, creates and edits stay durable
 			// at commit. A crash that forgets it leaves the rows leased,

@@ -56,6 +56,13 @@ type Store struct {
 	// connection, and writers queue in the pool for their turn instead of
 	// polling the file lock with busy_timeout's sleeps.
 	writer *writerPool
+	// keyed is PostgreSQL's pool for the hot path's statements by key: its
+	// sessions plan as ByKey asks from their start, so those statements
+	// need no transaction and no setting of their own (nil on SQLite, with
+	// a small pool, or where the server did not take the settings: a
+	// pooler in between). byKey marks a store on it.
+	keyed *sqlx.DB
+	byKey bool
 }
 
 // writerPool is a pool for transactions and the statements prepared on it.
@@ -263,9 +270,10 @@ func OpenPostgres(ctx context.Context, rawURL string, opts Options) (*Store, err
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
+	keyedConns := keyedConns(opts.MaxOpenConns)
 	if opts.MaxOpenConns > 0 {
-		db.SetMaxOpenConns(opts.MaxOpenConns)
-		db.SetMaxIdleConns(opts.MaxOpenConns)
+		db.SetMaxOpenConns(opts.MaxOpenConns - keyedConns)
+		db.SetMaxIdleConns(opts.MaxOpenConns - keyedConns)
 	}
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	timeout := opts.ConnectTimeout
@@ -278,8 +286,66 @@ func OpenPostgres(ctx context.Context, rawURL string, opts Options) (*Store, err
 		_ = db.Close()
 		return nil, fmt.Errorf("connect to postgres: %w", redactErr(postgresDialect.mapErr(err), rawURL))
 	}
-	return &Store{db: db, q: db, d: postgresDialect, asyncOutcomes: opts.AsyncOutcomeCommit, full: &fullState{},
-		parts: &partitionWindow{}}, nil
+	s := &Store{db: db, q: db, d: postgresDialect, asyncOutcomes: opts.AsyncOutcomeCommit, full: &fullState{},
+		parts: &partitionWindow{}}
+	if keyedConns > 0 {
+		s.keyed = openKeyed(pctx, dsn, keyedConns)
+	}
+	return s, nil
+}
+
+// keyedConns is how many of a pool of maxOpen connections go to the keyed
+// pool: two fifths, from a pool of 8 (smaller ones keep one pool and set
+// the plan per transaction).
+func keyedConns(maxOpen int) int {
+	if maxOpen < 8 {
+		return 0
+	}
+	return maxOpen * 2 / 5
+}
+
+// byKeySettings are ByKey's planner settings: lookups by key (no sequential
+// or bitmap scans, no hash or merge joins, no parallel workers), each
+// statement planned once per connection (see ByKey).
+var byKeySettings = [][2]string{{"enable_seqscan", "off"}, {"enable_bitmapscan", "off"},
+	{"enable_hashjoin", "off"}, {"enable_mergejoin", "off"}, {"max_parallel_workers_per_gather", "0"},
+	{"plan_cache_mode", "force_generic_plan"}}
+
+// openKeyed opens the keyed pool of n connections: dsn with ByKey's
+// settings as connection parameters. It returns nil, and ByKey sets them
+// per transaction, when the server's sessions do not have them (a pooler
+// in between ignores or refuses such parameters) or the pool cannot be
+// checked.
+func openKeyed(ctx context.Context, dsn string, n int) *sqlx.DB {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return nil
+	}
+	q := u.Query()
+	for _, kv := range byKeySettings {
+		q.Set(kv[0], kv[1])
+	}
+	u.RawQuery = q.Encode()
+	db, err := sqlx.Open("pgx", u.String())
+	if err != nil {
+		return nil
+	}
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	taken := true
+	for _, kv := range byKeySettings {
+		var v string
+		if err := db.QueryRowContext(ctx, `SELECT current_setting($1)`, kv[0]).Scan(&v); err != nil || v != kv[1] {
+			taken = false
+			break
+		}
+	}
+	if !taken {
+		_ = db.Close()
+		return nil
+	}
+	return db
 }
 
 // pingPostgres verifies the connection, waiting out, until ctx ends, a
@@ -362,11 +428,14 @@ func (s *Store) TxDB() *sqlx.DB {
 	return s.db
 }
 
-// Close closes the pool.
+// Close closes the pools.
 func (s *Store) Close() error {
 	err := closePool(s.db, s.stmts)
 	if s.writer != nil {
 		err = errors.Join(err, closePool(s.writer.db, s.writer.stmts))
+	}
+	if s.keyed != nil {
+		err = errors.Join(err, s.keyed.Close())
 	}
 	return err
 }
@@ -416,7 +485,7 @@ func (s *Store) WithTx(ctx context.Context, fn func(tx *Store) error) error {
 	// The transaction's store prepares its statements on the pool the
 	// transaction runs on (Tx.Stmt takes only statements of its own pool).
 	if err := fn(&Store{db: db, q: tx, d: s.d, asyncOutcomes: s.asyncOutcomes, full: s.full, parts: s.parts, conn: conn,
-		stmts: stmts, writer: s.writer}); err != nil {
+		stmts: stmts, writer: s.writer, keyed: s.keyed, byKey: s.byKey}); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
@@ -447,9 +516,22 @@ func (s *Store) WithTx(ctx context.Context, fn func(tx *Store) error) error {
 // running for 45,000 checks under a steady 1,500/s). With probes by key
 // the generic plan is the custom one anyway, and it prunes the time
 // slices as it runs.
+//
+// On the keyed pool, whose sessions have these settings from their start,
+// fn runs without a transaction: each of its statements is one round trip
+// instead of four (begin, settings, statement, commit), which under a
+// steady 3,000 deliveries a second on a busy two-core machine made the
+// check before firing take up to 150 ms now and then (#36). fn's
+// statements must then each stand alone: reads (under read committed a
+// transaction gives each statement its own snapshot anyway) or single
+// writes. Inside a transaction fn runs in it, with the settings for the
+// rest of it.
 func (s *Store) ByKey(ctx context.Context, fn func(tx *Store) error) error {
-	if s.d.backend != Postgres {
+	if s.d.backend != Postgres || s.byKey {
 		return fn(s)
+	}
+	if _, inTx := s.q.(*sqlx.Tx); !inTx && s.keyed != nil {
+		return fn(s.onKeyed())
 	}
 	return s.WithTx(ctx, func(tx *Store) error {
 		if err := tx.planByKey(ctx); err != nil {
@@ -459,18 +541,54 @@ func (s *Store) ByKey(ctx context.Context, fn func(tx *Store) error) error {
 	})
 }
 
-// planByKey is ByKey's setting, for the rest of a PostgreSQL transaction.
+// ByKeyTx is ByKey in one transaction (on the keyed pool when there is
+// one).
+func (s *Store) ByKeyTx(ctx context.Context, fn func(tx *Store) error) error {
+	if _, inTx := s.q.(*sqlx.Tx); !inTx && s.keyed != nil && !s.byKey {
+		return s.onKeyed().WithTx(ctx, fn)
+	}
+	return s.WithTx(ctx, func(tx *Store) error {
+		if err := tx.planByKey(ctx); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+}
+
+// PlanSettings reads ByKey's planner settings as s's statements see them:
+// in its transaction, or on a connection of its pool (for tests).
+func (s *Store) PlanSettings(ctx context.Context) (map[string]string, error) {
+	out := make(map[string]string, len(byKeySettings))
+	for _, kv := range byKeySettings {
+		var v string
+		if err := s.q.QueryRowxContext(ctx, s.d.rebind(`SELECT current_setting(?)`), kv[0]).Scan(&v); err != nil {
+			return nil, err
+		}
+		out[kv[0]] = v
+	}
+	return out, nil
+}
+
+// onKeyed is s on the keyed pool.
+func (s *Store) onKeyed() *Store {
+	return &Store{db: s.keyed, q: s.keyed, d: s.d, asyncOutcomes: s.asyncOutcomes, full: s.full, parts: s.parts,
+		keyed: s.keyed, byKey: true}
+}
+
+// planByKey is ByKey's setting, for the rest of a PostgreSQL transaction
+// (nothing on the keyed pool, whose sessions have it).
 func (s *Store) planByKey(ctx context.Context) error {
-	if s.d.backend != Postgres {
+	if s.d.backend != Postgres || s.byKey {
 		return nil
 	}
 	// The values are arguments so that pgx prepares the statement once per
 	// connection: without any, it went as a simple query, parsed and
 	// planned on each of the hot path's transactions.
-	_, err := s.exec(ctx, `SELECT set_config('enable_seqscan', ?, true), set_config('enable_bitmapscan', ?, true),
-		set_config('enable_hashjoin', ?, true), set_config('enable_mergejoin', ?, true),
-		set_config('max_parallel_workers_per_gather', ?, true), set_config('plan_cache_mode', ?, true)`,
-		"off", "off", "off", "off", "0", "force_generic_plan")
+	sets, args := make([]string, len(byKeySettings)), make([]any, len(byKeySettings))
+	for i, kv := range byKeySettings {
+		sets[i], args[i] = "set_config('"+kv[0]+"', ?, true)", kv[1]
+	}
+	_, err := s.exec(ctx, `SELECT `+strings.Join(sets, ", "), args...)
 	if err != nil {
 		return fmt.Errorf("plan by key: %w", err)
 	}

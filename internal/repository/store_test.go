@@ -245,3 +245,40 @@ func TestOpenWaitsForAConnectionSlot(t *testing.T) {
 		t.Fatal("no connection within a minute of the slot freeing")
 	}
 }
+
+// The hot path's statements by key are planned as lookups by key: from a
+// pool of 8 connections on the keyed pool, whose sessions carry the settings
+// (so each statement runs on its own, one round trip); on a smaller pool in a
+// transaction that sets them. Every other statement plans as the server is
+// configured.
+func TestStatementsByKeyArePlannedByKey(t *testing.T) {
+	t.Parallel()
+	schemaURL := repositorytest.PostgresSchema(t) // skips without a server
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	byKey := map[string]string{"enable_seqscan": "off", "enable_bitmapscan": "off", "enable_hashjoin": "off",
+		"enable_mergejoin": "off", "max_parallel_workers_per_gather": "0", "plan_cache_mode": "force_generic_plan"}
+	for _, tc := range []struct {
+		conns int
+		keyed bool
+	}{{conns: 8, keyed: true}, {conns: 20, keyed: true}, {conns: 4, keyed: false}} {
+		s, err := repository.OpenPostgres(ctx, schemaURL, repository.Options{MaxOpenConns: tc.conns})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.Close() })
+		for range 3 { // several connections of the pool
+			require.NoError(t, s.ByKey(ctx, func(tx *repository.Store) error {
+				got, err := tx.PlanSettings(ctx)
+				require.NoError(t, err)
+				require.Equal(t, byKey, got, "%d connections", tc.conns)
+				var pooled string // a session of the pool the statements run on, outside any transaction
+				require.NoError(t, tx.DB().QueryRowContext(ctx, `SELECT current_setting('enable_seqscan')`).Scan(&pooled))
+				require.Equal(t, tc.keyed, pooled == "off", "%d connections: the pool's sessions plan by key", tc.conns)
+				return nil
+			}))
+		}
+		got, err := s.PlanSettings(ctx)
+		require.NoError(t, err)
+		require.Equal(t, "on", got["enable_seqscan"], "%d connections: other statements plan as configured", tc.conns)
+		require.NotEqual(t, "force_generic_plan", got["plan_cache_mode"])
+	}
+}

@@ -17,10 +17,93 @@ import (
 // by then: a row changed meanwhile (a pause or an edit cancelled it) drops
 // the job silently; a paused or deleted event, or an edit that removed the
 // instant from the series, records `cancelled`.
+// The reads run ahead of the firing (readAhead): fired in the same loop, the
+// read of the jobs after a window began only once its last job was sent, so
+// the first jobs after it were late by the read's round trip, and by tens of
+// milliseconds whenever the database was busy (#36).
 // When the dispatcher stops, jobs not started are let go (they are still
 // due in the database) for the next owner of their slots.
 func (d *Dispatcher) hold(jobs []job) {
 	defer d.holders.Done()
+	windows := make(chan []job, windowsAhead)
+	go d.readAhead(jobs, windows)
+	stopped := false
+	for w := range windows {
+		if stopped {
+			d.release(w)
+			continue
+		}
+		stopped = !d.fire(w)
+	}
+}
+
+// windowsAhead is how many windows of read jobs may wait for the firing:
+// reads run back to back, each covering about one round trip of instants,
+// while the firing is up to checkLead.ahead (two round trips) behind them.
+const windowsAhead = 4
+
+// readAhead hands hold's firing, in order, the jobs of one read in windows
+// that are fresh at their instants: jobs read recently enough as they are,
+// the others read again checkLead.ahead before their instant. It closes
+// windows when every job was handed over or let go (stopping).
+func (d *Dispatcher) readAhead(jobs []job, windows chan<- []job) {
+	defer close(windows)
+	for i := 0; i < len(jobs); {
+		now := d.clock.Now()
+		j := i
+		for j < len(jobs) && !stale(&jobs[j], maxTime(fireAt(&jobs[j].occ), now)) {
+			j++
+		}
+		if j > i { // fresh from their read
+			if !d.handOver(windows, jobs[i:j]) {
+				d.release(jobs[j:])
+				return
+			}
+			i = j
+			continue
+		}
+		ahead := d.lead.ahead()
+		if wait := fireAt(&jobs[i].occ).Add(-ahead).Sub(now); wait > 0 {
+			select {
+			case <-d.stopping:
+				d.release(jobs[i:])
+				return
+			case <-d.clock.After(wait):
+				continue
+			}
+		}
+		// Half the margin widens the window (fewer reads, each of more
+		// jobs); half is left for a firing that runs late.
+		for j < len(jobs) && !fireAt(&jobs[j].occ).After(now.Add(ahead+freshMargin/2)) {
+			j++
+		}
+		if !d.handOver(windows, d.preFire(jobs[i:j], now)) {
+			d.release(jobs[j:])
+			return
+		}
+		i = j
+	}
+}
+
+// handOver sends a window to the firing; when the dispatcher stops first it
+// lets the window go and reports false.
+func (d *Dispatcher) handOver(windows chan<- []job, w []job) bool {
+	if len(w) == 0 {
+		return true
+	}
+	select {
+	case windows <- w:
+		return true
+	case <-d.stopping:
+		d.release(w)
+		return false
+	}
+}
+
+// fire starts the jobs of one window at their instants. A job that became
+// stale meanwhile (the firing waited for the pool) is read again first. It
+// reports false when the dispatcher stopped, having let the rest go.
+func (d *Dispatcher) fire(jobs []job) bool {
 	for i := 0; i < len(jobs); {
 		now := d.clock.Now()
 		ahead := d.lead.ahead()
@@ -33,7 +116,7 @@ func (d *Dispatcher) hold(jobs []job) {
 			select {
 			case <-d.stopping:
 				d.release(jobs[i:])
-				return
+				return false
 			case <-d.clock.After(wait):
 				continue // re-read the clock: never fire early
 			}
@@ -48,8 +131,7 @@ func (d *Dispatcher) hold(jobs []job) {
 			jobs = append(jobs[:i+n], jobs[j:]...)
 			continue
 		}
-		// Every job due now whose read is fresh fires; a stale one (its
-		// holder waited for the pool) is read again first.
+		// Every job due now whose read is fresh fires.
 		j := i
 		for j < len(jobs) && !fireAt(&jobs[j].occ).After(now) && !stale(&jobs[j], now) {
 			j++
@@ -61,7 +143,7 @@ func (d *Dispatcher) hold(jobs []job) {
 			select {
 			case <-d.stopping:
 				d.release(jobs[k:])
-				return
+				return false
 			case d.sem <- struct{}{}:
 			}
 			// By pointer: a job is about a kilobyte, and nothing writes
@@ -70,6 +152,7 @@ func (d *Dispatcher) hold(jobs []job) {
 		}
 		i = j
 	}
+	return true
 }
 
 // startAttempt runs jb's attempt on a goroutine that waits for the next
