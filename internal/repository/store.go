@@ -333,17 +333,29 @@ func openKeyed(ctx context.Context, dsn string, n int) *sqlx.DB {
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	taken := true
-	for _, kv := range byKeySettings {
-		var v string
-		if err := db.QueryRowContext(ctx, `SELECT current_setting($1)`, kv[0]).Scan(&v); err != nil || v != kv[1] {
-			taken = false
-			break
+	// Every connection opened now, while the instance starts: opened by
+	// the first burst instead, their n backends started in the middle of it
+	// and held its first window back by a few hundred milliseconds.
+	conns := make([]*sql.Conn, 0, n)
+	defer func() {
+		for _, c := range conns {
+			_ = c.Close()
 		}
-	}
-	if !taken {
-		_ = db.Close()
-		return nil
+	}()
+	for range n {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			_ = db.Close()
+			return nil
+		}
+		conns = append(conns, c)
+		for _, kv := range byKeySettings {
+			var v string
+			if err := c.QueryRowContext(ctx, `SELECT current_setting($1)`, kv[0]).Scan(&v); err != nil || v != kv[1] {
+				_ = db.Close()
+				return nil
+			}
+		}
 	}
 	return db
 }
