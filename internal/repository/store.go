@@ -333,9 +333,9 @@ func openKeyed(ctx context.Context, dsn string, n int) *sqlx.DB {
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	// Every connection opened now, while the instance starts: opened by
-	// the first burst instead, their n backends started in the middle of it
-	// and held its first window back by a few hundred milliseconds.
+	// Every connection opened (and checked) now, while the instance starts:
+	// opened lazily, their backends would start in the middle of the first
+	// burst, on the path of its first reads.
 	conns := make([]*sql.Conn, 0, n)
 	defer func() {
 		for _, c := range conns {
@@ -531,9 +531,8 @@ func (s *Store) WithTx(ctx context.Context, fn func(tx *Store) error) error {
 //
 // On the keyed pool, whose sessions have these settings from their start,
 // fn runs without a transaction: each of its statements is one round trip
-// instead of four (begin, settings, statement, commit), which under a
-// steady 3,000 deliveries a second on a busy two-core machine made the
-// check before firing take up to 150 ms now and then (#36). fn's
+// instead of four (begin, settings, statement, commit), each a wake-up of
+// a backend and of its caller on a busy machine (#36). fn's
 // statements must then each stand alone: reads (under read committed a
 // transaction gives each statement its own snapshot anyway) or single
 // writes. Inside a transaction fn runs in it, with the settings for the
