@@ -311,6 +311,18 @@ var byKeySettings = [][2]string{{"enable_seqscan", "off"}, {"enable_bitmapscan",
 	{"enable_hashjoin", "off"}, {"enable_mergejoin", "off"}, {"max_parallel_workers_per_gather", "0"},
 	{"plan_cache_mode", "force_generic_plan"}}
 
+// planByKeySQL sets byKeySettings for the rest of a transaction. The values
+// are arguments so that pgx prepares the statement once per connection:
+// without any, it went as a simple query, parsed and planned on each of the
+// hot path's transactions.
+var planByKeySQL, planByKeyArgs = func() (string, []any) {
+	sets, args := make([]string, len(byKeySettings)), make([]any, len(byKeySettings))
+	for i, kv := range byKeySettings {
+		sets[i], args[i] = "set_config('"+kv[0]+"', ?, true)", kv[1]
+	}
+	return `SELECT ` + strings.Join(sets, ", "), args
+}()
+
 // openKeyed opens the keyed pool of n connections: dsn with ByKey's
 // settings as connection parameters. It returns nil, and ByKey sets them
 // per transaction, when the server's sessions do not have them (a pooler
@@ -336,28 +348,59 @@ func openKeyed(ctx context.Context, dsn string, n int) *sqlx.DB {
 	// Every connection opened (and checked) now, while the instance starts:
 	// opened lazily, their backends would start in the middle of the first
 	// burst, on the path of its first reads.
-	conns := make([]*sql.Conn, 0, n)
+	conns := make([]*sqlx.Conn, 0, n)
 	defer func() {
 		for _, c := range conns {
 			_ = c.Close()
 		}
 	}()
 	for range n {
-		c, err := db.Conn(ctx)
+		c, err := db.Connx(ctx)
 		if err != nil {
 			_ = db.Close()
 			return nil
 		}
 		conns = append(conns, c)
-		for _, kv := range byKeySettings {
-			var v string
-			if err := c.QueryRowContext(ctx, `SELECT current_setting($1)`, kv[0]).Scan(&v); err != nil || v != kv[1] {
-				_ = db.Close()
-				return nil
-			}
+		if got, err := planSettings(ctx, c); err != nil || !plannedByKey(got) {
+			_ = db.Close()
+			return nil
 		}
 	}
 	return db
+}
+
+// plannedByKey reports whether settings (planSettings) are ByKey's.
+func plannedByKey(settings map[string]string) bool {
+	for _, kv := range byKeySettings {
+		if settings[kv[0]] != kv[1] {
+			return false
+		}
+	}
+	return true
+}
+
+// planSettings reads ByKey's planner settings as q's next statement sees
+// them, in one statement.
+func planSettings(ctx context.Context, q interface {
+	QueryRowxContext(ctx context.Context, query string, args ...any) *sqlx.Row
+}) (map[string]string, error) {
+	names, cols := make([]any, len(byKeySettings)), make([]string, len(byKeySettings))
+	for i, kv := range byKeySettings {
+		names[i], cols[i] = kv[0], fmt.Sprintf("current_setting($%d)", i+1)
+	}
+	values := make([]string, len(byKeySettings))
+	dest := make([]any, len(values))
+	for i := range values {
+		dest[i] = &values[i]
+	}
+	if err := q.QueryRowxContext(ctx, `SELECT `+strings.Join(cols, ", "), names...).Scan(dest...); err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(values))
+	for i, kv := range byKeySettings {
+		out[kv[0]] = values[i]
+	}
+	return out, nil
 }
 
 // pingPostgres verifies the connection, waiting out, until ctx ends, a
@@ -544,12 +587,7 @@ func (s *Store) ByKey(ctx context.Context, fn func(tx *Store) error) error {
 	if _, inTx := s.q.(*sqlx.Tx); !inTx && s.keyed != nil {
 		return fn(s.onKeyed())
 	}
-	return s.WithTx(ctx, func(tx *Store) error {
-		if err := tx.planByKey(ctx); err != nil {
-			return err
-		}
-		return fn(tx)
-	})
+	return s.ByKeyTx(ctx, fn)
 }
 
 // ByKeyTx is ByKey in one transaction (on the keyed pool when there is
@@ -569,15 +607,7 @@ func (s *Store) ByKeyTx(ctx context.Context, fn func(tx *Store) error) error {
 // PlanSettings reads ByKey's planner settings as s's statements see them:
 // in its transaction, or on a connection of its pool (for tests).
 func (s *Store) PlanSettings(ctx context.Context) (map[string]string, error) {
-	out := make(map[string]string, len(byKeySettings))
-	for _, kv := range byKeySettings {
-		var v string
-		if err := s.q.QueryRowxContext(ctx, s.d.rebind(`SELECT current_setting(?)`), kv[0]).Scan(&v); err != nil {
-			return nil, err
-		}
-		out[kv[0]] = v
-	}
-	return out, nil
+	return planSettings(ctx, s.q)
 }
 
 // onKeyed is s on the keyed pool.
@@ -592,14 +622,7 @@ func (s *Store) planByKey(ctx context.Context) error {
 	if s.d.backend != Postgres || s.byKey {
 		return nil
 	}
-	// The values are arguments so that pgx prepares the statement once per
-	// connection: without any, it went as a simple query, parsed and
-	// planned on each of the hot path's transactions.
-	sets, args := make([]string, len(byKeySettings)), make([]any, len(byKeySettings))
-	for i, kv := range byKeySettings {
-		sets[i], args[i] = "set_config('"+kv[0]+"', ?, true)", kv[1]
-	}
-	_, err := s.exec(ctx, `SELECT `+strings.Join(sets, ", "), args...)
+	_, err := s.exec(ctx, planByKeySQL, planByKeyArgs...)
 	if err != nil {
 		return fmt.Errorf("plan by key: %w", err)
 	}
