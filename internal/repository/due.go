@@ -195,23 +195,45 @@ func (c *DueCheck) Unchanged(seen int) bool {
 	return c.Status.In(model.Waiting) && c.AttemptCount == seen
 }
 
-// CheckDue reads, for each occurrence, its state and its event's.
-func (s *Store) CheckDue(ctx context.Context, ids []string) (map[string]DueCheck, error) {
-	out := make(map[string]DueCheck, len(ids))
+// HeldRow names a row its owner holds: its id and the instant it was read
+// at.
+type HeldRow struct {
+	ID          string
+	ScheduledAt time.Time
+}
+
+// CheckDue reads, for each row, its state and its event's. A row is matched
+// on the instant it was read at too: one moved to another instant since is
+// not found (so it is not fired at the old one, and the next read takes it
+// at the new one), and on PostgreSQL each row is looked up in its own time
+// slice only, not in every slice of the history.
+func (s *Store) CheckDue(ctx context.Context, keys []HeldRow) (map[string]DueCheck, error) {
+	out := make(map[string]DueCheck, len(keys))
 	err := s.ByKey(ctx, func(tx *Store) error {
 		start := 0
-		for _, size := range s.batchSizes(len(ids), 256, insertBatch) {
-			chunk := ids[start : start+size]
+		for _, size := range s.batchSizes(len(keys), 256, insertBatch) {
+			chunk := keys[start : start+size]
 			start += size
-			keys, args := `v(id) AS (SELECT * FROM unnest(?::uuid[]))`, []any{uuidArray(chunk)}
-			if tx.d.backend != Postgres {
-				keys = `v(id) AS (VALUES ` + strings.TrimSuffix(strings.Repeat("(?), ", len(chunk)), ", ") + `)`
-				args = stringArgs(chunk)
+			var rows string
+			var args []any
+			if tx.d.backend == Postgres {
+				ids, instants := make([]string, len(chunk)), make([]time.Time, len(chunk))
+				for i, k := range chunk {
+					ids[i], instants[i] = k.ID, k.ScheduledAt.UTC()
+				}
+				rows, args = `SELECT * FROM unnest(?::uuid[], ?::timestamptz[])`, []any{uuidArray(ids), instants}
+			} else {
+				rows = `VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?), ", len(chunk)), ", ")
+				args = make([]any, 0, 2*len(chunk))
+				for _, k := range chunk {
+					args = append(args, k.ID, tx.ts(k.ScheduledAt))
+				}
 			}
 			var found []DueCheck
-			err := tx.selectHot(ctx, &found, `WITH `+keys+`
+			err := tx.selectHot(ctx, &found, `WITH v(id, at) AS (`+rows+`)
 				SELECT o.id, o.status, o.attempt_count, e.status AS event_status, e.version AS event_version,
-				e.deleted_at FROM v JOIN occurrences o ON o.id = v.id JOIN events e ON e.id = o.event_id`, args...)
+				e.deleted_at FROM v JOIN occurrences o ON o.id = v.id AND o.scheduled_at = v.at
+				JOIN events e ON e.id = o.event_id`, args...)
 			if err != nil {
 				return fmt.Errorf("check due occurrences: %w", err)
 			}

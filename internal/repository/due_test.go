@@ -239,12 +239,38 @@ func TestOwnedResolutionAndDeferral(t *testing.T) {
 		require.True(t, got.NextAttemptAt.Equal(t0.Add(time.Minute)))
 		require.Equal(t, "held by the endpoint's rate limit", *got.ErrorMessage)
 
-		checks, err := s.CheckDue(ctx, []string{a.ID, b.ID})
+		checks, err := s.CheckDue(ctx, []repository.HeldRow{{ID: a.ID, ScheduledAt: a.ScheduledAt},
+			{ID: b.ID, ScheduledAt: b.ScheduledAt}})
 		require.NoError(t, err)
 		require.False(t, ptr(checks[a.ID]).Unchanged(0), "a was resolved")
 		require.True(t, ptr(checks[b.ID]).Unchanged(0), "b is still waiting as read")
 		require.False(t, ptr(checks[b.ID]).Unchanged(1))
 		require.Equal(t, model.EventActive, checks[b.ID].EventStatus)
+	})
+}
+
+// A held row moved to another instant before it fired is not found at the
+// instant its owner read it at, so the owner lets it go instead of firing it
+// there; at its new instant it is found waiting as read.
+func TestCheckDueDoesNotFindAHeldRowMovedSince(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		a, b := dueRow(t, s), dueRow(t, s)
+		held := []repository.HeldRow{{ID: a.ID, ScheduledAt: a.ScheduledAt}, {ID: b.ID, ScheduledAt: b.ScheduledAt}}
+		checks, err := s.CheckDue(ctx, held)
+		require.NoError(t, err)
+		require.Len(t, checks, 2)
+
+		to := t0.Add(time.Hour)
+		require.NoError(t, s.MoveOccurrence(ctx, a.ID, to, a.ScheduledAt, t0.Add(-time.Minute)))
+		checks, err = s.CheckDue(ctx, held)
+		require.NoError(t, err)
+		require.NotContains(t, checks, a.ID, "moved: not at the instant it was read at")
+		require.True(t, ptr(checks[b.ID]).Unchanged(0), "b is still waiting as read")
+
+		checks, err = s.CheckDue(ctx, []repository.HeldRow{{ID: a.ID, ScheduledAt: to}})
+		require.NoError(t, err)
+		require.True(t, ptr(checks[a.ID]).Unchanged(0), "found waiting at its new instant")
 	})
 }
 

@@ -164,6 +164,31 @@ func TestPausedOrDeletedWhileHeldEndsWithoutDelivery(t *testing.T) {
 	})
 }
 
+// An occurrence moved to another moment while its owner holds it is not
+// sent at the moment it was read for, and stays pending at its new one.
+func TestMovedWhileHeldIsNotSentAtItsOldInstant(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		e := newEnv(t, s, testConfig())
+		ev := e.create(e.event(nil))
+		e.clock.Set(t0.Add(time.Minute - 200*time.Millisecond))
+		n, err := e.disp.RunOnce(deadline(t))
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		require.NoError(t, e.clock.WaitForWaiters(deadline(t), 1))
+		held := e.occurrences(ev.ID)[0]
+		to := held.ScheduledAt.Add(time.Hour)
+		require.NoError(t, s.MoveOccurrence(context.Background(), held.ID, to, held.ScheduledAt, e.clock.Now()))
+		e.clock.Advance(200 * time.Millisecond)
+		require.NoError(t, e.disp.Wait(deadline(t)))
+		require.Empty(t, e.recv.Deliveries(), "not sent at the instant it was moved from")
+		occ := e.occurrences(ev.ID)
+		require.Len(t, occ, 1)
+		require.Equal(t, model.OccurrencePending, occ[0].Status)
+		require.True(t, occ[0].ScheduledAt.Equal(to), "pending at %s, moved to %s", occ[0].ScheduledAt, to)
+		require.Zero(t, occ[0].AttemptCount)
+	})
+}
+
 func TestPauseHelperRevokesHeldRow(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		e := newEnv(t, s, testConfig())

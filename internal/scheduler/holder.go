@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/repository"
 	"go.uber.org/zap"
 )
 
@@ -266,14 +267,15 @@ func fireAt(occ *model.Occurrence) time.Time {
 // preFire reads rows and event state again just before firing; it returns
 // the jobs that may fire, read as of the answer, and resolves the others.
 func (d *Dispatcher) preFire(group []job, now time.Time) []job {
-	ids := make([]string, len(group))
+	ids, keys := make([]string, len(group)), make([]repository.HeldRow, len(group))
 	for k := range group {
 		ids[k] = group[k].occ.ID
+		keys[k] = repository.HeldRow{ID: group[k].occ.ID, ScheduledAt: group[k].occ.ScheduledAt}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	asked := d.clock.Now()
-	checks, err := d.store.CheckDue(ctx, ids)
+	checks, err := d.store.CheckDue(ctx, keys)
 	// What fires is read as of the answer: counted from the question, a
 	// database slower than the lead would have every job read again
 	// forever.
