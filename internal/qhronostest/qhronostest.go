@@ -244,13 +244,28 @@ func (s *Server) tryLaunch() bool {
 	// cleanup's SIGTERM then showed as "apply migrations: context
 	// canceled". A dead process ends the wait at once anyway.
 	return Eventually(90*time.Second, done, func() bool {
-		res, err := c.Get(s.URL + "/ready")
-		if err != nil {
-			return false
-		}
-		_ = res.Body.Close()
-		return res.StatusCode == http.StatusOK
+		return s.answers(c, "/ready", "") && s.answers(c, "/events?limit=1", s.Token)
 	})
+}
+
+// answers reports whether GET path, with token as the bearer when set,
+// answers 200. The authenticated ask tells this server from another suite's
+// that took the port after FreeAddr chose it (this one then cannot bind it,
+// while the other answers /ready): only this one knows the token.
+func (s *Server) answers(c *http.Client, path, token string) bool {
+	req, err := http.NewRequest(http.MethodGet, s.URL+path, nil)
+	if err != nil {
+		return false
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := c.Do(req)
+	if err != nil {
+		return false
+	}
+	_ = res.Body.Close()
+	return res.StatusCode == http.StatusOK
 }
 
 // Stop ends the server (SIGTERM, then SIGKILL after 10 s) and waits.
