@@ -425,8 +425,9 @@ func (s *Store) CancelOccurrencesBefore(ctx context.Context, eventID string, fro
 }
 
 // stillAhead selects rows that have not fired and may still change: waiting
-// rows, and rows a dispatcher holds until their instant (their lease is
-// revoked by the change, so the pre-fire check drops them). Its parameter
+// rows (an owner may hold one until its instant: its pre-fire check finds
+// the change and drops it), and rows leased by an instance of the previous
+// version until their instant (the change revokes the lease). Its parameter
 // is now.
 var stillAhead = statusSQL(`(status IN {waiting} OR (status = {dispatching} AND scheduled_at > ?))`)
 
