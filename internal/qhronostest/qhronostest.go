@@ -130,6 +130,7 @@ func Start(t testing.TB, backend Backend, extra ...string) *Server {
 			"QHRONOS_OUTBOUND_ALLOW_CIDRS=127.0.0.0/8")
 	}
 	s.env = append(s.env, extra...)
+	s.Token = masterToken(s.env)
 	Binary(t)
 	s.launchFirst()
 	t.Cleanup(func() {
@@ -177,6 +178,7 @@ func (s *Server) Peer(t testing.TB, extra ...string) *Server {
 		p.env = append(p.env, kv)
 	}
 	p.env = append(p.env, extra...)
+	p.Token = masterToken(p.env)
 	p.launchFirst()
 	t.Cleanup(func() {
 		p.Stop()
@@ -185,6 +187,19 @@ func (s *Server) Peer(t testing.TB, extra ...string) *Server {
 		}
 	})
 	return p
+}
+
+// masterToken is the master token env gives the server: the last setting
+// wins, so a test's own token (extra settings) is the one readiness asks
+// with.
+func masterToken(env []string) string {
+	token := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "QHRONOS_AUTH_MASTER_TOKEN="); ok {
+			token = v
+		}
+	}
+	return token
 }
 
 // launchFirst launches a new server. FreeAddr's port was free when chosen,
