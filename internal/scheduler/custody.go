@@ -159,6 +159,7 @@ func (d *Dispatcher) heartbeat() {
 	defer close(d.heartbeatDone)
 	t := time.NewTicker(d.cfg.LeaseRenewInterval)
 	defer t.Stop()
+	var prune heldMark
 	for {
 		select {
 		case <-d.heartbeatStop:
@@ -171,9 +172,10 @@ func (d *Dispatcher) heartbeat() {
 		// A round that outlives the lease is worthless; bound it.
 		ctx, cancel := context.WithTimeout(context.Background(), d.cfg.Lease)
 		err := d.Renew(ctx)
-		cancel()
 		if err != nil {
 			d.log.Warn("renew bucket ownership", zap.Error(err))
 		}
+		d.pruneChanges(ctx, &prune)
+		cancel()
 	}
 }

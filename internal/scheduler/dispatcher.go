@@ -218,6 +218,10 @@ type job struct {
 	// freshUntil is when the read of the row and ev (triage, right after
 	// the row, or preFire) becomes too old to fire on (see stale).
 	freshUntil time.Time
+	// mark is where the notes of changes stood before that read: the
+	// pre-fire read asks only about the rows of buckets changed since
+	// (recheck).
+	mark heldMark
 }
 
 // RunOnce reads one batch of the due occurrences of the slots this instance
@@ -250,6 +254,7 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	now := d.clock.Now()
 	after, wakes, since := d.takeDueAfter(owned, now)
 	skip := d.inflight.beginRead(after == nil)
+	mark := d.markChanges(ctx)
 	occs, next, err := d.store.ReadDueAndNext(ctx, repository.DueRequest{Until: now.Add(d.cfg.ClaimAhead),
 		Slots: slots, Skip: skip, Limit: limit, After: after})
 	if err == nil && len(occs) < limit {
@@ -292,7 +297,7 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	if d.obs != nil {
 		d.obs.ObserveClaim(len(occs))
 	}
-	jobs, err := d.triage(ctx, occs, held, now)
+	jobs, err := d.triage(ctx, occs, held, mark, now)
 	if err != nil {
 		// Nothing was attempted: let the whole batch go (it is still
 		// waiting in the database) for the next read.
@@ -313,7 +318,8 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 
 // triage decides, right after the read, what each row becomes; the rows
 // that may fire are returned sorted by their instant.
-func (d *Dispatcher) triage(ctx context.Context, occs []model.Occurrence, held map[string]custody, now time.Time) ([]job, error) {
+func (d *Dispatcher) triage(ctx context.Context, occs []model.Occurrence, held map[string]custody, mark heldMark,
+	now time.Time) ([]job, error) {
 	ids := make([]string, len(occs))
 	for i := range occs {
 		ids[i] = occs[i].EventID
@@ -354,7 +360,7 @@ func (d *Dispatcher) triage(ctx context.Context, occs []model.Occurrence, held m
 			d.resolve(&occ, c, model.OccurrenceMissed, reason, msg, now, true)
 			continue
 		}
-		jobs = append(jobs, job{occ: occ, ev: ev, policy: policy, custody: c, freshUntil: freshUntil})
+		jobs = append(jobs, job{occ: occ, ev: ev, policy: policy, custody: c, freshUntil: freshUntil, mark: mark})
 	}
 	sort.SliceStable(jobs, func(i, j int) bool { return fireAt(&jobs[i].occ).Before(fireAt(&jobs[j].occ)) })
 	return jobs, nil

@@ -189,6 +189,30 @@ func TestMovedWhileHeldIsNotSentAtItsOldInstant(t *testing.T) {
 	})
 }
 
+// An occurrence skipped through the API while its owner holds it is not
+// sent: the skip notes its bucket, and the read before the instant sees it.
+// Its neighbour in time, of another event nothing happened to, is sent.
+func TestSkippedWhileHeldIsNotSent(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		e := newEnv(t, s, testConfig())
+		skipped, kept := e.create(e.event(nil)), e.create(e.event(nil))
+		e.clock.Set(t0.Add(time.Minute - 200*time.Millisecond))
+		n, err := e.disp.RunOnce(deadline(t))
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		require.NoError(t, e.clock.WaitForWaiters(deadline(t), 1))
+		held := e.occurrences(skipped.ID)[0]
+		require.NoError(t, s.SkipOccurrence(context.Background(), held.ID, model.ReasonManual, "by hand", e.clock.Now()))
+		e.clock.Advance(200 * time.Millisecond)
+		require.NoError(t, e.disp.Wait(deadline(t)))
+		require.Equal(t, []model.OccurrenceStatus{"skipped"}, e.statuses(skipped.ID))
+		require.Equal(t, []model.OccurrenceStatus{"completed"}, e.statuses(kept.ID))
+		got := e.recv.Deliveries()
+		require.Len(t, got, 1)
+		require.Equal(t, e.occurrences(kept.ID)[0].ID, got[0].WebhookID)
+	})
+}
+
 func TestPauseHelperRevokesHeldRow(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		e := newEnv(t, s, testConfig())

@@ -78,7 +78,7 @@ func (d *Dispatcher) readAhead(jobs []job, windows chan<- []job) {
 		for j < len(jobs) && !fireAt(&jobs[j].occ).After(now.Add(ahead+freshMargin/2)) {
 			j++
 		}
-		if !d.handOver(windows, d.preFire(jobs[i:j], now)) {
+		if !d.handOver(windows, d.recheck(jobs[i:j], now)) {
 			d.release(jobs[j:])
 			return
 		}
@@ -127,7 +127,7 @@ func (d *Dispatcher) fire(jobs []job) bool {
 			for j < len(jobs) && !fireAt(&jobs[j].occ).After(now.Add(ahead)) {
 				j++
 			}
-			kept := d.preFire(jobs[i:j], now)
+			kept := d.recheck(jobs[i:j], now)
 			n := copy(jobs[i:j], kept)
 			jobs = append(jobs[:i+n], jobs[j:]...)
 			continue
@@ -267,6 +267,9 @@ func fireAt(occ *model.Occurrence) time.Time {
 // preFire reads rows and event state again just before firing; it returns
 // the jobs that may fire, read as of the answer, and resolves the others.
 func (d *Dispatcher) preFire(group []job, now time.Time) []job {
+	if len(group) == 0 {
+		return nil
+	}
 	ids, keys := make([]string, len(group)), make([]repository.HeldRow, len(group))
 	for k := range group {
 		ids[k] = group[k].occ.ID
