@@ -132,11 +132,7 @@ func TestPausedOrDeletedWhileHeldEndsWithoutDelivery(t *testing.T) {
 			t.Run(change, func(t *testing.T) {
 				e := newEnv(t, s, testConfig())
 				ev := e.create(e.event(nil))
-				e.clock.Set(t0.Add(time.Minute - 200*time.Millisecond))
-				n, err := e.disp.RunOnce(deadline(t))
-				require.NoError(t, err)
-				require.Equal(t, 1, n)
-				require.NoError(t, e.clock.WaitForWaiters(deadline(t), 1))
+				e.holdTillInstant(t, 1)
 				// The API changes the event while its occurrence is held
 				// (without the scheduler's helpers: the fire-time check alone
 				// must refuse it).
@@ -170,11 +166,7 @@ func TestMovedWhileHeldIsNotSentAtItsOldInstant(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		e := newEnv(t, s, testConfig())
 		ev := e.create(e.event(nil))
-		e.clock.Set(t0.Add(time.Minute - 200*time.Millisecond))
-		n, err := e.disp.RunOnce(deadline(t))
-		require.NoError(t, err)
-		require.Equal(t, 1, n)
-		require.NoError(t, e.clock.WaitForWaiters(deadline(t), 1))
+		e.holdTillInstant(t, 1)
 		held := e.occurrences(ev.ID)[0]
 		to := held.ScheduledAt.Add(time.Hour)
 		require.NoError(t, s.MoveOccurrence(context.Background(), held.ID, to, held.ScheduledAt, e.clock.Now()))
@@ -196,11 +188,7 @@ func TestSkippedWhileHeldIsNotSent(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		e := newEnv(t, s, testConfig())
 		skipped, kept := e.create(e.event(nil)), e.create(e.event(nil))
-		e.clock.Set(t0.Add(time.Minute - 200*time.Millisecond))
-		n, err := e.disp.RunOnce(deadline(t))
-		require.NoError(t, err)
-		require.Equal(t, 2, n)
-		require.NoError(t, e.clock.WaitForWaiters(deadline(t), 1))
+		e.holdTillInstant(t, 2)
 		held := e.occurrences(skipped.ID)[0]
 		require.NoError(t, s.SkipOccurrence(context.Background(), held.ID, model.ReasonManual, "by hand", e.clock.Now()))
 		e.clock.Advance(200 * time.Millisecond)
@@ -217,10 +205,7 @@ func TestPauseHelperRevokesHeldRow(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		e := newEnv(t, s, testConfig())
 		ev := e.create(e.event(nil))
-		e.clock.Set(t0.Add(time.Minute - 200*time.Millisecond))
-		_, err := e.disp.RunOnce(deadline(t))
-		require.NoError(t, err)
-		require.NoError(t, e.clock.WaitForWaiters(deadline(t), 1))
+		e.holdTillInstant(t, 1)
 		e.pause(ev.ID)
 		e.clock.Advance(200 * time.Millisecond)
 		require.NoError(t, e.disp.Wait(deadline(t)))

@@ -72,6 +72,19 @@ func archiverConfig(mut func(c *scheduler.ArchiverConfig)) scheduler.ArchiverCon
 	return c
 }
 
+// holdTillInstant reads the due rows 200 ms before t0 plus a minute (the
+// instant of e.event's first occurrence), expecting n, and returns once
+// their holder waits for that instant: what the API does next happens
+// while the rows are held.
+func (e *env) holdTillInstant(t *testing.T, n int) {
+	t.Helper()
+	e.clock.Set(t0.Add(time.Minute - 200*time.Millisecond))
+	got, err := e.disp.RunOnce(deadline(t))
+	require.NoError(t, err)
+	require.Equal(t, n, got)
+	require.NoError(t, e.clock.WaitForWaiters(deadline(t), 1))
+}
+
 func newEnv(t *testing.T, s *repository.Store, cfg scheduler.Config) *env {
 	t.Helper()
 	e := &env{t: t, store: s, clock: schedulertest.NewClock(t0), recv: schedulertest.NewReceiver(t), cfg: cfg}
