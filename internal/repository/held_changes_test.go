@@ -7,6 +7,7 @@ import (
 
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -84,26 +85,23 @@ func TestHeldChangesNoteWhatCanStopAHeldRow(t *testing.T) {
 
 // A change whose transaction was under way when the mark was taken is
 // named once it commits: the mark did not see it, and neither did a read
-// made after the mark.
+// made after the mark. (PostgreSQL only: SQLite has one writer, so a mark
+// is always taken between transactions.)
 func TestHeldChangeCommittedAfterTheMarkIsNamed(t *testing.T) {
-	eachBackend(t, func(t *testing.T, s *repository.Store) {
-		if s.Backend() != repository.Postgres {
-			t.Skip("SQLite has one writer: a mark is taken between transactions")
-		}
-		ctx := context.Background()
-		o := dueRow(t, s)
-		var mark repository.ChangeMark
-		err := s.WithTx(ctx, func(tx *repository.Store) error {
-			if err := tx.SkipOccurrence(ctx, o.ID, model.ReasonManual, "by hand", t0); err != nil {
-				return err
-			}
-			var err error
-			mark, err = s.MarkChanges(ctx) // another connection: before the commit
+	s := repositorytest.Postgres(t)
+	ctx := context.Background()
+	o := dueRow(t, s)
+	var mark repository.ChangeMark
+	err := s.WithTx(ctx, func(tx *repository.Store) error {
+		if err := tx.SkipOccurrence(ctx, o.ID, model.ReasonManual, "by hand", t0); err != nil {
 			return err
-		})
-		require.NoError(t, err)
-		changed, _, err := s.ChangedSince(ctx, mark, []int{model.BucketOf(o.EventID)})
-		require.NoError(t, err)
-		require.True(t, changed[model.BucketOf(o.EventID)])
+		}
+		var err error
+		mark, err = s.MarkChanges(ctx) // another connection: before the commit
+		return err
 	})
+	require.NoError(t, err)
+	changed, _, err := s.ChangedSince(ctx, mark, []int{model.BucketOf(o.EventID)})
+	require.NoError(t, err)
+	require.True(t, changed[model.BucketOf(o.EventID)])
 }

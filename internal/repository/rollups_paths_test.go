@@ -236,14 +236,36 @@ func TestRollupsFollowEveryPath(t *testing.T) {
 
 // TestRollupTriggersAreGone: since migration 0021 no trigger keeps the
 // rollups on PostgreSQL (the code paths write them), so claims and lease
-// renewals no longer pay for them.
+// renewals no longer pay for them. The only triggers left are the notes of
+// held changes (migration 0034): row triggers whose WHEN leaves the hot
+// path's writes out, never statement triggers with transition tables.
 func TestRollupTriggersAreGone(t *testing.T) {
 	s := repositorytest.Postgres(t)
-	var triggers, functions []string
-	require.NoError(t, s.DB().Select(&triggers, `SELECT t.tgname FROM pg_trigger t
+	var triggers []struct {
+		Name     string `db:"tgname"`
+		Function string `db:"proname"`
+		Row      bool   `db:"row_level"`
+		When     bool   `db:"has_when"`
+	}
+	require.NoError(t, s.DB().Select(&triggers, `SELECT t.tgname, p.proname, (t.tgtype & 1) = 1 AS row_level,
+		t.tgqual IS NOT NULL AS has_when FROM pg_trigger t
 		JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE n.nspname = current_schema() AND NOT t.tgisinternal`))
-	require.Empty(t, triggers)
+		JOIN pg_proc p ON p.oid = t.tgfoid
+		WHERE n.nspname = current_schema() AND NOT t.tgisinternal AND t.tgparentid = 0`))
+	names := map[string]bool{}
+	for _, tr := range triggers {
+		require.Equal(t, "qhronos_note_held_change", tr.Function, tr.Name)
+		require.True(t, tr.Row, "%s is a row trigger", tr.Name)
+		names[tr.Name] = true
+	}
+	require.Equal(t, map[string]bool{"occurrences_held_change": true, "occurrences_held_delete": true,
+		"events_held_change": true, "events_held_delete": true}, names)
+	for _, tr := range triggers {
+		if tr.Name != "events_held_delete" {
+			require.True(t, tr.When, "%s fires only for the writes it notes", tr.Name)
+		}
+	}
+	var functions []string
 	require.NoError(t, s.DB().Select(&functions, `SELECT p.proname FROM pg_proc p
 		JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = current_schema()
 		AND (p.proname LIKE 'qhronos\_rollup%' OR p.proname = 'qhronos_latency_bucket')`))
