@@ -26,16 +26,20 @@ type recorded struct {
 	done func(err error)
 }
 
-// recorderShards is how many batches may be written at once. Outcomes are
-// sharded by event, so concurrent transactions never update the same event
-// (no lock waits or deadlocks between them), while commits overlap instead
-// of queueing behind one another.
+// recorderShards is how many batches may be written at once on
+// PostgreSQL. Outcomes are sharded by event, so concurrent transactions
+// never update the same event (no lock waits or deadlocks between them),
+// while commits overlap instead of queueing behind one another. Embedded
+// SQLite has one writer: its commits cannot overlap, and shards there only
+// split the outcomes into smaller transactions, each with its own commit
+// and statistics statements, so it gets one (#36, twenty-fifth step: a
+// 10,000 burst 15 % faster).
 const recorderShards = 4
 
 // errRecorderStopped answers outcomes handed to a stopped recorder.
 var errRecorderStopped = errors.New("outcome writer stopped")
 
-// recorder writes outcomes through recorderShards shards. It is a service:
+// recorder writes outcomes through its shards. It is a service:
 // Start launches the shards' writers; cancelling Start's context or Stop
 // writes what is queued, with one try per batch, and stops.
 //
@@ -53,10 +57,10 @@ var _ startstop.Service = (*recorder)(nil)
 
 // newRecorder returns a recorder; note, when set, is given the event
 // bookkeeping of every outcome applied (the bookkeeper's note).
-func newRecorder(store outcomeWriter, log *zap.Logger, batch int, interval, retryFor time.Duration,
+func newRecorder(store outcomeWriter, shards int, log *zap.Logger, batch int, interval, retryFor time.Duration,
 	note func(repository.EventRun)) *recorder {
 	r := &recorder{}
-	for range recorderShards {
+	for range shards {
 		s := newRecorderShard(store, log, batch, interval, retryFor)
 		s.note = note
 		r.shards = append(r.shards, s)
