@@ -72,12 +72,19 @@ type holding struct {
 	// ended is when an attempt of it last ended (zero: none yet since it
 	// took its first slot), the evidence of fast turnover lending needs.
 	ended time.Time
+	// starts holds a scope's running attempts' start times, oldest first,
+	// so that mayLend reads the oldest at once: scanning every run there,
+	// on each take and each freed slot, cost a lone tenant's burst time in
+	// proportion to the pool (unused for destinations).
+	starts list.List
 }
 
 // run is one attempt holding its shares.
 type run struct {
 	scope, dest       string
 	started, deadline time.Time
+	// inScope is its entry in its scope's holding.starts.
+	inScope *list.Element
 }
 
 // shares is the pure core: counts of workers held per scope and
@@ -108,12 +115,12 @@ func (s *shares) take(scope, dest string, now, deadline time.Time) (uint64, bool
 	if !s.scopeRoom(scope, now) || (dest != "" && s.full(s.dests, dest, s.destMax)) {
 		return 0, false
 	}
-	hold(s.scopes, scope, now)
+	started := insertInOrder(&hold(s.scopes, scope, now).starts, now)
 	if dest != "" {
 		hold(s.dests, dest, now)
 	}
 	s.next++
-	s.runs[s.next] = run{scope: scope, dest: dest, started: now, deadline: deadline}
+	s.runs[s.next] = run{scope: scope, dest: dest, started: now, deadline: deadline, inScope: started}
 	return s.next, true
 }
 
@@ -137,15 +144,12 @@ func (s *shares) mayLend(scope string, now time.Time) bool {
 	if len(s.runs) >= s.lendBelow || (s.othersWait != nil && s.othersWait(scope)) {
 		return false
 	}
-	if h := s.scopes[scope]; h == nil || h.ended.IsZero() || now.Sub(h.ended) >= lendAge {
+	h := s.scopes[scope]
+	if h == nil || h.ended.IsZero() || now.Sub(h.ended) >= lendAge {
 		return false
 	}
-	for _, r := range s.runs {
-		if r.scope == scope && now.Sub(r.started) >= lendAge {
-			return false
-		}
-	}
-	return true
+	oldest := h.starts.Front()
+	return oldest == nil || now.Sub(oldest.Value.(time.Time)) < lendAge
 }
 
 func (s *shares) full(m map[string]*holding, key string, limit int) bool {
@@ -153,13 +157,14 @@ func (s *shares) full(m map[string]*holding, key string, limit int) bool {
 	return ok && h.n >= limit
 }
 
-func hold(m map[string]*holding, key string, now time.Time) {
+func hold(m map[string]*holding, key string, now time.Time) *holding {
 	h, ok := m[key]
 	if !ok {
 		h = &holding{progress: now}
 		m[key] = h
 	}
 	h.n++
+	return h
 }
 
 // give frees the slots of attempt id.
@@ -169,10 +174,24 @@ func (s *shares) give(id uint64, now time.Time) {
 		return
 	}
 	delete(s.runs, id)
+	s.scopes[r.scope].starts.Remove(r.inScope)
 	free(s.scopes, r.scope, now)
 	if r.dest != "" {
 		free(s.dests, r.dest, now)
 	}
+}
+
+// insertInOrder puts t into l, which is kept oldest first. Attempts take
+// their slots in nearly the order of the instants they read (each reads the
+// clock just before the lock), so the place is found from the back in a
+// step or two.
+func insertInOrder(l *list.List, t time.Time) *list.Element {
+	for e := l.Back(); e != nil; e = e.Prev() {
+		if !t.Before(e.Value.(time.Time)) {
+			return l.InsertAfter(t, e)
+		}
+	}
+	return l.PushFront(t)
 }
 
 func free(m map[string]*holding, key string, now time.Time) {
