@@ -19,11 +19,15 @@ import (
 // and &.
 func appendJSONString(dst []byte, s string, escapeHTML bool) []byte {
 	const hex = "0123456789abcdef"
+	safe := &jsonSafe
+	if escapeHTML {
+		safe = &jsonHTMLSafe
+	}
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && (!escapeHTML || (b != '<' && b != '>' && b != '&')) {
+			if safe[b] {
 				i++
 				continue
 			}
@@ -67,6 +71,18 @@ func appendJSONString(dst []byte, s string, escapeHTML bool) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// jsonSafe and jsonHTMLSafe tell the ASCII bytes a JSON string holds as
+// they are, without and with HTML escaping: a table look-up a byte, as
+// encoding/json's own safeSet and htmlSafeSet.
+var jsonSafe, jsonHTMLSafe = asciiSafe(false), asciiSafe(true)
+
+func asciiSafe(escapeHTML bool) (t [utf8.RuneSelf]bool) {
+	for b := byte(0x20); b < utf8.RuneSelf; b++ {
+		t[b] = b != '"' && b != '\\' && (!escapeHTML || (b != '<' && b != '>' && b != '&'))
+	}
+	return t
 }
 
 // appendJSONRaw appends raw compacted, as encoding/json writes a

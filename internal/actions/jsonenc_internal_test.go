@@ -92,3 +92,17 @@ func TestRecordedRequestEncodesInOneBuffer(t *testing.T) {
 		t.Errorf("%v allocations to encode a recorded request, want at most 2", n)
 	}
 }
+
+// A recorded request's body, the longest string a delivery encodes: JSON
+// within JSON, a quote to escape every few bytes.
+func BenchmarkAppendJSONString(b *testing.B) {
+	body := `{"event_id":"7c9e6679-7425-40de-944b-e07fc1f90ae7","occurrence_id":"0192f1a4-9d2e-7c61-8a7b-5e4f3d2c1b0a",` +
+		`"scheduled_at":"2026-11-30T09:00:00Z","dispatched_at":"2026-11-30T09:00:00.001234Z","attempt":1,` +
+		`"name":"nightly export for tenant 42","description":"","tags":["billing","nightly"],` +
+		`"metadata":{"tenant":"acme","plan":"pro","region":"eu-west-1","batch":17}}`
+	dst := make([]byte, 0, 1024)
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		dst = appendJSONString(dst[:0], body, true)
+	}
+}

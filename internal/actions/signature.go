@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"hash"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -38,25 +40,46 @@ func SigningKey(secret string) []byte {
 // QhronosSignature is the X-Qhronos-Signature value: lowercase hex of
 // HMAC-SHA256 over the raw body.
 func QhronosSignature(secret string, body []byte) string {
-	m := hmac.New(sha256.New, SigningKey(secret))
+	return string(appendQhronosSignature(nil, secret, body))
+}
+
+func appendQhronosSignature(dst []byte, secret string, body []byte) []byte {
+	m := macs.get(secret)
 	m.Write(body)
-	return hex.EncodeToString(m.Sum(nil))
+	var sum [sha256.Size]byte
+	dst = hex.AppendEncode(dst, m.Sum(sum[:0]))
+	macs.put(secret, m)
+	return dst
 }
 
 // StandardSignature is the webhook-signature value: one "v1,<base64>" per
 // secret, space-separated, each an HMAC-SHA256 over "id.timestamp.body". A
 // receiver holding either secret of a rotation verifies one of them.
 func StandardSignature(secrets []string, id string, timestamp time.Time, body []byte) string {
-	prefix := id + "." + strconv.FormatInt(timestamp.Unix(), 10) + "."
-	sigs := make([]string, 0, len(secrets))
-	for _, s := range secrets {
-		m := hmac.New(sha256.New, SigningKey(s))
-		m.Write([]byte(prefix))
+	var prefix [96]byte
+	p := append(strconv.AppendInt(append(append(prefix[:0], id...), '.'), timestamp.Unix(), 10), '.')
+	out := make([]byte, 0, len(secrets)*48)
+	for i, s := range secrets {
+		if i > 0 {
+			out = append(out, ' ')
+		}
+		m := macs.get(s)
+		m.Write(p)
 		m.Write(body)
-		sigs = append(sigs, "v1,"+base64.StdEncoding.EncodeToString(m.Sum(nil)))
+		var sum [sha256.Size]byte
+		out = base64.StdEncoding.AppendEncode(append(out, "v1,"...), m.Sum(sum[:0]))
+		macs.put(s, m)
 	}
-	return strings.Join(sigs, " ")
+	return string(out)
 }
+
+// The signature headers' names as net/http writes them (Set would
+// canonicalize the lower-case Standard Webhooks names again on every call).
+const (
+	canonicalWebhookID        = "Webhook-Id"
+	canonicalWebhookTimestamp = "Webhook-Timestamp"
+	canonicalWebhookSignature = "Webhook-Signature"
+)
 
 // SignHeaders sets the delivery id, the timestamp and, when there is at least
 // one secret, the signature headers. secrets are newest first: the current
@@ -68,16 +91,64 @@ func StandardSignature(secrets []string, id string, timestamp time.Time, body []
 // current secret's otherwise; X-Qhronos-Signature-New carries the current
 // secret's signature during the grace only.
 func SignHeaders(h http.Header, secrets []string, id string, timestamp time.Time, body []byte) {
-	h.Set(HeaderWebhookID, id)
-	h.Set(HeaderWebhookTimestamp, strconv.FormatInt(timestamp.Unix(), 10))
+	h[canonicalWebhookID] = []string{id}
+	h[canonicalWebhookTimestamp] = []string{strconv.FormatInt(timestamp.Unix(), 10)}
 	if len(secrets) == 0 {
 		return
 	}
-	h.Set(HeaderWebhookSignature, StandardSignature(secrets, id, timestamp, body))
+	h[canonicalWebhookSignature] = []string{StandardSignature(secrets, id, timestamp, body)}
 	if len(secrets) == 1 {
-		h.Set(HeaderQhronosSignature, QhronosSignature(secrets[0], body))
+		h[HeaderQhronosSignature] = []string{QhronosSignature(secrets[0], body)}
 		return
 	}
-	h.Set(HeaderQhronosSignature, QhronosSignature(secrets[1], body))
-	h.Set(HeaderQhronosSignatureNew, QhronosSignature(secrets[0], body))
+	h[HeaderQhronosSignature] = []string{QhronosSignature(secrets[1], body)}
+	h[HeaderQhronosSignatureNew] = []string{QhronosSignature(secrets[0], body)}
+}
+
+// macs keeps HMAC-SHA256 states keyed by each signing secret, ready to
+// Reset: a new one costs a key schedule and a dozen allocations, and a
+// delivery signs two or three times (BENCHMARKS.md, "#36: twenty-seventh
+// step"). A process signs with few secrets (the default one and the
+// events' own); when more than maxCachedSecrets have been seen the cache
+// starts over, so it stays bounded.
+var macs = &macCache{pools: map[string]*sync.Pool{}}
+
+const maxCachedSecrets = 1024
+
+type macCache struct {
+	mu    sync.RWMutex
+	pools map[string]*sync.Pool
+}
+
+// get returns an HMAC-SHA256 keyed by secret, reset.
+func (c *macCache) get(secret string) hash.Hash {
+	c.mu.RLock()
+	p := c.pools[secret]
+	c.mu.RUnlock()
+	if p != nil {
+		if m, ok := p.Get().(hash.Hash); ok {
+			return m
+		}
+	}
+	return hmac.New(sha256.New, SigningKey(secret))
+}
+
+// put keeps m, used, for the next signature with secret.
+func (c *macCache) put(secret string, m hash.Hash) {
+	m.Reset()
+	c.mu.RLock()
+	p := c.pools[secret]
+	c.mu.RUnlock()
+	if p == nil {
+		c.mu.Lock()
+		if p = c.pools[secret]; p == nil {
+			if len(c.pools) >= maxCachedSecrets {
+				c.pools = map[string]*sync.Pool{}
+			}
+			p = &sync.Pool{}
+			c.pools[secret] = p
+		}
+		c.mu.Unlock()
+	}
+	p.Put(m)
 }

@@ -1,8 +1,15 @@
 package actions_test
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -110,11 +117,67 @@ func TestSignHeadersLegacyHeaders(t *testing.T) {
 	}
 }
 
+// TestSignaturesMatchAFreshHMACConcurrently holds the kept HMAC states
+// (macs) to signatures computed from scratch, from many goroutines at once
+// and with more secrets than the cache keeps, so that it starts over
+// meanwhile.
+func TestSignaturesMatchAFreshHMACConcurrently(t *testing.T) {
+	t.Parallel()
+	fresh := func(secret string, parts ...string) []byte {
+		m := hmac.New(sha256.New, actions.SigningKey(secret))
+		for _, p := range parts {
+			m.Write([]byte(p))
+		}
+		return m.Sum(nil)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 1500 {
+				secret := fmt.Sprintf("secret-%d", (i*7+g)%1100)
+				if i%3 == 0 {
+					secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+				}
+				body := fmt.Sprintf(`{"n":%d,"g":%d}`, i, g)
+				id := fmt.Sprintf("occ-%d", i)
+				ts := time.Unix(1700000000+int64(i), 0)
+				if got, want := actions.QhronosSignature(secret, []byte(body)), hex.EncodeToString(fresh(secret, body)); got != want {
+					errs <- fmt.Errorf("QhronosSignature(%s, %s) = %s, want %s", secret, body, got, want)
+					return
+				}
+				want := "v1," + base64.StdEncoding.EncodeToString(fresh(secret, id+"."+strconv.FormatInt(ts.Unix(), 10)+".", body))
+				if got := actions.StandardSignature([]string{secret}, id, ts, []byte(body)); got != want {
+					errs <- fmt.Errorf("StandardSignature(%s, %s) = %s, want %s", secret, body, got, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
 func BenchmarkSignHeaders(b *testing.B) {
-	body := make([]byte, 1024)
-	secrets := []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "old-secret"}
 	ts := time.Unix(1700000000, 0)
-	for b.Loop() {
-		actions.SignHeaders(http.Header{}, secrets, "7c9e6679-7425-40de-944b-e07fc1f90ae7", ts, body)
+	for _, bc := range []struct {
+		name    string
+		secrets []string
+		body    int
+	}{
+		{"one secret, 500 B", []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, 500},
+		{"rotation, 1 KB", []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "old-secret"}, 1024},
+	} {
+		body := make([]byte, bc.body)
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				actions.SignHeaders(http.Header{}, bc.secrets, "7c9e6679-7425-40de-944b-e07fc1f90ae7", ts, body)
+			}
+		})
 	}
 }

@@ -1,8 +1,8 @@
 package model
 
 import (
-	"fmt"
 	"net/http"
+	"strconv"
 )
 
 // RunStatus is an event's last_status after an attempt: its outcome, the
@@ -13,7 +13,8 @@ import (
 func RunStatus(outcome string, statusCode int, errMsg string) string {
 	s := outcome
 	if statusCode != 0 {
-		s += fmt.Sprintf(" (HTTP %d %s)", statusCode, http.StatusText(statusCode))
+		// Concatenated, not formatted: it is written for every delivery.
+		s += " (HTTP " + strconv.Itoa(statusCode) + " " + http.StatusText(statusCode) + ")"
 	}
 	if errMsg != "" {
 		if len(errMsg) > 200 {

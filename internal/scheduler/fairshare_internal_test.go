@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -458,4 +460,42 @@ func BenchmarkSharesLoneTenantAtItsShare(b *testing.B) {
 			}
 		})
 	}
+}
+
+// A lone tenant's burst through the shell: 64 attempters on a 64-worker
+// pool, of which the tenant may use 48 (lendReserve), each taking a slot as
+// execute does (tryAcquire, else the wait) and giving it back after a
+// short sleep standing in for the send. The
+// 16 beyond the tenant's reach wait for freed slots, as in a burst.
+func BenchmarkFairShareLoneTenantWaits(b *testing.B) {
+	const workers = 64
+	f := newFairShare(Config{Workers: workers, ScopeShare: 0.5, DestinationShare: 0.25}, SystemClock{},
+		make(chan struct{}))
+	// One ended attempt lets the tenant borrow beyond its share (mayLend).
+	release, _, err := f.acquire(context.Background(), "a", "h:0", func() bool { return false })
+	require.NoError(b, err)
+	release()
+	var dest, waited atomic.Int64
+	b.ReportAllocs()
+	b.SetParallelism(workers / runtime.GOMAXPROCS(0))
+	b.RunParallel(func(pb *testing.PB) {
+		d := fmt.Sprintf("h:%d", dest.Add(1)%8)
+		for pb.Next() {
+			release, ok := f.tryAcquire("a", d, 30*time.Second)
+			if !ok {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				var err error
+				release, _, err = f.acquire(ctx, "a", d, func() bool { return false })
+				cancel()
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				waited.Add(1)
+			}
+			time.Sleep(20 * time.Microsecond) // the send
+			release()
+		}
+	})
+	b.ReportMetric(float64(waited.Load())/float64(b.N), "waits/op")
 }

@@ -57,7 +57,8 @@ func TestStalledTenantsRowsMakeRoomForAnother(t *testing.T) {
 		}
 		require.Equal(t, 12, claimed, "the hog's rows fill the claim capacity")
 		// Two attempts hang (the tenant's share), ten wait for it.
-		require.NoError(t, e.clock.WaitForWaiters(ctx, 10))
+		require.Eventually(t, func() bool { return e.disp.WaitingForShares() == 10 }, 30*time.Second,
+			time.Millisecond, "ten attempts wait for the hog's share")
 		require.Equal(t, 2, e.disp.Shares().Busy)
 
 		// The share stalls and the other row is due: waiting rows go back
