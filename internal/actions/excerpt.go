@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"io"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -26,9 +27,13 @@ func readExcerpt(body io.Reader, contentEncoding string, limit int) (excerpt str
 		src = zr
 	}
 	// Small at first: most receivers answer a few bytes, and this runs for
-	// every delivery; readUpTo grows it for a longer body.
-	buf := make([]byte, 0, min(limit+1, 512))
-	buf, err := readUpTo(src, buf, limit+1)
+	// every delivery; readUpTo grows it for a longer body. sanitize copies
+	// what is kept, so a small buffer goes back for the next attempt.
+	pooled := excerptBuffers.Get().(*[]byte)
+	buf, err := readUpTo(src, (*pooled)[:0], limit+1)
+	if cap(buf) == smallExcerpt {
+		defer excerptBuffers.Put(pooled)
+	}
 	if len(buf) > limit {
 		buf, truncated = buf[:limit], true
 	}
@@ -45,6 +50,11 @@ func readExcerpt(body io.Reader, contentEncoding string, limit int) (excerpt str
 	}
 	return text, truncated
 }
+
+// smallExcerpt is the size of the buffers readExcerpt starts with and keeps.
+const smallExcerpt = 512
+
+var excerptBuffers = sync.Pool{New: func() any { b := make([]byte, 0, smallExcerpt); return &b }}
 
 // cutAtRune returns the longest prefix of s of at most n bytes that ends on
 // a rune boundary.

@@ -48,7 +48,10 @@ func (c HTTPConfig) deliver(ctx context.Context, req Request, client *http.Clien
 	}
 	defer resp.Body.Close()
 
-	excerpt, truncated := readExcerpt(resp.Body, resp.Header.Get("Content-Encoding"), c.ExcerptLimit)
+	excerpt, truncated := "", false
+	if resp.ContentLength != 0 { // an empty answer, most receivers': nothing to read or keep
+		excerpt, truncated = readExcerpt(resp.Body, resp.Header.Get("Content-Encoding"), c.ExcerptLimit)
+	}
 	out := classifyStatus(resp.StatusCode)
 	if resp.StatusCode == http.StatusUnauthorized && req.Target != nil && req.Target.RetryUnauthorized {
 		// The client dropped a token the receiver refused; the next

@@ -85,14 +85,15 @@ func StartAttempt(ctx context.Context, a Attempt) (context.Context, trace.Span) 
 // (or a bare host). Only the host is kept: never a path, query or port-less
 // URL text.
 func SetDestination(ctx context.Context, dest string) {
-	if dest == "" {
+	span := trace.SpanFromContext(ctx)
+	if dest == "" || !span.IsRecording() { // untraced: nothing to split or box, every delivery
 		return
 	}
 	host, _, err := net.SplitHostPort(dest)
 	if err != nil {
 		host = dest
 	}
-	trace.SpanFromContext(ctx).SetAttributes(attribute.String("server.address", host))
+	span.SetAttributes(attribute.String("server.address", host))
 }
 
 // EndAttempt records the attempt's outcome and ends its span. The error
