@@ -40,16 +40,12 @@ func SigningKey(secret string) []byte {
 // QhronosSignature is the X-Qhronos-Signature value: lowercase hex of
 // HMAC-SHA256 over the raw body.
 func QhronosSignature(secret string, body []byte) string {
-	return string(appendQhronosSignature(nil, secret, body))
-}
-
-func appendQhronosSignature(dst []byte, secret string, body []byte) []byte {
 	m := macs.get(secret)
 	m.Write(body)
 	var sum [sha256.Size]byte
-	dst = hex.AppendEncode(dst, m.Sum(sum[:0]))
+	sig := hex.EncodeToString(m.Sum(sum[:0]))
 	macs.put(secret, m)
-	return dst
+	return sig
 }
 
 // StandardSignature is the webhook-signature value: one "v1,<base64>" per

@@ -327,7 +327,7 @@ type fairShare struct {
 	// destination (a waiter is in both queues, or only its scope's).
 	waitScope, waitDest map[string]*list.List
 	// recheck closes when waiters should look again whether their share
-	// stalled (see stallCheck); nil while no waiter asked.
+	// stalled (see stallCheckLocked); nil while no waiter asked.
 	recheck chan struct{}
 }
 
@@ -432,8 +432,8 @@ func (f *fairShare) acquire(ctx context.Context, scope, dest string, handBack fu
 // stallCheckLocked returns a channel that closes within shareStall, when
 // the waiters look again whether their share stalled; f.mu is held. Every
 // waiter shares it: in a lone tenant's burst nearly every attempt waits a
-// moment for a freed slot, and a timer each was a third of the wait's
-// allocations.
+// moment for a freed slot, and a timer of its own each was an allocation
+// and a timer-heap entry a wait.
 func (f *fairShare) stallCheckLocked() <-chan struct{} {
 	if f.recheck == nil {
 		ch := make(chan struct{})
