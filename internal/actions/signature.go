@@ -69,12 +69,13 @@ func StandardSignature(secrets []string, id string, timestamp time.Time, body []
 	return string(out)
 }
 
-// The signature headers' names as net/http writes them (Set would
-// canonicalize the lower-case Standard Webhooks names again on every call).
-const (
-	canonicalWebhookID        = "Webhook-Id"
-	canonicalWebhookTimestamp = "Webhook-Timestamp"
-	canonicalWebhookSignature = "Webhook-Signature"
+// The signature headers' names as net/http writes them, derived once (Set
+// would canonicalize the lower-case Standard Webhooks names again on every
+// call).
+var (
+	canonicalWebhookID        = http.CanonicalHeaderKey(HeaderWebhookID)
+	canonicalWebhookTimestamp = http.CanonicalHeaderKey(HeaderWebhookTimestamp)
+	canonicalWebhookSignature = http.CanonicalHeaderKey(HeaderWebhookSignature)
 )
 
 // SignHeaders sets the delivery id, the timestamp and, when there is at least
