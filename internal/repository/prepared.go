@@ -3,9 +3,14 @@ package repository
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
 	"math/bits"
 	"sync"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/jmoiron/sqlx"
 )
 
@@ -166,6 +171,11 @@ func fixedChunks(n, size int) []int {
 // that was a third of each read's CPU in qhronosd.
 func selectListed[T any](ctx context.Context, s *Store, dest *[]T, fields func(r *T, into []any) []any, query string,
 	args ...any) error {
+	if s.d.backend == Postgres {
+		if done, err := selectListedPgx(ctx, s, dest, fields, query, args...); done {
+			return err
+		}
+	}
 	var rows *sql.Rows
 	var err error
 	if s.stmts != nil {
@@ -193,4 +203,80 @@ func selectListed[T any](ctx context.Context, s *Store, dest *[]T, fields func(r
 		}
 	}
 	return s.note(rows.Err(), false)
+}
+
+// selectListedPgx is selectListed on PostgreSQL, scanned by pgx itself on
+// the connection under database/sql: database/sql hands every column over
+// as a boxed driver.Value and converts it again into its field, 78 values a
+// delivery in a burst (a due row and its event), which pgx decodes straight
+// into the fields (BenchmarkEventsByID: 37 → 21 allocations an event). It
+// runs on the transaction's connection when there is one, else on a
+// connection of s's pool; done is false when neither is at hand (then
+// selectListed goes through database/sql).
+func selectListedPgx[T any](ctx context.Context, s *Store, dest *[]T, fields func(r *T, into []any) []any, query string,
+	args ...any) (done bool, err error) {
+	if s.conn != nil {
+		return true, s.note(scanPgx(ctx, s.conn, dest, fields, s.d.rebind(query), args), false)
+	}
+	db, ok := s.q.(*sqlx.DB)
+	if !ok {
+		return false, nil
+	}
+	// A pooled connection found broken (the server restarted or ended the
+	// session, a network cut) is dropped and the read tried on another,
+	// twice at most, as database/sql does for a connection broken before
+	// a query was sent.
+	for try := 0; ; try++ {
+		conn, err := db.Connx(ctx)
+		if err != nil {
+			return true, s.note(err, false)
+		}
+		err = scanPgx(ctx, conn, dest, fields, s.d.rebind(query), args)
+		_ = conn.Close()
+		if !errors.Is(err, driver.ErrBadConn) || try == 2 {
+			return true, s.note(err, false)
+		}
+	}
+}
+
+// scanPgx runs query on conn's pgx connection and appends its rows to dest.
+// When the connection broke under it (an error that left it closed, the
+// context still live), dest is as it was and the error is
+// driver.ErrBadConn, which has database/sql drop the connection: a read
+// can be tried again on another.
+func scanPgx[T any](ctx context.Context, conn *sqlx.Conn, dest *[]T, fields func(r *T, into []any) []any, query string,
+	args []any) error {
+	had := len(*dest)
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("select: not a pgx connection (%T)", dc)
+		}
+		err := scanRows(ctx, c.Conn(), dest, fields, query, args)
+		if err != nil && c.Conn().IsClosed() && ctx.Err() == nil {
+			*dest = (*dest)[:had]
+			return driver.ErrBadConn
+		}
+		return err
+	})
+}
+
+func scanRows[T any](ctx context.Context, c *pgx.Conn, dest *[]T, fields func(r *T, into []any) []any, query string,
+	args []any) error {
+	rows, err := c.Query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var into []any // one list of a row's fields, refilled for each row
+	for rows.Next() {
+		var zero T
+		*dest = append(*dest, zero)
+		into = fields(&(*dest)[len(*dest)-1], into[:0])
+		if err := rows.Scan(into...); err != nil {
+			*dest = (*dest)[:len(*dest)-1]
+			return err
+		}
+	}
+	return rows.Err()
 }
