@@ -241,7 +241,7 @@ func selectListedPgx[T any](ctx context.Context, s *Store, dest *[]T, fields fun
 
 // scanPgx runs query on conn's pgx connection and appends its rows to dest.
 // When the connection broke under it (an error that left it closed, the
-// context still live), dest is as it was and the error is
+// context still live), dest is as it was and the error wraps
 // driver.ErrBadConn, which has database/sql drop the connection: a read
 // can be tried again on another.
 func scanPgx[T any](ctx context.Context, conn *sqlx.Conn, dest *[]T, fields func(r *T, into []any) []any, query string,
@@ -255,7 +255,7 @@ func scanPgx[T any](ctx context.Context, conn *sqlx.Conn, dest *[]T, fields func
 		err := scanRows(ctx, c.Conn(), dest, fields, query, args)
 		if err != nil && c.Conn().IsClosed() && ctx.Err() == nil {
 			*dest = (*dest)[:had]
-			return driver.ErrBadConn
+			return fmt.Errorf("%w: %w", driver.ErrBadConn, err)
 		}
 		return err
 	})
