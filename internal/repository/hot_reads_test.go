@@ -52,8 +52,8 @@ func processCPU(b *testing.B) time.Duration {
 
 // The hot path's reads scan through pgx on a pooled connection of their
 // own: one whose session the server ended (a restart, a cut) must be
-// dropped and the read tried on another, as database/sql does for its own
-// queries, not reported as a failed read.
+// dropped and the read tried on another, not reported as a failed read
+// (through database/sql the first read after a restart failed).
 func TestHotReadsSurviveTheirPooledSessionsEnding(t *testing.T) {
 	ctx := context.Background()
 	app := "qhronos-test-" + uuid.NewString()[:8]
