@@ -298,10 +298,16 @@ func binaryIDs(rows [][]any, uuidCols []int) {
 // onPgx runs f on the pgx connection under the transaction's, to copy
 // into table.
 func (s *Store) onPgx(table string, f func(*pgx.Conn) error) error {
-	return s.conn.Raw(func(dc any) error {
+	return rawPgx(s.conn, "copy into "+table, f)
+}
+
+// rawPgx runs f on the pgx connection under conn; what names the work in
+// the error of a connection that is not pgx's.
+func rawPgx(conn *sqlx.Conn, what string, f func(*pgx.Conn) error) error {
+	return conn.Raw(func(dc any) error {
 		c, ok := dc.(*stdlib.Conn)
 		if !ok {
-			return fmt.Errorf("copy into %s: not a pgx connection (%T)", table, dc)
+			return fmt.Errorf("%s: not a pgx connection (%T)", what, dc)
 		}
 		return f(c.Conn())
 	})

@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/jmoiron/sqlx"
 )
 
@@ -191,7 +190,20 @@ func selectListed[T any](ctx context.Context, s *Store, dest *[]T, fields func(r
 		return s.note(err, false)
 	}
 	defer func() { _ = rows.Close() }()
-	var into []any // one list of a row's fields, refilled for each row
+	return s.note(appendRows(rows, dest, fields), false)
+}
+
+// listedRows are the rows of a query, through database/sql or pgx.
+type listedRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// appendRows scans rows into the fields that fields appends to into (one
+// list, refilled for each row) of new elements of dest.
+func appendRows[T any](rows listedRows, dest *[]T, fields func(r *T, into []any) []any) error {
+	var into []any
 	for rows.Next() {
 		// Scanned in place: a row of many columns is large to copy.
 		var zero T
@@ -199,10 +211,10 @@ func selectListed[T any](ctx context.Context, s *Store, dest *[]T, fields func(r
 		into = fields(&(*dest)[len(*dest)-1], into[:0])
 		if err := rows.Scan(into...); err != nil {
 			*dest = (*dest)[:len(*dest)-1]
-			return s.note(err, false)
+			return err
 		}
 	}
-	return s.note(rows.Err(), false)
+	return rows.Err()
 }
 
 // selectListedPgx is selectListed on PostgreSQL, scanned by pgx itself on
@@ -215,8 +227,9 @@ func selectListed[T any](ctx context.Context, s *Store, dest *[]T, fields func(r
 // selectListed goes through database/sql).
 func selectListedPgx[T any](ctx context.Context, s *Store, dest *[]T, fields func(r *T, into []any) []any, query string,
 	args ...any) (done bool, err error) {
+	query = s.d.rebind(query)
 	if s.conn != nil {
-		return true, s.note(scanPgx(ctx, s.conn, dest, fields, s.d.rebind(query), args), false)
+		return true, s.note(scanPgx(ctx, s.conn, dest, fields, query, args), false)
 	}
 	db, ok := s.q.(*sqlx.DB)
 	if !ok {
@@ -231,7 +244,7 @@ func selectListedPgx[T any](ctx context.Context, s *Store, dest *[]T, fields fun
 		if err != nil {
 			return true, s.note(err, false)
 		}
-		err = scanPgx(ctx, conn, dest, fields, s.d.rebind(query), args)
+		err = scanPgx(ctx, conn, dest, fields, query, args)
 		_ = conn.Close()
 		if !errors.Is(err, driver.ErrBadConn) || try == 2 {
 			return true, s.note(err, false)
@@ -247,36 +260,16 @@ func selectListedPgx[T any](ctx context.Context, s *Store, dest *[]T, fields fun
 func scanPgx[T any](ctx context.Context, conn *sqlx.Conn, dest *[]T, fields func(r *T, into []any) []any, query string,
 	args []any) error {
 	had := len(*dest)
-	return conn.Raw(func(dc any) error {
-		c, ok := dc.(*stdlib.Conn)
-		if !ok {
-			return fmt.Errorf("select: not a pgx connection (%T)", dc)
+	return rawPgx(conn, "select", func(c *pgx.Conn) error {
+		rows, err := c.Query(ctx, query, args...)
+		if err == nil {
+			err = appendRows(rows, dest, fields)
+			rows.Close() // before asking whether the connection broke
 		}
-		err := scanRows(ctx, c.Conn(), dest, fields, query, args)
-		if err != nil && c.Conn().IsClosed() && ctx.Err() == nil {
+		if err != nil && c.IsClosed() && ctx.Err() == nil {
 			*dest = (*dest)[:had]
 			return fmt.Errorf("%w: %w", driver.ErrBadConn, err)
 		}
 		return err
 	})
-}
-
-func scanRows[T any](ctx context.Context, c *pgx.Conn, dest *[]T, fields func(r *T, into []any) []any, query string,
-	args []any) error {
-	rows, err := c.Query(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	var into []any // one list of a row's fields, refilled for each row
-	for rows.Next() {
-		var zero T
-		*dest = append(*dest, zero)
-		into = fields(&(*dest)[len(*dest)-1], into[:0])
-		if err := rows.Scan(into...); err != nil {
-			*dest = (*dest)[:len(*dest)-1]
-			return err
-		}
-	}
-	return rows.Err()
 }
