@@ -143,6 +143,7 @@ type Dispatcher struct {
 	mu        sync.Mutex
 	held      int           // rows read whose outcome is not written yet
 	queued    int           // of those, the ones handed to the outcome writer
+	rate      outcomeRate   // of rows handed to the outcome writer: maxQueuedLocked
 	changed   chan struct{} // closed and replaced whenever capacity grows
 	announced time.Time     // earliest instant given to Wake, not yet seen by Run
 	// readNext is the earliest instant after the last read's window of a
@@ -433,8 +434,8 @@ func (d *Dispatcher) resolve(occ *model.Occurrence, c custody, status model.Occu
 // only ages them: up to two batches plus the pool of those. Rows whose
 // outcome is queued need no worker; they only wait for their write, and the
 // more of them wait, the larger and cheaper each write is (its cost is
-// mostly round trips, not rows). They are bounded by maxQueued, which keeps
-// the rows in memory (and the list each read leaves out) small.
+// mostly round trips, not rows). They are bounded by maxQueuedLocked, which
+// keeps the rows in memory (and the list each read leaves out) bounded.
 func (d *Dispatcher) capacity() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -444,12 +445,16 @@ func (d *Dispatcher) capacity() int {
 func (d *Dispatcher) capacityLocked() int {
 	unsent := d.held - d.queued
 	return min(d.cfg.ClaimBatch, 2*d.cfg.ClaimBatch+d.cfg.Workers-unsent,
-		2*d.cfg.ClaimBatch+d.cfg.Workers+d.maxQueued()-d.held)
+		2*d.cfg.ClaimBatch+d.cfg.Workers+d.maxQueuedLocked()-d.held)
 }
 
-// maxQueued is how many rows may wait for their outcome write beyond the
-// two batches and the pool: four writes' worth.
-func (d *Dispatcher) maxQueued() int { return 4 * d.cfg.RecordBatch }
+// maxQueuedLocked is how many rows may wait for their outcome write beyond
+// the two batches and the pool: queueSpan of the recent peak rate, within
+// [minQueuedWrites, maxQueuedWrites] writes' worth (outcomerate.go).
+func (d *Dispatcher) maxQueuedLocked() int {
+	span := int(d.rate.peak(time.Now()) * queueSpan.Seconds())
+	return min(maxQueuedWrites*d.cfg.RecordBatch, max(minQueuedWrites*d.cfg.RecordBatch, span))
+}
 
 // record queues an outcome for the writer and counts its row as queued (no
 // longer waiting for a worker) until done.
@@ -471,6 +476,7 @@ func (d *Dispatcher) addQueued(n int) {
 	d.mu.Lock()
 	d.queued += n
 	if n > 0 { // the row no longer waits for a worker: room to read
+		d.rate.add(time.Now(), n)
 		d.roomLocked()
 	}
 	d.mu.Unlock()

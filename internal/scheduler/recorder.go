@@ -90,9 +90,8 @@ func (r *recorder) Start(ctx context.Context) error {
 	return nil
 }
 
-// add queues an outcome on its event's shard; it blocks while that queue is
-// full (backpressure on the workers when the database is slow). On a
-// stopped recorder done is called at once with errRecorderStopped.
+// add queues an outcome on its event's shard. On a stopped recorder done is
+// called at once with errRecorderStopped.
 func (r *recorder) add(rec repository.OutcomeRecord, done func(error)) {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(rec.EventID))
@@ -102,6 +101,10 @@ func (r *recorder) add(rec repository.OutcomeRecord, done func(error)) {
 // recorderShard batches outcomes: it writes when RecordBatch records are
 // waiting or RecordInterval after the first one arrived, whichever comes
 // first, so that thousands of attempts per second cost a few transactions.
+// One batch is written at a time; outcomes keep being taken meanwhile, so
+// a write that stalls holds up no sender: the dispatcher bounds how many
+// may wait (maxQueuedLocked). Taken only between writes, at most a batch
+// waited in the intake and every sender stopped behind it (#36).
 type recorderShard struct {
 	store    outcomeWriter
 	log      *zap.Logger
@@ -143,7 +146,7 @@ func (r *recorderShard) add(rec repository.OutcomeRecord, done func(error)) {
 }
 
 // run writes batches until ctx ends, then closes the intake (once adders
-// blocked on a full queue got in), writes what is queued and returns.
+// blocked on a full intake got in), writes what is queued and returns.
 func (r *recorderShard) run(ctx context.Context) {
 	go func() {
 		<-ctx.Done()
@@ -152,26 +155,44 @@ func (r *recorderShard) run(ctx context.Context) {
 		close(r.in)
 		r.gate.Unlock()
 	}()
-	var pending []recorded
-	var timer <-chan time.Time
-	for {
+	var (
+		pending []recorded
+		timer   <-chan time.Time
+		due     bool          // the oldest pending outcome waited interval
+		writing chan struct{} // closed when the batch being written is done; nil: none is
+	)
+	in := r.in
+	for in != nil || writing != nil || len(pending) > 0 {
 		select {
-		case item, ok := <-r.in:
+		case item, ok := <-in:
 			if !ok {
-				r.flush(ctx, pending)
-				return
+				in = nil // stopping: what is pending goes out at once
+				break
 			}
 			pending = append(pending, item)
-			if len(pending) >= r.batch {
-				r.flush(ctx, pending)
-				pending, timer = nil, nil
-			} else if timer == nil {
+			if timer == nil {
 				timer = time.After(r.interval)
 			}
 		case <-timer:
-			r.flush(ctx, pending)
-			pending, timer = nil, nil
+			timer, due = nil, true
+		case <-writing:
+			writing = nil
 		}
+		if writing != nil || len(pending) == 0 || (len(pending) < r.batch && !due && in != nil) {
+			continue
+		}
+		n := min(len(pending), r.batch)
+		batch := pending[:n:n]
+		pending = append([]recorded(nil), pending[n:]...)
+		timer, due = nil, false
+		if len(pending) > 0 {
+			timer = time.After(r.interval)
+		}
+		writing = make(chan struct{})
+		go func(done chan struct{}) {
+			defer close(done)
+			r.flush(ctx, batch)
+		}(writing)
 	}
 }
 

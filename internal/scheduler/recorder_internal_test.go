@@ -130,3 +130,75 @@ func TestRecorderStopWritesQueuedOutcomes(t *testing.T) {
 		t.Fatalf("late outcome: got %v, want errRecorderStopped", err)
 	}
 }
+
+// stallingWriter holds every write until released, and keeps the batch
+// sizes it was given and how many writes ran at once.
+type stallingWriter struct {
+	release chan struct{}
+	started chan struct{}
+
+	mu            sync.Mutex
+	sizes         []int
+	running, most int
+	written       int
+}
+
+func (w *stallingWriter) RecordOutcomes(_ context.Context, recs []repository.OutcomeRecord) ([]error, error) {
+	w.mu.Lock()
+	w.running++
+	w.most = max(w.most, w.running)
+	w.sizes = append(w.sizes, len(recs))
+	w.mu.Unlock()
+	select {
+	case w.started <- struct{}{}:
+	default:
+	}
+	<-w.release
+	w.mu.Lock()
+	w.running--
+	w.written += len(recs)
+	w.mu.Unlock()
+	return make([]error, len(recs)), nil
+}
+
+// A write that stalls (the database's WAL fsync taking a second) holds up
+// no sender: outcomes keep being taken while it lasts, many batches' worth,
+// and are written afterwards in batches, one write at a time.
+func TestRecorderTakesOutcomesWhileAWriteStalls(t *testing.T) {
+	t.Parallel()
+	w := &stallingWriter{release: make(chan struct{}), started: make(chan struct{}, 1)}
+	const batch, outcomes = 10, 25 * 10
+	r := newRecorder(w, 1, zaptest.NewLogger(t), batch, time.Millisecond, time.Hour, nil)
+	if err := r.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var written sync.WaitGroup
+	written.Add(outcomes)
+	taken := make(chan struct{})
+	go func() {
+		defer close(taken)
+		for range outcomes {
+			r.add(repository.OutcomeRecord{EventID: "e"}, func(err error) {
+				if err != nil {
+					t.Errorf("outcome: %v", err)
+				}
+				written.Done()
+			})
+		}
+	}()
+	within(t, w.started, "a first write")
+	within(t, taken, "every outcome taken while the first write stalls")
+	close(w.release)
+	written.Wait()
+	r.Stop()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.written != outcomes || w.most != 1 {
+		t.Fatalf("written %d of %d, at most %d writes at once (want 1)", w.written, outcomes, w.most)
+	}
+	for _, n := range w.sizes {
+		if n > batch {
+			t.Fatalf("a write of %d outcomes, more than the batch of %d: %v", n, batch, w.sizes)
+		}
+	}
+}
