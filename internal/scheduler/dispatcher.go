@@ -449,11 +449,17 @@ func (d *Dispatcher) capacityLocked() int {
 }
 
 // maxQueuedLocked is how many rows may wait for their outcome write beyond
-// the two batches and the pool: queueSpan of the recent peak rate, within
-// [minQueuedWrites, maxQueuedWrites] writes' worth (outcomerate.go).
+// the two batches and the pool: minQueuedWrites writes' worth, and while a
+// write has stalled, queueSpan of the recent peak rate up to
+// maxQueuedWrites writes' worth (outcomerate.go).
 func (d *Dispatcher) maxQueuedLocked() int {
-	span := int(d.rate.peak(time.Now()) * queueSpan.Seconds())
-	return min(maxQueuedWrites*d.cfg.RecordBatch, max(minQueuedWrites*d.cfg.RecordBatch, span))
+	least := minQueuedWrites * d.cfg.RecordBatch
+	now := time.Now()
+	if d.rec == nil || d.rec.stalledFor(now) < writeStalledAfter {
+		return least
+	}
+	span := int(d.rate.peak(now) * queueSpan.Seconds())
+	return min(maxQueuedWrites*d.cfg.RecordBatch, max(least, span))
 }
 
 // record queues an outcome for the writer and counts its row as queued (no

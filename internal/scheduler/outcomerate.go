@@ -2,17 +2,20 @@ package scheduler
 
 import "time"
 
-// The outcomes waiting for their write may be queueSpan of the recent peak
-// rate of outcomes, and no fewer than four writes' worth: a database that
-// stops committing for a moment (an fsync of the WAL taking a second on a
-// busy disk, #36) then stops no send, where a fixed four writes' worth
+// Four writes' worth of outcomes may wait for their write; while a write
+// has lasted writeStalledAfter, queueSpan of the recent peak rate may. A
+// database that stops committing for a moment (an fsync of the WAL taking a
+// second on a busy disk, #36) then stops no send, where four writes' worth
 // (2,000 rows, half a second at 4,000 a second) stopped every send after
-// half a second of it. maxQueuedWrites bounds the memory: a queued outcome
-// keeps its job, about two kilobytes.
+// half a second of it. Only while a write stalls: in a burst, whose writes
+// keep up, rows sent far ahead of their outcomes made the drain slower.
+// maxQueuedWrites bounds the memory: a queued outcome keeps its job, about
+// two kilobytes.
 const (
-	queueSpan       = 3 * time.Second
-	minQueuedWrites = 4
-	maxQueuedWrites = 40
+	writeStalledAfter = 250 * time.Millisecond
+	queueSpan         = 3 * time.Second
+	minQueuedWrites   = 4
+	maxQueuedWrites   = 40
 )
 
 // outcomeRate measures the peak rate of outcomes handed to the writer over

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"hash/fnv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -68,6 +69,18 @@ func newRecorder(store outcomeWriter, shards int, log *zap.Logger, batch int, in
 	return r
 }
 
+// stalledFor is how long the longest write under way has lasted (0: none
+// is under way).
+func (r *recorder) stalledFor(now time.Time) time.Duration {
+	var longest time.Duration
+	for _, s := range r.shards {
+		if since := s.writingSince.Load(); since != 0 {
+			longest = max(longest, now.Sub(time.Unix(0, since)))
+		}
+	}
+	return longest
+}
+
 // Start launches the shards' writers.
 func (r *recorder) Start(ctx context.Context) error {
 	ctx, shouldStart, stopped := r.StartInit(ctx)
@@ -121,6 +134,9 @@ type recorderShard struct {
 	gate   sync.RWMutex
 	closed bool
 	in     chan recorded
+	// writingSince is when the write under way began (unix nanoseconds by
+	// the process's clock; 0: none is): stalledFor.
+	writingSince atomic.Int64
 }
 
 func newRecorderShard(store outcomeWriter, log *zap.Logger, batch int, interval, retryFor time.Duration) *recorderShard {
@@ -189,9 +205,11 @@ func (r *recorderShard) run(ctx context.Context) {
 			timer = time.After(r.interval)
 		}
 		writing = make(chan struct{})
+		r.writingSince.Store(time.Now().UnixNano())
 		go func(done chan struct{}) {
 			defer close(done)
 			r.flush(ctx, batch)
+			r.writingSince.Store(0)
 		}(writing)
 	}
 }
