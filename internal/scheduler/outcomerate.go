@@ -7,10 +7,11 @@ import "time"
 // database that stops committing for a moment (an fsync of the WAL taking a
 // second on a busy disk, #36) then stops no send, where four writes' worth
 // (2,000 rows, half a second at 4,000 a second) stopped every send after
-// half a second of it. Only while a write stalls: in a burst, whose writes
-// keep up, rows sent far ahead of their outcomes made the drain slower.
-// maxQueuedWrites bounds the memory: a queued outcome keeps its job, about
-// two kilobytes.
+// half a second of it. Only while a write stalls: in a burst the writes keep
+// up, the three seconds bought no speed (#36, twenty-ninth step), and a
+// process killed then would leave up to three seconds of sends unrecorded,
+// to be sent again. maxQueuedWrites bounds the memory: a queued outcome
+// keeps its job, about two kilobytes.
 const (
 	writeStalledAfter = 250 * time.Millisecond
 	queueSpan         = 3 * time.Second
