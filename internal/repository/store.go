@@ -344,7 +344,12 @@ func openKeyed(ctx context.Context, dsn string, n int) *sqlx.DB {
 	}
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)
-	db.SetConnMaxIdleTime(5 * time.Minute)
+	// Kept however long they idle: closed after five idle minutes, as the
+	// main pool's are, they were opened again (and their statements
+	// planned again, WarmHotPath) in the first second of the next burst,
+	// since the pool hands out its most recently used connection and the
+	// quiet loop keeps only one or two of them busy (#36).
+	db.SetConnMaxIdleTime(0)
 	// Every connection opened (and checked) now, while the instance starts:
 	// opened lazily, their backends would start in the middle of the first
 	// burst, on the path of its first reads.

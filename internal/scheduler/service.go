@@ -77,6 +77,9 @@ type Service struct {
 	partitionLoop   *loop
 	rollupStatus    LoopStatus
 	rollupLoop      *loop
+	// warmHotPath plans the dispatcher's statements on every connection
+	// they run on (repository.Store.WarmHotPath).
+	warmHotPath func(ctx context.Context) error
 }
 
 // partitionInterval is the period of the partition maintenance loop: the
@@ -148,7 +151,7 @@ func New(cfg Config, deps ServiceDeps) *Service {
 		Secrets: deps.Secrets, Logger: deps.Logger, Wakeups: source, Observers: deps.Observers,
 		Observer: obs, Endpoints: deps.Endpoints})
 	s := &Service{
-		cfg: cfg, log: deps.Logger.Named("scheduler"), wakeups: deps.Wakeups,
+		cfg: cfg, log: deps.Logger.Named("scheduler"), wakeups: deps.Wakeups, warmHotPath: deps.Store.WarmHotPath,
 		Expander:   NewExpander(cfg, deps.Store, deps.Calendars, deps.Clock, deps.Locker, deps.Logger),
 		Dispatcher: d,
 		Archiver: NewArchiver(cfg.Archive, ArchiverDeps{Store: deps.Store, Now: deps.Clock.Now,
@@ -188,6 +191,9 @@ func (s *Service) Start(ctx context.Context) error {
 	if !shouldStart {
 		return nil
 	}
+	if !s.cfg.APIOnly {
+		s.prepareHotPath(ctx)
+	}
 	// The parts do not share ctx: shutdown stops them one after another.
 	partCtx := context.WithoutCancel(ctx)
 	parts := []startstop.Service{s.partitionLoop, s.expandLoop, s.rescueLoop, s.ledgerLoop, s.rollupLoop, s.Archiver}
@@ -209,6 +215,26 @@ func (s *Service) Start(ctx context.Context) error {
 		s.shutdown()
 	}()
 	return nil
+}
+
+// prepareHotPath makes the weeks' partitions, then the plans of the
+// dispatcher's statements on every connection they run on, before the
+// first read of due work: made in the first burst, the plans sat between
+// its first instants and their sends (repository.Store.WarmHotPath), and a
+// partition made after them (a new database's first weeks) would have had
+// each connection plan again. Either failing only costs the first sends
+// the time: the loops make the partitions, and the statements are planned
+// on first use.
+func (s *Service) prepareHotPath(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := s.Partitioner.RunOnce(ctx); err != nil {
+		s.log.Warn("make the weeks' partitions before the first read", zap.Error(err))
+		return
+	}
+	if err := s.warmHotPath(ctx); err != nil {
+		s.log.Warn("plan the hot path's statements before the first read", zap.Error(err))
+	}
 }
 
 // shutdown stops the parts in order.
