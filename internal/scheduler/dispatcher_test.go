@@ -468,3 +468,32 @@ func TestRowsReadAheadAreCheckedBeforeTheirInstantsAndFireOnTime(t *testing.T) {
 		require.Equal(t, 0, e.occurrences(paused.ID)[0].AttemptCount, "no attempt was made")
 	})
 }
+
+// Work that can wait (the rollups' folding, the bookkeeping) waits while the
+// dispatcher drains a backlog (Behind): a full read of rows already due. A
+// full read of rows ahead of their instants is a steady stream on time, and
+// is no backlog.
+func TestAFullReadIsABacklogOnlyWhenItsRowsAreDue(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		cfg := testConfig()
+		cfg.ClaimBatch = 2
+		e := newEnv(t, s, cfg)
+		for _, at := range []time.Duration{10, 20, 30} {
+			e.create(e.event(func(ev *model.Event) { ev.StartTime = t0.Add(time.Minute + at*time.Millisecond) }))
+		}
+		e.clock.Set(t0.Add(time.Minute - 100*time.Millisecond))
+		n, err := e.disp.RunOnce(deadline(t))
+		require.NoError(t, err)
+		require.Equal(t, 2, n, "a full read, ahead of the instants")
+		require.False(t, e.disp.Behind(time.Hour), "rows ahead of their instants are no backlog")
+
+		for range 3 {
+			e.create(e.event(func(ev *model.Event) { ev.StartTime = t0.Add(2 * time.Minute) }))
+		}
+		e.clock.Set(t0.Add(2*time.Minute + time.Second))
+		n, err = e.disp.RunOnce(deadline(t))
+		require.NoError(t, err)
+		require.Equal(t, 2, n, "a full read of rows already due")
+		require.True(t, e.disp.Behind(time.Hour), "rows due and more behind them are a backlog")
+	})
+}
