@@ -146,6 +146,9 @@ func (s *Store) RecordOutcomes(ctx context.Context, recs []OutcomeRecord) ([]err
 				attempts = append(attempts, a)
 				stats.attempt(recs[i].ActionType, a)
 			}
+			if recs[i].WholeSeries && recs[i].EventID != "" {
+				stats.markOneTime(recs[i].EventID)
+			}
 		}
 		for i := range recs {
 			r := &recs[i]
@@ -220,6 +223,9 @@ func (s *Store) applyOutcomes(ctx context.Context, recs []*OutcomeRecord, stats 
 				continue
 			}
 			stats.finished(row.EventID, r.ActionType, row.At.Time, string(r.Status), row.Reason, 1)
+			if r.WholeSeries {
+				stats.markOneTime(row.EventID)
+			}
 		}
 	}
 	return results, nil
@@ -558,6 +564,9 @@ func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord, stats *roll
 	}
 	o := rows[0]
 	stats.finished(o.EventID, r.ActionType, o.At.Time, o.Status, o.Reason, 1)
+	if r.WholeSeries {
+		stats.markOneTime(o.EventID)
+	}
 	return nil, nil
 }
 

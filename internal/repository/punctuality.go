@@ -12,8 +12,9 @@ import (
 // Punctuality reports how the instants scheduled in [f.From, f.To) (whole
 // hours) went, per group and per trend step: from the rollups (whole days
 // from the day rows, the hours around them from the hour rows, what the
-// compactor has not folded yet from the fresh rows) and, for the instants
-// that have not ended, from the live rows.
+// compactor has not folded yet from the fresh rows, a one-time event's
+// delivery from its one row) and, for the instants that have not ended,
+// from the live rows.
 func (s *Store) Punctuality(ctx context.Context, f model.PunctualityFilter) (model.PunctualityReport, error) {
 	out := model.PunctualityReport{From: f.From.UTC(), To: f.To.UTC(), GroupBy: f.GroupBy,
 		ToleranceMS: PunctualityBucket(f.Tolerance.Milliseconds()), Groups: []model.PunctualityGroup{},
@@ -105,13 +106,16 @@ func (s *Store) punctualityRows(ctx context.Context, f model.PunctualityFilter, 
 			dayFrom, dayTo = f.From, f.From
 		}
 	}
+	// A one-time event's rows (width 'o') are hours read for days too.
 	q := `SELECT start, width, event_id, ` + punctualityColumns + ` FROM punctuality_rollups
 		WHERE ((width = 'd' AND start >= ? AND start < ?)
-			OR (width = 'h' AND ((start >= ? AND start < ?) OR (start >= ? AND start < ?)))) AND ` + scope.sql + `
+			OR (width = 'h' AND ((start >= ? AND start < ?) OR (start >= ? AND start < ?)))
+			OR (width = 'o' AND start >= ? AND start < ?)) AND ` + scope.sql + `
 		UNION ALL
 		SELECT start, 'h' AS width, event_id, ` + punctualityColumns + ` FROM punctuality_fresh
 		WHERE start >= ? AND start < ? AND ` + scope.sql
-	args := []any{s.ts(dayFrom), s.ts(dayTo), s.ts(f.From), s.ts(dayFrom), s.ts(dayTo), s.ts(f.To)}
+	args := []any{s.ts(dayFrom), s.ts(dayTo), s.ts(f.From), s.ts(dayFrom), s.ts(dayTo), s.ts(f.To), s.ts(f.From),
+		s.ts(f.To)}
 	args = append(args, scope.args...)
 	args = append(args, s.ts(f.From), s.ts(f.To))
 	args = append(args, scope.args...)

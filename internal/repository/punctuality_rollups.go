@@ -192,10 +192,22 @@ func (h *punctualityHist) percentiles() model.Percentiles {
 	return out
 }
 
-// punctualityKey names an event's hour (or day) in the rollups.
+// punctualityKey names an event's hour (or day) in the rollups. once marks
+// a one-time event's delivery: its counts go to one row of width 'o' (its
+// hour, which the report reads for days too), not to an hour and a day row.
 type punctualityKey struct {
 	start time.Time
 	event string
+	once  bool
+}
+
+// freshWidth is the width of the rollup row a fresh row of k is folded
+// into ('h' stands for its hour and its day).
+func (k punctualityKey) freshWidth() string {
+	if k.once {
+		return "o"
+	}
+	return "h"
 }
 
 // punctualityDelta is what one outcome transaction adds to an event's hour:
@@ -234,7 +246,7 @@ func (d *punctualityDelta) encodedLateness() string {
 func punctualityDeltas(d *rollupDeltas) map[punctualityKey]*punctualityDelta {
 	out := map[punctualityKey]*punctualityDelta{}
 	at := func(event string, t time.Time) *punctualityDelta {
-		k := punctualityKey{t.UTC().Truncate(time.Hour), event}
+		k := punctualityKey{t.UTC().Truncate(time.Hour), event, d.oneTime[event]}
 		c := out[k]
 		if c == nil {
 			c = &punctualityDelta{}
@@ -293,13 +305,14 @@ func (r *punctualityRow) counts() (*punctualityCounts, error) {
 }
 
 // addPunctualityFresh appends the fresh rows of a transaction's deltas
-// (SQLite; PostgreSQL writes them in insertRollupArrays' statement).
+// (SQLite, a one-time event's marked 'o'; PostgreSQL writes them in
+// insertRollupArrays' statement).
 func (s *Store) addPunctualityFresh(ctx context.Context, rows map[punctualityKey]*punctualityDelta) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	const width = 8
-	const row = "(?, ?, ?, ?, ?, ?, ?, ?), "
+	const width = 9
+	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?), "
 	keys := make([]punctualityKey, 0, len(rows))
 	for k := range rows {
 		keys = append(keys, k)
@@ -311,10 +324,10 @@ func (s *Store) addPunctualityFresh(ctx context.Context, rows map[punctualityKey
 		args := make([]any, 0, width*len(chunk))
 		for _, k := range chunk {
 			c := rows[k]
-			args = append(args, s.ts(k.start), k.event, c.completed, c.failed, c.missed, c.skipped, c.cancelled,
-				c.encodedLateness())
+			args = append(args, k.freshWidth(), s.ts(k.start), k.event, c.completed, c.failed, c.missed, c.skipped,
+				c.cancelled, c.encodedLateness())
 		}
-		q := `INSERT INTO punctuality_fresh (start, event_id, ` + punctualityColumns + `) VALUES ` +
+		q := `INSERT INTO punctuality_fresh (width, start, event_id, ` + punctualityColumns + `) VALUES ` +
 			strings.TrimSuffix(strings.Repeat(row, len(chunk)), ", ")
 		if _, err := s.execHot(ctx, q, args...); err != nil {
 			return fmt.Errorf("add punctuality: %w", err)
@@ -323,13 +336,28 @@ func (s *Store) addPunctualityFresh(ctx context.Context, rows map[punctualityKey
 	return nil
 }
 
-// punctualityArrays are the fresh rows as one array per column, for
-// PostgreSQL's one-statement rollup insert.
-func punctualityArrays(rows map[punctualityKey]*punctualityDelta) []any {
-	n := len(rows)
+// punctualityArrays are the rows of keys with the given once as one array
+// per column, for PostgreSQL's one-statement rollup insert (sorted: a
+// one-time event's row is added to in place, and two transactions adding to
+// the same rows take their locks in the same order).
+func punctualityArrays(rows map[punctualityKey]*punctualityDelta, once bool) []any {
+	keys := make([]punctualityKey, 0, len(rows))
+	for k := range rows {
+		if k.once == once {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(a, b int) bool {
+		if !keys[a].start.Equal(keys[b].start) {
+			return keys[a].start.Before(keys[b].start)
+		}
+		return keys[a].event < keys[b].event
+	})
+	n := len(keys)
 	starts, events, lateness := make([]time.Time, 0, n), make([]string, 0, n), make([]string, 0, n)
 	cols := [5][]int64{}
-	for k, c := range rows {
+	for _, k := range keys {
+		c := rows[k]
 		starts, events, lateness = append(starts, k.start.UTC()), append(events, k.event),
 			append(lateness, c.encodedLateness())
 		for i, v := range []int{c.completed, c.failed, c.missed, c.skipped, c.cancelled} {
@@ -374,7 +402,7 @@ func (s *Store) compactPunctuality(ctx context.Context, limit int) (int, error) 
 		var fresh []punctualityRow
 		q := `DELETE FROM punctuality_fresh WHERE ` + tx.d.inPick(tx.d.rowID,
 			`SELECT `+tx.d.rowID+` FROM punctuality_fresh LIMIT ?`) +
-			` RETURNING start, 'h' AS width, event_id, ` + punctualityColumns
+			` RETURNING start, width, event_id, ` + punctualityColumns
 		if err := tx.selectAll(ctx, &fresh, q, limit); err != nil {
 			return fmt.Errorf("take fresh punctuality rows: %w", err)
 		}
@@ -389,8 +417,12 @@ func (s *Store) compactPunctuality(ctx context.Context, limit int) (int, error) 
 				return err
 			}
 			hour := r.Start.Time
-			for _, k := range []punctualityWideKey{{"h", punctualityKey{hour, r.EventID}},
-				{"d", punctualityKey{hour.Truncate(24 * time.Hour), r.EventID}}} {
+			keys := []punctualityWideKey{{"o", punctualityKey{start: hour, event: r.EventID}}}
+			if strings.TrimSpace(r.Width) != "o" {
+				keys = []punctualityWideKey{{"h", punctualityKey{start: hour, event: r.EventID}},
+					{"d", punctualityKey{start: hour.Truncate(24 * time.Hour), event: r.EventID}}}
+			}
+			for _, k := range keys {
 				if merged[k] == nil {
 					merged[k] = &punctualityCounts{}
 				}
@@ -411,7 +443,7 @@ func (s *Store) compactPunctuality(ctx context.Context, limit int) (int, error) 
 			if err != nil {
 				return err
 			}
-			merged[punctualityWideKey{strings.TrimSpace(r.Width), punctualityKey{r.Start.Time, r.EventID}}].add(c)
+			merged[punctualityWideKey{strings.TrimSpace(r.Width), punctualityKey{start: r.Start.Time, event: r.EventID}}].add(c)
 		}
 		if err := tx.writePunctualityRollups(ctx, merged); err != nil {
 			return err
@@ -441,15 +473,19 @@ const punctualityFold = `WITH fresh AS (DELETE FROM punctuality_fresh WHERE ctid
 	SELECT width, start, event_id, SUM(completed), SUM(failed), SUM(missed), SUM(skipped), SUM(cancelled),
 		CASE WHEN COUNT(NULLIF(lateness, '')) > 1 THEN qhronos_lateness_norm(string_agg(lateness, ','))
 			ELSE COALESCE(MAX(NULLIF(lateness, '')), '') END
-	FROM spread GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+	FROM spread GROUP BY 1, 2, 3 ORDER BY 1, 2, 3` + punctualityAdd
+
+// punctualityAdd ends an insert into punctuality_rollups (named r) on
+// PostgreSQL: the inserted figures are added to the row's.
+const punctualityAdd = `
 	ON CONFLICT (width, start, event_id) DO UPDATE SET completed = r.completed + excluded.completed,
 		failed = r.failed + excluded.failed, missed = r.missed + excluded.missed,
 		skipped = r.skipped + excluded.skipped, cancelled = r.cancelled + excluded.cancelled,
 		lateness = CASE WHEN r.lateness = '' THEN excluded.lateness WHEN excluded.lateness = '' THEN r.lateness
 			ELSE qhronos_lateness_norm(r.lateness || ',' || excluded.lateness) END`
 
-// punctualityWideKey names a punctuality rollup row: its width ("h" or "d")
-// and its event's hour or day.
+// punctualityWideKey names a punctuality rollup row: its width ("h", "d" or
+// "o") and its event's hour or day.
 type punctualityWideKey struct {
 	width string
 	punctualityKey

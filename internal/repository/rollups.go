@@ -543,6 +543,18 @@ func (s *Store) CompactRollups(ctx context.Context, limit int) (int, error) {
 type rollupDeltas struct {
 	occurrences []occurrenceDelta
 	attempts    []attemptDelta
+	// oneTime names the events whose deltas are a one-time event's
+	// delivery: their punctuality goes to one row of width 'o' (see
+	// punctualityKey).
+	oneTime map[string]bool
+}
+
+// markOneTime notes that event's deltas are a one-time event's delivery.
+func (d *rollupDeltas) markOneTime(event string) {
+	if d.oneTime == nil {
+		d.oneTime = map[string]bool{}
+	}
+	d.oneTime[event] = true
 }
 
 type occurrenceDelta struct {
@@ -768,7 +780,8 @@ func (s *Store) addRollups(ctx context.Context, d *rollupDeltas) error {
 	return s.insertRollups(ctx, "latency_rollups", "width, start, action_type, metric, bucket", rows)
 }
 
-// insertRollupArrays adds the three tables' counts on PostgreSQL in one
+// insertRollupArrays adds the three tables' counts, the fresh punctuality rows
+// and a one-time event's punctuality row on PostgreSQL in one
 // statement of the same text whatever the counts (see outcomeArrays): one
 // round trip of the outcome transaction instead of three.
 func (s *Store) insertRollupArrays(ctx context.Context, occ map[occurrenceRollupKey]int, att map[attemptRollupKey]int,
@@ -802,11 +815,15 @@ func (s *Store) insertRollupArrays(ctx context.Context, occ map[occurrenceRollup
 		p AS (INSERT INTO punctuality_fresh (start, event_id, `+punctualityColumns+`)
 			SELECT * FROM unnest(?::timestamptz[], ?::uuid[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[],
 				?::bigint[], ?::text[])),
+		once AS (INSERT INTO punctuality_rollups AS r (width, start, event_id, `+punctualityColumns+`)
+			SELECT 'o', * FROM unnest(?::timestamptz[], ?::uuid[], ?::bigint[], ?::bigint[], ?::bigint[],
+				?::bigint[], ?::bigint[], ?::text[])`+punctualityAdd+`),
 		a AS (INSERT INTO attempt_rollups (minute, action_type, endpoint_id, outcome, n)
 			SELECT * FROM unnest(?::timestamptz[], ?::text[], ?::text[], ?::text[], ?::bigint[]))
 		INSERT INTO latency_rollups (width, start, action_type, metric, bucket, n)
 			SELECT * FROM unnest(?::text[], ?::timestamptz[], ?::text[], ?::int[], ?::bigint[], ?::bigint[])`,
-		append(append([]any{utcs(oMinute), oAction, oStatus, oReason, oN}, punctualityArrays(punct)...),
+		append(append(append([]any{utcs(oMinute), oAction, oStatus, oReason, oN}, punctualityArrays(punct, false)...),
+			punctualityArrays(punct, true)...),
 			utcs(aMinute), aAction, aEndpoint, aOutcome, aN, lWidth, utcs(lStart), lAction, lMetric, lBucket, lN)...)
 	if err != nil {
 		return fmt.Errorf("add rollups: %w", err)

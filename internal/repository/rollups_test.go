@@ -32,7 +32,8 @@ func bucketedStats(st model.Stats) model.Stats {
 // scheduled at random seconds over three hours, in waves of claims at
 // random instants: completions, failures, retries and timeouts, durations
 // and lateness spread below and above the histogram's exact range, and a
-// few replays of finished rows. It returns the instant after the last wave.
+// few replays of finished rows; half the records as a one-time event's. It
+// returns the instant after the last wave.
 func seedRandomHistory(t *testing.T, s *repository.Store, rng *rand.Rand) time.Time {
 	t.Helper()
 	ctx := context.Background()
@@ -82,6 +83,10 @@ func seedRandomHistory(t *testing.T, s *repository.Store, rng *rand.Rand) time.T
 			if rec.Attempt != nil {
 				rec.Attempt.Outcome = string(rec.Status)
 			}
+			// Half the records say their event is one-time: its punctuality
+			// goes to one row of width 'o' instead of an hour and a day row,
+			// and the two kinds of rows of an event must sum alike.
+			rec.WholeSeries = rng.IntN(2) == 0
 			recs = append(recs, rec)
 			if rec.Status.Terminal() {
 				finished = append(finished, o.ID)
