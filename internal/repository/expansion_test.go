@@ -164,9 +164,19 @@ func TestSettleEndedEventsSweepsAPageAtATime(t *testing.T) {
 		for _, id := range acked {
 			require.Equal(t, model.EventActive, status(id), "an acknowledgement alone does not settle")
 		}
+		// Acknowledged moments ago: the bookkeeper's to settle, not the sweep's.
+		sweepAt := t0.Add(time.Minute)
+		for cursor := ""; ; {
+			n, next, err := s.SettleEndedEvents(ctx, sweepAt, t0.Add(-time.Second), cursor, 2)
+			require.NoError(t, err)
+			require.Zero(t, n, "events due within the grace are left to the bookkeeper")
+			if cursor = next; cursor == "" {
+				break
+			}
+		}
 		total, cursor, passes := 0, "", 0
 		for {
-			n, next, err := s.SettleEndedEvents(ctx, t0, cursor, 2)
+			n, next, err := s.SettleEndedEvents(ctx, sweepAt, t0.Add(time.Second), cursor, 2)
 			require.NoError(t, err)
 			total, cursor, passes = total+n, next, passes+1
 			if cursor == "" {
@@ -214,14 +224,14 @@ func TestSettleEndedEventsPassesOverEventsBeingWritten(t *testing.T) {
 
 	wait, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	n, _, err := s.SettleEndedEvents(wait, t0, "", 10)
+	n, _, err := s.SettleEndedEvents(wait, t0, t0, "", 10)
 	require.NoError(t, err, "the sweep does not wait for the locked event")
 	require.Equal(t, 1, n, "the free event settles")
 	require.Equal(t, model.EventActive, eventStatus(t, s, ids[0]))
 	require.Equal(t, model.EventInactive, eventStatus(t, s, ids[1]))
 
 	require.NoError(t, tx.Rollback())
-	n, _, err = s.SettleEndedEvents(ctx, t0, "", 10)
+	n, _, err = s.SettleEndedEvents(ctx, t0, t0, "", 10)
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "the next pass settles the event once it is free")
 	require.Equal(t, model.EventInactive, eventStatus(t, s, ids[0]))

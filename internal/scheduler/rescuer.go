@@ -20,8 +20,11 @@ type Rescuer struct {
 	wake func(at time.Time)
 	// startup is set until the first run of an exclusive rescuer.
 	startup bool
-	// settleFrom is where the next sweep for ended events resumes.
-	settleFrom string
+	// settleFrom is where the next sweep for ended events resumes;
+	// settleGrace how long after its next run came due an event is left to
+	// the bookkeeper, which settles it in the write that notes the run.
+	settleFrom  string
+	settleGrace time.Duration
 	// repairFrom is where the next repair of forgotten bookkeeping resumes
 	// (zero: not run yet); repairDelay is how old a finished occurrence
 	// must be before it is checked.
@@ -50,13 +53,21 @@ const (
 // latency spike every rescuer run in a steady 5,000/s stream.
 const settleScan = 1000
 
+// settleGrace is the least settleGrace: a few of the bookkeeper's
+// intervals (0.5 s by default). While it drains a backlog the bookkeeper
+// writes later; the sweep may then settle an event first, as it always
+// did, and the acknowledged delivery of a one-time event still settles
+// within seconds.
+const settleGrace = 2 * time.Second
+
 // NewRescuer returns a rescuer over store.
 func NewRescuer(cfg Config, store *repository.Store, clock Clock, wake func(at time.Time)) *Rescuer {
 	if clock == nil {
 		clock = SystemClock{}
 	}
 	return &Rescuer{store: store, clock: clock, batch: cfg.RescueBatch, wake: wake, startup: cfg.Exclusive,
-		repairDelay: max(repairDelay, 4*cfg.BookkeepingInterval) + BookkeepingMaxWait}
+		repairDelay: max(repairDelay, 4*cfg.BookkeepingInterval) + BookkeepingMaxWait,
+		settleGrace: max(settleGrace, 4*cfg.BookkeepingInterval)}
 }
 
 // RunOnce rescues every expired lease (in bounded statements) and returns how
@@ -106,8 +117,9 @@ func (r *Rescuer) RunOnce(ctx context.Context) (int, error) {
 		r.wake(now)
 	}
 	// A page per run: a full pass over n waiting events takes n/settleScan
-	// runs, while the bookkeeper settles the usual case within an interval.
-	_, next, err := r.store.SettleEndedEvents(ctx, now, r.settleFrom, settleScan)
+	// runs, while the bookkeeper settles the usual case within an interval
+	// (events due within settleGrace are its to settle).
+	_, next, err := r.store.SettleEndedEvents(ctx, now, now.Add(-r.settleGrace), r.settleFrom, settleScan)
 	if err != nil {
 		return total, fmt.Errorf("settle ended events: %w", err)
 	}
