@@ -429,9 +429,18 @@
           out.setAttribute("data-state", d.error ? "error" : "ok");
           if (d.utc) { out.setAttribute("data-utc", d.utc); } else { out.removeAttribute("data-utc"); }
           out.hidden = false;
-        }).catch(function () { /* the next keystroke retries */ });
+        }).catch(function () {
+          // No answer (a busy server, a dropped connection): ask again while
+          // the text is the same, rather than leave the previous text's
+          // answer standing under it.
+          if (mine === seq) { timer = setTimeout(run, 1000); }
+        });
       }
-      input.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(run, 300); });
+      input.addEventListener("input", function () {
+        // An answer still on its way is for text no longer there.
+        clearTimeout(timer); seq++; out.setAttribute("data-state", "pending");
+        timer = setTimeout(run, 300);
+      });
       if (input.value) { run(); }
     });
   }
