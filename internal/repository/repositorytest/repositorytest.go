@@ -6,12 +6,15 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"net/url"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/jmoiron/sqlx"
 
@@ -73,12 +76,12 @@ func PostgresSchema(t testing.TB) string {
 	// Held for the whole test, the admin pool keeps no idle connection:
 	// two copies of the suite side by side run near max_connections.
 	admin.SetMaxIdleConns(0)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := admin.PingContext(ctx); err != nil {
+	if err := pingPatiently(admin); err != nil {
 		_ = admin.Close()
 		Unavailable(t, "PostgreSQL", err)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
 	schema := "qtest_" + randomHex(8)
 	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
 		_ = admin.Close()
@@ -96,6 +99,25 @@ func PostgresSchema(t testing.TB) string {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// pingPatiently pings the test server, waiting up to two minutes while it
+// turns connections away for now (every slot taken: two copies of the
+// suite side by side, or a busy laptop, fill max_connections for moments).
+// A server that is not there fails at once.
+func pingPatiently(db *sqlx.DB) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := db.PingContext(ctx)
+		cancel()
+		var pgErr *pgconn.PgError
+		if err == nil || !errors.As(err, &pgErr) || pgErr.Code != "53300" /* too_many_connections */ ||
+			time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(200*time.Millisecond + time.Duration(mrand.Int64N(int64(300*time.Millisecond))))
+	}
 }
 
 // Unavailable fails the test in CI and skips it elsewhere, saying why.

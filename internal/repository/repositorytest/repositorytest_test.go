@@ -1,0 +1,78 @@
+package repositorytest
+
+import (
+	"context"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// A test server whose connection slots are all taken for a moment (two
+// copies of the suite side by side) is waited for, not taken for a missing
+// server: the test runs instead of skipping. Here a role's connection
+// limit gives the same SQLSTATE 53300 as max_connections.
+func TestPostgresSchemaWaitsForAConnectionSlot(t *testing.T) {
+	ctx := context.Background()
+	admin, err := sqlx.Open("pgx", PostgresURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Close() })
+	if err := pingPatiently(admin); err != nil {
+		Unavailable(t, "PostgreSQL", err)
+	}
+	role := "qtest_role_" + randomHex(6)
+	for _, q := range []string{`CREATE ROLE ` + role + ` LOGIN CONNECTION LIMIT 1`,
+		`GRANT CREATE ON DATABASE ` + databaseOf(t) + ` TO ` + role} {
+		if _, err := admin.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		_, _ = admin.ExecContext(context.Background(), `DROP OWNED BY `+role)
+		_, _ = admin.ExecContext(context.Background(), `DROP ROLE `+role)
+	})
+	u, err := url.Parse(PostgresURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(role)
+	holderDB, err := sqlx.Open("pgx", u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holderDB.Close()
+	if err := holderDB.PingContext(ctx); err != nil {
+		t.Fatalf("the role's one slot: %v", err)
+	}
+	t.Setenv("QHRONOS_TEST_DATABASE_URL", u.String())
+
+	ran := false
+	t.Run("while the slot is taken", func(t *testing.T) {
+		// Freed once the schema's connection was most likely refused at
+		// least once; one that connects after it passes too.
+		go func() {
+			time.Sleep(500 * time.Millisecond)
+			_ = holderDB.Close() // the pool's one connection
+		}()
+		if PostgresSchema(t) != "" {
+			ran = true
+		}
+	})
+	if !ran {
+		t.Fatal("the test skipped or failed on a server whose slots were taken for half a second")
+	}
+}
+
+func databaseOf(t *testing.T) string {
+	u, err := url.Parse(PostgresURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if db := u.Path; len(db) > 1 {
+		return db[1:]
+	}
+	return "postgres"
+}
