@@ -282,7 +282,7 @@ func OpenPostgres(ctx context.Context, rawURL string, opts Options) (*Store, err
 	}
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := pingPostgres(pctx, db); err != nil {
+	if err := AwaitPostgres(pctx, db, nil); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("connect to postgres: %w", redactErr(postgresDialect.mapErr(err), rawURL))
 	}
@@ -408,18 +408,22 @@ func planSettings(ctx context.Context, q interface {
 	return out, nil
 }
 
-// pingPostgres verifies the connection, waiting out, until ctx ends, a
+// AwaitPostgres verifies db's connection, waiting out, until ctx ends, a
 // server that is there but turns connections away for now (every
 // connection slot taken, or still starting up): instances started together
-// with a busy or restarting database come up instead of failing. A server
-// that is not there fails at once.
-func pingPostgres(ctx context.Context, db *sqlx.DB) error {
+// with a busy or restarting database come up instead of failing, and so do
+// tests beside a second copy of the suite. refused, when set, hears of each
+// such refusal. A server that is not there fails at once.
+func AwaitPostgres(ctx context.Context, db *sqlx.DB, refused func(error)) error {
 	wait := 100 * time.Millisecond
 	for {
 		err := db.PingContext(ctx)
 		pgErr, ok := asPgError(err)
 		if err == nil || !ok || (pgErr.Code != "53300" && pgErr.Code != "57P03") {
 			return err
+		}
+		if refused != nil {
+			refused(err)
 		}
 		select {
 		case <-ctx.Done():

@@ -6,15 +6,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	mrand "math/rand/v2"
 	"net/url"
 	"os"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/jmoiron/sqlx"
 
@@ -76,7 +73,13 @@ func PostgresSchema(t testing.TB) string {
 	// Held for the whole test, the admin pool keeps no idle connection:
 	// two copies of the suite side by side run near max_connections.
 	admin.SetMaxIdleConns(0)
-	if err := pingPatiently(admin); err != nil {
+	// Up to two minutes while every connection slot is taken: two copies
+	// of the suite side by side, or a busy laptop, fill max_connections
+	// for moments, which is not a missing server.
+	wait, cancelWait := context.WithTimeout(context.Background(), 2*time.Minute)
+	err = repository.AwaitPostgres(wait, admin, slotRefused)
+	cancelWait()
+	if err != nil {
 		_ = admin.Close()
 		Unavailable(t, "PostgreSQL", err)
 	}
@@ -101,24 +104,9 @@ func PostgresSchema(t testing.TB) string {
 	return u.String()
 }
 
-// pingPatiently pings the test server, waiting up to two minutes while it
-// turns connections away for now (every slot taken: two copies of the
-// suite side by side, or a busy laptop, fill max_connections for moments).
-// A server that is not there fails at once.
-func pingPatiently(db *sqlx.DB) error {
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := db.PingContext(ctx)
-		cancel()
-		var pgErr *pgconn.PgError
-		if err == nil || !errors.As(err, &pgErr) || pgErr.Code != "53300" /* too_many_connections */ ||
-			time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(200*time.Millisecond + time.Duration(mrand.Int64N(int64(300*time.Millisecond))))
-	}
-}
+// slotRefused, when set, hears of each refusal PostgresSchema waits out
+// (the test of that wait frees the slot on it).
+var slotRefused func(error)
 
 // Unavailable fails the test in CI and skips it elsewhere, saying why.
 func Unavailable(t testing.TB, service string, err error) {

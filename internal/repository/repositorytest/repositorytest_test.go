@@ -3,6 +3,7 @@ package repositorytest
 import (
 	"context"
 	"net/url"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ func TestPostgresSchemaWaitsForAConnectionSlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = admin.Close() })
-	if err := pingPatiently(admin); err != nil {
+	if err := admin.PingContext(ctx); err != nil {
 		Unavailable(t, "PostgreSQL", err)
 	}
 	role := "qtest_role_" + randomHex(6)
@@ -49,12 +50,19 @@ func TestPostgresSchemaWaitsForAConnectionSlot(t *testing.T) {
 	}
 	t.Setenv("QHRONOS_TEST_DATABASE_URL", u.String())
 
+	refused := make(chan struct{})
+	var once sync.Once
+	slotRefused = func(error) { once.Do(func() { close(refused) }) }
+	t.Cleanup(func() { slotRefused = nil })
+
 	ran := false
 	t.Run("while the slot is taken", func(t *testing.T) {
-		// Freed once the schema's connection was most likely refused at
-		// least once; one that connects after it passes too.
+		// Freed once the schema's connection was refused.
 		go func() {
-			time.Sleep(500 * time.Millisecond)
+			select {
+			case <-refused:
+			case <-time.After(time.Minute):
+			}
 			_ = holderDB.Close() // the pool's one connection
 		}()
 		if PostgresSchema(t) != "" {
