@@ -53,12 +53,12 @@ const (
 // latency spike every rescuer run in a steady 5,000/s stream.
 const settleScan = 1000
 
-// settleGrace is the least settleGrace: a few of the bookkeeper's
+// minSettleGrace is the least a rescuer's settleGrace is: a few of the bookkeeper's
 // intervals (0.5 s by default). While it drains a backlog the bookkeeper
 // writes later; the sweep may then settle an event first, as it always
 // did, and the acknowledged delivery of a one-time event still settles
 // within seconds.
-const settleGrace = 2 * time.Second
+const minSettleGrace = 2 * time.Second
 
 // NewRescuer returns a rescuer over store.
 func NewRescuer(cfg Config, store *repository.Store, clock Clock, wake func(at time.Time)) *Rescuer {
@@ -67,7 +67,7 @@ func NewRescuer(cfg Config, store *repository.Store, clock Clock, wake func(at t
 	}
 	return &Rescuer{store: store, clock: clock, batch: cfg.RescueBatch, wake: wake, startup: cfg.Exclusive,
 		repairDelay: max(repairDelay, 4*cfg.BookkeepingInterval) + BookkeepingMaxWait,
-		settleGrace: max(settleGrace, 4*cfg.BookkeepingInterval)}
+		settleGrace: max(minSettleGrace, 4*cfg.BookkeepingInterval)}
 }
 
 // RunOnce rescues every expired lease (in bounded statements) and returns how
