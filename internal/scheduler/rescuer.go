@@ -53,8 +53,8 @@ const (
 // latency spike every rescuer run in a steady 5,000/s stream.
 const settleScan = 1000
 
-// minSettleGrace is the least a rescuer's settleGrace is: a few of the bookkeeper's
-// intervals (0.5 s by default). While it drains a backlog the bookkeeper
+// minSettleGrace is the least a rescuer's settleGrace is: a few of the
+// bookkeeper's intervals (0.5 s by default). While it drains a backlog the bookkeeper
 // writes later; the sweep may then settle an event first, as it always
 // did, and the acknowledged delivery of a one-time event still settles
 // within seconds.
