@@ -25,7 +25,8 @@ func FuzzDecodeActionMatchesEncodingJSON(f *testing.F) {
 	}
 	for _, raw := range []string{`{"type": "webhook", "params": {"url": "x"}}`, `{"params":{},"type":"x"}`,
 		`{"type":"x","params":{"a":1},"type":"y"}`, `{"type":"x","params":1,"b":2}`, `{"type":"x\n","params":1}`,
-		`{"type":"x","params":null}`, `{"type":"\xff","params":{}}`, `{"type":"x","params":}`, `null`, `{}`} {
+		`{"type":"x","params":null}`, `{"type":"\xff","params":{}}`, `{"type":"x","params":}`, `null`, `{}`,
+		`{"type":"","params":{} }`, `{"type":"x","params": [1]}`, "{\"type\":\"x\",\"params\":1\n}"} {
 		f.Add([]byte(raw))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {

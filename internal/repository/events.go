@@ -163,7 +163,8 @@ func decodeAction(raw []byte, a *model.Action) error {
 	if rest, ok := bytes.CutPrefix(raw, []byte(`{"type":"`)); ok {
 		if end := bytes.IndexByte(rest, '"'); end >= 0 && plainASCII(rest[:end]) {
 			params, ok := bytes.CutPrefix(rest[end+1:], []byte(`,"params":`))
-			if params, closed := bytes.CutSuffix(params, []byte("}")); ok && closed && json.Valid(params) {
+			// encoding/json's raw value leaves out the whitespace around it.
+			if params, closed := bytes.CutSuffix(params, []byte("}")); ok && closed && bareJSON(params) {
 				a.Type, a.Params = string(rest[:end]), json.RawMessage(params)
 				return nil
 			}
@@ -171,6 +172,14 @@ func decodeAction(raw []byte, a *model.Action) error {
 	}
 	return json.Unmarshal(raw, a)
 }
+
+// bareJSON reports whether b is one valid JSON value with no whitespace
+// around it.
+func bareJSON(b []byte) bool {
+	return len(b) > 0 && !jsonSpace(b[0]) && !jsonSpace(b[len(b)-1]) && json.Valid(b)
+}
+
+func jsonSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // plainASCII reports whether b is printable ASCII without a backslash: a
 // JSON string's contents that mean themselves.
