@@ -18,6 +18,9 @@ func TestListedFieldsAreInColumnOrder(t *testing.T) {
 	require.Equal(t, columnsOf(eventColumns), tagsOf(t, &r, r.fields(nil)))
 	var o model.Occurrence
 	require.Equal(t, columnsOf(occurrenceColumns), tagsOf(t, &o, occurrenceFields(&o, nil)))
+	var h heldRow
+	require.Equal(t, columnsOf("id, lease_token, scheduled_at, reason, event_id"), // updateOutcomes' RETURNING
+		tagsOf(t, &h, h.fields(nil)))
 }
 
 func columnsOf(list string) []string {

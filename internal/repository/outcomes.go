@@ -344,7 +344,9 @@ func (s *Store) updateOutcomes(ctx context.Context, recs []*OutcomeRecord, idx [
 	} else {
 		sb.WriteString(` RETURNING id, '' AS lease_token, scheduled_at, reason, event_id`)
 	}
-	if err := s.selectHot(ctx, returned, sb.String(), args...); err != nil {
+	// Scanned by pgx on PostgreSQL (selectListed), not through database/sql
+	// and sqlx's reflection: a row a delivery in every outcome batch.
+	if err := selectListed(ctx, s, returned, (*heldRow).fields, sb.String(), args...); err != nil {
 		return fmt.Errorf("record outcomes: %w", err)
 	}
 	return nil
@@ -443,6 +445,12 @@ type heldRow struct {
 	At      rollupInstant `db:"scheduled_at"`
 	Reason  *string       `db:"reason"`
 	EventID string        `db:"event_id"`
+}
+
+// fields lists the row's fields in the order updateOutcomes' RETURNING
+// names them (selectListed).
+func (r *heldRow) fields(into []any) []any {
+	return append(into, &r.ID, &r.Token, &r.At, &r.Reason, &r.EventID)
 }
 
 // recordInstant is the instant of the record's occurrence when its attempt
