@@ -68,9 +68,14 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.WindowSize(1280, 900),
+		// chromedp's own bounds on the start (20 s to print the DevTools
+		// address, 10 s to dial it) are shorter than the timer below: on a
+		// loaded machine (load 27, the suite beside a second copy) the dial
+		// alone ran out. The timer is the one bound.
+		chromedp.WSURLReadTimeout(pageTimeout),
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(allocCtx)
+	ctx, cancel := chromedp.NewContext(allocCtx, chromedp.WithBrowserOption(chromedp.WithDialTimeout(pageTimeout)))
 	t.Cleanup(func() {
 		cancel()
 		cancelAlloc()
