@@ -94,8 +94,9 @@ func TestHotReadsSurviveTheirPooledSessionsEnding(t *testing.T) {
 
 // BenchmarkRecordOutcomes writes outcome batches of 64 completed
 // deliveries with their attempts on PostgreSQL, as the outcome writer does
-// in a burst; cpu-ns/outcome is this process's CPU for the writes alone
-// (the rows' creation and claim left out).
+// in a burst (fenced by a claim's lease token where the dispatcher's are
+// fenced by their slot's epoch: the same statements); cpu-ns/outcome is this
+// process's CPU for the writes alone (the rows' creation and claim left out).
 func BenchmarkRecordOutcomes(b *testing.B) {
 	s := repositorytest.Postgres(b)
 	ctx := context.Background()
