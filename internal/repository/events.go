@@ -174,12 +174,11 @@ func decodeAction(raw []byte, a *model.Action) error {
 }
 
 // bareJSON reports whether b is one valid JSON value with no whitespace
-// around it.
+// around it (a valid value can only be surrounded by JSON's whitespace,
+// which TrimSpace takes off).
 func bareJSON(b []byte) bool {
-	return len(b) > 0 && !jsonSpace(b[0]) && !jsonSpace(b[len(b)-1]) && json.Valid(b)
+	return json.Valid(b) && len(bytes.TrimSpace(b)) == len(b)
 }
-
-func jsonSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // plainASCII reports whether b is printable ASCII without a backslash: a
 // JSON string's contents that mean themselves.
