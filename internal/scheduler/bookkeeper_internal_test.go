@@ -64,7 +64,7 @@ func TestBookkeepingIsCoalescedPerEvent(t *testing.T) {
 	t.Parallel()
 	w := &runLog{}
 	b := newBookkeeper(w, zaptest.NewLogger(t), time.Hour, nil) // only flush and Stop write
-	r := newRecorder(&okWriter{}, recorderShards, zaptest.NewLogger(t), 50, time.Millisecond, time.Hour, b.note)
+	r := newRecorder(&okWriter{}, zaptest.NewLogger(t), 50, time.Millisecond, time.Hour, b.note)
 	if err := r.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -36,11 +36,11 @@ func TestQueuedOutcomesLeaveRoomToRead(t *testing.T) {
 func TestQueuedOutcomesMayHoldSecondsOfThePeakRateWhileAWriteStalls(t *testing.T) {
 	t.Parallel()
 	d := &Dispatcher{cfg: Config{ClaimBatch: 10, Workers: 4, RecordBatch: 5}}
-	d.rec = newRecorder(nil, 2, zap.NewNop(), 5, time.Millisecond, time.Second, nil)
+	d.rec = newRecorder(nil, zap.NewNop(), 5, time.Millisecond, time.Second, nil)
 	d.rate.add(time.Now(), 30) // 60 a second: 180 may wait in a stall
 	d.held, d.queued = 44, 44
 	require.Equal(t, 0, d.capacity(), "four writes behind, no write stalled")
-	d.rec.shards[1].writingSince.Store(time.Now().Add(-writeStalledAfter).UnixNano())
+	d.rec.w.writingSince.Store(time.Now().Add(-writeStalledAfter).UnixNano())
 	require.Equal(t, 10, d.capacity(), "four writes behind, a write stalled")
 	d.held, d.queued = 24+180, 24+180
 	require.Equal(t, 0, d.capacity(), "three seconds behind")
@@ -49,7 +49,7 @@ func TestQueuedOutcomesMayHoldSecondsOfThePeakRateWhileAWriteStalls(t *testing.T
 	require.Equal(t, 10, d.capacity(), "ten short of maxQueuedWrites")
 	d.held, d.queued = 24+maxQueuedWrites*5, 24+maxQueuedWrites*5
 	require.Equal(t, 0, d.capacity(), "maxQueuedWrites behind")
-	d.rec.shards[1].writingSince.Store(0)
+	d.rec.w.writingSince.Store(0)
 	d.held, d.queued = 24+19, 24+19
 	require.Equal(t, 1, d.capacity(), "the write done: one short of four writes")
 }

@@ -194,11 +194,7 @@ func NewDispatcher(cfg Config, deps DispatcherDeps) *Dispatcher {
 	// Outcomes are retried past the lease while the database is away: the
 	// write is fenced, so a late one that lost its lease changes nothing,
 	// and one that still holds it saves a second delivery.
-	shards := recorderShards
-	if deps.Store.Backend() == repository.SQLite {
-		shards = 1
-	}
-	d.rec = newRecorder(deps.Store, shards, log, cfg.RecordBatch, cfg.RecordInterval, max(cfg.Lease, recordRetryFor),
+	d.rec = newRecorder(deps.Store, log, cfg.RecordBatch, cfg.RecordInterval, max(cfg.Lease, recordRetryFor),
 		d.books.note)
 	d.own = ownership.NewManager(ownership.Config{InstanceID: cfg.InstanceID, Lease: cfg.Lease,
 		RenewEvery: cfg.LeaseRenewInterval, TakeOver: cfg.Exclusive, Now: deps.Clock.Now, Local: deps.Clock.Now,

@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"errors"
-	"hash/fnv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,22 +26,23 @@ type recorded struct {
 	done func(err error)
 }
 
-// recorderShards is how many batches may be written at once on
-// PostgreSQL. Outcomes are sharded by event, so concurrent transactions
-// never update the same event (no lock waits or deadlocks between them),
-// while commits overlap instead of queueing behind one another. Embedded
-// SQLite has one writer: its commits cannot overlap, and shards there only
-// split the outcomes into smaller transactions, each with its own commit
-// and statistics statements, so it gets one (#36, twenty-fifth step: a
-// 10,000 burst 15 % faster).
-const recorderShards = 4
-
 // errRecorderStopped answers outcomes handed to a stopped recorder.
 var errRecorderStopped = errors.New("outcome writer stopped")
 
-// recorder writes outcomes through its shards. It is a service:
-// Start launches the shards' writers; cancelling Start's context or Stop
-// writes what is queued, with one try per batch, and stops.
+// recorder writes outcomes, one batch at a time. It is a service: Start
+// launches its writer; cancelling Start's context or Stop writes what is
+// queued, with one try per batch, and stops.
+//
+// One writer an instance, on both stores. On PostgreSQL every outcome
+// transaction inserts at the same right-hand pages of the occurrences' and
+// attempts' indexes (their keys are time-ordered: UUIDv7 ids, instants), so
+// concurrent writers contend there and split a burst into smaller batches:
+// with four writers a 20,000 burst drained about 20 % slower and two
+// instances (eight writers) 20 % slower again, the outcome statement took
+// three times as long a row, and the hot path's statement time a delivery
+// was 2.7 times one writer's (#36, thirty-fifth step). Embedded SQLite has
+// one writer anyway (twenty-fifth step: a 10,000 burst 15 % faster than
+// with four transactions queueing for it).
 //
 // A failing database must not hold shutdown: once the recorder is stopping,
 // a failed write is not retried, and outcomes not written (or handed to the
@@ -51,74 +51,56 @@ var errRecorderStopped = errors.New("outcome writer stopped")
 // returns them to retry: at least once, never lost.
 type recorder struct {
 	startstop.Base
-	shards []*recorderShard
+	w *batchWriter
 }
 
 var _ startstop.Service = (*recorder)(nil)
 
 // newRecorder returns a recorder; note, when set, is given the event
 // bookkeeping of every outcome applied (the bookkeeper's note).
-func newRecorder(store outcomeWriter, shards int, log *zap.Logger, batch int, interval, retryFor time.Duration,
+func newRecorder(store outcomeWriter, log *zap.Logger, batch int, interval, retryFor time.Duration,
 	note func(repository.EventRun)) *recorder {
-	r := &recorder{}
-	for range shards {
-		s := newRecorderShard(store, log, batch, interval, retryFor)
-		s.note = note
-		r.shards = append(r.shards, s)
-	}
-	return r
+	w := newBatchWriter(store, log, batch, interval, retryFor)
+	w.note = note
+	return &recorder{w: w}
 }
 
-// stalledFor is how long the longest write under way has lasted (0: none
-// is under way).
+// stalledFor is how long the write under way has lasted (0: none is).
 func (r *recorder) stalledFor(now time.Time) time.Duration {
-	var longest time.Duration
-	for _, s := range r.shards {
-		if since := s.writingSince.Load(); since != 0 {
-			longest = max(longest, now.Sub(time.Unix(0, since)))
-		}
+	if since := r.w.writingSince.Load(); since != 0 {
+		return now.Sub(time.Unix(0, since))
 	}
-	return longest
+	return 0
 }
 
-// Start launches the shards' writers.
+// Start launches the writer.
 func (r *recorder) Start(ctx context.Context) error {
 	ctx, shouldStart, stopped := r.StartInit(ctx)
 	if !shouldStart {
 		return nil
 	}
-	var wg sync.WaitGroup
-	for _, s := range r.shards {
-		s.open()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.run(ctx)
-		}()
-	}
+	r.w.open()
 	go func() {
-		wg.Wait()
+		r.w.run(ctx)
 		stopped()
 	}()
 	return nil
 }
 
-// add queues an outcome on its event's shard. On a stopped recorder done is
-// called at once with errRecorderStopped.
+// add queues an outcome. On a stopped recorder done is called at once with
+// errRecorderStopped.
 func (r *recorder) add(rec repository.OutcomeRecord, done func(error)) {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(rec.EventID))
-	r.shards[h.Sum32()%uint32(len(r.shards))].add(rec, done)
+	r.w.add(rec, done)
 }
 
-// recorderShard batches outcomes: it writes when RecordBatch records are
+// batchWriter batches outcomes: it writes when RecordBatch records are
 // waiting or RecordInterval after the first one arrived, whichever comes
 // first, so that thousands of attempts per second cost a few transactions.
 // One batch is written at a time; outcomes keep being taken meanwhile, so
 // a write that stalls holds up no sender: the dispatcher bounds how many
 // may wait (maxQueuedLocked). Taken only between writes, at most a batch
 // waited in the intake and every sender stopped behind it (#36).
-type recorderShard struct {
+type batchWriter struct {
 	store    outcomeWriter
 	log      *zap.Logger
 	batch    int
@@ -139,19 +121,19 @@ type recorderShard struct {
 	writingSince atomic.Int64
 }
 
-func newRecorderShard(store outcomeWriter, log *zap.Logger, batch int, interval, retryFor time.Duration) *recorderShard {
-	return &recorderShard{store: store, log: log, batch: batch, interval: interval, retryFor: retryFor,
+func newBatchWriter(store outcomeWriter, log *zap.Logger, batch int, interval, retryFor time.Duration) *batchWriter {
+	return &batchWriter{store: store, log: log, batch: batch, interval: interval, retryFor: retryFor,
 		closed: true}
 }
 
 // open makes a fresh intake for a run.
-func (r *recorderShard) open() {
+func (r *batchWriter) open() {
 	r.gate.Lock()
 	defer r.gate.Unlock()
 	r.in, r.closed = make(chan recorded, r.batch), false
 }
 
-func (r *recorderShard) add(rec repository.OutcomeRecord, done func(error)) {
+func (r *batchWriter) add(rec repository.OutcomeRecord, done func(error)) {
 	r.gate.RLock()
 	defer r.gate.RUnlock()
 	if r.closed {
@@ -163,7 +145,7 @@ func (r *recorderShard) add(rec repository.OutcomeRecord, done func(error)) {
 
 // run writes batches until ctx ends, then closes the intake (once adders
 // blocked on a full intake got in), writes what is queued and returns.
-func (r *recorderShard) run(ctx context.Context) {
+func (r *batchWriter) run(ctx context.Context) {
 	go func() {
 		<-ctx.Done()
 		r.gate.Lock()
@@ -217,7 +199,7 @@ func (r *recorderShard) run(ctx context.Context) {
 // flush writes one batch, retrying with back-off while the database fails
 // and the recorder is not stopping. The write itself does not take ctx:
 // what is queued at shutdown still gets its one try.
-func (r *recorderShard) flush(ctx context.Context, items []recorded) {
+func (r *batchWriter) flush(ctx context.Context, items []recorded) {
 	if len(items) == 0 {
 		return
 	}

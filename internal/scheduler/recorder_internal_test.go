@@ -53,7 +53,7 @@ func within(t *testing.T, ch <-chan struct{}, what string) {
 func TestRecorderStopEndsRetriesWhileTheStoreFails(t *testing.T) {
 	t.Parallel()
 	w := &failingWriter{tries: make(chan struct{}, 1)}
-	r := newRecorder(w, recorderShards, zaptest.NewLogger(t), 1, time.Millisecond, time.Hour, nil)
+	r := newRecorder(w, zaptest.NewLogger(t), 1, time.Millisecond, time.Hour, nil)
 	if err := r.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestRecorderStopEndsRetriesWhileTheStoreFails(t *testing.T) {
 func TestRecorderStopsWhenItsContextEnds(t *testing.T) {
 	t.Parallel()
 	w := &failingWriter{tries: make(chan struct{}, 1)}
-	r := newRecorder(w, recorderShards, zaptest.NewLogger(t), 1, time.Millisecond, time.Hour, nil)
+	r := newRecorder(w, zaptest.NewLogger(t), 1, time.Millisecond, time.Hour, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := r.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -104,8 +104,8 @@ func TestRecorderStopsWhenItsContextEnds(t *testing.T) {
 func TestRecorderStopWritesQueuedOutcomes(t *testing.T) {
 	t.Parallel()
 	w := &okWriter{}
-	// A long interval: only Stop makes the shards write.
-	r := newRecorder(w, recorderShards, zaptest.NewLogger(t), 100, time.Hour, time.Hour, nil)
+	// A long interval: only Stop makes the writer write.
+	r := newRecorder(w, zaptest.NewLogger(t), 100, time.Hour, time.Hour, nil)
 	if err := r.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestRecorderTakesOutcomesWhileAWriteStalls(t *testing.T) {
 	t.Parallel()
 	w := &stallingWriter{release: make(chan struct{}), started: make(chan struct{}, 1)}
 	const batch, outcomes = 10, 25 * 10
-	r := newRecorder(w, 1, zaptest.NewLogger(t), batch, time.Millisecond, time.Hour, nil)
+	r := newRecorder(w, zaptest.NewLogger(t), batch, time.Millisecond, time.Hour, nil)
 	if err := r.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
