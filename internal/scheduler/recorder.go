@@ -35,8 +35,10 @@ var errRecorderStopped = errors.New("outcome writer stopped")
 //
 // One writer an instance, on both stores. On PostgreSQL every outcome
 // transaction inserts at the same right-hand pages of the occurrences' and
-// attempts' indexes (their keys are time-ordered: UUIDv7 ids, instants), so
-// concurrent writers contend there and split a burst into smaller batches:
+// attempts' indexes (their keys are time-ordered: UUIDv7 ids, instants),
+// extends the same attempts partition and writes the same WAL, so
+// concurrent writers wait for one another there (a burst's wait events:
+// BufferContent, extend, WALWrite) and split a burst into smaller batches:
 // with four writers a 20,000 burst drained about 20 % slower and two
 // instances (eight writers) 20 % slower again, the outcome statement took
 // three times as long a row, and the hot path's statement time a delivery
