@@ -39,10 +39,10 @@ var errRecorderStopped = errors.New("outcome writer stopped")
 // extends the same attempts partition and writes the same WAL, so
 // concurrent writers wait for one another there (a burst's wait events:
 // BufferContent, extend, WALWrite) and split a burst into smaller batches:
-// with four writers a 20,000 burst drained about 20 % slower and two
-// instances (eight writers) 20 % slower again, the outcome statement took
-// three times as long a row, and the hot path's statement time a delivery
-// was 2.7 times one writer's (#36, thirty-fifth step). Embedded SQLite has
+// with four writers a 20,000 burst drained about 20 % slower than with one
+// and the outcome statement took three times as long a row, and two
+// instances of two writers each drained 20 % slower than two of one (#36,
+// thirty-fifth step). Embedded SQLite has
 // one writer anyway (twenty-fifth step: a 10,000 burst 15 % faster than
 // with four transactions queueing for it).
 //
