@@ -70,12 +70,14 @@ func PostgresSchema(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("open postgres: %v", err)
 	}
-	// Held for the whole test, the admin pool keeps no idle connection:
-	// two copies of the suite side by side run near max_connections.
-	admin.SetMaxIdleConns(0)
 	// Up to two minutes while every connection slot is taken: two copies
 	// of the suite side by side, or a busy laptop, fill max_connections
-	// for moments, which is not a missing server.
+	// for moments, which is not a missing server. The slot the wait got
+	// creates the schema: the pool keeps it idle until then, since a
+	// fresh connection could find the slot taken again (or not yet given
+	// back by the wait's own closed connection, whose server process
+	// exits after the client has moved on).
+	admin.SetMaxIdleConns(1)
 	wait, cancelWait := context.WithTimeout(context.Background(), 2*time.Minute)
 	err = repository.AwaitPostgres(wait, admin, slotRefused)
 	cancelWait()
@@ -90,6 +92,9 @@ func PostgresSchema(t testing.TB) string {
 		_ = admin.Close()
 		t.Fatalf("create schema: %v", err)
 	}
+	// Held for the whole test, the admin pool keeps no idle connection:
+	// two copies of the suite side by side run near max_connections.
+	admin.SetMaxIdleConns(0)
 	t.Cleanup(func() {
 		_, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
 		_ = admin.Close()
