@@ -16,7 +16,7 @@ import (
 // Store is what the manager needs of the repository.
 type Store interface {
 	RenewMember(ctx context.Context, instance string, now, until time.Time) ([]string, error)
-	LeaveMember(ctx context.Context, instance string, now time.Time) error
+	LeaveMember(ctx context.Context, instance string) error
 	BucketSlots(ctx context.Context) ([]repository.SlotLease, error)
 	AcquireSlots(ctx context.Context, owner string, slots []int, now, until time.Time, force bool) ([]repository.SlotLease, error)
 	RenewSlots(ctx context.Context, owner string, held map[int]int64, until time.Time) ([]int, error)
@@ -309,8 +309,20 @@ func (m *Manager) Run(ctx context.Context) {
 }
 
 // Stop hands every slot back for the other members to take at once and
-// leaves the dispatch group. Call it once this process sends nothing more.
+// leaves the dispatch group. Call it once this process sends nothing more
+// and everything it recorded has its event bookkeeping written.
 func (m *Manager) Stop(ctx context.Context) error {
+	if err := m.Release(ctx); err != nil {
+		return err
+	}
+	return m.store.LeaveMember(ctx, m.cfg.InstanceID)
+}
+
+// Release hands every slot back for the other members to take at once but
+// leaves the registration to lapse, as a crash would: the rescuers then
+// repair the event bookkeeping this process could not write. Call it once
+// this process sends nothing more.
+func (m *Manager) Release(ctx context.Context) error {
 	m.mu.Lock()
 	for _, h := range m.held {
 		h.releasing = true
@@ -319,7 +331,7 @@ func (m *Manager) Stop(ctx context.Context) error {
 	if err := m.release(ctx, m.epochs(func(*holding) bool { return true })); err != nil {
 		return fmt.Errorf("release bucket slots: %w", err)
 	}
-	return m.store.LeaveMember(ctx, m.cfg.InstanceID, m.cfg.Now())
+	return nil
 }
 
 // Status is the manager's state for /status.

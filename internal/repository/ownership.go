@@ -58,12 +58,46 @@ func (s *Store) RenewMember(ctx context.Context, instance string, now, until tim
 	return live, nil
 }
 
-// LeaveMember removes instance from the dispatch group (a clean stop), and
-// with it every member whose registration expired before now.
-func (s *Store) LeaveMember(ctx context.Context, instance string, now time.Time) error {
-	if _, err := s.exec(ctx, `DELETE FROM dispatch_members WHERE instance_id = ? OR expires_at < ?`,
-		instance, s.ts(now)); err != nil {
+// LeaveMember removes instance from the dispatch group: a clean stop, after
+// which nothing it recorded waits for its event bookkeeping. A member whose
+// registration lapsed instead stays until a rescuer has repaired what it may
+// have forgotten (DepartedMembers, ForgetMember).
+func (s *Store) LeaveMember(ctx context.Context, instance string) error {
+	if _, err := s.exec(ctx, `DELETE FROM dispatch_members WHERE instance_id = ?`, instance); err != nil {
 		return fmt.Errorf("leave dispatch group: %w", err)
+	}
+	return nil
+}
+
+// DepartedMember is a member of the dispatch group whose registration
+// lapsed without a clean stop (killed, cut off, stopped with bookkeeping
+// unwritten).
+type DepartedMember struct {
+	InstanceID string    `db:"instance_id"`
+	ExpiresAt  time.Time `db:"expires_at"`
+}
+
+// DepartedMembers returns the members whose registration expired by now,
+// oldest first.
+func (s *Store) DepartedMembers(ctx context.Context, now time.Time) ([]DepartedMember, error) {
+	var out []DepartedMember
+	if err := s.selectAll(ctx, &out, `SELECT instance_id, expires_at FROM dispatch_members
+		WHERE expires_at <= ? ORDER BY expires_at, instance_id`, s.ts(now)); err != nil {
+		return nil, fmt.Errorf("read departed dispatch members: %w", err)
+	}
+	for i := range out {
+		out[i].ExpiresAt = out[i].ExpiresAt.UTC()
+	}
+	return out, nil
+}
+
+// ForgetMember removes a departed member once its bookkeeping was repaired,
+// unless it came back meanwhile (a stopped process that resumed renews its
+// registration: a later expires_at).
+func (s *Store) ForgetMember(ctx context.Context, m DepartedMember) error {
+	if _, err := s.exec(ctx, `DELETE FROM dispatch_members WHERE instance_id = ? AND expires_at <= ?`,
+		m.InstanceID, s.ts(m.ExpiresAt)); err != nil {
+		return fmt.Errorf("forget departed dispatch member: %w", err)
 	}
 	return nil
 }

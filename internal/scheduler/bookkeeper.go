@@ -48,7 +48,8 @@ const (
 // A write that fails is kept and merged with what arrives meanwhile (the
 // newest attempt still wins), and tried again next interval. Stop writes
 // what is pending, once. What a crash forgets (at most an interval's worth)
-// the rescuer repairs (repository.RepairEventRuns).
+// the rescuers repair once this process's registration lapses
+// (repository.RepairEventRuns).
 type bookkeeper struct {
 	store    runWriter
 	log      *zap.Logger
@@ -63,6 +64,7 @@ type bookkeeper struct {
 	stop     chan struct{}
 	done     chan struct{}
 	stopOnce sync.Once
+	stopErr  error // the last write's, set before done closes
 }
 
 func newBookkeeper(store runWriter, log *zap.Logger, interval time.Duration,
@@ -96,7 +98,7 @@ func (b *bookkeeper) run() {
 		case <-t.C:
 			b.tick(time.Now())
 		case <-b.stop:
-			_ = b.flush()
+			b.stopErr = b.flush()
 			return
 		}
 	}
@@ -153,8 +155,11 @@ func (b *bookkeeper) flush() error {
 	return err
 }
 
-// Stop writes what is pending (one try) and stops; idempotent.
-func (b *bookkeeper) Stop() {
+// Stop writes what is pending (one try) and stops; idempotent. It returns
+// that write's error: the runs it held are then lost with this process, and
+// its registration must lapse for the rescuers to repair them.
+func (b *bookkeeper) Stop() error {
 	b.stopOnce.Do(func() { close(b.stop) })
 	<-b.done
+	return b.stopErr
 }

@@ -192,8 +192,8 @@ func (d *Dispatcher) Close() {
 		close(d.heartbeatStop)
 		<-d.heartbeatDone
 		d.rec.Stop()
-		d.releases.Wait() // started by the last outcomes
-		d.books.Stop()    // after the recorder: it writes what the last outcomes noted
+		d.releases.Wait()          // started by the last outcomes
+		booksErr := d.books.Stop() // after the recorder: it writes what the last outcomes noted
 		if err != nil {
 			// An action ignored its context: the slots are not handed
 			// over, their leases expire and the next owner sends what is
@@ -205,10 +205,16 @@ func (d *Dispatcher) Close() {
 			return
 		}
 		// Everything read is settled: the slots go to the other instances
-		// at once instead of after their leases.
+		// at once instead of after their leases. The registration goes
+		// too, unless the last bookkeeping was not written: lapsing, it
+		// has the rescuers repair it (Rescuer.repair).
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := d.own.Stop(ctx); err != nil {
+		hand := d.own.Stop
+		if booksErr != nil {
+			hand = d.own.Release
+		}
+		if err := hand(ctx); err != nil {
 			d.log.Warn("hand the bucket slots over; they go when their leases expire", zap.Error(err))
 		}
 	})
