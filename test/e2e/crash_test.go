@@ -169,7 +169,7 @@ func (d *deployment) withDefaultLeases() {
 // delivers every stranded occurrence within 30 s of its instant (before
 // short renewed leases, they waited out a 2-minute lease). Nothing is lost;
 // the only duplicates are occurrences sent before the kill, each with its
-// own webhook-id.
+// own webhook-id; every event's bookkeeping shows its run in the end.
 func TestKillNineMidBurstRecoversWithin30Seconds(t *testing.T) {
 	t.Parallel()
 	const n = 2000
@@ -237,6 +237,18 @@ func TestKillNineMidBurstRecoversWithin30Seconds(t *testing.T) {
 		}
 	}
 	t.Logf("%d duplicates, each a send of the killed process delivered again under its webhook-id", dups)
+
+	// The event bookkeeping the killed process had not written is
+	// repaired once its registration lapses (the 10 s lease, then a rescuer
+	// run): every one-time event shows its run and ends inactive.
+	var unshown int
+	require.NoError(t, d.db.Get(&unshown, `SELECT count(*) FROM events WHERE last_run_at IS NULL`))
+	t.Logf("%d events showed no run when every occurrence had completed", unshown)
+	repaired := qhronostest.Eventually(2*time.Minute, nil, func() bool {
+		return d.db.Get(&unshown, `SELECT count(*) FROM events WHERE last_run_at IS NULL OR status <> 'inactive'`) == nil &&
+			unshown == 0
+	})
+	require.True(t, repaired, "%d events still show no run or are not inactive", unshown)
 }
 
 // The embedded server is alone on its data directory: restarted after
