@@ -121,3 +121,27 @@ func refuseEventUpdates(t *testing.T, s *repository.Store, on bool) {
 		require.NoError(t, err)
 	}
 }
+
+// The embedded server restarted after kill -9 is alone on its data
+// directory: its predecessor's registration is a departure at once, however
+// long its lease, and the first rescuer run repairs what it forgot.
+func TestExclusiveRescuerRepairsItsPredecessorAtOnce(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		cfg := testConfig()
+		cfg.BookkeepingInterval, cfg.LeaseRenewInterval = time.Hour, time.Hour
+		cfg.Lease = 10 * time.Minute
+		e := newEnv(t, s, cfg)
+		ev := e.create(e.event(nil))
+		e.clock.Set(t0.Add(time.Minute))
+		require.Equal(t, 1, e.dispatch())
+		require.Nil(t, e.reload(ev.ID).LastRunAt)
+
+		restarted := testConfig()
+		restarted.Exclusive, restarted.InstanceID, restarted.Lease = true, "restarted", cfg.Lease
+		_, err := scheduler.NewRescuer(restarted, s, e.clock, nil).RunOnce(context.Background())
+		require.NoError(t, err)
+		got := e.reload(ev.ID)
+		require.Equal(t, t0.Add(time.Minute), *got.LastRunAt, "repaired without waiting out the lease")
+		require.Equal(t, model.EventInactive, got.Status)
+	})
+}

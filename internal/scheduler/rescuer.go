@@ -3,9 +3,9 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
+	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
 )
 
@@ -26,30 +26,39 @@ type Rescuer struct {
 	// the bookkeeper, which settles it in the write that notes the run.
 	settleFrom  string
 	settleGrace time.Duration
+	// self is this instance, lease the registrations' lease; exclusive:
+	// no other process can use the database (the embedded server), so
+	// every other member is departed, lapsed or not.
+	self      string
+	lease     time.Duration
+	exclusive bool
 	// repairs are the departed members whose forgotten bookkeeping is
-	// being repaired, each with what is left of its window.
-	repairs map[repository.DepartedMember]*repairWindow
+	// being repaired, by instance id, each with what is left of its window.
+	repairs map[string]*repairWindow
 }
 
-// repairWindow is what is left to check of a departed member's window:
-// occurrences finished in [from, to).
-type repairWindow struct{ from, to time.Time }
+// repairWindow is what is left to check of a departure's window:
+// occurrences finished in [from, to). expires is the registration's end
+// it was opened for (a member that came back and left again gets a new
+// window).
+type repairWindow struct{ expires, from, to time.Time }
 
 // Repairing bookkeeping a crash forgot (repository.RepairEventRuns). Only a
 // process that died, was cut off or could not write its last bookkeeping
 // forgets runs: a live one's bookkeeper keeps a failed write and tries it
 // again, and a clean stop leaves the dispatch group only once it wrote
 // everything. So a repair follows a departure: a member whose registration
-// lapsed (repository.DepartedMembers). It checks the occurrences that
-// finished from repairLookback before the registration's end to the moment
-// the departure was seen, in pages of repairPage, at most repairPages a
-// run, then forgets the member. A departed process's unwritten runs are
-// younger than that: an outcome is committed at most recordRetryFor after
-// it was made (its updated_at), noted at once, and written within
-// BookkeepingMaxWait unless the database refuses; the registration lapses
-// at most a lease after the last renewal. An event whose bookkeeping a
-// kill -9 lost is right again within the lease (10 s) plus a rescue
-// interval or two once the pages are done. (Every rescuer checked every
+// lapsed (repository.DepartedMembers), or for the embedded server, alone on
+// its data directory, any other member at all (its killed predecessor). It
+// checks the occurrences that finished from repairLookback before the last
+// renewal (the registration's end minus the lease) to the moment the
+// departure was seen, in pages of repairPage, at most repairPages a run,
+// then forgets the member. A departed process's unwritten runs are younger
+// than that: an outcome is committed at most recordRetryFor after it was
+// made (its updated_at), noted at once, and written within
+// BookkeepingMaxWait unless the database refuses. An event whose
+// bookkeeping a kill -9 lost is right again within the lease (10 s) plus a
+// rescue interval or two once the pages are done. (Every rescuer checked every
 // finished occurrence once before: a join per delivery, spikes of a
 // quarter of a second every run in a steady 5,600/s stream, #36.)
 const (
@@ -77,7 +86,8 @@ func NewRescuer(cfg Config, store *repository.Store, clock Clock, wake func(at t
 	}
 	return &Rescuer{store: store, clock: clock, batch: cfg.RescueBatch, wake: wake, startup: cfg.Exclusive,
 		settleGrace: max(minSettleGrace, 4*cfg.BookkeepingInterval),
-		repairs:     map[repository.DepartedMember]*repairWindow{}}
+		self:        cfg.InstanceID, lease: cfg.Lease, exclusive: cfg.Exclusive,
+		repairs: map[string]*repairWindow{}}
 }
 
 // RunOnce rescues every expired lease (in bounded statements) and returns how
@@ -143,18 +153,42 @@ func (r *Rescuer) RunOnce(ctx context.Context) (int, error) {
 // repair rewrites the bookkeeping of events whose runs a departed member
 // may have forgotten.
 func (r *Rescuer) repair(ctx context.Context, now time.Time) error {
-	gone, err := r.store.DepartedMembers(ctx, now)
+	by := now
+	if r.exclusive {
+		by = model.SeriesEnd // a predecessor's registration, however long its lease
+	}
+	all, err := r.store.DepartedMembers(ctx, by)
 	if err != nil {
 		return err
 	}
-	for _, m := range gone {
-		if _, ok := r.repairs[m]; !ok {
-			r.repairs[m] = &repairWindow{from: m.ExpiresAt.Add(-repairLookback), to: now}
+	gone := all[:0]
+	departed := make(map[string]bool, len(all))
+	for _, m := range all {
+		if m.InstanceID == r.self {
+			continue
+		}
+		gone = append(gone, m)
+		departed[m.InstanceID] = true
+		// The registration ends a lease after its last renewal.
+		// Up to now included (the window is half-open; the database keeps
+		// microseconds).
+		from, to := m.ExpiresAt.Add(-r.lease-repairLookback), now.Add(time.Microsecond)
+		switch w, ok := r.repairs[m.InstanceID]; {
+		case !ok:
+			r.repairs[m.InstanceID] = &repairWindow{expires: m.ExpiresAt, from: from, to: to}
+		case !w.expires.Equal(m.ExpiresAt): // it came back and left again: what is left, then on to now
+			w.expires, w.from, w.to = m.ExpiresAt, minTime(w.from, from), to
+		}
+	}
+	// Another rescuer finished and forgot a member this one had begun.
+	for id := range r.repairs {
+		if !departed[id] {
+			delete(r.repairs, id)
 		}
 	}
 	pages := repairPages
 	for _, m := range gone {
-		w := r.repairs[m]
+		w := r.repairs[m.InstanceID]
 		for ; pages > 0 && w.from.Before(w.to); pages-- {
 			_, next, err := r.store.RepairEventRuns(ctx, w.from, w.to, repairPage)
 			if err != nil {
@@ -168,13 +202,14 @@ func (r *Rescuer) repair(ctx context.Context, now time.Time) error {
 		if err := r.store.ForgetMember(ctx, m); err != nil {
 			return err
 		}
-		delete(r.repairs, m)
-	}
-	// Another rescuer finished and forgot a member this one had begun.
-	for m := range r.repairs {
-		if !slices.Contains(gone, m) {
-			delete(r.repairs, m)
-		}
+		delete(r.repairs, m.InstanceID)
 	}
 	return nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
