@@ -161,31 +161,28 @@ func (r *Rescuer) repair(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	gone := all[:0]
-	departed := make(map[string]bool, len(all))
+	// The windows under way, kept for the members still departed (one
+	// another rescuer finished and forgot is dropped).
+	gone, windows := all[:0], make(map[string]*repairWindow, len(all))
 	for _, m := range all {
 		if m.InstanceID == r.self {
 			continue
 		}
 		gone = append(gone, m)
-		departed[m.InstanceID] = true
 		// The registration ends a lease after its last renewal.
 		// Up to now included (the window is half-open; the database keeps
 		// microseconds).
 		from, to := m.ExpiresAt.Add(-r.lease-repairLookback), now.Add(time.Microsecond)
-		switch w, ok := r.repairs[m.InstanceID]; {
+		w, ok := r.repairs[m.InstanceID]
+		switch {
 		case !ok:
-			r.repairs[m.InstanceID] = &repairWindow{expires: m.ExpiresAt, from: from, to: to}
+			w = &repairWindow{expires: m.ExpiresAt, from: from, to: to}
 		case !w.expires.Equal(m.ExpiresAt): // it came back and left again: what is left, then on to now
 			w.expires, w.from, w.to = m.ExpiresAt, minTime(w.from, from), to
 		}
+		windows[m.InstanceID] = w
 	}
-	// Another rescuer finished and forgot a member this one had begun.
-	for id := range r.repairs {
-		if !departed[id] {
-			delete(r.repairs, id)
-		}
-	}
+	r.repairs = windows
 	pages := repairPages
 	for _, m := range gone {
 		w := r.repairs[m.InstanceID]
