@@ -152,6 +152,31 @@ func TestBackfillRefusesWhatItCannotDo(t *testing.T) {
 	}
 }
 
+// A client that resolves "now" on its own clock (the CLI's --to now) may run
+// a little ahead of the server's database-aligned clock: a `to` within a few
+// seconds of the server's now is that now, not a refused future instant.
+func TestBackfillToNowOnAClockAheadIsNow(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends() {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, b.Open)
+			hourly := e.createEvent(e.master, map[string]any{"name": "hourly", "rrule": "FREQ=HOURLY",
+				"start_time": time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "webhook": "http://127.0.0.1:9999/hook"})["id"].(string)
+			ahead := time.Now().Add(3 * time.Second).UTC()
+			res := e.do("POST", "/events/"+hourly+"/backfill", e.master, map[string]any{
+				"from": ahead.Add(-3 * time.Hour).Format(time.RFC3339Nano), "to": ahead.Format(time.RFC3339Nano)})
+			answered := time.Now()
+			require.Equal(t, http.StatusAccepted, res.Status, "%s", res.Body)
+			out := res.object(t)
+			to, err := time.Parse(time.RFC3339Nano, out["to"].(string))
+			require.NoError(t, err)
+			require.False(t, to.After(answered), "to is the server's now (%s), not the client's %s", to, ahead)
+			require.EqualValues(t, 3, out["instants"], "the three past hours")
+		})
+	}
+}
+
 // A calendar that blocks a day of the range skips that instant (recorded
 // skipped, reason calendar) unless the backfill says not to respect it.
 func TestBackfillRespectsCalendarsUnlessToldNot(t *testing.T) {

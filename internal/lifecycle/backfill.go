@@ -17,6 +17,14 @@ import (
 	"github.com/qhronos/qhronos/internal/repository"
 )
 
+// backfillClockSlack is how far ahead of the server's clock a backfill's
+// `to` may lie and still mean "now": a client that resolves "now" itself
+// (the CLI, the SDKs) sends its own clock's reading, and the server's
+// database-aligned clock errs low by a sync's latency (scheduler.DBClock),
+// so the two differ by that plus the round trip. Such a `to` is clamped to
+// the server's now; anything later is refused.
+const backfillClockSlack = 5 * time.Second
+
 // Backfill fires every reading of a recurring event's pattern in [from, to]
 // (both inclusive, in the past) that has no occurrence yet: the rows are
 // due now, with reason backfill (repository.InsertBackfill). The range may
@@ -39,6 +47,9 @@ func (s *Service) Backfill(ctx context.Context, p auth.Principal, id string, b e
 	to, err := b.To.Resolve(loc, now)
 	if err != nil {
 		return events.BackfillResult{}, err
+	}
+	if to.After(now) && !to.After(now.Add(backfillClockSlack)) {
+		to = now // "now" on the client's clock, a little ahead of ours
 	}
 	switch {
 	case to.After(now):
