@@ -2,12 +2,15 @@ package repositorytest
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/qhronos/qhronos/internal/model"
 )
 
 // A test server whose connection slots are all taken for a moment (two
@@ -83,4 +86,38 @@ func databaseOf(t *testing.T) string {
 		return db[1:]
 	}
 	return "postgres"
+}
+
+// Each SQLite store is its own copy of the migrated file: every migration
+// shows as applied, and what one test writes no other store sees.
+func TestSQLiteStoresAreMigratedAndApart(t *testing.T) {
+	ctx := context.Background()
+	first, second := SQLite(t), SQLite(t)
+	migrations, err := first.Migrations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(migrations) == 0 {
+		t.Fatal("no migrations listed")
+	}
+	for _, m := range migrations {
+		if m.AppliedAt == nil {
+			t.Errorf("migration %d %s is pending on a fresh store", m.Version, m.Name)
+		}
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	c := &model.Calendar{ID: "3f0c2b0e-8a55-4a8e-9d43-1d0b7c1f9a01", Name: "holidays", Timezone: "UTC",
+		Dates: []string{"2026-12-25"}, Version: 1, CreatedAt: now, UpdatedAt: now}
+	if err := first.CreateCalendar(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.GetCalendar(ctx, c.ID); err != nil {
+		t.Fatalf("the store that wrote it: %v", err)
+	}
+	if _, err := second.GetCalendar(ctx, c.ID); !errors.Is(err, model.ErrNotFound) {
+		t.Fatalf("another store: got %v, want ErrNotFound", err)
+	}
+	if _, err := SQLite(t).GetCalendar(ctx, c.ID); !errors.Is(err, model.ErrNotFound) {
+		t.Fatalf("a store opened after the write: got %v, want ErrNotFound", err)
+	}
 }
