@@ -126,9 +126,12 @@ type Options struct {
 	IdleInTransaction time.Duration
 }
 
+// SQLiteFile is the embedded database's file name in its data directory.
+const SQLiteFile = "qhronos.db"
+
 // OpenSQLite opens (creating if needed) the embedded database in dataDir.
 func OpenSQLite(ctx context.Context, dataDir string) (*Store, error) {
-	path := filepath.Join(dataDir, "qhronos.db")
+	path := filepath.Join(dataDir, SQLiteFile)
 	// _txlock=immediate takes the write lock at BEGIN, so concurrent
 	// transactions wait on busy_timeout instead of failing to upgrade.
 	dsn := "file:" + path + "?_txlock=immediate" +
@@ -207,7 +210,7 @@ var ErrNoDatabase = errors.New("no database yet")
 // creates nothing (no directory, no file), takes no lock on the data
 // directory and so works beside the server that holds it.
 func OpenSQLiteReadOnly(ctx context.Context, dataDir string) (*Store, error) {
-	path := filepath.Join(dataDir, "qhronos.db")
+	path := filepath.Join(dataDir, SQLiteFile)
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w", path, ErrNoDatabase)
 	}

@@ -45,7 +45,7 @@ func SQLite(t testing.TB) *repository.Store {
 		t.Fatalf("migrate sqlite: %v", err)
 	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, sqliteFile), template, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, repository.SQLiteFile), template, 0o600); err != nil {
 		t.Fatalf("copy the migrated sqlite file: %v", err)
 	}
 	s, err := repository.OpenSQLite(ctx, dir)
@@ -60,9 +60,6 @@ func SQLite(t testing.TB) *repository.Store {
 	}
 	return s
 }
-
-// sqliteFile is the database's name in a data directory (OpenSQLite's).
-const sqliteFile = "qhronos.db"
 
 var sqliteTemplate struct {
 	once  sync.Once
@@ -99,10 +96,10 @@ func migrateSQLiteFile() ([]byte, error) {
 	if err := s.Close(); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(dir, sqliteFile+"-wal")); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, repository.SQLiteFile+"-wal")); err == nil {
 		return nil, fmt.Errorf("the migrated sqlite file still has a WAL after close")
 	}
-	return os.ReadFile(filepath.Join(dir, sqliteFile))
+	return os.ReadFile(filepath.Join(dir, repository.SQLiteFile))
 }
 
 // Postgres returns a migrated store on a fresh schema of the test server.
