@@ -46,7 +46,7 @@ func baseEnv(t *testing.T) []string {
 // postgresEnv switches a suite's server to a fresh PostgreSQL schema and a
 // unique Redis key prefix, both removed at cleanup.
 func postgresEnv(t *testing.T) []string {
-	env := []string{"QHRONOS_SDK_DATABASE_URL=" + repositorytest.PostgresSchema(t)}
+	env := []string{"QHRONOS_SDK_DATABASE_URL=" + repositorytest.MigratedPostgresSchema(t)}
 	for _, kv := range qhronostest.WithRedis(t) {
 		env = append(env, strings.Replace(kv, "QHRONOS_REDIS_", "QHRONOS_SDK_REDIS_", 1))
 	}

@@ -24,7 +24,7 @@ const benchClientsPerProc = 24
 func benchPostgres(t testing.TB) *repository.Store {
 	t.Helper()
 	ctx := context.Background()
-	s, err := repository.OpenPostgres(ctx, repositorytest.PostgresSchema(t),
+	s, err := repository.OpenPostgres(ctx, repositorytest.MigratedPostgresSchema(t),
 		repository.Options{MaxOpenConns: 20, ConnectTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatalf("open postgres: %v", err)

@@ -73,7 +73,7 @@ ANALYZE;
 //	go test ./internal/console -run '^$' -bench ConsolePages -benchtime 20x
 func BenchmarkConsolePages(b *testing.B) {
 	ctx := context.Background()
-	schemaURL := repositorytest.PostgresSchema(b)
+	schemaURL := repositorytest.MigratedPostgresSchema(b)
 	store, err := repository.OpenPostgres(ctx, schemaURL, repository.Options{MaxOpenConns: 8, ConnectTimeout: 5 * time.Second})
 	if err != nil {
 		b.Fatal(err)

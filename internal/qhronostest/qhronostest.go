@@ -126,7 +126,7 @@ func Start(t testing.TB, backend Backend, extra ...string) *Server {
 		"QHRONOS_LOG_LEVEL=warn",
 	}
 	if backend == Postgres {
-		s.env = append(s.env, "QHRONOS_DATABASE_URL="+repositorytest.PostgresSchema(t),
+		s.env = append(s.env, "QHRONOS_DATABASE_URL="+repositorytest.MigratedPostgresSchema(t),
 			"QHRONOS_OUTBOUND_ALLOW_CIDRS=127.0.0.0/8")
 	}
 	s.env = append(s.env, extra...)

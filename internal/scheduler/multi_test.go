@@ -21,7 +21,7 @@ import (
 // schema.
 func postgresStores(t *testing.T, n int) []*repository.Store {
 	t.Helper()
-	url := repositorytest.PostgresSchema(t)
+	url := repositorytest.MigratedPostgresSchema(t)
 	var out []*repository.Store
 	for range n {
 		s, err := repository.OpenPostgres(context.Background(), url, repository.Options{MaxOpenConns: 4, ConnectTimeout: 5 * time.Second})

@@ -39,7 +39,7 @@ type deployment struct {
 // short leases, rescues and backoffs so faults heal within seconds.
 func newDeployment(t testing.TB) *deployment {
 	t.Helper()
-	schemaURL := repositorytest.PostgresSchema(t)
+	schemaURL := repositorytest.MigratedPostgresSchema(t)
 	appName := "qe2e_" + qhronostest.RandomHex(t, 6)
 	u, err := url.Parse(schemaURL)
 	require.NoError(t, err)

@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -106,7 +108,7 @@ func migrateSQLiteFile() ([]byte, error) {
 // Outside CI a missing server skips the test; in CI it fails.
 func Postgres(t testing.TB) *repository.Store {
 	t.Helper()
-	schemaURL := PostgresSchema(t)
+	schemaURL := MigratedPostgresSchema(t)
 	ctx := context.Background()
 	s, err := repository.OpenPostgres(ctx, schemaURL, repository.Options{MaxOpenConns: 8, ConnectTimeout: 5 * time.Second})
 	if err != nil {
@@ -122,6 +124,21 @@ func Postgres(t testing.TB) *repository.Store {
 // PostgresSchema creates an empty schema and returns a URL whose connections
 // use it (search_path); the schema is dropped at cleanup.
 func PostgresSchema(t testing.TB) string {
+	t.Helper()
+	return postgresSchema(t, false)
+}
+
+// MigratedPostgresSchema is PostgresSchema with every migration applied:
+// the schema is filled from a pg_dump of one this process migrated once
+// (see postgresTemplate), or migrated where no dump could be made. A
+// migration costs the server about 1 CPU-second, its replay about half
+// that; a CI run makes hundreds of these schemas on two cores.
+func MigratedPostgresSchema(t testing.TB) string {
+	t.Helper()
+	return postgresSchema(t, true)
+}
+
+func postgresSchema(t testing.TB, migrated bool) string {
 	t.Helper()
 	admin, err := sqlx.Open("pgx", PostgresURL())
 	if err != nil {
@@ -149,6 +166,13 @@ func PostgresSchema(t testing.TB) string {
 		_ = admin.Close()
 		t.Fatalf("create schema: %v", err)
 	}
+	if migrated {
+		if err := fillSchema(t, admin, schema); err != nil {
+			_, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+			_ = admin.Close()
+			t.Fatalf("migrate schema %s: %v", schema, err)
+		}
+	}
 	// Held for the whole test, the admin pool keeps no idle connection:
 	// two copies of the suite side by side run near max_connections.
 	admin.SetMaxIdleConns(0)
@@ -156,14 +180,120 @@ func PostgresSchema(t testing.TB) string {
 		_, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
 		_ = admin.Close()
 	})
-	u, err := url.Parse(PostgresURL())
+	u, err := schemaURL(schema)
 	if err != nil {
 		t.Fatalf("parse test database url: %v", err)
+	}
+	return u
+}
+
+// schemaURL is the test server's URL with connections on schema.
+func schemaURL(schema string) (string, error) {
+	u, err := url.Parse(PostgresURL())
+	if err != nil {
+		return "", err
 	}
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	return u.String()
+	return u.String(), nil
+}
+
+// fillSchema migrates the empty schema: by replaying the template, or where
+// the template could not be made (no pg_dump, or one that cannot read this
+// server) with Migrate.
+func fillSchema(t testing.TB, admin *sqlx.DB, schema string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dump, err := postgresTemplate(ctx)
+	if err == nil {
+		// One query string, so one implicit transaction: a replay that
+		// fails leaves the schema empty.
+		_, err = admin.ExecContext(ctx, strings.ReplaceAll(dump, templateMark, schema))
+		if err == nil {
+			return nil
+		}
+		err = fmt.Errorf("replay the migrated template: %w", err)
+	}
+	t.Logf("migrating schema %s instead of copying a template: %v", schema, err)
+	u, err := schemaURL(schema)
+	if err != nil {
+		return err
+	}
+	s, err := repository.OpenPostgres(ctx, u, repository.Options{MaxOpenConns: 4, ConnectTimeout: 5 * time.Second})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = s.Close() }()
+	_, err = s.Migrate(ctx)
+	return err
+}
+
+// templateMark stands for the schema's name in the template's SQL.
+const templateMark = "qtest_template_schema"
+
+var pgTemplate struct {
+	once sync.Once
+	sql  string
+	err  error
+}
+
+// postgresTemplate returns the SQL that fills an empty schema named
+// templateMark as Migrate would: pg_dump's output (tables, indexes,
+// functions, triggers and the rows migrations insert) for a schema this
+// process migrated once and then dropped. pg_dump, not a catalog walk of
+// our own: it already writes every kind of object in dependency order.
+func postgresTemplate(ctx context.Context) (string, error) {
+	pgTemplate.once.Do(func() { pgTemplate.sql, pgTemplate.err = dumpMigratedSchema(ctx) })
+	return pgTemplate.sql, pgTemplate.err
+}
+
+func dumpMigratedSchema(ctx context.Context) (string, error) {
+	pgDump, err := exec.LookPath("pg_dump")
+	if err != nil {
+		return "", err
+	}
+	admin, err := sqlx.Open("pgx", PostgresURL())
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = admin.Close() }()
+	schema := "qtest_" + randomHex(8)
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		return "", err
+	}
+	defer func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") }()
+	u, err := schemaURL(schema)
+	if err != nil {
+		return "", err
+	}
+	s, err := repository.OpenPostgres(ctx, u, repository.Options{MaxOpenConns: 4, ConnectTimeout: 5 * time.Second})
+	if err != nil {
+		return "", err
+	}
+	_, err = s.Migrate(ctx)
+	_ = s.Close()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, pgDump, "--dbname="+PostgresURL(), "--schema="+schema,
+		"--no-owner", "--no-privileges", "--no-comments", "--inserts")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("pg_dump: %w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	var b strings.Builder
+	for line := range strings.Lines(string(out)) {
+		// psql's meta-commands (\restrict) are no SQL; the schema exists.
+		if strings.HasPrefix(line, `\`) || strings.HasPrefix(line, "CREATE SCHEMA ") {
+			continue
+		}
+		b.WriteString(line)
+	}
+	// The random name occurs nowhere but as the schema's.
+	return strings.ReplaceAll(b.String(), schema, templateMark), nil
 }
 
 // slotRefused, when set, hears of each refusal PostgresSchema waits out

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/qhronos/qhronos/internal/model"
+	"github.com/qhronos/qhronos/internal/repository"
 )
 
 // A test server whose connection slots are all taken for a moment (two
@@ -120,4 +122,119 @@ func TestSQLiteStoresAreMigratedAndApart(t *testing.T) {
 	if _, err := SQLite(t).GetCalendar(ctx, c.ID); !errors.Is(err, model.ErrNotFound) {
 		t.Fatalf("a store opened after the write: got %v, want ErrNotFound", err)
 	}
+}
+
+// A schema filled from the template is the schema Migrate makes: the same
+// columns, indexes, constraints, triggers, functions, partitions, sequences
+// and rows, and every migration listed as applied.
+func TestMigratedPostgresSchemaIsWhatMigrateMakes(t *testing.T) {
+	ctx := context.Background()
+	copiedURL := MigratedPostgresSchema(t)
+	if _, err := postgresTemplate(ctx); err != nil {
+		Unavailable(t, "pg_dump", err)
+	}
+	migratedURL := PostgresSchema(t)
+	migrated, err := repository.OpenPostgres(ctx, migratedURL, repository.Options{MaxOpenConns: 4, ConnectTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = migrated.Close() })
+	if _, err := migrated.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	copied, err := repository.OpenPostgres(ctx, copiedURL, repository.Options{MaxOpenConns: 4, ConnectTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = copied.Close() })
+	applied, err := copied.Migrate(ctx)
+	if err != nil || applied != 0 {
+		t.Fatalf("Migrate on the copy applied %d (%v), want 0", applied, err)
+	}
+	want, got := describeSchema(t, migratedURL), describeSchema(t, copiedURL)
+	if len(want) < 100 {
+		t.Fatalf("the migrated schema describes as %d lines; the description misses objects", len(want))
+	}
+	wantSet := map[string]bool{}
+	for _, l := range want {
+		wantSet[l] = true
+	}
+	gotSet := map[string]bool{}
+	for _, l := range got {
+		gotSet[l] = true
+		if !wantSet[l] {
+			t.Errorf("only in the copy: %s", l)
+		}
+	}
+	for _, l := range want {
+		if !gotSet[l] {
+			t.Errorf("only in the migrated schema: %s", l)
+		}
+	}
+}
+
+// describeSchema lists the objects and rows of the schema its URL uses,
+// one line each, its own name left out.
+func describeSchema(t *testing.T, schemaURL string) []string {
+	t.Helper()
+	db, err := sqlx.Open("pgx", schemaURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var schema string
+	if err := db.Get(&schema, `SELECT current_schema()`); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, q := range []string{
+		`SELECT 'column ' || table_name || '.' || column_name || ' ' || data_type || ' null=' || is_nullable
+			|| ' default=' || COALESCE(column_default, '-')
+			FROM information_schema.columns WHERE table_schema = $1`,
+		`SELECT 'index ' || indexdef FROM pg_indexes WHERE schemaname = $1`,
+		`SELECT 'constraint ' || c.conrelid::regclass::text || ' ' || c.conname || ' ' || pg_get_constraintdef(c.oid)
+			FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace WHERE n.nspname = $1`,
+		`SELECT 'trigger ' || pg_get_triggerdef(g.oid) FROM pg_trigger g JOIN pg_class c ON c.oid = g.tgrelid
+			JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND NOT g.tgisinternal`,
+		`SELECT 'function ' || pg_get_functiondef(p.oid) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+			WHERE n.nspname = $1`,
+		`SELECT 'partition ' || i.inhrelid::regclass::text || ' of ' || i.inhparent::regclass::text || ' '
+			|| COALESCE(pg_get_expr(c.relpartbound, c.oid), '-')
+			FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+			WHERE n.nspname = $1`,
+		`SELECT 'sequence ' || sequencename || ' ' || COALESCE(last_value::text, 'unused')
+			FROM pg_sequences WHERE schemaname = $1`,
+		`SELECT 'relation ' || c.relname || ' ' || c.relkind::text || ' ' || array_to_string(COALESCE(c.reloptions, '{}'), ',')
+			FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1`,
+	} {
+		var got []string
+		if err := db.Select(&got, q, schema); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		lines = append(lines, got...)
+	}
+	var tables []string
+	if err := db.Select(&tables, `SELECT tablename FROM pg_tables WHERE schemaname = $1`, schema); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range tables {
+		if table == "schema_migrations" { // applied_at differs
+			continue
+		}
+		var rows string
+		q := `SELECT count(*) || ' ' || COALESCE(md5(string_agg(t::text, ',' ORDER BY t::text)), '-') FROM ` + table + ` t`
+		if err := db.Get(&rows, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		lines = append(lines, "rows "+table+" "+rows)
+	}
+	var versions []string
+	if err := db.Select(&versions, `SELECT 'migration ' || version || ' ' || name FROM schema_migrations`); err != nil {
+		t.Fatal(err)
+	}
+	lines = append(lines, versions...)
+	for k, l := range lines {
+		lines[k] = strings.ReplaceAll(l, schema, "<schema>")
+	}
+	return lines
 }

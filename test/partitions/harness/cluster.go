@@ -89,7 +89,7 @@ func settings(t testing.TB, token, cidr string) map[string]string {
 func NewCluster(t testing.TB, n int, extra ...string) *Cluster {
 	t.Helper()
 	nw := NewNetwork(t, n)
-	schemaURL := repositorytest.PostgresSchema(t)
+	schemaURL := repositorytest.MigratedPostgresSchema(t)
 	_, prefix := coordinationtest.RedisClient(t)
 	db, err := sqlx.Open("pgx", schemaURL)
 	if err != nil {
