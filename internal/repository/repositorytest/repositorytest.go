@@ -207,13 +207,9 @@ func fillSchema(t testing.TB, admin *sqlx.DB, schema string) error {
 	defer cancel()
 	dump, err := postgresTemplate(ctx)
 	if err == nil {
-		// One query string, so one implicit transaction: a replay that
-		// fails leaves the schema empty.
-		_, err = admin.ExecContext(ctx, strings.ReplaceAll(dump, templateMark, schema))
-		if err == nil {
+		if err = replayTemplate(ctx, admin, schema, dump); err == nil {
 			return nil
 		}
-		err = fmt.Errorf("replay the migrated template: %w", err)
 	}
 	t.Logf("migrating schema %s instead of copying a template: %v", schema, err)
 	u, err := schemaURL(schema)
@@ -229,6 +225,15 @@ func fillSchema(t testing.TB, admin *sqlx.DB, schema string) error {
 	return err
 }
 
+// replayTemplate fills the empty schema from dump. One query string, so
+// one implicit transaction: a replay that fails leaves the schema empty.
+func replayTemplate(ctx context.Context, admin *sqlx.DB, schema, dump string) error {
+	if _, err := admin.ExecContext(ctx, strings.ReplaceAll(dump, templateMark, schema)); err != nil {
+		return fmt.Errorf("replay the migrated template: %w", err)
+	}
+	return nil
+}
+
 // templateMark stands for the schema's name in the template's SQL.
 const templateMark = "qtest_template_schema"
 
@@ -241,7 +246,9 @@ var pgTemplate struct {
 // postgresTemplate returns the SQL that fills an empty schema named
 // templateMark as Migrate would: pg_dump's output (tables, indexes,
 // functions, triggers and the rows migrations insert) for a schema this
-// process migrated once and then dropped. pg_dump, not a catalog walk of
+// process migrated once and then dropped. Its weekly partitions are
+// those of the week it was made in, as a migration's are; the store makes
+// any missing one before rows need it (EnsurePartitionsFor). pg_dump, not a catalog walk of
 // our own: it already writes every kind of object in dependency order.
 func postgresTemplate(ctx context.Context) (string, error) {
 	pgTemplate.once.Do(func() { pgTemplate.sql, pgTemplate.err = dumpMigratedSchema(ctx) })
