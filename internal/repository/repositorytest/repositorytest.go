@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -161,7 +163,12 @@ func postgresSchema(t testing.TB, migrated bool) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	schema := "qtest_" + randomHex(8)
+	sweepLeftSchemas.Do(func() {
+		sweep, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		dropLeftSchemas(sweep, admin, time.Now())
+	})
+	schema := schemaName(time.Now())
 	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
 		_ = admin.Close()
 		t.Fatalf("create schema: %v", err)
@@ -265,7 +272,7 @@ func dumpMigratedSchema(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer func() { _ = admin.Close() }()
-	schema := "qtest_" + randomHex(8)
+	schema := schemaName(time.Now())
 	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
 		return "", err
 	}
@@ -301,6 +308,46 @@ func dumpMigratedSchema(ctx context.Context) (string, error) {
 	}
 	// The random name occurs nowhere but as the schema's.
 	return strings.ReplaceAll(b.String(), schema, templateMark), nil
+}
+
+// A test schema's name carries the second it was made, so that the ones a
+// killed process left behind can be told from those in use: a fuzz run
+// kills its workers, whose cleanups never run, and a suite stopped with
+// ^C leaves its schemas too.
+const schemaPrefix = "qtest_t"
+
+var leftSchema = regexp.MustCompile(`^` + schemaPrefix + `([0-9a-f]{8})[0-9a-f]{8}$`)
+
+// schemaLifetime bounds how long a test may use its schema: go test's
+// default timeout is 10 minutes, CI's scripts/test allows 30.
+const schemaLifetime = 6 * time.Hour
+
+func schemaName(now time.Time) string {
+	return fmt.Sprintf("%s%08x%s", schemaPrefix, uint32(now.Unix()), randomHex(4))
+}
+
+var sweepLeftSchemas sync.Once
+
+// dropLeftSchemas drops the test schemas made more than schemaLifetime
+// before now, once per process; best effort, since another process may
+// drop them at the same moment.
+func dropLeftSchemas(ctx context.Context, admin *sqlx.DB, now time.Time) {
+	var names []string
+	if err := admin.SelectContext(ctx, &names, `SELECT nspname FROM pg_namespace WHERE nspname LIKE $1`,
+		schemaPrefix+"%"); err != nil {
+		return
+	}
+	for _, name := range names {
+		m := leftSchema.FindStringSubmatch(name)
+		if m == nil {
+			continue
+		}
+		secs, err := strconv.ParseUint(m[1], 16, 32)
+		if err != nil || now.Sub(time.Unix(int64(secs), 0)) < schemaLifetime {
+			continue
+		}
+		_, _ = admin.ExecContext(ctx, "DROP SCHEMA IF EXISTS "+name+" CASCADE")
+	}
 }
 
 // slotRefused, when set, hears of each refusal PostgresSchema waits out

@@ -298,3 +298,45 @@ func describeSchema(t *testing.T, schemaURL string) []string {
 	}
 	return lines
 }
+
+// Schemas a killed test process left behind are dropped by a later
+// process once they are older than any test runs; those of tests still
+// running, and schemas not named by this package, stay.
+func TestLeftSchemasAreDropped(t *testing.T) {
+	ctx := context.Background()
+	admin, err := sqlx.Open("pgx", PostgresURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Close() })
+	if err := admin.PingContext(ctx); err != nil {
+		Unavailable(t, "PostgreSQL", err)
+	}
+	now := time.Now()
+	left := schemaName(now.Add(-schemaLifetime - time.Minute))
+	young := schemaName(now.Add(-schemaLifetime + time.Minute))
+	other := "qtest_other_" + randomHex(4)
+	for _, name := range []string{left, young, other} {
+		if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+name+"; CREATE TABLE "+name+".t (x int)"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA IF EXISTS "+name+" CASCADE") })
+	}
+	dropLeftSchemas(ctx, admin, now)
+	exists := func(name string) bool {
+		var n int
+		if err := admin.GetContext(ctx, &n, `SELECT count(*) FROM pg_namespace WHERE nspname = $1`, name); err != nil {
+			t.Fatal(err)
+		}
+		return n == 1
+	}
+	if exists(left) {
+		t.Errorf("%s, made %s ago, is still there", left, schemaLifetime+time.Minute)
+	}
+	if !exists(young) {
+		t.Errorf("%s, made %s ago, was dropped", young, schemaLifetime-time.Minute)
+	}
+	if !exists(other) {
+		t.Errorf("%s, not a name this package makes, was dropped", other)
+	}
+}
