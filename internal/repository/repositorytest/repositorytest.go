@@ -253,10 +253,11 @@ var pgTemplate struct {
 // postgresTemplate returns the SQL that fills an empty schema named
 // templateMark as Migrate would: pg_dump's output (tables, indexes,
 // functions, triggers and the rows migrations insert) for a schema this
-// process migrated once and then dropped. Its weekly partitions are
-// those of the week it was made in, as a migration's are; the store makes
-// any missing one before rows need it (EnsurePartitionsFor). pg_dump, not a catalog walk of
-// our own: it already writes every kind of object in dependency order.
+// process migrated once and then dropped. Its weekly partitions are those
+// of the week it was made in, as a migration's are; the store makes any
+// missing one before rows need it (EnsurePartitionsFor). pg_dump, not a
+// catalog walk of our own: it writes every kind of object in dependency
+// order.
 func postgresTemplate(ctx context.Context) (string, error) {
 	pgTemplate.once.Do(func() { pgTemplate.sql, pgTemplate.err = dumpMigratedSchema(ctx) })
 	return pgTemplate.sql, pgTemplate.err
