@@ -21,14 +21,7 @@ import (
 // limit gives the same SQLSTATE 53300 as max_connections.
 func TestPostgresSchemaWaitsForAConnectionSlot(t *testing.T) {
 	ctx := context.Background()
-	admin, err := sqlx.Open("pgx", PostgresURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = admin.Close() })
-	if err := admin.PingContext(ctx); err != nil {
-		Unavailable(t, "PostgreSQL", err)
-	}
+	admin := adminDB(t)
 	role := "qtest_role_" + randomHex(6)
 	for _, q := range []string{`CREATE ROLE ` + role + ` LOGIN CONNECTION LIMIT 1`,
 		`GRANT CREATE ON DATABASE ` + databaseOf(t) + ` TO ` + role} {
@@ -77,6 +70,20 @@ func TestPostgresSchemaWaitsForAConnectionSlot(t *testing.T) {
 	if !ran {
 		t.Fatal("the test skipped or failed on a server whose slots were taken for half a second")
 	}
+}
+
+// adminDB is a pool on the test server's admin URL, closed at cleanup.
+func adminDB(t *testing.T) *sqlx.DB {
+	t.Helper()
+	admin, err := sqlx.Open("pgx", PostgresURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Close() })
+	if err := admin.PingContext(context.Background()); err != nil {
+		Unavailable(t, "PostgreSQL", err)
+	}
+	return admin
 }
 
 func databaseOf(t *testing.T) string {
@@ -304,14 +311,7 @@ func describeSchema(t *testing.T, schemaURL string) []string {
 // running, and schemas not named by this package, stay.
 func TestLeftSchemasAreDropped(t *testing.T) {
 	ctx := context.Background()
-	admin, err := sqlx.Open("pgx", PostgresURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = admin.Close() })
-	if err := admin.PingContext(ctx); err != nil {
-		Unavailable(t, "PostgreSQL", err)
-	}
+	admin := adminDB(t)
 	now := time.Now()
 	left := schemaName(now.Add(-schemaLifetime - time.Minute))
 	young := schemaName(now.Add(-schemaLifetime + time.Minute))
