@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -212,61 +213,128 @@ func TestDebounceFiresNoLaterThanMaxWaitAfterTheFirstUpsert(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, b.Open)
-			delivered := make(chan time.Time, 10)
-			receiver := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
-				delivered <- time.Now()
-			}))
-			t.Cleanup(receiver.Close)
 			e.sched.Start(context.Background())
-			const debounce, maxWait = 2 * time.Second, 3 * time.Second
-			body := func() map[string]any {
-				return map[string]any{"name": "cart reminder", "webhook": receiver.URL + "/hook",
-					"debounce": debounce.String(), "max_wait": maxWait.String()}
-			}
-			before := time.Now()
-			res := e.do("PUT", "/events/by-key/cart-7", e.master, body())
-			firstAnswered := time.Now()
-			require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
-			ev := res.object(t)
-			id := ev["id"].(string)
-			require.Equal(t, "2s", ev["debounce"])
-			require.Equal(t, "3s", ev["max_wait"])
-			// Upsert until shortly before the bound (each at most 1s apart,
-			// so every one lands inside the burst).
-			upserts := 1
-			for time.Since(before) < maxWait-800*time.Millisecond {
-				res := e.do("PUT", "/events/by-key/cart-7", e.master, body())
-				require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
-				require.LessOrEqual(t, len(e.pendingOf(id)), 1, "the pending occurrence moved, not added")
-				upserts++
-				select {
-				case <-delivered:
-					t.Fatal("fired while the burst was still inside max_wait")
-				case <-time.After(200 * time.Millisecond):
+			// A machine that stalls for debounce between two upserts ends
+			// the burst there, rightly: the burst is made again, with a
+			// key and a receiver of its own, a bounded number of times.
+			for try := 1; ; try++ {
+				b := upsertBurst(t, e, fmt.Sprintf("cart-%d", try))
+				if b.stalled {
+					require.Less(t, try, 8, "every burst was broken by a stall longer than debounce")
+					t.Logf("burst %d broken by a stall longer than debounce; again", try)
+					continue
 				}
-			}
-			require.Greater(t, upserts, 2)
-			select {
-			case <-delivered:
-			case <-time.After(60 * time.Second):
-				t.Fatal("the debounced event never fired")
-			}
-			rows, err := e.store.ListOccurrences(context.Background(), model.OccurrenceFilter{EventID: id,
-				Unrestricted: true, Limit: 100})
-			require.NoError(t, err)
-			var fired []time.Time
-			for _, o := range rows {
-				if o.Status != model.OccurrenceCancelled {
-					fired = append(fired, o.ScheduledAt)
+				rows, err := e.store.ListOccurrences(context.Background(), model.OccurrenceFilter{EventID: b.id,
+					Unrestricted: true, Limit: 100})
+				require.NoError(t, err)
+				// An upsert the server took after the firing starts a
+				// burst of its own, due debounce after it.
+				var fired []time.Time
+				for _, o := range rows {
+					if o.Status != model.OccurrenceCancelled && !o.ScheduledAt.After(b.firedAt) {
+						fired = append(fired, o.ScheduledAt)
+					}
 				}
+				require.Len(t, fired, 1, "one occurrence for the burst fired at %s: %v", b.firedAt,
+					e.occurrencesOf(b.id))
+				at := fired[0]
+				require.False(t, at.After(b.firstAnswered.Add(burstMaxWait)),
+					"scheduled %s, more than max_wait after the first upsert (answered %s)", at, b.firstAnswered)
+				require.False(t, at.Before(b.before.Add(burstMaxWait)),
+					"scheduled %s: max_wait, not debounce, should have bounded this burst", at)
+				t.Logf("upserts in the burst: %d", b.upserts)
+				return
 			}
-			require.Len(t, fired, 1, "one occurrence for the burst: %v", e.occurrencesOf(id))
-			at := fired[0]
-			require.False(t, at.After(firstAnswered.Add(maxWait)),
-				"scheduled %s, more than max_wait after the first upsert (answered %s)", at, firstAnswered)
-			require.False(t, at.Before(before.Add(maxWait)),
-				"scheduled %s: max_wait, not debounce, should have bounded this burst", at)
-			t.Logf("upserts in the burst: %d", upserts)
 		})
 	}
+}
+
+const burstDebounce, burstMaxWait = 3 * time.Second, 5 * time.Second
+
+// burst is what upsertBurst saw.
+type burst struct {
+	id                             string
+	before, firstAnswered, firedAt time.Time
+	upserts                        int
+	// stalled: the burst may have been broken by the machine, not by
+	// the event: a stretch of at least debounce in which the server may
+	// have had no upsert (two upserts that far apart, or the last one that
+	// far from an early firing), or no upsert late enough for max_wait to
+	// be the bound.
+	stalled bool
+}
+
+// upsertBurst upserts the debounced event key every 200 ms until 1.5 s
+// before max_wait, then waits for its firing. A firing before max_wait
+// fails the test unless the burst stalled.
+func upsertBurst(t *testing.T, e *env, key string) burst {
+	t.Helper()
+	delivered := make(chan time.Time, 10)
+	receiver := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		delivered <- time.Now()
+	}))
+	t.Cleanup(receiver.Close)
+	receiverURL := receiver.URL
+	body := func() map[string]any {
+		return map[string]any{"name": "cart reminder", "webhook": receiverURL + "/hook",
+			"debounce": burstDebounce.String(), "max_wait": burstMaxWait.String()}
+	}
+	var b burst
+	b.before = time.Now()
+	res := e.do("PUT", "/events/by-key/"+key, e.master, body())
+	b.firstAnswered = time.Now()
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	ev := res.object(t)
+	b.id = ev["id"].(string)
+	require.Equal(t, "3s", ev["debounce"])
+	require.Equal(t, "5s", ev["max_wait"])
+	// gap bounds, from the client's side, the longest stretch the server
+	// went without an upsert: from one upsert's send to the next one's
+	// answer.
+	sent, gap := b.before, time.Duration(0)
+	early := func(firedAt time.Time) bool {
+		b.firedAt = firedAt
+		gap = max(gap, firedAt.Sub(sent))
+		if !firedAt.Before(b.before.Add(burstMaxWait)) {
+			return false
+		}
+		if gap >= burstDebounce {
+			b.stalled = true
+			return false
+		}
+		return true
+	}
+	b.upserts = 1
+	for time.Since(b.before) < burstMaxWait-1500*time.Millisecond {
+		next := time.Now()
+		res := e.do("PUT", "/events/by-key/"+key, e.master, body())
+		require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+		if gap, sent = max(gap, time.Since(sent)), next; gap >= burstDebounce {
+			b.stalled = true
+			return b
+		}
+		require.LessOrEqual(t, len(e.pendingOf(b.id)), 1, "the pending occurrence moved, not added")
+		b.upserts++
+		select {
+		case at := <-delivered:
+			require.False(t, early(at), "fired at %s while the burst was still inside max_wait (first upsert %s)",
+				at, b.before)
+			return b
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	// max_wait bounds the burst only if an upsert came more than
+	// max_wait-debounce after the first: one that left the client later
+	// than that reached the server later too.
+	if !sent.After(b.firstAnswered.Add(burstMaxWait - burstDebounce)) {
+		b.stalled = true
+		return b
+	}
+	select {
+	case at := <-delivered:
+		require.False(t, early(at), "fired at %s, before max_wait after the first upsert (%s)", at, b.before)
+	case <-time.After(60 * time.Second):
+		t.Fatal("the debounced event never fired")
+	}
+	return b
 }
