@@ -219,6 +219,11 @@ func fillSchema(t testing.TB, admin *sqlx.DB, schema string) error {
 		}
 	}
 	t.Logf("migrating schema %s instead of copying a template: %v", schema, err)
+	return migrateSchema(ctx, schema)
+}
+
+// migrateSchema applies every migration to schema.
+func migrateSchema(ctx context.Context, schema string) error {
 	u, err := schemaURL(schema)
 	if err != nil {
 		return err
@@ -278,17 +283,7 @@ func dumpMigratedSchema(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") }()
-	u, err := schemaURL(schema)
-	if err != nil {
-		return "", err
-	}
-	s, err := repository.OpenPostgres(ctx, u, repository.Options{MaxOpenConns: 4, ConnectTimeout: 5 * time.Second})
-	if err != nil {
-		return "", err
-	}
-	_, err = s.Migrate(ctx)
-	_ = s.Close()
-	if err != nil {
+	if err := migrateSchema(ctx, schema); err != nil {
 		return "", err
 	}
 	cmd := exec.CommandContext(ctx, pgDump, "--dbname="+PostgresURL(), "--schema="+schema,

@@ -225,34 +225,35 @@ func copiedSchema(t *testing.T) string {
 		t.Fatal(err)
 	}
 	u := PostgresSchema(t)
-	admin, err := sqlx.Open("pgx", u)
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin, schema := onSchema(t, u)
 	defer admin.Close()
-	var schema string
-	if err := admin.Get(&schema, `SELECT current_schema()`); err != nil {
-		t.Fatal(err)
-	}
 	if err := replayTemplate(ctx, admin, schema, dump); err != nil {
 		t.Fatal(err)
 	}
 	return u
 }
 
-// describeSchema lists the objects and rows of the schema its URL uses,
-// one line each, its own name left out.
-func describeSchema(t *testing.T, schemaURL string) []string {
+// onSchema opens a pool on the schema its URL uses and names that schema.
+func onSchema(t *testing.T, schemaURL string) (*sqlx.DB, string) {
 	t.Helper()
 	db, err := sqlx.Open("pgx", schemaURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
 	var schema string
 	if err := db.Get(&schema, `SELECT current_schema()`); err != nil {
+		_ = db.Close()
 		t.Fatal(err)
 	}
+	return db, schema
+}
+
+// describeSchema lists the objects and rows of the schema its URL uses,
+// one line each, its own name left out.
+func describeSchema(t *testing.T, schemaURL string) []string {
+	t.Helper()
+	db, schema := onSchema(t, schemaURL)
+	defer db.Close()
 	var lines []string
 	for _, q := range []string{
 		`SELECT 'column ' || table_name || '.' || column_name || ' ' || data_type || ' null=' || is_nullable
