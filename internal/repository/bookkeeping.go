@@ -170,7 +170,7 @@ func (s *Store) noteEventRuns(ctx context.Context, chunk []EventRun) error {
 			(status, next_run_at, updated_at, version) = (SELECT
 				CASE WHEN x.ended THEN {inactive} ELSE events.status END,
 				CASE WHEN x.ended THEN NULL ELSE COALESCE(
-					(SELECT MIN(o.next_attempt_at) FROM occurrences o
+					(SELECT MIN(o.next_attempt_at) FROM queued_occurrences o
 						WHERE o.event_id = events.id AND o.status IN {waiting}),
 					CASE WHEN events.status = {active} AND events.next_run_at > v.now THEN events.next_run_at END)
 				END,
@@ -192,16 +192,17 @@ func (s *Store) noteEventRuns(ctx context.Context, chunk []EventRun) error {
 }
 
 // RepairEventRuns rewrites the bookkeeping of events whose runs a crash
-// may have forgotten: it reads the occurrences that finished (updated_at)
-// in [from, to), at most limit, oldest first, keeps those whose event does
+// may have forgotten: it reads the occurrences that finished in [from, to)
+// (by their attempts' start, or when they ended otherwise
+// than completed), at most limit, oldest first, keeps those whose event does
 // not show them — last_run_at before the occurrence's first attempt, or an
 // active event whose next_run_at is not after the moment it finished — and
 // writes those events' Runs again with NoteEventRuns, rebuilt from each
 // occurrence's newest attempt (looked up in its own time partition).
 //
-// The read is one index range (occurrences_terminal) and a key lookup per
-// row, over a window the caller moves forward (the rescuer: every run, up
-// to a few seconds ago); writes happen only for events that need them,
+// The read is two index ranges (attempts_by_time, occurrence_ends) and a
+// key lookup per row, over a window the caller moves forward (the
+// rescuer: every run, up to a few seconds ago); writes happen only for events that need them,
 // normally none, since the bookkeeper wrote them long before. It returns
 // how many events it wrote and where the next call should start: to when
 // the window was read to its end, else the last instant read.
@@ -211,21 +212,35 @@ func (s *Store) RepairEventRuns(ctx context.Context, from, to time.Time, limit i
 		EventID     string    `db:"event_id"`
 		ScheduledAt time.Time `db:"scheduled_at"`
 		UpdatedAt   time.Time `db:"updated_at"`
+		At          time.Time `db:"at"`
 		Started     bool      `db:"started"`
 	}
-	err := s.selectAll(ctx, &rows, statusSQL(`SELECT o.id, o.event_id, o.scheduled_at, o.updated_at,
-		o.started_at IS NOT NULL AS started
-		FROM occurrences o JOIN events e ON e.id = o.event_id
-		WHERE o.status IN {finished} AND o.updated_at >= ? AND o.updated_at < ? AND e.deleted_at IS NULL
+	// Occurrences keep no index on when they finished (an outcome's update
+	// stays in place only so, 0036): a delivered row is found by its
+	// attempts (attempts_by_time), one that ended otherwise by its mirror
+	// in occurrence_ends.
+	instant := ""
+	if s.d.backend == Postgres {
+		instant = ` AND o.scheduled_at = a.scheduled_at` // each row in its own slice
+	}
+	const forgotten = `e.deleted_at IS NULL
 		AND ((o.started_at IS NOT NULL AND (e.last_run_at IS NULL OR e.last_run_at < o.started_at))
-			OR (e.status = {active} AND e.next_run_at IS NOT NULL AND e.next_run_at <= o.updated_at))
-		ORDER BY o.updated_at LIMIT ?`), s.ts(from), s.ts(to), limit)
+			OR (e.status = {active} AND e.next_run_at IS NOT NULL AND e.next_run_at <= o.updated_at))`
+	err := s.selectAll(ctx, &rows, statusSQL(`SELECT o.id, o.event_id, o.scheduled_at, o.updated_at, a.started_at AS at,
+		o.started_at IS NOT NULL AS started
+		FROM attempts a JOIN occurrences o ON o.id = a.occurrence_id`+instant+` JOIN events e ON e.id = o.event_id
+		WHERE a.started_at >= ? AND a.started_at < ? AND o.status IN {finished} AND `+forgotten+`
+		UNION ALL
+		SELECT o.id, o.event_id, o.scheduled_at, o.updated_at, o.updated_at AS at, o.started_at IS NOT NULL AS started
+		FROM ended_occurrences o JOIN events e ON e.id = o.event_id
+		WHERE o.updated_at >= ? AND o.updated_at < ? AND `+forgotten+`
+		ORDER BY at LIMIT ?`), s.ts(from), s.ts(to), s.ts(from), s.ts(to), limit)
 	if err != nil {
 		return 0, from, fmt.Errorf("find forgotten event runs: %w", err)
 	}
 	next := to
 	if len(rows) == limit && limit > 0 {
-		next = rows[len(rows)-1].UpdatedAt.UTC()
+		next = rows[len(rows)-1].At.UTC()
 		if !next.After(from) {
 			next = from.Add(time.Microsecond) // a page of one instant: move on
 		}

@@ -248,7 +248,7 @@ func TestRepairEventRunsAfterACrash(t *testing.T) {
 		n, next, err := s.RepairEventRuns(ctx, from, to, 1)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
-		require.Equal(t, recs[0].Now, next, "a full page: the next call starts at the last instant read")
+		require.Equal(t, recs[0].Attempt.StartedAt, next, "a full page: the next call starts at the last instant read")
 		n, next, err = s.RepairEventRuns(ctx, next, to, 1)
 		require.NoError(t, err)
 		require.Equal(t, 1, n, "the repaired event is no longer a candidate: the other one is")

@@ -17,7 +17,8 @@ import (
 // reason concurrency_wait) in due order.
 
 // waitingSQL is the condition of a row that waits for its key's slot; it
-// matches occurrences_concurrency_wait's predicate word for word.
+// matches the predicate of occurrence_queue_concurrency_wait (and
+// occurrences_concurrency_wait on SQLite) word for word.
 var waitingSQL = statusSQL(`o.reason = '` + model.ReasonConcurrencyWait + `' AND o.status = {pending}`)
 
 // ConcurrencyRequest asks for a slot of a concurrency key for an occurrence about
@@ -79,7 +80,7 @@ func (s *Store) AcquireConcurrency(ctx context.Context, r ConcurrencyRequest) (b
 		// slot: parked, or due and not asked yet (their owner, maybe
 		// another instance, has yet to reach them).
 		var ahead int
-		if err := tx.get(ctx, &ahead, statusSQL(`SELECT COUNT(*) FROM occurrences o JOIN events e ON e.id = o.event_id
+		if err := tx.get(ctx, &ahead, statusSQL(`SELECT COUNT(*) FROM unfinished_occurrences o JOIN events e ON e.id = o.event_id
 			WHERE e.concurrency_key = ? AND o.status = {pending} AND o.id <> ?
 			AND (o.scheduled_at < ? OR (o.scheduled_at = ? AND o.id < ?))
 			AND (o.reason = ? OR o.next_attempt_at <= ?)
@@ -202,7 +203,8 @@ func (s *Store) releaseWaiters(ctx context.Context, key string, now time.Time) (
 		return false, nil
 	}
 	res, err := s.exec(ctx, `UPDATE occurrences SET next_attempt_at = ?
-		WHERE next_attempt_at > ? AND id IN (SELECT o.id FROM occurrences o JOIN events e ON e.id = o.event_id
+		WHERE next_attempt_at > ? AND (id, scheduled_at) IN (SELECT o.id, o.scheduled_at FROM unfinished_occurrences o
+			JOIN events e ON e.id = o.event_id
 			WHERE `+waitingSQL+` AND e.concurrency_key = ? ORDER BY o.scheduled_at, o.id LIMIT ?)`,
 		s.ts(now), s.ts(now), key, free)
 	if err != nil {
@@ -293,7 +295,7 @@ func (s *Store) ListConcurrencyKeys(ctx context.Context, f ConcurrencyKeyFilter)
 	err := s.selectAll(ctx, &out, `SELECT k.key,
 		COALESCE((SELECT MIN(e.concurrency_limit) FROM events e WHERE e.concurrency_key = k.key AND e.deleted_at IS NULL), 1) AS lim,
 		(SELECT COUNT(*) FROM concurrency_slots sl WHERE sl.key = k.key) AS in_flight,
-		(SELECT COUNT(*) FROM occurrences o JOIN events e ON e.id = o.event_id
+		(SELECT COUNT(*) FROM unfinished_occurrences o JOIN events e ON e.id = o.event_id
 			WHERE `+waitingSQL+` AND e.concurrency_key = k.key) AS waiting,
 		COALESCE(c.paused, ?) AS paused, c.paused_at, c.paused_by
 		FROM (`+named+`) k LEFT JOIN concurrency_keys c ON c.key = k.key

@@ -102,10 +102,10 @@ func (s *Store) readDue(ctx context.Context, r DueRequest, withNext bool) ([]mod
 // (a bitmap scan) for every batch: a cost per delivery that grew with the
 // backlog.
 func (s *Store) selectDue(ctx context.Context, r DueRequest, where string, args []any) ([]model.Occurrence, error) {
-	q := statusSQL(`SELECT `+occurrenceColumns+` FROM occurrences WHERE status IN {waiting} AND next_attempt_at <= ?`) +
+	q := statusSQL(`SELECT `+dueColumns+` FROM queued_occurrences WHERE status IN {waiting} AND next_attempt_at <= ?`) +
 		where + ` ORDER BY next_attempt_at, id LIMIT ?`
 	out := make([]model.Occurrence, 0, min(r.Limit, 1024)) // scanned into without regrowth
-	if err := selectListed(ctx, s, &out, occurrenceFields, q, append(append([]any{s.ts(r.Until)}, args...), r.Limit)...); err != nil {
+	if err := selectListed(ctx, s, &out, dueFields, q, append(append([]any{s.ts(r.Until)}, args...), r.Limit)...); err != nil {
 		return nil, err
 	}
 	return normalizeAll(out), nil
@@ -142,7 +142,7 @@ func (s *Store) NextDueIn(ctx context.Context, slots []int, skip []string, after
 // also matches where (" AND …" with its args), or nil when none does.
 func (s *Store) firstWaiting(ctx context.Context, where string, args []any) (*time.Time, error) {
 	var rows []time.Time
-	if err := s.selectHot(ctx, &rows, statusSQL(`SELECT next_attempt_at FROM occurrences WHERE status IN {waiting}`)+
+	if err := s.selectHot(ctx, &rows, statusSQL(`SELECT next_attempt_at FROM queued_occurrences WHERE status IN {waiting}`)+
 		where+` ORDER BY next_attempt_at LIMIT 1`, args...); err != nil {
 		return nil, err
 	}
@@ -320,4 +320,23 @@ func (s *Store) attemptsToInsert(ctx context.Context, recs []OutcomeRecord, resu
 	}
 	sort.Ints(out)
 	return out, nil
+}
+
+// Unqueue drops the occurrence_queue rows of ids whose occurrence no
+// longer waits or is held at that instant (PostgreSQL; nothing on SQLite,
+// whose queue is a view). Every write keeps the queue in step (0036)
+// except an instance of an older build recording an owner's outcome: its
+// statement completes the row and leaves its queue row behind, which the
+// next owner reads as due and finds finished just before firing it.
+func (s *Store) Unqueue(ctx context.Context, ids []string) (int, error) {
+	if s.d.backend != Postgres || len(ids) == 0 {
+		return 0, nil
+	}
+	res, err := s.exec(ctx, statusSQL(`DELETE FROM occurrence_queue q WHERE q.id = ANY(?::uuid[])
+		AND NOT EXISTS (SELECT 1 FROM occurrences o WHERE o.id = q.id AND o.scheduled_at = q.scheduled_at
+			AND o.status IN {unfinished})`), uuidArray(ids))
+	if err != nil {
+		return 0, fmt.Errorf("drop finished occurrences from the queue: %w", err)
+	}
+	return affected(res), nil
 }

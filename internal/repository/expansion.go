@@ -88,7 +88,7 @@ func (s *Store) SetExpansion(ctx context.Context, u ExpansionUpdate) (ExpansionR
 // waiting to be attempted.
 func (s *Store) nextPending(ctx context.Context, eventID string) (*time.Time, error) {
 	var rows []time.Time
-	err := s.selectAll(ctx, &rows, statusSQL(`SELECT next_attempt_at FROM occurrences WHERE event_id = ?
+	err := s.selectAll(ctx, &rows, statusSQL(`SELECT next_attempt_at FROM queued_occurrences WHERE event_id = ?
 		AND status IN {waiting} ORDER BY next_attempt_at LIMIT 1`), eventID)
 	if err != nil {
 		return nil, fmt.Errorf("next pending occurrence: %w", err)
@@ -109,7 +109,7 @@ var settleEventsWhere = settleEventsHead + ` AND ` + noUnfinishedOccurrences
 // finish (one argument: false).
 var (
 	settleEventsHead        = statusSQL(`status = {active} AND deleted_at IS NULL AND expanded_until >= ?`)
-	noUnfinishedOccurrences = statusSQL(`NOT EXISTS (SELECT 1 FROM occurrences o WHERE o.event_id = events.id
+	noUnfinishedOccurrences = statusSQL(`NOT EXISTS (SELECT 1 FROM queued_occurrences o WHERE o.event_id = events.id
 		AND o.manual = ? AND o.status IN {unfinished})`)
 )
 
@@ -206,7 +206,7 @@ func (s *Store) LatestOverdue(ctx context.Context, eventIDs []string, cutoff tim
 	out := map[string]time.Time{}
 	for _, id := range dedupe(eventIDs) {
 		var rows []time.Time
-		err := s.selectAll(ctx, &rows, statusSQL(`SELECT scheduled_at FROM occurrences WHERE event_id = ? AND manual = ?
+		err := s.selectAll(ctx, &rows, statusSQL(`SELECT scheduled_at FROM queued_occurrences WHERE event_id = ? AND manual = ?
 			AND status IN {unfinished} AND scheduled_at <= ? ORDER BY scheduled_at DESC LIMIT 1`),
 			id, false, s.ts(cutoff))
 		if err != nil {

@@ -27,7 +27,7 @@ type ClaimRequest struct {
 func (s *Store) ClaimDue(ctx context.Context, r ClaimRequest) ([]model.Occurrence, error) {
 	q := statusSQL(`UPDATE occurrences SET status = {dispatching}, lease_token = ?, lease_owner = ?,
 		lease_expires_at = ?, attempt_count = attempt_count + 1, updated_at = ?
-		WHERE (id, scheduled_at) IN (SELECT id, scheduled_at FROM occurrences WHERE status IN {waiting}
+		WHERE (id, scheduled_at) IN (SELECT id, scheduled_at FROM unfinished_occurrences WHERE status IN {waiting}
 			AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?`) + s.d.skipLocked + `)
 		RETURNING ` + occurrenceColumns
 	now := s.ts(r.Now)
@@ -44,7 +44,7 @@ func (s *Store) ClaimDue(ctx context.Context, r ClaimRequest) ([]model.Occurrenc
 // nil when none is waiting.
 func (s *Store) NextDue(ctx context.Context) (*time.Time, error) {
 	var rows []time.Time
-	err := s.selectAll(ctx, &rows, statusSQL(`SELECT next_attempt_at FROM occurrences
+	err := s.selectAll(ctx, &rows, statusSQL(`SELECT next_attempt_at FROM unfinished_occurrences
 		WHERE status IN {waiting} ORDER BY next_attempt_at LIMIT 1`))
 	if err != nil {
 		return nil, fmt.Errorf("next due occurrence: %w", err)
@@ -140,7 +140,8 @@ func (s *Store) RescueDispatching(ctx context.Context, now time.Time) (int, erro
 	res, err := s.exec(ctx, statusSQL(`UPDATE occurrences SET status = {retrying}, lease_token = NULL, lease_owner = NULL,
 		lease_expires_at = NULL, next_attempt_at = ?, updated_at = ?, error_message = 'lease of a stopped process',
 		`+lapsedClaim+`
-		WHERE status = {dispatching}`), s.ts(now), s.ts(now))
+		WHERE (id, scheduled_at) IN (SELECT id, scheduled_at FROM unfinished_occurrences WHERE status = {dispatching})
+		AND status = {dispatching}`), s.ts(now), s.ts(now))
 	if err != nil {
 		return 0, fmt.Errorf("rescue leases of a stopped process: %w", err)
 	}
@@ -169,8 +170,9 @@ func (s *Store) RescueExpired(ctx context.Context, now time.Time, limit int) (in
 		lease_expires_at = NULL, next_attempt_at = ?, updated_at = ?,
 		error_message = CASE WHEN status = {awaiting_ack} THEN 'acknowledgement timed out' ELSE 'lease expired' END,
 		`+lapsedClaim+`
-		WHERE id IN (SELECT id FROM occurrences WHERE status IN ({dispatching}, {awaiting_ack})
-			AND lease_expires_at < ? ORDER BY lease_expires_at LIMIT ?`) + s.d.skipLocked + `)`
+		WHERE (id, scheduled_at) IN (SELECT id, scheduled_at FROM unfinished_occurrences
+			WHERE status IN ({dispatching}, {awaiting_ack}) AND lease_expires_at < ? ORDER BY lease_expires_at LIMIT ?`) +
+		s.d.skipLocked + `)`
 	res, err := s.exec(ctx, q, s.ts(now), s.ts(now), s.ts(now), limit)
 	if err != nil {
 		return 0, fmt.Errorf("rescue expired leases: %w", err)

@@ -18,6 +18,7 @@ func TestListedFieldsAreInColumnOrder(t *testing.T) {
 	require.Equal(t, columnsOf(eventColumns), tagsOf(t, &r, r.fields(nil)))
 	var o model.Occurrence
 	require.Equal(t, columnsOf(occurrenceColumns), tagsOf(t, &o, occurrenceFields(&o, nil)))
+	require.Equal(t, columnsOf(dueColumns), tagsOf(t, &o, dueFields(&o, nil)))
 	var h heldRow
 	require.Equal(t, columnsOf("id, lease_token, scheduled_at, reason, event_id"), // updateOutcomes' RETURNING
 		tagsOf(t, &h, h.fields(nil)))

@@ -23,7 +23,7 @@ const unfiredColumns = `o.id, o.status, o.reason, o.event_id, e.name AS event_na
 	o.error_message, o.updated_at, e.tags_json`
 
 var overdueAfterSQL = statusSQL(`SELECT ` + unfiredColumns + `
-	FROM occurrences o JOIN events e ON e.id = o.event_id
+	FROM unfinished_occurrences o JOIN events e ON e.id = o.event_id
 	WHERE o.status = {pending} AND e.status = {active} AND e.deleted_at IS NULL
 	AND (o.scheduled_at > ? OR (o.scheduled_at = ? AND o.id > ?)) AND o.scheduled_at <= ?
 	ORDER BY o.scheduled_at, o.id LIMIT ?`)
@@ -39,7 +39,7 @@ func (s *Store) OverdueOccurrencesAfter(ctx context.Context, after model.ScanCur
 }
 
 var missedAfterSQL = statusSQL(`SELECT ` + unfiredColumns + `
-	FROM occurrences o JOIN events e ON e.id = o.event_id
+	FROM ended_occurrences o JOIN events e ON e.id = o.event_id
 	WHERE o.status = {missed} AND e.deleted_at IS NULL
 	AND (o.updated_at > ? OR (o.updated_at = ? AND o.id > ?)) AND o.updated_at <= ?
 	ORDER BY o.updated_at, o.id LIMIT ?`)

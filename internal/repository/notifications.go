@@ -220,7 +220,7 @@ const reasonEndpointDisabled = "endpoint_disabled"
 
 var failedAfterSQL = statusSQL(`SELECT o.id, o.status, o.run_status, o.event_id, e.name AS event_name,
 	e.endpoint_id, o.scheduled_at, o.attempt_count, o.status_code, o.error_message, o.updated_at, e.tags_json
-	FROM occurrences o JOIN events e ON e.id = o.event_id
+	FROM ended_occurrences o JOIN events e ON e.id = o.event_id
 	WHERE o.status IN ({failed}, {timed_out}) AND (o.reason IS NULL OR o.reason <> ?)
 	AND (o.updated_at > ? OR (o.updated_at = ? AND o.id > ?)) AND o.updated_at <= ?
 	ORDER BY o.updated_at, o.id LIMIT ?`)

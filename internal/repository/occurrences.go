@@ -25,6 +25,19 @@ func occurrenceFields(o *model.Occurrence, into []any) []any {
 		&o.Lapses, &o.RunStatus, &o.RunOutput, &o.RunReportedAt, &o.HeartbeatAt, &o.Fanout)
 }
 
+// dueColumns are the columns of an occurrence a dispatcher fires it from:
+// what queued_occurrences holds (on PostgreSQL without a probe of the
+// occurrence's own row; migration 0036). The rest of a row read through
+// them is left zero.
+const dueColumns = `id, event_id, scheduled_at, status, manual, attempt_count, next_attempt_at, lease_expires_at,
+	reason, original_scheduled_at, lapses, manual_retry, fanout_json`
+
+// dueFields lists o's fields in dueColumns' order.
+func dueFields(o *model.Occurrence, into []any) []any {
+	return append(into, &o.ID, &o.EventID, &o.ScheduledAt, &o.Status, &o.Manual, &o.AttemptCount, &o.NextAttemptAt,
+		&o.LeaseExpiresAt, &o.Reason, &o.OriginalScheduledAt, &o.Lapses, &o.ManualRetry, &o.Fanout)
+}
+
 func normalize(o *model.Occurrence) {
 	o.ScheduledAt, o.NextAttemptAt = utc(o.ScheduledAt), utc(o.NextAttemptAt)
 	o.CreatedAt, o.UpdatedAt = utc(o.CreatedAt), utc(o.UpdatedAt)
@@ -269,7 +282,8 @@ func (s *Store) ListOccurrences(ctx context.Context, f model.OccurrenceFilter) (
 	if !ok {
 		return []model.Occurrence{}, nil
 	}
-	out, err := listOccurrenceRows[model.Occurrence](ctx, s, "occurrences", prefixed("o.", occurrenceColumns), where, args, f)
+	out, err := listOccurrenceRows[model.Occurrence](ctx, s, occurrencesHolding(f.Status), prefixed("o.", occurrenceColumns),
+		where, args, f)
 	if err != nil {
 		return nil, fmt.Errorf("list occurrences: %w", err)
 	}
@@ -283,7 +297,7 @@ func (s *Store) CountOccurrences(ctx context.Context, f model.OccurrenceFilter) 
 		return 0, nil
 	}
 	var n int
-	q, args := boundedCount("occurrences", where, args, f.CountBound)
+	q, args := boundedCount(occurrencesHolding(f.Status), where, args, f.CountBound)
 	if err := s.get(ctx, &n, q, args...); err != nil {
 		return 0, fmt.Errorf("count occurrences: %w", err)
 	}
@@ -456,6 +470,9 @@ func (s *Store) MoveOccurrence(ctx context.Context, id string, to, original, now
 		if n, _ := res.RowsAffected(); n != 1 {
 			return model.ErrConflict
 		}
+		if err := tx.mirror(ctx, id); err != nil {
+			return err
+		}
 		// A retrying row moved keeps its attempts in its new time slice.
 		if _, err := tx.exec(ctx, `UPDATE attempts SET scheduled_at = ? WHERE occurrence_id = ?`, tx.ts(to), id); err != nil {
 			return fmt.Errorf("move occurrence attempts: %w", err)
@@ -490,4 +507,18 @@ func (s *Store) OccurrenceAt(ctx context.Context, eventID string, at time.Time) 
 	}
 	normalize(&o)
 	return o, nil
+}
+
+// mirror makes the mirrors of occurrence id agree with it (PostgreSQL, see
+// migration 0036): after an update that may have moved it to another
+// week's slice, which PostgreSQL runs as a delete and an insert that no
+// statement-level insert trigger sees.
+func (s *Store) mirror(ctx context.Context, id string) error {
+	if s.d.backend != Postgres {
+		return nil
+	}
+	if _, err := s.exec(ctx, `SELECT qhronos_mirror_occurrence(o) FROM occurrences o WHERE o.id = ?`, id); err != nil {
+		return fmt.Errorf("mirror occurrence: %w", err)
+	}
+	return nil
 }

@@ -338,18 +338,37 @@ func (s *Store) updateOutcomes(ctx context.Context, recs []*OutcomeRecord, idx [
 		}
 		return nil
 	}
+	q := sb.String()
 	if s.d.returnsFromValues {
-		sb.WriteString(` RETURNING occurrences.id, v.token AS lease_token, occurrences.scheduled_at, occurrences.reason,
-			occurrences.event_id`)
+		q = dropCompleted(q, `occurrences.id, v.token AS lease_token, occurrences.scheduled_at, occurrences.reason,
+			occurrences.event_id`, `id, lease_token, scheduled_at, reason, event_id`)
 	} else {
-		sb.WriteString(` RETURNING id, '' AS lease_token, scheduled_at, reason, event_id`)
+		q += ` RETURNING id, '' AS lease_token, scheduled_at, reason, event_id`
 	}
 	// Scanned by pgx on PostgreSQL (selectListed), not through database/sql
 	// and sqlx's reflection: a row a delivery in every outcome batch.
-	if err := selectListed(ctx, s, returned, (*heldRow).fields, sb.String(), args...); err != nil {
+	if err := selectListed(ctx, s, returned, (*heldRow).fields, q, args...); err != nil {
 		return fmt.Errorf("record outcomes: %w", err)
 	}
 	return nil
+}
+
+// dropCompleted makes update, a PostgreSQL UPDATE of occurrences (after
+// its own WITH list, if any), also delete the occurrence_queue rows of the
+// occurrences it completed, and return the columns named by selected out of
+// returning (which this adds occurrences.status to). That update is the
+// owner's outcome, which the queue's trigger leaves alone (0036): one
+// delete in the outcome statement instead of a trigger call a delivery.
+func dropCompleted(update, returning, selected string) string {
+	with := `WITH `
+	if strings.HasPrefix(update, `WITH `) {
+		i := strings.Index(update, `UPDATE occurrences`)
+		with, update = update[:i]+`, `, update[i:]
+	}
+	return with + `changed AS (` + update + ` RETURNING ` + returning + `, occurrences.status),
+		dropped AS (DELETE FROM occurrence_queue q USING changed WHERE q.id = changed.id AND changed.status = ` +
+		quote(string(model.OccurrenceCompleted)) + `)
+		SELECT ` + selected + ` FROM changed`
 }
 
 // uniqueOccurrences reports whether the records idx are for different
@@ -563,8 +582,14 @@ func (s *Store) recordOutcome(ctx context.Context, r *OutcomeRecord, stats *roll
 	args = append(args, s.tsp(r.NextAttemptAt), s.tsp(r.AckDeadline), false, r.StatusCode, r.ResponseBody,
 		r.ErrorMessage, s.ts(r.Now), s.tsp(started), reason, r.Fanout, r.LeaseToken, r.Slot, r.Epoch, r.Seen, r.newCount(),
 		r.OccurrenceID)
+	if s.d.backend == Postgres {
+		q = dropCompleted(q, `occurrences.id, occurrences.event_id, occurrences.scheduled_at, occurrences.reason`,
+			`id, event_id, scheduled_at, status, reason`)
+	} else {
+		q += ` RETURNING id, event_id, scheduled_at, status, reason`
+	}
 	var rows []changedOccurrence
-	if err := s.selectAll(ctx, &rows, q+` RETURNING id, event_id, scheduled_at, status, reason`, args...); err != nil {
+	if err := s.selectAll(ctx, &rows, q, args...); err != nil {
 		return nil, fmt.Errorf("record outcome: %w", err)
 	}
 	if len(rows) != 1 {
@@ -625,7 +650,7 @@ func (s *Store) Acknowledge(ctx context.Context, occurrenceID string, now time.T
 // awaits an acknowledgement, "completed" once none does (the client may
 // acknowledge before the delivery is recorded; the row is then completed
 // at once).
-var ackedStatusSQL = statusSQL(`CASE WHEN EXISTS (SELECT 1 FROM occurrences o
+var ackedStatusSQL = statusSQL(`CASE WHEN EXISTS (SELECT 1 FROM unfinished_occurrences o
 	WHERE o.event_id = events.id AND o.status = {awaiting_ack}) THEN {awaiting_ack} ELSE {completed} END`)
 
 // pauseGoneEvent pauses an event whose receiver answered 410 and cancels its

@@ -28,10 +28,10 @@ const maxOverlapRows = 1000
 // own states: the event's waiting rows, and the held ones.
 func (s *Store) OverlapRows(ctx context.Context, eventID, self string, before time.Time) ([]OverlapRow, error) {
 	var rows []OverlapRow
-	err := s.selectAll(ctx, &rows, statusSQL(`SELECT id, status, scheduled_at FROM occurrences
+	err := s.selectAll(ctx, &rows, statusSQL(`SELECT id, status, scheduled_at FROM unfinished_occurrences
 		WHERE event_id = ? AND id <> ? AND status IN {waiting} AND (status = {retrying} OR scheduled_at < ?)
 		UNION ALL
-		SELECT id, status, scheduled_at FROM occurrences WHERE event_id = ? AND id <> ? AND status IN {held}
+		SELECT id, status, scheduled_at FROM unfinished_occurrences WHERE event_id = ? AND id <> ? AND status IN {held}
 		ORDER BY scheduled_at LIMIT ?`), eventID, self, s.ts(before), eventID, self, maxOverlapRows)
 	if err != nil {
 		return nil, fmt.Errorf("read the event's runs in progress: %w", err)
@@ -77,8 +77,8 @@ func (s *Store) CancelOverlapped(ctx context.Context, ids []string, now time.Tim
 // was released; the dispatcher that owns it fires it on its next read.
 func (s *Store) ReleaseWaiting(ctx context.Context, eventID string, now time.Time) (bool, error) {
 	res, err := s.exec(ctx, statusSQL(`UPDATE occurrences SET next_attempt_at = ?, updated_at = ?
-		WHERE id IN (SELECT id FROM occurrences WHERE event_id = ? AND status = {pending}
-			AND scheduled_at <= ? AND next_attempt_at > ? ORDER BY scheduled_at LIMIT 1)`),
+		WHERE (id, scheduled_at) IN (SELECT id, scheduled_at FROM unfinished_occurrences WHERE event_id = ?
+			AND status = {pending} AND scheduled_at <= ? AND next_attempt_at > ? ORDER BY scheduled_at LIMIT 1)`),
 		s.ts(now), s.ts(now), eventID, s.ts(now), s.ts(now))
 	if err != nil {
 		return false, fmt.Errorf("release a waiting instant: %w", err)

@@ -210,7 +210,7 @@ func (s *Store) archiveSlices(ctx context.Context, b ArchiveBatch) (ArchiveCount
 		if p.To.After(b.Cutoff) || p.To.After(b.Now) {
 			break
 		}
-		stragglers, err := s.sliceHasStragglers(ctx, p.Name, b.Cutoff)
+		stragglers, err := s.sliceHasStragglers(ctx, p, b.Cutoff)
 		if isUndefinedTable(err) {
 			continue // another archiver took and dropped it since the listing
 		}
@@ -246,16 +246,23 @@ func (s *Store) archiveSlices(ctx context.Context, b ArchiveBatch) (ArchiveCount
 	return out, nil
 }
 
-// sliceHasStragglers reports whether the slice holds a row that must stay
-// live: one that may still fire (the dispatcher's partial indexes find
-// them) or one that finished at or after the cutoff (updated_at is at or
-// after completed_at, so the terminal index answers conservatively).
-func (s *Store) sliceHasStragglers(ctx context.Context, table string, cutoff time.Time) (bool, error) {
+// sliceHasStragglers reports whether the slice p holds a row that must
+// stay live: one that may still fire (its mirror in occurrence_queue) or one
+// that changed at or after the cutoff: an attempt started then (in p's
+// attempts slice, by attempts_by_time), or a row that ended otherwise than
+// completed then (occurrence_ends). Occurrences keep no index on when they
+// finished, so that an outcome's update stays in place (0036); a completed
+// row finishes with its last attempt, or with an acknowledgement or a run's
+// report, bounded by their deadlines, after it.
+func (s *Store) sliceHasStragglers(ctx context.Context, p Partition, cutoff time.Time) (bool, error) {
 	var found bool
-	err := s.get(ctx, &found, statusSQL(`SELECT EXISTS (SELECT 1 FROM `+table+` WHERE status IN {unfinished})
-		OR EXISTS (SELECT 1 FROM `+table+` WHERE status IN {finished} AND updated_at >= ?)`), s.ts(cutoff))
+	lo, hi := s.ts(p.From), s.ts(p.To)
+	err := s.get(ctx, &found, `SELECT EXISTS (SELECT 1 FROM occurrence_queue WHERE scheduled_at >= ? AND scheduled_at < ?)
+		OR EXISTS (SELECT 1 FROM occurrence_ends WHERE scheduled_at >= ? AND scheduled_at < ? AND updated_at >= ?)
+		OR EXISTS (SELECT 1 FROM `+partitionOf("attempts", p)+` WHERE started_at >= ?)`,
+		lo, hi, lo, hi, s.ts(cutoff), s.ts(cutoff))
 	if err != nil {
-		return false, fmt.Errorf("look for stragglers in %s: %w", table, err)
+		return false, fmt.Errorf("look for stragglers in %s: %w", p.Name, err)
 	}
 	return found, nil
 }
@@ -299,13 +306,19 @@ func (s *Store) detachSlice(ctx context.Context, p Partition, cutoff time.Time) 
 				return fmt.Errorf("detach %s: %w", p.Name, err)
 			}
 		}
-		found, err := tx.sliceHasStragglers(ctx, occ, cutoff)
+		found, err := tx.sliceHasStragglers(ctx, p, cutoff)
 		if err != nil {
 			return err
 		}
 		if found {
 			stragglers = true
 			return errUndo
+		}
+		// The mirrors of its rows that ended otherwise than completed leave
+		// with it (the archive has its own indexes).
+		if _, err := tx.exec(ctx, `DELETE FROM occurrence_ends WHERE scheduled_at >= ? AND scheduled_at < ?`,
+			tx.ts(p.From), tx.ts(p.To)); err != nil {
+			return fmt.Errorf("forget the ended rows of %s: %w", p.Name, err)
 		}
 		var fks []string
 		err = tx.selectAll(ctx, &fks, `SELECT conname FROM pg_constraint WHERE conrelid = to_regclass(?) AND contype = 'f'`, occ)

@@ -142,10 +142,10 @@ func (s *Store) punctualityRows(ctx context.Context, f model.PunctualityFilter, 
 	for range 2 {
 		args2 = append(append(args2, s.ts(f.From), s.ts(until)), scope.args...)
 	}
-	if err := s.selectAll(ctx, &pending, statusSQL(`SELECT `+hour+` AS start, event_id, COUNT(*) AS n FROM occurrences
+	if err := s.selectAll(ctx, &pending, statusSQL(`SELECT `+hour+` AS start, event_id, COUNT(*) AS n FROM unfinished_occurrences
 		WHERE status IN {waiting} AND scheduled_at >= ? AND scheduled_at <= ? AND `+scope.sql+` GROUP BY 1, 2
 		UNION ALL
-		SELECT `+hour+` AS start, event_id, COUNT(*) AS n FROM occurrences
+		SELECT `+hour+` AS start, event_id, COUNT(*) AS n FROM unfinished_occurrences
 		WHERE status IN {held} AND scheduled_at >= ? AND scheduled_at <= ? AND `+scope.sql+` GROUP BY 1, 2`),
 		args2...); err != nil {
 		return nil, nil, fmt.Errorf("read pending instants: %w", err)

@@ -79,7 +79,7 @@ func (s *Store) RetryOccurrences(ctx context.Context, f model.RetryFilter, now t
 	if !ok {
 		return model.RetryResult{}, nil
 	}
-	pick := `SELECT o.id FROM occurrences o WHERE ` + strings.Join(where, " AND ") +
+	pick := `SELECT o.id FROM ` + occurrencesHolding(f.Status) + ` o WHERE ` + strings.Join(where, " AND ") +
 		` ORDER BY o.scheduled_at, o.id LIMIT ?`
 	var res model.RetryResult
 	for res.Requeued < f.Limit {

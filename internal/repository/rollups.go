@@ -215,11 +215,11 @@ func (s *Store) rolledUpStatusCounts(ctx context.Context, from, to time.Time, ou
 	q := statusSQL(`SELECT action_type, status, reason, SUM(n) AS n FROM occurrence_rollups
 		WHERE minute >= ? AND minute < ? GROUP BY action_type, status, reason
 		UNION ALL
-		SELECT e.action_type, o.status, COALESCE(o.reason, ''), COUNT(*) FROM occurrences o JOIN events e ON e.id = o.event_id
+		SELECT e.action_type, o.status, COALESCE(o.reason, ''), COUNT(*) FROM unfinished_occurrences o JOIN events e ON e.id = o.event_id
 		WHERE o.status IN {waiting} AND o.scheduled_at >= ? AND o.scheduled_at < ?
 		GROUP BY e.action_type, o.status, COALESCE(o.reason, '')
 		UNION ALL
-		SELECT e.action_type, o.status, COALESCE(o.reason, ''), COUNT(*) FROM occurrences o JOIN events e ON e.id = o.event_id
+		SELECT e.action_type, o.status, COALESCE(o.reason, ''), COUNT(*) FROM unfinished_occurrences o JOIN events e ON e.id = o.event_id
 		WHERE o.status IN {held} AND o.scheduled_at >= ? AND o.scheduled_at < ?
 		GROUP BY e.action_type, o.status, COALESCE(o.reason, '')`)
 	var rows []struct {

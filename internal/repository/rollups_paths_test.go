@@ -236,35 +236,39 @@ func TestRollupsFollowEveryPath(t *testing.T) {
 
 // TestRollupTriggersAreGone: since migration 0021 no trigger keeps the
 // rollups on PostgreSQL (the code paths write them), so claims and lease
-// renewals no longer pay for them. The only triggers left are the notes of
-// held changes (migration 0034): row triggers whose WHEN leaves the hot
-// path's writes out, never statement triggers with transition tables.
+// renewals no longer pay for them. The triggers left are the notes of held
+// changes (migration 0034) and the mirrors of occurrences (0036): row
+// triggers whose WHEN leaves the hot path's writes out, and one statement
+// trigger on inserts, which a delivery never makes.
 func TestRollupTriggersAreGone(t *testing.T) {
 	s := repositorytest.Postgres(t)
 	var triggers []struct {
 		Name     string `db:"tgname"`
 		Function string `db:"proname"`
 		Row      bool   `db:"row_level"`
+		Insert   bool   `db:"on_insert"`
 		When     bool   `db:"has_when"`
 	}
 	require.NoError(t, s.DB().Select(&triggers, `SELECT t.tgname, p.proname, (t.tgtype & 1) = 1 AS row_level,
-		t.tgqual IS NOT NULL AS has_when FROM pg_trigger t
+		(t.tgtype & 4) = 4 AS on_insert, t.tgqual IS NOT NULL AS has_when FROM pg_trigger t
 		JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
 		JOIN pg_proc p ON p.oid = t.tgfoid
 		WHERE n.nspname = current_schema() AND NOT t.tgisinternal AND t.tgparentid = 0`))
-	names := map[string]bool{}
+	names := map[string]string{}
 	for _, tr := range triggers {
-		require.Equal(t, "qhronos_note_held_change", tr.Function, tr.Name)
-		require.True(t, tr.Row, "%s is a row trigger", tr.Name)
-		names[tr.Name] = true
-	}
-	require.Equal(t, map[string]bool{"occurrences_held_change": true, "occurrences_held_delete": true,
-		"events_held_change": true, "events_held_delete": true}, names)
-	for _, tr := range triggers {
-		if tr.Name != "events_held_delete" {
+		names[tr.Name] = tr.Function
+		switch {
+		case !tr.Row:
+			require.True(t, tr.Insert, "%s, a statement trigger, fires on inserts only", tr.Name)
+		case tr.Name != "events_held_delete":
 			require.True(t, tr.When, "%s fires only for the writes it notes", tr.Name)
 		}
 	}
+	require.Equal(t, map[string]string{"occurrences_held_change": "qhronos_note_held_change",
+		"occurrences_held_delete": "qhronos_note_held_change", "events_held_change": "qhronos_note_held_change",
+		"events_held_delete": "qhronos_note_held_change", "occurrences_mirror_insert": "qhronos_mirror_inserted",
+		"occurrences_mirror_update": "qhronos_mirror_changed", "occurrences_mirror_delete": "qhronos_mirror_changed"},
+		names)
 	var functions []string
 	require.NoError(t, s.DB().Select(&functions, `SELECT p.proname FROM pg_proc p
 		JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = current_schema()

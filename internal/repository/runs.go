@@ -118,8 +118,8 @@ func (s *Store) TimeOutRuns(ctx context.Context, now time.Time, limit int) (int,
 	err := s.WithTx(ctx, func(tx *Store) error {
 		err := tx.selectAll(ctx, &rows, statusSQL(`UPDATE occurrences SET status = {timed_out}, completed_at = ?,
 			updated_at = ?, lease_expires_at = NULL, error_message = ?
-			WHERE id IN (SELECT id FROM occurrences WHERE status = {running} AND lease_expires_at < ?
-				ORDER BY lease_expires_at LIMIT ?`)+tx.d.skipLocked+`)
+			WHERE (id, scheduled_at) IN (SELECT id, scheduled_at FROM unfinished_occurrences
+				WHERE status = {running} AND lease_expires_at < ? ORDER BY lease_expires_at LIMIT ?`)+tx.d.skipLocked+`)
 			RETURNING id, event_id, scheduled_at, status, reason`,
 			tx.ts(now), tx.ts(now), model.RunTimedOutMessage, tx.ts(now), limit)
 		if err != nil {
@@ -170,7 +170,7 @@ func (s *Store) noteRunEnd(ctx context.Context, eventIDs []string, lastStatus st
 // delivery says "running…": that, while one of its runs is under way;
 // otherwise what the run's end wrote (the receiver may complete the run
 // before the delivery's bookkeeping lands).
-var runningStatusSQL = statusSQL(`CASE WHEN EXISTS (SELECT 1 FROM occurrences o
+var runningStatusSQL = statusSQL(`CASE WHEN EXISTS (SELECT 1 FROM unfinished_occurrences o
 	WHERE o.event_id = events.id AND o.status = {running}) THEN v.last_status ELSE events.last_status END`)
 
 func deref(s *string) string {

@@ -145,7 +145,7 @@ func (s *Store) queueCounts(ctx context.Context, f model.StatsFilter, scope sqlP
 	q := `SELECT ` + action + statusSQL(` AS action_type,
 		COALESCE(SUM(CASE WHEN o.status = {pending} AND o.next_attempt_at <= ? THEN 1 ELSE 0 END), 0) AS due,
 		COALESCE(SUM(CASE WHEN o.status = {retrying} THEN 1 ELSE 0 END), 0) AS retrying
-		FROM occurrences o `) + join + statusSQL(`
+		FROM unfinished_occurrences o `) + join + statusSQL(`
 		WHERE o.status IN {waiting} AND `) + scope.sql
 	if !f.TotalOnly {
 		q += ` GROUP BY ` + action
@@ -267,7 +267,7 @@ func (s *Store) QueueDepth(ctx context.Context, now time.Time) (due, retrying in
 	err = s.get(ctx, &row, statusSQL(`SELECT
 		SUM(CASE WHEN status = {pending} AND next_attempt_at <= ? THEN 1 ELSE 0 END) AS due,
 		SUM(CASE WHEN status = {retrying} THEN 1 ELSE 0 END) AS retrying
-		FROM occurrences WHERE status IN {waiting}`), s.ts(now))
+		FROM unfinished_occurrences WHERE status IN {waiting}`), s.ts(now))
 	if err != nil {
 		return 0, 0, fmt.Errorf("queue depth: %w", err)
 	}
@@ -289,8 +289,8 @@ func (s *Store) CountWaiting(ctx context.Context) (map[model.OccurrenceStatus]in
 		Status model.OccurrenceStatus `db:"status"`
 		N      int                    `db:"n"`
 	}
-	err := s.selectAll(ctx, &rows, statusSQL(`SELECT status, COUNT(*) AS n FROM occurrences
-		WHERE status IN {waiting} OR status IN {held} GROUP BY status`))
+	err := s.selectAll(ctx, &rows, statusSQL(`SELECT status, COUNT(*) AS n FROM unfinished_occurrences
+		GROUP BY status`))
 	if err != nil {
 		return nil, fmt.Errorf("count waiting occurrences: %w", err)
 	}
@@ -313,7 +313,7 @@ type EndedCount struct {
 // their instant), by status and reason.
 func (s *Store) EndedAhead(ctx context.Context, from, to time.Time) ([]EndedCount, error) {
 	var out []EndedCount
-	err := s.selectAll(ctx, &out, statusSQL(`SELECT status, reason, COUNT(*) AS n FROM occurrences
+	err := s.selectAll(ctx, &out, statusSQL(`SELECT status, reason, COUNT(*) AS n FROM ended_occurrences
 		WHERE scheduled_at > ? AND scheduled_at <= ? AND status IN ({skipped}, {cancelled}) AND reason IS NOT NULL
 		AND updated_at < scheduled_at GROUP BY status, reason`), s.ts(from), s.ts(to))
 	if err != nil {

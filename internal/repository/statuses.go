@@ -11,7 +11,7 @@ import (
 // literals, from model's states and named sets, so that no query spells a
 // status or a list of them itself:
 //
-//	{waiting} {held} {in_progress} {unfinished} {finished}  → ('pending', 'retrying') …
+//	{waiting} {held} {in_progress} {unfinished} {finished} {ended}  → ('pending', 'retrying') …
 //	{pending} {dispatching} … {active} {paused} … → 'pending' …
 //
 // The lists stay literal constants in the SQL text (rendered once, when the
@@ -41,6 +41,7 @@ var statusTokens = func() *strings.Replacer {
 	set("unfinished", model.Unfinished)
 	set("in_progress", model.InProgress)
 	set("finished", model.Finished)
+	set("ended", endedOtherwise)
 	for _, st := range []model.OccurrenceStatus{model.OccurrencePending, model.OccurrenceDispatching,
 		model.OccurrenceRetrying, model.OccurrenceAwaitingAck, model.OccurrenceCompleted, model.OccurrenceFailed,
 		model.OccurrenceMissed, model.OccurrenceCancelled, model.OccurrenceSkipped, model.OccurrenceRunning,
@@ -56,3 +57,36 @@ var statusTokens = func() *strings.Replacer {
 
 // quote is a SQL string literal; states are plain words.
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// endedOtherwise are the finished states but completed: the rows
+// ended_occurrences holds (rare, where completed is most of the history).
+var endedOtherwise = func() []model.OccurrenceStatus {
+	var out []model.OccurrenceStatus
+	for _, st := range model.Finished {
+		if st != model.OccurrenceCompleted {
+			out = append(out, st)
+		}
+	}
+	return out
+}()
+
+// occurrencesHolding names the relation to read occurrences in states
+// from: unfinished_occurrences or ended_occurrences when every state is of
+// theirs (each read through its own small indexes), else occurrences.
+func occurrencesHolding(states []model.OccurrenceStatus) string {
+	all := func(set []model.OccurrenceStatus) bool {
+		for _, st := range states {
+			if !st.In(set) {
+				return false
+			}
+		}
+		return len(states) > 0
+	}
+	switch {
+	case all(model.Unfinished):
+		return "unfinished_occurrences"
+	case all(endedOtherwise):
+		return "ended_occurrences"
+	}
+	return "occurrences"
+}

@@ -187,6 +187,11 @@ func postgresSchema(t testing.TB, migrated bool) string {
 		_, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
 		_ = admin.Close()
 	})
+	if migrated {
+		// Run before the drop, after the test's own cleanups stopped
+		// whatever it started.
+		t.Cleanup(func() { checkMirrors(t, admin, schema) })
+	}
 	u, err := schemaURL(schema)
 	if err != nil {
 		t.Fatalf("parse test database url: %v", err)
@@ -376,4 +381,42 @@ func randomHex(n int) string {
 		panic(fmt.Sprintf("random: %v", err))
 	}
 	return hex.EncodeToString(b)
+}
+
+// checkMirrors fails the test when the narrow tables that mirror
+// occurrences (occurrence_queue, occurrence_ends: migration 0036) disagree
+// with them at its end: every test on PostgreSQL checks that each write it
+// made kept them in step.
+func checkMirrors(t testing.TB, admin *sqlx.DB, schema string) {
+	if t.Failed() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const queued = `id, scheduled_at, event_id, bucket, status, manual, next_attempt_at, lease_expires_at, reason,
+		attempt_count, lapses, manual_retry, original_scheduled_at`
+	const ended = `id, scheduled_at, event_id, status, reason, updated_at`
+	o, q, x := schema+".occurrences", schema+".occurrence_queue", schema+".occurrence_ends"
+	unfinished := ` WHERE status IN ('pending', 'retrying', 'dispatching', 'awaiting_ack', 'running')`
+	endedOtherwise := ` WHERE status IN ('failed', 'missed', 'cancelled', 'skipped', 'timed_out')`
+	var diffs []string
+	err := admin.SelectContext(ctx, &diffs, `SELECT d::text FROM (
+		(SELECT 'occurrence not queued' AS what, `+queued+`, fanout_json IS NOT NULL FROM `+o+unfinished+`
+			EXCEPT SELECT 'occurrence not queued', `+queued+`, fanned FROM `+q+`)
+		UNION ALL (SELECT 'queued, not an unfinished occurrence', `+queued+`, fanned FROM `+q+`
+			EXCEPT SELECT 'queued, not an unfinished occurrence', `+queued+`, fanout_json IS NOT NULL
+			FROM `+o+unfinished+`)) d
+		UNION ALL SELECT e::text FROM (
+		(SELECT 'ended occurrence not mirrored' AS what, `+ended+` FROM `+o+endedOtherwise+`
+			EXCEPT SELECT 'ended occurrence not mirrored', `+ended+` FROM `+x+`)
+		UNION ALL (SELECT 'ended mirror without its occurrence', `+ended+` FROM `+x+`
+			EXCEPT SELECT 'ended mirror without its occurrence', `+ended+` FROM `+o+endedOtherwise+`)) e
+		LIMIT 10`)
+	if err != nil {
+		t.Errorf("compare the mirrors of occurrences: %v", err)
+		return
+	}
+	for _, d := range diffs {
+		t.Errorf("mirrors of occurrences out of step: %s", d)
+	}
 }
