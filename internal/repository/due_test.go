@@ -210,12 +210,7 @@ func TestOwnedResolutionAndDeferral(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		ctx := context.Background()
 		a, b := dueRow(t, s), dueRow(t, s)
-		leases, err := s.AcquireSlots(ctx, "me", allSlotsList(), t0, t0.Add(time.Minute), false)
-		require.NoError(t, err)
-		epoch := map[int]int64{}
-		for _, l := range leases {
-			epoch[l.Slot] = l.Epoch
-		}
+		epoch := ownAllSlots(t, s)
 		slotA, slotB := model.SlotOf(model.BucketOf(a.EventID)), model.SlotOf(model.BucketOf(b.EventID))
 		msg := "missed"
 		res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{{OccurrenceID: a.ID, Status: model.OccurrenceMissed,
@@ -275,6 +270,19 @@ func TestCheckDueDoesNotFindAHeldRowMovedSince(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// ownAllSlots takes every slot for one owner, "me", and returns their
+// epochs by slot.
+func ownAllSlots(t *testing.T, s *repository.Store) map[int]int64 {
+	t.Helper()
+	leases, err := s.AcquireSlots(context.Background(), "me", allSlotsList(), t0, t0.Add(time.Minute), false)
+	require.NoError(t, err)
+	epoch := map[int]int64{}
+	for _, l := range leases {
+		epoch[l.Slot] = l.Epoch
+	}
+	return epoch
+}
 
 func allSlotsList() []int {
 	out := make([]int, model.Slots)

@@ -30,12 +30,7 @@ func TestHeldChangesNoteWhatCanStopAHeldRow(t *testing.T) {
 		delivered, skipped, moved, deleted := rows[0], rows[1], rows[2], rows[3]
 		bucket := func(o model.Occurrence) int { return model.BucketOf(o.EventID) }
 		all := []int{bucket(delivered), bucket(skipped), bucket(moved), bucket(deleted)}
-		leases, err := s.AcquireSlots(ctx, "me", allSlotsList(), t0, t0.Add(time.Minute), false)
-		require.NoError(t, err)
-		epoch := map[int]int64{}
-		for _, l := range leases {
-			epoch[l.Slot] = l.Epoch
-		}
+		epoch := ownAllSlots(t, s)
 		changedSince := func(m repository.ChangeMark) (map[int]bool, repository.ChangeMark) {
 			t.Helper()
 			changed, next, err := s.ChangedSince(ctx, m, all)

@@ -23,19 +23,10 @@ func TestOwnersOutcomesUpdateOccurrencesInPlace(t *testing.T) {
 	for range n {
 		rows = append(rows, dueRow(t, s))
 	}
-	leases, err := s.AcquireSlots(ctx, "me", allSlotsList(), t0, t0.Add(time.Minute), false)
-	require.NoError(t, err)
-	epoch := map[int]int64{}
-	for _, l := range leases {
-		epoch[l.Slot] = l.Epoch
-	}
+	epoch := ownAllSlots(t, s)
 	var recs []repository.OutcomeRecord
 	for _, o := range rows {
-		slot := model.SlotOf(model.BucketOf(o.EventID))
-		recs = append(recs, repository.OutcomeRecord{OccurrenceID: o.ID, EventID: o.EventID,
-			Status: model.OccurrenceCompleted, Now: t0, Slot: slot, Epoch: epoch[slot], Seen: 0,
-			Attempt: &model.Attempt{OccurrenceID: o.ID, EventID: o.EventID, Attempt: 1, StartedAt: t0,
-				Outcome: "completed", ScheduledAt: o.ScheduledAt}})
+		recs = append(recs, ownedOutcome(o, epoch, model.OccurrenceCompleted))
 	}
 	res, err := s.RecordOutcomes(ctx, recs)
 	require.NoError(t, err)
@@ -95,21 +86,9 @@ func TestUnfinishedAndEndedOccurrencesFollowEveryWrite(t *testing.T) {
 			failed.ID: "unfinished_occurrences:pending", skipped.ID: "unfinished_occurrences:pending",
 			moved.ID: "unfinished_occurrences:pending"}, states())
 
-		leases, err := s.AcquireSlots(ctx, "me", allSlotsList(), t0, t0.Add(time.Minute), false)
-		require.NoError(t, err)
-		epoch := map[int]int64{}
-		for _, l := range leases {
-			epoch[l.Slot] = l.Epoch
-		}
-		outcome := func(o model.Occurrence, st model.OccurrenceStatus) repository.OutcomeRecord {
-			slot := model.SlotOf(model.BucketOf(o.EventID))
-			return repository.OutcomeRecord{OccurrenceID: o.ID, EventID: o.EventID,
-				Status: st, Now: t0, Slot: slot, Epoch: epoch[slot], Seen: 0,
-				Attempt: &model.Attempt{OccurrenceID: o.ID, EventID: o.EventID, Attempt: 1, StartedAt: t0,
-					Outcome: string(st), ScheduledAt: o.ScheduledAt}}
-		}
-		res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{outcome(delivered, model.OccurrenceCompleted),
-			outcome(failed, model.OccurrenceFailed)})
+		epoch := ownAllSlots(t, s)
+		res, err := s.RecordOutcomes(ctx, []repository.OutcomeRecord{ownedOutcome(delivered, epoch, model.OccurrenceCompleted),
+			ownedOutcome(failed, epoch, model.OccurrenceFailed)})
 		require.NoError(t, err)
 		require.NoError(t, res[0])
 		require.NoError(t, res[1])
@@ -141,14 +120,10 @@ func TestUnfinishedAndEndedOccurrencesFollowEveryWrite(t *testing.T) {
 // listed as ended, completed ones are in neither; and the live slices get
 // room for an outcome's new row version.
 func TestUpgradeTo0036MirrorsStoredOccurrences(t *testing.T) {
-	url := repositorytest.PostgresSchema(t)
+	s, db := emptyPostgres(t)
 	ctx := context.Background()
-	s, err := repository.OpenPostgres(ctx, url, repository.Options{MaxOpenConns: 4, ConnectTimeout: 5 * time.Second})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	db := s.DB()
 	applyUpTo(t, db, 35)
-	_, err = db.Exec(`SELECT qhronos_create_slice('', '2031-03-03', '2031-03-10')`)
+	_, err := db.Exec(`SELECT qhronos_create_slice('', '2031-03-03', '2031-03-10')`)
 	require.NoError(t, err)
 	states := []string{"pending", "retrying", "dispatching", "awaiting_ack", "running", "completed", "failed", "missed",
 		"cancelled", "skipped", "timed_out"}
@@ -201,4 +176,13 @@ func TestUnqueueDropsWhatAnOlderBuildFinished(t *testing.T) {
 	due, err = s.ReadDue(ctx, repository.DueRequest{Until: t0.Add(time.Hour), Limit: 10})
 	require.NoError(t, err)
 	require.Equal(t, []string{waiting.ID}, ids(due))
+}
+
+// ownedOutcome is the outcome st of the due row o, recorded by the owner of
+// its slot (epoch: ownAllSlots) with its first attempt.
+func ownedOutcome(o model.Occurrence, epoch map[int]int64, st model.OccurrenceStatus) repository.OutcomeRecord {
+	slot := model.SlotOf(model.BucketOf(o.EventID))
+	return repository.OutcomeRecord{OccurrenceID: o.ID, EventID: o.EventID, Status: st, Now: t0, Slot: slot,
+		Epoch: epoch[slot], Seen: 0, Attempt: &model.Attempt{OccurrenceID: o.ID, EventID: o.EventID, Attempt: 1,
+			StartedAt: t0, Outcome: string(st), ScheduledAt: o.ScheduledAt}}
 }

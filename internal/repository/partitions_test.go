@@ -239,6 +239,16 @@ func TestHotPathStatementsPruneToOneSlice(t *testing.T) {
 	require.Empty(t, named)
 }
 
+// emptyPostgres is a store on an empty schema (no migration applied).
+func emptyPostgres(t *testing.T) (*repository.Store, *sqlx.DB) {
+	t.Helper()
+	s, err := repository.OpenPostgres(context.Background(), repositorytest.PostgresSchema(t),
+		repository.Options{MaxOpenConns: 4, ConnectTimeout: 5 * time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s, s.DB()
+}
+
 // applyUpTo applies the embedded PostgreSQL migrations up to version last
 // the way Migrate does, recording them, so a test starts from an older
 // layout.
@@ -267,17 +277,13 @@ func applyUpTo(t *testing.T, db *sqlx.DB, last int) {
 }
 
 func TestUpgradeFrom0011ConvertsHistoryToPartitions(t *testing.T) {
-	url := repositorytest.PostgresSchema(t)
+	s, db := emptyPostgres(t)
 	ctx := context.Background()
-	s, err := repository.OpenPostgres(ctx, url, repository.Options{MaxOpenConns: 4, ConnectTimeout: 5 * time.Second})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	db := s.DB()
 	applyUpTo(t, db, 11)
 	// The 0011 layout with rows: events, live history (finished and
 	// pending, one far ahead), attempts, and archived history.
 	const ev = "0b7f3c1e-0000-4000-8000-000000000001"
-	_, err = db.Exec(`INSERT INTO events (id, name, start_time, action_type, action, status, created_at, updated_at)
+	_, err := db.Exec(`INSERT INTO events (id, name, start_time, action_type, action, status, created_at, updated_at)
 		VALUES ($1, 'upgrade', now(), 'webhook', '{"type":"webhook","params":{"url":"http://127.0.0.1:9/x"}}',
 		'active', now(), now())`, ev)
 	require.NoError(t, err)
