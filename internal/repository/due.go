@@ -321,22 +321,3 @@ func (s *Store) attemptsToInsert(ctx context.Context, recs []OutcomeRecord, resu
 	sort.Ints(out)
 	return out, nil
 }
-
-// Unqueue drops the occurrence_queue rows of ids whose occurrence no
-// longer waits or is held at that instant (PostgreSQL; nothing on SQLite,
-// whose queue is a view). Every write keeps the queue in step (0036)
-// except an instance of an older build recording an owner's outcome: its
-// statement completes the row and leaves its queue row behind, which the
-// next owner reads as due and finds finished just before firing it.
-func (s *Store) Unqueue(ctx context.Context, ids []string) (int, error) {
-	if s.d.backend != Postgres || len(ids) == 0 {
-		return 0, nil
-	}
-	res, err := s.exec(ctx, statusSQL(`DELETE FROM occurrence_queue q WHERE q.id = ANY(?::uuid[])
-		AND NOT EXISTS (SELECT 1 FROM occurrences o WHERE o.id = q.id AND o.scheduled_at = q.scheduled_at
-			AND o.status IN {unfinished})`), uuidArray(ids))
-	if err != nil {
-		return 0, fmt.Errorf("drop finished occurrences from the queue: %w", err)
-	}
-	return affected(res), nil
-}

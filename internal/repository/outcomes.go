@@ -121,6 +121,14 @@ func (s *Store) RecordOutcomes(ctx context.Context, recs []OutcomeRecord) ([]err
 				return fmt.Errorf("relax outcome commit: %w", err)
 			}
 		}
+		if s.d.backend == Postgres {
+			// The outcome statements delete the queue rows of the rows they
+			// complete (dropCompleted); the queue's trigger leaves those
+			// rows alone in this transaction only (migration 0036).
+			if _, err := tx.exec(ctx, `SELECT set_config('qhronos.outcome_drops_queue', 'on', true)`); err != nil {
+				return fmt.Errorf("mark the outcome transaction: %w", err)
+			}
+		}
 		var stats rollupDeltas
 		outcomes := make([]*OutcomeRecord, len(recs))
 		for i := range recs {
@@ -357,8 +365,9 @@ func (s *Store) updateOutcomes(ctx context.Context, recs []*OutcomeRecord, idx [
 // its own WITH list, if any), also delete the occurrence_queue rows of the
 // occurrences it completed, and return the columns named by selected out of
 // returning (which this adds occurrences.status to). That update is the
-// owner's outcome, which the queue's trigger leaves alone (0036): one
-// delete in the outcome statement instead of a trigger call a delivery.
+// owner's outcome, which the queue's trigger leaves alone in
+// RecordOutcomes' transaction (0036): one delete in the outcome statement
+// instead of a trigger call a delivery.
 func dropCompleted(update, returning, selected string) string {
 	with := `WITH `
 	if strings.HasPrefix(update, `WITH `) {

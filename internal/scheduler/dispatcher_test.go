@@ -11,6 +11,7 @@ import (
 
 	"github.com/qhronos/qhronos/internal/model"
 	"github.com/qhronos/qhronos/internal/repository"
+	"github.com/qhronos/qhronos/internal/repository/repositorytest"
 	"github.com/qhronos/qhronos/internal/scheduler/schedulertest"
 )
 
@@ -496,4 +497,27 @@ func TestAFullReadIsABacklogOnlyWhenItsRowsAreDue(t *testing.T) {
 		require.Equal(t, 2, n, "a full read of rows already due")
 		require.True(t, e.disp.Behind(time.Hour), "rows due and more behind them are a backlog")
 	})
+}
+
+// During a rolling upgrade an instance of the build before migration 0036
+// completes a row with a plain update, which notes no held change (an
+// owner's outcome never does). The queue's trigger takes the row out all
+// the same: the next owner never reads it and sends nothing twice. Its
+// neighbour, still waiting, is sent.
+func TestARowAnOlderBuildCompletedIsNotSentAgain(t *testing.T) {
+	s := repositorytest.Postgres(t)
+	e := newEnv(t, s, testConfig())
+	done, kept := e.create(e.event(nil)), e.create(e.event(nil))
+	_, err := s.DB().Exec(`UPDATE occurrences SET status = 'completed', attempt_count = attempt_count + 1,
+		completed_at = $1, updated_at = $1 WHERE event_id = $2`, t0.Add(time.Minute), done.ID)
+	require.NoError(t, err)
+	e.holdTillInstant(t, 1)
+	e.clock.Advance(200 * time.Millisecond)
+	require.NoError(t, e.disp.Wait(deadline(t)))
+	got := e.recv.Deliveries()
+	require.Len(t, got, 1)
+	require.Equal(t, e.occurrences(kept.ID)[0].ID, got[0].WebhookID)
+	var queued int
+	require.NoError(t, s.DB().Get(&queued, `SELECT COUNT(*) FROM occurrence_queue`))
+	require.Zero(t, queued)
 }

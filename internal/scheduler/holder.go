@@ -308,7 +308,6 @@ func (d *Dispatcher) preFire(group []job, now time.Time) []job {
 	}
 	fire := make([]job, 0, len(group))
 	changed := false
-	var gone []string
 	for _, jb := range group {
 		c, ok := checks[jb.occ.ID]
 		if !ok || !c.Unchanged(jb.custody.seen) {
@@ -316,9 +315,6 @@ func (d *Dispatcher) preFire(group []job, now time.Time) []job {
 			// if it waits again, the next read finds it.
 			d.settled(jb.occ.ID)
 			changed = true
-			if !ok || !c.Status.In(model.Unfinished) {
-				gone = append(gone, jb.occ.ID)
-			}
 			continue
 		}
 		if ev, ok := fresh[jb.ev.ID]; ok {
@@ -336,13 +332,6 @@ func (d *Dispatcher) preFire(group []job, now time.Time) []job {
 		}
 		jb.freshUntil = freshUntil
 		fire = append(fire, jb)
-	}
-	if len(gone) > 0 {
-		// Read as due, found finished: a queue row an instance of an older
-		// build left (repository.Unqueue), which every read would return.
-		if _, err := d.store.Unqueue(ctx, gone); err != nil {
-			d.log.Warn("drop finished occurrences from the queue", zap.Int("occurrences", len(gone)), zap.Error(err))
-		}
 	}
 	if changed {
 		d.Wake(d.clock.Now())

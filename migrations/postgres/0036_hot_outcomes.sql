@@ -141,8 +141,11 @@ CREATE TRIGGER occurrences_mirror_insert AFTER INSERT ON occurrences
     REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION qhronos_mirror_inserted();
 
 -- A change of what a mirror holds. Not the owner's outcome that completes a
--- waiting row (it counts the attempt it read): that statement deletes the
--- queue row itself, with no trigger call per delivery. A row moved to
+-- waiting row (it counts the attempt it read) in a transaction that says it
+-- deletes the queue row itself (qhronos.outcome_drops_queue, set by
+-- Store.RecordOutcomes): no trigger call per delivery. An instance of an
+-- older build, during a rolling upgrade, says nothing, and its outcomes
+-- are mirrored here like any other write. A row moved to
 -- another week's slice is deleted from its own (the delete below) and
 -- inserted into the other, which fires no statement trigger for inserts:
 -- its writer mirrors it again (Store.mirror).
@@ -155,7 +158,8 @@ CREATE TRIGGER occurrences_mirror_update AFTER UPDATE ON occurrences FOR EACH RO
             OR OLD.original_scheduled_at IS DISTINCT FROM NEW.original_scheduled_at
             OR (OLD.fanout_json IS NULL) <> (NEW.fanout_json IS NULL))
         AND NOT (OLD.status IN ('pending', 'retrying') AND NEW.status = 'completed'
-            AND NEW.attempt_count > OLD.attempt_count)
+            AND NEW.attempt_count > OLD.attempt_count
+            AND COALESCE(current_setting('qhronos.outcome_drops_queue', true), '') = 'on')
         OR (NEW.status IN ('failed', 'missed', 'cancelled', 'skipped', 'timed_out')
             AND NEW.updated_at IS DISTINCT FROM OLD.updated_at))
     EXECUTE FUNCTION qhronos_mirror_changed();
