@@ -11,7 +11,7 @@ import (
 // literals, from model's states and named sets, so that no query spells a
 // status or a list of them itself:
 //
-//	{waiting} {held} {in_progress} {unfinished} {finished} {ended}  → ('pending', 'retrying') …
+//	{waiting} {held} {in_progress} {unfinished} {finished}  → ('pending', 'retrying') …
 //	{pending} {dispatching} … {active} {paused} … → 'pending' …
 //
 // The lists stay literal constants in the SQL text (rendered once, when the
@@ -41,7 +41,6 @@ var statusTokens = func() *strings.Replacer {
 	set("unfinished", model.Unfinished)
 	set("in_progress", model.InProgress)
 	set("finished", model.Finished)
-	set("ended", endedOtherwise)
 	for _, st := range []model.OccurrenceStatus{model.OccurrencePending, model.OccurrenceDispatching,
 		model.OccurrenceRetrying, model.OccurrenceAwaitingAck, model.OccurrenceCompleted, model.OccurrenceFailed,
 		model.OccurrenceMissed, model.OccurrenceCancelled, model.OccurrenceSkipped, model.OccurrenceRunning,
