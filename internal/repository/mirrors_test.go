@@ -136,7 +136,7 @@ func TestUpgradeTo0036MirrorsStoredOccurrences(t *testing.T) {
 	}
 	applied, err := s.Migrate(ctx)
 	require.NoError(t, err)
-	require.Equal(t, 1, applied)
+	require.GreaterOrEqual(t, applied, 1, "0036 and the migrations after it")
 
 	var queued, ended []string
 	require.NoError(t, db.Select(&queued, `SELECT status FROM occurrence_queue ORDER BY scheduled_at`))

@@ -237,6 +237,13 @@ func TestHotPathStatementsPruneToOneSlice(t *testing.T) {
 			'attempt_count', 'status_code', 'response_body', 'error_message', 'started_at')
 		AND (a.attnum = ANY (i.indkey) OR pg_get_expr(i.indpred, i.indrelid) LIKE '%' || a.attname || '%')`))
 	require.Empty(t, named)
+	// An attempt's insert probes no unique index, in any slice (0037):
+	// nothing reads attempts by id.
+	var unique []string
+	require.NoError(t, db.Select(&unique, `SELECT i.indexrelid::regclass::text FROM pg_index i
+		WHERE i.indisunique AND (i.indrelid = 'attempts'::regclass
+			OR i.indrelid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'attempts'::regclass))`))
+	require.Empty(t, unique)
 }
 
 // emptyPostgres is a store on an empty schema (no migration applied).

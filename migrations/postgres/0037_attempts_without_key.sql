@@ -1,0 +1,17 @@
+-- #36: an attempt row is written once, by the outcome's COPY, and never
+-- looked up by its id: every reader finds attempts by occurrence
+-- (attempts_by_occurrence), by time (attempts_by_time), by endpoint or by
+-- subscription. Its primary key (id, scheduled_at) served no read and cost
+-- every delivery a uniqueness probe and an index entry, about a quarter of
+-- the attempt's COPY (BENCHMARKS.md, fortieth step). The ids stay unique:
+-- the server makes them (time-ordered UUIDs, model.NewID) and writes each
+-- attempt once, fenced by its occurrence's outcome.
+--
+-- The archive's attempts never had a key. Slices created from now on have
+-- none; dropping the parent's constraint drops it from every live slice at
+-- once (a catalog change, no rewrite).
+--
+-- Logical replication: a publication that carries attempts and publishes
+-- deletes needs `ALTER TABLE … REPLICA IDENTITY FULL` on its slices, as it
+-- already did for the archive's (docs/production.md).
+ALTER TABLE attempts DROP CONSTRAINT attempts_pkey;
