@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/qhronos/qhronos/internal/actions"
@@ -132,7 +133,14 @@ func toEventJSON(r *redact.Redactor, ev *model.Event) eventJSON {
 }
 
 // etag is the event's strong validator: its id and version.
-func etag(ev *model.Event) string { return versionETag(ev.ID, ev.Version) }
+func etag(ev *model.Event) string {
+	if ev.Status == model.EventInactive {
+		// A one-time event's end is read, not written: its version stays,
+		// and a cached copy from before the end must not validate.
+		return `"` + ev.ID + "-v" + strconv.FormatInt(ev.Version, 10) + `-ended"`
+	}
+	return versionETag(ev.ID, ev.Version)
+}
 
 // occurrenceJSON is the occurrence resource; id and occurrence_id are the same.
 type occurrenceJSON struct {

@@ -184,7 +184,11 @@ func TestArchivedOccurrencesAPI(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, b.Open)
-			evA := e.createEvent(e.master, eventBody("a"))
+			// A recurs: it stays live with its next instants (a one-time
+			// event whose occurrence was archived is archived too).
+			bodyA := eventBody("a")
+			bodyA["rrule"] = "FREQ=DAILY"
+			evA := e.createEvent(e.master, bodyA)
 			evB := e.createEvent(e.master, eventBody("b"))
 			at := time.Now().Add(2 * time.Hour)
 			fired := failAll(t, e, at, 1, 2)

@@ -113,9 +113,12 @@ func (s *Store) archiveRows(ctx context.Context, b ArchiveBatch, pick string) (A
 // The batch pick of ArchiveEvents: deleted or finished events whose last
 // change is past retention and that have no live occurrence left at all
 // (ArchiveOccurrences runs first and takes the old terminal ones; anything
-// still there is recent or can still fire, which keeps the event).
+// still there is recent or can still fire, which keeps the event). A
+// one-time event whose end was never written (EventEnds) is finished too:
+// with its occurrences archived, it ended before retention.
 var pickArchivableEvents = statusSQL(`SELECT e.id FROM events e
-	WHERE e.status IN ({inactive}, {deleted}) AND COALESCE(e.deleted_at, e.updated_at) < ?
+	WHERE (e.status IN ({inactive}, {deleted}) OR ` + oneTimeEndedSQL + `)
+	AND COALESCE(e.deleted_at, e.updated_at) < ?
 	AND NOT EXISTS (SELECT 1 FROM occurrences o WHERE o.event_id = e.id)
 	LIMIT ?`)
 
@@ -127,7 +130,8 @@ func (s *Store) ArchiveEvents(ctx context.Context, b ArchiveBatch) (ArchiveCount
 	var out ArchiveCounts
 	err := s.WithTx(ctx, func(tx *Store) error {
 		var ids []string
-		if err := tx.selectAll(ctx, &ids, pickArchivableEvents+tx.d.skipLocked, tx.ts(b.Cutoff), b.Limit); err != nil {
+		if err := tx.selectAll(ctx, &ids, pickArchivableEvents+tx.d.skipLocked, tx.ts(model.SeriesEnd),
+			tx.ts(b.Cutoff), b.Limit); err != nil {
 			return fmt.Errorf("pick archivable events: %w", err)
 		}
 		if len(ids) == 0 {
@@ -136,6 +140,9 @@ func (s *Store) ArchiveEvents(ctx context.Context, b ArchiveBatch) (ArchiveCount
 		in := placeholders(len(ids))
 		idArgs := stringArgs(ids)
 		if !b.Delete {
+			if err := tx.writeArchivedEnds(ctx, ids, b.Now); err != nil {
+				return err
+			}
 			q := `INSERT INTO events_archive (` + eventColumns + `, archived_at) SELECT ` + eventColumns +
 				`, ? FROM events WHERE id IN (` + in + `)`
 			if _, err := tx.exec(ctx, q, append([]any{tx.ts(b.Now)}, idArgs...)...); err != nil {
@@ -170,6 +177,42 @@ func (s *Store) ArchiveEvents(ctx context.Context, b ArchiveBatch) (ArchiveCount
 		return ArchiveCounts{}, err
 	}
 	return out, nil
+}
+
+// writeArchivedEnds writes into the events of ids that ended one-time
+// without it written the end their reads derived (EventEnds), from their
+// occurrences and attempts already in the archive, so that the archived
+// row reads the same.
+func (s *Store) writeArchivedEnds(ctx context.Context, ids []string, now time.Time) error {
+	var ended []string
+	err := s.selectAll(ctx, &ended, `SELECT e.id FROM events e WHERE e.id IN (`+placeholders(len(ids))+`)
+		AND `+oneTimeEndedSQL, append(stringArgs(ids), s.ts(model.SeriesEnd))...)
+	if err != nil {
+		return fmt.Errorf("find unwritten ends: %w", err)
+	}
+	if len(ended) == 0 {
+		return nil
+	}
+	var occs []finishedOccurrence
+	err = s.selectAll(ctx, &occs, `SELECT id, event_id, scheduled_at, updated_at, updated_at AS at,
+		started_at IS NOT NULL AS started FROM occurrences_archive
+		WHERE event_id IN (`+placeholders(len(ended))+`) AND NOT manual`, stringArgs(ended)...)
+	if err != nil {
+		return fmt.Errorf("read archived occurrences: %w", err)
+	}
+	runs, err := s.runsOf(ctx, occs, "attempts_archive")
+	if err != nil {
+		return err
+	}
+	list := make([]EventRun, 0, len(ended))
+	for _, id := range ended {
+		run, ok := runs[id]
+		if !ok {
+			run = EventRun{EventID: id, Now: now}
+		}
+		list = append(list, run)
+	}
+	return s.NoteEventRuns(ctx, list)
 }
 
 // eventSideTables are kept with their event and archived with it.

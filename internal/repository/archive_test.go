@@ -473,3 +473,44 @@ func TestRetryRaceWithArchiverLeavesOneHome(t *testing.T) {
 		}
 	})
 }
+
+// A one-time event whose end was read, never written (EventEnds), is
+// archived once its occurrence is, with that end written into the archived
+// row: it reads the same there. One still to fire stays.
+func TestArchiveWritesAOneTimeEventsReadEnd(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		ended, waiting := newEvent("a"), newEvent("a")
+		for _, e := range []*model.Event{ended, waiting} {
+			mustCreate(t, s, e)
+		}
+		fired := t0.Add(2 * time.Minute)
+		settle(t, s, ended, t0, fired, model.OccurrenceCompleted, 2)
+		_, err := s.InsertOccurrences(ctx, waiting.ID, []time.Time{t0.Add(60 * day)}, false, t0)
+		require.NoError(t, err)
+		for _, e := range []*model.Event{ended, waiting} { // expanded, the row left as the hot path leaves it
+			require.NoError(t, s.Reposition(ctx, e.ID, &model.SeriesEnd))
+		}
+		live, err := s.GetEvent(ctx, ended.ID)
+		require.NoError(t, err)
+		require.Equal(t, model.EventInactive, live.Status, "read ended before archival")
+		require.Equal(t, fired, live.LastRunAt.UTC())
+
+		now := t0.Add(40 * day)
+		got := archiveAll(t, s, repository.ArchiveBatch{Cutoff: now.Add(-30 * day), Now: now, Limit: 10})
+		require.Equal(t, repository.ArchiveCounts{Events: 1, Occurrences: 1, Attempts: 2}, got)
+
+		_, err = s.GetEventAny(ctx, ended.ID)
+		require.ErrorIs(t, err, model.ErrNotFound, "the ended one-time event was archived")
+		archived, err := s.GetArchivedEvent(ctx, ended.ID)
+		require.NoError(t, err)
+		require.Equal(t, model.EventInactive, archived.Status)
+		require.Nil(t, archived.NextRunAt)
+		require.Equal(t, fired, archived.LastRunAt.UTC(), "its last run, from the archived attempts")
+		require.Equal(t, live.LastStatus, archived.LastStatus)
+
+		stays, err := s.GetEvent(ctx, waiting.ID)
+		require.NoError(t, err, "a one-time event still to fire stays")
+		require.Equal(t, model.EventActive, stays.Status)
+	})
+}

@@ -37,12 +37,11 @@ type EventRun struct {
 	// Now is when the outcome was recorded: next_run_at values before it
 	// are stale, and a settled event's updated_at.
 	Now time.Time
-	// SettlesAt, when not 0, says the run ended the last occurrence of a
-	// one-time event read at that version: while the event still has it
-	// (no edit, pause or settle since; versions start at 1), its series is
-	// over without looking for unfinished occurrences, a probe of every
-	// time partition.
-	SettlesAt int64
+	// EndsOneTime says the run ended a one-time event's only scheduled
+	// occurrence. Such a run is not written (the bookkeeper drops it):
+	// readers derive the event's end from the occurrence (EventEnds), which
+	// spares a burst of one-time events a row write per delivery.
+	EndsOneTime bool
 }
 
 // Run is the bookkeeping effect of an applied outcome record (its EventID
@@ -60,7 +59,7 @@ func (r *OutcomeRecord) Run() EventRun {
 		}
 	}
 	if r.WholeSeries && r.Status.Terminal() && r.PauseReason == "" {
-		run.SettlesAt = r.EventVersion
+		run.EndsOneTime = true
 	}
 	return run
 }
@@ -77,9 +76,7 @@ func (run EventRun) Merge(next EventRun) EventRun {
 	if next.Now.After(out.Now) {
 		out.Now = next.Now
 	}
-	if out.SettlesAt == 0 {
-		out.SettlesAt = next.SettlesAt
-	}
+	out.EndsOneTime = out.EndsOneTime || next.EndsOneTime
 	return out
 }
 
@@ -102,7 +99,7 @@ func (s *Store) NoteEventRuns(ctx context.Context, runs []EventRun) error {
 	sorted := append([]EventRun(nil), runs...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].EventID < sorted[j].EventID })
 	start := 0
-	for _, size := range s.batchSizes(len(sorted), 256, 500) { // 5 parameters a row, or 4 arrays
+	for _, size := range s.batchSizes(len(sorted), 256, 500) { // 4 parameters a row, or 4 arrays
 		chunk := sorted[start : start+size]
 		start += size
 		if err := s.ByKey(ctx, func(tx *Store) error { return tx.noteEventRuns(ctx, chunk) }); err != nil {
@@ -120,16 +117,15 @@ func (s *Store) noteEventRuns(ctx context.Context, chunk []EventRun) error {
 		// per connection (see outcomeArrays).
 		ids, ran, status, now := make([]string, len(chunk)), make([]*time.Time, len(chunk)),
 			make([]*string, len(chunk)), make([]time.Time, len(chunk))
-		versions := make([]int64, len(chunk))
 		for k, r := range chunk {
-			ids[k], ran[k], now[k], versions[k] = r.EventID, utcp(r.RanAt), r.Now.UTC(), r.SettlesAt
+			ids[k], ran[k], now[k] = r.EventID, utcp(r.RanAt), r.Now.UTC()
 			if r.RanAt != nil {
 				status[k] = &chunk[k].LastStatus
 			}
 		}
-		runs = `v AS (SELECT * FROM unnest(?::uuid[], ?::timestamptz[], ?::text[], ?::timestamptz[], ?::bigint[])
-			AS u(id, last_run_at, last_status, now, settles))`
-		args = []any{uuidArray(ids), pgArray(ran), pgArray(status), now, versions}
+		runs = `v AS (SELECT * FROM unnest(?::uuid[], ?::timestamptz[], ?::text[], ?::timestamptz[])
+			AS u(id, last_run_at, last_status, now))`
+		args = []any{uuidArray(ids), pgArray(ran), pgArray(status), now}
 	} else {
 		var sb strings.Builder
 		for k, r := range chunk {
@@ -140,10 +136,10 @@ func (s *Store) noteEventRuns(ctx context.Context, chunk []EventRun) error {
 			if k > 0 {
 				sb.WriteString(", ")
 			}
-			sb.WriteString(s.d.typedRow("uuid", "timestamptz", "text", "timestamptz", "bigint"))
-			args = append(args, r.EventID, s.tsp(r.RanAt), status, s.ts(r.Now), r.SettlesAt)
+			sb.WriteString(s.d.typedRow("uuid", "timestamptz", "text", "timestamptz"))
+			args = append(args, r.EventID, s.tsp(r.RanAt), status, s.ts(r.Now))
 		}
-		runs = `v(id, last_run_at, last_status, now, settles) AS (VALUES ` + sb.String() + `)`
+		runs = `v(id, last_run_at, last_status, now) AS (VALUES ` + sb.String() + `)`
 	}
 	args = append(args, s.ts(model.SeriesEnd), false)
 	// OFFSET 0 keeps PostgreSQL from pulling the sub-select x into each of
@@ -176,8 +172,7 @@ func (s *Store) noteEventRuns(ctx context.Context, chunk []EventRun) error {
 				END,
 				CASE WHEN x.ended THEN v.now ELSE events.updated_at END,
 				events.version + CASE WHEN x.ended THEN 1 ELSE 0 END
-			FROM (SELECT `) + settleEventsHead + ` AND CASE WHEN events.version = v.settles THEN true
-				ELSE ` + noUnfinishedOccurrences + ` END AS ended` + fence + `) x)
+			FROM (SELECT `) + settleEventsWhere + ` AS ended` + fence + `) x)
 		FROM v WHERE events.id = v.id`
 	if s.d.backend != Postgres {
 		q += ` AND events.id IN (` + placeholders(len(chunk)) + `)`
@@ -198,7 +193,9 @@ func (s *Store) noteEventRuns(ctx context.Context, chunk []EventRun) error {
 // not show them — last_run_at before the occurrence's first attempt, or an
 // active event whose next_run_at is not after the moment it finished — and
 // writes those events' Runs again with NoteEventRuns, rebuilt from each
-// occurrence's newest attempt (looked up in its own time partition).
+// occurrence's newest attempt (looked up in its own time partition). A
+// one-time event's scheduled occurrence is left out: its end is never
+// written, readers derive it (EventEnds).
 //
 // The read is two index ranges (attempts_by_time, occurrence_ends) and a
 // key lookup per row, over a window the caller moves forward (the
@@ -207,14 +204,7 @@ func (s *Store) noteEventRuns(ctx context.Context, chunk []EventRun) error {
 // how many events it wrote and where the next call should start: to when
 // the window was read to its end, else the last instant read.
 func (s *Store) RepairEventRuns(ctx context.Context, from, to time.Time, limit int) (int, time.Time, error) {
-	var rows []struct {
-		ID          string    `db:"id"`
-		EventID     string    `db:"event_id"`
-		ScheduledAt time.Time `db:"scheduled_at"`
-		UpdatedAt   time.Time `db:"updated_at"`
-		At          time.Time `db:"at"`
-		Started     bool      `db:"started"`
-	}
+	var rows []finishedOccurrence
 	// Occurrences keep no index on when they finished (an outcome's update
 	// stays in place only so, 0036): a delivered row is found by its
 	// attempts (attempts_by_time), one that ended otherwise by its mirror
@@ -224,6 +214,8 @@ func (s *Store) RepairEventRuns(ctx context.Context, from, to time.Time, limit i
 		instant = ` AND o.scheduled_at = a.scheduled_at` // each row in its own slice
 	}
 	const forgotten = `e.deleted_at IS NULL
+		AND NOT (NOT o.manual AND e.rrule IS NULL AND e.schedule IS NULL AND e.cron IS NULL
+			AND e.expanded_until IS NOT NULL AND e.expanded_until >= ?)
 		AND ((o.started_at IS NOT NULL AND (e.last_run_at IS NULL OR e.last_run_at < o.started_at))
 			OR (e.status = {active} AND e.next_run_at IS NOT NULL AND e.next_run_at <= o.updated_at))`
 	err := s.selectAll(ctx, &rows, statusSQL(`SELECT o.id, o.event_id, o.scheduled_at, o.updated_at, a.started_at AS at,
@@ -234,7 +226,8 @@ func (s *Store) RepairEventRuns(ctx context.Context, from, to time.Time, limit i
 		SELECT o.id, o.event_id, o.scheduled_at, o.updated_at, o.updated_at AS at, o.started_at IS NOT NULL AS started
 		FROM ended_occurrences o JOIN events e ON e.id = o.event_id
 		WHERE o.updated_at >= ? AND o.updated_at < ? AND `+forgotten+`
-		ORDER BY at LIMIT ?`), s.ts(from), s.ts(to), s.ts(from), s.ts(to), limit)
+		ORDER BY at LIMIT ?`), s.ts(from), s.ts(to), s.ts(model.SeriesEnd), s.ts(from), s.ts(to),
+		s.ts(model.SeriesEnd), limit)
 	if err != nil {
 		return 0, from, fmt.Errorf("find forgotten event runs: %w", err)
 	}
@@ -245,38 +238,9 @@ func (s *Store) RepairEventRuns(ctx context.Context, from, to time.Time, limit i
 			next = from.Add(time.Microsecond) // a page of one instant: move on
 		}
 	}
-	runs := map[string]EventRun{}
-	for _, o := range rows {
-		run := EventRun{EventID: o.EventID, Now: o.UpdatedAt.UTC()}
-		if o.Started {
-			var last []struct {
-				StartedAt  time.Time `db:"started_at"`
-				Outcome    string    `db:"outcome"`
-				StatusCode *int      `db:"status_code"`
-				Error      *string   `db:"error"`
-			}
-			err := s.selectAll(ctx, &last, `SELECT started_at, outcome, status_code, error FROM attempts
-				WHERE occurrence_id = ? AND scheduled_at = ? ORDER BY attempt DESC LIMIT 1`, o.ID, s.ts(o.ScheduledAt))
-			if err != nil {
-				return 0, from, fmt.Errorf("read last attempt: %w", err)
-			}
-			if len(last) == 1 {
-				a := last[0]
-				code, msg := 0, ""
-				if a.StatusCode != nil {
-					code = *a.StatusCode
-				}
-				if a.Error != nil {
-					msg = *a.Error
-				}
-				at := a.StartedAt.UTC()
-				run.RanAt, run.LastStatus = &at, model.RunStatus(a.Outcome, code, msg)
-			}
-		}
-		if prev, ok := runs[o.EventID]; ok {
-			run = prev.Merge(run)
-		}
-		runs[o.EventID] = run
+	runs, err := s.runsOf(ctx, rows, "attempts")
+	if err != nil {
+		return 0, from, err
 	}
 	list := make([]EventRun, 0, len(runs))
 	for _, r := range runs {
@@ -286,4 +250,89 @@ func (s *Store) RepairEventRuns(ctx context.Context, from, to time.Time, limit i
 		return 0, from, err
 	}
 	return len(list), next, nil
+}
+
+// finishedOccurrence is a finished occurrence as runsOf reads it.
+type finishedOccurrence struct {
+	ID          string    `db:"id"`
+	EventID     string    `db:"event_id"`
+	ScheduledAt time.Time `db:"scheduled_at"`
+	UpdatedAt   time.Time `db:"updated_at"`
+	At          time.Time `db:"at"`
+	Started     bool      `db:"started"`
+}
+
+// runsOf rebuilds the Runs of finished occurrences, merged per event: each
+// from its newest attempt, read from attempts (the live table, or
+// attempts_archive) in the occurrence's own time partition; an occurrence
+// never attempted counts for its event's end, not as a run.
+func (s *Store) runsOf(ctx context.Context, occs []finishedOccurrence, attempts string) (map[string]EventRun, error) {
+	last, err := s.newestAttempts(ctx, occs, attempts)
+	if err != nil {
+		return nil, err
+	}
+	runs := map[string]EventRun{}
+	for _, o := range occs {
+		run := EventRun{EventID: o.EventID, Now: o.UpdatedAt.UTC()}
+		if a, ok := last[o.ID]; ok && o.Started {
+			code, msg := 0, ""
+			if a.StatusCode != nil {
+				code = *a.StatusCode
+			}
+			if a.Error != nil {
+				msg = *a.Error
+			}
+			at := a.StartedAt.UTC()
+			run.RanAt, run.LastStatus = &at, model.RunStatus(a.Outcome, code, msg)
+		}
+		if prev, ok := runs[o.EventID]; ok {
+			run = prev.Merge(run)
+		}
+		runs[o.EventID] = run
+	}
+	return runs, nil
+}
+
+// lastAttempt is what an event's run shows of an attempt.
+type lastAttempt struct {
+	OccurrenceID string    `db:"occurrence_id"`
+	Attempt      int       `db:"attempt"`
+	StartedAt    time.Time `db:"started_at"`
+	Outcome      string    `db:"outcome"`
+	StatusCode   *int      `db:"status_code"`
+	Error        *string   `db:"error"`
+}
+
+// newestAttempts reads the newest attempt of each started occurrence, by
+// (occurrence, instant) so that PostgreSQL looks in each one's own time
+// partition only: one statement per 200 occurrences.
+func (s *Store) newestAttempts(ctx context.Context, occs []finishedOccurrence, attempts string) (map[string]lastAttempt, error) {
+	var started []finishedOccurrence
+	for _, o := range occs {
+		if o.Started {
+			started = append(started, o)
+		}
+	}
+	out := make(map[string]lastAttempt, len(started))
+	for start := 0; start < len(started); start += 200 {
+		chunk := started[start:min(start+200, len(started))]
+		args := make([]any, 0, 2*len(chunk))
+		for _, o := range chunk {
+			args = append(args, o.ID, s.ts(o.ScheduledAt))
+		}
+		pair := "(" + s.d.cast("uuid") + ", " + s.d.cast("timestamptz") + ")"
+		var rows []lastAttempt
+		err := s.selectAll(ctx, &rows, `SELECT occurrence_id, attempt, started_at, outcome, status_code, error
+			FROM `+attempts+` WHERE (occurrence_id, scheduled_at) IN (`+
+			strings.TrimSuffix(strings.Repeat(pair+", ", len(chunk)), ", ")+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("read last attempts: %w", err)
+		}
+		for _, a := range rows {
+			if prev, ok := out[a.OccurrenceID]; !ok || a.Attempt > prev.Attempt {
+				out[a.OccurrenceID] = a
+			}
+		}
+	}
+	return out, nil
 }

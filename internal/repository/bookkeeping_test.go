@@ -2,6 +2,7 @@ package repository_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -20,6 +21,10 @@ func noteRuns(t *testing.T, s *repository.Store, recs ...repository.OutcomeRecor
 	var order []string
 	for i := range recs {
 		run := recs[i].Run()
+		if run.EndsOneTime { // read, not written (EventEnds)
+			delete(merged, run.EventID)
+			continue
+		}
 		if prev, ok := merged[run.EventID]; ok {
 			run = prev.Merge(run)
 		} else {
@@ -53,8 +58,9 @@ func record(t *testing.T, s *repository.Store, recs ...repository.OutcomeRecord)
 }
 
 // The outcome transaction leaves the event alone; the bookkeeping written
-// afterwards shows the newest attempt, the earliest waiting occurrence as
-// next_run_at, and settles a one-shot event to inactive.
+// afterwards shows the newest attempt and the earliest waiting occurrence
+// as next_run_at. A one-shot event's end is never written: it reads as
+// ended as soon as its outcome is recorded.
 func TestEventBookkeepingFollowsRecordedOutcomes(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		ctx := context.Background()
@@ -83,16 +89,16 @@ func TestEventBookkeepingFollowsRecordedOutcomes(t *testing.T) {
 		oneShot.WholeSeries, oneShot.EventVersion = true, 1 // as the dispatcher says it
 		record(t, s, first, second, oneShot)
 
-		for _, id := range []string{series.ID, once.ID} {
-			ev, err := s.GetEvent(ctx, id)
-			require.NoError(t, err)
-			require.Nil(t, ev.LastRunAt, "the outcome transaction writes no event row")
-			require.Equal(t, model.EventActive, ev.Status)
-		}
+		ev, err := s.GetEvent(ctx, series.ID)
+		require.NoError(t, err)
+		require.Nil(t, ev.LastRunAt, "the outcome transaction writes no event row")
+		require.Equal(t, model.EventActive, ev.Status)
+		require.True(t, oneShot.Run().EndsOneTime, "the bookkeeper drops the one-shot event's run")
+		requireReadsEnded(t, s, once.ID, once.StartTime, "completed (HTTP 200 OK)")
 
 		// The bookkeeper's write: two deliveries of the series, merged.
-		noteRuns(t, s, second, first, oneShot)
-		ev, err := s.GetEvent(ctx, series.ID)
+		noteRuns(t, s, second, first)
+		ev, err = s.GetEvent(ctx, series.ID)
 		require.NoError(t, err)
 		require.Equal(t, t0.Add(time.Second), *ev.LastRunAt, "the newest attempt wins, whatever the order noted")
 		require.Equal(t, "completed: second", ev.LastStatus)
@@ -100,12 +106,7 @@ func TestEventBookkeepingFollowsRecordedOutcomes(t *testing.T) {
 		require.Equal(t, model.EventActive, ev.Status)
 		require.EqualValues(t, 1, ev.Version, "bookkeeping does not bump the version")
 
-		one, err := s.GetEvent(ctx, once.ID)
-		require.NoError(t, err)
-		require.Equal(t, model.EventInactive, one.Status, "a delivered one-shot event ends inactive")
-		require.Nil(t, one.NextRunAt)
-		require.EqualValues(t, 2, one.Version)
-		require.Equal(t, once.StartTime, *one.LastRunAt)
+		requireReadsEnded(t, s, once.ID, once.StartTime, "completed (HTTP 200 OK)")
 
 		// A run that arrives late (another instance, a repair) and is older
 		// than what the event shows changes nothing.
@@ -117,7 +118,46 @@ func TestEventBookkeepingFollowsRecordedOutcomes(t *testing.T) {
 	})
 }
 
-// A one-time event's delivery ends its series as noted, unless the event
+// requireReadsEnded asserts that the one-time event id reads as ended by a
+// run at ranAt with lastStatus, its row untouched: stored active, version 1.
+func requireReadsEnded(t *testing.T, s *repository.Store, id string, ranAt time.Time, lastStatus string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, read := range []func() (model.Event, error){
+		func() (model.Event, error) { return s.GetEvent(ctx, id) },
+		func() (model.Event, error) { return s.GetEventAny(ctx, id) },
+		func() (model.Event, error) {
+			evs, err := s.ListEvents(ctx, model.EventFilter{Unrestricted: true,
+				Status: []model.EventStatus{model.EventInactive}, Limit: 1000})
+			for _, e := range evs {
+				if e.ID == id {
+					return e, err
+				}
+			}
+			return model.Event{}, fmt.Errorf("%s is not listed inactive (%w)", id, err)
+		},
+	} {
+		ev, err := read()
+		require.NoError(t, err)
+		require.Equal(t, model.EventInactive, ev.Status, "a delivered one-shot event reads inactive")
+		require.Nil(t, ev.NextRunAt)
+		require.NotNil(t, ev.LastRunAt)
+		require.Equal(t, ranAt, ev.LastRunAt.UTC())
+		require.Equal(t, lastStatus, ev.LastStatus)
+		require.EqualValues(t, 1, ev.Version, "an end read, not written, keeps the version")
+	}
+	active, err := s.ListEvents(ctx, model.EventFilter{Unrestricted: true,
+		Status: []model.EventStatus{model.EventActive}, Limit: 1000})
+	require.NoError(t, err)
+	for _, e := range active {
+		require.NotEqual(t, id, e.ID, "an ended one-shot event is not listed active")
+	}
+	var stored string
+	require.NoError(t, s.DB().GetContext(ctx, &stored, s.DB().Rebind(`SELECT status FROM events WHERE id = ?`), id))
+	require.Equal(t, "active", stored, "its row was not written")
+}
+
+// A one-time event's delivery ends its series as read, unless the event
 // changed since the delivery read it: rescheduled meanwhile, it has a new
 // occurrence to fire and stays active.
 func TestOneTimeEventSettlesUnlessChangedSinceItsDelivery(t *testing.T) {
@@ -153,15 +193,22 @@ func TestOneTimeEventSettlesUnlessChangedSinceItsDelivery(t *testing.T) {
 		require.NoError(t, err)
 		noteRuns(t, s, recs...)
 
-		ev, err := s.GetEvent(ctx, settled.ID)
-		require.NoError(t, err)
-		require.Equal(t, model.EventInactive, ev.Status, "its one occurrence was delivered")
-		require.EqualValues(t, 2, ev.Version)
-		ev, err = s.GetEvent(ctx, edited.ID)
+		requireReadsEnded(t, s, settled.ID, t0, "completed (HTTP 200 OK)")
+		ev, err := s.GetEvent(ctx, edited.ID)
 		require.NoError(t, err)
 		require.Equal(t, model.EventActive, ev.Status, "its new occurrence is still to fire")
-		require.Equal(t, t0.Add(time.Hour), *ev.NextRunAt)
-		require.Equal(t, t0, *ev.LastRunAt)
+
+		// Once the new occurrence ends too, the event reads the newer run.
+		got = claim(t, s, t0.Add(time.Hour), 1)
+		require.Len(t, got, 1)
+		r := delivered(got[0], t0.Add(time.Hour), "completed (HTTP 200 OK)")
+		r.WholeSeries, r.EventVersion = true, 2
+		record(t, s, r)
+		noteRuns(t, s, r)
+		ev, err = s.GetEvent(ctx, edited.ID)
+		require.NoError(t, err)
+		require.Equal(t, model.EventInactive, ev.Status)
+		require.Equal(t, t0.Add(time.Hour), ev.LastRunAt.UTC())
 	})
 }
 
@@ -198,8 +245,9 @@ func TestRecordOutcomesDoesNotLockEvents(t *testing.T) {
 
 // A crash between the outcome's commit and the bookkeeper's flush forgets
 // the event's bookkeeping; the repair over the window of finished
-// occurrences writes it again (from the attempts), settles the one-shot
-// event, and leaves events whose bookkeeping was written alone.
+// occurrences writes it again (from the attempts), and leaves alone the
+// events whose bookkeeping was written and the one-shot event, whose end
+// is read, never written.
 func TestRepairEventRunsAfterACrash(t *testing.T) {
 	eachBackend(t, func(t *testing.T, s *repository.Store) {
 		ctx := context.Background()
@@ -251,10 +299,7 @@ func TestRepairEventRunsAfterACrash(t *testing.T) {
 		require.Equal(t, recs[0].Attempt.StartedAt, next, "a full page: the next call starts at the last instant read")
 		n, next, err = s.RepairEventRuns(ctx, next, to, 1)
 		require.NoError(t, err)
-		require.Equal(t, 1, n, "the repaired event is no longer a candidate: the other one is")
-		n, next, err = s.RepairEventRuns(ctx, next, to, 1)
-		require.NoError(t, err)
-		require.Zero(t, n, "the fine event is never rewritten")
+		require.Zero(t, n, "the fine and the one-shot events are never rewritten")
 		require.Equal(t, to, next, "the window was read to its end")
 
 		ev, err := s.GetEvent(ctx, series.ID)
@@ -264,10 +309,8 @@ func TestRepairEventRunsAfterACrash(t *testing.T) {
 		require.Equal(t, t0.Add(time.Hour), *ev.NextRunAt)
 		require.Equal(t, model.EventActive, ev.Status)
 
-		one, err := s.GetEvent(ctx, once.ID)
-		require.NoError(t, err)
-		require.Equal(t, model.EventInactive, one.Status, "the one-shot event ends inactive")
-		require.Equal(t, t0.Add(5*time.Millisecond), *one.LastRunAt)
+		requireReadsEnded(t, s, once.ID, t0.Add(5*time.Millisecond),
+			"failed (HTTP 503 Service Unavailable): server error")
 
 		after, err := s.GetEvent(ctx, fine.ID)
 		require.NoError(t, err)

@@ -374,7 +374,7 @@ func (s *Store) GetEvent(ctx context.Context, id string) (model.Event, error) {
 	if err != nil {
 		return model.Event{}, fmt.Errorf("get event: %w", err)
 	}
-	return r.event()
+	return s.endsOnRead(ctx, r)
 }
 
 // GetEventByKey returns the live event with key in scope, or ErrNotFound.
@@ -385,7 +385,7 @@ func (s *Store) GetEventByKey(ctx context.Context, scope, key string) (model.Eve
 	if err != nil {
 		return model.Event{}, fmt.Errorf("get event by key: %w", err)
 	}
-	return r.event()
+	return s.endsOnRead(ctx, r)
 }
 
 // LockEventKey serializes the transactions that upsert one key of one
@@ -411,7 +411,7 @@ func (s *Store) GetEventAny(ctx context.Context, id string) (model.Event, error)
 	if err := s.get(ctx, &r, `SELECT `+eventColumns+` FROM events WHERE id = ?`, id); err != nil {
 		return model.Event{}, fmt.Errorf("get event: %w", err)
 	}
-	return r.event()
+	return s.endsOnRead(ctx, r)
 }
 
 // UpdateEvent writes every mutable field of e when the stored version equals
@@ -498,26 +498,8 @@ func (s *Store) ListEvents(ctx context.Context, f model.EventFilter) ([]model.Ev
 	}
 	where = append(where, "e.deleted_at IS NULL")
 	if len(f.Status) > 0 {
-		// Known statuses are written into the SQL as literals: a partial
-		// index such as events_paused_listing is only usable when the
-		// planner can prove its predicate, which PostgreSQL's generic plan
-		// of a cached statement cannot do with "status IN ($1)".
-		in := make([]string, len(f.Status))
-		for i, st := range f.Status {
-			if lit, ok := eventStatusLiterals[st]; ok {
-				in[i] = lit
-			} else {
-				in[i] = "?"
-				args = append(args, st)
-			}
-		}
-		if len(in) == 1 {
-			// SQLite matches a partial index's "status = 'paused'" only
-			// against an equality, not against a one-element IN.
-			where = append(where, `e.status = `+in[0])
-		} else {
-			where = append(where, `e.status IN (`+strings.Join(in, ", ")+`)`)
-		}
+		pred, pargs := s.eventStatusPredicate(f.Status)
+		where, args = append(where, pred), append(args, pargs...)
 	}
 	if f.EndpointID != "" {
 		if uuid.Validate(f.EndpointID) != nil {
@@ -570,7 +552,59 @@ func (s *Store) ListEvents(ctx context.Context, f model.EventFilter) ([]model.Ev
 	if err := s.selectAll(ctx, &rows, q, args...); err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
 	}
-	return decodeEvents(rows)
+	evs, err := decodeEvents(rows)
+	if err != nil {
+		return nil, err
+	}
+	return evs, s.EventEnds(ctx, evs)
+}
+
+// eventStatusPredicate tests an event of the alias e for any of the
+// statuses as read (a one-time event that ended reads as inactive while
+// stored active: EventEnds). Known statuses are written into the SQL as
+// literals: a partial index such as events_paused_listing is only usable
+// when the planner can prove its predicate, which PostgreSQL's generic plan
+// of a cached statement cannot do with "status IN ($1)".
+func (s *Store) eventStatusPredicate(statuses []model.EventStatus) (string, []any) {
+	var in, ended []string
+	var inArgs, endedArgs []any
+	seen := map[model.EventStatus]bool{}
+	for _, st := range statuses {
+		if seen[st] {
+			continue
+		}
+		seen[st] = true
+		lit, ok := eventStatusLiterals[st]
+		switch {
+		case st == model.EventActive:
+			ended = append(ended, `(e.status = 'active' AND NOT `+oneTimeEndedSQL+`)`)
+			endedArgs = append(endedArgs, s.ts(model.SeriesEnd))
+		case st == model.EventInactive:
+			in = append(in, lit)
+			ended = append(ended, oneTimeEndedSQL)
+			endedArgs = append(endedArgs, s.ts(model.SeriesEnd))
+		case ok:
+			in = append(in, lit)
+		default:
+			in = append(in, "?")
+			inArgs = append(inArgs, st)
+		}
+	}
+	var ors []string
+	switch {
+	case len(in) == 1:
+		// SQLite matches a partial index's "status = 'paused'" only
+		// against an equality, not against a one-element IN.
+		ors = append(ors, `e.status = `+in[0])
+	case len(in) > 1:
+		ors = append(ors, `e.status IN (`+strings.Join(in, ", ")+`)`)
+	}
+	ors = append(ors, ended...)
+	args := append(inArgs, endedArgs...)
+	if len(ors) == 1 {
+		return ors[0], args
+	}
+	return `(` + strings.Join(ors, " OR ") + `)`, args
 }
 
 // eventStatusLiterals are the event statuses as SQL literals, from
@@ -666,3 +700,15 @@ func (s *Store) EventsByID(ctx context.Context, ids []string) (map[string]model.
 }
 
 func decodeEvents(rows []eventRow) ([]model.Event, error) { return decodeRows(rows, (*eventRow).event) }
+
+// endsOnRead decodes one event read for the API or the lifecycle, with a
+// one-time event's end derived (EventEnds).
+func (s *Store) endsOnRead(ctx context.Context, r eventRow) (model.Event, error) {
+	ev, err := r.event()
+	if err != nil || !endsOnRead(&ev) {
+		return ev, err
+	}
+	evs := []model.Event{ev}
+	err = s.EventEnds(ctx, evs)
+	return evs[0], err
+}

@@ -124,7 +124,16 @@ func TestDatabaseNowIsClose(t *testing.T) {
 	})
 }
 
-// The sweep for events finished outside the outcome writer (here by an
+// newSeries is newEvent recurring: a series whose end the sweep and the
+// bookkeeper write (a one-time event's is read: EventEnds).
+func newSeries(tags ...string) *model.Event {
+	e := newEvent(tags...)
+	rule := "FREQ=DAILY;COUNT=1"
+	e.RRule = &rule
+	return e
+}
+
+// The sweep for series finished outside the outcome writer (here by an
 // acknowledgement) reads a page of ended series at a time and goes on
 // from its cursor, so each run costs the same however many events wait.
 func TestSettleEndedEventsSweepsAPageAtATime(t *testing.T) {
@@ -132,7 +141,7 @@ func TestSettleEndedEventsSweepsAPageAtATime(t *testing.T) {
 		ctx := context.Background()
 		var acked, waiting []string
 		for i := range 5 {
-			e := newEvent()
+			e := newSeries()
 			mustCreate(t, s, e)
 			at := t0 // due now: claimed below
 			if i%2 == 0 {
@@ -204,7 +213,7 @@ func TestSettleEndedEventsPassesOverEventsBeingWritten(t *testing.T) {
 	ctx := context.Background()
 	var ids []string
 	for range 2 {
-		e := newEvent()
+		e := newSeries()
 		mustCreate(t, s, e)
 		_, err := s.SetExpansion(ctx, repository.ExpansionUpdate{EventID: e.ID, Version: 1,
 			ExpandedUntil: model.SeriesEnd, Now: t0.Add(-time.Hour)})
@@ -242,4 +251,45 @@ func eventStatus(t *testing.T, s *repository.Store, id string) model.EventStatus
 	e, err := s.GetEvent(context.Background(), id)
 	require.NoError(t, err)
 	return e.Status
+}
+
+// The sweep reads recurring series only: the ended one-time events, which
+// stay stored active until archived (their end is read: EventEnds), are
+// not in its pages, and it writes none of them.
+func TestSettleEndedEventsPassesOverOneTimeEvents(t *testing.T) {
+	eachBackend(t, func(t *testing.T, s *repository.Store) {
+		ctx := context.Background()
+		var once []string
+		for range 3 {
+			e := newEvent()
+			mustCreate(t, s, e)
+			once = append(once, e.ID)
+		}
+		series := newSeries()
+		mustCreate(t, s, series)
+		for _, id := range append([]string{series.ID}, once...) {
+			_, err := s.InsertOccurrences(ctx, id, []time.Time{t0}, false, t0)
+			require.NoError(t, err)
+			require.NoError(t, s.Reposition(ctx, id, &model.SeriesEnd))
+		}
+		got := claim(t, s, t0, 4)
+		require.Len(t, got, 4)
+		var recs []repository.OutcomeRecord
+		for _, o := range got {
+			recs = append(recs, delivered(o, t0, "completed (HTTP 200 OK)"))
+		}
+		record(t, s, recs...) // no bookkeeping: a series left to the sweep
+
+		n, next, err := s.SettleEndedEvents(ctx, t0.Add(time.Minute), t0.Add(time.Second), "", 1)
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "a page of one holds the series, not the one-time events")
+		n, next, err = s.SettleEndedEvents(ctx, t0.Add(time.Minute), t0.Add(time.Second), next, 1)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		require.Empty(t, next, "nothing else to sweep")
+		require.Equal(t, model.EventInactive, eventStatus(t, s, series.ID))
+		for _, id := range once {
+			requireReadsEnded(t, s, id, t0, "completed (HTTP 200 OK)")
+		}
+	})
 }

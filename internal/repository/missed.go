@@ -132,7 +132,8 @@ func (s *Store) RecoverMissedAlerts(ctx context.Context) (int, error) {
 	}
 	n := affected(res)
 	res, err = s.exec(ctx, statusSQL(`DELETE FROM missed_alerts WHERE NOT EXISTS (SELECT 1 FROM events e
-		WHERE e.id = missed_alerts.event_id AND e.status = {active} AND e.deleted_at IS NULL)`))
+		WHERE e.id = missed_alerts.event_id AND e.status = {active} AND e.deleted_at IS NULL
+		AND NOT `+oneTimeEndedSQL+`)`), s.ts(model.SeriesEnd))
 	if err != nil {
 		return n, fmt.Errorf("forget missed alerts: %w", err)
 	}

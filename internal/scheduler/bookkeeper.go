@@ -79,10 +79,17 @@ func newBookkeeper(store runWriter, log *zap.Logger, interval time.Duration,
 	return b
 }
 
-// note queues a run's effect, merged with the event's pending one.
+// note queues a run's effect, merged with the event's pending one. A run
+// that ends a one-time event is not written at all: readers derive that
+// event's end from its occurrence (repository.EventEnds), and whatever was
+// pending for it (a retry's run) is read from there too.
 func (b *bookkeeper) note(run repository.EventRun) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if run.EndsOneTime {
+		delete(b.pending, run.EventID)
+		return
+	}
 	if prev, ok := b.pending[run.EventID]; ok {
 		run = prev.Merge(run)
 	}

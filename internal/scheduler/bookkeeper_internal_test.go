@@ -191,3 +191,27 @@ func TestBookkeepingWaitsForABacklog(t *testing.T) {
 		t.Fatal("with the most events held: want a write")
 	}
 }
+
+// The run that ends a one-time event is not written, nor what was pending
+// for that event (a retry's run): readers derive its end from the
+// occurrence (repository.EventEnds). Other events' runs are written as
+// ever.
+func TestBookkeeperLeavesAOneTimeEventsEndToItsReaders(t *testing.T) {
+	w := &runLog{}
+	b := newBookkeeper(w, zaptest.NewLogger(t), time.Hour, nil)
+	retry := attemptOf("once", bookT0)
+	retry.Status = model.OccurrenceRetrying
+	b.note(retry.Run())
+	end := attemptOf("once", bookT0.Add(time.Minute))
+	end.WholeSeries = true
+	b.note(end.Run())
+	series := attemptOf("series", bookT0)
+	b.note(series.Run())
+	if err := b.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	calls := w.written()
+	if len(calls) != 1 || len(calls[0]) != 1 || calls[0][0].EventID != "series" {
+		t.Fatalf("written: %+v, want the series' run alone", calls)
+	}
+}

@@ -148,6 +148,44 @@ func (c *client) do(method, url string, body any) (int, []byte, error) {
 	return res.StatusCode, out, err
 }
 
+// eventJSON is what the tests read of an event.
+type eventJSON struct {
+	ID        string     `json:"id"`
+	Status    string     `json:"status"`
+	LastRunAt *time.Time `json:"last_run_at"`
+}
+
+// events lists every event matching query through p, following the Link
+// header page by page.
+func (c *client) events(p *proc, query string) ([]eventJSON, error) {
+	var out []eventJSON
+	next := "/events?limit=500&" + query
+	for range 1000 {
+		req, err := http.NewRequest("GET", p.url+next, nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Authorization", "Bearer "+c.token)
+		res, err := c.http.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		var page []eventJSON
+		err = json.NewDecoder(res.Body).Decode(&page)
+		res.Body.Close()
+		if err != nil || res.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("list events: status %d: %v", res.StatusCode, err)
+		}
+		out = append(out, page...)
+		link := res.Header.Get("Link")
+		if link == "" {
+			return out, nil
+		}
+		next = strings.TrimPrefix(strings.SplitN(link, ">", 2)[0], "<")
+	}
+	return nil, fmt.Errorf("list events: more than 1000 pages")
+}
+
 // createEvent creates a one-time webhook event at `at` through p and
 // returns its id.
 func (c *client) createEvent(p *proc, name string, at time.Time, hook string) (string, error) {
