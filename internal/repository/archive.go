@@ -193,14 +193,7 @@ func (s *Store) writeArchivedEnds(ctx context.Context, ids []string, now time.Ti
 	if len(ended) == 0 {
 		return nil
 	}
-	var occs []finishedOccurrence
-	err = s.selectAll(ctx, &occs, `SELECT id, event_id, scheduled_at, updated_at, updated_at AS at,
-		started_at IS NOT NULL AS started FROM occurrences_archive
-		WHERE event_id IN (`+placeholders(len(ended))+`) AND NOT manual`, stringArgs(ended)...)
-	if err != nil {
-		return fmt.Errorf("read archived occurrences: %w", err)
-	}
-	runs, err := s.runsOf(ctx, occs, "attempts_archive")
+	runs, err := s.scheduledRuns(ctx, ended, "_archive")
 	if err != nil {
 		return err
 	}

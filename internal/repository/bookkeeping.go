@@ -316,15 +316,27 @@ func (s *Store) newestAttempts(ctx context.Context, occs []finishedOccurrence, a
 	out := make(map[string]lastAttempt, len(started))
 	for start := 0; start < len(started); start += 200 {
 		chunk := started[start:min(start+200, len(started))]
-		args := make([]any, 0, 2*len(chunk))
-		for _, o := range chunk {
-			args = append(args, o.ID, s.ts(o.ScheduledAt))
+		var q string
+		var args []any
+		if s.d.backend == Postgres {
+			// A join on arrays: a probe per pair, also planned by key.
+			ids, at := make([]string, len(chunk)), make([]time.Time, len(chunk))
+			for k, o := range chunk {
+				ids[k], at[k] = o.ID, o.ScheduledAt.UTC()
+			}
+			q = `SELECT a.occurrence_id, a.attempt, a.started_at, a.outcome, a.status_code, a.error
+				FROM unnest(?::uuid[], ?::timestamptz[]) AS k(id, at)
+				JOIN ` + attempts + ` a ON a.occurrence_id = k.id AND a.scheduled_at = k.at`
+			args = []any{uuidArray(ids), at}
+		} else {
+			for _, o := range chunk {
+				args = append(args, o.ID, s.ts(o.ScheduledAt))
+			}
+			q = `SELECT occurrence_id, attempt, started_at, outcome, status_code, error FROM ` + attempts +
+				` WHERE (occurrence_id, scheduled_at) IN (` + strings.TrimSuffix(strings.Repeat("(?, ?), ", len(chunk)), ", ") + `)`
 		}
-		pair := "(" + s.d.cast("uuid") + ", " + s.d.cast("timestamptz") + ")"
 		var rows []lastAttempt
-		err := s.selectAll(ctx, &rows, `SELECT occurrence_id, attempt, started_at, outcome, status_code, error
-			FROM `+attempts+` WHERE (occurrence_id, scheduled_at) IN (`+
-			strings.TrimSuffix(strings.Repeat(pair+", ", len(chunk)), ", ")+`)`, args...)
+		err := s.selectAll(ctx, &rows, q, args...)
 		if err != nil {
 			return nil, fmt.Errorf("read last attempts: %w", err)
 		}
