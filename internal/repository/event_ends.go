@@ -18,8 +18,8 @@ import (
 // series, with no unfinished scheduled occurrence in the queue, reads as
 // inactive, without next_run_at, with the last run of its occurrence. The
 // test is one probe of the queue's event index; the last run a probe of the
-// occurrences' event index per time partition and a key read of the newest
-// attempt, only for such events.
+// occurrences' event index per time partition and one of the attempts per
+// occurrence found, only for such events.
 //
 // The status filters of lists use the same test (oneTimeEndedSQL), the
 // ended-series sweep and the rescuer's repair leave these events alone,
@@ -66,7 +66,12 @@ func (s *Store) EventEnds(ctx context.Context, evs []model.Event) error {
 	}
 	// Planned by key (index probes): on a fresh burst's statistics the
 	// planner scanned whole slices of occurrences and attempts for a page
-	// of 500 events (120 ms where the probes take a few).
+	// of 500 events (120 ms where the probes take a few). Not inside a
+	// caller's transaction (the lifecycle reads one event there): the
+	// settings would hold for the rest of it.
+	if s.inTx() {
+		return s.eventEnds(ctx, evs, ids, at)
+	}
 	return s.ByKey(ctx, func(tx *Store) error { return tx.eventEnds(ctx, evs, ids, at) })
 }
 
