@@ -2,7 +2,7 @@ package api
 
 import (
 	"encoding/json"
-	"strconv"
+	"strings"
 	"time"
 
 	"github.com/qhronos/qhronos/internal/actions"
@@ -137,7 +137,7 @@ func etag(ev *model.Event) string {
 	if ev.Status == model.EventInactive {
 		// A one-time event's end is read, not written: its version stays,
 		// and a cached copy from before the end must not validate.
-		return `"` + ev.ID + "-v" + strconv.FormatInt(ev.Version, 10) + `-ended"`
+		return strings.TrimSuffix(versionETag(ev.ID, ev.Version), `"`) + `-ended"`
 	}
 	return versionETag(ev.ID, ev.Version)
 }

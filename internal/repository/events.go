@@ -374,7 +374,7 @@ func (s *Store) GetEvent(ctx context.Context, id string) (model.Event, error) {
 	if err != nil {
 		return model.Event{}, fmt.Errorf("get event: %w", err)
 	}
-	return s.endsOnRead(ctx, r)
+	return s.decodeWithEnd(ctx, r)
 }
 
 // GetEventByKey returns the live event with key in scope, or ErrNotFound.
@@ -385,7 +385,7 @@ func (s *Store) GetEventByKey(ctx context.Context, scope, key string) (model.Eve
 	if err != nil {
 		return model.Event{}, fmt.Errorf("get event by key: %w", err)
 	}
-	return s.endsOnRead(ctx, r)
+	return s.decodeWithEnd(ctx, r)
 }
 
 // LockEventKey serializes the transactions that upsert one key of one
@@ -411,7 +411,7 @@ func (s *Store) GetEventAny(ctx context.Context, id string) (model.Event, error)
 	if err := s.get(ctx, &r, `SELECT `+eventColumns+` FROM events WHERE id = ?`, id); err != nil {
 		return model.Event{}, fmt.Errorf("get event: %w", err)
 	}
-	return s.endsOnRead(ctx, r)
+	return s.decodeWithEnd(ctx, r)
 }
 
 // UpdateEvent writes every mutable field of e when the stored version equals
@@ -701,11 +701,11 @@ func (s *Store) EventsByID(ctx context.Context, ids []string) (map[string]model.
 
 func decodeEvents(rows []eventRow) ([]model.Event, error) { return decodeRows(rows, (*eventRow).event) }
 
-// endsOnRead decodes one event read for the API or the lifecycle, with a
-// one-time event's end derived (EventEnds).
-func (s *Store) endsOnRead(ctx context.Context, r eventRow) (model.Event, error) {
+// decodeWithEnd decodes one event read for the API or the lifecycle, with
+// a one-time event's end derived (EventEnds).
+func (s *Store) decodeWithEnd(ctx context.Context, r eventRow) (model.Event, error) {
 	ev, err := r.event()
-	if err != nil || !endsOnRead(&ev) {
+	if err != nil {
 		return ev, err
 	}
 	evs := []model.Event{ev}
