@@ -13,8 +13,8 @@ import (
 // hours) went, per group and per trend step: from the rollups (whole days
 // from the day rows, the hours around them from the hour rows, what the
 // compactor has not folded yet from the fresh rows, a one-time event's
-// delivery from its one row) and, for the instants that have not ended,
-// from the live rows.
+// delivery from its rows in punctuality_once) and, for the instants that
+// have not ended, from the live rows.
 func (s *Store) Punctuality(ctx context.Context, f model.PunctualityFilter) (model.PunctualityReport, error) {
 	out := model.PunctualityReport{From: f.From.UTC(), To: f.To.UTC(), GroupBy: f.GroupBy,
 		ToleranceMS: PunctualityBucket(f.Tolerance.Milliseconds()), Groups: []model.PunctualityGroup{},
@@ -106,19 +106,25 @@ func (s *Store) punctualityRows(ctx context.Context, f model.PunctualityFilter, 
 			dayFrom, dayTo = f.From, f.From
 		}
 	}
-	// A one-time event's rows (width 'o') are hours read for days too.
+	// A one-time event's rows (punctuality_once, and rollups of width 'o'
+	// from before migration 0039) are hours read for days too.
 	q := `SELECT start, width, event_id, ` + punctualityColumns + ` FROM punctuality_rollups
 		WHERE ((width = 'd' AND start >= ? AND start < ?)
 			OR (width = 'h' AND ((start >= ? AND start < ?) OR (start >= ? AND start < ?)))
 			OR (width = 'o' AND start >= ? AND start < ?)) AND ` + scope.sql + `
 		UNION ALL
 		SELECT start, 'h' AS width, event_id, ` + punctualityColumns + ` FROM punctuality_fresh
+		WHERE start >= ? AND start < ? AND ` + scope.sql + `
+		UNION ALL
+		SELECT start, 'o' AS width, event_id, ` + punctualityColumns + ` FROM punctuality_once
 		WHERE start >= ? AND start < ? AND ` + scope.sql
 	args := []any{s.ts(dayFrom), s.ts(dayTo), s.ts(f.From), s.ts(dayFrom), s.ts(dayTo), s.ts(f.To), s.ts(f.From),
 		s.ts(f.To)}
 	args = append(args, scope.args...)
-	args = append(args, s.ts(f.From), s.ts(f.To))
-	args = append(args, scope.args...)
+	for range 2 {
+		args = append(args, s.ts(f.From), s.ts(f.To))
+		args = append(args, scope.args...)
+	}
 	if f.Raw {
 		if err := s.punctualityRaw(ctx, f, count); err != nil {
 			return nil, nil, err

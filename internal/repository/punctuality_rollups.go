@@ -193,21 +193,13 @@ func (h *punctualityHist) percentiles() model.Percentiles {
 }
 
 // punctualityKey names an event's hour (or day) in the rollups. once marks
-// a one-time event's delivery: its counts go to one row of width 'o' (its
-// hour, which the report reads for days too), not to an hour and a day row.
+// a one-time event's delivery: its counts go to a row of punctuality_once
+// (its hour, which the report reads for days too), not to an hour and a
+// day row.
 type punctualityKey struct {
 	start time.Time
 	event string
 	once  bool
-}
-
-// freshWidth is the width of the rollup row a fresh row of k is folded
-// into ('h' stands for its hour and its day).
-func (k punctualityKey) freshWidth() string {
-	if k.once {
-		return "o"
-	}
-	return "h"
 }
 
 // punctualityDelta is what one outcome transaction adds to an event's hour:
@@ -304,42 +296,43 @@ func (r *punctualityRow) counts() (*punctualityCounts, error) {
 	return c, err
 }
 
-// addPunctualityFresh appends the fresh rows of a transaction's deltas
-// (SQLite, a one-time event's marked 'o'; PostgreSQL writes them in
+// addPunctualityFresh appends the rows of a transaction's deltas on SQLite:
+// a recurring event's to the fresh rows, which the compactor folds, a
+// one-time event's to punctuality_once (PostgreSQL writes both in
 // insertRollupArrays' statement).
 func (s *Store) addPunctualityFresh(ctx context.Context, rows map[punctualityKey]*punctualityDelta) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	const width = 9
-	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?), "
-	keys := make([]punctualityKey, 0, len(rows))
-	for k := range rows {
-		keys = append(keys, k)
-	}
-	start := 0
-	for _, size := range preparedChunks(len(keys), 128) {
-		chunk := keys[start : start+size]
-		start += size
-		args := make([]any, 0, width*len(chunk))
-		for _, k := range chunk {
-			c := rows[k]
-			args = append(args, k.freshWidth(), s.ts(k.start), k.event, c.completed, c.failed, c.missed, c.skipped,
-				c.cancelled, c.encodedLateness())
+	for _, table := range [2]string{"punctuality_fresh", "punctuality_once"} {
+		var keys []punctualityKey
+		for k := range rows {
+			if k.once == (table == "punctuality_once") {
+				keys = append(keys, k)
+			}
 		}
-		q := `INSERT INTO punctuality_fresh (width, start, event_id, ` + punctualityColumns + `) VALUES ` +
-			strings.TrimSuffix(strings.Repeat(row, len(chunk)), ", ")
-		if _, err := s.execHot(ctx, q, args...); err != nil {
-			return fmt.Errorf("add punctuality: %w", err)
+		const width = 8
+		const row = "(?, ?, ?, ?, ?, ?, ?, ?), "
+		start := 0
+		for _, size := range preparedChunks(len(keys), 128) {
+			chunk := keys[start : start+size]
+			start += size
+			args := make([]any, 0, width*len(chunk))
+			for _, k := range chunk {
+				c := rows[k]
+				args = append(args, s.ts(k.start), k.event, c.completed, c.failed, c.missed, c.skipped, c.cancelled,
+					c.encodedLateness())
+			}
+			q := `INSERT INTO ` + table + ` (start, event_id, ` + punctualityColumns + `) VALUES ` +
+				strings.TrimSuffix(strings.Repeat(row, len(chunk)), ", ")
+			if _, err := s.execHot(ctx, q, args...); err != nil {
+				return fmt.Errorf("add punctuality: %w", err)
+			}
 		}
 	}
 	return nil
 }
 
 // punctualityArrays are the rows of keys with the given once as one array
-// per column, for PostgreSQL's one-statement rollup insert (sorted: a
-// one-time event's row is added to in place, and two transactions adding to
-// the same rows take their locks in the same order).
+// per column, for PostgreSQL's one-statement rollup insert (sorted, so
+// that a batch's rows lie in the order of the start index).
 func punctualityArrays(rows map[punctualityKey]*punctualityDelta, once bool) []any {
 	keys := make([]punctualityKey, 0, len(rows))
 	for k := range rows {
@@ -417,11 +410,8 @@ func (s *Store) compactPunctuality(ctx context.Context, limit int) (int, error) 
 				return err
 			}
 			hour := r.Start.Time
-			keys := []punctualityWideKey{{"o", punctualityKey{start: hour, event: r.EventID}}}
-			if strings.TrimSpace(r.Width) != "o" {
-				keys = []punctualityWideKey{{"h", punctualityKey{start: hour, event: r.EventID}},
-					{"d", punctualityKey{start: hour.Truncate(24 * time.Hour), event: r.EventID}}}
-			}
+			keys := []punctualityWideKey{{"h", punctualityKey{start: hour, event: r.EventID}},
+				{"d", punctualityKey{start: hour.Truncate(24 * time.Hour), event: r.EventID}}}
 			for _, k := range keys {
 				if merged[k] == nil {
 					merged[k] = &punctualityCounts{}

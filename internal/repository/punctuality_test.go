@@ -2,7 +2,11 @@ package repository_test
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,25 +81,105 @@ func TestPunctualityEqualsRawHistory(t *testing.T) {
 				break
 			}
 		}
-		// The one-time events' deliveries are in rows of their own (added to
-		// in place on PostgreSQL, folded from fresh rows on SQLite).
-		var once int
-		require.NoError(t, s.DB().QueryRowContext(ctx,
-			`SELECT COUNT(*) FROM punctuality_rollups WHERE width = 'o'`).Scan(&once))
+		// The one-time events' deliveries are in rows of their own, a row a
+		// change, which the compactor leaves alone; none of width 'o' is
+		// written any more.
+		var once, oldOnce int
+		require.NoError(t, s.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM punctuality_once`).Scan(&once))
 		require.Positive(t, once)
+		require.NoError(t, s.DB().QueryRowContext(ctx,
+			`SELECT COUNT(*) FROM punctuality_rollups WHERE width = 'o'`).Scan(&oldOnce))
+		require.Zero(t, oldOnce)
 		requirePunctualityExact(t, s, filters, "compacted")
 
-		// An installation upgrading to 0022 gets its history counted.
-		for _, q := range []string{`DROP TABLE punctuality_rollups`, `DROP TABLE punctuality_fresh`,
-			`DELETE FROM schema_migrations WHERE version = 22`} {
+		// Rows of width 'o' that a previous version wrote (before 0039, or
+		// during a rolling upgrade) still count, beside punctuality_once.
+		moveToOldRows(t, s, false)
+		require.NoError(t, s.DB().QueryRowContext(ctx,
+			`SELECT COUNT(*) FROM punctuality_rollups WHERE width = 'o'`).Scan(&oldOnce))
+		require.Positive(t, oldOnce)
+		requirePunctualityExact(t, s, filters, "rows of width 'o' beside punctuality_once")
+
+		// Upgrading to 0039 moves those rows into punctuality_once.
+		moveToOldRows(t, s, true)
+		for _, q := range []string{`DROP TABLE punctuality_once`, `DELETE FROM schema_migrations WHERE version = 39`} {
 			_, err := s.DB().ExecContext(ctx, q)
 			require.NoError(t, err)
 		}
 		applied, err := s.Migrate(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 1, applied)
+		require.NoError(t, s.DB().QueryRowContext(ctx,
+			`SELECT COUNT(*) FROM punctuality_rollups WHERE width = 'o'`).Scan(&oldOnce))
+		require.Zero(t, oldOnce)
+		requirePunctualityExact(t, s, filters, "moved by migration 0039")
+
+		// An installation upgrading to 0022 gets its history counted (all of
+		// it, so the rows 0039 made are not there yet).
+		for _, q := range []string{`DROP TABLE punctuality_rollups`, `DROP TABLE punctuality_fresh`,
+			`DELETE FROM punctuality_once`, `DELETE FROM schema_migrations WHERE version = 22`} {
+			_, err := s.DB().ExecContext(ctx, q)
+			require.NoError(t, err)
+		}
+		applied, err = s.Migrate(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, applied)
 		requirePunctualityExact(t, s, filters, "backfilled by the migration")
 	})
+}
+
+// moveToOldRows turns the keys of punctuality_once (every one, or half of
+// them) into the row of width 'o' a version before 0039 wrote: one per event
+// and hour, its rows summed. The instant is kept as the store's text, so
+// that it is written back and matched exactly on SQLite.
+func moveToOldRows(t *testing.T, s *repository.Store, every bool) {
+	ctx := context.Background()
+	rows, err := s.DB().QueryContext(ctx, `SELECT CAST(start AS TEXT), event_id, completed, failed, missed, skipped, cancelled,
+		lateness FROM punctuality_once`)
+	require.NoError(t, err)
+	type key struct{ start, event string }
+	sums := map[key]*[5]int{}
+	late := map[key]map[int]int{}
+	for rows.Next() {
+		var k key
+		var c [5]int
+		var lateness string
+		require.NoError(t, rows.Scan(&k.start, &k.event, &c[0], &c[1], &c[2], &c[3], &c[4], &lateness))
+		if sums[k] == nil {
+			sums[k], late[k] = &[5]int{}, map[int]int{}
+		}
+		for i := range c {
+			sums[k][i] += c[i]
+		}
+		for _, item := range strings.Split(lateness, ",") {
+			if item == "" {
+				continue
+			}
+			var bucket, n int
+			_, err := fmt.Sscanf(item, "%d:%d", &bucket, &n)
+			require.NoError(t, err, item)
+			late[k][bucket] += n
+		}
+	}
+	require.NoError(t, rows.Err())
+	moved := 0
+	for k, c := range sums {
+		if moved++; !every && moved%2 == 0 {
+			continue
+		}
+		buckets := slices.Sorted(maps.Keys(late[k]))
+		items := make([]string, len(buckets))
+		for i, b := range buckets {
+			items[i] = fmt.Sprintf("%d:%d", b, late[k][b])
+		}
+		_, err := s.DB().ExecContext(ctx, s.DB().Rebind(`DELETE FROM punctuality_once WHERE start = ? AND event_id = ?`),
+			k.start, k.event)
+		require.NoError(t, err)
+		_, err = s.DB().ExecContext(ctx, s.DB().Rebind(`INSERT INTO punctuality_rollups (width, start, event_id, completed,
+			failed, missed, skipped, cancelled, lateness) VALUES ('o', ?, ?, ?, ?, ?, ?, ?, ?)`),
+			k.start, k.event, c[0], c[1], c[2], c[3], c[4], strings.Join(items, ","))
+		require.NoError(t, err)
+	}
 }
 
 // TestPunctualityBucket checks the histogram's bounds: exact below 10 ms,

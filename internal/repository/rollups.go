@@ -445,7 +445,7 @@ func (s *Store) PruneRollups(ctx context.Context, cutoff time.Time, limit int) (
 	total := 0
 	for _, t := range []struct{ table, column string }{
 		{"occurrence_rollups", "minute"}, {"attempt_rollups", "minute"}, {"latency_rollups", "start"},
-		{"punctuality_rollups", "start"}, {"punctuality_fresh", "start"}} {
+		{"punctuality_rollups", "start"}, {"punctuality_fresh", "start"}, {"punctuality_once", "start"}} {
 		q := `DELETE FROM ` + t.table + ` WHERE ` + s.d.inPick(s.d.rowID,
 			`SELECT `+s.d.rowID+` FROM `+t.table+` WHERE `+t.column+` < ? LIMIT ?`)
 		res, err := s.exec(ctx, q, s.ts(cutoff), limit)
@@ -544,7 +544,7 @@ type rollupDeltas struct {
 	occurrences []occurrenceDelta
 	attempts    []attemptDelta
 	// oneTime names the events whose deltas are a one-time event's
-	// delivery: their punctuality goes to one row of width 'o' (see
+	// delivery: their punctuality goes to punctuality_once (see
 	// punctualityKey).
 	oneTime map[string]bool
 }
@@ -781,7 +781,7 @@ func (s *Store) addRollups(ctx context.Context, d *rollupDeltas) error {
 }
 
 // insertRollupArrays adds the three tables' counts, the fresh punctuality rows
-// and a one-time event's punctuality row on PostgreSQL in one
+// and the one-time events' punctuality rows on PostgreSQL in one
 // statement of the same text whatever the counts (see outcomeArrays): one
 // round trip of the outcome transaction instead of three.
 func (s *Store) insertRollupArrays(ctx context.Context, occ map[occurrenceRollupKey]int, att map[attemptRollupKey]int,
@@ -815,9 +815,9 @@ func (s *Store) insertRollupArrays(ctx context.Context, occ map[occurrenceRollup
 		p AS (INSERT INTO punctuality_fresh (start, event_id, `+punctualityColumns+`)
 			SELECT * FROM unnest(?::timestamptz[], ?::uuid[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[],
 				?::bigint[], ?::text[])),
-		once AS (INSERT INTO punctuality_rollups AS r (width, start, event_id, `+punctualityColumns+`)
-			SELECT 'o', * FROM unnest(?::timestamptz[], ?::uuid[], ?::bigint[], ?::bigint[], ?::bigint[],
-				?::bigint[], ?::bigint[], ?::text[])`+punctualityAdd+`),
+		once AS (INSERT INTO punctuality_once (start, event_id, `+punctualityColumns+`)
+			SELECT * FROM unnest(?::timestamptz[], ?::uuid[], ?::bigint[], ?::bigint[], ?::bigint[],
+				?::bigint[], ?::bigint[], ?::text[])),
 		a AS (INSERT INTO attempt_rollups (minute, action_type, endpoint_id, outcome, n)
 			SELECT * FROM unnest(?::timestamptz[], ?::text[], ?::text[], ?::text[], ?::bigint[]))
 		INSERT INTO latency_rollups (width, start, action_type, metric, bucket, n)

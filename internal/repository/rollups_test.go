@@ -84,7 +84,7 @@ func seedRandomHistory(t *testing.T, s *repository.Store, rng *rand.Rand) time.T
 				rec.Attempt.Outcome = string(rec.Status)
 			}
 			// Half the records say their event is one-time: its punctuality
-			// goes to one row of width 'o' instead of an hour and a day row,
+			// goes to punctuality_once instead of an hour and a day row,
 			// and the two kinds of rows of an event must sum alike.
 			rec.WholeSeries = rng.IntN(2) == 0
 			recs = append(recs, rec)
