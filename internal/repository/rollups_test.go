@@ -288,6 +288,35 @@ func TestPruneRollups(t *testing.T) {
 		old := settle(t, s, e, t0, t0, model.OccurrenceCompleted, 1)
 		recent := settle(t, s, e, t0.Add(2*time.Hour), t0.Add(2*time.Hour), model.OccurrenceFailed, 1)
 		require.NotEqual(t, old.ID, recent.ID)
+		// A one-time event's deliveries, an old one and a recent one (outside
+		// the windows read below): their punctuality rows (punctuality_once)
+		// are pruned alike.
+		once := newEvent("b")
+		mustCreate(t, s, once)
+		for _, at := range []time.Time{t0.Add(-30 * time.Minute), t0.Add(3*time.Hour + 30*time.Minute)} {
+			_, err := s.InsertOccurrences(ctx, once.ID, []time.Time{at}, false, at)
+			require.NoError(t, err)
+			got, err := s.ClaimDue(ctx, repository.ClaimRequest{Now: at, Limit: 1, Owner: "test", Token: "tok",
+				LeaseUntil: at.Add(time.Minute)})
+			require.NoError(t, err)
+			require.Len(t, got, 1)
+			recordAll(t, s, []repository.OutcomeRecord{{OccurrenceID: got[0].ID, LeaseToken: "tok",
+				Status: model.OccurrenceCompleted, Now: at, WholeSeries: true, EventID: once.ID,
+				Attempt: &model.Attempt{OccurrenceID: got[0].ID, EventID: once.ID, Attempt: 1, StartedAt: at,
+					Outcome: string(model.OccurrenceCompleted)}}})
+		}
+		punctual := func() map[string]int {
+			r, err := s.Punctuality(ctx, model.PunctualityFilter{From: t0.Add(-time.Hour), To: t0.Add(4 * time.Hour),
+				Now: t0.Add(4 * time.Hour), GroupBy: model.PunctualityByEvent, Tolerance: time.Second,
+				TrendStep: time.Hour, Unrestricted: true})
+			require.NoError(t, err)
+			out := map[string]int{}
+			for _, g := range r.Groups {
+				out[*g.Key] = g.Due
+			}
+			return out
+		}
+		require.Equal(t, 2, punctual()[once.ID])
 		window := func(from time.Time) model.Stats {
 			st, err := s.Stats(ctx, model.StatsFilter{Since: from, Until: from.Add(time.Hour), Now: t0.Add(3 * time.Hour),
 				Unrestricted: true})
@@ -308,6 +337,7 @@ func TestPruneRollups(t *testing.T) {
 		kept := window(t0.Add(2 * time.Hour))
 		require.Equal(t, map[model.OccurrenceStatus]int{model.OccurrenceFailed: 1}, kept.Total.ByStatus)
 		require.Equal(t, 1, kept.Total.Attempts)
+		require.Equal(t, 1, punctual()[once.ID], "the one-time event's old hour is gone, its recent one kept")
 	})
 }
 
