@@ -137,6 +137,7 @@ func moveToOldRows(t *testing.T, s *repository.Store, every bool) {
 	rows, err := s.DB().QueryContext(ctx, `SELECT CAST(start AS TEXT), event_id, completed, failed, missed, skipped, cancelled,
 		lateness FROM punctuality_once`)
 	require.NoError(t, err)
+	defer rows.Close()
 	type key struct{ start, event string }
 	sums := map[key]*[5]int{}
 	late := map[key]map[int]int{}

@@ -12,16 +12,9 @@
 -- The report still reads rows of width 'o' from punctuality_rollups: the
 -- ones moved here and, during a rolling upgrade, those an instance of the
 -- previous version writes.
-CREATE TABLE punctuality_once (
-    start      timestamptz NOT NULL,
-    event_id   uuid NOT NULL,
-    completed  bigint NOT NULL,
-    failed     bigint NOT NULL,
-    missed     bigint NOT NULL,
-    skipped    bigint NOT NULL,
-    cancelled  bigint NOT NULL,
-    lateness   text   NOT NULL
-);
+--
+-- The fresh rows' columns (PostgreSQL's punctuality_fresh has no width).
+CREATE TABLE punctuality_once (LIKE punctuality_fresh);
 CREATE INDEX punctuality_once_start ON punctuality_once (start);
 
 WITH moved AS (DELETE FROM punctuality_rollups WHERE width = 'o'
